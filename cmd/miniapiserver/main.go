@@ -1,0 +1,76 @@
+// Command miniapiserver is a minimal Kubernetes API server with an embedded
+// etcd, for tests and local work.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+
+	"github.com/spf13/pflag"
+	genericapiserver "k8s.io/apiserver/pkg/server"
+	utilfeature "k8s.io/apiserver/pkg/util/feature"
+	"k8s.io/klog/v2"
+
+	_ "github.com/miniapiserver/miniapiserver/pkg/features" // registers our gates for --feature-gates
+	"github.com/miniapiserver/miniapiserver/pkg/server"
+	"github.com/miniapiserver/miniapiserver/pkg/version"
+)
+
+func main() {
+	if err := run(genericapiserver.SetupSignalContext(), os.Args[1:]); err != nil {
+		if errors.Is(err, pflag.ErrHelp) {
+			os.Exit(0)
+		}
+		fmt.Fprintln(os.Stderr, "miniapiserver:", err)
+		os.Exit(1)
+	}
+}
+
+func run(ctx context.Context, args []string) error {
+	opts := server.NewOptions()
+	fs := pflag.NewFlagSet("miniapiserver", pflag.ContinueOnError)
+	fs.SortFlags = false
+	fs.Usage = func() {
+		fmt.Fprintf(os.Stderr, "miniapiserver runs a minimal Kubernetes API server with an embedded etcd.\n\nUsage:\n  miniapiserver [flags]\n\nFlags:\n%s", fs.FlagUsages())
+	}
+	fs.StringVar(&opts.DataDir, "data-dir", opts.DataDir, "Directory for etcd data, certificates and the admin kubeconfig; kept across restarts.")
+	fs.IntVar(&opts.SecurePort, "secure-port", opts.SecurePort, "Port to serve HTTPS on; 0 picks a free port.")
+	fs.StringVar(&opts.BindAddress, "bind-address", opts.BindAddress, "IP address to serve HTTPS on (0.0.0.0 for all interfaces).")
+	fs.StringSliceVar(&opts.EtcdServers, "etcd-servers", opts.EtcdServers, "External etcd client URLs (comma separated). Empty: run an embedded etcd in --data-dir.")
+	fs.BoolVar(&opts.WatchCache, "watch-cache", opts.WatchCache, "Serve reads and watches from the watch cache (not yet implemented: all requests go to etcd).")
+	fs.DurationVar(&opts.EtcdCompactionInterval, "etcd-compaction-interval", opts.EtcdCompactionInterval, "How often to compact old etcd revisions; 0 disables compaction.")
+	utilfeature.DefaultMutableFeatureGate.AddFlag(fs)
+	klogFlags := flag.NewFlagSet("klog", flag.ContinueOnError)
+	klog.InitFlags(klogFlags)
+	fs.AddGoFlag(klogFlags.Lookup("v"))
+	showVersion := fs.Bool("version", false, "Print the version and exit.")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("unexpected arguments %q", fs.Args())
+	}
+	if *showVersion {
+		fmt.Println("miniapiserver", version.GitVersion())
+		return nil
+	}
+
+	cfg, err := opts.Config()
+	if err != nil {
+		return err
+	}
+	s, err := cfg.Complete().New(ctx)
+	if err != nil {
+		return err
+	}
+	done := make(chan error, 1)
+	go func() { done <- s.Run(ctx) }()
+	if err := s.WaitReady(ctx); err != nil {
+		return errors.Join(err, <-done)
+	}
+	fmt.Printf("miniapiserver %s ready on %s — export KUBECONFIG=%s\n", version.GitVersion(), s.Admin.Host, s.KubeconfigPath)
+	return <-done
+}

@@ -1,0 +1,90 @@
+package api
+
+import (
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apiserver/pkg/registry/generic"
+)
+
+// The field selectors each type supports, as upstream's field-label conversions
+// and GetAttrs define them. A selector on any other field is a 400.
+
+// PodFields is the field set a pod is selected by.
+func PodFields(p *corev1.Pod) fields.Set {
+	podIP := ""
+	if len(p.Status.PodIPs) > 0 {
+		podIP = p.Status.PodIPs[0].IP
+	}
+	f := fields.Set{
+		"spec.nodeName":            p.Spec.NodeName,
+		"spec.restartPolicy":       string(p.Spec.RestartPolicy),
+		"spec.schedulerName":       p.Spec.SchedulerName,
+		"spec.serviceAccountName":  p.Spec.ServiceAccountName,
+		"spec.hostNetwork":         fmt.Sprint(p.Spec.HostNetwork),
+		"status.phase":             string(p.Status.Phase),
+		"status.podIP":             podIP,
+		"status.nominatedNodeName": p.Status.NominatedNodeName,
+	}
+	return generic.AddObjectMetaFieldsSet(f, &p.ObjectMeta, true)
+}
+
+// EventFields is the field set an event is selected by.
+func EventFields(e *corev1.Event) fields.Set {
+	source := e.Source.Component
+	if source == "" {
+		source = e.ReportingController
+	}
+	f := fields.Set{
+		"involvedObject.kind":            e.InvolvedObject.Kind,
+		"involvedObject.namespace":       e.InvolvedObject.Namespace,
+		"involvedObject.name":            e.InvolvedObject.Name,
+		"involvedObject.uid":             string(e.InvolvedObject.UID),
+		"involvedObject.apiVersion":      e.InvolvedObject.APIVersion,
+		"involvedObject.resourceVersion": e.InvolvedObject.ResourceVersion,
+		"involvedObject.fieldPath":       e.InvolvedObject.FieldPath,
+		"reason":                         e.Reason,
+		"reportingComponent":             e.ReportingController,
+		"source":                         source,
+		"type":                           e.Type,
+	}
+	return generic.AddObjectMetaFieldsSet(f, &e.ObjectMeta, true)
+}
+
+// NamespaceFields is the field set a namespace is selected by.
+func NamespaceFields(ns *corev1.Namespace) fields.Set {
+	return generic.AddObjectMetaFieldsSet(fields.Set{"status.phase": string(ns.Status.Phase)}, &ns.ObjectMeta, false)
+}
+
+// SecretFields is the field set a secret is selected by.
+func SecretFields(s *corev1.Secret) fields.Set {
+	return generic.AddObjectMetaFieldsSet(fields.Set{"type": string(s.Type)}, &s.ObjectMeta, true)
+}
+
+// addFieldLabelConversions accepts exactly the labels of the field sets above;
+// kinds without one accept metadata.name and metadata.namespace (the scheme's default).
+func addFieldLabelConversions(s *runtime.Scheme) error {
+	for kind, set := range map[string]fields.Set{
+		"Pod":       PodFields(&corev1.Pod{}),
+		"Event":     EventFields(&corev1.Event{}),
+		"Namespace": NamespaceFields(&corev1.Namespace{}),
+		"Secret":    SecretFields(&corev1.Secret{}),
+	} {
+		gvk := corev1.SchemeGroupVersion.WithKind(kind)
+		if err := s.AddFieldLabelConversionFunc(gvk, labelsOf(set)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func labelsOf(set fields.Set) runtime.FieldLabelConversionFunc {
+	return func(label, value string) (string, string, error) {
+		if _, ok := set[label]; ok {
+			return label, value, nil
+		}
+		return "", "", fmt.Errorf("field label not supported: %s", label)
+	}
+}

@@ -1,0 +1,48 @@
+package features
+
+import (
+	"k8s.io/apimachinery/pkg/util/runtime"
+	"k8s.io/apimachinery/pkg/util/version"
+	utilfeature "k8s.io/apiserver/pkg/util/feature"
+	"k8s.io/component-base/featuregate"
+)
+
+// Gates, alphabetised. Each switches one list/watch enhancement so the etcd
+// path and the cache path can be compared side by side.
+const (
+	// APIListChunking (KEP-365): LIST honours limit and continue. Off: limit is
+	// ignored and no continue token is ever returned.
+	APIListChunking featuregate.Feature = "APIListChunking"
+
+	// ConsistentWatchList (KEP-3157): watches with sendInitialEvents=true stream
+	// the current state and an initial-events-end bookmark. Off: such watches
+	// are rejected, so clients fall back to LIST+WATCH.
+	ConsistentWatchList featuregate.Feature = "ConsistentWatchList"
+
+	// EfficientWatchResumption (KEP-1904): the watch cache asks etcd for progress
+	// notifications so its resourceVersion advances without events of its type.
+	EfficientWatchResumption featuregate.Feature = "EfficientWatchResumption"
+
+	// PaginationFromCache (KEP-4988): LISTs with limit are served from B-tree
+	// snapshots in the watch cache instead of from etcd.
+	PaginationFromCache featuregate.Feature = "PaginationFromCache"
+)
+
+// binaryVersion is the Kubernetes minor these specs are written against.
+var binaryVersion = version.MustParse("1.37")
+
+var specs = map[featuregate.Feature]featuregate.VersionedSpecs{
+	APIListChunking:          {{Version: binaryVersion, Default: true, PreRelease: featuregate.Beta}},
+	ConsistentWatchList:      {{Version: binaryVersion, Default: true, PreRelease: featuregate.Beta}},
+	EfficientWatchResumption: {{Version: binaryVersion, Default: true, PreRelease: featuregate.Beta}},
+	PaginationFromCache:      {{Version: binaryVersion, Default: true, PreRelease: featuregate.Beta}},
+}
+
+func init() {
+	runtime.Must(utilfeature.DefaultMutableFeatureGate.AddVersioned(specs))
+}
+
+// Enabled reports whether f is on in the process-wide gate.
+func Enabled(f featuregate.Feature) bool {
+	return utilfeature.DefaultFeatureGate.Enabled(f)
+}

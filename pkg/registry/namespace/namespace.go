@@ -1,0 +1,178 @@
+// Package namespace serves core/v1 namespaces with their status and finalize
+// subresources. Deleting a namespace marks it Terminating; the namespace
+// controller (pkg/server) empties it and finalizes it, which removes it.
+package namespace
+
+import (
+	"context"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	apimachineryvalidation "k8s.io/apimachinery/pkg/api/validation"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/apiserver/pkg/registry/generic"
+	genericregistry "k8s.io/apiserver/pkg/registry/generic/registry"
+	"k8s.io/apiserver/pkg/registry/rest"
+	"k8s.io/apiserver/pkg/storage"
+	storeerr "k8s.io/apiserver/pkg/storage/errors"
+
+	"github.com/miniapiserver/miniapiserver/pkg/api"
+	"github.com/miniapiserver/miniapiserver/pkg/registry"
+)
+
+// REST is the namespaces storage; Delete follows upstream's two-phase deletion.
+type REST struct {
+	*registry.REST
+}
+
+// NewStorage returns the storage of namespaces, namespaces/status and namespaces/finalize.
+func NewStorage(optsGetter generic.RESTOptionsGetter) (map[string]rest.Storage, error) {
+	s := registry.NewStrategy(false)
+	s.ValidateName = apimachineryvalidation.ValidateNamespaceName
+	s.OnCreate = func(obj runtime.Object) {
+		ns := obj.(*corev1.Namespace)
+		ns.Status = corev1.NamespaceStatus{Phase: corev1.NamespaceActive}
+		if !hasFinalizer(ns) {
+			ns.Spec.Finalizers = append(ns.Spec.Finalizers, corev1.FinalizerKubernetes)
+		}
+	}
+	s.OnUpdate = func(obj, old runtime.Object) {
+		ns, oldNS := obj.(*corev1.Namespace), old.(*corev1.Namespace)
+		ns.Spec.Finalizers = oldNS.Spec.Finalizers
+		ns.Status = oldNS.Status
+	}
+	s.ValidateFields = func(obj runtime.Object) field.ErrorList { return validateFinalizers(obj.(*corev1.Namespace)) }
+	s.ResetFields = registry.Fieldpaths("v1", "status")
+
+	store, err := registry.NewREST(optsGetter, registry.Resource{
+		Resource:   corev1.Resource("namespaces"),
+		Singular:   "namespace",
+		ShortNames: []string{"ns"},
+		New:        func() runtime.Object { return &corev1.Namespace{} },
+		NewList:    func() runtime.Object { return &corev1.NamespaceList{} },
+		Strategy:   s,
+		Fields:     func(obj runtime.Object) fields.Set { return api.NamespaceFields(obj.(*corev1.Namespace)) },
+		Table: registry.Table{
+			Columns: []metav1.TableColumnDefinition{registry.NameColumn, {Name: "Status", Type: "string", Description: "The phase of the namespace."}, registry.AgeColumn},
+			Cells: func(obj runtime.Object) []any {
+				ns := obj.(*corev1.Namespace)
+				return []any{ns.Name, string(ns.Status.Phase), registry.Age(ns.CreationTimestamp)}
+			},
+		},
+	})
+	if err != nil {
+		return nil, err
+	}
+	// A finalize or status update that leaves a deleted namespace without
+	// finalizers removes it, as upstream's ShouldDeleteNamespaceDuringUpdate does.
+	store.ShouldDeleteDuringUpdate = shouldDeleteDuringUpdate
+
+	status := registry.NewStrategy(false)
+	status.OnUpdate = func(obj, old runtime.Object) {
+		ns, oldNS := obj.(*corev1.Namespace), old.(*corev1.Namespace)
+		ns.Spec = oldNS.Spec
+	}
+	status.ResetFields = registry.Fieldpaths("v1", "spec")
+
+	finalize := registry.NewStrategy(false)
+	finalize.OnUpdate = func(obj, old runtime.Object) {
+		ns, oldNS := obj.(*corev1.Namespace), old.(*corev1.Namespace)
+		ns.Status = oldNS.Status
+	}
+	finalize.ValidateFields = s.ValidateFields
+	finalize.ResetFields = registry.Fieldpaths("v1", "status")
+
+	return map[string]rest.Storage{
+		"namespaces":          &REST{REST: store},
+		"namespaces/status":   registry.NewStatusREST(store, status),
+		"namespaces/finalize": registry.NewStatusREST(store, finalize),
+	}, nil
+}
+
+func hasFinalizer(ns *corev1.Namespace) bool {
+	for _, f := range ns.Spec.Finalizers {
+		if f == corev1.FinalizerKubernetes {
+			return true
+		}
+	}
+	return false
+}
+
+func validateFinalizers(ns *corev1.Namespace) field.ErrorList {
+	var errs field.ErrorList
+	for i, f := range ns.Spec.Finalizers {
+		errs = append(errs, apimachineryvalidation.ValidateFinalizerName(string(f), field.NewPath("spec", "finalizers").Index(i))...)
+	}
+	return errs
+}
+
+func shouldDeleteDuringUpdate(ctx context.Context, key string, obj, existing runtime.Object) bool {
+	ns, ok := obj.(*corev1.Namespace)
+	if !ok {
+		return false
+	}
+	return len(ns.Spec.Finalizers) == 0 && genericregistry.ShouldDeleteDuringUpdate(ctx, key, obj, existing)
+}
+
+// Delete marks the namespace Terminating and returns it while spec.finalizers
+// remain; once the namespace controller has finalized it, Delete removes it.
+func (r *REST) Delete(ctx context.Context, name string, deleteValidation rest.ValidateObjectFunc, options *metav1.DeleteOptions) (runtime.Object, bool, error) {
+	obj, err := r.Get(ctx, name, &metav1.GetOptions{})
+	if err != nil {
+		return nil, false, err
+	}
+	ns := obj.(*corev1.Namespace)
+	if options == nil {
+		options = metav1.NewDeleteOptions(0)
+	}
+	if options.Preconditions == nil {
+		options.Preconditions = &metav1.Preconditions{}
+	}
+	if options.Preconditions.UID == nil {
+		options.Preconditions.UID = &ns.UID
+	} else if *options.Preconditions.UID != ns.UID {
+		return nil, false, apierrors.NewConflict(corev1.Resource("namespaces"), name,
+			fmt.Errorf("precondition failed: UID in precondition: %v, UID in object meta: %v", *options.Preconditions.UID, ns.UID))
+	}
+	if rv := options.Preconditions.ResourceVersion; rv != nil && *rv != ns.ResourceVersion {
+		return nil, false, apierrors.NewConflict(corev1.Resource("namespaces"), name,
+			fmt.Errorf("precondition failed: ResourceVersion in precondition: %v, ResourceVersion in object meta: %v", *rv, ns.ResourceVersion))
+	}
+
+	if ns.DeletionTimestamp.IsZero() {
+		if err := deleteValidation(ctx, ns); err != nil {
+			return nil, false, err
+		}
+		out := &corev1.Namespace{}
+		key, err := r.KeyFunc(ctx, name)
+		if err != nil {
+			return nil, false, err
+		}
+		err = r.Storage.GuaranteedUpdate(ctx, key, out, false, &storage.Preconditions{UID: options.Preconditions.UID, ResourceVersion: options.Preconditions.ResourceVersion},
+			storage.SimpleUpdate(func(existing runtime.Object) (runtime.Object, error) {
+				current := existing.(*corev1.Namespace)
+				if current.DeletionTimestamp.IsZero() {
+					now := metav1.Now()
+					current.DeletionTimestamp = &now
+					current.Status.Phase = corev1.NamespaceTerminating
+				}
+				return current, nil
+			}), false, nil)
+		if err != nil {
+			return nil, false, storeerr.InterpretUpdateError(err, corev1.Resource("namespaces"), name)
+		}
+		if len(out.Spec.Finalizers) != 0 {
+			return out, false, nil
+		}
+		ns = out
+	}
+	if len(ns.Spec.Finalizers) != 0 {
+		return nil, false, apierrors.NewConflict(corev1.Resource("namespaces"), name,
+			fmt.Errorf("the system is ensuring all content is removed from this namespace; upon completion, this namespace will automatically be purged by the system"))
+	}
+	return r.REST.Delete(ctx, name, deleteValidation, options)
+}

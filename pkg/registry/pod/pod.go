@@ -1,0 +1,128 @@
+// Package pod serves core/v1 pods and their status subresource. There is no
+// kubelet: pods stay Pending unless a client writes their status, and are
+// deleted at once (as upstream deletes pods no node has been assigned).
+package pod
+
+import (
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/apiserver/pkg/registry/generic"
+	"k8s.io/apiserver/pkg/registry/rest"
+
+	"github.com/miniapiserver/miniapiserver/pkg/api"
+	"github.com/miniapiserver/miniapiserver/pkg/registry"
+)
+
+// NewStorage returns the storage of pods and pods/status.
+func NewStorage(optsGetter generic.RESTOptionsGetter) (map[string]rest.Storage, error) {
+	s := registry.NewStrategy(true)
+	s.OnCreate = func(obj runtime.Object) {
+		p := obj.(*corev1.Pod)
+		p.Status = corev1.PodStatus{Phase: corev1.PodPending, QOSClass: qosClass(&p.Spec)}
+	}
+	s.OnUpdate = func(obj, old runtime.Object) { obj.(*corev1.Pod).Status = old.(*corev1.Pod).Status }
+	s.ValidateFields = func(obj runtime.Object) field.ErrorList {
+		return ValidatePodSpec(&obj.(*corev1.Pod).Spec, field.NewPath("spec"))
+	}
+	s.ValidateFieldsUpdate = func(obj, old runtime.Object) field.ErrorList {
+		p, oldP := obj.(*corev1.Pod), old.(*corev1.Pod)
+		return append(ValidatePodSpec(&p.Spec, field.NewPath("spec")), validatePodSpecUpdate(&p.Spec, &oldP.Spec)...)
+	}
+	s.ResetFields = registry.Fieldpaths("v1", "status")
+
+	store, err := registry.NewREST(optsGetter, registry.Resource{
+		Resource:   corev1.Resource("pods"),
+		Singular:   "pod",
+		ShortNames: []string{"po"},
+		Categories: []string{"all"},
+		New:        func() runtime.Object { return &corev1.Pod{} },
+		NewList:    func() runtime.Object { return &corev1.PodList{} },
+		Strategy:   s,
+		Fields:     func(obj runtime.Object) fields.Set { return api.PodFields(obj.(*corev1.Pod)) },
+		Table:      table,
+	})
+	if err != nil {
+		return nil, err
+	}
+
+	status := registry.NewStrategy(true)
+	status.OnUpdate = func(obj, old runtime.Object) {
+		p, oldP := obj.(*corev1.Pod), old.(*corev1.Pod)
+		p.Spec = oldP.Spec
+		p.DeletionTimestamp = oldP.DeletionTimestamp
+		p.OwnerReferences = oldP.OwnerReferences
+	}
+	status.ResetFields = registry.Fieldpaths("v1", "spec", "metadata.deletionTimestamp", "metadata.ownerReferences")
+	return map[string]rest.Storage{
+		"pods":        store,
+		"pods/status": registry.NewStatusREST(store, status),
+	}, nil
+}
+
+var table = registry.Table{
+	Columns: []metav1.TableColumnDefinition{
+		registry.NameColumn,
+		{Name: "Ready", Type: "string", Description: "The aggregate readiness state of this pod for accepting traffic."},
+		{Name: "Status", Type: "string", Description: "The aggregate status of the containers in this pod."},
+		{Name: "Restarts", Type: "string", Description: "The number of times the containers in this pod have been restarted."},
+		registry.AgeColumn,
+		{Name: "IP", Type: "string", Priority: 1, Description: "The IP address of the pod."},
+		{Name: "Node", Type: "string", Priority: 1, Description: "The node the pod is scheduled on."},
+	},
+	Cells: func(obj runtime.Object) []any {
+		p := obj.(*corev1.Pod)
+		ready, restarts := 0, int32(0)
+		for _, cs := range p.Status.ContainerStatuses {
+			if cs.Ready {
+				ready++
+			}
+			restarts += cs.RestartCount
+		}
+		status := string(p.Status.Phase)
+		if p.Status.Reason != "" {
+			status = p.Status.Reason
+		}
+		if p.DeletionTimestamp != nil {
+			status = "Terminating"
+		}
+		ip := p.Status.PodIP
+		if ip == "" {
+			ip = "<none>"
+		}
+		node := p.Spec.NodeName
+		if node == "" {
+			node = "<none>"
+		}
+		return []any{p.Name, fmt.Sprintf("%d/%d", ready, len(p.Spec.Containers)), status, fmt.Sprint(restarts), registry.Age(p.CreationTimestamp), ip, node}
+	},
+}
+
+// qosClass computes status.qosClass as upstream's qos.GetPodQOS does, for the common cases.
+func qosClass(spec *corev1.PodSpec) corev1.PodQOSClass {
+	anyResources, guaranteed := false, true
+	for _, c := range append(append([]corev1.Container{}, spec.InitContainers...), spec.Containers...) {
+		if len(c.Resources.Requests) > 0 || len(c.Resources.Limits) > 0 {
+			anyResources = true
+		}
+		for _, r := range []corev1.ResourceName{corev1.ResourceCPU, corev1.ResourceMemory} {
+			limit, hasLimit := c.Resources.Limits[r]
+			request, hasRequest := c.Resources.Requests[r]
+			if !hasLimit || (hasRequest && request.Cmp(limit) != 0) {
+				guaranteed = false
+			}
+		}
+	}
+	switch {
+	case !anyResources:
+		return corev1.PodQOSBestEffort
+	case guaranteed:
+		return corev1.PodQOSGuaranteed
+	default:
+		return corev1.PodQOSBurstable
+	}
+}

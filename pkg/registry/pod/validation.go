@@ -1,0 +1,89 @@
+package pod
+
+import (
+	corev1 "k8s.io/api/core/v1"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+)
+
+// ValidatePodSpec checks the parts of a pod spec a test control plane can
+// judge without a kubelet: containers, names, images, policies.
+func ValidatePodSpec(spec *corev1.PodSpec, p *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	if len(spec.Containers) == 0 {
+		errs = append(errs, field.Required(p.Child("containers"), ""))
+	}
+	names := sets.New[string]()
+	for _, group := range []struct {
+		name       string
+		containers []corev1.Container
+	}{{"initContainers", spec.InitContainers}, {"containers", spec.Containers}} {
+		for i, c := range group.containers {
+			cp := p.Child(group.name).Index(i)
+			switch {
+			case c.Name == "":
+				errs = append(errs, field.Required(cp.Child("name"), ""))
+			case names.Has(c.Name):
+				errs = append(errs, field.Duplicate(cp.Child("name"), c.Name))
+			default:
+				for _, msg := range validation.IsDNS1123Label(c.Name) {
+					errs = append(errs, field.Invalid(cp.Child("name"), c.Name, msg))
+				}
+			}
+			names.Insert(c.Name)
+			if c.Image == "" {
+				errs = append(errs, field.Required(cp.Child("image"), ""))
+			}
+		}
+	}
+	switch spec.RestartPolicy {
+	case "", corev1.RestartPolicyAlways, corev1.RestartPolicyOnFailure, corev1.RestartPolicyNever:
+	default:
+		errs = append(errs, field.NotSupported(p.Child("restartPolicy"), spec.RestartPolicy,
+			[]corev1.RestartPolicy{corev1.RestartPolicyAlways, corev1.RestartPolicyOnFailure, corev1.RestartPolicyNever}))
+	}
+	if spec.NodeName != "" {
+		for _, msg := range validation.IsDNS1123Subdomain(spec.NodeName) {
+			errs = append(errs, field.Invalid(p.Child("nodeName"), spec.NodeName, msg))
+		}
+	}
+	if g := spec.TerminationGracePeriodSeconds; g != nil && *g < 0 {
+		errs = append(errs, field.Invalid(p.Child("terminationGracePeriodSeconds"), *g, "must be greater than or equal to 0"))
+	}
+	if d := spec.ActiveDeadlineSeconds; d != nil && *d <= 0 {
+		errs = append(errs, field.Invalid(p.Child("activeDeadlineSeconds"), *d, "must be between 1 and 2147483647, inclusive"))
+	}
+	return errs
+}
+
+// validatePodSpecUpdate allows what upstream allows to change in a running
+// pod's spec: container images, activeDeadlineSeconds, added tolerations, and
+// nodeName/schedulingGates on an unscheduled pod; anything else is Forbidden.
+func validatePodSpecUpdate(spec, old *corev1.PodSpec) field.ErrorList {
+	mutated := old.DeepCopy()
+	for i := range mutated.Containers {
+		if i < len(spec.Containers) {
+			mutated.Containers[i].Image = spec.Containers[i].Image
+		}
+	}
+	for i := range mutated.InitContainers {
+		if i < len(spec.InitContainers) {
+			mutated.InitContainers[i].Image = spec.InitContainers[i].Image
+		}
+	}
+	mutated.ActiveDeadlineSeconds = spec.ActiveDeadlineSeconds
+	mutated.TerminationGracePeriodSeconds = spec.TerminationGracePeriodSeconds
+	if len(spec.Tolerations) >= len(old.Tolerations) && apiequality.Semantic.DeepEqual(spec.Tolerations[:len(old.Tolerations)], old.Tolerations) {
+		mutated.Tolerations = spec.Tolerations
+	}
+	if old.NodeName == "" {
+		mutated.NodeName = spec.NodeName
+		mutated.SchedulingGates = spec.SchedulingGates
+	}
+	if apiequality.Semantic.DeepEqual(mutated, spec) {
+		return nil
+	}
+	return field.ErrorList{field.Forbidden(field.NewPath("spec"), ("pod updates may not change fields other than `spec.containers[*].image`,`spec.initContainers[*].image`,`spec.activeDeadlineSeconds`,`spec.tolerations` (only additions to existing tolerations),`spec.terminationGracePeriodSeconds` (allow it to be set to 1 if it was previously negative)"))}
+}

@@ -1,0 +1,53 @@
+// Package podtemplate serves core/v1 podtemplates.
+package podtemplate
+
+import (
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/apiserver/pkg/registry/generic"
+	"k8s.io/apiserver/pkg/registry/rest"
+
+	"github.com/miniapiserver/miniapiserver/pkg/registry"
+	"github.com/miniapiserver/miniapiserver/pkg/registry/pod"
+)
+
+// NewStorage returns the storage of podtemplates.
+func NewStorage(optsGetter generic.RESTOptionsGetter) (map[string]rest.Storage, error) {
+	s := registry.NewStrategy(true)
+	s.ValidateFields = func(obj runtime.Object) field.ErrorList {
+		return pod.ValidatePodSpec(&obj.(*corev1.PodTemplate).Template.Spec, field.NewPath("template", "spec"))
+	}
+	store, err := registry.NewREST(optsGetter, registry.Resource{
+		Resource: corev1.Resource("podtemplates"),
+		Singular: "podtemplate",
+		New:      func() runtime.Object { return &corev1.PodTemplate{} },
+		NewList:  func() runtime.Object { return &corev1.PodTemplateList{} },
+		Strategy: s,
+		Table: registry.Table{
+			Columns: []metav1.TableColumnDefinition{
+				{Name: "Template", Type: "string", Format: "name", Description: "Name of the template."},
+				{Name: "Containers", Type: "string", Description: "Names of the containers."},
+				{Name: "Images", Type: "string", Description: "Images of the containers."},
+				{Name: "Pod Labels", Type: "string", Description: "Labels of the pods."},
+			},
+			Cells: func(obj runtime.Object) []any {
+				pt := obj.(*corev1.PodTemplate)
+				var names, images []string
+				for _, c := range pt.Template.Spec.Containers {
+					names = append(names, c.Name)
+					images = append(images, c.Image)
+				}
+				return []any{pt.Name, strings.Join(names, ","), strings.Join(images, ","), labels.FormatLabels(pt.Template.Labels)}
+			},
+		},
+	})
+	if err != nil {
+		return nil, err
+	}
+	return map[string]rest.Storage{"podtemplates": store}, nil
+}

@@ -1,0 +1,96 @@
+// Package secret serves core/v1 secrets.
+package secret
+
+import (
+	"bytes"
+	"maps"
+
+	corev1 "k8s.io/api/core/v1"
+	apimachineryvalidation "k8s.io/apimachinery/pkg/api/validation"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/apiserver/pkg/registry/generic"
+	"k8s.io/apiserver/pkg/registry/rest"
+
+	"github.com/miniapiserver/miniapiserver/pkg/api"
+	"github.com/miniapiserver/miniapiserver/pkg/registry"
+	"github.com/miniapiserver/miniapiserver/pkg/registry/configmap"
+)
+
+// NewStorage returns the storage of secrets.
+func NewStorage(optsGetter generic.RESTOptionsGetter) (map[string]rest.Storage, error) {
+	s := registry.NewStrategy(true)
+	s.OnCreate = func(obj runtime.Object) { mergeStringData(obj.(*corev1.Secret)) }
+	s.OnUpdate = func(obj, _ runtime.Object) { mergeStringData(obj.(*corev1.Secret)) }
+	s.ValidateFields = func(obj runtime.Object) field.ErrorList { return validate(obj.(*corev1.Secret)) }
+	s.ValidateFieldsUpdate = func(obj, old runtime.Object) field.ErrorList {
+		sec, oldSec := obj.(*corev1.Secret), old.(*corev1.Secret)
+		errs := apimachineryvalidation.ValidateImmutableField(sec.Type, oldSec.Type, field.NewPath("type"))
+		errs = append(errs, configmap.ValidateImmutable(sec.Immutable, oldSec.Immutable, !maps.EqualFunc(sec.Data, oldSec.Data, bytes.Equal), false)...)
+		return append(errs, validate(sec)...)
+	}
+	store, err := registry.NewREST(optsGetter, registry.Resource{
+		Resource: corev1.Resource("secrets"),
+		Singular: "secret",
+		New:      func() runtime.Object { return &corev1.Secret{} },
+		NewList:  func() runtime.Object { return &corev1.SecretList{} },
+		Strategy: s,
+		Fields:   func(obj runtime.Object) fields.Set { return api.SecretFields(obj.(*corev1.Secret)) },
+		Table: registry.Table{
+			Columns: []metav1.TableColumnDefinition{
+				registry.NameColumn,
+				{Name: "Type", Type: "string", Description: "The type of the secret."},
+				{Name: "Data", Type: "string", Description: "Number of keys."},
+				registry.AgeColumn,
+			},
+			Cells: func(obj runtime.Object) []any {
+				sec := obj.(*corev1.Secret)
+				return []any{sec.Name, string(sec.Type), int64(len(sec.Data)), registry.Age(sec.CreationTimestamp)}
+			},
+		},
+	})
+	if err != nil {
+		return nil, err
+	}
+	return map[string]rest.Storage{"secrets": store}, nil
+}
+
+// mergeStringData folds the write-only stringData into data, as upstream's
+// v1-to-internal conversion does; stringData wins on conflicts and is never stored.
+func mergeStringData(sec *corev1.Secret) {
+	if len(sec.StringData) == 0 {
+		sec.StringData = nil
+		return
+	}
+	if sec.Data == nil {
+		sec.Data = map[string][]byte{}
+	}
+	for k, v := range sec.StringData {
+		sec.Data[k] = []byte(v)
+	}
+	sec.StringData = nil
+}
+
+func validate(sec *corev1.Secret) field.ErrorList {
+	dataPath := field.NewPath("data")
+	errs := configmap.ValidateData(nil, sec.Data, dataPath, dataPath)
+	switch sec.Type {
+	case corev1.SecretTypeTLS:
+		for _, key := range []string{corev1.TLSCertKey, corev1.TLSPrivateKeyKey} {
+			if _, ok := sec.Data[key]; !ok {
+				errs = append(errs, field.Required(dataPath.Key(key), ""))
+			}
+		}
+	case corev1.SecretTypeDockerConfigJson:
+		if _, ok := sec.Data[corev1.DockerConfigJsonKey]; !ok {
+			errs = append(errs, field.Required(dataPath.Key(corev1.DockerConfigJsonKey), ""))
+		}
+	case corev1.SecretTypeServiceAccountToken:
+		if sec.Annotations[corev1.ServiceAccountNameKey] == "" {
+			errs = append(errs, field.Required(field.NewPath("metadata", "annotations").Key(corev1.ServiceAccountNameKey), ""))
+		}
+	}
+	return errs
+}

@@ -1,0 +1,35 @@
+// Package serviceaccount serves core/v1 serviceaccounts.
+package serviceaccount
+
+import (
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apiserver/pkg/registry/generic"
+	"k8s.io/apiserver/pkg/registry/rest"
+
+	"github.com/miniapiserver/miniapiserver/pkg/registry"
+)
+
+// NewStorage returns the storage of serviceaccounts.
+func NewStorage(optsGetter generic.RESTOptionsGetter) (map[string]rest.Storage, error) {
+	store, err := registry.NewREST(optsGetter, registry.Resource{
+		Resource:   corev1.Resource("serviceaccounts"),
+		Singular:   "serviceaccount",
+		ShortNames: []string{"sa"},
+		New:        func() runtime.Object { return &corev1.ServiceAccount{} },
+		NewList:    func() runtime.Object { return &corev1.ServiceAccountList{} },
+		Strategy:   registry.NewStrategy(true),
+		Table: registry.Table{
+			Columns: []metav1.TableColumnDefinition{registry.NameColumn, {Name: "Secrets", Type: "string", Description: "Number of secrets."}, registry.AgeColumn},
+			Cells: func(obj runtime.Object) []any {
+				sa := obj.(*corev1.ServiceAccount)
+				return []any{sa.Name, int64(len(sa.Secrets)), registry.Age(sa.CreationTimestamp)}
+			},
+		},
+	})
+	if err != nil {
+		return nil, err
+	}
+	return map[string]rest.Storage{"serviceaccounts": store}, nil
+}

@@ -1,0 +1,159 @@
+package registry
+
+import (
+	"context"
+	"fmt"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apiserver/pkg/registry/generic"
+	genericregistry "k8s.io/apiserver/pkg/registry/generic/registry"
+	"k8s.io/apiserver/pkg/registry/rest"
+	"k8s.io/apiserver/pkg/storage"
+	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
+)
+
+// Resource describes one served resource.
+type Resource struct {
+	Resource   schema.GroupResource
+	Singular   string
+	ShortNames []string
+	Categories []string
+	New        func() runtime.Object
+	NewList    func() runtime.Object
+	Strategy   Strategy
+	Table      Table
+	// Fields returns the field set a selector matches, including metadata.name
+	// and (for namespaced types) metadata.namespace. Nil: only those two.
+	Fields func(obj runtime.Object) fields.Set
+}
+
+// REST is the storage of one resource: the generic etcd-backed store plus what
+// discovery shows about it.
+type REST struct {
+	*genericregistry.Store
+	shortNames []string
+	categories []string
+}
+
+var (
+	_ rest.ShortNamesProvider   = &REST{}
+	_ rest.CategoriesProvider   = &REST{}
+	_ rest.StandardStorage      = &REST{}
+	_ rest.SingularNameProvider = &REST{}
+)
+
+func (r *REST) ShortNames() []string { return r.shortNames }
+func (r *REST) Categories() []string { return r.categories }
+
+// NewREST builds the store of r on the storage optsGetter gives for it.
+func NewREST(optsGetter generic.RESTOptionsGetter, r Resource) (*REST, error) {
+	s := r.Strategy
+	store := &genericregistry.Store{
+		NewFunc:                   r.New,
+		NewListFunc:               r.NewList,
+		DefaultQualifiedResource:  r.Resource,
+		SingularQualifiedResource: schema.GroupResource{Group: r.Resource.Group, Resource: r.Singular},
+		PredicateFunc: func(label labels.Selector, field fields.Selector) storage.SelectionPredicate {
+			return storage.SelectionPredicate{Label: label, Field: field, GetAttrs: r.attrs}
+		},
+		CreateStrategy:      s,
+		UpdateStrategy:      s,
+		DeleteStrategy:      s,
+		ResetFieldsStrategy: s,
+		TableConvertor:      r.Table,
+	}
+	if err := store.CompleteWithOptions(&generic.StoreOptions{RESTOptions: optsGetter, AttrFunc: r.attrs}); err != nil {
+		return nil, fmt.Errorf("%s storage: %w", r.Resource, err)
+	}
+	return &REST{Store: store, shortNames: r.ShortNames, categories: r.Categories}, nil
+}
+
+func (r Resource) attrs(obj runtime.Object) (labels.Set, fields.Set, error) {
+	m, err := meta.Accessor(obj)
+	if err != nil {
+		return nil, nil, err
+	}
+	var f fields.Set
+	if r.Fields != nil {
+		f = r.Fields(obj)
+	} else {
+		f = fields.Set{"metadata.name": m.GetName()}
+		if r.Strategy.Namespaced {
+			f["metadata.namespace"] = m.GetNamespace()
+		}
+	}
+	return labels.Set(m.GetLabels()), f, nil
+}
+
+// StatusREST serves the status subresource of a resource: updates there
+// change only status (the strategy's OnUpdate carries over the rest).
+type StatusREST struct {
+	store *genericregistry.Store
+}
+
+var (
+	_ rest.Patcher             = &StatusREST{}
+	_ rest.ResetFieldsStrategy = &StatusREST{}
+)
+
+// NewStatusREST returns the status subresource of parent, updated with strategy.
+func NewStatusREST(parent *REST, strategy Strategy) *StatusREST {
+	statusStore := *parent.Store
+	statusStore.CreateStrategy = nil
+	statusStore.DeleteStrategy = nil
+	statusStore.UpdateStrategy = strategy
+	statusStore.ResetFieldsStrategy = strategy
+	return &StatusREST{store: &statusStore}
+}
+
+func (r *StatusREST) New() runtime.Object { return r.store.New() }
+
+// Destroy is a no-op: the parent's store owns the storage.
+func (r *StatusREST) Destroy() {}
+
+func (r *StatusREST) Get(ctx context.Context, name string, options *metav1.GetOptions) (runtime.Object, error) {
+	return r.store.Get(ctx, name, options)
+}
+
+func (r *StatusREST) Update(ctx context.Context, name string, objInfo rest.UpdatedObjectInfo, createValidation rest.ValidateObjectFunc, updateValidation rest.ValidateObjectUpdateFunc, forceAllowCreate bool, options *metav1.UpdateOptions) (runtime.Object, bool, error) {
+	// Subresources never create.
+	return r.store.Update(ctx, name, objInfo, createValidation, updateValidation, false, options)
+}
+
+func (r *StatusREST) GetResetFields() map[fieldpath.APIVersion]*fieldpath.Set {
+	return r.store.GetResetFields()
+}
+
+func (r *StatusREST) ConvertToTable(ctx context.Context, object runtime.Object, tableOptions runtime.Object) (*metav1.Table, error) {
+	return r.store.ConvertToTable(ctx, object, tableOptions)
+}
+
+// Fieldpaths builds a ResetFields map for the v1 of group from dotted paths.
+func Fieldpaths(groupVersion string, paths ...string) map[fieldpath.APIVersion]*fieldpath.Set {
+	set := fieldpath.NewSet()
+	for _, p := range paths {
+		var path fieldpath.Path
+		for _, name := range splitDots(p) {
+			path = append(path, fieldpath.PathElement{FieldName: &name})
+		}
+		set.Insert(path)
+	}
+	return map[fieldpath.APIVersion]*fieldpath.Set{fieldpath.APIVersion(groupVersion): set}
+}
+
+func splitDots(p string) []string {
+	var out []string
+	start := 0
+	for i := 0; i <= len(p); i++ {
+		if i == len(p) || p[i] == '.' {
+			out = append(out, p[start:i])
+			start = i + 1
+		}
+	}
+	return out
+}

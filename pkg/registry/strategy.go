@@ -1,0 +1,116 @@
+package registry
+
+import (
+	"context"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	apimachineryvalidation "k8s.io/apimachinery/pkg/api/validation"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/apiserver/pkg/registry/rest"
+	"k8s.io/apiserver/pkg/storage/names"
+	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
+
+	"github.com/miniapiserver/miniapiserver/pkg/api"
+)
+
+// Strategy implements the create, update and delete strategies of one
+// resource (or one subresource) from a few per-type hooks. Every hook is optional.
+type Strategy struct {
+	runtime.ObjectTyper
+	names.NameGenerator
+
+	// Namespaced is true for namespace-scoped resources.
+	Namespaced bool
+	// CreateOnUpdate lets a PUT of a missing object create it.
+	CreateOnUpdate bool
+	// ValidateName checks metadata.name; defaults to a DNS subdomain.
+	ValidateName apimachineryvalidation.ValidateNameFunc
+
+	// OnCreate clears what a create may not set (e.g. status).
+	OnCreate func(obj runtime.Object)
+	// OnUpdate carries over from old what an update may not change.
+	OnUpdate func(obj, old runtime.Object)
+	// ValidateFields checks the type's own fields on create (and, unless
+	// ValidateFieldsUpdate is set, on update).
+	ValidateFields func(obj runtime.Object) field.ErrorList
+	// ValidateFieldsUpdate checks the type's own fields on update.
+	ValidateFieldsUpdate func(obj, old runtime.Object) field.ErrorList
+	// ResetFields are the fields server-side apply must not let this endpoint own.
+	ResetFields map[fieldpath.APIVersion]*fieldpath.Set
+}
+
+// NewStrategy returns a strategy with the scheme and the name generator set.
+func NewStrategy(namespaced bool) Strategy {
+	return Strategy{ObjectTyper: api.Scheme, NameGenerator: names.SimpleNameGenerator, Namespaced: namespaced}
+}
+
+var (
+	_ rest.RESTCreateStrategy  = Strategy{}
+	_ rest.RESTUpdateStrategy  = Strategy{}
+	_ rest.RESTDeleteStrategy  = Strategy{}
+	_ rest.ResetFieldsStrategy = Strategy{}
+)
+
+func (s Strategy) NamespaceScoped() bool                                     { return s.Namespaced }
+func (s Strategy) AllowCreateOnUpdate(context.Context) bool                  { return s.CreateOnUpdate }
+func (s Strategy) AllowUnconditionalUpdate(context.Context) bool             { return true }
+func (s Strategy) Canonicalize(runtime.Object)                               {}
+func (s Strategy) WarningsOnCreate(context.Context, runtime.Object) []string { return nil }
+func (s Strategy) WarningsOnUpdate(context.Context, runtime.Object, runtime.Object) []string {
+	return nil
+}
+
+// GetResetFields implements rest.ResetFieldsStrategy.
+func (s Strategy) GetResetFields() map[fieldpath.APIVersion]*fieldpath.Set { return s.ResetFields }
+
+// PrepareForCreate implements rest.RESTCreateStrategy.
+func (s Strategy) PrepareForCreate(_ context.Context, obj runtime.Object) {
+	if s.OnCreate != nil {
+		s.OnCreate(obj)
+	}
+}
+
+// PrepareForUpdate implements rest.RESTUpdateStrategy.
+func (s Strategy) PrepareForUpdate(_ context.Context, obj, old runtime.Object) {
+	if s.OnUpdate != nil {
+		s.OnUpdate(obj, old)
+	}
+}
+
+// Validate implements rest.RESTCreateStrategy.
+func (s Strategy) Validate(_ context.Context, obj runtime.Object) field.ErrorList {
+	accessor, err := meta.Accessor(obj)
+	if err != nil {
+		return field.ErrorList{field.InternalError(field.NewPath("metadata"), err)}
+	}
+	nameFn := s.ValidateName
+	if nameFn == nil {
+		nameFn = apimachineryvalidation.NameIsDNSSubdomain
+	}
+	errs := apimachineryvalidation.ValidateObjectMetaAccessor(accessor, s.Namespaced, nameFn, field.NewPath("metadata"))
+	if s.ValidateFields != nil {
+		errs = append(errs, s.ValidateFields(obj)...)
+	}
+	return errs
+}
+
+// ValidateUpdate implements rest.RESTUpdateStrategy.
+func (s Strategy) ValidateUpdate(_ context.Context, obj, old runtime.Object) field.ErrorList {
+	newMeta, err := meta.Accessor(obj)
+	if err != nil {
+		return field.ErrorList{field.InternalError(field.NewPath("metadata"), err)}
+	}
+	oldMeta, err := meta.Accessor(old)
+	if err != nil {
+		return field.ErrorList{field.InternalError(field.NewPath("metadata"), err)}
+	}
+	errs := apimachineryvalidation.ValidateObjectMetaAccessorUpdate(newMeta, oldMeta, field.NewPath("metadata"))
+	switch {
+	case s.ValidateFieldsUpdate != nil:
+		errs = append(errs, s.ValidateFieldsUpdate(obj, old)...)
+	case s.ValidateFields != nil:
+		errs = append(errs, s.ValidateFields(obj)...)
+	}
+	return errs
+}

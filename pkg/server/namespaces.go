@@ -1,0 +1,147 @@
+package server
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"time"
+
+	coordinationv1 "k8s.io/api/coordination/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	"k8s.io/apimachinery/pkg/util/wait"
+	coreinformers "k8s.io/client-go/informers/core/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/metadata"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/util/workqueue"
+	"k8s.io/klog/v2"
+)
+
+// systemNamespaces exist from the first start and can never be deleted.
+var systemNamespaces = []string{metav1.NamespaceDefault, metav1.NamespaceSystem, metav1.NamespacePublic}
+
+func bootstrapNamespaces(ctx context.Context, cfg *rest.Config) error {
+	client, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return err
+	}
+	// Retry briefly: the first requests may race the storage becoming ready.
+	return wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+		for _, name := range systemNamespaces {
+			_, err := client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{})
+			if err != nil && !apierrors.IsAlreadyExists(err) {
+				klog.FromContext(ctx).V(2).Info("Creating system namespace", "namespace", name, "err", err)
+				return false, nil
+			}
+		}
+		return true, nil
+	})
+}
+
+// namespaceController empties namespaces that are being deleted, then removes
+// the "kubernetes" finalizer, which deletes them (upstream's namespace controller, in small).
+type namespaceController struct {
+	client   kubernetes.Interface
+	metadata metadata.Interface
+	synced   cache.InformerSynced
+	queue    workqueue.TypedRateLimitingInterface[string]
+}
+
+func newNamespaceController(client kubernetes.Interface, meta metadata.Interface, informer coreinformers.NamespaceInformer) *namespaceController {
+	c := &namespaceController{
+		client:   client,
+		metadata: meta,
+		synced:   informer.Informer().HasSynced,
+		queue: workqueue.NewTypedRateLimitingQueueWithConfig(
+			workqueue.NewTypedItemExponentialFailureRateLimiter[string](10*time.Millisecond, time.Second),
+			workqueue.TypedRateLimitingQueueConfig[string]{Name: "namespace"}),
+	}
+	enqueue := func(obj any) {
+		if ns, ok := obj.(*corev1.Namespace); ok && ns.DeletionTimestamp != nil {
+			c.queue.Add(ns.Name)
+		}
+	}
+	_, _ = informer.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    enqueue,
+		UpdateFunc: func(_, obj any) { enqueue(obj) },
+	})
+	return c
+}
+
+func (c *namespaceController) run(ctx context.Context) {
+	defer utilruntime.HandleCrash()
+	defer c.queue.ShutDown()
+	if !cache.WaitForCacheSync(ctx.Done(), c.synced) {
+		return
+	}
+	go func() {
+		<-ctx.Done()
+		c.queue.ShutDown()
+	}()
+	for c.processNext(ctx) {
+	}
+}
+
+func (c *namespaceController) processNext(ctx context.Context) bool {
+	name, quit := c.queue.Get()
+	if quit {
+		return false
+	}
+	defer c.queue.Done(name)
+	if err := c.sync(ctx, name); err != nil {
+		klog.FromContext(ctx).V(2).Info("Namespace not yet emptied", "namespace", name, "err", err)
+		c.queue.AddRateLimited(name)
+		return true
+	}
+	c.queue.Forget(name)
+	return true
+}
+
+// sync deletes everything in the namespace; once nothing is left it finalizes it.
+func (c *namespaceController) sync(ctx context.Context, name string) error {
+	ns, err := c.client.CoreV1().Namespaces().Get(ctx, name, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if ns.DeletionTimestamp == nil || !slices.Contains(ns.Spec.Finalizers, corev1.FinalizerKubernetes) {
+		return nil
+	}
+	for _, gvr := range namespacedResources {
+		objects := c.metadata.Resource(gvr).Namespace(name)
+		if err := objects.DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{}); err != nil {
+			return fmt.Errorf("deleting %s: %w", gvr.Resource, err)
+		}
+		left, err := objects.List(ctx, metav1.ListOptions{Limit: 1})
+		if err != nil {
+			return fmt.Errorf("listing %s: %w", gvr.Resource, err)
+		}
+		if len(left.Items) > 0 {
+			return fmt.Errorf("%s remain", gvr.Resource)
+		}
+	}
+	ns.Spec.Finalizers = slices.DeleteFunc(ns.Spec.Finalizers, func(f corev1.FinalizerName) bool { return f == corev1.FinalizerKubernetes })
+	_, err = c.client.CoreV1().Namespaces().Finalize(ctx, ns, metav1.UpdateOptions{})
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	return err
+}
+
+// namespacedResources are every namespaced resource the server serves.
+var namespacedResources = []schema.GroupVersionResource{
+	corev1.SchemeGroupVersion.WithResource("configmaps"),
+	corev1.SchemeGroupVersion.WithResource("secrets"),
+	corev1.SchemeGroupVersion.WithResource("pods"),
+	corev1.SchemeGroupVersion.WithResource("podtemplates"),
+	corev1.SchemeGroupVersion.WithResource("serviceaccounts"),
+	corev1.SchemeGroupVersion.WithResource("events"),
+	coordinationv1.SchemeGroupVersion.WithResource("leases"),
+}

@@ -1,0 +1,60 @@
+package server
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"time"
+)
+
+// Options are the settings of one miniapiserver, named as kube-apiserver names
+// its flags. Only cmd/ binds them to flags.
+type Options struct {
+	// DataDir holds etcd's data, the certificates, the admin token and the kubeconfig.
+	DataDir string
+	// BindAddress is the IP to serve HTTPS on.
+	BindAddress string
+	// SecurePort is the HTTPS port; 0 picks a free one.
+	SecurePort int
+	// EtcdServers are external etcd client URLs; empty starts an embedded etcd in DataDir.
+	EtcdServers []string
+	// WatchCache serves reads and watches from the watch cache (the etcd path when false).
+	WatchCache bool
+	// EtcdCompactionInterval is how often old etcd revisions are compacted; 0 disables it.
+	EtcdCompactionInterval time.Duration
+
+	// EtcdProgressNotifyInterval is how often the embedded etcd reports its
+	// revision to idle watchers (default 5s).
+	EtcdProgressNotifyInterval time.Duration
+	// EtcdUnsafeNoFsync skips fsync in the embedded etcd: for throwaway test data only.
+	EtcdUnsafeNoFsync bool
+}
+
+// NewOptions returns the defaults: ./.miniapiserver, 127.0.0.1:6443, embedded etcd, watch cache on.
+func NewOptions() *Options {
+	return &Options{
+		DataDir:                "./.miniapiserver",
+		BindAddress:            "127.0.0.1",
+		SecurePort:             6443,
+		WatchCache:             true,
+		EtcdCompactionInterval: 5 * time.Minute,
+	}
+}
+
+// Validate reports every invalid option.
+func (o *Options) Validate() error {
+	var errs []error
+	if o.DataDir == "" {
+		errs = append(errs, errors.New("--data-dir must not be empty"))
+	}
+	if net.ParseIP(o.BindAddress) == nil {
+		errs = append(errs, fmt.Errorf("--bind-address %q is not an IP address", o.BindAddress))
+	}
+	if o.SecurePort < 0 || o.SecurePort > 65535 {
+		errs = append(errs, fmt.Errorf("--secure-port %d must be between 0 and 65535", o.SecurePort))
+	}
+	if o.EtcdCompactionInterval < 0 {
+		errs = append(errs, fmt.Errorf("--etcd-compaction-interval %s must not be negative", o.EtcdCompactionInterval))
+	}
+	return errors.Join(errs...)
+}

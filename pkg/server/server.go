@@ -1,0 +1,275 @@
+package server
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/apiserver/pkg/admission"
+	"k8s.io/apiserver/pkg/admission/plugin/namespace/lifecycle"
+	"k8s.io/apiserver/pkg/authorization/authorizerfactory"
+	"k8s.io/apiserver/pkg/endpoints/openapi"
+	genericapiserver "k8s.io/apiserver/pkg/server"
+	"k8s.io/apiserver/pkg/server/dynamiccertificates"
+	"k8s.io/apiserver/pkg/server/healthz"
+	"k8s.io/apiserver/pkg/storage/storagebackend"
+	storagefactory "k8s.io/apiserver/pkg/storage/storagebackend/factory"
+	utilfeature "k8s.io/apiserver/pkg/util/feature"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/metadata"
+	"k8s.io/client-go/rest"
+	"k8s.io/klog/v2"
+
+	"github.com/miniapiserver/miniapiserver/pkg/api"
+	generatedopenapi "github.com/miniapiserver/miniapiserver/pkg/generated/openapi"
+	"github.com/miniapiserver/miniapiserver/pkg/storage"
+	"github.com/miniapiserver/miniapiserver/pkg/version"
+)
+
+// Config is what New needs: validated options, the serving listener and the credentials.
+type Config struct {
+	Options  Options
+	Listener net.Listener
+	creds    *credentials
+	// KubeconfigPath is where New writes the admin kubeconfig.
+	KubeconfigPath string
+}
+
+// Config validates o, creates the data dir, the credentials and the listener.
+func (o *Options) Config() (*Config, error) {
+	if err := o.Validate(); err != nil {
+		return nil, err
+	}
+	dataDir, err := filepath.Abs(o.DataDir)
+	if err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(dataDir, 0o700); err != nil {
+		return nil, fmt.Errorf("creating --data-dir: %w", err)
+	}
+	hosts := []string{"localhost", "127.0.0.1", "::1"}
+	if ip := net.ParseIP(o.BindAddress); !ip.IsUnspecified() && !ip.IsLoopback() {
+		hosts = append(hosts, o.BindAddress)
+	}
+	creds, err := loadOrCreateCredentials(dataDir, hosts)
+	if err != nil {
+		return nil, fmt.Errorf("preparing certificates in %s: %w", dataDir, err)
+	}
+	l, err := net.Listen("tcp", net.JoinHostPort(o.BindAddress, strconv.Itoa(o.SecurePort)))
+	if err != nil {
+		return nil, fmt.Errorf("listening on %s:%d: %w", o.BindAddress, o.SecurePort, err)
+	}
+	opts := *o
+	opts.DataDir = dataDir
+	return &Config{Options: opts, Listener: l, creds: creds, KubeconfigPath: filepath.Join(dataDir, kubeconfigFile)}, nil
+}
+
+type completedConfig struct {
+	*Config
+	// Admin is a client config with the admin token, as written to the kubeconfig.
+	Admin *rest.Config
+}
+
+// CompletedConfig can only be made by Complete.
+type CompletedConfig struct {
+	*completedConfig
+}
+
+// Complete derives the client configs from the listener's address.
+func (c *Config) Complete() CompletedConfig {
+	host := c.Options.BindAddress
+	if ip := net.ParseIP(host); ip.IsUnspecified() {
+		host = "127.0.0.1"
+	}
+	port := c.Listener.Addr().(*net.TCPAddr).Port
+	admin := &rest.Config{
+		Host:            "https://" + net.JoinHostPort(host, strconv.Itoa(port)),
+		BearerToken:     c.creds.adminToken,
+		TLSClientConfig: rest.TLSClientConfig{CAData: c.creds.caCert},
+	}
+	return CompletedConfig{&completedConfig{Config: c, Admin: admin}}
+}
+
+// Server is a running miniapiserver.
+type Server struct {
+	generic *genericapiserver.GenericAPIServer
+	etcd    *storage.Etcd
+	// Admin is a client config for the admin user (what the kubeconfig holds).
+	Admin *rest.Config
+	// KubeconfigPath is the admin kubeconfig written in the data dir.
+	KubeconfigPath string
+}
+
+// New starts etcd (unless external servers are configured) and builds the API server.
+// Run serves it; if New fails, everything it started is stopped.
+func (c CompletedConfig) New(ctx context.Context) (s *Server, err error) {
+	o := c.Options
+	servers := o.EtcdServers
+	var etcd *storage.Etcd
+	if len(servers) == 0 {
+		etcd, err = storage.StartEtcd(ctx, storage.EtcdConfig{
+			Dir:                    filepath.Join(o.DataDir, "etcd"),
+			ProgressNotifyInterval: o.EtcdProgressNotifyInterval,
+			UnsafeNoFsync:          o.EtcdUnsafeNoFsync,
+		})
+		if err != nil {
+			return nil, err
+		}
+		defer func() {
+			if err != nil {
+				etcd.Close()
+			}
+		}()
+		servers = []string{etcd.URL()}
+	}
+	backend := storage.BackendConfig(servers, o.EtcdCompactionInterval)
+
+	gc, factory, err := c.genericConfig(ctx, backend)
+	if err != nil {
+		return nil, err
+	}
+	generic, err := gc.Complete(factory).New("miniapiserver", genericapiserver.NewEmptyDelegate())
+	if err != nil {
+		return nil, err
+	}
+	if err := installAPIs(generic, gc.RESTOptionsGetter); err != nil {
+		return nil, err
+	}
+	generic.AddPostStartHookOrDie("start-informers", func(hc genericapiserver.PostStartHookContext) error {
+		factory.Start(hc.Done())
+		return nil
+	})
+	generic.AddPostStartHookOrDie("bootstrap-namespaces", func(hc genericapiserver.PostStartHookContext) error {
+		return bootstrapNamespaces(hc, hc.LoopbackClientConfig)
+	})
+	generic.AddPostStartHookOrDie("namespace-controller", func(hc genericapiserver.PostStartHookContext) error {
+		client, err := kubernetes.NewForConfig(hc.LoopbackClientConfig)
+		if err != nil {
+			return err
+		}
+		meta, err := metadata.NewForConfig(hc.LoopbackClientConfig)
+		if err != nil {
+			return err
+		}
+		go newNamespaceController(client, meta, factory.Core().V1().Namespaces()).run(hc)
+		return nil
+	})
+
+	kc, err := kubeconfig(c.Admin)
+	if err != nil {
+		return nil, err
+	}
+	if err := writeFile(c.KubeconfigPath, kc); err != nil {
+		return nil, fmt.Errorf("writing kubeconfig: %w", err)
+	}
+	return &Server{generic: generic, etcd: etcd, Admin: c.Admin, KubeconfigPath: c.KubeconfigPath}, nil
+}
+
+// genericConfig is the generic API server's config: serving, authn/z,
+// admission, OpenAPI, health checks and storage.
+func (c CompletedConfig) genericConfig(ctx context.Context, backend *storagebackend.Config) (*genericapiserver.Config, informers.SharedInformerFactory, error) {
+	gc := genericapiserver.NewConfig(api.Codecs)
+	gc.EffectiveVersion = version.EffectiveVersion()
+	gc.FeatureGate = utilfeature.DefaultFeatureGate
+	gc.PublicAddress = net.ParseIP(c.Options.BindAddress)
+	if gc.PublicAddress.IsUnspecified() {
+		gc.PublicAddress = net.ParseIP("127.0.0.1")
+	}
+
+	cert, err := dynamiccertificates.NewStaticCertKeyContent("serving-cert", c.creds.servingCert, c.creds.servingKey)
+	if err != nil {
+		return nil, nil, err
+	}
+	gc.SecureServing = &genericapiserver.SecureServingInfo{Listener: c.Listener, Cert: cert, HTTP2MaxStreamsPerConnection: 1000}
+
+	loopback := rest.CopyConfig(c.Admin)
+	loopback.BearerToken = newToken()
+	loopback.QPS = -1
+	loopback.ContentType = "application/vnd.kubernetes.protobuf"
+	loopback.AcceptContentTypes = "application/vnd.kubernetes.protobuf,application/json"
+	gc.LoopbackClientConfig = loopback
+	gc.Authentication.Authenticator = newAuthenticator(c.creds.adminToken)
+	gc.Authorization.Authorizer = authorizerfactory.NewAlwaysAllowAuthorizer()
+	genericapiserver.AuthorizeClientBearerToken(loopback, &gc.Authentication, &gc.Authorization)
+
+	namer := openapi.NewDefinitionNamer(api.Scheme)
+	gc.OpenAPIConfig = genericapiserver.DefaultOpenAPIConfig(generatedopenapi.GetOpenAPIDefinitions, namer)
+	gc.OpenAPIConfig.Info.Title = "Kubernetes"
+	gc.OpenAPIConfig.Info.Version = version.GitVersion()
+	gc.OpenAPIV3Config = genericapiserver.DefaultOpenAPIV3Config(generatedopenapi.GetOpenAPIDefinitions, namer)
+	gc.OpenAPIV3Config.Info.Title = "Kubernetes"
+	gc.OpenAPIV3Config.Info.Version = version.GitVersion()
+
+	gc.RESTOptionsGetter = storage.RESTOptionsGetter{Config: backend}
+	if err := addEtcdChecks(ctx, gc, backend); err != nil {
+		return nil, nil, err
+	}
+
+	client, err := kubernetes.NewForConfig(loopback)
+	if err != nil {
+		return nil, nil, err
+	}
+	factory := informers.NewSharedInformerFactory(client, 0)
+	nsLifecycle, err := lifecycle.NewLifecycle(sets.New("default", "kube-system", "kube-public"))
+	if err != nil {
+		return nil, nil, err
+	}
+	nsLifecycle.SetExternalKubeClientSet(client)
+	nsLifecycle.SetExternalKubeInformerFactory(factory)
+	if err := nsLifecycle.ValidateInitialization(); err != nil {
+		return nil, nil, err
+	}
+	gc.AdmissionControl = admission.NewChainHandler(nsLifecycle)
+	return gc, factory, nil
+}
+
+// addEtcdChecks adds etcd to /healthz, /livez and /readyz, as kube-apiserver does.
+func addEtcdChecks(ctx context.Context, gc *genericapiserver.Config, backend *storagebackend.Config) error {
+	health, err := storagefactory.CreateHealthCheck(*backend, ctx.Done())
+	if err != nil {
+		return err
+	}
+	ready, err := storagefactory.CreateReadyCheck(*backend, ctx.Done())
+	if err != nil {
+		return err
+	}
+	gc.AddHealthChecks(healthz.NamedCheck("etcd", func(*http.Request) error { return health() }))
+	gc.AddReadyzChecks(healthz.NamedCheck("etcd-readiness", func(*http.Request) error { return ready() }))
+	return nil
+}
+
+// Run serves until ctx is cancelled, then shuts down gracefully and stops etcd.
+func (s *Server) Run(ctx context.Context) error {
+	defer func() {
+		if s.etcd != nil {
+			s.etcd.Close()
+		}
+	}()
+	return s.generic.PrepareRun().RunWithContext(ctx)
+}
+
+// WaitReady polls /readyz until it answers 200 or ctx ends.
+func (s *Server) WaitReady(ctx context.Context) error {
+	client, err := kubernetes.NewForConfig(s.Admin)
+	if err != nil {
+		return err
+	}
+	var lastErr error
+	err = wait.PollUntilContextCancel(ctx, 10*time.Millisecond, true, func(ctx context.Context) (bool, error) {
+		_, lastErr = client.Discovery().RESTClient().Get().AbsPath("/readyz").DoRaw(ctx)
+		return lastErr == nil, nil
+	})
+	if err != nil {
+		return fmt.Errorf("server not ready: %w (last /readyz error: %v)", err, lastErr)
+	}
+	klog.FromContext(ctx).V(2).Info("Server ready", "address", s.Admin.Host)
+	return nil
+}

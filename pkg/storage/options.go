@@ -1,0 +1,112 @@
+package storage
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apiserver/pkg/registry/generic"
+	serverstorage "k8s.io/apiserver/pkg/server/storage"
+	"k8s.io/apiserver/pkg/storage"
+	"k8s.io/apiserver/pkg/storage/storagebackend"
+	"k8s.io/apiserver/pkg/storage/storagebackend/factory"
+	"k8s.io/client-go/tools/cache"
+
+	"github.com/miniapiserver/miniapiserver/pkg/api"
+	"github.com/miniapiserver/miniapiserver/pkg/features"
+)
+
+// Prefix is where every object lives in etcd, as in kube-apiserver: /registry/<resource>/<namespace>/<name>.
+const Prefix = "/registry"
+
+// BackendConfig returns the etcd3 storage config for the given etcd endpoints.
+// storagebackend.NewDefaultConfig sets the 75s events history window and the
+// health timeouts upstream uses; compactionInterval 0 disables compaction.
+func BackendConfig(servers []string, compactionInterval time.Duration) *storagebackend.Config {
+	cfg := storagebackend.NewDefaultConfig(Prefix, nil)
+	cfg.Transport.ServerList = servers
+	cfg.CompactionInterval = compactionInterval
+	return cfg
+}
+
+// RESTOptionsGetter hands every resource its etcd storage: objects stored as
+// protobuf in their group's v1, decorated by Decorator.
+type RESTOptionsGetter struct {
+	Config *storagebackend.Config
+	// Decorator builds each resource's storage.Interface; nil means Undecorated.
+	Decorator generic.StorageDecorator
+}
+
+var _ generic.RESTOptionsGetter = RESTOptionsGetter{}
+
+// GetRESTOptions implements generic.RESTOptionsGetter.
+func (g RESTOptionsGetter) GetRESTOptions(gr schema.GroupResource, _ runtime.Object) (generic.RESTOptions, error) {
+	cfg := *g.Config
+	version, ok := storageVersion(gr.Group)
+	if !ok {
+		return generic.RESTOptions{}, fmt.Errorf("no storage version for group %q", gr.Group)
+	}
+	codec, encodeVersioner, err := serverstorage.NewStorageCodec(serverstorage.StorageCodecConfig{
+		StorageMediaType:  runtime.ContentTypeProtobuf,
+		StorageSerializer: api.Codecs,
+		StorageVersion:    version,
+		MemoryVersion:     schema.GroupVersion{Group: gr.Group, Version: runtime.APIVersionInternal},
+		Config:            cfg,
+	})
+	if err != nil {
+		return generic.RESTOptions{}, err
+	}
+	cfg.Codec = codec
+	cfg.EncodeVersioner = encodeVersioner
+	decorator := g.Decorator
+	if decorator == nil {
+		decorator = Undecorated
+	}
+	return generic.RESTOptions{
+		StorageConfig:           cfg.ForResource(gr),
+		Decorator:               decorator,
+		DeleteCollectionWorkers: 1,
+		ResourcePrefix:          gr.Resource,
+		CountMetricPollPeriod:   time.Minute,
+	}, nil
+}
+
+func storageVersion(group string) (schema.GroupVersion, bool) {
+	for _, gv := range api.StorageVersions {
+		if gv.Group == group {
+			return gv, true
+		}
+	}
+	return schema.GroupVersion{}, false
+}
+
+// Undecorated is the plain etcd3 store (upstream's), with the APIListChunking gate applied.
+func Undecorated(config *storagebackend.ConfigForResource, resourcePrefix string, keyFunc func(obj runtime.Object) (string, error),
+	newFunc, newListFunc func() runtime.Object, getAttrsFunc storage.AttrFunc, trigger storage.IndexerFuncs, indexers *cache.Indexers,
+) (storage.Interface, factory.DestroyFunc, error) {
+	s, destroy, err := generic.NewRawStorage(config, newFunc, newListFunc, resourcePrefix)
+	if err != nil {
+		return nil, nil, err
+	}
+	return WithChunkingGate(s), destroy, nil
+}
+
+// WithChunkingGate makes s ignore limit and continue while APIListChunking is
+// off, as an API server without KEP-365 does: whole lists, never a token.
+func WithChunkingGate(s storage.Interface) storage.Interface {
+	return chunkingGate{Interface: s}
+}
+
+type chunkingGate struct {
+	storage.Interface
+}
+
+func (s chunkingGate) GetList(ctx context.Context, key string, opts storage.ListOptions, listObj runtime.Object) error {
+	if !features.Enabled(features.APIListChunking) {
+		opts.Predicate.Limit = 0
+		opts.Predicate.Continue = ""
+	}
+	return s.Interface.GetList(ctx, key, opts, listObj)
+}

@@ -1,0 +1,75 @@
+// Package version says which Kubernetes version miniapiserver reports on /version.
+package version
+
+import (
+	"runtime/debug"
+	"strings"
+
+	apimachineryversion "k8s.io/apimachinery/pkg/version"
+	"k8s.io/component-base/compatibility"
+	baseversion "k8s.io/component-base/version"
+)
+
+// Set at build time with -ldflags "-X github.com/miniapiserver/miniapiserver/pkg/version.gitVersion=...".
+// An unstamped build (go test, go run) derives gitVersion from the k8s.io/apiserver
+// module it was built with: k8s.io/apiserver v0.37.2 serves Kubernetes v1.37.2.
+var (
+	gitVersion = ""
+	gitCommit  = ""
+	buildDate  = ""
+)
+
+// GitVersion is the semver reported as gitVersion, e.g. "v1.37.2".
+func GitVersion() string {
+	if gitVersion != "" {
+		return gitVersion
+	}
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		for _, dep := range bi.Deps {
+			if dep.Path == "k8s.io/apiserver" {
+				if v, ok := strings.CutPrefix(dep.Version, "v0."); ok {
+					return "v1." + v
+				}
+			}
+		}
+	}
+	return "v" + baseversion.DefaultKubeBinaryVersion + ".0"
+}
+
+// Get returns the full version info served on /version.
+func Get() apimachineryversion.Info {
+	info := baseversion.Get()
+	info.GitVersion = GitVersion()
+	info.Major, info.Minor = majorMinor(info.GitVersion)
+	if gitCommit != "" {
+		info.GitCommit = gitCommit
+		info.GitTreeState = "clean"
+	}
+	if buildDate != "" {
+		info.BuildDate = buildDate
+	}
+	return info
+}
+
+func majorMinor(v string) (string, string) {
+	parts := strings.SplitN(strings.TrimPrefix(v, "v"), ".", 3)
+	if len(parts) < 2 {
+		return "1", "37"
+	}
+	return parts[0], parts[1]
+}
+
+// EffectiveVersion is the component version genericapiserver needs; its Info()
+// reports Get() instead of component-base's unstamped "v0.0.0-master".
+func EffectiveVersion() compatibility.EffectiveVersion {
+	return effectiveVersion{compatibility.NewEffectiveVersionFromString(baseversion.DefaultKubeBinaryVersion, "", "")}
+}
+
+type effectiveVersion struct {
+	compatibility.MutableEffectiveVersion
+}
+
+func (v effectiveVersion) Info() *apimachineryversion.Info {
+	info := Get()
+	return &info
+}
