@@ -55,6 +55,10 @@ func (o *Options) Config() (*Config, error) {
 	if err := os.MkdirAll(dataDir, 0o700); err != nil {
 		return nil, fmt.Errorf("creating --data-dir: %w", err)
 	}
+	// It holds keys and the admin token: private even if it existed before.
+	if err := os.Chmod(dataDir, 0o700); err != nil {
+		return nil, fmt.Errorf("--data-dir: %w", err)
+	}
 	hosts := []string{"localhost", "127.0.0.1", "::1"}
 	if ip := net.ParseIP(o.BindAddress); !ip.IsUnspecified() && !ip.IsLoopback() {
 		hosts = append(hosts, o.BindAddress)
@@ -106,6 +110,8 @@ type Server struct {
 	Admin *rest.Config
 	// KubeconfigPath is the admin kubeconfig written in the data dir.
 	KubeconfigPath string
+	// EtcdServers are the etcd client URLs the server stores objects in.
+	EtcdServers []string
 }
 
 // New starts etcd (unless external servers are configured) and builds the API server.
@@ -170,7 +176,7 @@ func (c CompletedConfig) New(ctx context.Context) (s *Server, err error) {
 	if err := writeFile(c.KubeconfigPath, kc); err != nil {
 		return nil, fmt.Errorf("writing kubeconfig: %w", err)
 	}
-	return &Server{generic: generic, etcd: etcd, Admin: c.Admin, KubeconfigPath: c.KubeconfigPath}, nil
+	return &Server{generic: generic, etcd: etcd, Admin: c.Admin, KubeconfigPath: c.KubeconfigPath, EtcdServers: servers}, nil
 }
 
 // genericConfig is the generic API server's config: serving, authn/z,

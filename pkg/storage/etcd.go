@@ -6,10 +6,12 @@ import (
 	"fmt"
 	"net/url"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"go.etcd.io/etcd/server/v3/embed"
 	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
 	"k8s.io/klog/v2"
 )
 
@@ -31,6 +33,7 @@ type Etcd struct {
 	etcd      *embed.Etcd
 	url       string
 	closeOnce sync.Once
+	closing   *atomic.Bool
 }
 
 // StartEtcd starts an embedded etcd on free loopback ports and waits until it serves.
@@ -58,7 +61,8 @@ func StartEtcd(ctx context.Context, c EtcdConfig) (e *Etcd, err error) {
 	// The apiserver's own compactor compacts, so CompactRevision() observes it.
 	cfg.AutoCompactionRetention = "0"
 	cfg.UnsafeNoFsync = c.UnsafeNoFsync
-	cfg.ZapLoggerBuilder = embed.NewZapLoggerBuilder(etcdLogger())
+	closing := &atomic.Bool{}
+	cfg.ZapLoggerBuilder = embed.NewZapLoggerBuilder(etcdLogger(closing))
 	cfg.Metrics = "basic"
 
 	ee, err := embed.StartEtcd(cfg)
@@ -84,7 +88,7 @@ func StartEtcd(ctx context.Context, c EtcdConfig) (e *Etcd, err error) {
 	if len(ee.Clients) == 0 {
 		return nil, errors.New("embedded etcd has no client listener")
 	}
-	return &Etcd{etcd: ee, url: "http://" + ee.Clients[0].Addr().String()}, nil
+	return &Etcd{etcd: ee, url: "http://" + ee.Clients[0].Addr().String(), closing: closing}, nil
 }
 
 // URL is the client URL to dial, e.g. "http://127.0.0.1:40123".
@@ -92,23 +96,41 @@ func (e *Etcd) URL() string { return e.url }
 
 // Close stops etcd. It is safe to call more than once.
 func (e *Etcd) Close() {
-	e.closeOnce.Do(e.etcd.Close)
+	e.closeOnce.Do(func() {
+		e.closing.Store(true)
+		e.etcd.Close()
+	})
 }
 
-func etcdLogger() *zap.Logger {
-	// etcd logs at info level about every lease and snapshot; show that only when asked for (-v=4).
-	if klog.V(4).Enabled() {
-		l, err := zap.NewDevelopment()
-		if err == nil {
-			return l
-		}
-	}
+// etcdLogger logs etcd's errors only (its info lines about every lease and
+// snapshot show with -v=4), and drops the errors etcd logs about its own
+// listeners closing while it shuts down.
+func etcdLogger(closing *atomic.Bool) *zap.Logger {
 	cfg := zap.NewProductionConfig()
 	cfg.Level = zap.NewAtomicLevelAt(zap.ErrorLevel)
+	if klog.V(4).Enabled() {
+		cfg.Level = zap.NewAtomicLevelAt(zap.InfoLevel)
+	}
 	cfg.Sampling = nil
-	l, err := cfg.Build()
+	l, err := cfg.Build(zap.WrapCore(func(c zapcore.Core) zapcore.Core { return shutdownFilter{c, closing} }))
 	if err != nil {
 		return zap.NewNop()
 	}
 	return l
+}
+
+type shutdownFilter struct {
+	zapcore.Core
+	closing *atomic.Bool
+}
+
+func (f shutdownFilter) Check(e zapcore.Entry, ce *zapcore.CheckedEntry) *zapcore.CheckedEntry {
+	if f.closing.Load() && e.Message == "setting up serving from embedded etcd failed." {
+		return ce
+	}
+	return f.Core.Check(e, ce)
+}
+
+func (f shutdownFilter) With(fields []zapcore.Field) zapcore.Core {
+	return shutdownFilter{f.Core.With(fields), f.closing}
 }

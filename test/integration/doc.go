@@ -1,0 +1,4 @@
+// Package integration tests the whole server, started in-process through
+// pkg/testserver (or as the built binary), with client-go and the real kubectl.
+// One file per concern; TestMain builds kubectl and miniapiserver once.
+package integration

@@ -1,0 +1,183 @@
+package integration
+
+import (
+	"bufio"
+	"context"
+	"io"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+const configMapYAML = `apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: demo
+  labels:
+    app: demo
+data:
+  greeting: hello
+`
+
+func TestKubectl(t *testing.T) {
+	s, client := start(t)
+
+	t.Run("api-resources", func(t *testing.T) {
+		out := kubectl(t, s, "", "api-resources", "--no-headers")
+		for _, want := range []string{"configmaps", "events", "namespaces", "pods", "podtemplates", "secrets", "serviceaccounts", "leases"} {
+			if !containsField(out, want) {
+				t.Errorf("api-resources: %q missing from\n%s", want, out)
+			}
+		}
+	})
+
+	t.Run("create, apply, get", func(t *testing.T) {
+		kubectl(t, s, configMapYAML, "create", "-f", "-")
+		applied := strings.Replace(configMapYAML, "hello", "bonjour", 1)
+		if out := kubectl(t, s, applied, "apply", "-f", "-"); !strings.Contains(out, "configmap/demo configured") {
+			t.Errorf("apply: got %q", out)
+		}
+		out := kubectl(t, s, "", "get", "configmaps")
+		if !strings.Contains(out, "NAME") || !strings.Contains(out, "DATA") || !strings.Contains(out, "AGE") || !containsField(out, "demo") {
+			t.Errorf("get table: got\n%s", out)
+		}
+		out = kubectl(t, s, "", "get", "configmap", "demo", "-o", "yaml")
+		if !strings.Contains(out, "greeting: bonjour") || !strings.Contains(out, "resourceVersion:") {
+			t.Errorf("get -o yaml: got\n%s", out)
+		}
+	})
+
+	t.Run("apply --server-side", func(t *testing.T) {
+		ssa := `apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: ssa
+data:
+  a: "1"
+`
+		kubectl(t, s, ssa, "apply", "--server-side", "-f", "-")
+		cm, err := client.CoreV1().ConfigMaps("default").Get(t.Context(), "ssa", metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(cm.ManagedFields) != 1 || cm.ManagedFields[0].Operation != metav1.ManagedFieldsOperationApply || cm.ManagedFields[0].Manager != "kubectl" {
+			t.Errorf("got managedFields %+v, want one Apply entry by kubectl", cm.ManagedFields)
+		}
+		// A conflicting apply by another manager is refused without --force-conflicts.
+		other := strings.Replace(ssa, `"1"`, `"2"`, 1)
+		if _, errOut, err := runKubectl(t, s, other, "apply", "--server-side", "--field-manager=other", "-f", "-"); err == nil || !strings.Contains(errOut, "conflict") {
+			t.Errorf("conflicting apply: got err %v, stderr %q; want a conflict", err, errOut)
+		}
+		kubectl(t, s, other, "apply", "--server-side", "--field-manager=other", "--force-conflicts", "-f", "-")
+		if out := kubectl(t, s, "", "get", "cm", "ssa", "-o", "jsonpath={.data.a}"); out != "2" {
+			t.Errorf("after forced apply: got data.a=%q, want 2", out)
+		}
+	})
+
+	t.Run("patch", func(t *testing.T) {
+		kubectl(t, s, "", "patch", "configmap", "demo", "--type=merge", "-p", `{"data":{"m":"merge"}}`)
+		kubectl(t, s, "", "patch", "configmap", "demo", "--type=json", "-p", `[{"op":"add","path":"/data/j","value":"json"}]`)
+		kubectl(t, s, "", "patch", "configmap", "demo", "-p", `{"data":{"s":"strategic"}}`)
+		out := kubectl(t, s, "", "get", "cm", "demo", "-o", "jsonpath={.data.m},{.data.j},{.data.s}")
+		if out != "merge,json,strategic" {
+			t.Errorf("after patches: got %q", out)
+		}
+		kubectl(t, s, "", "run", "web", "--image=nginx:1.27")
+		// Strategic merge on a list keyed by name: change one container's image.
+		kubectl(t, s, "", "patch", "pod", "web", "-p", `{"spec":{"containers":[{"name":"web","image":"nginx:1.28"}]}}`)
+		if out := kubectl(t, s, "", "get", "pod", "web", "-o", "jsonpath={.spec.containers[*].image}"); out != "nginx:1.28" {
+			t.Errorf("strategic patch of containers: got images %q", out)
+		}
+		if out := kubectl(t, s, "", "get", "pods"); !strings.Contains(out, "STATUS") || !strings.Contains(out, "Pending") {
+			t.Errorf("get pods: got\n%s", out)
+		}
+	})
+
+	t.Run("explain", func(t *testing.T) {
+		out := kubectl(t, s, "", "explain", "pods.spec.containers")
+		if !strings.Contains(out, "KIND:") || !strings.Contains(out, "Pod") || !strings.Contains(out, "image") {
+			t.Errorf("explain: got\n%s", out)
+		}
+		out = kubectl(t, s, "", "explain", "leases.spec", "--api-version=coordination.k8s.io/v1")
+		if !strings.Contains(out, "holderIdentity") {
+			t.Errorf("explain leases: got\n%s", out)
+		}
+	})
+
+	t.Run("get --chunk-size", func(t *testing.T) {
+		createConfigMaps(t, client, "default", 7)
+		_, errOut, err := runKubectl(t, s, "", "get", "configmaps", "--chunk-size=2", "-v=6", "-o", "name")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n := strings.Count(errOut, "limit=2"); n < 4 {
+			t.Errorf("got %d requests with limit=2, want at least 4 pages", n)
+		}
+		if n := strings.Count(errOut, "continue="); n < 3 {
+			t.Errorf("got %d continued requests, want at least 3", n)
+		}
+		out := kubectl(t, s, "", "get", "configmaps", "--chunk-size=2", "-o", "name")
+		for _, name := range []string{"configmap/cm-000", "configmap/cm-006", "configmap/demo", "configmap/ssa"} {
+			if !containsField(out, name) {
+				t.Errorf("paged get: %s missing from\n%s", name, out)
+			}
+		}
+	})
+
+	t.Run("get -w", func(t *testing.T) {
+		ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+		defer cancel()
+		cmd := exec.CommandContext(ctx, kubectlPath, "get", "configmaps", "-w", "-o", "name")
+		cmd.Env = append(os.Environ(), "KUBECONFIG="+s.KubeconfigPath)
+		stdout, err := cmd.StdoutPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
+		lines := bufio.NewScanner(stdout)
+		waitFor(t, lines, "configmap/demo") // the initial list
+		kubectl(t, s, "", "create", "configmap", "watched")
+		waitFor(t, lines, "configmap/watched")
+	})
+
+	t.Run("delete", func(t *testing.T) {
+		if out := kubectl(t, s, "", "delete", "configmap", "demo"); !strings.Contains(out, `configmap "demo" deleted`) {
+			t.Errorf("delete: got %q", out)
+		}
+		_, errOut, err := runKubectl(t, s, "", "get", "configmap", "demo")
+		if err == nil || !strings.Contains(errOut, "NotFound") {
+			t.Errorf("get after delete: got err %v, stderr %q; want NotFound", err, errOut)
+		}
+	})
+}
+
+func waitFor(t *testing.T, lines *bufio.Scanner, want string) {
+	t.Helper()
+	for lines.Scan() {
+		if strings.TrimSpace(lines.Text()) == want {
+			return
+		}
+	}
+	if err := lines.Err(); err != nil && err != io.EOF {
+		t.Fatalf("waiting for %q: %v", want, err)
+	}
+	t.Fatalf("stream ended before %q", want)
+}
+
+func containsField(out, want string) bool {
+	for _, line := range strings.Split(out, "\n") {
+		for _, f := range strings.Fields(line) {
+			if f == want {
+				return true
+			}
+		}
+	}
+	return false
+}
