@@ -201,4 +201,3 @@ func compactEtcd(t *testing.T, s *testserver.Server) {
 		t.Fatal(err)
 	}
 }
-

@@ -77,7 +77,9 @@ func TestValidationReturns422WithCauses(t *testing.T) {
 		create func() error
 		field  string
 	}{
-		{"configmap name", func() error { return createCM(ctx, client, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "Not_Valid"}}) }, "metadata.name"},
+		{"configmap name", func() error {
+			return createCM(ctx, client, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "Not_Valid"}})
+		}, "metadata.name"},
 		{"configmap key", func() error {
 			return createCM(ctx, client, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "k"}, Data: map[string]string{"bad key": "v"}})
 		}, "data[bad key]"},
