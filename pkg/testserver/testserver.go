@@ -13,7 +13,8 @@ import (
 
 // Server is a miniapiserver running in this test process.
 type Server struct {
-	// Config is an admin client config for the server.
+	// Config is an admin client config for the server, without client-side
+	// rate limiting (QPS -1) so tests are not throttled to client-go's default 5 QPS.
 	Config *rest.Config
 	// KubeconfigPath is the admin kubeconfig (for kubectl: KUBECONFIG=<path>).
 	KubeconfigPath string
@@ -59,6 +60,7 @@ func Start(t testing.TB, options ...func(*server.Options)) *Server {
 		cancel:         cancel,
 		done:           make(chan error, 1),
 	}
+	ts.Config.QPS = -1
 	go func() { ts.done <- s.Run(ctx) }()
 	t.Cleanup(func() {
 		if err := ts.Stop(); err != nil {

@@ -131,7 +131,7 @@ data:
 	t.Run("get -w", func(t *testing.T) {
 		ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 		defer cancel()
-		cmd := exec.CommandContext(ctx, kubectlPath, "get", "configmaps", "-w", "-o", "name")
+		cmd := exec.CommandContext(ctx, kubectlBinary.Path(t), "get", "configmaps", "-w", "-o", "name")
 		cmd.Env = append(os.Environ(), "KUBECONFIG="+s.KubeconfigPath)
 		stdout, err := cmd.StdoutPipe()
 		if err != nil {

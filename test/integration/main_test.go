@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -17,41 +18,52 @@ import (
 	"github.com/miniapiserver/miniapiserver/pkg/testserver"
 )
 
-// Paths of the binaries TestMain builds (or takes from $KUBECTL and $MINIAPISERVER).
-var kubectlPath, serverPath string
+// binDir holds the binaries built for this run; TestMain removes it.
+var binDir string
 
 func TestMain(m *testing.M) {
-	os.Exit(run(m))
-}
-
-func run(m *testing.M) int {
 	dir, err := os.MkdirTemp("", "miniapiserver-integration-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
-		return 1
+		os.Exit(1)
 	}
-	defer os.RemoveAll(dir)
-	for _, b := range []struct {
-		path *string
-		env  string
-		pkg  string
-	}{
-		{&kubectlPath, "KUBECTL", "github.com/miniapiserver/miniapiserver/hack/tools/kubectl"},
-		{&serverPath, "MINIAPISERVER", "github.com/miniapiserver/miniapiserver/cmd/miniapiserver"},
-	} {
-		if p := os.Getenv(b.env); p != "" {
-			*b.path = p
-			continue
+	binDir = dir
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// A binary is built on first use (so fuzz workers and tests that need none
+// build none), or taken from an environment variable.
+type binary struct {
+	env, pkg string
+	once     sync.Once
+	path     string
+	err      error
+}
+
+var (
+	kubectlBinary = &binary{env: "KUBECTL", pkg: "github.com/miniapiserver/miniapiserver/hack/tools/kubectl"}
+	serverBinary  = &binary{env: "MINIAPISERVER", pkg: "github.com/miniapiserver/miniapiserver/cmd/miniapiserver"}
+)
+
+// Path returns the binary's path, building it the first time.
+func (b *binary) Path(t *testing.T) string {
+	t.Helper()
+	b.once.Do(func() {
+		if b.path = os.Getenv(b.env); b.path != "" {
+			return
 		}
-		*b.path = filepath.Join(dir, filepath.Base(b.pkg))
-		cmd := exec.Command("go", "build", "-o", *b.path, b.pkg)
-		cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
-		if err := cmd.Run(); err != nil {
-			fmt.Fprintf(os.Stderr, "building %s: %v\n", b.pkg, err)
-			return 1
+		b.path = filepath.Join(binDir, filepath.Base(b.pkg))
+		out, err := exec.Command("go", "build", "-o", b.path, b.pkg).CombinedOutput()
+		if err != nil {
+			b.err = fmt.Errorf("building %s: %w\n%s", b.pkg, err, out)
 		}
+	})
+	if b.err != nil {
+		t.Fatal(b.err)
 	}
-	return m.Run()
+	return b.path
 }
 
 // start starts an in-process server and returns it with a clientset.
@@ -76,7 +88,7 @@ func runKubectl(t *testing.T, s *testserver.Server, stdin string, args ...string
 	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, kubectlPath, args...)
+	cmd := exec.CommandContext(ctx, kubectlBinary.Path(t), args...)
 	cmd.Env = append(os.Environ(), "KUBECONFIG="+s.KubeconfigPath, "HOME="+t.TempDir())
 	cmd.Stdin = strings.NewReader(stdin)
 	var stdout, stderr bytes.Buffer

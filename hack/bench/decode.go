@@ -1,0 +1,169 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+)
+
+// verifiedListing lists every ConfigMap once, fully decoding each page, and
+// checks that the listing holds exactly want distinct ConfigMaps, that no page
+// exceeds the limit, and that continueToken agrees with the decoded lists.
+func verifiedListing(ctx context.Context, rc rest.Interface, v listVariant, want int) (listing, error) {
+	names := make(map[string]bool, want)
+	l, err := listAll(ctx, rc, v, func(body []byte) error { return checkPage(body, v, names) })
+	if err != nil {
+		return listing{}, err
+	}
+	if len(names) != want {
+		return listing{}, fmt.Errorf("got %d ConfigMaps in %d page(s), want exactly %d", len(names), l.pages, want)
+	}
+	return l, nil
+}
+
+// checkPage decodes one response body and adds its ConfigMaps to names.
+func checkPage(body []byte, v listVariant, names map[string]bool) error {
+	obj, _, err := scheme.Codecs.UniversalDeserializer().Decode(body, nil, nil)
+	if err != nil {
+		return fmt.Errorf("decoding the %s list: %w", v.encoding, err)
+	}
+	list, ok := obj.(*corev1.ConfigMapList)
+	if !ok {
+		return fmt.Errorf("got a %T, want a *v1.ConfigMapList", obj)
+	}
+	if v.limit > 0 && len(list.Items) > v.limit {
+		return fmt.Errorf("got %d items with limit=%d", len(list.Items), v.limit)
+	}
+	token, err := continueToken(body, v.accept)
+	switch {
+	case err != nil:
+		return err
+	case token != list.Continue:
+		return fmt.Errorf("extracted continue token %q, decoded %q", token, list.Continue)
+	case v.limit == 0 && token != "":
+		return fmt.Errorf("got continue token %q without a limit", token)
+	}
+	for _, cm := range list.Items {
+		if names[cm.Name] {
+			return fmt.Errorf("ConfigMap %s listed twice", cm.Name)
+		}
+		names[cm.Name] = true
+	}
+	return nil
+}
+
+// continueToken extracts metadata.continue from a list without decoding its
+// items.
+func continueToken(body []byte, accept string) (string, error) {
+	if accept == acceptProtobuf {
+		return protoContinue(body)
+	}
+	return jsonContinue(body)
+}
+
+// jsonContinue decodes the list's top-level fields up to "metadata" only;
+// the API server writes "items" after it.
+func jsonContinue(body []byte) (string, error) {
+	dec := json.NewDecoder(bytes.NewReader(body))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return "", fmt.Errorf("not a JSON object (%v)", err)
+	}
+	for dec.More() {
+		key, err := dec.Token()
+		if err != nil {
+			return "", fmt.Errorf("decoding JSON list: %w", err)
+		}
+		if key == "metadata" {
+			var meta metav1.ListMeta
+			if err := dec.Decode(&meta); err != nil {
+				return "", fmt.Errorf("decoding JSON list metadata: %w", err)
+			}
+			return meta.Continue, nil
+		}
+		var skip json.RawMessage
+		if err := dec.Decode(&skip); err != nil {
+			return "", fmt.Errorf("decoding JSON list: %w", err)
+		}
+	}
+	return "", errors.New("JSON list without metadata")
+}
+
+// protoContinue walks the protobuf wire format down to the token: the
+// "k8s\x00" magic, then runtime.Unknown field 2 (raw), the list's field 1
+// (metav1.ListMeta), and its field 3 (continue).
+func protoContinue(body []byte) (string, error) {
+	const magic = "k8s\x00"
+	if !bytes.HasPrefix(body, []byte(magic)) {
+		return "", errors.New("not a Kubernetes protobuf message")
+	}
+	msg := body[len(magic):]
+	for _, field := range []uint64{2, 1} { // Unknown.raw, then List.metadata
+		var found bool
+		var err error
+		if msg, found, err = protoField(msg, field); err != nil || !found {
+			return "", fmt.Errorf("protobuf list without field %d (%v)", field, err)
+		}
+	}
+	token, _, err := protoField(msg, 3) // ListMeta.continue; absent when empty
+	return string(token), err
+}
+
+// protoField returns the first length-delimited field num of a protobuf
+// message.
+func protoField(msg []byte, num uint64) (value []byte, found bool, err error) {
+	for len(msg) > 0 {
+		key, n := binary.Uvarint(msg)
+		if n <= 0 {
+			return nil, false, errors.New("bad protobuf field key")
+		}
+		msg = msg[n:]
+		var skip int
+		switch key & 7 {
+		case 0: // varint
+			_, skip = binary.Uvarint(msg)
+		case 1: // fixed64
+			skip = 8
+		case 5: // fixed32
+			skip = 4
+		case 2: // length-delimited
+			size, n := binary.Uvarint(msg)
+			if n <= 0 || size > uint64(len(msg)-n) {
+				return nil, false, errors.New("truncated protobuf field")
+			}
+			if key>>3 == num {
+				return msg[n : n+int(size)], true, nil
+			}
+			skip = n + int(size)
+		default:
+			return nil, false, fmt.Errorf("unsupported protobuf wire type %d", key&7)
+		}
+		if skip <= 0 || skip > len(msg) {
+			return nil, false, errors.New("truncated protobuf field")
+		}
+		msg = msg[skip:]
+	}
+	return nil, false, nil
+}
+
+// serverAllocBytes scrapes the server's cumulative allocated bytes.
+func serverAllocBytes(ctx context.Context, rc rest.Interface) (float64, error) {
+	body, err := rc.Get().AbsPath("/metrics").SetHeader("Accept", "text/plain").DoRaw(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("scraping /metrics: %w", err)
+	}
+	for line := range bytes.Lines(body) {
+		if v, ok := bytes.CutPrefix(line, []byte(allocBytesTotal+" ")); ok {
+			return strconv.ParseFloat(string(bytes.TrimSpace(v)), 64)
+		}
+	}
+	return 0, fmt.Errorf("/metrics has no %s", allocBytesTotal)
+}

@@ -1,0 +1,151 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+)
+
+const (
+	listPath        = "/api/v1/namespaces/" + namespace + "/configmaps"
+	acceptJSON      = "application/json"
+	acceptProtobuf  = "application/vnd.kubernetes.protobuf"
+	allocBytesTotal = "go_memstats_alloc_bytes_total"
+)
+
+// listVariant is one way of listing every ConfigMap.
+type listVariant struct {
+	encoding string // "JSON" or "protobuf"
+	accept   string
+	limit    int // 0: one request
+}
+
+func (v listVariant) String() string {
+	if v.limit == 0 {
+		return v.encoding + ", one request"
+	}
+	return fmt.Sprintf("%s, paged (limit %d)", v.encoding, v.limit)
+}
+
+// listStats are the timed full listings of one variant.
+type listStats struct {
+	variant    listVariant
+	times      []time.Duration
+	allocPerOp float64 // server bytes allocated per full listing
+	shape      listing // pages and bytes of each full listing
+}
+
+// benchLists starts a server on the populated data dir and measures every
+// LIST variant on it.
+func benchLists(ctx context.Context, cfg config, dataDir string) (results []listStats, err error) {
+	s, err := startServer(ctx, cfg, dataDir)
+	if err != nil {
+		return nil, fmt.Errorf("LIST: %w", err)
+	}
+	defer func() { err = errors.Join(err, s.Stop()) }()
+	rc, err := s.restConfig()
+	if err != nil {
+		return nil, err
+	}
+	rc.DisableCompression = !cfg.gzip
+	client, err := kubernetes.NewForConfig(rc)
+	if err != nil {
+		return nil, fmt.Errorf("creating client: %w", err)
+	}
+	for _, v := range listVariants(cfg.page) {
+		st, err := benchList(ctx, client.CoreV1().RESTClient(), v, cfg)
+		if err != nil {
+			return nil, fmt.Errorf("LIST %s: %w", v, err)
+		}
+		results = append(results, st)
+	}
+	return results, nil
+}
+
+func listVariants(page int) []listVariant {
+	return []listVariant{
+		{encoding: "JSON", accept: acceptJSON},
+		{encoding: "JSON", accept: acceptJSON, limit: page},
+		{encoding: "protobuf", accept: acceptProtobuf},
+		{encoding: "protobuf", accept: acceptProtobuf, limit: page},
+	}
+}
+
+// benchList verifies one untimed listing, then times cfg.lists listings
+// between two scrapes of the server's allocation counter.
+func benchList(ctx context.Context, rc rest.Interface, v listVariant, cfg config) (listStats, error) {
+	st := listStats{variant: v}
+	var err error
+	if st.shape, err = verifiedListing(ctx, rc, v, cfg.objects); err != nil {
+		return listStats{}, err
+	}
+	before, err := serverAllocBytes(ctx, rc)
+	if err != nil {
+		return listStats{}, err
+	}
+	for i := range cfg.lists {
+		began := time.Now()
+		shape, err := listAll(ctx, rc, v, nil)
+		if err != nil {
+			return listStats{}, err
+		}
+		st.times = append(st.times, time.Since(began))
+		if shape != st.shape {
+			return listStats{}, fmt.Errorf("listing %d: got %+v, the verified warm-up got %+v", i+1, shape, st.shape)
+		}
+	}
+	after, err := serverAllocBytes(ctx, rc)
+	if err != nil {
+		return listStats{}, err
+	}
+	st.allocPerOp = (after - before) / float64(cfg.lists)
+	progress("LIST %s: median %s, %s allocated per listing", v, fmtDuration(median(st.times)), fmtBytes(st.allocPerOp))
+	return st, nil
+}
+
+// listing is the shape of one full listing.
+type listing struct {
+	pages int
+	bytes int
+}
+
+// listAll lists every ConfigMap, following continue tokens when the variant
+// is paged. If page is not nil, it is called with every response body.
+func listAll(ctx context.Context, rc rest.Interface, v listVariant, page func(body []byte) error) (listing, error) {
+	var l listing
+	token := ""
+	for {
+		req := rc.Get().AbsPath(listPath).SetHeader("Accept", v.accept)
+		if v.limit > 0 {
+			req = req.Param("limit", strconv.Itoa(v.limit))
+		}
+		if token != "" {
+			req = req.Param("continue", token)
+		}
+		body, err := req.DoRaw(ctx)
+		if err != nil {
+			return listing{}, fmt.Errorf("page %d: %w", l.pages+1, err)
+		}
+		l.pages++
+		l.bytes += len(body)
+		if page != nil {
+			if err := page(body); err != nil {
+				return listing{}, fmt.Errorf("page %d: %w", l.pages, err)
+			}
+		}
+		if v.limit == 0 {
+			return l, nil
+		}
+		if token, err = continueToken(body, v.accept); err != nil {
+			return listing{}, fmt.Errorf("page %d: %w", l.pages, err)
+		}
+		if token == "" {
+			return l, nil
+		}
+	}
+}

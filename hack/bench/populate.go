@@ -1,0 +1,101 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+)
+
+const (
+	namespace   = "default"
+	payloadSize = 1 << 10 // bytes of data per ConfigMap
+)
+
+// populateStats describes how the populated data dir was filled.
+type populateStats struct {
+	objects  int
+	duration time.Duration
+}
+
+// populate starts a server on a new data dir, creates cfg.objects ConfigMaps
+// with cfg.workers concurrent clients, and stops the server.
+func populate(ctx context.Context, cfg config, dataDir string) (populateStats, error) {
+	s, err := startServer(ctx, cfg, dataDir)
+	if err != nil {
+		return populateStats{}, fmt.Errorf("populate: %w", err)
+	}
+	progress("populate: creating %d ConfigMaps with %d clients", cfg.objects, cfg.workers)
+	began := time.Now()
+	err = createConfigMaps(ctx, s, cfg.objects, cfg.workers)
+	st := populateStats{objects: cfg.objects, duration: time.Since(began)}
+	if err = errors.Join(err, s.Stop()); err != nil {
+		return populateStats{}, fmt.Errorf("populate: %w", err)
+	}
+	progress("populate: done in %s (%.0f creates/s)", fmtDuration(st.duration), float64(st.objects)/st.duration.Seconds())
+	return st, nil
+}
+
+// createConfigMaps creates n ConfigMaps named bench-00000... in namespace,
+// stopping at the first error.
+func createConfigMaps(ctx context.Context, s *server, n, workers int) error {
+	rc, err := s.restConfig()
+	if err != nil {
+		return err
+	}
+	client, err := kubernetes.NewForConfig(rc)
+	if err != nil {
+		return fmt.Errorf("creating client: %w", err)
+	}
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	indexes := make(chan int)
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Go(func() {
+			for i := range indexes {
+				if err := createConfigMap(ctx, client, i); err != nil {
+					cancel(err)
+				}
+			}
+		})
+	}
+	feedIndexes(ctx, indexes, n)
+	wg.Wait()
+	return context.Cause(ctx)
+}
+
+// feedIndexes sends 0..n-1 to indexes until ctx is done, then closes it.
+func feedIndexes(ctx context.Context, indexes chan<- int, n int) {
+	defer close(indexes)
+	for i := range n {
+		select {
+		case indexes <- i:
+		case <-ctx.Done():
+			return
+		}
+	}
+}
+
+func createConfigMap(ctx context.Context, client kubernetes.Interface, i int) error {
+	cm := &corev1.ConfigMap{
+		ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("bench-%05d", i)},
+		Data:       map[string]string{"payload": payload(i)},
+	}
+	if _, err := client.CoreV1().ConfigMaps(namespace).Create(ctx, cm, metav1.CreateOptions{}); err != nil {
+		return fmt.Errorf("creating ConfigMap %s: %w", cm.Name, err)
+	}
+	return nil
+}
+
+// payload is payloadSize bytes of printable text that differs per object.
+func payload(i int) string {
+	seed := fmt.Sprintf("configmap %05d of the LIST benchmark; ", i)
+	return strings.Repeat(seed, payloadSize/len(seed)+1)[:payloadSize]
+}

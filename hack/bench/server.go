@@ -1,0 +1,196 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+)
+
+const (
+	readyTimeout = 2 * time.Minute  // from exec to the ready line
+	stopTimeout  = 30 * time.Second // from SIGTERM to exit, then SIGKILL
+	stderrTail   = 4 << 10          // bytes of server stderr kept for errors
+)
+
+// server is one running miniapiserver process.
+type server struct {
+	cmd        *exec.Cmd
+	stderr     *tailWriter
+	exited     chan struct{} // closed when cmd.Wait has returned
+	waitErr    error         // cmd.Wait's result; read after exited is closed
+	ready      time.Duration // from exec to the ready line
+	banner     string        // the ready line
+	kubeconfig string        // from the ready line
+
+	stopOnce sync.Once
+	stopped  time.Duration // from SIGTERM to exit
+	stopErr  error
+}
+
+// startServer runs the binary on dataDir with a free port and waits for its
+// ready line. On error the process has already been stopped.
+func startServer(ctx context.Context, cfg config, dataDir string) (*server, error) {
+	args := append([]string{"--data-dir", dataDir, "--secure-port", "0"}, cfg.serverArgs...)
+	stdout, w, err := os.Pipe()
+	if err != nil {
+		return nil, fmt.Errorf("creating stdout pipe: %w", err)
+	}
+	s := &server{
+		cmd:    exec.Command(cfg.server, args...),
+		stderr: &tailWriter{max: stderrTail},
+		exited: make(chan struct{}),
+	}
+	s.cmd.Stdout, s.cmd.Stderr, s.cmd.SysProcAttr = w, s.stderr, sysProcAttr()
+	began := time.Now()
+	err = s.cmd.Start()
+	w.Close()
+	if err != nil {
+		stdout.Close()
+		return nil, fmt.Errorf("starting %s: %w", cfg.server, err)
+	}
+	go func() { s.waitErr = s.cmd.Wait(); close(s.exited) }()
+	if err := s.awaitReady(ctx, stdout, began); err != nil {
+		if s.hasExited() {
+			return nil, err
+		}
+		return nil, errors.Join(err, s.Stop())
+	}
+	return s, nil
+}
+
+func (s *server) hasExited() bool {
+	select {
+	case <-s.exited:
+		return true
+	default:
+		return false
+	}
+}
+
+// awaitReady reads stdout until the ready line, then drains and closes it.
+func (s *server) awaitReady(ctx context.Context, stdout *os.File, began time.Time) error {
+	lines := make(chan string, 1)
+	go func() {
+		defer stdout.Close()
+		defer close(lines)
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			if strings.Contains(sc.Text(), " ready on ") {
+				lines <- sc.Text()
+				_, _ = io.Copy(io.Discard, stdout)
+				return
+			}
+		}
+	}()
+	timeout := time.NewTimer(readyTimeout)
+	defer timeout.Stop()
+	select {
+	case line, ok := <-lines:
+		if !ok {
+			<-s.exited
+			return fmt.Errorf("server exited before it was ready (%v)%s", s.waitErr, s.stderr.excerpt())
+		}
+		s.ready, s.banner = time.Since(began), line
+		return s.parseBanner()
+	case <-timeout.C:
+		return fmt.Errorf("server not ready within %s", readyTimeout)
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func (s *server) parseBanner() error {
+	_, path, ok := strings.Cut(s.banner, "KUBECONFIG=")
+	if !ok || strings.TrimSpace(path) == "" {
+		return fmt.Errorf("no KUBECONFIG=... in the ready line %q", s.banner)
+	}
+	s.kubeconfig = strings.TrimSpace(path)
+	return nil
+}
+
+// version is the banner's leading "miniapiserver vX.Y.Z".
+func (s *server) version() string {
+	v, _, _ := strings.Cut(s.banner, " ready on ")
+	return v
+}
+
+// restConfig is an admin client config without rate limits or short timeouts.
+func (s *server) restConfig() (*rest.Config, error) {
+	rc, err := clientcmd.BuildConfigFromFlags("", s.kubeconfig)
+	if err != nil {
+		return nil, fmt.Errorf("loading %s: %w", s.kubeconfig, err)
+	}
+	rc.QPS, rc.Burst, rc.Timeout = -1, 1000, 5*time.Minute
+	return rc, nil
+}
+
+// Stop sends SIGTERM and waits for the exit, killing the process after
+// stopTimeout. A server that exits before Stop, or with an error, is an error.
+// It is safe to call more than once.
+func (s *server) Stop() error {
+	s.stopOnce.Do(func() { s.stopErr = s.stop() })
+	return s.stopErr
+}
+
+func (s *server) stop() error {
+	if s.hasExited() {
+		return fmt.Errorf("server exited unexpectedly (%v)%s", s.waitErr, s.stderr.excerpt())
+	}
+	began := time.Now()
+	if err := s.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		return errors.Join(fmt.Errorf("sending SIGTERM: %w", err), s.cmd.Process.Kill())
+	}
+	timeout := time.NewTimer(stopTimeout)
+	defer timeout.Stop()
+	select {
+	case <-s.exited:
+		s.stopped = time.Since(began)
+		if s.waitErr != nil {
+			return fmt.Errorf("server failed after SIGTERM (%w)%s", s.waitErr, s.stderr.excerpt())
+		}
+		return nil
+	case <-timeout.C:
+		err := s.cmd.Process.Kill()
+		<-s.exited
+		return errors.Join(fmt.Errorf("server still running %s after SIGTERM; killed it%s", stopTimeout, s.stderr.excerpt()), err)
+	}
+}
+
+// tailWriter keeps the last max bytes written to it. Read it only after the
+// process has exited (cmd.Wait has returned).
+type tailWriter struct {
+	buf []byte
+	max int
+	cut bool // whether earlier output was dropped
+}
+
+func (t *tailWriter) Write(p []byte) (int, error) {
+	t.buf = append(t.buf, p...)
+	if over := len(t.buf) - t.max; over > 0 {
+		t.buf, t.cut = t.buf[over:], true
+	}
+	return len(p), nil
+}
+
+// excerpt formats the kept stderr for an error message.
+func (t *tailWriter) excerpt() string {
+	tail := string(t.buf)
+	if _, rest, ok := strings.Cut(tail, "\n"); t.cut && ok {
+		tail = rest // drop the partial first line
+	}
+	if tail = strings.TrimRight(tail, "\n"); tail == "" {
+		return ""
+	}
+	return "; last server stderr:\n" + tail
+}

@@ -1,0 +1,10 @@
+package main
+
+import "syscall"
+
+// sysProcAttr puts the server in its own process group, so a Ctrl-C reaches
+// only bench (which then stops the server with SIGTERM), and kills the server
+// if bench dies without stopping it.
+func sysProcAttr() *syscall.SysProcAttr {
+	return &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+}

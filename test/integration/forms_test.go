@@ -1,0 +1,122 @@
+package integration
+
+import (
+	"bufio"
+	"encoding/json"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/metadata"
+	"k8s.io/client-go/rest"
+)
+
+// TestResponseForms checks that GET, LIST and WATCH answer in every form
+// kubectl and informers ask for: JSON, protobuf, Table and PartialObjectMetadata.
+func TestResponseForms(t *testing.T) {
+	s, client := start(t)
+	createConfigMaps(t, client, "default", 2)
+
+	t.Run("protobuf", func(t *testing.T) {
+		cfg := rest.CopyConfig(s.Config)
+		cfg.ContentType = "application/vnd.kubernetes.protobuf"
+		cfg.AcceptContentTypes = "application/vnd.kubernetes.protobuf"
+		pb := kubernetes.NewForConfigOrDie(cfg)
+		cm, err := pb.CoreV1().ConfigMaps("default").Get(t.Context(), "cm-000", metav1.GetOptions{})
+		if err != nil || cm.Data["i"] != "0" {
+			t.Fatalf("GET: got %v, %v", cm, err)
+		}
+		list, err := pb.CoreV1().ConfigMaps("default").List(t.Context(), metav1.ListOptions{})
+		if err != nil || len(list.Items) != 2 {
+			t.Fatalf("LIST: got %v, %v", list, err)
+		}
+		w, err := pb.CoreV1().ConfigMaps("default").Watch(t.Context(), metav1.ListOptions{ResourceVersion: list.ResourceVersion})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer w.Stop()
+		createCMNamed(t, client, "pb-watched")
+		ev := <-w.ResultChan()
+		if got, ok := ev.Object.(*corev1.ConfigMap); ev.Type != watch.Added || !ok || got.Name != "pb-watched" {
+			t.Errorf("WATCH: got %v %T, want ADDED pb-watched", ev.Type, ev.Object)
+		}
+	})
+
+	t.Run("PartialObjectMetadata", func(t *testing.T) {
+		meta := metadata.NewForConfigOrDie(s.Config).Resource(schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}).Namespace("default")
+		obj, err := meta.Get(t.Context(), "cm-000", metav1.GetOptions{})
+		if err != nil || obj.Name != "cm-000" || obj.UID == "" {
+			t.Fatalf("GET: got %+v, %v", obj, err)
+		}
+		list, err := meta.List(t.Context(), metav1.ListOptions{})
+		if err != nil || len(list.Items) < 2 {
+			t.Fatalf("LIST: got %+v, %v", list, err)
+		}
+		w, err := meta.Watch(t.Context(), metav1.ListOptions{ResourceVersion: list.ResourceVersion})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer w.Stop()
+		createCMNamed(t, client, "meta-watched")
+		ev := <-w.ResultChan()
+		if got, ok := ev.Object.(*metav1.PartialObjectMetadata); ev.Type != watch.Added || !ok || got.Name != "meta-watched" {
+			t.Errorf("WATCH: got %v %#v, want ADDED meta-watched as PartialObjectMetadata", ev.Type, ev.Object)
+		}
+	})
+
+	t.Run("Table", func(t *testing.T) {
+		httpClient, err := rest.HTTPClientFor(s.Config)
+		if err != nil {
+			t.Fatal(err)
+		}
+		get := func(path string) *http.Response {
+			t.Helper()
+			req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, s.Config.Host+path, nil)
+			req.Header.Set("Accept", "application/json;as=Table;v=v1;g=meta.k8s.io")
+			resp, err := httpClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if resp.StatusCode != http.StatusOK {
+				body, _ := io.ReadAll(resp.Body)
+				t.Fatalf("GET %s: %d %s", path, resp.StatusCode, body)
+			}
+			return resp
+		}
+		for _, path := range []string{"/api/v1/namespaces/default/configmaps/cm-000", "/api/v1/namespaces/default/configmaps"} {
+			resp := get(path)
+			var table metav1.Table
+			err := json.NewDecoder(resp.Body).Decode(&table)
+			resp.Body.Close()
+			if err != nil || table.Kind != "Table" || len(table.ColumnDefinitions) != 3 || len(table.Rows) == 0 || table.Rows[0].Cells[0] != "cm-000" {
+				t.Errorf("GET %s as Table: got %+v, %v", path, table, err)
+			}
+		}
+		resp := get("/api/v1/namespaces/default/configmaps?watch=true&resourceVersion=0")
+		defer resp.Body.Close()
+		line, err := bufio.NewReader(resp.Body).ReadString('\n')
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ev struct {
+			Type   string
+			Object metav1.Table
+		}
+		if err := json.Unmarshal([]byte(line), &ev); err != nil || ev.Type != "ADDED" || ev.Object.Kind != "Table" || len(ev.Object.Rows) != 1 {
+			t.Errorf("WATCH as Table: got %s (%v)", strings.TrimSpace(line), err)
+		}
+	})
+}
+
+func createCMNamed(t *testing.T, client kubernetes.Interface, name string) {
+	t.Helper()
+	if err := createCM(t.Context(), client, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name}}); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -1,0 +1,46 @@
+package integration
+
+import (
+	"encoding/base64"
+	"net/http"
+	"testing"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/miniapiserver/miniapiserver/pkg/testserver"
+)
+
+// FuzzContinueToken sends arbitrary continue tokens: the answer is a page,
+// 400 (malformed), 410 (compacted) or 504 (a revision from the future), never
+// another 5xx. `make fuzz` runs it; go test runs the seeds.
+func FuzzContinueToken(f *testing.F) {
+	enc := func(s string) string { return base64.RawURLEncoding.EncodeToString([]byte(s)) }
+	for _, seed := range []string{
+		"", "!!!", enc("{}"), enc("null"), enc(`{"v":"meta.k8s.io/v1","rv":1,"start":"a"}`),
+		enc(`{"v":"meta.k8s.io/v1","rv":-1,"start":"cm-001\u0000"}`),
+		enc(`{"v":"meta.k8s.io/v1","rv":3,"start":"../../x"}`),
+		enc(`{"v":"meta.k8s.io/v1","rv":9223372036854775807,"start":"x"}`),
+		enc(`{"v":"meta.k8s.io/v1","rv":3,"start":"/"}`),
+	} {
+		f.Add(seed)
+	}
+	s := testserver.Start(f)
+	client := kubernetes.NewForConfigOrDie(s.Config)
+	f.Fuzz(func(t *testing.T, token string) {
+		_, err := client.CoreV1().ConfigMaps("default").List(t.Context(), metav1.ListOptions{Limit: 2, Continue: token})
+		if err == nil {
+			return
+		}
+		status, ok := err.(apierrors.APIStatus)
+		if !ok {
+			t.Fatalf("continue=%q: got %v, want a Status", token, err)
+		}
+		switch code := status.Status().Code; {
+		case code == http.StatusBadRequest, code == http.StatusGone, code == http.StatusGatewayTimeout:
+		default:
+			t.Fatalf("continue=%q: got %d %v, want 400, 410 or 504", token, code, err)
+		}
+	})
+}

@@ -1,0 +1,118 @@
+package integration
+
+import (
+	"context"
+	"fmt"
+	"regexp"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/go-logr/logr"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/klog/v2"
+
+	"github.com/miniapiserver/miniapiserver/pkg/testserver"
+)
+
+// TestInformersSyncWithWatchList runs client-go v0.37 informers, which use
+// streaming watch-list by default: they must sync without a LIST, keep
+// watching, and the server must log no error meanwhile.
+func TestInformersSyncWithWatchList(t *testing.T) {
+	errs := recordErrorLogs(t)
+	s, client := start(t)
+	createConfigMaps(t, client, "default", 50)
+	listsBefore := requestCount(t, s, "LIST", "configmaps")
+
+	factory := informers.NewSharedInformerFactory(client, 0)
+	cmInformer := factory.Core().V1().ConfigMaps()
+	seen := make(chan string, 100)
+	_, err := cmInformer.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc: func(obj any) { seen <- obj.(*corev1.ConfigMap).Name },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	podInformer := factory.Core().V1().Pods().Informer() // an empty collection must sync too
+	ctx, cancel := context.WithCancel(t.Context())
+	factory.Start(ctx.Done())
+	defer func() {
+		cancel()
+		factory.Shutdown()
+	}()
+	syncCtx, syncCancel := context.WithTimeout(ctx, 30*time.Second)
+	defer syncCancel()
+	if !cache.WaitForCacheSync(syncCtx.Done(), cmInformer.Informer().HasSynced, podInformer.HasSynced) {
+		t.Fatal("informers did not sync")
+	}
+	if got, err := cmInformer.Lister().ConfigMaps("default").List(labels.Everything()); err != nil || len(got) != 50 {
+		t.Errorf("lister: got %d configmaps, %v; want 50", len(got), err)
+	}
+	if after := requestCount(t, s, "LIST", "configmaps"); after != listsBefore {
+		t.Errorf("informer sync issued %d LIST requests, want 0 (watch-list)", after-listsBefore)
+	}
+
+	createCMNamed(t, client, "later")
+	waitCtx, waitCancel := context.WithTimeout(ctx, 30*time.Second)
+	defer waitCancel()
+	for name := ""; name != "later"; {
+		select {
+		case name = <-seen:
+		case <-waitCtx.Done():
+			t.Fatal("informer did not see a configmap created after sync")
+		}
+	}
+	if e := errs(); len(e) > 0 {
+		t.Errorf("server logged errors: %v", e)
+	}
+}
+
+// requestCount reads apiserver_request_total for verb and resource from /metrics.
+func requestCount(t *testing.T, s *testserver.Server, verb, resource string) int {
+	t.Helper()
+	body, err := kubernetes.NewForConfigOrDie(s.Config).Discovery().RESTClient().Get().AbsPath("/metrics").DoRaw(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	re := regexp.MustCompile(fmt.Sprintf(`(?m)^apiserver_request_total\{[^}]*resource="%s"[^}]*verb="%s"[^}]*\} (\d+)`, resource, verb))
+	total := 0
+	for _, m := range re.FindAllStringSubmatch(string(body), -1) {
+		n, _ := strconv.Atoi(m[1])
+		total += n
+	}
+	return total
+}
+
+// recordErrorLogs routes klog through a sink that remembers every error
+// logged until the test ends; the returned func reports them.
+func recordErrorLogs(t *testing.T) func() []string {
+	sink := &errorSink{}
+	klog.SetLogger(logr.New(sink))
+	t.Cleanup(klog.ClearLogger)
+	return func() []string {
+		sink.mu.Lock()
+		defer sink.mu.Unlock()
+		return append([]string(nil), sink.errors...)
+	}
+}
+
+type errorSink struct {
+	mu     sync.Mutex
+	errors []string
+}
+
+func (s *errorSink) Init(logr.RuntimeInfo)          {}
+func (s *errorSink) Enabled(int) bool               { return false }
+func (s *errorSink) Info(int, string, ...any)       {}
+func (s *errorSink) WithValues(...any) logr.LogSink { return s }
+func (s *errorSink) WithName(string) logr.LogSink   { return s }
+func (s *errorSink) Error(err error, msg string, kv ...any) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.errors = append(s.errors, fmt.Sprintf("%s: %v %v", msg, err, kv))
+}
