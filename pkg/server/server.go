@@ -8,8 +8,10 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"sync"
 	"time"
 
+	utilnet "k8s.io/apimachinery/pkg/util/net"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/apiserver/pkg/admission"
@@ -142,15 +144,30 @@ func (c CompletedConfig) New(ctx context.Context) (s *Server, err error) {
 	if err != nil {
 		return nil, err
 	}
-	generic, err := gc.Complete(factory).New("miniapiserver", genericapiserver.NewEmptyDelegate())
+	generic, err := gc.Complete(nil).New("miniapiserver", genericapiserver.NewEmptyDelegate())
 	if err != nil {
 		return nil, err
 	}
 	if err := installAPIs(generic, gc.RESTOptionsGetter); err != nil {
 		return nil, err
 	}
-	generic.AddPostStartHookOrDie("start-informers", func(hc genericapiserver.PostStartHookContext) error {
-		factory.Start(hc.Done())
+	// The loopback informers and the namespace controller stop before the
+	// HTTP server does: a watch still open at shutdown holds it for a second.
+	loopbackCtx, stopLoopback := context.WithCancel(context.WithoutCancel(ctx))
+	var controllers sync.WaitGroup
+	generic.AddPreShutdownHookOrDie("stop-loopback-clients", func() error {
+		stopLoopback()
+		factory.Shutdown()
+		controllers.Wait()
+		for _, cfg := range []*rest.Config{gc.LoopbackClientConfig, c.Admin} {
+			if rt, err := rest.TransportFor(cfg); err == nil {
+				utilnet.CloseIdleConnectionsFor(rt)
+			}
+		}
+		return nil
+	})
+	generic.AddPostStartHookOrDie("start-informers", func(genericapiserver.PostStartHookContext) error {
+		factory.Start(loopbackCtx.Done())
 		return nil
 	})
 	generic.AddPostStartHookOrDie("bootstrap-namespaces", func(hc genericapiserver.PostStartHookContext) error {
@@ -165,7 +182,8 @@ func (c CompletedConfig) New(ctx context.Context) (s *Server, err error) {
 		if err != nil {
 			return err
 		}
-		go newNamespaceController(client, meta, factory.Core().V1().Namespaces()).run(hc)
+		controller := newNamespaceController(client, meta, factory.Core().V1().Namespaces())
+		controllers.Go(func() { controller.run(loopbackCtx) })
 		return nil
 	})
 

@@ -57,6 +57,10 @@ func StartEtcd(ctx context.Context, c EtcdConfig) (e *Etcd, err error) {
 	cfg.ListenPeerUrls = []url.URL{loopback}
 	cfg.AdvertisePeerUrls = []url.URL{loopback}
 	cfg.InitialCluster = cfg.InitialClusterFromName(cfg.Name)
+	// One member, no peers: a 10ms tick elects it leader within ~0.1s of start
+	// instead of up to 1.1s (raft waits a random 1-11 ticks before campaigning).
+	cfg.TickMs = 10
+	cfg.ElectionMs = 100
 	cfg.WatchProgressNotifyInterval = c.ProgressNotifyInterval
 	// The apiserver's own compactor compacts, so CompactRevision() observes it.
 	cfg.AutoCompactionRetention = "0"

@@ -44,7 +44,7 @@ func TestAcknowledgedWritesSurviveSIGKILL(t *testing.T) {
 				mu.Unlock()
 				if n == killAfter {
 					_ = proc.Process.Signal(syscall.SIGKILL)
-									cancel() // writes in flight now were never acknowledged
+					cancel() // writes in flight now were never acknowledged
 				}
 			}
 		})

@@ -2,6 +2,7 @@ package integration
 
 import (
 	"bufio"
+	"encoding/binary"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -12,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/rest"
@@ -119,4 +121,101 @@ func createCMNamed(t *testing.T, client kubernetes.Interface, name string) {
 	if err := createCM(t.Context(), client, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name}}); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// TestEveryResourceAnswersInEveryForm asks every resource for GET, LIST and
+// WATCH as protobuf, Table and PartialObjectMetadata, over plain HTTP.
+func TestEveryResourceAnswersInEveryForm(t *testing.T) {
+	s, _ := start(t)
+	dyn := dynamic.NewForConfigOrDie(s.Config)
+	httpClient, err := rest.HTTPClientFor(s.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	forms := map[string]string{
+		"protobuf":              "application/vnd.kubernetes.protobuf",
+		"Table":                 "application/json;as=Table;v=v1;g=meta.k8s.io",
+		"PartialObjectMetadata": "application/json;as=PartialObjectMetadata;v=v1;g=meta.k8s.io",
+	}
+	listForms := map[string]string{
+		"protobuf":              forms["protobuf"],
+		"Table":                 forms["Table"],
+		"PartialObjectMetadata": "application/json;as=PartialObjectMetadataList;v=v1;g=meta.k8s.io",
+	}
+	for _, r := range servedResources {
+		obj := newObject(r.gvr.GroupVersion().String(), r.kind, "x", r.body)
+		if _, err := dyn.Resource(r.gvr).Namespace("default").Create(t.Context(), obj, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		prefix := "/api/v1"
+		if r.gvr.Group != "" {
+			prefix = "/apis/" + r.gvr.GroupVersion().String()
+		}
+		collection := prefix + "/namespaces/default/" + r.gvr.Resource
+		for form, accept := range forms {
+			listKind := form
+			if form == "PartialObjectMetadata" {
+				listKind = "PartialObjectMetadataList"
+			}
+			for _, req := range []struct{ verb, path, accept, kind string }{
+				{"GET", collection + "/x", accept, form},
+				{"LIST", collection, listForms[form], listKind},
+				{"WATCH", collection + "?watch=true&resourceVersion=0", accept, form},
+			} {
+				body := fetch(t, httpClient, s.Config.Host+req.path, req.accept)
+				var ok bool
+				switch {
+				case form != "protobuf":
+					ok = strings.Contains(body, `"kind":"`+req.kind+`"`)
+				case req.verb == "WATCH": // length-prefixed WatchEvent frames
+					ok = strings.Contains(body, "ADDED") && strings.Contains(body, r.kind)
+				default: // the protobuf envelope: magic "k8s\x00", then the typed object
+					ok = strings.HasPrefix(body, "k8s\x00") && strings.Contains(body, r.kind)
+				}
+				if !ok {
+					t.Errorf("%s %s as %s: got %q", req.verb, r.gvr.Resource, form, body[:min(len(body), 200)])
+				}
+			}
+		}
+	}
+}
+
+func fetch(t *testing.T, c *http.Client, url, accept string) string {
+	t.Helper()
+	req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, url, nil)
+	req.Header.Set("Accept", accept)
+	resp, err := c.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		body, _ := io.ReadAll(resp.Body)
+		t.Fatalf("GET %s (%s): %d %s", url, accept, resp.StatusCode, body)
+	}
+	if !strings.Contains(url, "watch=true") {
+		body, err := io.ReadAll(resp.Body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(body)
+	}
+	// A watch never ends by itself: read its first event only.
+	r := bufio.NewReader(resp.Body)
+	if strings.Contains(accept, "protobuf") {
+		var size [4]byte
+		if _, err := io.ReadFull(r, size[:]); err != nil {
+			t.Fatal(err)
+		}
+		frame := make([]byte, binary.BigEndian.Uint32(size[:]))
+		if _, err := io.ReadFull(r, frame); err != nil {
+			t.Fatal(err)
+		}
+		return string(frame)
+	}
+	line, err := r.ReadString('\n')
+	if err != nil {
+		t.Fatal(err)
+	}
+	return line
 }

@@ -35,7 +35,7 @@ func TestMain(m *testing.M) {
 
 // A binary is built on first use (so fuzz workers and tests that need none
 // build none), or taken from an environment variable.
-type binary struct {
+type builtBinary struct {
 	env, pkg string
 	once     sync.Once
 	path     string
@@ -43,12 +43,12 @@ type binary struct {
 }
 
 var (
-	kubectlBinary = &binary{env: "KUBECTL", pkg: "github.com/miniapiserver/miniapiserver/hack/tools/kubectl"}
-	serverBinary  = &binary{env: "MINIAPISERVER", pkg: "github.com/miniapiserver/miniapiserver/cmd/miniapiserver"}
+	kubectlBinary = &builtBinary{env: "KUBECTL", pkg: "github.com/miniapiserver/miniapiserver/hack/tools/kubectl"}
+	serverBinary  = &builtBinary{env: "MINIAPISERVER", pkg: "github.com/miniapiserver/miniapiserver/cmd/miniapiserver"}
 )
 
 // Path returns the binary's path, building it the first time.
-func (b *binary) Path(t *testing.T) string {
+func (b *builtBinary) Path(t *testing.T) string {
 	t.Helper()
 	b.once.Do(func() {
 		if b.path = os.Getenv(b.env); b.path != "" {
