@@ -1,6 +1,7 @@
 package integration
 
 import (
+	"context"
 	"encoding/base64"
 	"fmt"
 	"net/http"
@@ -12,6 +13,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
 	utilfeature "k8s.io/apiserver/pkg/util/feature"
 	"k8s.io/client-go/kubernetes"
 	featuregatetesting "k8s.io/component-base/featuregate/testing"
@@ -199,5 +201,31 @@ func compactEtcd(t *testing.T, s *testserver.Server) {
 	}
 	if _, err := c.Compact(t.Context(), resp.Header.Revision, clientv3.WithCompactPhysical()); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestPeriodicCompactionExpiresOldContinueTokens runs the server's own
+// compactor (--etcd-compaction-interval) and polls until a continue token
+// from before the compaction gets 410.
+func TestPeriodicCompactionExpiresOldContinueTokens(t *testing.T) {
+	_, client := start(t, func(o *server.Options) { o.EtcdCompactionInterval = 200 * time.Millisecond })
+	createConfigMaps(t, client, "default", 3)
+	cms := client.CoreV1().ConfigMaps("default")
+	first, err := cms.List(t.Context(), metav1.ListOptions{Limit: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := 0
+	err = wait.PollUntilContextTimeout(t.Context(), 100*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+		// The compactor compacts what it saw one interval ago: keep the revision moving.
+		i++
+		if _, err := cms.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("tick-%d", i)}}, metav1.CreateOptions{}); err != nil {
+			return false, err
+		}
+		_, err := cms.List(ctx, metav1.ListOptions{Limit: 1, Continue: first.Continue})
+		return apierrors.IsResourceExpired(err) || apierrors.IsGone(err), nil
+	})
+	if err != nil {
+		t.Fatalf("the first page's revision was never compacted: %v", err)
 	}
 }
