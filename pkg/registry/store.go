@@ -3,6 +3,7 @@ package registry
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -138,22 +139,10 @@ func Fieldpaths(groupVersion string, paths ...string) map[fieldpath.APIVersion]*
 	set := fieldpath.NewSet()
 	for _, p := range paths {
 		var path fieldpath.Path
-		for _, name := range splitDots(p) {
+		for _, name := range strings.Split(p, ".") {
 			path = append(path, fieldpath.PathElement{FieldName: &name})
 		}
 		set.Insert(path)
 	}
 	return map[fieldpath.APIVersion]*fieldpath.Set{fieldpath.APIVersion(groupVersion): set}
-}
-
-func splitDots(p string) []string {
-	var out []string
-	start := 0
-	for i := 0; i <= len(p); i++ {
-		if i == len(p) || p[i] == '.' {
-			out = append(out, p[start:i])
-			start = i + 1
-		}
-	}
-	return out
 }

@@ -63,54 +63,32 @@ func loadOrCreateCA(dir string) (certPEM, keyPEM []byte, err error) {
 	if errCert == nil && errKey == nil {
 		return certPEM, keyPEM, nil
 	}
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		return nil, nil, err
-	}
 	now := time.Now()
-	tmpl := &x509.Certificate{
-		SerialNumber:          serial(),
+	return issue(&x509.Certificate{
 		Subject:               pkix.Name{CommonName: fmt.Sprintf("miniapiserver-ca@%d", now.Unix())},
-		NotBefore:             now.Add(-time.Hour),
 		NotAfter:              now.AddDate(10, 0, 0),
 		KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature | x509.KeyUsageKeyEncipherment,
 		BasicConstraintsValid: true,
 		IsCA:                  true,
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		return nil, nil, err
-	}
-	certPEM, keyPEM, err = encode(der, key)
-	if err != nil {
-		return nil, nil, err
-	}
-	return certPEM, keyPEM, errors.Join(writeFile(keyPath, keyPEM), writeFile(certPath, certPEM))
+	}, nil, nil, certPath, keyPath)
 }
 
 func loadOrCreateServing(dir string, caCertPEM, caKeyPEM []byte, hosts []string) (certPEM, keyPEM []byte, err error) {
 	certPath, keyPath := filepath.Join(dir, servingCertFile), filepath.Join(dir, servingKeyFile)
 	certPEM, errCert := os.ReadFile(certPath)
 	keyPEM, errKey := os.ReadFile(keyPath)
-	if errCert == nil && errKey == nil && covers(certPEM, hosts) {
+	if errCert == nil && errKey == nil && covers(certPEM, caCertPEM, hosts) {
 		return certPEM, keyPEM, nil
 	}
 	ca, caKey, err := parse(caCertPEM, caKeyPEM)
 	if err != nil {
 		return nil, nil, fmt.Errorf("reading the CA in %s: %w", dir, err)
 	}
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		return nil, nil, err
-	}
-	now := time.Now()
 	tmpl := &x509.Certificate{
-		SerialNumber: serial(),
-		Subject:      pkix.Name{CommonName: "miniapiserver"},
-		NotBefore:    now.Add(-time.Hour),
-		NotAfter:     now.AddDate(1, 0, 0),
-		KeyUsage:     x509.KeyUsageDigitalSignature | x509.KeyUsageKeyEncipherment,
-		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+		Subject:     pkix.Name{CommonName: "miniapiserver"},
+		NotAfter:    time.Now().AddDate(1, 0, 0),
+		KeyUsage:    x509.KeyUsageDigitalSignature | x509.KeyUsageKeyEncipherment,
+		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
 	}
 	for _, h := range hosts {
 		if ip := net.ParseIP(h); ip != nil {
@@ -119,29 +97,52 @@ func loadOrCreateServing(dir string, caCertPEM, caKeyPEM []byte, hosts []string)
 			tmpl.DNSNames = append(tmpl.DNSNames, h)
 		}
 	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca, &key.PublicKey, caKey)
+	return issue(tmpl, ca, caKey, certPath, keyPath)
+}
+
+// issue creates a key and a certificate from tmpl signed by parent (self-signed
+// when parent is nil), and writes both.
+func issue(tmpl, parent *x509.Certificate, parentKey any, certPath, keyPath string) (certPEM, keyPEM []byte, err error) {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
 		return nil, nil, err
 	}
-	certPEM, keyPEM, err = encode(der, key)
+	tmpl.SerialNumber = serial()
+	tmpl.NotBefore = time.Now().Add(-time.Hour)
+	if parent == nil {
+		parent, parentKey = tmpl, key
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, parent, &key.PublicKey, parentKey)
 	if err != nil {
 		return nil, nil, err
 	}
+	keyDER, err := x509.MarshalECPrivateKey(key)
+	if err != nil {
+		return nil, nil, err
+	}
+	certPEM = pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})
+	keyPEM = pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: keyDER})
 	return certPEM, keyPEM, errors.Join(writeFile(keyPath, keyPEM), writeFile(certPath, certPEM))
 }
 
-// covers reports whether the certificate is valid for a day more and names every host.
-func covers(certPEM []byte, hosts []string) bool {
+// covers reports whether the certificate chains to the CA, is valid for a day
+// more, and names every host.
+func covers(certPEM, caPEM []byte, hosts []string) bool {
 	block, _ := pem.Decode(certPEM)
 	if block == nil {
 		return false
 	}
 	cert, err := x509.ParseCertificate(block.Bytes)
-	if err != nil || time.Now().Add(24*time.Hour).After(cert.NotAfter) {
+	if err != nil {
+		return false
+	}
+	roots := x509.NewCertPool()
+	if !roots.AppendCertsFromPEM(caPEM) {
 		return false
 	}
 	for _, h := range hosts {
-		if cert.VerifyHostname(h) != nil {
+		opts := x509.VerifyOptions{Roots: roots, DNSName: h, CurrentTime: time.Now().Add(24 * time.Hour)}
+		if _, err := cert.Verify(opts); err != nil {
 			return false
 		}
 	}
@@ -163,15 +164,6 @@ func parse(certPEM, keyPEM []byte) (*x509.Certificate, any, error) {
 		return nil, nil, err
 	}
 	return cert, key, nil
-}
-
-func encode(der []byte, key *ecdsa.PrivateKey) (certPEM, keyPEM []byte, err error) {
-	keyDER, err := x509.MarshalECPrivateKey(key)
-	if err != nil {
-		return nil, nil, err
-	}
-	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}),
-		pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: keyDER}), nil
 }
 
 func serial() *big.Int {

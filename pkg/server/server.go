@@ -148,18 +148,39 @@ func (c CompletedConfig) New(ctx context.Context) (s *Server, err error) {
 	if err != nil {
 		return nil, err
 	}
+	defer func() {
+		if err != nil {
+			generic.Destroy()
+		}
+	}()
 	if err := installAPIs(generic, gc.RESTOptionsGetter); err != nil {
 		return nil, err
 	}
+	addLoopbackClients(generic, factory, gc.LoopbackClientConfig, c.Admin)
+
+	kc, err := kubeconfig(c.Admin)
+	if err != nil {
+		return nil, err
+	}
+	if err := writeFile(c.KubeconfigPath, kc); err != nil {
+		return nil, fmt.Errorf("writing kubeconfig: %w", err)
+	}
+	return &Server{generic: generic, etcd: etcd, Admin: c.Admin, KubeconfigPath: c.KubeconfigPath, EtcdServers: servers}, nil
+}
+
+// addLoopbackClients runs the clients the server has of itself: the shared
+// informers (for namespace admission), the system namespaces' bootstrap and
+// the namespace controller.
+func addLoopbackClients(generic *genericapiserver.GenericAPIServer, factory informers.SharedInformerFactory, loopback, admin *rest.Config) {
 	// The loopback informers and the namespace controller stop before the
 	// HTTP server does: a watch still open at shutdown holds it for a second.
-	loopbackCtx, stopLoopback := context.WithCancel(context.WithoutCancel(ctx))
+	loopbackCtx, stopLoopback := context.WithCancel(context.Background())
 	var controllers sync.WaitGroup
 	generic.AddPreShutdownHookOrDie("stop-loopback-clients", func() error {
 		stopLoopback()
 		factory.Shutdown()
 		controllers.Wait()
-		for _, cfg := range []*rest.Config{gc.LoopbackClientConfig, c.Admin} {
+		for _, cfg := range []*rest.Config{loopback, admin} {
 			if rt, err := rest.TransportFor(cfg); err == nil {
 				utilnet.CloseIdleConnectionsFor(rt)
 			}
@@ -186,15 +207,6 @@ func (c CompletedConfig) New(ctx context.Context) (s *Server, err error) {
 		controllers.Go(func() { controller.run(loopbackCtx) })
 		return nil
 	})
-
-	kc, err := kubeconfig(c.Admin)
-	if err != nil {
-		return nil, err
-	}
-	if err := writeFile(c.KubeconfigPath, kc); err != nil {
-		return nil, fmt.Errorf("writing kubeconfig: %w", err)
-	}
-	return &Server{generic: generic, etcd: etcd, Admin: c.Admin, KubeconfigPath: c.KubeconfigPath, EtcdServers: servers}, nil
 }
 
 // genericConfig is the generic API server's config: serving, authn/z,
