@@ -1,0 +1,102 @@
+package watchcache
+
+import (
+	"strings"
+
+	"github.com/google/btree"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+)
+
+// element is one cached object with what selectors match it by, computed
+// once when it enters the cache. Elements are immutable once stored.
+type element struct {
+	key    string
+	object runtime.Object
+	labels labels.Set
+	fields fields.Set
+}
+
+func lessByKey(a, b *element) bool { return a.key < b.key }
+
+// btreeDegree is upstream's choice for the watch cache's B-tree.
+const btreeDegree = 16
+
+// store is the cache's state at one resourceVersion: elements ordered by key.
+//
+// Clone is O(1): the clone and the original share nodes until either is
+// written, so a clone is a cheap immutable snapshot. As google/btree states,
+// Clone must not run concurrently with writes to s, but once it returns the
+// clone may be read while s is written.
+type store struct {
+	tree *btree.BTreeG[*element]
+}
+
+func newStore() *store {
+	return &store{tree: btree.NewG(btreeDegree, lessByKey)}
+}
+
+// upsert adds e or replaces the element with its key, returning the old one.
+func (s *store) upsert(e *element) (*element, bool) {
+	return s.tree.ReplaceOrInsert(e)
+}
+
+// remove deletes the element with key, returning it.
+func (s *store) remove(key string) (*element, bool) {
+	return s.tree.Delete(&element{key: key})
+}
+
+func (s *store) get(key string) (*element, bool) {
+	return s.tree.Get(&element{key: key})
+}
+
+func (s *store) len() int { return s.tree.Len() }
+
+// clone returns a copy-on-write snapshot of s.
+func (s *store) clone() *store {
+	return &store{tree: s.tree.Clone()}
+}
+
+// list walks the elements under prefix in key order, starting at startKey
+// (inclusive; "" for the beginning of prefix), and returns up to limit of
+// those match accepts (limit <= 0: all). hasMore reports whether an element
+// under prefix remains after the last one returned, matching or not, which
+// is what decides whether a paged LIST needs a continue token.
+func (s *store) list(prefix, startKey string, limit int, match func(*element) bool) (items []*element, hasMore bool) {
+	from := prefix
+	if startKey > from {
+		from = startKey
+	}
+	s.tree.AscendGreaterOrEqual(&element{key: from}, func(e *element) bool {
+		if !strings.HasPrefix(e.key, prefix) {
+			return false
+		}
+		if limit > 0 && len(items) == limit {
+			hasMore = true
+			return false
+		}
+		if match == nil || match(e) {
+			items = append(items, e)
+		}
+		return true
+	})
+	return items, hasMore
+}
+
+// count returns how many elements are under prefix from startKey on.
+func (s *store) count(prefix, startKey string) int {
+	n := 0
+	from := prefix
+	if startKey > from {
+		from = startKey
+	}
+	s.tree.AscendGreaterOrEqual(&element{key: from}, func(e *element) bool {
+		if !strings.HasPrefix(e.key, prefix) {
+			return false
+		}
+		n++
+		return true
+	})
+	return n
+}

@@ -1,0 +1,114 @@
+package watchcache
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+)
+
+func el(key string) *element { return &element{key: key} }
+
+func keys(es []*element) string {
+	var ks []string
+	for _, e := range es {
+		ks = append(ks, e.key)
+	}
+	return strings.Join(ks, ",")
+}
+
+func TestStoreUpsertRemoveGet(t *testing.T) {
+	s := newStore()
+	if _, existed := s.upsert(el("/a")); existed {
+		t.Error("first upsert: got existed, want new")
+	}
+	replacement := &element{key: "/a", fields: map[string]string{"v": "2"}}
+	if old, existed := s.upsert(replacement); !existed || old.fields != nil {
+		t.Errorf("second upsert: got %v, %v; want the first element back", old, existed)
+	}
+	if got, ok := s.get("/a"); !ok || got != replacement {
+		t.Errorf("get: got %v, %v; want the replacement", got, ok)
+	}
+	if _, ok := s.remove("/a"); !ok {
+		t.Error("remove: got not found")
+	}
+	if _, ok := s.get("/a"); ok || s.len() != 0 {
+		t.Errorf("after remove: got len %d", s.len())
+	}
+}
+
+func TestStoreListPagesWithinPrefix(t *testing.T) {
+	s := newStore()
+	for _, k := range []string{"/pods/a/1", "/pods/a/2", "/pods/a/3", "/pods/ab/1", "/pods/b/1", "/podsx/1"} {
+		s.upsert(el(k))
+	}
+	for _, tc := range []struct {
+		name, prefix, start string
+		limit               int
+		match               func(*element) bool
+		want                string
+		wantMore            bool
+	}{
+		{"whole prefix", "/pods/", "", 0, nil, "/pods/a/1,/pods/a/2,/pods/a/3,/pods/ab/1,/pods/b/1", false},
+		{"namespace prefix excludes lookalikes", "/pods/a/", "", 0, nil, "/pods/a/1,/pods/a/2,/pods/a/3", false},
+		{"first page", "/pods/", "", 2, nil, "/pods/a/1,/pods/a/2", true},
+		{"continue after a key", "/pods/", "/pods/a/2\x00", 2, nil, "/pods/a/3,/pods/ab/1", true},
+		{"last page", "/pods/", "/pods/ab/1\x00", 2, nil, "/pods/b/1", false},
+		{"exact fit has no more", "/pods/a/", "", 3, nil, "/pods/a/1,/pods/a/2,/pods/a/3", false},
+		{"filter walks past non-matching", "/pods/", "", 1, func(e *element) bool { return strings.HasSuffix(e.key, "3") }, "/pods/a/3", true},
+		{"filter matching nothing", "/pods/", "", 2, func(*element) bool { return false }, "", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			items, more := s.list(tc.prefix, tc.start, tc.limit, tc.match)
+			if keys(items) != tc.want || more != tc.wantMore {
+				t.Errorf("got %s (more %v), want %s (more %v)", keys(items), more, tc.want, tc.wantMore)
+			}
+		})
+	}
+	if n := s.count("/pods/", "/pods/a/2\x00"); n != 3 {
+		t.Errorf("count after /pods/a/2: got %d, want 3", n)
+	}
+}
+
+func TestStoreCloneIsASnapshot(t *testing.T) {
+	s := newStore()
+	for i := range 100 {
+		s.upsert(el(fmt.Sprintf("/k/%03d", i)))
+	}
+	snap := s.clone()
+	s.remove("/k/000")
+	s.upsert(el("/k/100"))
+	s.upsert(&element{key: "/k/050", fields: map[string]string{"changed": "yes"}})
+	if snap.len() != 100 {
+		t.Errorf("snapshot: got len %d, want 100", snap.len())
+	}
+	if _, ok := snap.get("/k/000"); !ok {
+		t.Error("snapshot lost an element removed from the original")
+	}
+	if _, ok := snap.get("/k/100"); ok {
+		t.Error("snapshot sees an element added to the original")
+	}
+	if e, _ := snap.get("/k/050"); e.fields != nil {
+		t.Error("snapshot sees an element replaced in the original")
+	}
+}
+
+// TestStoreCloneReadWhileWriting is for the race detector: reading a clone
+// while the original is written is the concurrency contract snapshots rely on.
+func TestStoreCloneReadWhileWriting(t *testing.T) {
+	s := newStore()
+	for i := range 1000 {
+		s.upsert(el(fmt.Sprintf("/k/%04d", i)))
+	}
+	snap := s.clone()
+	done := make(chan int)
+	go func() {
+		items, _ := snap.list("/k/", "", 0, nil)
+		done <- len(items)
+	}()
+	for i := range 1000 {
+		s.remove(fmt.Sprintf("/k/%04d", i))
+	}
+	if n := <-done; n != 1000 {
+		t.Errorf("listing the snapshot during writes: got %d items, want 1000", n)
+	}
+}
