@@ -254,7 +254,7 @@ func (c CompletedConfig) genericConfig(ctx context.Context, backend *storageback
 		return nil, nil, err
 	}
 	factory := informers.NewSharedInformerFactory(client, 0)
-	nsLifecycle, err := lifecycle.NewLifecycle(sets.New("default", "kube-system", "kube-public"))
+	nsLifecycle, err := lifecycle.NewLifecycle(sets.New(systemNamespaces...))
 	if err != nil {
 		return nil, nil, err
 	}
