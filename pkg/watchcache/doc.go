@@ -2,6 +2,7 @@
 // storage.Interface.
 //
 // Work in progress: this package holds the cache's state (store.go, a
-// copy-on-write B-tree) and its event history (history.go); the decorator
-// that serves requests from them is not built yet and nothing imports it.
+// copy-on-write B-tree), its event history (history.go) and the per-client
+// watcher (watcher.go); the decorator that feeds and serves them is not built
+// yet and nothing imports the package.
 package watchcache
