@@ -1,0 +1,182 @@
+package watchcache
+
+import (
+	"context"
+	"fmt"
+	goruntime "runtime"
+	"testing"
+	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"k8s.io/apimachinery/pkg/api/apitesting"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/runtime/serializer"
+	"k8s.io/apiserver/pkg/apis/example"
+	examplev1 "k8s.io/apiserver/pkg/apis/example/v1"
+	"k8s.io/apiserver/pkg/storage"
+	"k8s.io/apiserver/pkg/storage/etcd3"
+	"k8s.io/apiserver/pkg/storage/etcd3/testserver"
+	"k8s.io/apiserver/pkg/storage/value/encrypt/identity"
+	"k8s.io/utils/clock"
+	clocktesting "k8s.io/utils/clock/testing"
+)
+
+var (
+	scheme = runtime.NewScheme()
+	codecs = serializer.NewCodecFactory(scheme)
+)
+
+func init() {
+	metav1.AddToGroupVersion(scheme, metav1.SchemeGroupVersion)
+	if err := example.AddToScheme(scheme); err != nil {
+		panic(err)
+	}
+	if err := examplev1.AddToScheme(scheme); err != nil {
+		panic(err)
+	}
+}
+
+// newEtcdStore returns upstream's etcd3 store of example pods under /pods on
+// a fresh embedded etcd, and a raw client of that etcd.
+func newEtcdStore(t *testing.T) (storage.Interface, *clientv3.Client) {
+	t.Helper()
+	client := testserver.RunEtcd(t, nil)
+	versioner := storage.APIObjectVersioner{}
+	codec := apitesting.TestCodec(codecs, examplev1.SchemeGroupVersion)
+	compactor := etcd3.NewCompactor(client.Client, 0, clock.RealClock{}, nil)
+	t.Cleanup(compactor.Stop)
+	s, err := etcd3.New(client, compactor, codec,
+		func() runtime.Object { return &example.Pod{} }, func() runtime.Object { return &example.PodList{} },
+		"", "/pods/", schema.GroupResource{Resource: "pods"}, identity.NewEncryptCheckTransformer(),
+		etcd3.NewDefaultLeaseManagerConfig(), etcd3.NewDefaultDecoder(codec, versioner), versioner)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.Close)
+	return s, client.Client
+}
+
+func newTestCache(t *testing.T, s storage.Interface, clk clock.Clock) *Cache {
+	t.Helper()
+	c, err := New(Config{
+		Clock:          clk,
+		Storage:        s,
+		ResourcePrefix: "/pods/",
+		NewListFunc:    func() runtime.Object { return &example.PodList{} },
+		KeyFunc: func(obj runtime.Object) (string, error) {
+			p := obj.(*example.Pod)
+			return "/pods/" + p.Namespace + "/" + p.Name, nil
+		},
+		GetAttrsFunc:   storage.DefaultNamespaceScopedAttr,
+		ProgressNotify: true,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		c.Run(ctx)
+	}()
+	t.Cleanup(func() {
+		cancel()
+		<-done
+	})
+	return c
+}
+
+func createPod(t *testing.T, s storage.Interface, name string) uint64 {
+	t.Helper()
+	out := &example.Pod{}
+	pod := &example.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "ns"}}
+	if err := s.Create(context.Background(), "/pods/ns/"+name, pod, out, 0); err != nil {
+		t.Fatal(err)
+	}
+	rv, err := storage.APIObjectVersioner{}.ObjectResourceVersion(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rv
+}
+
+func TestCacheFollowsStorage(t *testing.T) {
+	s, _ := newEtcdStore(t)
+	createPod(t, s, "before")
+	c := newTestCache(t, s, nil)
+
+	var last uint64
+	for i := range 5 {
+		last = createPod(t, s, fmt.Sprintf("p%d", i))
+	}
+	if err := s.Delete(context.Background(), "/pods/ns/p0", &example.Pod{}, nil, storage.ValidateAllObjectFunc, nil, storage.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	last = createPod(t, s, "sentinel") // written after the deletion
+	if err := c.waitUntilFresh(context.Background(), last, 30*time.Second); err != nil {
+		t.Fatalf("cache never reached rv %d: %v (at %d)", last, err, c.ResourceVersion())
+	}
+	c.mu.RLock()
+	items, _ := c.store.list("/pods/", "", 0, nil)
+	events, err := c.history.since(0)
+	c.mu.RUnlock()
+	if got := keys(items); got != "/pods/ns/before,/pods/ns/p1,/pods/ns/p2,/pods/ns/p3,/pods/ns/p4,/pods/ns/sentinel" {
+		t.Errorf("store: got %s", got)
+	}
+	if err == nil {
+		t.Errorf("history since 0: got %d events, want too old (the cache listed after rv 0)", len(events))
+	}
+}
+
+// TestCacheResourceVersionAdvancesWithoutEvents writes outside the cached
+// prefix: etcd's progress notification must move the cache's RV anyway.
+func TestCacheResourceVersionAdvancesWithoutEvents(t *testing.T) {
+	s, raw := newEtcdStore(t)
+	c := newTestCache(t, s, nil)
+	createPod(t, s, "a")
+	resp, err := raw.Put(context.Background(), "/elsewhere", "x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	target := uint64(resp.Header.Revision)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	for c.ResourceVersion() < target {
+		if err := s.RequestWatchProgress(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if err := c.waitUntilFresh(ctx, target, 100*time.Millisecond); err == nil {
+			break
+		} else if ctx.Err() != nil {
+			t.Fatalf("cache RV stuck at %d, want %d", c.ResourceVersion(), target)
+		}
+	}
+	c.mu.RLock()
+	n := c.history.len()
+	c.mu.RUnlock()
+	if n != 1 {
+		t.Errorf("history: got %d events, want 1 (progress notifications are not events)", n)
+	}
+}
+
+func TestWaitUntilFreshTimesOutWithTooLargeResourceVersion(t *testing.T) {
+	s, _ := newEtcdStore(t)
+	fake := clocktesting.NewFakeClock(time.Now())
+	c := newTestCache(t, s, fake)
+	result := make(chan error, 1)
+	go func() { result <- c.waitUntilFresh(context.Background(), 1<<40, 3*time.Second) }()
+	// Step the clock only once the wait has armed its timer.
+	deadline := time.Now().Add(30 * time.Second)
+	for !fake.HasWaiters() {
+		if time.Now().After(deadline) {
+			t.Fatal("waitUntilFresh never armed its timer")
+		}
+		goruntime.Gosched()
+	}
+	fake.Step(3 * time.Second)
+	if err := <-result; !storage.IsTooLargeResourceVersion(err) {
+		t.Errorf("got %v, want a too-large-resource-version error", err)
+	}
+}
