@@ -46,10 +46,13 @@ type Config struct {
 
 // Cache keeps a B-tree of one resource in sync with Storage through its own
 // LIST+WATCH, with a history of recent events.
+//
+// Cache is a storage.Interface: what it does not serve yet goes to Storage.
 type Cache struct {
+	storage.Interface
 	cfg Config
 
-	// mu guards store, history, rv, ready and rvChanged.
+	// mu guards store, history, rv, ready, rvChanged and watchers.
 	mu      sync.RWMutex
 	store   *store
 	history *history
@@ -57,7 +60,10 @@ type Cache struct {
 	ready   bool
 	// rvChanged is closed (and replaced) whenever rv advances.
 	rvChanged chan struct{}
+	watchers  map[*watcher]struct{}
 }
+
+var _ storage.Interface = (*Cache)(nil)
 
 // New validates c, fills in defaults and returns a cache that is not ready
 // until Run has listed the resource.
@@ -86,7 +92,9 @@ func New(c Config) (*Cache, error) {
 		c.Clock = clock.RealClock{}
 	}
 	return &Cache{
+		Interface: c.Storage,
 		cfg:       c,
+		watchers:  map[*watcher]struct{}{},
 		store:     newStore(),
 		history:   newHistory(c.Clock, c.HistoryWindow, c.MaxEvents),
 		rvChanged: make(chan struct{}),
@@ -97,6 +105,11 @@ func New(c Config) (*Cache, error) {
 // the list's resourceVersion, and relists after any watch failure.
 func (c *Cache) Run(ctx context.Context) {
 	defer utilruntime.HandleCrash()
+	defer func() {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		c.stopWatchersLocked()
+	}()
 	logger := klog.FromContext(ctx).WithValues("prefix", c.cfg.ResourcePrefix)
 	for ctx.Err() == nil {
 		if err := c.listAndWatch(ctx); err != nil && ctx.Err() == nil {
@@ -171,6 +184,7 @@ func (c *Cache) relist(ctx context.Context) (uint64, error) {
 	defer c.mu.Unlock()
 	c.store = fresh
 	c.history.reset(rv)
+	c.stopWatchersLocked() // they resume from their last RV, in the window or with 410
 	c.ready = true
 	c.setRVLocked(rv)
 	return rv, nil
@@ -222,8 +236,10 @@ func (c *Cache) apply(ev watch.Event) error {
 	} else {
 		prev, _ = c.store.upsert(e)
 	}
-	c.history.add(&event{typ: ev.Type, rv: rv, recordTime: c.cfg.Clock.Now(), obj: e, prevObj: prev})
+	recorded := &event{typ: ev.Type, rv: rv, recordTime: c.cfg.Clock.Now(), obj: e, prevObj: prev}
+	c.history.add(recorded)
 	c.setRVLocked(rv)
+	c.dispatchLocked(recorded)
 	return nil
 }
 

@@ -3,6 +3,7 @@ package watchcache
 import (
 	"context"
 	"fmt"
+	"net/http"
 	goruntime "runtime"
 	"testing"
 	"time"
@@ -13,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/runtime/serializer"
+	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/apiserver/pkg/apis/example"
 	examplev1 "k8s.io/apiserver/pkg/apis/example/v1"
 	"k8s.io/apiserver/pkg/storage"
@@ -178,5 +180,65 @@ func TestWaitUntilFreshTimesOutWithTooLargeResourceVersion(t *testing.T) {
 	fake.Step(3 * time.Second)
 	if err := <-result; !storage.IsTooLargeResourceVersion(err) {
 		t.Errorf("got %v, want a too-large-resource-version error", err)
+	}
+}
+
+func TestWatchFromBeforeTheListGets410Expired(t *testing.T) {
+	s, _ := newEtcdStore(t)
+	first := createPod(t, s, "a")
+	createPod(t, s, "b")
+	c := newConformanceCacheOn(t, s)
+	w, err := c.Watch(context.Background(), "/pods/", storage.ListOptions{ResourceVersion: fmt.Sprint(first - 1), Recursive: true, Predicate: storage.Everything})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ev, ok := <-w.ResultChan()
+	status, isStatus := ev.Object.(*metav1.Status)
+	if !ok || ev.Type != watch.Error || !isStatus || status.Code != http.StatusGone || status.Reason != metav1.StatusReasonExpired {
+		t.Fatalf("got %v %+v, want one ERROR event with a 410 Expired status", ev.Type, ev.Object)
+	}
+	if _, open := <-w.ResultChan(); open {
+		t.Error("the error watcher did not close after its ERROR event")
+	}
+}
+
+func TestSlowWatcherIsClosedWithoutBlockingOthers(t *testing.T) {
+	s, _ := newEtcdStore(t)
+	c := newConformanceCacheOn(t, s)
+	ctx := context.Background()
+	opts := storage.ListOptions{Recursive: true, Predicate: storage.Everything}
+	slow, err := c.Watch(ctx, "/pods/", opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer slow.Stop()
+	fast, err := c.Watch(ctx, "/pods/", opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fast.Stop()
+	const n = watchBufferSize + 50
+	received := make(chan int)
+	go func() {
+		count := 0
+		for range fast.ResultChan() {
+			if count++; count == n {
+				break
+			}
+		}
+		received <- count
+	}()
+	for i := range n {
+		createPod(t, s, fmt.Sprintf("p%03d", i))
+	}
+	if got := <-received; got != n {
+		t.Errorf("fast watcher: got %d events, want %d", got, n)
+	}
+	got := 0
+	for range slow.ResultChan() { // closes once the slow watcher is terminated
+		got++
+	}
+	if got >= n {
+		t.Errorf("slow watcher: got all %d events, want it closed after falling %d behind", got, watchBufferSize)
 	}
 }

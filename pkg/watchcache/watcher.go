@@ -12,10 +12,12 @@ import (
 // buffer (never blocking the dispatcher), filtered by the client's selector,
 // converted to what that client sees, and delivered on ResultChan.
 type watcher struct {
-	input  chan *event
-	result chan watch.Event
-	done   chan struct{}
-	once   sync.Once
+	// backlog is delivered first: the history events the watch starts with.
+	backlog []*event
+	input   chan *event
+	result  chan watch.Event
+	done    chan struct{}
+	once    sync.Once
 
 	// matches reports whether an object belongs to this watch (namespace, name, selectors).
 	matches func(*element) bool
@@ -58,28 +60,43 @@ func (w *watcher) Stop() {
 	w.once.Do(func() { close(w.done) })
 }
 
-// run delivers queued events until the watcher is stopped, then closes ResultChan.
+// run delivers the backlog, then queued events, until the watcher is
+// stopped; then it closes ResultChan.
 func (w *watcher) run() {
 	defer close(w.result)
+	for _, e := range w.backlog {
+		if !w.deliver(e) {
+			return
+		}
+	}
+	w.backlog = nil
 	for {
 		select {
 		case <-w.done:
 			return
 		case e := <-w.input:
-			if e.rv <= w.sinceRV {
-				continue
-			}
-			out, ok := w.convert(e)
-			if !ok {
-				continue
-			}
-			select {
-			case w.result <- out:
-				w.sinceRV = e.rv
-			case <-w.done:
+			if !w.deliver(e) {
 				return
 			}
 		}
+	}
+}
+
+// deliver sends what e means to this watcher; false once the watcher is stopped.
+func (w *watcher) deliver(e *event) bool {
+	if e.rv <= w.sinceRV {
+		return true
+	}
+	out, ok := w.convert(e)
+	if !ok {
+		return true
+	}
+	select {
+	case w.result <- out:
+		w.sinceRV = e.rv
+		return true
+	case <-w.done:
+		return false
 	}
 }
 
