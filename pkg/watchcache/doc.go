@@ -4,7 +4,8 @@
 // Work in progress. Cache (cache.go) keeps a copy-on-write B-tree (store.go)
 // and an event history (history.go) in sync with its storage through its own
 // LIST+WATCH, advancing its resourceVersion on etcd progress notifications.
-// It is a storage.Interface: watches from a resourceVersion (or from now) are
-// served from the history to per-client watchers (watcher.go, serve.go);
-// everything else still goes to the storage. The server does not use it yet.
+// It is a storage.Interface that serves from the cache: watches from a
+// resourceVersion or from now (serve.go, watcher.go), and unpaginated LISTs
+// and GETs with a resourceVersion, including consistent LISTs (list.go).
+// Everything else still goes to the storage. The server does not use it yet.
 package watchcache
