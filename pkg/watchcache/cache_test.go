@@ -77,16 +77,7 @@ func newTestCache(t *testing.T, s storage.Interface, clk clock.Clock) *Cache {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		c.Run(ctx)
-	}()
-	t.Cleanup(func() {
-		cancel()
-		<-done
-	})
+	runCache(t, c)
 	return c
 }
 
@@ -241,4 +232,19 @@ func TestSlowWatcherIsClosedWithoutBlockingOthers(t *testing.T) {
 	if got >= n {
 		t.Errorf("slow watcher: got all %d events, want it closed after falling %d behind", got, watchBufferSize)
 	}
+}
+
+// runCache runs c until the test ends.
+func runCache(t *testing.T, c *Cache) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		c.Run(ctx)
+	}()
+	t.Cleanup(func() {
+		cancel()
+		<-done
+	})
 }

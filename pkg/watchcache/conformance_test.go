@@ -41,17 +41,8 @@ func newConformanceCacheOn(t *testing.T, s storage.Interface) *Cache {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		c.Run(ctx)
-	}()
-	t.Cleanup(func() {
-		cancel()
-		<-done
-	})
-	if err := c.waitUntilFresh(ctx, 1, 30*time.Second); err != nil {
+	runCache(t, c)
+	if err := c.waitUntilFresh(context.Background(), 1, 30*time.Second); err != nil {
 		t.Fatalf("cache not ready: %v", err)
 	}
 	return c

@@ -64,14 +64,7 @@ func (s *store) clone() *store {
 // under prefix remains after the last one returned, matching or not, which
 // is what decides whether a paged LIST needs a continue token.
 func (s *store) list(prefix, startKey string, limit int, match func(*element) bool) (items []*element, hasMore bool) {
-	from := prefix
-	if startKey > from {
-		from = startKey
-	}
-	s.tree.AscendGreaterOrEqual(&element{key: from}, func(e *element) bool {
-		if !strings.HasPrefix(e.key, prefix) {
-			return false
-		}
+	s.ascend(prefix, startKey, func(e *element) bool {
 		if limit > 0 && len(items) == limit {
 			hasMore = true
 			return false
@@ -87,16 +80,18 @@ func (s *store) list(prefix, startKey string, limit int, match func(*element) bo
 // count returns how many elements are under prefix from startKey on.
 func (s *store) count(prefix, startKey string) int {
 	n := 0
-	from := prefix
-	if startKey > from {
-		from = startKey
-	}
-	s.tree.AscendGreaterOrEqual(&element{key: from}, func(e *element) bool {
-		if !strings.HasPrefix(e.key, prefix) {
-			return false
-		}
+	s.ascend(prefix, startKey, func(*element) bool {
 		n++
 		return true
 	})
 	return n
+}
+
+// ascend calls fn on the elements under prefix from startKey on, in key
+// order, until fn returns false.
+func (s *store) ascend(prefix, startKey string, fn func(*element) bool) {
+	from := max(prefix, startKey)
+	s.tree.AscendGreaterOrEqual(&element{key: from}, func(e *element) bool {
+		return strings.HasPrefix(e.key, prefix) && fn(e)
+	})
 }
