@@ -3,12 +3,12 @@ package main
 import (
 	"bytes"
 	"context"
-	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"strconv"
 
+	"google.golang.org/protobuf/encoding/protowire"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes/scheme"
@@ -106,7 +106,7 @@ func protoContinue(body []byte) (string, error) {
 		return "", errors.New("not a Kubernetes protobuf message")
 	}
 	msg := body[len(magic):]
-	for _, field := range []uint64{2, 1} { // Unknown.raw, then List.metadata
+	for _, field := range []protowire.Number{2, 1} { // Unknown.raw, then List.metadata
 		var found bool
 		var err error
 		if msg, found, err = protoField(msg, field); err != nil || !found {
@@ -119,37 +119,24 @@ func protoContinue(body []byte) (string, error) {
 
 // protoField returns the first length-delimited field num of a protobuf
 // message.
-func protoField(msg []byte, num uint64) (value []byte, found bool, err error) {
+func protoField(msg []byte, num protowire.Number) (value []byte, found bool, err error) {
 	for len(msg) > 0 {
-		key, n := binary.Uvarint(msg)
-		if n <= 0 {
-			return nil, false, errors.New("bad protobuf field key")
+		n, typ, l := protowire.ConsumeTag(msg)
+		if l < 0 {
+			return nil, false, protowire.ParseError(l)
 		}
-		msg = msg[n:]
-		var skip int
-		switch key & 7 {
-		case 0: // varint
-			_, skip = binary.Uvarint(msg)
-		case 1: // fixed64
-			skip = 8
-		case 5: // fixed32
-			skip = 4
-		case 2: // length-delimited
-			size, n := binary.Uvarint(msg)
-			if n <= 0 || size > uint64(len(msg)-n) {
-				return nil, false, errors.New("truncated protobuf field")
+		msg = msg[l:]
+		if n == num && typ == protowire.BytesType {
+			v, l := protowire.ConsumeBytes(msg)
+			if l < 0 {
+				return nil, false, protowire.ParseError(l)
 			}
-			if key>>3 == num {
-				return msg[n : n+int(size)], true, nil
-			}
-			skip = n + int(size)
-		default:
-			return nil, false, fmt.Errorf("unsupported protobuf wire type %d", key&7)
+			return v, true, nil
 		}
-		if skip <= 0 || skip > len(msg) {
-			return nil, false, errors.New("truncated protobuf field")
+		if l = protowire.ConsumeFieldValue(n, typ, msg); l < 0 {
+			return nil, false, protowire.ParseError(l)
 		}
-		msg = msg[skip:]
+		msg = msg[l:]
 	}
 	return nil, false, nil
 }

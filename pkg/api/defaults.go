@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/utils/ptr"
 )
@@ -21,7 +22,10 @@ func addDefaultingFuncs(s *runtime.Scheme) error {
 	s.AddTypeDefaultingFunc(&corev1.PodTemplate{}, func(obj any) { DefaultPodSpec(&obj.(*corev1.PodTemplate).Template.Spec) })
 	for _, list := range []runtime.Object{&corev1.PodList{}, &corev1.PodTemplateList{}, &corev1.SecretList{}, &corev1.NamespaceList{}} {
 		s.AddTypeDefaultingFunc(list, func(obj any) {
-			_ = eachItem(obj.(runtime.Object), s.Default)
+			_ = meta.EachListItem(obj.(runtime.Object), func(item runtime.Object) error {
+				s.Default(item)
+				return nil
+			})
 		})
 	}
 	return nil
