@@ -40,7 +40,7 @@ func run(ctx context.Context, args []string) error {
 	fs.IntVar(&opts.SecurePort, "secure-port", opts.SecurePort, "Port to serve HTTPS on; 0 picks a free port.")
 	fs.StringVar(&opts.BindAddress, "bind-address", opts.BindAddress, "IP address to serve HTTPS on (0.0.0.0 for all interfaces).")
 	fs.StringSliceVar(&opts.EtcdServers, "etcd-servers", opts.EtcdServers, "External etcd client URLs (comma separated). Empty: run an embedded etcd in --data-dir.")
-	fs.BoolVar(&opts.WatchCache, "watch-cache", opts.WatchCache, "Serve reads and watches from the watch cache (not yet implemented: all requests go to etcd).")
+	fs.BoolVar(&opts.WatchCache, "watch-cache", opts.WatchCache, "Serve reads and watches from the watch cache; false serves everything from etcd.")
 	fs.DurationVar(&opts.EtcdCompactionInterval, "etcd-compaction-interval", opts.EtcdCompactionInterval, "How often to compact old etcd revisions; 0 disables compaction.")
 	utilfeature.DefaultMutableFeatureGate.AddFlag(fs)
 	klogFlags := flag.NewFlagSet("klog", flag.ContinueOnError)

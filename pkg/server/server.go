@@ -140,6 +140,9 @@ func (c CompletedConfig) New(ctx context.Context) (s *Server, err error) {
 	}
 	backend := storage.BackendConfig(servers, o.EtcdCompactionInterval)
 
+	if err := syncUpstreamGates(); err != nil {
+		return nil, err
+	}
 	gc, factory, err := c.genericConfig(ctx, backend)
 	if err != nil {
 		return nil, err
@@ -156,6 +159,8 @@ func (c CompletedConfig) New(ctx context.Context) (s *Server, err error) {
 	if err := installAPIs(generic, gc.RESTOptionsGetter); err != nil {
 		return nil, err
 	}
+	// /readyz waits for the watch caches' initial lists, as kube-apiserver's does.
+	generic.AddPostStartHookOrDie("storage-readiness", generic.StorageReadinessHook.Hook)
 	addLoopbackClients(generic, factory, gc.LoopbackClientConfig, c.Admin)
 
 	kc, err := kubeconfig(c.Admin)
@@ -244,7 +249,11 @@ func (c CompletedConfig) genericConfig(ctx context.Context, backend *storageback
 	gc.OpenAPIV3Config.Info.Title = "Kubernetes"
 	gc.OpenAPIV3Config.Info.Version = version.GitVersion()
 
-	gc.RESTOptionsGetter = storage.RESTOptionsGetter{Config: backend}
+	getter := storage.RESTOptionsGetter{Config: backend}
+	if c.Options.WatchCache {
+		getter.Decorator = withWatchCache
+	}
+	gc.RESTOptionsGetter = getter
 	if err := addEtcdChecks(ctx, gc, backend); err != nil {
 		return nil, nil, err
 	}

@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"reflect"
 	"sync"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
@@ -31,10 +33,13 @@ type Config struct {
 	// ResourcePrefix is the key prefix of the resource, e.g. "/configmaps".
 	ResourcePrefix string
 	NewListFunc    func() runtime.Object
-	KeyFunc        func(runtime.Object) (string, error)
-	GetAttrsFunc   storage.AttrFunc
-	Versioner      storage.Versioner
-	Clock          clock.Clock
+	// NewFunc makes the empty objects bookmarks carry; by default, a new
+	// item of NewListFunc's list.
+	NewFunc      func() runtime.Object
+	KeyFunc      func(runtime.Object) (string, error)
+	GetAttrsFunc storage.AttrFunc
+	Versioner    storage.Versioner
+	Clock        clock.WithTicker
 	// HistoryWindow is how long events stay servable to watches (at least 75s, as upstream).
 	HistoryWindow time.Duration
 	// MaxEvents caps the history whatever the window.
@@ -85,6 +90,13 @@ func New(c Config) (*Cache, error) {
 	if c.MaxEvents <= 0 {
 		c.MaxEvents = DefaultMaxEvents
 	}
+	if c.NewFunc == nil {
+		newFunc, err := itemFunc(c.NewListFunc())
+		if err != nil {
+			return nil, fmt.Errorf("watchcache: Config.NewFunc: %w", err)
+		}
+		c.NewFunc = newFunc
+	}
 	if c.Versioner == nil {
 		c.Versioner = storage.APIObjectVersioner{}
 	}
@@ -101,8 +113,12 @@ func New(c Config) (*Cache, error) {
 	}, nil
 }
 
-// Run keeps the cache in sync until ctx is done: it lists, then watches from
-// the list's resourceVersion, and relists after any watch failure.
+// Run keeps the cache in sync until ctx is done: it lists, then watches
+// from the list's resourceVersion. When the watch breaks it watches again
+// from the last resourceVersion seen, so watchers carry on without a gap;
+// only when that is no longer possible (etcd compacted it) does it relist,
+// which closes the watchers (they resume from their last resourceVersion,
+// or get 410 Gone if it is older than the relist).
 func (c *Cache) Run(ctx context.Context) {
 	defer utilruntime.HandleCrash()
 	defer func() {
@@ -110,25 +126,35 @@ func (c *Cache) Run(ctx context.Context) {
 		defer c.mu.Unlock()
 		c.stopWatchersLocked()
 	}()
+	go c.runBookmarks(ctx)
 	logger := klog.FromContext(ctx).WithValues("prefix", c.cfg.ResourcePrefix)
+	listed := false
 	for ctx.Err() == nil {
-		if err := c.listAndWatch(ctx); err != nil && ctx.Err() == nil {
-			logger.V(2).Info("Watch cache relisting", "err", err)
-			select {
-			case <-ctx.Done():
-			case <-c.cfg.Clock.After(defaultRelistBackoff):
+		var err error
+		if !listed {
+			if err = c.relist(ctx); err == nil {
+				listed = true
 			}
+		}
+		if listed {
+			err = c.watch(ctx, c.ResourceVersion())
+			if apierrors.IsResourceExpired(err) || apierrors.IsGone(err) {
+				listed = false
+			}
+		}
+		if ctx.Err() != nil {
+			return
+		}
+		logger.V(2).Info("Watch cache restarting its watch", "err", err, "relist", !listed)
+		select {
+		case <-ctx.Done():
+		case <-c.cfg.Clock.After(defaultRelistBackoff):
 		}
 	}
 }
 
-// listAndWatch lists the resource into a fresh store and applies watch
-// events until the watch fails or ctx ends.
-func (c *Cache) listAndWatch(ctx context.Context) error {
-	rv, err := c.relist(ctx)
-	if err != nil {
-		return fmt.Errorf("listing: %w", err)
-	}
+// watch applies the storage's events after rv until the watch fails or ctx ends.
+func (c *Cache) watch(ctx context.Context, rv uint64) error {
 	w, err := c.cfg.Storage.Watch(ctx, c.cfg.ResourcePrefix, storage.ListOptions{
 		ResourceVersion: fmt.Sprint(rv),
 		Recursive:       true,
@@ -154,20 +180,55 @@ func (c *Cache) listAndWatch(ctx context.Context) error {
 	}
 }
 
-// relist replaces the store with a fresh LIST and returns its resourceVersion.
-func (c *Cache) relist(ctx context.Context) (uint64, error) {
+// runBookmarks sends the periodic bookmarks that are due, every second.
+func (c *Cache) runBookmarks(ctx context.Context) {
+	ticker := c.cfg.Clock.NewTicker(time.Second)
+	defer ticker.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-ticker.C():
+			c.sendDueBookmarks()
+		}
+	}
+}
+
+// sendDueBookmarks offers a bookmark at the cache's resourceVersion to every
+// watcher whose bookmark is due; a watcher drops it unless the cache has
+// moved past what it has already seen. A full buffer just delays it.
+func (c *Cache) sendDueBookmarks() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	now := c.cfg.Clock.Now()
+	var bookmark *event
+	for w := range c.watchers {
+		if w.nextBookmark.IsZero() || now.Before(w.nextBookmark) {
+			continue
+		}
+		if bookmark == nil {
+			bookmark = &event{typ: watch.Bookmark, rv: c.rv}
+		}
+		if w.offer(bookmark) {
+			w.scheduleBookmark(now)
+		}
+	}
+}
+
+// relist replaces the store with a fresh LIST.
+func (c *Cache) relist(ctx context.Context) error {
 	list := c.cfg.NewListFunc()
 	opts := storage.ListOptions{ResourceVersion: "", Recursive: true, Predicate: storage.Everything}
 	if err := c.cfg.Storage.GetList(ctx, c.cfg.ResourcePrefix, opts, list); err != nil {
-		return 0, err
+		return err
 	}
 	listMeta, err := meta.ListAccessor(list)
 	if err != nil {
-		return 0, err
+		return err
 	}
 	rv, err := c.cfg.Versioner.ParseResourceVersion(listMeta.GetResourceVersion())
 	if err != nil {
-		return 0, err
+		return err
 	}
 	fresh := newStore()
 	err = meta.EachListItem(list, func(obj runtime.Object) error {
@@ -178,7 +239,7 @@ func (c *Cache) relist(ctx context.Context) (uint64, error) {
 		return err
 	})
 	if err != nil {
-		return 0, err
+		return err
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -187,7 +248,7 @@ func (c *Cache) relist(ctx context.Context) (uint64, error) {
 	c.stopWatchersLocked() // they resume from their last RV, in the window or with 410
 	c.ready = true
 	c.setRVLocked(rv)
-	return rv, nil
+	return nil
 }
 
 func (c *Cache) newElement(obj runtime.Object) (*element, error) {
@@ -207,7 +268,7 @@ func (c *Cache) newElement(obj runtime.Object) (*element, error) {
 func (c *Cache) apply(ev watch.Event) error {
 	switch ev.Type {
 	case watch.Error:
-		return fmt.Errorf("watch error: %v", ev.Object)
+		return fmt.Errorf("watch error: %w", apierrors.FromObject(ev.Object))
 	case watch.Bookmark:
 		rv, err := c.cfg.Versioner.ObjectResourceVersion(ev.Object)
 		if err != nil {
@@ -236,7 +297,7 @@ func (c *Cache) apply(ev watch.Event) error {
 	} else {
 		prev, _ = c.store.upsert(e)
 	}
-	recorded := &event{typ: ev.Type, rv: rv, recordTime: c.cfg.Clock.Now(), obj: e, prevObj: prev}
+	recorded := &event{typ: ev.Type, rv: rv, recordTime: c.cfg.Clock.Now(), obj: e, prevObj: prev, cached: newCachingObject(e.object)}
 	c.history.add(recorded)
 	c.setRVLocked(rv)
 	c.dispatchLocked(recorded)
@@ -254,6 +315,28 @@ func (c *Cache) ResourceVersion() uint64 {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
 	return c.rv
+}
+
+// itemFunc returns a function making new items of list's kind.
+func itemFunc(list runtime.Object) (func() runtime.Object, error) {
+	items, err := meta.GetItemsPtr(list)
+	if err != nil {
+		return nil, err
+	}
+	t := reflect.TypeOf(items).Elem().Elem()
+	if _, ok := reflect.New(t).Interface().(runtime.Object); !ok {
+		return nil, fmt.Errorf("%s is not a runtime.Object", t)
+	}
+	return func() runtime.Object { return reflect.New(t).Interface().(runtime.Object) }, nil
+}
+
+// ReadinessCheck implements storage.Interface: not ready until the cache has
+// listed its resource (the server's /readyz reports it).
+func (c *Cache) ReadinessCheck() error {
+	if !c.Ready() {
+		return storage.ErrStorageNotReady
+	}
+	return nil
 }
 
 // Ready reports whether the cache has listed its resource.

@@ -60,7 +60,7 @@ func newEtcdStore(t *testing.T) (storage.Interface, *clientv3.Client) {
 	return s, client.Client
 }
 
-func newTestCache(t *testing.T, s storage.Interface, clk clock.Clock) *Cache {
+func newTestCache(t *testing.T, s storage.Interface, clk clock.WithTicker) *Cache {
 	t.Helper()
 	c, err := New(Config{
 		Clock:          clk,

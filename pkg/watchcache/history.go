@@ -2,6 +2,7 @@ package watchcache
 
 import (
 	"fmt"
+	"sync"
 	"time"
 
 	"k8s.io/apimachinery/pkg/watch"
@@ -15,6 +16,14 @@ type event struct {
 	recordTime time.Time
 	obj        *element // the object after the change (before it, for a deletion)
 	prevObj    *element // the object before the change; nil for an addition
+
+	// cached wraps obj.object for every watcher the event is delivered to,
+	// so it is serialized once; nil for bookmarks.
+	cached *cachingObject
+	// prevAtRV is prevObj's object at rv, as the DELETED event of a watcher
+	// the change moves the object out of; made on first use.
+	prevAtRVOnce sync.Once
+	prevAtRV     *cachingObject
 }
 
 // history is the window of recent events watches are served from: every event

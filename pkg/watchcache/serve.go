@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"strings"
+	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/watch"
@@ -14,30 +15,59 @@ import (
 // is closed (upstream sizes it to about a second of events, 10 to 1000).
 const watchBufferSize = 100
 
-// Watch serves watches that start at a resourceVersion (or at "now") from
-// the cache's history. Watches that ask for initial state (RV "0" or
-// sendInitialEvents) are passed to the storage until the cache serves them too.
+// Watch serves watches from the cache, as upstream's cacher does:
+//
+//   - sendInitialEvents=true (watch-list): the current state as ADDED events,
+//     then (with allowWatchBookmarks) a bookmark annotated
+//     k8s.io/initial-events-end, then changes. With resourceVersion "" the
+//     state is at least etcd's revision at the time of the request (a
+//     consistent read); with N at least N. If the cache does not get there
+//     in time the watch gets one ERROR event, 504 "Too large resource version".
+//   - sendInitialEvents unset and resourceVersion "" or "0": the current state
+//     as ADDED events, then changes.
+//   - resourceVersion N: the changes after N; one ERROR event, 410 Expired
+//     "too old resource version", when N has left the history window.
+//   - sendInitialEvents=false: changes after N, after the cache's current
+//     resourceVersion ("0"), or after etcd's current revision ("").
+//
+// Until the cache has listed its resource, watches go to the storage.
 func (c *Cache) Watch(ctx context.Context, key string, opts storage.ListOptions) (watch.Interface, error) {
 	preparedKey, err := storage.PrepareKey(c.cfg.ResourcePrefix, key, opts.Recursive)
 	if err != nil {
 		return nil, err
 	}
-	if opts.SendInitialEvents != nil || opts.ResourceVersion == "0" || !c.Ready() {
+	if !c.Ready() {
 		return c.cfg.Storage.Watch(ctx, key, opts)
 	}
-	var from uint64
-	if opts.ResourceVersion != "" {
-		if from, err = c.cfg.Versioner.ParseResourceVersion(opts.ResourceVersion); err != nil {
+	rv, err := c.cfg.Versioner.ParseResourceVersion(opts.ResourceVersion)
+	if err != nil {
+		return nil, err
+	}
+	req := watchRequest{from: rv}
+	switch sendInitial := opts.SendInitialEvents; {
+	case sendInitial != nil && *sendInitial:
+		req.initial = true
+		req.endBookmark = opts.Predicate.AllowWatchBookmarks
+		switch opts.ResourceVersion {
+		case "":
+			err = c.waitUntilConsistent(ctx)
+		case "0":
+		default:
+			err = c.waitUntilFresh(ctx, rv, freshnessTimeout)
+		}
+		if err != nil {
+			return watchFailure(err)
+		}
+	case sendInitial == nil && (opts.ResourceVersion == "" || opts.ResourceVersion == "0"):
+		req.initial = true
+	case opts.ResourceVersion == "":
+		if req.from, err = c.cfg.Storage.GetCurrentResourceVersion(ctx); err != nil {
 			return nil, err
 		}
 	}
-	w, err := c.register(preparedKey, from, opts)
-	var tooOld tooOldError
-	if errors.As(err, &tooOld) {
-		return newErrWatcher(apierrors.NewResourceExpired(tooOld.Error())), nil
-	}
+	w, err := c.register(preparedKey, opts, req, deadline(ctx))
 	if err != nil {
-		return nil, err
+		return watchFailure(err)
 	}
 	go w.run()
 	go func() {
@@ -51,13 +81,42 @@ func (c *Cache) Watch(ctx context.Context, key string, opts storage.ListOptions)
 	return w, nil
 }
 
-// register creates a watcher that starts after RV from (0: after the cache's
-// current RV) with the history it has missed, atomically with respect to
-// events being applied, so none is missed or delivered twice.
-func (c *Cache) register(preparedKey string, from uint64, opts storage.ListOptions) (*watcher, error) {
+// watchRequest is where a watch starts: after resourceVersion from (0: the
+// cache's current one), or with the cache's current state (initial).
+type watchRequest struct {
+	from        uint64
+	initial     bool
+	endBookmark bool
+}
+
+func deadline(ctx context.Context) time.Time {
+	d, _ := ctx.Deadline()
+	return d
+}
+
+// watchFailure answers a watch the cache cannot serve as upstream does once
+// the request is valid: a 200 stream with one ERROR event carrying the status.
+func watchFailure(err error) (watch.Interface, error) {
+	var tooOld tooOldError
+	if errors.As(err, &tooOld) {
+		return newErrWatcher(apierrors.NewResourceExpired(tooOld.Error())), nil
+	}
+	var status apierrors.APIStatus
+	if errors.As(err, &status) {
+		return newErrWatcher(status), nil
+	}
+	return nil, err
+}
+
+// register creates a watcher for req, atomically with respect to events
+// being applied, so that none is missed or delivered twice: its initial
+// state is a snapshot of the store at the cache's resourceVersion, and its
+// backlog the history after where it starts.
+func (c *Cache) register(preparedKey string, opts storage.ListOptions, req watchRequest, deadline time.Time) (*watcher, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if from == 0 {
+	from := req.from
+	if req.initial || from == 0 {
 		from = c.rv
 	}
 	backlog, err := c.history.since(from)
@@ -66,6 +125,14 @@ func (c *Cache) register(preparedKey string, from uint64, opts storage.ListOptio
 	}
 	w := newWatcher(watchBufferSize, from, matcher(preparedKey, opts.Recursive, opts.Predicate), c.cfg.Versioner)
 	w.backlog = backlog
+	w.prefix = preparedKey
+	w.newFunc = c.cfg.NewFunc
+	w.allowBookmarks = opts.Predicate.AllowWatchBookmarks
+	w.deadline = deadline
+	if req.initial {
+		w.initial, w.initialRV, w.endBookmark = c.store.clone(), c.rv, req.endBookmark
+	}
+	w.scheduleBookmark(c.cfg.Clock.Now())
 	c.watchers[w] = struct{}{}
 	return w, nil
 }

@@ -2,28 +2,57 @@ package watchcache
 
 import (
 	"sync"
+	"time"
 
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/apiserver/pkg/storage"
 )
 
-// watcher is one client's watch: events are offered to its bounded input
-// buffer (never blocking the dispatcher), filtered by the client's selector,
-// converted to what that client sees, and delivered on ResultChan.
+// Bookmark timing, as upstream: a watcher that allows bookmarks gets one
+// about every bookmarkFrequency, and one bookmarkBeforeDeadline before its
+// request times out.
+const (
+	bookmarkFrequency      = time.Minute
+	bookmarkBeforeDeadline = 2 * time.Second
+)
+
+// watcher is one client's watch. It first sends its initial state (a
+// snapshot, as ADDED events, then the initial-events-end bookmark when asked
+// for), then its backlog (history events after its start), then the events
+// offered to its bounded input buffer (never blocking the dispatcher),
+// filtered by the client's selector and converted to what that client sees.
 type watcher struct {
-	// backlog is delivered first: the history events the watch starts with.
+	// initial, when set, is the state sent first, at resourceVersion initialRV.
+	initial   *store
+	initialRV uint64
+	prefix    string // the key prefix of the watch, to walk initial with
+	// endBookmark: after initial, send a bookmark annotated
+	// k8s.io/initial-events-end (watch-list, KEP-3157).
+	endBookmark bool
+	// backlog is the history the watch starts with.
 	backlog []*event
-	input   chan *event
-	result  chan watch.Event
-	done    chan struct{}
-	once    sync.Once
+
+	input  chan *event
+	result chan watch.Event
+	done   chan struct{}
+	once   sync.Once
 
 	// matches reports whether an object belongs to this watch (namespace, name, selectors).
 	matches func(*element) bool
-	// sinceRV: only events after it are delivered, so a watcher never goes back in time.
+	// sinceRV: only events after it are delivered, so a watcher never goes
+	// back in time. Owned by run.
 	sinceRV   uint64
 	versioner storage.Versioner
+	newFunc   func() runtime.Object
+
+	// allowBookmarks, deadline and nextBookmark schedule periodic bookmarks;
+	// nextBookmark is guarded by the cache's lock (zero: none scheduled).
+	allowBookmarks bool
+	deadline       time.Time
+	nextBookmark   time.Time
 }
 
 var _ watch.Interface = (*watcher)(nil)
@@ -52,6 +81,25 @@ func (w *watcher) offer(e *event) bool {
 	}
 }
 
+// scheduleBookmark sets when the next periodic bookmark is due after now:
+// bookmarkFrequency from now, or just before the deadline if that comes
+// first, or never once that moment has passed (upstream's nextBookmarkTime).
+func (w *watcher) scheduleBookmark(now time.Time) {
+	w.nextBookmark = time.Time{}
+	if !w.allowBookmarks {
+		return
+	}
+	next := now.Add(bookmarkFrequency)
+	if !w.deadline.IsZero() {
+		if preDeadline := w.deadline.Add(-bookmarkBeforeDeadline); preDeadline.Before(next) {
+			next = preDeadline
+		}
+	}
+	if !next.Before(now) {
+		w.nextBookmark = next
+	}
+}
+
 // ResultChan implements watch.Interface.
 func (w *watcher) ResultChan() <-chan watch.Event { return w.result }
 
@@ -60,10 +108,15 @@ func (w *watcher) Stop() {
 	w.once.Do(func() { close(w.done) })
 }
 
-// run delivers the backlog, then queued events, until the watcher is
-// stopped; then it closes ResultChan.
+// run delivers the initial state, the backlog, then queued events, until
+// the watcher is stopped; then it closes ResultChan.
 func (w *watcher) run() {
 	defer close(w.result)
+	if w.initial != nil {
+		if !w.sendInitial() {
+			return
+		}
+	}
 	for _, e := range w.backlog {
 		if !w.deliver(e) {
 			return
@@ -82,6 +135,36 @@ func (w *watcher) run() {
 	}
 }
 
+// sendInitial streams the snapshot's matching objects as ADDED events, then
+// the end bookmark if asked for.
+func (w *watcher) sendInitial() bool {
+	ok := true
+	w.initial.ascend(w.prefix, "", func(e *element) bool {
+		if w.matches(e) {
+			ok = w.send(watch.Event{Type: watch.Added, Object: newCachingObject(e.object)})
+		}
+		return ok
+	})
+	w.initial = nil // let the snapshot go
+	if !ok {
+		return false
+	}
+	w.sinceRV = w.initialRV
+	if w.endBookmark {
+		return w.send(watch.Event{Type: watch.Bookmark, Object: w.bookmarkObject(w.initialRV, true)})
+	}
+	return true
+}
+
+func (w *watcher) send(ev watch.Event) bool {
+	select {
+	case w.result <- ev:
+		return true
+	case <-w.done:
+		return false
+	}
+}
+
 // deliver sends what e means to this watcher; false once the watcher is stopped.
 func (w *watcher) deliver(e *event) bool {
 	if e.rv <= w.sinceRV {
@@ -91,13 +174,11 @@ func (w *watcher) deliver(e *event) bool {
 	if !ok {
 		return true
 	}
-	select {
-	case w.result <- out:
-		w.sinceRV = e.rv
-		return true
-	case <-w.done:
+	if !w.send(out) {
 		return false
 	}
+	w.sinceRV = e.rv
+	return true
 }
 
 // convert turns a cache event into what this watcher sees, as upstream's
@@ -106,7 +187,10 @@ func (w *watcher) deliver(e *event) bool {
 // object at the new resourceVersion), and changes outside it are dropped.
 func (w *watcher) convert(e *event) (watch.Event, bool) {
 	if e.typ == watch.Bookmark {
-		return watch.Event{Type: watch.Bookmark, Object: e.obj.object}, true
+		if !w.allowBookmarks {
+			return watch.Event{}, false
+		}
+		return watch.Event{Type: watch.Bookmark, Object: w.bookmarkObject(e.rv, false)}, true
 	}
 	cur := e.typ != watch.Deleted && w.matches(e.obj)
 	prev := e.prevObj != nil && w.matches(e.prevObj)
@@ -115,21 +199,46 @@ func (w *watcher) convert(e *event) (watch.Event, bool) {
 		if !w.matches(e.obj) {
 			return watch.Event{}, false
 		}
-		return watch.Event{Type: watch.Deleted, Object: e.obj.object}, true
+		return watch.Event{Type: watch.Deleted, Object: e.cachedObject()}, true
 	case cur && prev:
-		return watch.Event{Type: watch.Modified, Object: e.obj.object}, true
+		return watch.Event{Type: watch.Modified, Object: e.cachedObject()}, true
 	case cur:
-		return watch.Event{Type: watch.Added, Object: e.obj.object}, true
+		return watch.Event{Type: watch.Added, Object: e.cachedObject()}, true
 	case prev:
-		return watch.Event{Type: watch.Deleted, Object: w.atRV(e.prevObj.object, e.rv)}, true
+		return watch.Event{Type: watch.Deleted, Object: e.prevAtRVObject(w.versioner)}, true
 	default:
 		return watch.Event{}, false
 	}
 }
 
-// atRV returns a copy of obj whose resourceVersion is rv.
-func (w *watcher) atRV(obj runtime.Object, rv uint64) runtime.Object {
-	obj = obj.DeepCopyObject()
-	_ = w.versioner.UpdateObject(obj, rv) // fails only for objects without metadata; cached ones have it
+// bookmarkObject is an empty object of the watched kind carrying only rv
+// (and, for the end of a watch-list's initial events, the annotation).
+func (w *watcher) bookmarkObject(rv uint64, initialEventsEnd bool) runtime.Object {
+	obj := w.newFunc()
+	_ = w.versioner.UpdateObject(obj, rv) // fails only for objects without metadata
+	if initialEventsEnd {
+		if m, err := meta.Accessor(obj); err == nil {
+			m.SetAnnotations(map[string]string{metav1.InitialEventsAnnotationKey: "true"})
+		}
+	}
 	return obj
+}
+
+// cachedObject is e's object as every watcher receives it.
+func (e *event) cachedObject() runtime.Object {
+	if e.cached == nil { // events built by hand in tests
+		return newCachingObject(e.obj.object)
+	}
+	return e.cached
+}
+
+// prevAtRVObject is a copy of e's previous object at e's resourceVersion,
+// shared by every watcher that receives it.
+func (e *event) prevAtRVObject(versioner storage.Versioner) runtime.Object {
+	e.prevAtRVOnce.Do(func() {
+		obj := e.prevObj.object.DeepCopyObject()
+		_ = versioner.UpdateObject(obj, e.rv) // fails only for objects without metadata; cached ones have it
+		e.prevAtRV = newCachingObject(obj)
+	})
+	return e.prevAtRV
 }

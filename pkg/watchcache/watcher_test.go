@@ -5,6 +5,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/apiserver/pkg/storage"
 )
@@ -44,7 +45,7 @@ func TestWatcherConvertsSelectorTransitions(t *testing.T) {
 			if !ok || got.Type != tc.wantType {
 				t.Fatalf("got %s (%v), want %s", got.Type, ok, tc.wantType)
 			}
-			if rv := got.Object.(*metav1.PartialObjectMetadata).ResourceVersion; rv != tc.wantRV {
+			if rv := unwrap(got.Object).(*metav1.PartialObjectMetadata).ResourceVersion; rv != tc.wantRV {
 				t.Errorf("got resourceVersion %s, want %s", rv, tc.wantRV)
 			}
 		})
@@ -69,8 +70,8 @@ func TestWatcherBufferIsBoundedAndDeliveryOrdered(t *testing.T) {
 	}
 	go w.run()
 	ev := <-w.ResultChan()
-	if ev.Object.(*metav1.PartialObjectMetadata).Name != "a" {
-		t.Errorf("got %s first, want a: events at or before sinceRV are skipped", ev.Object.(*metav1.PartialObjectMetadata).Name)
+	if unwrap(ev.Object).(*metav1.PartialObjectMetadata).Name != "a" {
+		t.Errorf("got %s first, want a: events at or before sinceRV are skipped", unwrap(ev.Object).(*metav1.PartialObjectMetadata).Name)
 	}
 	w.Stop()
 	w.Stop()
@@ -79,4 +80,12 @@ func TestWatcherBufferIsBoundedAndDeliveryOrdered(t *testing.T) {
 	if !w.offer(&event{typ: watch.Added, rv: 4, obj: cmElement("c", "4", nil)}) {
 		t.Error("offer to a stopped watcher: got false, want true (nothing to report)")
 	}
+}
+
+// unwrap returns the object a watcher delivered, without its caching wrapper.
+func unwrap(obj runtime.Object) runtime.Object {
+	if co, ok := obj.(runtime.CacheableObject); ok {
+		return co.GetObject()
+	}
+	return obj
 }
