@@ -31,6 +31,9 @@ type Resource struct {
 	// Fields returns the field set a selector matches, including metadata.name
 	// and (for namespaced types) metadata.namespace. Nil: only those two.
 	Fields func(obj runtime.Object) fields.Set
+	// IndexFields are Fields the watch cache indexes, for selectors that pin
+	// one value (pods: spec.nodeName, as kube-apiserver).
+	IndexFields []string
 }
 
 // REST is the storage of one resource: the generic etcd-backed store plus what
@@ -68,7 +71,14 @@ func NewREST(optsGetter generic.RESTOptionsGetter, r Resource) (*REST, error) {
 		ResetFieldsStrategy: s,
 		TableConvertor:      r.Table,
 	}
-	if err := store.CompleteWithOptions(&generic.StoreOptions{RESTOptions: optsGetter, AttrFunc: r.attrs}); err != nil {
+	options := &generic.StoreOptions{RESTOptions: optsGetter, AttrFunc: r.attrs}
+	if len(r.IndexFields) > 0 {
+		options.TriggerFunc = storage.IndexerFuncs{}
+		for _, field := range r.IndexFields {
+			options.TriggerFunc[field] = func(obj runtime.Object) string { return r.Fields(obj)[field] }
+		}
+	}
+	if err := store.CompleteWithOptions(options); err != nil {
 		return nil, fmt.Errorf("%s storage: %w", r.Resource, err)
 	}
 	return &REST{Store: store, shortNames: r.ShortNames, categories: r.Categories}, nil

@@ -2,6 +2,8 @@ package server
 
 import (
 	"context"
+	"maps"
+	"slices"
 
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apiserver/pkg/registry/generic"
@@ -21,7 +23,7 @@ import (
 // the registry destroys it. Writes go through the cache to etcd; reads and
 // watches are served as pkg/watchcache describes.
 func withWatchCache(config *storagebackend.ConfigForResource, resourcePrefix string, keyFunc func(obj runtime.Object) (string, error),
-	newFunc, newListFunc func() runtime.Object, getAttrsFunc apistorage.AttrFunc, _ apistorage.IndexerFuncs, _ *cache.Indexers,
+	newFunc, newListFunc func() runtime.Object, getAttrsFunc apistorage.AttrFunc, triggers apistorage.IndexerFuncs, _ *cache.Indexers,
 ) (apistorage.Interface, factory.DestroyFunc, error) {
 	s, destroy, err := generic.NewRawStorage(config, newFunc, newListFunc, resourcePrefix)
 	if err != nil {
@@ -34,6 +36,8 @@ func withWatchCache(config *storagebackend.ConfigForResource, resourcePrefix str
 		NewListFunc:    newListFunc,
 		KeyFunc:        keyFunc,
 		GetAttrsFunc:   getAttrsFunc,
+		GroupResource:  config.GroupResource,
+		IndexFields:    slices.Sorted(maps.Keys(triggers)),
 		ProgressNotify: features.Enabled(features.EfficientWatchResumption),
 	})
 	if err != nil {

@@ -11,9 +11,13 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/apimachinery/pkg/watch"
+	apiserverfeatures "k8s.io/apiserver/pkg/features"
 	"k8s.io/apiserver/pkg/storage"
+	cachermetrics "k8s.io/apiserver/pkg/storage/cacher/metrics"
+	utilfeature "k8s.io/apiserver/pkg/util/feature"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 )
@@ -38,8 +42,13 @@ type Config struct {
 	NewFunc      func() runtime.Object
 	KeyFunc      func(runtime.Object) (string, error)
 	GetAttrsFunc storage.AttrFunc
-	Versioner    storage.Versioner
-	Clock        clock.WithTicker
+	// IndexFields are fields (of GetAttrsFunc's field set) the cache indexes:
+	// a LIST whose field selector pins one of them reads only the matching objects.
+	IndexFields []string
+	// GroupResource labels the cache's metrics.
+	GroupResource schema.GroupResource
+	Versioner     storage.Versioner
+	Clock         clock.WithTicker
 	// HistoryWindow is how long events stay servable to watches (at least 75s, as upstream).
 	HistoryWindow time.Duration
 	// MaxEvents caps the history whatever the window.
@@ -103,14 +112,42 @@ func New(c Config) (*Cache, error) {
 	if c.Clock == nil {
 		c.Clock = clock.RealClock{}
 	}
-	return &Cache{
+	cachermetrics.Register()
+	cache := &Cache{
 		Interface: c.Storage,
 		cfg:       c,
 		watchers:  map[*watcher]struct{}{},
-		store:     newStore(),
+		store:     newStore(c.IndexFields...),
 		history:   newHistory(c.Clock, c.HistoryWindow, c.MaxEvents),
 		rvChanged: make(chan struct{}),
-	}, nil
+	}
+	if utilfeature.DefaultFeatureGate.Enabled(apiserverfeatures.SizeBasedListCostEstimate) {
+		// The storage estimates object sizes for API Priority and Fairness
+		// from the keys the cache lists, as upstream's cacher arranges.
+		if err := c.Storage.EnableResourceSizeEstimation(cache.keys); err != nil {
+			return nil, fmt.Errorf("watchcache: enabling resource size estimation: %w", err)
+		}
+	}
+	return cache, nil
+}
+
+// keys lists the keys of every object, once the cache is as fresh as etcd.
+func (c *Cache) keys(ctx context.Context) ([]string, error) {
+	rv, err := c.cfg.Storage.GetCurrentResourceVersion(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if err := c.waitUntilFresh(ctx, rv, freshnessTimeout); err != nil {
+		return nil, err
+	}
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	keys := make([]string, 0, c.store.len())
+	c.store.ascend("", "", func(e *element) bool {
+		keys = append(keys, e.key)
+		return true
+	})
+	return keys, nil
 }
 
 // Run keeps the cache in sync until ctx is done: it lists, then watches
@@ -216,7 +253,9 @@ func (c *Cache) sendDueBookmarks() {
 }
 
 // relist replaces the store with a fresh LIST.
-func (c *Cache) relist(ctx context.Context) error {
+func (c *Cache) relist(ctx context.Context) (err error) {
+	start := c.cfg.Clock.Now()
+	defer func() { c.recordInitialization(start, err) }()
 	list := c.cfg.NewListFunc()
 	opts := storage.ListOptions{ResourceVersion: "", Recursive: true, Predicate: storage.Everything}
 	if err := c.cfg.Storage.GetList(ctx, c.cfg.ResourcePrefix, opts, list); err != nil {
@@ -230,7 +269,7 @@ func (c *Cache) relist(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	fresh := newStore()
+	fresh := newStore(c.cfg.IndexFields...)
 	err = meta.EachListItem(list, func(obj runtime.Object) error {
 		e, err := c.newElement(obj)
 		if err == nil {
@@ -246,6 +285,7 @@ func (c *Cache) relist(ctx context.Context) error {
 	c.store = fresh
 	c.history.reset(rv)
 	c.stopWatchersLocked() // they resume from their last RV, in the window or with 410
+	c.recordCapacity()
 	c.ready = true
 	c.setRVLocked(rv)
 	return nil
@@ -289,6 +329,7 @@ func (c *Cache) apply(ev watch.Event) error {
 	if err != nil {
 		return err
 	}
+	c.recordEventReceived()
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	var prev *element
@@ -297,7 +338,7 @@ func (c *Cache) apply(ev watch.Event) error {
 	} else {
 		prev, _ = c.store.upsert(e)
 	}
-	recorded := &event{typ: ev.Type, rv: rv, recordTime: c.cfg.Clock.Now(), obj: e, prevObj: prev, cached: newCachingObject(e.object)}
+	recorded := &event{typ: ev.Type, rv: rv, recordTime: c.cfg.Clock.Now(), obj: e, prevObj: prev, cached: e.shared()}
 	c.history.add(recorded)
 	c.setRVLocked(rv)
 	c.dispatchLocked(recorded)
@@ -306,6 +347,7 @@ func (c *Cache) apply(ev watch.Event) error {
 
 func (c *Cache) setRVLocked(rv uint64) {
 	c.rv = rv
+	c.recordResourceVersion(rv)
 	close(c.rvChanged)
 	c.rvChanged = make(chan struct{})
 }

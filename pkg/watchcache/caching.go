@@ -3,10 +3,14 @@ package watchcache
 import (
 	"bytes"
 	"io"
+	"reflect"
 	"sync"
 
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 )
 
 // cachingObject wraps a cached object handed to watchers so that the HTTP
@@ -14,12 +18,15 @@ import (
 // watcher it is sent to (runtime.CacheableObject, which the watch encoder
 // honours; upstream's cacher does the same).
 //
-// It also keeps the shared object safe: encoders set and restore TypeMeta on
-// what they encode, so they only ever get a deep copy (GetObject).
+// The wrapped object is shared with the cache and never modified: encoders
+// (which set and restore TypeMeta) get a shallow copy, GetObject a deep
+// copy, and the metav1.Object setters replace it with a private deep copy
+// first, dropping the serializations made so far.
 type cachingObject struct {
-	object runtime.Object // never modified
-
-	mu             sync.Mutex
+	mu             sync.RWMutex
+	object         runtime.Object
+	meta           metav1.Object // object's metadata
+	private        bool          // object is a copy this wrapper owns
 	serializations map[runtime.Identifier]*serialization
 }
 
@@ -29,14 +36,23 @@ type serialization struct {
 	err  error
 }
 
-var _ runtime.CacheableObject = (*cachingObject)(nil)
+var (
+	_ runtime.CacheableObject = (*cachingObject)(nil)
+	_ metav1.Object           = (*cachingObject)(nil)
+)
 
+// newCachingObject wraps obj, which must have object metadata (every
+// cached object has).
 func newCachingObject(obj runtime.Object) *cachingObject {
-	return &cachingObject{object: obj}
+	m, err := meta.Accessor(obj)
+	if err != nil {
+		panic(err) // a cached object always has metadata: its key was computed from it
+	}
+	return &cachingObject{object: obj, meta: m}
 }
 
 // CacheEncode implements runtime.CacheableObject: the first call for an
-// encoder id encodes a copy of the object, later ones write the same bytes.
+// encoder id encodes the object, later ones write the same bytes.
 func (o *cachingObject) CacheEncode(id runtime.Identifier, encode func(runtime.Object, io.Writer) error, w io.Writer) error {
 	o.mu.Lock()
 	if o.serializations == nil {
@@ -47,10 +63,11 @@ func (o *cachingObject) CacheEncode(id runtime.Identifier, encode func(runtime.O
 		s = &serialization{}
 		o.serializations[id] = s
 	}
+	obj := o.object
 	o.mu.Unlock()
 	s.once.Do(func() {
 		var buf bytes.Buffer
-		s.err = encode(o.GetObject(), &buf)
+		s.err = encode(shallowCopy(obj), &buf)
 		s.raw = buf.Bytes()
 	})
 	if s.err != nil {
@@ -64,12 +81,30 @@ func (o *cachingObject) CacheEncode(id runtime.Identifier, encode func(runtime.O
 	return err
 }
 
-// GetObject implements runtime.CacheableObject; the caller owns the copy.
-func (o *cachingObject) GetObject() runtime.Object { return o.object.DeepCopyObject() }
+// shallowCopy copies obj's top-level struct: enough for an encoder, which
+// only sets (and restores) the kind, without copying the whole object.
+func shallowCopy(obj runtime.Object) runtime.Object {
+	v := reflect.ValueOf(obj)
+	if v.Kind() != reflect.Pointer || v.Elem().Kind() != reflect.Struct {
+		return obj.DeepCopyObject()
+	}
+	c := reflect.New(v.Elem().Type())
+	c.Elem().Set(v.Elem())
+	return c.Interface().(runtime.Object)
+}
 
-// GetObjectKind implements runtime.Object. The kind is the wrapped object's,
-// read-only: callers that set it get their own copy from GetObject.
+// GetObject implements runtime.CacheableObject; the caller owns the copy.
+func (o *cachingObject) GetObject() runtime.Object {
+	o.mu.RLock()
+	defer o.mu.RUnlock()
+	return o.object.DeepCopyObject()
+}
+
+// GetObjectKind implements runtime.Object. The kind is read-only here:
+// callers that need to set it get their own copy from GetObject.
 func (o *cachingObject) GetObjectKind() schema.ObjectKind {
+	o.mu.RLock()
+	defer o.mu.RUnlock()
 	return readOnlyKind{o.object.GetObjectKind().GroupVersionKind()}
 }
 
@@ -81,3 +116,92 @@ type readOnlyKind struct{ gvk schema.GroupVersionKind }
 
 func (k readOnlyKind) SetGroupVersionKind(schema.GroupVersionKind) {}
 func (k readOnlyKind) GroupVersionKind() schema.GroupVersionKind   { return k.gvk }
+
+func get[T any](o *cachingObject, f func(metav1.Object) T) T {
+	o.mu.RLock()
+	defer o.mu.RUnlock()
+	return f(o.meta)
+}
+
+// set changes a private copy of the object and drops the serializations.
+func (o *cachingObject) set(f func(metav1.Object)) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if !o.private {
+		o.object = o.object.DeepCopyObject()
+		o.meta, _ = meta.Accessor(o.object) // the copy has metadata as the original has
+		o.private = true
+	}
+	f(o.meta)
+	o.serializations = nil
+}
+
+// metav1.Object, for callers that read (or, rarely, change) the metadata of
+// watch events.
+
+func (o *cachingObject) GetNamespace() string { return get(o, metav1.Object.GetNamespace) }
+func (o *cachingObject) SetNamespace(v string) {
+	o.set(func(m metav1.Object) { m.SetNamespace(v) })
+}
+func (o *cachingObject) GetName() string         { return get(o, metav1.Object.GetName) }
+func (o *cachingObject) SetName(v string)        { o.set(func(m metav1.Object) { m.SetName(v) }) }
+func (o *cachingObject) GetGenerateName() string { return get(o, metav1.Object.GetGenerateName) }
+func (o *cachingObject) SetGenerateName(v string) {
+	o.set(func(m metav1.Object) { m.SetGenerateName(v) })
+}
+func (o *cachingObject) GetUID() types.UID  { return get(o, metav1.Object.GetUID) }
+func (o *cachingObject) SetUID(v types.UID) { o.set(func(m metav1.Object) { m.SetUID(v) }) }
+func (o *cachingObject) GetResourceVersion() string {
+	return get(o, metav1.Object.GetResourceVersion)
+}
+func (o *cachingObject) SetResourceVersion(v string) {
+	o.set(func(m metav1.Object) { m.SetResourceVersion(v) })
+}
+func (o *cachingObject) GetGeneration() int64  { return get(o, metav1.Object.GetGeneration) }
+func (o *cachingObject) SetGeneration(v int64) { o.set(func(m metav1.Object) { m.SetGeneration(v) }) }
+func (o *cachingObject) GetSelfLink() string   { return get(o, metav1.Object.GetSelfLink) }
+func (o *cachingObject) SetSelfLink(v string)  { o.set(func(m metav1.Object) { m.SetSelfLink(v) }) }
+func (o *cachingObject) GetCreationTimestamp() metav1.Time {
+	return get(o, metav1.Object.GetCreationTimestamp)
+}
+func (o *cachingObject) SetCreationTimestamp(v metav1.Time) {
+	o.set(func(m metav1.Object) { m.SetCreationTimestamp(v) })
+}
+func (o *cachingObject) GetDeletionTimestamp() *metav1.Time {
+	return get(o, metav1.Object.GetDeletionTimestamp)
+}
+func (o *cachingObject) SetDeletionTimestamp(v *metav1.Time) {
+	o.set(func(m metav1.Object) { m.SetDeletionTimestamp(v) })
+}
+func (o *cachingObject) GetDeletionGracePeriodSeconds() *int64 {
+	return get(o, metav1.Object.GetDeletionGracePeriodSeconds)
+}
+func (o *cachingObject) SetDeletionGracePeriodSeconds(v *int64) {
+	o.set(func(m metav1.Object) { m.SetDeletionGracePeriodSeconds(v) })
+}
+func (o *cachingObject) GetLabels() map[string]string { return get(o, metav1.Object.GetLabels) }
+func (o *cachingObject) SetLabels(v map[string]string) {
+	o.set(func(m metav1.Object) { m.SetLabels(v) })
+}
+func (o *cachingObject) GetAnnotations() map[string]string {
+	return get(o, metav1.Object.GetAnnotations)
+}
+func (o *cachingObject) SetAnnotations(v map[string]string) {
+	o.set(func(m metav1.Object) { m.SetAnnotations(v) })
+}
+func (o *cachingObject) GetFinalizers() []string { return get(o, metav1.Object.GetFinalizers) }
+func (o *cachingObject) SetFinalizers(v []string) {
+	o.set(func(m metav1.Object) { m.SetFinalizers(v) })
+}
+func (o *cachingObject) GetOwnerReferences() []metav1.OwnerReference {
+	return get(o, metav1.Object.GetOwnerReferences)
+}
+func (o *cachingObject) SetOwnerReferences(v []metav1.OwnerReference) {
+	o.set(func(m metav1.Object) { m.SetOwnerReferences(v) })
+}
+func (o *cachingObject) GetManagedFields() []metav1.ManagedFieldsEntry {
+	return get(o, metav1.Object.GetManagedFields)
+}
+func (o *cachingObject) SetManagedFields(v []metav1.ManagedFieldsEntry) {
+	o.set(func(m metav1.Object) { m.SetManagedFields(v) })
+}

@@ -3,6 +3,7 @@ package watchcache
 import (
 	"context"
 	"reflect"
+	"strings"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -18,26 +19,39 @@ const (
 	progressRequestInterval = 100 * time.Millisecond
 )
 
-// GetList serves from the cache the LISTs upstream's cache serves without
-// pagination: resourceVersion "0" (any state; limit ignored, as upstream),
-// N with NotOlderThan semantics and no limit (after waiting for N), and ""
-// (a consistent read: etcd's current revision, then waiting for it; etcd
-// serves it if the cache does not catch up). Paged, exact and continued
-// LISTs go to the storage until the cache keeps snapshots.
+// GetList serves LISTs from the cache as upstream's cache does without
+// snapshots (k8s.io/apiserver's delegator, ListFromCacheSnapshot off):
+//
+//   - resourceVersion "0": any state; limit ignored (whole list, no token).
+//   - resourceVersionMatch=NotOlderThan, or N without a match: the current
+//     state once the cache has seen N (504 after 3 s); with limit (and
+//     NotOlderThan) its first page and a continue token at the cache's RV.
+//   - "": a consistent read: etcd's current revision, then waiting for it
+//     (etcd serves it if the cache does not catch up); with limit, a page.
+//
+// Exact reads, N with limit and no match, and continuations go to the
+// storage (the token's revision is exact); so does everything while the
+// cache is not ready.
 func (c *Cache) GetList(ctx context.Context, key string, opts storage.ListOptions, listObj runtime.Object) error {
-	if !c.servesList(opts) {
-		return c.cfg.Storage.GetList(ctx, key, opts, listObj)
-	}
 	preparedKey, err := storage.PrepareKey(c.cfg.ResourcePrefix, key, opts.Recursive)
 	if err != nil {
 		return err
+	}
+	if _, _, err := storage.ValidateListOptions(preparedKey, c.cfg.Versioner, opts); err != nil {
+		return err
+	}
+	if !c.servesList(opts) {
+		return c.cfg.Storage.GetList(ctx, key, opts, listObj)
 	}
 	switch opts.ResourceVersion {
 	case "0":
 	case "":
 		if err := c.waitUntilConsistent(ctx); err != nil {
-			return c.cfg.Storage.GetList(ctx, key, opts, listObj)
+			err = c.cfg.Storage.GetList(ctx, key, opts, listObj)
+			c.recordConsistentRead(err == nil, true)
+			return err
 		}
+		c.recordConsistentRead(true, false)
 	default:
 		rv, err := c.cfg.Versioner.ParseResourceVersion(opts.ResourceVersion)
 		if err != nil {
@@ -50,29 +64,70 @@ func (c *Cache) GetList(ctx context.Context, key string, opts storage.ListOption
 	return c.list(preparedKey, opts, listObj)
 }
 
+// servesList is upstream's shouldDelegateList, negated, without snapshots.
 func (c *Cache) servesList(opts storage.ListOptions) bool {
 	switch {
-	case !c.Ready(), opts.Predicate.Continue != "", opts.ResourceVersionMatch == metav1.ResourceVersionMatchExact:
+	case !c.Ready():
 		return false
-	case opts.ResourceVersion == "0":
+	case opts.ResourceVersionMatch == metav1.ResourceVersionMatchExact:
+		return false
+	case opts.ResourceVersionMatch == metav1.ResourceVersionMatchNotOlderThan:
 		return true
+	case opts.Predicate.Continue != "":
+		return false
+	case opts.Predicate.Limit > 0 && opts.ResourceVersion != "" && opts.ResourceVersion != "0":
+		return false // legacy exact read of a first page
 	default:
-		return opts.Predicate.Limit == 0
+		return true
 	}
 }
 
-// list fills listObj with the matching cached objects and the cache's RV.
+// list fills listObj with the matching cached objects, at most limit of
+// them (none with resourceVersion "0"), with the cache's RV and, when more
+// remain, a continue token in the etcd path's format.
 func (c *Cache) list(preparedKey string, opts storage.ListOptions, listObj runtime.Object) error {
 	match := matcher(preparedKey, opts.Recursive, opts.Predicate)
+	limit := opts.Predicate.Limit
+	if opts.ResourceVersion == "0" {
+		limit = 0
+	}
 	c.mu.RLock()
 	rv := c.rv
 	var items []*element
-	if opts.Recursive {
-		items, _ = c.store.list(preparedKey, "", 0, match)
-	} else if e, ok := c.store.get(preparedKey); ok && match(e) {
-		items = []*element{e}
+	fetched, index, hasMore := 0, "", false
+	keep := func(e *element) bool {
+		if limit > 0 && int64(len(items)) == limit {
+			hasMore = true
+			return false
+		}
+		fetched++
+		if match(e) {
+			items = append(items, e)
+		}
+		return true
+	}
+	var total int // elements under the prefix, for remainingItemCount
+	switch field, value, indexed := c.indexedSelector(opts.Predicate); {
+	case !opts.Recursive:
+		if e, ok := c.store.get(preparedKey); ok {
+			keep(e)
+		}
+	case indexed && limit == 0:
+		index = field
+		candidates, _ := c.store.indexed(field, value)
+		for _, e := range candidates {
+			if strings.HasPrefix(e.key, preparedKey) {
+				keep(e)
+			}
+		}
+	default:
+		c.store.ascend(preparedKey, "", keep)
+		if hasMore && opts.Predicate.Empty() {
+			total = c.store.count(preparedKey, "")
+		}
 	}
 	c.mu.RUnlock()
+	c.recordList(index, fetched, len(items))
 	objs := make([]runtime.Object, 0, len(items))
 	for _, e := range items {
 		objs = append(objs, e.object)
@@ -80,7 +135,29 @@ func (c *Cache) list(preparedKey string, opts storage.ListOptions, listObj runti
 	if err := meta.SetList(listObj, objs); err != nil {
 		return err
 	}
-	return c.cfg.Versioner.UpdateList(listObj, rv, "", nil)
+	lastKey := ""
+	if len(items) > 0 {
+		lastKey = items[len(items)-1].key
+	}
+	continueValue, remaining, err := storage.PrepareContinueToken(lastKey, preparedKey, int64(rv), int64(total), hasMore, opts)
+	if err != nil {
+		return err
+	}
+	return c.cfg.Versioner.UpdateList(listObj, rv, continueValue, remaining)
+}
+
+// indexedSelector returns the indexed field, and its value, that pred's
+// field selector pins, if any.
+func (c *Cache) indexedSelector(pred storage.SelectionPredicate) (field, value string, ok bool) {
+	if pred.Field == nil {
+		return "", "", false
+	}
+	for _, field := range c.cfg.IndexFields {
+		if value, ok := pred.Field.RequiresExactMatch(field); ok {
+			return field, value, true
+		}
+	}
+	return "", "", false
 }
 
 // Get serves reads with a resourceVersion from the cache (after waiting for

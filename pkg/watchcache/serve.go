@@ -9,6 +9,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/apiserver/pkg/storage"
+	utilflowcontrol "k8s.io/apiserver/pkg/util/flowcontrol"
 )
 
 // watchBufferSize is how many events a watcher may fall behind by before it
@@ -69,6 +70,7 @@ func (c *Cache) Watch(ctx context.Context, key string, opts storage.ListOptions)
 	if err != nil {
 		return watchFailure(err)
 	}
+	w.initialized = func() { utilflowcontrol.WatchInitialized(ctx) }
 	go w.run()
 	go func() {
 		select {
@@ -131,6 +133,7 @@ func (c *Cache) register(preparedKey string, opts storage.ListOptions, req watch
 	w.deadline = deadline
 	if req.initial {
 		w.initial, w.initialRV, w.endBookmark = c.store.clone(), c.rv, req.endBookmark
+		w.countInitEvents = c.recordInitEvents
 	}
 	w.scheduleBookmark(c.cfg.Clock.Now())
 	c.watchers[w] = struct{}{}
@@ -150,8 +153,10 @@ func (c *Cache) dispatchLocked(e *event) {
 		if !w.offer(e) {
 			w.Stop()
 			delete(c.watchers, w)
+			c.recordTerminatedWatcher()
 		}
 	}
+	c.recordEventDispatched()
 }
 
 // stopWatchersLocked closes every watcher, as after a relist.
@@ -168,14 +173,9 @@ func matcher(preparedKey string, recursive bool, pred storage.SelectionPredicate
 		if recursive && !strings.HasPrefix(e.key, preparedKey) || !recursive && e.key != preparedKey {
 			return false
 		}
-		if pred.Empty() {
-			return true
-		}
-		if pred.GetAttrs != nil {
-			ok, err := pred.Matches(e.object)
-			return err == nil && ok
-		}
-		return pred.MatchesObjectAttributes(e.labels, e.fields)
+		// The cache computed e's labels and fields with the resource's own
+		// attribute function when e entered it, as pred.GetAttrs would.
+		return pred.Empty() || pred.MatchesObjectAttributes(e.labels, e.fields)
 	}
 }
 

@@ -1,7 +1,11 @@
 package watchcache
 
 import (
+	"maps"
+	"slices"
 	"strings"
+	"sync"
+	"weak"
 
 	"github.com/google/btree"
 	"k8s.io/apimachinery/pkg/fields"
@@ -16,6 +20,25 @@ type element struct {
 	object runtime.Object
 	labels labels.Set
 	fields fields.Set
+
+	// wrapper is the object's cachingObject while anyone still holds it, so
+	// that watchers sending the object at about the same time (informers
+	// starting together) share one serialization of it, without the cache
+	// keeping serializations of every object forever.
+	mu      sync.Mutex
+	wrapper weak.Pointer[cachingObject]
+}
+
+// shared returns the object wrapped for watchers, shared while it lives.
+func (e *element) shared() *cachingObject {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if co := e.wrapper.Value(); co != nil {
+		return co
+	}
+	co := newCachingObject(e.object)
+	e.wrapper = weak.Make(co)
+	return co
 }
 
 func lessByKey(a, b *element) bool { return a.key < b.key }
@@ -31,20 +54,67 @@ const btreeDegree = 16
 // clone may be read while s is written.
 type store struct {
 	tree *btree.BTreeG[*element]
+	// index maps field -> value -> key -> element for the indexed fields.
+	// Only the live store keeps it: clones have none.
+	index map[string]map[string]map[string]*element
 }
 
-func newStore() *store {
-	return &store{tree: btree.NewG(btreeDegree, lessByKey)}
+// newStore returns an empty store that indexes elements by indexFields.
+func newStore(indexFields ...string) *store {
+	s := &store{tree: btree.NewG(btreeDegree, lessByKey)}
+	if len(indexFields) > 0 {
+		s.index = map[string]map[string]map[string]*element{}
+		for _, f := range indexFields {
+			s.index[f] = map[string]map[string]*element{}
+		}
+	}
+	return s
 }
 
 // upsert adds e or replaces the element with its key, returning the old one.
 func (s *store) upsert(e *element) (*element, bool) {
-	return s.tree.ReplaceOrInsert(e)
+	old, replaced := s.tree.ReplaceOrInsert(e)
+	s.unindex(old)
+	for field, values := range s.index {
+		v := e.fields[field]
+		if values[v] == nil {
+			values[v] = map[string]*element{}
+		}
+		values[v][e.key] = e
+	}
+	return old, replaced
 }
 
 // remove deletes the element with key, returning it.
 func (s *store) remove(key string) (*element, bool) {
-	return s.tree.Delete(&element{key: key})
+	old, ok := s.tree.Delete(&element{key: key})
+	s.unindex(old)
+	return old, ok
+}
+
+func (s *store) unindex(e *element) {
+	if e == nil {
+		return
+	}
+	for field, values := range s.index {
+		v := e.fields[field]
+		delete(values[v], e.key)
+		if len(values[v]) == 0 {
+			delete(values, v)
+		}
+	}
+}
+
+// indexed returns the elements whose field is value, in key order, and
+// whether field is indexed at all.
+func (s *store) indexed(field, value string) ([]*element, bool) {
+	values, ok := s.index[field]
+	if !ok {
+		return nil, false
+	}
+	items := slices.Collect(maps.Values(values[value]))
+	slices.SortFunc(items, func(a, b *element) int { return strings.Compare(a.key, b.key) })
+	return items, true
 }
 
 func (s *store) get(key string) (*element, bool) {

@@ -11,6 +11,10 @@ import (
 	"k8s.io/apiserver/pkg/storage"
 )
 
+// resultBufferSize is how many converted events a watcher holds for its
+// client; they are still delivered after Stop (upstream's out buffer).
+const resultBufferSize = 10
+
 // Bookmark timing, as upstream: a watcher that allows bookmarks gets one
 // about every bookmarkFrequency, and one bookmarkBeforeDeadline before its
 // request times out.
@@ -29,6 +33,11 @@ type watcher struct {
 	initial   *store
 	initialRV uint64
 	prefix    string // the key prefix of the watch, to walk initial with
+	// initialized is called once the initial state and backlog are sent
+	// (API Priority and Fairness counts the watch's cost until then).
+	initialized func()
+	// countInitEvents is told how many initial events were sent.
+	countInitEvents func(int)
 	// endBookmark: after initial, send a bookmark annotated
 	// k8s.io/initial-events-end (watch-list, KEP-3157).
 	endBookmark bool
@@ -45,6 +54,7 @@ type watcher struct {
 	// sinceRV: only events after it are delivered, so a watcher never goes
 	// back in time. Owned by run.
 	sinceRV   uint64
+	startRV   uint64 // where the watch started
 	versioner storage.Versioner
 	newFunc   func() runtime.Object
 
@@ -60,10 +70,11 @@ var _ watch.Interface = (*watcher)(nil)
 func newWatcher(bufferSize int, sinceRV uint64, matches func(*element) bool, versioner storage.Versioner) *watcher {
 	return &watcher{
 		input:     make(chan *event, bufferSize),
-		result:    make(chan watch.Event),
+		result:    make(chan watch.Event, resultBufferSize),
 		done:      make(chan struct{}),
 		matches:   matches,
 		sinceRV:   sinceRV,
+		startRV:   sinceRV,
 		versioner: versioner,
 	}
 }
@@ -123,6 +134,9 @@ func (w *watcher) run() {
 		}
 	}
 	w.backlog = nil
+	if w.initialized != nil {
+		w.initialized()
+	}
 	for {
 		select {
 		case <-w.done:
@@ -138,18 +152,22 @@ func (w *watcher) run() {
 // sendInitial streams the snapshot's matching objects as ADDED events, then
 // the end bookmark if asked for.
 func (w *watcher) sendInitial() bool {
-	ok := true
+	ok, sent := true, 0
 	w.initial.ascend(w.prefix, "", func(e *element) bool {
 		if w.matches(e) {
-			ok = w.send(watch.Event{Type: watch.Added, Object: newCachingObject(e.object)})
+			ok = w.send(watch.Event{Type: watch.Added, Object: e.shared()})
+			sent++
 		}
 		return ok
 	})
 	w.initial = nil // let the snapshot go
+	if w.countInitEvents != nil {
+		w.countInitEvents(sent)
+	}
 	if !ok {
 		return false
 	}
-	w.sinceRV = w.initialRV
+	w.sinceRV, w.startRV = w.initialRV, w.initialRV
 	if w.endBookmark {
 		return w.send(watch.Event{Type: watch.Bookmark, Object: w.bookmarkObject(w.initialRV, true)})
 	}
@@ -167,7 +185,9 @@ func (w *watcher) send(ev watch.Event) bool {
 
 // deliver sends what e means to this watcher; false once the watcher is stopped.
 func (w *watcher) deliver(e *event) bool {
-	if e.rv <= w.sinceRV {
+	// A bookmark may repeat the resourceVersion of the last event sent, as
+	// upstream's do, but only once the cache has moved past the start.
+	if e.rv < w.sinceRV || e.rv == w.sinceRV && (e.typ != watch.Bookmark || e.rv == w.startRV) {
 		return true
 	}
 	out, ok := w.convert(e)
@@ -227,7 +247,7 @@ func (w *watcher) bookmarkObject(rv uint64, initialEventsEnd bool) runtime.Objec
 // cachedObject is e's object as every watcher receives it.
 func (e *event) cachedObject() runtime.Object {
 	if e.cached == nil { // events built by hand in tests
-		return newCachingObject(e.obj.object)
+		return e.obj.shared()
 	}
 	return e.cached
 }

@@ -36,15 +36,16 @@ func NewStorage(optsGetter generic.RESTOptionsGetter) (map[string]rest.Storage, 
 	s.ResetFields = registry.Fieldpaths("v1", "status")
 
 	store, err := registry.NewREST(optsGetter, registry.Resource{
-		Resource:   corev1.Resource("pods"),
-		Singular:   "pod",
-		ShortNames: []string{"po"},
-		Categories: []string{"all"},
-		New:        func() runtime.Object { return &corev1.Pod{} },
-		NewList:    func() runtime.Object { return &corev1.PodList{} },
-		Strategy:   s,
-		Fields:     func(obj runtime.Object) fields.Set { return api.PodFields(obj.(*corev1.Pod)) },
-		Table:      table,
+		Resource:    corev1.Resource("pods"),
+		Singular:    "pod",
+		ShortNames:  []string{"po"},
+		Categories:  []string{"all"},
+		New:         func() runtime.Object { return &corev1.Pod{} },
+		NewList:     func() runtime.Object { return &corev1.PodList{} },
+		Strategy:    s,
+		Fields:      func(obj runtime.Object) fields.Set { return api.PodFields(obj.(*corev1.Pod)) },
+		IndexFields: []string{"spec.nodeName"},
+		Table:       table,
 	})
 	if err != nil {
 		return nil, err

@@ -1,0 +1,69 @@
+package watchcache
+
+import (
+	"time"
+
+	cachermetrics "k8s.io/apiserver/pkg/storage/cacher/metrics"
+)
+
+// The cache reports upstream's watch-cache metrics, with upstream's names
+// and labels (k8s.io/apiserver/pkg/storage/cacher/metrics), so dashboards
+// built for kube-apiserver work. LISTs it serves also count in
+// apiserver_storage_list_*{storage="watchcache"}; the etcd3 store counts
+// the ones it serves with storage="etcd".
+
+func (c *Cache) recordList(index string, fetched, returned int) {
+	cachermetrics.RecordListCacheMetrics(c.cfg.GroupResource, index, fetched, returned)
+}
+
+func (c *Cache) recordResourceVersion(rv uint64) {
+	cachermetrics.RecordResourceVersion(c.cfg.GroupResource, rv)
+}
+
+func (c *Cache) recordEventReceived() {
+	cachermetrics.EventsReceivedCounter.WithLabelValues(c.cfg.GroupResource.Group, c.cfg.GroupResource.Resource).Inc()
+}
+
+func (c *Cache) recordEventDispatched() {
+	cachermetrics.EventsCounter.WithLabelValues(c.cfg.GroupResource.Group, c.cfg.GroupResource.Resource).Inc()
+}
+
+func (c *Cache) recordTerminatedWatcher() {
+	cachermetrics.TerminatedWatchersCounter.WithLabelValues(c.cfg.GroupResource.Group, c.cfg.GroupResource.Resource).Inc()
+}
+
+func (c *Cache) recordInitEvents(n int) {
+	cachermetrics.InitCounter.WithLabelValues(c.cfg.GroupResource.Group, c.cfg.GroupResource.Resource).Add(float64(n))
+}
+
+func (c *Cache) recordReadWait(start time.Time) {
+	cachermetrics.WatchCacheReadWait.WithLabelValues(c.cfg.GroupResource.Group, c.cfg.GroupResource.Resource).Observe(c.cfg.Clock.Since(start).Seconds())
+}
+
+func (c *Cache) recordConsistentRead(success, fallback bool) {
+	cachermetrics.ConsistentReadTotal.WithLabelValues(c.cfg.GroupResource.Group, c.cfg.GroupResource.Resource, boolLabel(success), boolLabel(fallback)).Inc()
+}
+
+// recordInitialization counts a (re)list of the resource into the cache.
+func (c *Cache) recordInitialization(start time.Time, err error) {
+	gr := c.cfg.GroupResource
+	if err != nil {
+		cachermetrics.WatchCacheInitializationErrors.WithLabelValues(gr.Group, gr.Resource).Inc()
+		return
+	}
+	cachermetrics.WatchCacheInitializations.WithLabelValues(gr.Group, gr.Resource).Inc()
+	cachermetrics.WatchCacheInitializationDuration.WithLabelValues(gr.Group, gr.Resource).Observe(c.cfg.Clock.Since(start).Seconds())
+}
+
+// recordCapacity reports the history's capacity. It is fixed (MaxEvents;
+// the time window does the rest), so it never grows or shrinks.
+func (c *Cache) recordCapacity() {
+	cachermetrics.WatchCacheCapacity.WithLabelValues(c.cfg.GroupResource.Group, c.cfg.GroupResource.Resource).Set(float64(c.cfg.MaxEvents))
+}
+
+func boolLabel(b bool) string {
+	if b {
+		return "true"
+	}
+	return "false"
+}
