@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strconv"
 
 	"google.golang.org/protobuf/encoding/protowire"
 	corev1 "k8s.io/api/core/v1"
@@ -139,18 +138,4 @@ func protoField(msg []byte, num protowire.Number) (value []byte, found bool, err
 		msg = msg[l:]
 	}
 	return nil, false, nil
-}
-
-// serverAllocBytes scrapes the server's cumulative allocated bytes.
-func serverAllocBytes(ctx context.Context, rc rest.Interface) (float64, error) {
-	body, err := rc.Get().AbsPath("/metrics").SetHeader("Accept", "text/plain").DoRaw(ctx)
-	if err != nil {
-		return 0, fmt.Errorf("scraping /metrics: %w", err)
-	}
-	for line := range bytes.Lines(body) {
-		if v, ok := bytes.CutPrefix(line, []byte(allocBytesTotal+" ")); ok {
-			return strconv.ParseFloat(string(bytes.TrimSpace(v)), 64)
-		}
-	}
-	return 0, fmt.Errorf("/metrics has no %s", allocBytesTotal)
 }

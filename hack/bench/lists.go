@@ -12,24 +12,28 @@ import (
 )
 
 const (
-	listPath        = "/api/v1/namespaces/" + namespace + "/configmaps"
-	acceptJSON      = "application/json"
-	acceptProtobuf  = "application/vnd.kubernetes.protobuf"
-	allocBytesTotal = "go_memstats_alloc_bytes_total"
+	listPath       = "/api/v1/namespaces/" + namespace + "/configmaps"
+	acceptJSON     = "application/json"
+	acceptProtobuf = "application/vnd.kubernetes.protobuf"
 )
 
 // listVariant is one way of listing every ConfigMap.
 type listVariant struct {
 	encoding string // "JSON" or "protobuf"
 	accept   string
-	limit    int // 0: one request
+	limit    int    // 0: one request
+	rv       string // the resourceVersion parameter; "": none (a consistent read)
 }
 
 func (v listVariant) String() string {
-	if v.limit == 0 {
-		return v.encoding + ", one request"
+	s := v.encoding + ", one request"
+	if v.limit > 0 {
+		s = fmt.Sprintf("%s, paged (limit %d)", v.encoding, v.limit)
 	}
-	return fmt.Sprintf("%s, paged (limit %d)", v.encoding, v.limit)
+	if v.rv != "" {
+		s += ", RV=" + v.rv
+	}
+	return s
 }
 
 // listStats are the timed full listings of one variant.
@@ -42,10 +46,16 @@ type listStats struct {
 
 // benchLists starts a server on the populated data dir and measures every
 // LIST variant on it.
-func benchLists(ctx context.Context, cfg config, dataDir string) (results []listStats, err error) {
+func benchLists(ctx context.Context, cfg config, dataDir string) ([]listStats, error) {
+	return listOnServer(ctx, cfg, dataDir, "LIST", listVariants(cfg.page))
+}
+
+// listOnServer starts a server on the populated data dir and measures the
+// variants on it; label prefixes errors and progress lines.
+func listOnServer(ctx context.Context, cfg config, dataDir, label string, variants []listVariant) (results []listStats, err error) {
 	s, err := startServer(ctx, cfg, dataDir)
 	if err != nil {
-		return nil, fmt.Errorf("LIST: %w", err)
+		return nil, fmt.Errorf("%s: %w", label, err)
 	}
 	defer func() { err = errors.Join(err, s.Stop()) }()
 	rc, err := s.restConfig()
@@ -57,10 +67,10 @@ func benchLists(ctx context.Context, cfg config, dataDir string) (results []list
 	if err != nil {
 		return nil, fmt.Errorf("creating client: %w", err)
 	}
-	for _, v := range listVariants(cfg.page) {
-		st, err := benchList(ctx, client.CoreV1().RESTClient(), v, cfg)
+	for _, v := range variants {
+		st, err := benchList(ctx, client.CoreV1().RESTClient(), v, cfg, label)
 		if err != nil {
-			return nil, fmt.Errorf("LIST %s: %w", v, err)
+			return nil, fmt.Errorf("%s %s: %w", label, v, err)
 		}
 		results = append(results, st)
 	}
@@ -78,7 +88,7 @@ func listVariants(page int) []listVariant {
 
 // benchList verifies one untimed listing, then times cfg.lists listings
 // between two scrapes of the server's allocation counter.
-func benchList(ctx context.Context, rc rest.Interface, v listVariant, cfg config) (listStats, error) {
+func benchList(ctx context.Context, rc rest.Interface, v listVariant, cfg config, label string) (listStats, error) {
 	st := listStats{variant: v}
 	var err error
 	if st.shape, err = verifiedListing(ctx, rc, v, cfg.objects); err != nil {
@@ -104,7 +114,7 @@ func benchList(ctx context.Context, rc rest.Interface, v listVariant, cfg config
 		return listStats{}, err
 	}
 	st.allocPerOp = (after - before) / float64(cfg.lists)
-	progress("LIST %s: median %s, %s allocated per listing", v, fmtDuration(median(st.times)), fmtBytes(st.allocPerOp))
+	progress("%s %s: median %s, %s allocated per listing", label, v, fmtDuration(median(st.times)), fmtBytes(st.allocPerOp))
 	return st, nil
 }
 
@@ -123,6 +133,9 @@ func listAll(ctx context.Context, rc rest.Interface, v listVariant, page func(bo
 		req := rc.Get().AbsPath(listPath).SetHeader("Accept", v.accept)
 		if v.limit > 0 {
 			req = req.Param("limit", strconv.Itoa(v.limit))
+		}
+		if v.rv != "" {
+			req = req.Param("resourceVersion", v.rv)
 		}
 		if token != "" {
 			req = req.Param("continue", token)

@@ -53,6 +53,14 @@ func createConfigMaps(ctx context.Context, s *server, n, workers int) error {
 	if err != nil {
 		return fmt.Errorf("creating client: %w", err)
 	}
+	return forEach(ctx, n, workers, func(ctx context.Context, i int) error {
+		return createConfigMap(ctx, client, i)
+	})
+}
+
+// forEach calls do for 0..n-1 from workers goroutines, stopping at the first
+// error.
+func forEach(ctx context.Context, n, workers int, do func(context.Context, int) error) error {
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	indexes := make(chan int)
@@ -60,7 +68,7 @@ func createConfigMaps(ctx context.Context, s *server, n, workers int) error {
 	for range workers {
 		wg.Go(func() {
 			for i := range indexes {
-				if err := createConfigMap(ctx, client, i); err != nil {
+				if err := do(ctx, i); err != nil {
 					cancel(err)
 				}
 			}

@@ -1,0 +1,79 @@
+package main
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"time"
+)
+
+// median of a non-empty sample; the mean of the middle two for even sizes.
+func median(times []time.Duration) time.Duration {
+	sorted := slices.Sorted(slices.Values(times))
+	mid := len(sorted) / 2
+	if len(sorted)%2 == 0 {
+		return (sorted[mid-1] + sorted[mid]) / 2
+	}
+	return sorted[mid]
+}
+
+// medianFloat is median for plain numbers.
+func medianFloat(xs []float64) float64 {
+	sorted := slices.Sorted(slices.Values(xs))
+	mid := len(sorted) / 2
+	if len(sorted)%2 == 0 {
+		return (sorted[mid-1] + sorted[mid]) / 2
+	}
+	return sorted[mid]
+}
+
+// percentile q (0 < q ≤ 1) of ascending samples by the nearest-rank
+// method; 0 for none.
+func percentile(sorted []time.Duration, q float64) time.Duration {
+	if len(sorted) == 0 {
+		return 0
+	}
+	rank := int(math.Ceil(float64(len(sorted))*q)) - 1
+	return sorted[min(max(rank, 0), len(sorted)-1)]
+}
+
+func fmtDuration(d time.Duration) string {
+	switch {
+	case d >= time.Second:
+		return fmt.Sprintf("%.2f s", d.Seconds())
+	case d >= 100*time.Millisecond:
+		return fmt.Sprintf("%.0f ms", d.Seconds()*1e3)
+	case d >= time.Millisecond:
+		return fmt.Sprintf("%.1f ms", d.Seconds()*1e3)
+	default:
+		return fmt.Sprintf("%.0f µs", d.Seconds()*1e6)
+	}
+}
+
+func fmtBytes(n float64) string {
+	switch {
+	case math.Abs(n) >= 1<<30:
+		return fmt.Sprintf("%.2f GiB", n/(1<<30))
+	case math.Abs(n) >= 1<<20:
+		return fmt.Sprintf("%.1f MiB", n/(1<<20))
+	default:
+		return fmt.Sprintf("%.1f KiB", n/(1<<10))
+	}
+}
+
+// fmtRatio is "1.54×", or "–" when it is not a number (a zero denominator).
+func fmtRatio(x float64) string {
+	if math.IsNaN(x) || math.IsInf(x, 0) {
+		return "–"
+	}
+	return fmt.Sprintf("%.2f×", x)
+}
+
+// fmtCount writes n with thousands separators: 10000 → "10,000".
+func fmtCount(n int) string {
+	s := fmt.Sprint(n)
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
+}

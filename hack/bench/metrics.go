@@ -1,0 +1,154 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"strconv"
+	"sync"
+	"time"
+
+	"k8s.io/client-go/rest"
+)
+
+// Server metrics the benchmarks read.
+const (
+	allocBytesTotal   = "go_memstats_alloc_bytes_total"  // cumulative bytes allocated
+	heapInuseBytes    = "go_memstats_heap_inuse_bytes"   // bytes in in-use heap spans
+	requestTotal      = "apiserver_request_total"        // requests by verb, resource, code...
+	longRunning       = "apiserver_longrunning_requests" // open watches (and other long requests) by verb, resource...
+	clockTicksPerSec  = 100                              // USER_HZ: /proc/<pid>/stat's unit on Linux
+	heapSampleTimeout = 5 * time.Second                  // per heap sample
+)
+
+// metrics is one scrape of the server's /metrics in the Prometheus text
+// format.
+type metrics []byte
+
+// scrapeMetrics fetches the named metric families only (the name[] filter
+// of client_golang's handler), which keeps each scrape's own allocations in
+// the server small: a few hundred KiB, against about 1 MiB for all of them.
+func scrapeMetrics(ctx context.Context, rc rest.Interface, names ...string) (metrics, error) {
+	req := rc.Get().AbsPath("/metrics").SetHeader("Accept", "text/plain")
+	for _, name := range names {
+		req = req.Param("name[]", name)
+	}
+	body, err := req.DoRaw(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("scraping /metrics: %w", err)
+	}
+	return body, nil
+}
+
+// value is the sample of an unlabelled metric.
+func (m metrics) value(name string) (float64, error) {
+	for line := range bytes.Lines(m) {
+		if v, ok := bytes.CutPrefix(line, []byte(name+" ")); ok {
+			return strconv.ParseFloat(string(bytes.TrimSpace(v)), 64)
+		}
+	}
+	return 0, fmt.Errorf("/metrics has no %s", name)
+}
+
+// sum adds up the samples of a labelled metric whose labels include every
+// one of labels, each written as in the exposition: `verb="LIST"`.
+func (m metrics) sum(name string, labels ...string) (float64, error) {
+	var total float64
+	for line := range bytes.Lines(m) {
+		rest, ok := bytes.CutPrefix(line, []byte(name+"{"))
+		if !ok {
+			continue
+		}
+		set, sample, ok := bytes.Cut(rest, []byte("} "))
+		if !ok || !hasLabels(set, labels) {
+			continue
+		}
+		v, err := strconv.ParseFloat(string(bytes.TrimSpace(sample)), 64)
+		if err != nil {
+			return 0, fmt.Errorf("parsing %s: %w", line, err)
+		}
+		total += v
+	}
+	return total, nil
+}
+
+func hasLabels(set []byte, labels []string) bool {
+	for _, l := range labels {
+		if !bytes.HasPrefix(set, []byte(l)) && !bytes.Contains(set, []byte(","+l)) {
+			return false
+		}
+	}
+	return true
+}
+
+// serverAllocBytes scrapes the server's cumulative allocated bytes.
+func serverAllocBytes(ctx context.Context, rc rest.Interface) (float64, error) {
+	m, err := scrapeMetrics(ctx, rc, allocBytesTotal)
+	if err != nil {
+		return 0, err
+	}
+	return m.value(allocBytesTotal)
+}
+
+// forceServerGC makes the server collect its garbage: a heap profile with
+// gc=1 starts with runtime.GC (genericapiserver serves /debug/pprof). Twice,
+// because what sync.Pools hold survives one collection.
+func forceServerGC(ctx context.Context, rc rest.Interface) error {
+	for range 2 {
+		if err := rc.Get().AbsPath("/debug/pprof/heap").Param("gc", "1").Do(ctx).Error(); err != nil {
+			return fmt.Errorf("forcing a server GC via /debug/pprof/heap?gc=1: %w", err)
+		}
+	}
+	return nil
+}
+
+// heapSampler records the largest go_memstats_heap_inuse_bytes it sees.
+type heapSampler struct {
+	rc     rest.Interface
+	period time.Duration
+
+	mu      sync.Mutex // guards the fields below
+	peak    float64
+	samples int
+	err     error // the first failed scrape
+}
+
+// run samples every period until ctx is done.
+func (h *heapSampler) run(ctx context.Context) {
+	tick := time.NewTicker(h.period)
+	defer tick.Stop()
+	for {
+		h.sample(ctx)
+		select {
+		case <-tick.C:
+		case <-ctx.Done():
+			return
+		}
+	}
+}
+
+func (h *heapSampler) sample(ctx context.Context) {
+	sctx, cancel := context.WithTimeout(ctx, heapSampleTimeout)
+	defer cancel()
+	m, err := scrapeMetrics(sctx, h.rc, heapInuseBytes)
+	var v float64
+	if err == nil {
+		v, err = m.value(heapInuseBytes)
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	switch {
+	case err != nil && ctx.Err() == nil && h.err == nil:
+		h.err = err
+	case err == nil:
+		h.peak = max(h.peak, v)
+		h.samples++
+	}
+}
+
+// result is the peak and the number of samples, or the first error.
+func (h *heapSampler) result() (peak float64, samples int, err error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.peak, h.samples, h.err
+}

@@ -1,0 +1,98 @@
+package main
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+)
+
+// writeInformers is the informer memory table and its ratio.
+func (r report) writeInformers(b *strings.Builder) {
+	res := r.informers
+	if len(res.watchList.rounds) == 0 {
+		return
+	}
+	fmt.Fprintf(b, "Informers: %d client-go Secret informers, each with a connection of its own, started at once against %s Secrets "+
+		"of %s random bytes in namespace %s (created in %s), protobuf, %s; %d round(s) per variant on one server. "+
+		"Peak heap growth is the largest %s sampled while they sync (one scrape at a time, at most every %s; the note gives the rate achieved "+
+		"on a busy server), minus its value after a forced GC just before they start (which holds the watch cache, if any).\n\n",
+		r.cfg.informers, fmtCount(r.cfg.secrets), fmtBytes(float64(r.cfg.secretSize)), namespace, fmtDuration(res.populate),
+		gzipNote(r.cfg.gzip), r.cfg.informerRounds, heapInuseBytes, r.cfg.heapSample)
+	b.WriteString("| informers | variant | sync median | min | max | peak heap growth (median) | note |\n")
+	b.WriteString("|---|---|---|---|---|---|---|\n")
+	bench := fmt.Sprintf("%d informers, %s × %s Secrets", r.cfg.informers, fmtCount(r.cfg.secrets), fmtBytes(float64(r.cfg.secretSize)))
+	for _, st := range []informerStats{res.watchList, res.list} {
+		fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s | %s |\n", bench, st.mode.name,
+			fmtDuration(median(st.syncTimes())), fmtDuration(slices.Min(st.syncTimes())), fmtDuration(slices.Max(st.syncTimes())),
+			fmtBytes(medianFloat(st.growths())), r.informerNote(st))
+	}
+	b.WriteString("\n")
+
+	growthRatio := medianFloat(res.watchList.growths()) / medianFloat(res.list.growths())
+	limit := float64(r.cfg.informers * perInformerBytes)
+	met := growthRatio <= informerShare && medianFloat(res.watchList.growths()) <= limit
+	b.WriteString("| informer ratio (of medians) | sync time | peak heap growth | note |\n")
+	b.WriteString("|---|---|---|---|\n")
+	fmt.Fprintf(b, "| watch-list / LIST | %s | %s | target ≤ %.2f× and watch-list growth ≤ %d × %s = %s: %s%s |\n\n",
+		fmtRatio(median(res.watchList.syncTimes()).Seconds()/median(res.list.syncTimes()).Seconds()), fmtRatio(growthRatio),
+		informerShare, r.cfg.informers, fmtBytes(perInformerBytes), fmtBytes(limit), metNote(met), r.informerModesNote())
+}
+
+// informerModesNote warns when a variant did not run as named, which makes
+// the ratio meaningless.
+func (r report) informerModesNote() string {
+	wl, l := medianFloat(r.informers.watchList.lists()), medianFloat(r.informers.list.lists())
+	if wl == 0 && l >= float64(r.cfg.informers) {
+		return ""
+	}
+	return fmt.Sprintf(" (**both variants did the same**: %.0f and %.0f Secret LISTs per round)", wl, l)
+}
+
+// informerNote gives the server flags, the heap before the rounds, and the
+// Secret LISTs per round, flagging a watch-list run that fell back to LIST.
+func (r report) informerNote(st informerStats) string {
+	flags := "server defaults"
+	if len(st.mode.args) > 0 {
+		flags = "`" + strings.Join(st.mode.args, " ") + "`"
+	}
+	var baselines, samples []float64
+	for _, round := range st.rounds {
+		baselines, samples = append(baselines, round.baseline), append(samples, float64(round.samples))
+	}
+	lists := medianFloat(st.lists())
+	listNote := fmt.Sprintf("%.0f Secret LISTs per round", lists)
+	switch {
+	case st.mode.name == watchListMode.name && lists > 0:
+		listNote = "**fell back to LIST**: " + listNote
+	case st.mode.name == listMode.name && lists < float64(r.cfg.informers):
+		listNote = "**not LIST+WATCH**: " + listNote
+	}
+	every := median(st.syncTimes()) / time.Duration(max(medianFloat(samples), 1))
+	return fmt.Sprintf("%s; heap after GC %s; %s; %.0f heap samples per round (one per %s)", flags,
+		fmtBytes(medianFloat(baselines)), listNote, medianFloat(samples), fmtDuration(every))
+}
+
+func (st informerStats) lists() []float64 {
+	var lists []float64
+	for _, round := range st.rounds {
+		lists = append(lists, round.lists)
+	}
+	return lists
+}
+
+func (st informerStats) syncTimes() []time.Duration {
+	var times []time.Duration
+	for _, round := range st.rounds {
+		times = append(times, round.sync)
+	}
+	return times
+}
+
+func (st informerStats) growths() []float64 {
+	var growths []float64
+	for _, round := range st.rounds {
+		growths = append(growths, round.growth())
+	}
+	return growths
+}
