@@ -159,10 +159,11 @@ func TestWaitUntilFreshTimesOutWithTooLargeResourceVersion(t *testing.T) {
 	fake := clocktesting.NewFakeClock(time.Now())
 	c := newTestCache(t, s, fake)
 	result := make(chan error, 1)
+	armed := fake.Waiters() + 1 // the cache's bookmark ticker waits on the clock too
 	go func() { result <- c.waitUntilFresh(context.Background(), 1<<40, 3*time.Second) }()
 	// Step the clock only once the wait has armed its timer.
 	deadline := time.Now().Add(30 * time.Second)
-	for !fake.HasWaiters() {
+	for fake.Waiters() < armed {
 		if time.Now().After(deadline) {
 			t.Fatal("waitUntilFresh never armed its timer")
 		}

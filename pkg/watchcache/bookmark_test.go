@@ -1,0 +1,185 @@
+package watchcache
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/apiserver/pkg/apis/example"
+	"k8s.io/apiserver/pkg/storage"
+	clocktesting "k8s.io/utils/clock/testing"
+)
+
+// createLabeledPod creates ns/name with labels and returns its RV.
+func createLabeledPod(t *testing.T, s storage.Interface, name string, lbls map[string]string) uint64 {
+	t.Helper()
+	out := &example.Pod{}
+	pod := &example.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "ns", Labels: lbls}}
+	if err := s.Create(context.Background(), "/pods/ns/"+name, pod, out, 0); err != nil {
+		t.Fatal(err)
+	}
+	rv, err := storage.APIObjectVersioner{}.ObjectResourceVersion(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rv
+}
+
+// nextEvent returns w's next event, failing the test if none comes in time.
+func nextEvent(t *testing.T, w watch.Interface) watch.Event {
+	t.Helper()
+	select {
+	case ev, ok := <-w.ResultChan():
+		if !ok {
+			t.Fatal("watch closed")
+		}
+		return ev
+	case <-time.After(wait.ForeverTestTimeout):
+		t.Fatal("no event in time")
+	}
+	return watch.Event{}
+}
+
+func eventRV(t *testing.T, ev watch.Event) uint64 {
+	t.Helper()
+	rv, err := storage.APIObjectVersioner{}.ObjectResourceVersion(ev.Object)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rv
+}
+
+// bookmarkCache is a ready cache on a fake clock and a watch of pods
+// labelled app=web from now, with bookmarks, whose request ends at deadline.
+func bookmarkCache(t *testing.T, deadline time.Duration) (*Cache, storage.Interface, *clocktesting.FakeClock, watch.Interface) {
+	t.Helper()
+	s, _ := newEtcdStore(t)
+	createPod(t, s, "existing")
+	fake := clocktesting.NewFakeClock(time.Now())
+	c := newTestCache(t, s, fake)
+	if err := wait.PollUntilContextTimeout(context.Background(), time.Millisecond, wait.ForeverTestTimeout, true,
+		func(context.Context) (bool, error) { return c.Ready(), nil }); err != nil {
+		t.Fatal("cache never ready")
+	}
+	// The request's deadline is on the fake clock; the context's own
+	// (real) deadline is far enough not to end the test's watch.
+	ctx, cancel := context.WithDeadline(context.Background(), fake.Now().Add(deadline))
+	t.Cleanup(cancel)
+	pred := storage.SelectionPredicate{Label: labels.SelectorFromSet(labels.Set{"app": "web"}), Field: nil, GetAttrs: storage.DefaultNamespaceScopedAttr, AllowWatchBookmarks: true}
+	w, err := c.Watch(ctx, "/pods/", storage.ListOptions{ResourceVersion: fmt.Sprint(c.ResourceVersion()), Recursive: true, Predicate: pred})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(w.Stop)
+	return c, s, fake, w
+}
+
+func TestPeriodicBookmarkCarriesTheCacheResourceVersion(t *testing.T) {
+	c, s, fake, w := bookmarkCache(t, time.Hour)
+	// A change the watcher does not see moves the cache's RV past it.
+	rv := createLabeledPod(t, s, "db", map[string]string{"app": "db"})
+	if err := c.waitUntilFresh(context.Background(), rv, wait.ForeverTestTimeout); err != nil {
+		t.Fatal(err)
+	}
+	fake.Step(bookmarkFrequency) // the cache's ticker sends it
+	ev := nextEvent(t, w)
+	if ev.Type != watch.Bookmark || eventRV(t, ev) != rv {
+		t.Fatalf("got %s at %d, want a BOOKMARK at %d", ev.Type, eventRV(t, ev), rv)
+	}
+	if _, ok := ev.Object.(*example.Pod); !ok {
+		t.Errorf("bookmark object is %T, want an empty *example.Pod", ev.Object)
+	}
+	if m, _ := meta.Accessor(ev.Object); m.GetName() != "" || len(m.GetAnnotations()) != 0 {
+		t.Errorf("bookmark object carries more than its resourceVersion: %+v", ev.Object)
+	}
+}
+
+func TestBookmarkTiming(t *testing.T) {
+	const deadline = 3 * time.Minute
+	c, s, fake, w := bookmarkCache(t, deadline)
+	start := fake.Now()
+	nextBookmark := func() time.Duration {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		for w := range c.watchers {
+			if w.nextBookmark.IsZero() {
+				return -1
+			}
+			return w.nextBookmark.Sub(start)
+		}
+		return -1
+	}
+
+	// A bookmark is due after a minute, but on a quiet resource there is
+	// nothing to report: the next event the watcher gets is a change.
+	fake.Step(bookmarkFrequency)
+	c.sendDueBookmarks()
+	rv := createLabeledPod(t, s, "web", map[string]string{"app": "web"})
+	if ev := nextEvent(t, w); ev.Type != watch.Added || eventRV(t, ev) != rv {
+		t.Fatalf("got %s at %d, want the ADDED event at %d first: a quiet watcher gets no bookmark", ev.Type, eventRV(t, ev), rv)
+	}
+	if got := nextBookmark(); got != 2*bookmarkFrequency {
+		t.Fatalf("next bookmark at %s, want %s", got, 2*bookmarkFrequency)
+	}
+
+	// A change the watcher does not see: the next periodic bookmark reports it.
+	rv = createLabeledPod(t, s, "db", map[string]string{"app": "db"})
+	if err := c.waitUntilFresh(context.Background(), rv, wait.ForeverTestTimeout); err != nil {
+		t.Fatal(err)
+	}
+	fake.SetTime(start.Add(2 * bookmarkFrequency))
+	c.sendDueBookmarks()
+	if ev := nextEvent(t, w); ev.Type != watch.Bookmark || eventRV(t, ev) != rv {
+		t.Fatalf("got %s at %d, want a BOOKMARK at %d", ev.Type, eventRV(t, ev), rv)
+	}
+
+	// The next one is due 2 s before the deadline, not a minute later.
+	if got, want := nextBookmark(), deadline-bookmarkBeforeDeadline; got != want {
+		t.Fatalf("next bookmark at %s, want %s (2 s before the deadline)", got, want)
+	}
+	rv = createLabeledPod(t, s, "db2", map[string]string{"app": "db"})
+	if err := c.waitUntilFresh(context.Background(), rv, wait.ForeverTestTimeout); err != nil {
+		t.Fatal(err)
+	}
+	fake.SetTime(start.Add(deadline - time.Second))
+	c.sendDueBookmarks()
+	if ev := nextEvent(t, w); ev.Type != watch.Bookmark || eventRV(t, ev) != rv {
+		t.Fatalf("got %s at %d, want the pre-deadline BOOKMARK at %d", ev.Type, eventRV(t, ev), rv)
+	}
+	if got := nextBookmark(); got != -1 {
+		t.Errorf("another bookmark scheduled at %s after the pre-deadline one", got)
+	}
+}
+
+func TestBookmarksOnlyWhenAllowed(t *testing.T) {
+	s, _ := newEtcdStore(t)
+	fake := clocktesting.NewFakeClock(time.Now())
+	c := newTestCache(t, s, fake)
+	if err := wait.PollUntilContextTimeout(context.Background(), time.Millisecond, wait.ForeverTestTimeout, true,
+		func(context.Context) (bool, error) { return c.Ready(), nil }); err != nil {
+		t.Fatal("cache never ready")
+	}
+	w, err := c.Watch(context.Background(), "/pods/", storage.ListOptions{ResourceVersion: fmt.Sprint(c.ResourceVersion()), Recursive: true, Predicate: storage.Everything})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop()
+	first := createPod(t, s, "a")
+	if err := c.waitUntilFresh(context.Background(), first, wait.ForeverTestTimeout); err != nil {
+		t.Fatal(err)
+	}
+	fake.Step(bookmarkFrequency)
+	c.sendDueBookmarks()
+	second := createPod(t, s, "b")
+	for _, want := range []uint64{first, second} {
+		if ev := nextEvent(t, w); ev.Type != watch.Added || eventRV(t, ev) != want {
+			t.Fatalf("got %s at %d, want ADDED at %d: no bookmarks without allowWatchBookmarks", ev.Type, eventRV(t, ev), want)
+		}
+	}
+}
