@@ -1,11 +1,15 @@
-// Package watchcache serves LIST and WATCH from a B-tree kept in sync with a
-// storage.Interface.
+// Package watchcache serves LIST, GET and WATCH from a B-tree kept in sync
+// with a storage.Interface (upstream's etcd3 store), as kube-apiserver's
+// watch cache does.
 //
-// Work in progress. Cache (cache.go) keeps a copy-on-write B-tree (store.go)
-// and an event history (history.go) in sync with its storage through its own
-// LIST+WATCH, advancing its resourceVersion on etcd progress notifications.
-// It is a storage.Interface that serves from the cache: watches from a
-// resourceVersion or from now (serve.go, watcher.go), and unpaginated LISTs
-// and GETs with a resourceVersion, including consistent LISTs (list.go).
-// Everything else still goes to the storage. The server does not use it yet.
+// Cache (cache.go) keeps a copy-on-write B-tree (store.go) and an event
+// history (history.go) in sync with its storage through its own LIST+WATCH,
+// advancing its resourceVersion on etcd progress notifications, resuming its
+// watch from the last revision it saw when it breaks. It is a
+// storage.Interface: writes pass through; LISTs and GETs are served as
+// upstream's delegator decides (list.go); watches, including watch-lists
+// with their initial state from a B-tree clone, are served to per-client
+// watchers with bounded buffers (serve.go, watcher.go), whose events are
+// wrapped so the HTTP layer serializes each once (caching.go). Metrics use
+// upstream's names (metrics.go).
 package watchcache
