@@ -41,6 +41,8 @@ func run(ctx context.Context, args []string) error {
 	fs.StringVar(&opts.BindAddress, "bind-address", opts.BindAddress, "IP address to serve HTTPS on (0.0.0.0 for all interfaces).")
 	fs.StringSliceVar(&opts.EtcdServers, "etcd-servers", opts.EtcdServers, "External etcd client URLs (comma separated). Empty: run an embedded etcd in --data-dir.")
 	fs.BoolVar(&opts.WatchCache, "watch-cache", opts.WatchCache, "Serve reads and watches from the watch cache; false serves everything from etcd.")
+	fs.DurationVar(&opts.WatchCacheHistoryWindow, "watch-cache-history-window", opts.WatchCacheHistoryWindow, "How long the watch cache keeps events watches can resume from (at least 75s).")
+	fs.IntVar(&opts.WatchCacheHistorySize, "watch-cache-history-size", opts.WatchCacheHistorySize, "The most events the watch cache keeps per resource, whatever their age.")
 	fs.DurationVar(&opts.EtcdCompactionInterval, "etcd-compaction-interval", opts.EtcdCompactionInterval, "How often to compact old etcd revisions; 0 disables compaction.")
 	utilfeature.DefaultMutableFeatureGate.AddFlag(fs)
 	klogFlags := flag.NewFlagSet("klog", flag.ContinueOnError)

@@ -16,6 +16,8 @@ func TestFlagErrorsStopBeforeStarting(t *testing.T) {
 		{"stray argument", []string{"serve"}, "unexpected arguments"},
 		{"bad bind address", []string{"--bind-address=nowhere", "--data-dir=" + t.TempDir()}, "not an IP address"},
 		{"bad port", []string{"--secure-port=70000", "--data-dir=" + t.TempDir()}, "--secure-port"},
+		{"short history window", []string{"--watch-cache-history-window=10s", "--data-dir=" + t.TempDir()}, "--watch-cache-history-window"},
+		{"empty history", []string{"--watch-cache-history-size=0", "--data-dir=" + t.TempDir()}, "--watch-cache-history-size"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			err := run(t.Context(), tc.args)

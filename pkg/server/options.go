@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"net"
 	"time"
+
+	"github.com/miniapiserver/miniapiserver/pkg/watchcache"
 )
 
 // Options are the settings of one miniapiserver, named as kube-apiserver names
@@ -20,6 +22,11 @@ type Options struct {
 	EtcdServers []string
 	// WatchCache serves reads and watches from the watch cache (the etcd path when false).
 	WatchCache bool
+	// WatchCacheHistoryWindow is how long the watch cache keeps events that
+	// watches can resume from (at least 75s, as kube-apiserver).
+	WatchCacheHistoryWindow time.Duration
+	// WatchCacheHistorySize caps those events per resource.
+	WatchCacheHistorySize int
 	// EtcdCompactionInterval is how often old etcd revisions are compacted; 0 disables it.
 	EtcdCompactionInterval time.Duration
 
@@ -33,11 +40,13 @@ type Options struct {
 // NewOptions returns the defaults: ./.miniapiserver, 127.0.0.1:6443, embedded etcd, watch cache on.
 func NewOptions() *Options {
 	return &Options{
-		DataDir:                "./.miniapiserver",
-		BindAddress:            "127.0.0.1",
-		SecurePort:             6443,
-		WatchCache:             true,
-		EtcdCompactionInterval: 5 * time.Minute,
+		DataDir:                 "./.miniapiserver",
+		BindAddress:             "127.0.0.1",
+		SecurePort:              6443,
+		WatchCache:              true,
+		WatchCacheHistoryWindow: watchcache.DefaultHistoryWindow,
+		WatchCacheHistorySize:   watchcache.DefaultMaxEvents,
+		EtcdCompactionInterval:  5 * time.Minute,
 	}
 }
 
@@ -52,6 +61,12 @@ func (o *Options) Validate() error {
 	}
 	if o.SecurePort < 0 || o.SecurePort > 65535 {
 		errs = append(errs, fmt.Errorf("--secure-port %d must be between 0 and 65535", o.SecurePort))
+	}
+	if o.WatchCacheHistoryWindow < watchcache.DefaultHistoryWindow {
+		errs = append(errs, fmt.Errorf("--watch-cache-history-window %s must be at least %s", o.WatchCacheHistoryWindow, watchcache.DefaultHistoryWindow))
+	}
+	if o.WatchCacheHistorySize < 1 {
+		errs = append(errs, fmt.Errorf("--watch-cache-history-size %d must be positive", o.WatchCacheHistorySize))
 	}
 	if o.EtcdCompactionInterval < 0 {
 		errs = append(errs, fmt.Errorf("--etcd-compaction-interval %s must not be negative", o.EtcdCompactionInterval))

@@ -251,7 +251,7 @@ func (c CompletedConfig) genericConfig(ctx context.Context, backend *storageback
 
 	getter := storage.RESTOptionsGetter{Config: backend}
 	if c.Options.WatchCache {
-		getter.Decorator = withWatchCache
+		getter.Decorator = withWatchCache(&c.Options)
 	}
 	gc.RESTOptionsGetter = getter
 	if err := addEtcdChecks(ctx, gc, backend); err != nil {

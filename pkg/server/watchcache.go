@@ -11,6 +11,7 @@ import (
 	"k8s.io/apiserver/pkg/storage/storagebackend"
 	"k8s.io/apiserver/pkg/storage/storagebackend/factory"
 	utilfeature "k8s.io/apiserver/pkg/util/feature"
+	utilflowcontrol "k8s.io/apiserver/pkg/util/flowcontrol"
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/miniapiserver/miniapiserver/pkg/features"
@@ -22,23 +23,34 @@ import (
 // etcd3 store wrapped in a watchcache.Cache, which follows the store until
 // the registry destroys it. Writes go through the cache to etcd; reads and
 // watches are served as pkg/watchcache describes.
-func withWatchCache(config *storagebackend.ConfigForResource, resourcePrefix string, keyFunc func(obj runtime.Object) (string, error),
-	newFunc, newListFunc func() runtime.Object, getAttrsFunc apistorage.AttrFunc, triggers apistorage.IndexerFuncs, _ *cache.Indexers,
+func withWatchCache(o *Options) generic.StorageDecorator {
+	return func(config *storagebackend.ConfigForResource, resourcePrefix string, keyFunc func(obj runtime.Object) (string, error),
+		newFunc, newListFunc func() runtime.Object, getAttrsFunc apistorage.AttrFunc, triggers apistorage.IndexerFuncs, _ *cache.Indexers,
+	) (apistorage.Interface, factory.DestroyFunc, error) {
+		return newWatchCache(o, config, resourcePrefix, keyFunc, newFunc, newListFunc, getAttrsFunc, triggers)
+	}
+}
+
+func newWatchCache(o *Options, config *storagebackend.ConfigForResource, resourcePrefix string, keyFunc func(obj runtime.Object) (string, error),
+	newFunc, newListFunc func() runtime.Object, getAttrsFunc apistorage.AttrFunc, triggers apistorage.IndexerFuncs,
 ) (apistorage.Interface, factory.DestroyFunc, error) {
 	s, destroy, err := generic.NewRawStorage(config, newFunc, newListFunc, resourcePrefix)
 	if err != nil {
 		return nil, nil, err
 	}
 	c, err := watchcache.New(watchcache.Config{
-		Storage:        s,
-		ResourcePrefix: resourcePrefix,
-		NewFunc:        newFunc,
-		NewListFunc:    newListFunc,
-		KeyFunc:        keyFunc,
-		GetAttrsFunc:   getAttrsFunc,
-		GroupResource:  config.GroupResource,
-		IndexFields:    slices.Sorted(maps.Keys(triggers)),
-		ProgressNotify: features.Enabled(features.EfficientWatchResumption),
+		Storage:          s,
+		ResourcePrefix:   resourcePrefix,
+		NewFunc:          newFunc,
+		NewListFunc:      newListFunc,
+		KeyFunc:          keyFunc,
+		GetAttrsFunc:     getAttrsFunc,
+		GroupResource:    config.GroupResource,
+		IndexFields:      slices.Sorted(maps.Keys(triggers)),
+		HistoryWindow:    o.WatchCacheHistoryWindow,
+		MaxEvents:        o.WatchCacheHistorySize,
+		ProgressNotify:   features.Enabled(features.EfficientWatchResumption),
+		WatchInitialized: utilflowcontrol.WatchInitialized,
 	})
 	if err != nil {
 		destroy()

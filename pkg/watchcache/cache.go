@@ -53,6 +53,10 @@ type Config struct {
 	HistoryWindow time.Duration
 	// MaxEvents caps the history whatever the window.
 	MaxEvents int
+	// WatchInitialized is called with a watch request's context once its
+	// initial events are sent (the server passes API Priority and Fairness's
+	// flowcontrol.WatchInitialized, which ends the watch's initial cost).
+	WatchInitialized func(context.Context)
 	// ProgressNotify asks etcd for progress notifications, so the cache's
 	// resourceVersion advances while its resource is idle (KEP-1904).
 	ProgressNotify bool

@@ -30,6 +30,7 @@ import (
 	"k8s.io/apiserver/pkg/storage/value"
 	"k8s.io/apiserver/pkg/storage/value/encrypt/identity"
 	utilfeature "k8s.io/apiserver/pkg/util/feature"
+	utilflowcontrol "k8s.io/apiserver/pkg/util/flowcontrol"
 	"k8s.io/utils/clock"
 )
 
@@ -98,17 +99,18 @@ func newConformanceSetup(t *testing.T, opts ...conformanceOption) *conformanceSe
 	// reflector WATCH instead of LIST; our cache always LISTs).
 	wrapped := &storagetesting.StorageInjectingListErrors{Interface: etcdStorage, Errors: 1}
 	c, err := New(Config{
-		Storage:        wrapped,
-		Versioner:      storage.APIObjectVersioner{},
-		GroupResource:  schema.GroupResource{Resource: "pods"},
-		ResourcePrefix: "/pods/",
-		KeyFunc:        o.keyFunc,
-		GetAttrsFunc:   podAttrs,
-		NewFunc:        func() runtime.Object { return &example.Pod{} },
-		NewListFunc:    func() runtime.Object { return &example.PodList{} },
-		IndexFields:    o.indexFields,
-		Clock:          clock.RealClock{},
-		ProgressNotify: true,
+		Storage:          wrapped,
+		Versioner:        storage.APIObjectVersioner{},
+		GroupResource:    schema.GroupResource{Resource: "pods"},
+		ResourcePrefix:   "/pods/",
+		KeyFunc:          o.keyFunc,
+		GetAttrsFunc:     podAttrs,
+		NewFunc:          func() runtime.Object { return &example.Pod{} },
+		NewListFunc:      func() runtime.Object { return &example.PodList{} },
+		IndexFields:      o.indexFields,
+		Clock:            clock.RealClock{},
+		ProgressNotify:   true,
+		WatchInitialized: utilflowcontrol.WatchInitialized,
 	})
 	if err != nil {
 		t.Fatalf("Failed to initialize cache: %v", err)

@@ -19,6 +19,7 @@ import (
 	storagetesting "k8s.io/apiserver/pkg/storage/testing"
 	"k8s.io/apiserver/pkg/storage/value/encrypt/identity"
 	utilfeature "k8s.io/apiserver/pkg/util/feature"
+	utilflowcontrol "k8s.io/apiserver/pkg/util/flowcontrol"
 	featuregatetesting "k8s.io/component-base/featuregate/testing"
 )
 
@@ -47,12 +48,13 @@ func newConformanceCache(t *testing.T) *Cache {
 func newConformanceCacheOn(t *testing.T, s storage.Interface) *Cache {
 	t.Helper()
 	c, err := New(Config{
-		Storage:        s,
-		ResourcePrefix: "/pods/",
-		NewListFunc:    func() runtime.Object { return &example.PodList{} },
-		KeyFunc:        func(obj runtime.Object) (string, error) { return storage.NamespaceKeyFunc("/pods/", obj) },
-		GetAttrsFunc:   podAttrs,
-		ProgressNotify: true,
+		Storage:          s,
+		ResourcePrefix:   "/pods/",
+		NewListFunc:      func() runtime.Object { return &example.PodList{} },
+		KeyFunc:          func(obj runtime.Object) (string, error) { return storage.NamespaceKeyFunc("/pods/", obj) },
+		GetAttrsFunc:     podAttrs,
+		ProgressNotify:   true,
+		WatchInitialized: utilflowcontrol.WatchInitialized,
 	})
 	if err != nil {
 		t.Fatal(err)

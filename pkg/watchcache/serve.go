@@ -9,7 +9,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/apiserver/pkg/storage"
-	utilflowcontrol "k8s.io/apiserver/pkg/util/flowcontrol"
 )
 
 // watchBufferSize is how many events a watcher may fall behind by before it
@@ -70,7 +69,9 @@ func (c *Cache) Watch(ctx context.Context, key string, opts storage.ListOptions)
 	if err != nil {
 		return watchFailure(err)
 	}
-	w.initialized = func() { utilflowcontrol.WatchInitialized(ctx) }
+	if c.cfg.WatchInitialized != nil {
+		w.initialized = func() { c.cfg.WatchInitialized(ctx) }
+	}
 	go w.run()
 	go func() {
 		select {
