@@ -249,3 +249,37 @@ func runCache(t *testing.T, c *Cache) {
 		<-done
 	})
 }
+
+// TestNotReadyCacheSendsRequestsToStorage: until its first list, the cache
+// reports not ready and the storage answers.
+func TestNotReadyCacheSendsRequestsToStorage(t *testing.T) {
+	s, _ := newEtcdStore(t)
+	createPod(t, s, "a")
+	c, err := New(Config{
+		Storage:        s,
+		ResourcePrefix: "/pods/",
+		NewListFunc:    func() runtime.Object { return &example.PodList{} },
+		KeyFunc:        func(obj runtime.Object) (string, error) { return storage.NamespaceKeyFunc("/pods/", obj) },
+		GetAttrsFunc:   podAttrs,
+	}) // not running: never ready
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.ReadinessCheck(); err != storage.ErrStorageNotReady {
+		t.Errorf("ReadinessCheck: got %v, want ErrStorageNotReady", err)
+	}
+	list := &example.PodList{}
+	if err := c.GetList(context.Background(), "/pods/", storage.ListOptions{ResourceVersion: "0", Recursive: true, Predicate: storage.Everything}, list); err != nil || len(list.Items) != 1 {
+		t.Errorf("LIST while not ready: got %d items, %v; want the storage's 1", len(list.Items), err)
+	}
+	w, err := c.Watch(context.Background(), "/pods/", storage.ListOptions{ResourceVersion: "0", Recursive: true, Predicate: storage.Everything})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop()
+	if ev := nextEvent(t, w); ev.Type != watch.Added {
+		t.Errorf("WATCH while not ready: got %s, want the storage's ADDED", ev.Type)
+	}
+	runCache(t, c)
+	waitFor(t, "the cache to be ready", func() bool { return c.ReadinessCheck() == nil })
+}

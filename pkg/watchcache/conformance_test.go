@@ -44,8 +44,9 @@ func newConformanceCache(t *testing.T) *Cache {
 	return newConformanceSetup(t).cache
 }
 
-// newConformanceCacheOn is a ready cache over s, keyed as upstream's cacher tests key pods.
-func newConformanceCacheOn(t *testing.T, s storage.Interface) *Cache {
+// newConformanceCacheOn is a ready cache over s, keyed as upstream's cacher
+// tests key pods, indexing indexFields.
+func newConformanceCacheOn(t *testing.T, s storage.Interface, indexFields ...string) *Cache {
 	t.Helper()
 	c, err := New(Config{
 		Storage:          s,
@@ -53,6 +54,7 @@ func newConformanceCacheOn(t *testing.T, s storage.Interface) *Cache {
 		NewListFunc:      func() runtime.Object { return &example.PodList{} },
 		KeyFunc:          func(obj runtime.Object) (string, error) { return storage.NamespaceKeyFunc("/pods/", obj) },
 		GetAttrsFunc:     podAttrs,
+		IndexFields:      indexFields,
 		ProgressNotify:   true,
 		WatchInitialized: utilflowcontrol.WatchInitialized,
 	})

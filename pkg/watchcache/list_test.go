@@ -59,7 +59,7 @@ func TestConsistentListSeesEveryAcknowledgedWrite(t *testing.T) {
 
 func TestListFromCacheWithSelectorsAndNotOlderThan(t *testing.T) {
 	s, _ := newEtcdStore(t)
-	c := newConformanceCacheOn(t, s)
+	c := newConformanceCacheOn(t, s, "spec.nodeName") // the field selector reads the index
 	ctx := context.Background()
 	var last uint64
 	for i, node := range []string{"n1", "n2", "n1"} {

@@ -2,6 +2,7 @@ package watchcache
 
 import (
 	"fmt"
+	"k8s.io/apimachinery/pkg/fields"
 	"strings"
 	"testing"
 )
@@ -110,5 +111,30 @@ func TestStoreCloneReadWhileWriting(t *testing.T) {
 	}
 	if n := <-done; n != 1000 {
 		t.Errorf("listing the snapshot during writes: got %d items, want 1000", n)
+	}
+}
+
+func TestStoreIndexFollowsUpdates(t *testing.T) {
+	s := newStore("spec.nodeName")
+	pod := func(name, node string) *element {
+		return &element{key: "/pods/ns/" + name, fields: fields.Set{"spec.nodeName": node}}
+	}
+	s.upsert(pod("b", "n1"))
+	s.upsert(pod("a", "n1"))
+	s.upsert(pod("c", "n2"))
+	s.upsert(pod("c", "n1")) // moved
+	s.upsert(pod("b", "n2")) // moved
+	s.remove("/pods/ns/a")
+	for node, want := range map[string]string{"n1": "/pods/ns/c", "n2": "/pods/ns/b", "n3": ""} {
+		items, ok := s.indexed("spec.nodeName", node)
+		if got := keys(items); !ok || got != want {
+			t.Errorf("index %s: got %q (%v), want %q", node, got, ok, want)
+		}
+	}
+	if _, ok := s.indexed("metadata.name", "a"); ok {
+		t.Error("an unindexed field reported as indexed")
+	}
+	if clone := s.clone(); clone.index != nil {
+		t.Error("a clone carries the live store's index")
 	}
 }
