@@ -342,7 +342,7 @@ func (c *Cache) apply(ev watch.Event) error {
 	} else {
 		prev, _ = c.store.upsert(e)
 	}
-	recorded := &event{typ: ev.Type, rv: rv, recordTime: c.cfg.Clock.Now(), obj: e, prevObj: prev, cached: e.shared()}
+	recorded := &event{typ: ev.Type, rv: rv, recordTime: c.cfg.Clock.Now(), obj: e, prevObj: prev, cached: newCachingObject(e.object)}
 	c.history.add(recorded)
 	c.setRVLocked(rv)
 	c.dispatchLocked(recorded)

@@ -4,8 +4,6 @@ import (
 	"maps"
 	"slices"
 	"strings"
-	"sync"
-	"weak"
 
 	"github.com/google/btree"
 	"k8s.io/apimachinery/pkg/fields"
@@ -20,25 +18,6 @@ type element struct {
 	object runtime.Object
 	labels labels.Set
 	fields fields.Set
-
-	// wrapper is the object's cachingObject while anyone still holds it, so
-	// that watchers sending the object at about the same time (informers
-	// starting together) share one serialization of it, without the cache
-	// keeping serializations of every object forever.
-	mu      sync.Mutex
-	wrapper weak.Pointer[cachingObject]
-}
-
-// shared returns the object wrapped for watchers, shared while it lives.
-func (e *element) shared() *cachingObject {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if co := e.wrapper.Value(); co != nil {
-		return co
-	}
-	co := newCachingObject(e.object)
-	e.wrapper = weak.Make(co)
-	return co
 }
 
 func lessByKey(a, b *element) bool { return a.key < b.key }

@@ -151,11 +151,17 @@ func (w *watcher) run() {
 
 // sendInitial streams the snapshot's matching objects as ADDED events, then
 // the end bookmark if asked for.
+//
+// Each object goes out as a shallow copy (the encoder sets its kind), not
+// a cachingObject: the encoder then reuses one buffer for every object of
+// the stream, so a watch-list allocates about one object's encoding however
+// large the collection (KEP-3157), where caching each object's encoding
+// would keep a copy of the whole collection alive until the next GC.
 func (w *watcher) sendInitial() bool {
 	ok, sent := true, 0
 	w.initial.ascend(w.prefix, "", func(e *element) bool {
 		if w.matches(e) {
-			ok = w.send(watch.Event{Type: watch.Added, Object: e.shared()})
+			ok = w.send(watch.Event{Type: watch.Added, Object: shallowCopy(e.object)})
 			sent++
 		}
 		return ok
@@ -247,7 +253,7 @@ func (w *watcher) bookmarkObject(rv uint64, initialEventsEnd bool) runtime.Objec
 // cachedObject is e's object as every watcher receives it.
 func (e *event) cachedObject() runtime.Object {
 	if e.cached == nil { // events built by hand in tests
-		return e.obj.shared()
+		return newCachingObject(e.obj.object)
 	}
 	return e.cached
 }

@@ -1,0 +1,902 @@
+package watchcache
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/apiserver/pkg/apis/example"
+	"k8s.io/apiserver/pkg/storage"
+)
+
+// The soak: soakWriters goroutines write to a pool of pods while
+// soakWatchers watch them through the cache with assorted options. It is
+// bounded by the number of acknowledged writes, never by time.
+const (
+	soakWriters       = 8
+	soakWatchers      = 50
+	soakEarlyWatchers = 20 // opened before the first write; the others during the writes
+	// soakNamesPerNamespace pods in each of soakNamespaces make the pool.
+	soakNamesPerNamespace = 34
+	// soakMarkerNamespace holds the end markers of all-namespace watchers.
+	soakMarkerNamespace = "soak-markers"
+	// soakDeadline bounds the wait for watchers to see their end markers; only
+	// a broken cache (or a starved machine) gets near it.
+	soakDeadline = time.Minute
+)
+
+var (
+	soakNamespaces = []string{"soak-0", "soak-1", "soak-2"}
+	soakApps       = []string{"a", "b", "c"}
+	soakTiers      = []string{"", "web", "db"} // "": no tier label
+	soakNodes      = []string{"", "node-1", "node-2", "node-3"}
+)
+
+// soakSelector is a selector a soak watcher may use, with the labels and
+// node of an end marker that it matches (a metadata.name selector also
+// names the marker).
+type soakSelector struct {
+	label, field string
+	markerLabels map[string]string
+	markerNode   string
+}
+
+// soakSelectors: equality, set-based and no label selectors, field selectors
+// on metadata.name and spec.nodeName (indexed by the soak's cache). 13 of
+// them, so that with 4 start modes and 3 namespace choices every watcher
+// gets a different combination.
+var soakSelectors = []soakSelector{
+	{"", "", map[string]string{"app": "a"}, ""},
+	{"app=a", "", map[string]string{"app": "a"}, ""},
+	{"app in (a,b)", "", map[string]string{"app": "b", "tier": "web"}, ""},
+	{"app notin (a)", "", map[string]string{"app": "c"}, ""},
+	{"tier", "", map[string]string{"app": "a", "tier": "db"}, ""},
+	{"!tier", "", map[string]string{"app": "b"}, ""},
+	{"app=b,tier=web", "", map[string]string{"app": "b", "tier": "web"}, ""},
+	{"", "spec.nodeName=node-1", map[string]string{"app": "a"}, "node-1"},
+	{"app in (b,c)", "spec.nodeName=node-2", map[string]string{"app": "c"}, "node-2"},
+	{"", "metadata.name=pod-007", map[string]string{"app": "a"}, ""},
+	{"app=c", "metadata.name=pod-021", map[string]string{"app": "c"}, ""},
+	{"", "spec.nodeName!=node-3", map[string]string{"app": "a"}, "node-1"},
+	{"tier=web,app!=a", "spec.nodeName=", map[string]string{"app": "b", "tier": "web"}, ""},
+}
+
+// soakStart is how a soak watcher opens a watch.
+type soakStart int
+
+const (
+	startNow       soakStart = iota // from the cache's current resourceVersion
+	startList                       // a LIST from the cache, then a watch from its resourceVersion
+	startZero                       // resourceVersion "0": the cache's state as ADDED events, then changes
+	startWatchList                  // sendInitialEvents=true with bookmarks (watch-list)
+	startResume                     // from the last resourceVersion seen, after the cache closed the watch
+)
+
+func (s soakStart) String() string {
+	return [...]string{"now", "list", "rv0", "watch-list", "resume"}[s]
+}
+
+// TestSoak races writers against watchers through the cache, with the race
+// detector: every watcher's stream must be, per object, gap-free and in
+// resourceVersion order, and replaying it must end at the state etcd has.
+func TestSoak(t *testing.T) {
+	writes := 3000
+	if testing.Short() {
+		writes = 600
+	}
+	began := time.Now()
+	etcd, _ := newEtcdStore(t)
+	c := newSoakCache(t, etcd)
+	watchers := make([]*soakWatcher, soakWatchers)
+	for i := range watchers {
+		watchers[i] = newSoakWatcher(i, writes)
+	}
+	// Watches have no deadline. The consumers stop before the cache and etcd do.
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(func() {
+		cancel()
+		for _, w := range watchers {
+			if w.started {
+				<-w.done
+			}
+		}
+	})
+	for _, w := range watchers[:soakEarlyWatchers] {
+		if err := w.start(ctx, c); err != nil {
+			t.Fatalf("%s: %v", w, err)
+		}
+	}
+	log, err := runSoakWrites(ctx, c, etcd, writes, watchers[soakEarlyWatchers:])
+	if err != nil {
+		t.Fatal(err)
+	}
+	lastWrite := checkWriteLog(ctx, t, etcd, log)
+
+	finalRV, err := writeEndMarkers(ctx, etcd, watchers)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !awaitSoakWatchers(watchers, cancel) {
+		for _, w := range watchers {
+			if w.err != nil {
+				t.Errorf("%s: %v", w, w.err)
+			}
+		}
+		t.FailNow()
+	}
+
+	var events, resumes, restarts, timeouts int
+	for _, w := range watchers {
+		for _, p := range w.check(ctx, etcd, finalRV) {
+			t.Errorf("%s: %s", w, p)
+		}
+		for _, seg := range w.segments {
+			events += len(seg.events)
+		}
+		resumes += w.resumes
+		restarts += w.restarts
+		timeouts += w.timeouts
+	}
+	t.Logf("%d writes (last at RV %d, end markers to RV %d), %d watchers, %d events delivered, "+
+		"%d resumptions from the last RV, %d restarts (closed before the initial state was complete), %d watches refused with 504, in %v",
+		len(log), lastWrite, finalRV, len(watchers), events, resumes, restarts, timeouts, time.Since(began).Round(time.Millisecond))
+}
+
+// newSoakCache returns a ready cache of pods over etcd that indexes spec.nodeName.
+func newSoakCache(t *testing.T, etcd storage.Interface) *Cache {
+	t.Helper()
+	c, err := New(Config{
+		Storage:        etcd,
+		ResourcePrefix: "/pods/",
+		NewListFunc:    func() runtime.Object { return &example.PodList{} },
+		KeyFunc:        func(obj runtime.Object) (string, error) { return storage.NamespaceKeyFunc("/pods/", obj) },
+		GetAttrsFunc:   podAttrs,
+		IndexFields:    []string{"spec.nodeName"},
+		GroupResource:  schema.GroupResource{Resource: "pods"},
+		ProgressNotify: true,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	runCache(t, c)
+	if err := c.waitUntilFresh(context.Background(), 1, 30*time.Second); err != nil {
+		t.Fatalf("cache not ready: %v", err)
+	}
+	return c
+}
+
+// runSoakWrites runs the writers until writes writes are acknowledged, and
+// opens the late watchers one by one at evenly spaced write counts meanwhile.
+// It returns every acknowledged write.
+// The late watchers watch with watchCtx.
+func runSoakWrites(watchCtx context.Context, c *Cache, etcd storage.Interface, writes int, late []*soakWatcher) ([]ackedWrite, error) {
+	ctx, cancel := context.WithCancel(watchCtx)
+	defer cancel()
+	// milestones[n] is closed on the n-th acknowledged write.
+	milestones := map[int64]chan struct{}{}
+	for j := range late {
+		milestones[int64((j+1)*writes/(len(late)+1))] = make(chan struct{})
+	}
+	var budget, acked atomic.Int64
+	budget.Store(int64(writes))
+	onAck := func() {
+		if ch, ok := milestones[acked.Add(1)]; ok {
+			close(ch)
+		}
+	}
+	var wg sync.WaitGroup
+	errs := make([]error, soakWriters+1)
+	writers := make([]*soakWriter, soakWriters)
+	for i := range writers {
+		writers[i] = &soakWriter{id: i, etcd: etcd, rand: rand.New(rand.NewPCG(1, uint64(i)))}
+		wg.Go(func() {
+			if errs[i] = writers[i].run(ctx, &budget, onAck); errs[i] != nil {
+				cancel()
+			}
+		})
+	}
+	wg.Go(func() {
+		for j, w := range late {
+			select {
+			case <-milestones[int64((j+1)*writes/(len(late)+1))]:
+			case <-ctx.Done():
+				return
+			}
+			if err := w.start(watchCtx, c); err != nil {
+				errs[soakWriters] = fmt.Errorf("%s: %w", w, err)
+				cancel()
+				return
+			}
+		}
+	})
+	wg.Wait()
+	var log []ackedWrite
+	for _, wr := range writers {
+		log = append(log, wr.log...)
+	}
+	return log, errors.Join(errs...)
+}
+
+// ackedWrite is one write etcd acknowledged.
+type ackedWrite struct {
+	key     string // namespace/name
+	rv      uint64
+	deleted bool
+}
+
+// soakWriter creates, updates (moving pods between label and field
+// selectors) and deletes random pods of the pool.
+type soakWriter struct {
+	id   int
+	etcd storage.Interface
+	rand *rand.Rand
+	seq  int
+	log  []ackedWrite
+}
+
+// run writes until budget is spent, each acknowledged write taking one unit of it.
+func (wr *soakWriter) run(ctx context.Context, budget *atomic.Int64, onAck func()) error {
+	for budget.Add(-1) >= 0 {
+		for {
+			a, err := wr.writeOnce(ctx)
+			if storage.IsNotFound(err) || storage.IsExist(err) {
+				continue // deleting a missing pod or creating an existing one: not a write
+			}
+			if err != nil {
+				return fmt.Errorf("writer %d: %w", wr.id, err)
+			}
+			wr.log = append(wr.log, a)
+			onAck()
+			break
+		}
+	}
+	return nil
+}
+
+func (wr *soakWriter) writeOnce(ctx context.Context) (ackedWrite, error) {
+	ns := soakNamespaces[wr.rand.IntN(len(soakNamespaces))]
+	name := fmt.Sprintf("pod-%03d", wr.rand.IntN(soakNamesPerNamespace))
+	key := "/pods/" + ns + "/" + name
+	out := &example.Pod{}
+	var err error
+	deleted := false
+	switch op := wr.rand.IntN(10); {
+	case op < 2:
+		deleted = true
+		err = wr.etcd.Delete(ctx, key, out, nil, storage.ValidateAllObjectFunc, nil, storage.DeleteOptions{})
+	case op < 4:
+		pod := &example.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns}}
+		wr.mutate(pod)
+		err = wr.etcd.Create(ctx, key, pod, out, 0)
+	default: // update, or create if missing
+		err = wr.etcd.GuaranteedUpdate(ctx, key, out, true, nil, func(in runtime.Object, _ storage.ResponseMeta) (runtime.Object, *uint64, error) {
+			pod := in.(*example.Pod).DeepCopy()
+			pod.Name, pod.Namespace = name, ns
+			wr.mutate(pod)
+			return pod, nil, nil
+		}, nil)
+	}
+	if err != nil {
+		return ackedWrite{}, err
+	}
+	rv, err := storage.APIObjectVersioner{}.ObjectResourceVersion(out)
+	return ackedWrite{key: ns + "/" + name, rv: rv, deleted: deleted}, err
+}
+
+// mutate picks new labels and node for pod, and marks the write so that it
+// always changes the pod (etcd skips updates that change nothing).
+func (wr *soakWriter) mutate(pod *example.Pod) {
+	wr.seq++
+	pod.Labels = map[string]string{"app": soakApps[wr.rand.IntN(len(soakApps))]}
+	if tier := soakTiers[wr.rand.IntN(len(soakTiers))]; tier != "" {
+		pod.Labels["tier"] = tier
+	}
+	pod.Spec.NodeName = soakNodes[wr.rand.IntN(len(soakNodes))]
+	pod.Annotations = map[string]string{"soak/write": fmt.Sprintf("%d-%d", wr.id, wr.seq)}
+}
+
+// checkWriteLog checks the test itself: the writes acknowledged have
+// distinct RVs and end at the state etcd lists at the last one, which it returns.
+func checkWriteLog(ctx context.Context, t *testing.T, etcd storage.Interface, log []ackedWrite) uint64 {
+	t.Helper()
+	slices.SortFunc(log, func(a, b ackedWrite) int { return cmp.Compare(a.rv, b.rv) })
+	final := map[string]uint64{}
+	for i, a := range log {
+		if i > 0 && a.rv == log[i-1].rv {
+			t.Fatalf("two acknowledged writes at RV %d", a.rv)
+		}
+		if a.deleted {
+			delete(final, a.key)
+		} else {
+			final[a.key] = a.rv
+		}
+	}
+	last := log[len(log)-1].rv
+	inEtcd, err := etcdState(ctx, etcd, "/pods/", storage.Everything, last)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]uint64{}
+	for key, pod := range inEtcd {
+		got[key], _ = storage.APIObjectVersioner{}.ObjectResourceVersion(pod)
+	}
+	if !maps.Equal(got, final) {
+		t.Fatalf("etcd at RV %d: got %v, want the acknowledged writes' %v", last, got, final)
+	}
+	return last
+}
+
+// etcdState lists key from etcd at exactly rv, filtered by pred, by namespace/name.
+func etcdState(ctx context.Context, etcd storage.Interface, key string, pred storage.SelectionPredicate, rv uint64) (map[string]*example.Pod, error) {
+	if rv == 0 {
+		return nil, fmt.Errorf("listing %s from etcd: no resourceVersion to list at", key)
+	}
+	list := &example.PodList{}
+	opts := storage.ListOptions{
+		ResourceVersion:      fmt.Sprint(rv),
+		ResourceVersionMatch: metav1.ResourceVersionMatchExact,
+		Recursive:            true,
+		Predicate:            pred,
+	}
+	if err := etcd.GetList(ctx, key, opts, list); err != nil {
+		return nil, fmt.Errorf("listing %s from etcd at RV %d: %w", key, rv, err)
+	}
+	state := map[string]*example.Pod{}
+	for i := range list.Items {
+		p := &list.Items[i]
+		state[p.Namespace+"/"+p.Name] = p
+	}
+	return state, nil
+}
+
+// writeEndMarkers writes, one after another once the writers are done, an
+// end marker for each watcher: a pod that its selector matches. A watcher
+// has then seen every event it is owed once it has seen the last marker
+// write that concerned it (one that its selector matches before or after),
+// which becomes its target. It returns the last marker's RV.
+func writeEndMarkers(ctx context.Context, etcd storage.Interface, watchers []*soakWatcher) (uint64, error) {
+	type marker struct {
+		prev, cur *example.Pod // prev is nil for a new pod
+		rv        uint64
+	}
+	markers := make([]marker, len(watchers))
+	for i, w := range watchers {
+		ns, name := w.namespace, fmt.Sprintf("marker-%02d", i)
+		if ns == "" {
+			ns = soakMarkerNamespace
+		}
+		if n, ok := w.pred.Field.RequiresExactMatch("metadata.name"); ok {
+			name = n // a pod of the pool, when the watch is of one namespace
+		}
+		out := &example.Pod{}
+		err := etcd.GuaranteedUpdate(ctx, "/pods/"+ns+"/"+name, out, true, nil, func(in runtime.Object, _ storage.ResponseMeta) (runtime.Object, *uint64, error) {
+			old := in.(*example.Pod)
+			markers[i].prev = nil
+			if old.Name != "" {
+				markers[i].prev = old.DeepCopy()
+			}
+			pod := old.DeepCopy()
+			pod.Name, pod.Namespace = name, ns
+			pod.Labels = maps.Clone(w.sel.markerLabels)
+			pod.Spec.NodeName = w.sel.markerNode
+			pod.Annotations = map[string]string{"soak/marker": fmt.Sprint(i)}
+			return pod, nil, nil
+		}, nil)
+		if err != nil {
+			return 0, fmt.Errorf("end marker of %s: %w", w, err)
+		}
+		if !w.matches(out) {
+			return 0, fmt.Errorf("end marker of %s: %s/%s %v %q does not match it", w, ns, name, out.Labels, out.Spec.NodeName)
+		}
+		markers[i].cur = out
+		markers[i].rv, _ = storage.APIObjectVersioner{}.ObjectResourceVersion(out)
+	}
+	for _, w := range watchers {
+		var target uint64
+		for _, m := range markers {
+			if w.matches(m.cur) || m.prev != nil && w.matches(m.prev) {
+				target = max(target, m.rv)
+			}
+		}
+		w.target <- target
+	}
+	return markers[len(markers)-1].rv, nil
+}
+
+// awaitSoakWatchers waits until every watcher has seen its target or failed,
+// for at most soakDeadline; then it stops the others (cancel) and returns false.
+func awaitSoakWatchers(watchers []*soakWatcher, cancel context.CancelFunc) bool {
+	deadline := time.NewTimer(soakDeadline)
+	defer deadline.Stop()
+	ok := true
+	for _, w := range watchers {
+		select {
+		case <-w.done:
+		case <-deadline.C:
+			cancel()
+			ok = false
+			<-w.done
+		}
+		ok = ok && w.err == nil
+	}
+	return ok
+}
+
+// soakWatcher is one client of the cache: it opens a watch, records what it
+// receives, and, when the cache closes the watch (it fell behind), watches
+// again as a client would: from the last RV it saw, or, if it never had a
+// complete initial state, with a new watch-list.
+type soakWatcher struct {
+	index     int
+	mode      soakStart // of its first watch
+	rv        string    // startList and startWatchList: "" (consistent) or "0"
+	namespace string    // "": all namespaces
+	sel       soakSelector
+	key       string
+	pred      storage.SelectionPredicate
+
+	// target is the RV to reach, sent once the end markers are written.
+	target  chan uint64
+	started bool // by start, which starts the consumer
+	// done is closed when the consumer returns; it owns the fields below until then.
+	done chan struct{}
+	err  error
+	// segments are the watches opened, oldest first.
+	segments []*segment
+	// stallBelow, when set, is an RV the writes will reach: on its first
+	// event, w stops reading for soakStallEvents events if that stays below it.
+	stallBelow uint64
+	// maxRV is the newest RV the stream has shown, and resumable whether a
+	// watch from it would continue the stream (not during initial events).
+	maxRV             uint64
+	resumable         bool
+	resumes, restarts int
+	timeouts          int // watches refused with 504 (the cache was not fresh enough in time)
+}
+
+// segment is one watch of a soak watcher: how it was opened and what it delivered.
+type segment struct {
+	start  soakStart
+	fromRV uint64         // startNow, startList, startResume: the RV watched from
+	listed []*example.Pod // startList: the cache's LIST the watch continues
+	events []soakEvent
+}
+
+// soakEvent is a delivered event, its object unwrapped.
+type soakEvent struct {
+	typ watch.EventType
+	rv  uint64
+	pod *example.Pod // the bookmark object for a bookmark
+}
+
+func (e soakEvent) key() string { return e.pod.Namespace + "/" + e.pod.Name }
+
+func (e soakEvent) initialEventsEnd() bool {
+	return e.typ == watch.Bookmark && e.pod.Annotations[metav1.InitialEventsAnnotationKey] == "true"
+}
+
+func (e soakEvent) String() string { return fmt.Sprintf("%s %s@%d", e.typ, e.key(), e.rv) }
+
+// newSoakWatcher makes watcher i of a soak of writes writes; the combination
+// of selector, start mode and namespace differs for every i below 13*4*3.
+// The watchers without selectors stall once, so that the cache closes them.
+func newSoakWatcher(i, writes int) *soakWatcher {
+	w := &soakWatcher{
+		index:  i,
+		mode:   soakStart(i % 4),
+		sel:    soakSelectors[i%len(soakSelectors)],
+		key:    "/pods/",
+		target: make(chan uint64, 1),
+		done:   make(chan struct{}),
+	}
+	if (i/4)%2 == 1 {
+		w.rv = "0"
+	}
+	if i%len(soakSelectors) == 0 {
+		w.stallBelow = 1 + uint64(writes) // etcd's revision starts at 1; each write adds 1
+	}
+	if n := i % 3; n > 0 {
+		w.namespace = soakNamespaces[n-1]
+		w.key += w.namespace + "/"
+	}
+	w.pred = storage.SelectionPredicate{
+		Label:               labels.Everything(),
+		Field:               fields.Everything(),
+		GetAttrs:            podAttrs,
+		AllowWatchBookmarks: i%2 == 0,
+	}
+	var err error
+	if w.pred.Label, err = labels.Parse(w.sel.label); err != nil {
+		panic(err)
+	}
+	if w.pred.Field, err = fields.ParseSelector(w.sel.field); err != nil {
+		panic(err)
+	}
+	return w
+}
+
+func (w *soakWatcher) String() string {
+	ns := w.namespace
+	if ns == "" {
+		ns = "all"
+	}
+	return fmt.Sprintf("watcher %d (%s rv=%q, namespace %s, labels %q, fields %q)", w.index, w.mode, w.rv, ns, w.sel.label, w.sel.field)
+}
+
+// matches reports whether pod belongs to w's watch.
+func (w *soakWatcher) matches(pod *example.Pod) bool {
+	ok, err := w.pred.Matches(pod)
+	return err == nil && ok && (w.namespace == "" || pod.Namespace == w.namespace)
+}
+
+// start opens w's first watch and consumes it in the background.
+func (w *soakWatcher) start(ctx context.Context, c *Cache) error {
+	wi, err := w.open(ctx, c, w.mode)
+	if err != nil {
+		return err
+	}
+	w.started = true
+	go w.consume(ctx, c, wi)
+	return nil
+}
+
+// open opens a watch and starts a segment for it.
+func (w *soakWatcher) open(ctx context.Context, c *Cache, start soakStart) (watch.Interface, error) {
+	seg := &segment{start: start}
+	opts := storage.ListOptions{Recursive: true, Predicate: w.pred}
+	switch start {
+	case startNow:
+		seg.fromRV = c.ResourceVersion()
+		opts.ResourceVersion = fmt.Sprint(seg.fromRV)
+	case startList:
+		list := &example.PodList{}
+		if err := c.GetList(ctx, w.key, storage.ListOptions{ResourceVersion: w.rv, Recursive: true, Predicate: w.pred}, list); err != nil {
+			return nil, err
+		}
+		var err error
+		if seg.fromRV, err = (storage.APIObjectVersioner{}).ParseResourceVersion(list.ResourceVersion); err != nil {
+			return nil, err
+		}
+		for i := range list.Items {
+			seg.listed = append(seg.listed, &list.Items[i])
+		}
+		opts.ResourceVersion = list.ResourceVersion
+	case startZero:
+		opts.ResourceVersion = "0"
+	case startWatchList:
+		sendInitialEvents := true
+		opts.SendInitialEvents = &sendInitialEvents
+		opts.ResourceVersion = w.rv
+		opts.ResourceVersionMatch = metav1.ResourceVersionMatchNotOlderThan
+		opts.Predicate.AllowWatchBookmarks = true
+	case startResume:
+		seg.fromRV = w.maxRV
+		opts.ResourceVersion = fmt.Sprint(w.maxRV)
+	}
+	wi, err := c.Watch(ctx, w.key, opts)
+	if err != nil {
+		return nil, err
+	}
+	w.segments = append(w.segments, seg)
+	if start != startResume {
+		// In a watch from "0", the RVs of initial events do count: a first
+		// watch starts before the end markers exist, so any event at or
+		// after the target comes after the initial events.
+		w.maxRV, w.resumable = seg.fromRV, start == startNow || start == startList
+	}
+	return wi, nil
+}
+
+// consume records events until the stream reaches w's target or ctx ends.
+func (w *soakWatcher) consume(ctx context.Context, c *Cache, wi watch.Interface) {
+	defer close(w.done)
+	defer func() { wi.Stop() }()
+	var target uint64 // 0 until known
+	targets := w.target
+	for target == 0 || w.maxRV < target {
+		select {
+		case <-ctx.Done():
+			w.err = fmt.Errorf("stopped at RV %d, before its target RV %d", w.maxRV, target)
+			return
+		case target = <-targets:
+			targets = nil
+		case ev, ok := <-wi.ResultChan():
+			if ok {
+				if w.err = w.record(ev); w.err != nil {
+					return
+				}
+				w.maybeStall(ctx, c)
+				continue
+			}
+			if ctx.Err() != nil {
+				continue
+			}
+			if wi, w.err = w.reopen(ctx, c); w.err != nil {
+				return
+			}
+		}
+	}
+}
+
+// soakStallEvents is how many events a stalled watcher lets pass: more than
+// its buffers hold, even when a third of them are for it.
+const soakStallEvents = 3 * (watchBufferSize + resultBufferSize)
+
+// maybeStall stops reading, once, until the cache has applied
+// soakStallEvents more events, if the writes are to go that far; the cache
+// then closes the watch, as a slow client's.
+func (w *soakWatcher) maybeStall(ctx context.Context, c *Cache) {
+	if w.stallBelow == 0 {
+		return
+	}
+	until := c.ResourceVersion() + soakStallEvents
+	if until <= w.stallBelow {
+		// Whether the cache catches up in time or not, reading goes on.
+		_ = c.waitUntilFresh(ctx, until, soakDeadline)
+	}
+	w.stallBelow = 0
+}
+
+// reopen watches again after the cache closed w's watch, as a client would.
+func (w *soakWatcher) reopen(ctx context.Context, c *Cache) (watch.Interface, error) {
+	if w.resumable {
+		w.resumes++
+		return w.open(ctx, c, startResume)
+	}
+	w.restarts++
+	return w.open(ctx, c, startWatchList)
+}
+
+// record appends ev to the current segment and advances maxRV by it.
+func (w *soakWatcher) record(ev watch.Event) error {
+	seg := w.segments[len(w.segments)-1]
+	if ev.Type == watch.Error {
+		if len(seg.events) == 0 && storage.IsTooLargeResourceVersion(apierrors.FromObject(ev.Object)) {
+			w.timeouts++ // the cache did not catch up in time (504): the watch closes, the client retries
+			return nil
+		}
+		return fmt.Errorf("ERROR event: %v", ev.Object)
+	}
+	pod, ok := unwrap(ev.Object).(*example.Pod)
+	if !ok {
+		return fmt.Errorf("%s event with a %T", ev.Type, ev.Object)
+	}
+	rv, err := storage.APIObjectVersioner{}.ParseResourceVersion(pod.ResourceVersion)
+	if err != nil {
+		return fmt.Errorf("%s event: %w", ev.Type, err)
+	}
+	e := soakEvent{typ: ev.Type, rv: rv, pod: pod}
+	seg.events = append(seg.events, e)
+	switch {
+	case e.initialEventsEnd():
+		w.resumable = true
+	case seg.start == startWatchList && !w.resumable:
+		return nil // an initial event: its RV says nothing about the stream's progress
+	}
+	w.maxRV = max(w.maxRV, rv)
+	return nil
+}
+
+// check replays w's segments as its client would and returns every
+// inconsistency: events out of RV order overall or per object, changes to
+// objects the client does not have, initial states (of watch-lists and
+// LISTs) other than etcd's at their RV, and a final state other than etcd's
+// at finalRV.
+func (w *soakWatcher) check(ctx context.Context, etcd storage.Interface, finalRV uint64) []string {
+	r := &replay{w: w}
+	for i, seg := range w.segments {
+		if live, ok := r.begin(ctx, etcd, i, seg, i == len(w.segments)-1); ok {
+			r.live(i, live)
+		}
+	}
+	r.compare(ctx, etcd, "replayed stream", finalRV)
+	return r.report()
+}
+
+// begin starts replaying segment i: it sets up the state the segment's
+// changes apply to (checking it, where it is the cache's) and returns those
+// changes; false if there are none (a watch-list closed during its initial events).
+func (r *replay) begin(ctx context.Context, etcd storage.Interface, i int, seg *segment, last bool) ([]soakEvent, bool) {
+	if seg.start != startResume {
+		r.reset()
+	}
+	events := seg.events
+	switch seg.start {
+	case startNow: // the client had etcd's state at fromRV
+		state, err := etcdState(ctx, etcd, r.w.key, r.w.pred, seg.fromRV)
+		if err != nil {
+			r.problem("segment %d: %v", i, err)
+		}
+		for _, pod := range state {
+			r.apply(soakEvent{typ: watch.Added, rv: mustRV(pod), pod: pod})
+		}
+		r.rv = seg.fromRV
+	case startList:
+		for _, pod := range seg.listed {
+			r.apply(soakEvent{typ: watch.Added, rv: mustRV(pod), pod: pod})
+		}
+		r.compare(ctx, etcd, fmt.Sprintf("segment %d: LIST from the cache", i), seg.fromRV)
+		r.rv = seg.fromRV
+	case startZero:
+		// The initial events end where the ADDED events in key order do
+		// (or later: then the events taken for initial are in order anyway).
+		n := 0
+		for n < len(events) && events[n].typ == watch.Added && (n == 0 || events[n].key() > events[n-1].key()) {
+			n++
+		}
+		return r.initial(events[:n], events[n:]), true
+	case startWatchList:
+		end := slices.IndexFunc(events, func(e soakEvent) bool { return e.typ != watch.Added })
+		if end < 0 || !events[end].initialEventsEnd() {
+			if last || end >= 0 {
+				r.problem("segment %d: watch-list without its initial-events-end bookmark after its initial events", i)
+			}
+			r.initial(events, nil)
+			return nil, false
+		}
+		bookmark := events[end]
+		for _, e := range events[:end] {
+			if e.rv > bookmark.rv {
+				r.problem("segment %d: initial %s newer than its end bookmark at RV %d", i, e, bookmark.rv)
+			}
+		}
+		events = r.initial(events[:end], events[end+1:])
+		r.compare(ctx, etcd, fmt.Sprintf("segment %d: initial events", i), bookmark.rv)
+		r.rv = bookmark.rv
+	case startResume:
+		if seg.fromRV != r.rv {
+			r.problem("segment %d resumed from RV %d, but the stream was at RV %d", i, seg.fromRV, r.rv)
+		}
+	}
+	return events, true
+}
+
+func mustRV(pod *example.Pod) uint64 {
+	rv, err := storage.APIObjectVersioner{}.ParseResourceVersion(pod.ResourceVersion)
+	if err != nil {
+		panic(err)
+	}
+	return rv
+}
+
+// replay is a client's view of a watcher's stream, with what it found wrong.
+type replay struct {
+	w        *soakWatcher
+	state    map[string]*example.Pod // by namespace/name
+	objRV    map[string]uint64       // each object's last event's RV, deletions included
+	rv       uint64                  // the stream's last RV
+	problems []string
+	dropped  int // problems beyond the first few
+}
+
+func (r *replay) reset() {
+	r.state, r.objRV, r.rv = map[string]*example.Pod{}, map[string]uint64{}, 0
+}
+
+func (r *replay) problem(format string, args ...any) {
+	if len(r.problems) < 10 {
+		r.problems = append(r.problems, fmt.Sprintf(format, args...))
+	} else {
+		r.dropped++
+	}
+}
+
+func (r *replay) report() []string {
+	if r.dropped > 0 {
+		return append(r.problems, fmt.Sprintf("and %d more problems", r.dropped))
+	}
+	return r.problems
+}
+
+// initial applies initial events (ADDED, in no RV order, at most the RV of
+// the state they make up) and returns the events after them.
+func (r *replay) initial(initial, rest []soakEvent) []soakEvent {
+	for _, e := range initial {
+		if e.typ != watch.Added {
+			r.problem("initial %s: want ADDED", e)
+		}
+		r.apply(e)
+		r.rv = max(r.rv, e.rv)
+	}
+	return rest
+}
+
+// live applies the events after the initial state: strictly in RV order,
+// bookmarks at no older RV.
+func (r *replay) live(segment int, events []soakEvent) {
+	for _, e := range events {
+		switch {
+		case e.typ == watch.Bookmark:
+			if e.rv < r.rv {
+				r.problem("segment %d: bookmark at RV %d after RV %d", segment, e.rv, r.rv)
+			}
+			if e.initialEventsEnd() {
+				r.problem("segment %d: initial-events-end bookmark at RV %d outside the initial events", segment, e.rv)
+			}
+		case e.rv <= r.rv:
+			r.problem("segment %d: %s after RV %d: out of RV order", segment, e, r.rv)
+		}
+		r.rv = max(r.rv, e.rv)
+		if e.typ != watch.Bookmark {
+			r.apply(e)
+		}
+	}
+}
+
+// apply changes the client's state by e, checking e against the object's history.
+func (r *replay) apply(e soakEvent) {
+	key := e.key()
+	if !r.w.matches(e.pod) {
+		r.problem("%s (labels %v, node %q) does not match the watch", e, e.pod.Labels, e.pod.Spec.NodeName)
+	}
+	if prev, ok := r.objRV[key]; ok && e.rv <= prev {
+		r.problem("%s after that object's RV %d", e, prev)
+	}
+	r.objRV[key] = e.rv
+	_, present := r.state[key]
+	switch e.typ {
+	case watch.Added:
+		if present {
+			r.problem("%s: ADDED again without DELETED", e)
+		}
+		r.state[key] = e.pod
+	case watch.Modified:
+		if !present {
+			r.problem("%s: MODIFIED before ADDED", e)
+		}
+		r.state[key] = e.pod
+	case watch.Deleted:
+		if !present {
+			r.problem("%s: DELETED before ADDED", e)
+		}
+		delete(r.state, key)
+	default:
+		r.problem("unexpected %s", e)
+	}
+}
+
+// compare checks the client's state against etcd's at exactly rv.
+func (r *replay) compare(ctx context.Context, etcd storage.Interface, what string, rv uint64) {
+	want, err := etcdState(ctx, etcd, r.w.key, r.w.pred, rv)
+	if err != nil {
+		r.problem("%s: %v", what, err)
+		return
+	}
+	var diffs []string
+	for key, pod := range want {
+		got, ok := r.state[key]
+		switch {
+		case !ok:
+			diffs = append(diffs, fmt.Sprintf("missing %s@%s", key, pod.ResourceVersion))
+		case !apiequality.Semantic.DeepEqual(got, pod):
+			diffs = append(diffs, fmt.Sprintf("%s: got %s %v %q, want %s %v %q", key,
+				got.ResourceVersion, got.Labels, got.Spec.NodeName, pod.ResourceVersion, pod.Labels, pod.Spec.NodeName))
+		}
+	}
+	for key, pod := range r.state {
+		if _, ok := want[key]; !ok {
+			diffs = append(diffs, fmt.Sprintf("extra %s@%s", key, pod.ResourceVersion))
+		}
+	}
+	if len(diffs) > 0 {
+		slices.Sort(diffs)
+		r.problem("%s differs from etcd at RV %d (%d objects there): %s", what, rv, len(want), strings.Join(diffs, "; "))
+	}
+}
