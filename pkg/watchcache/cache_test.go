@@ -83,16 +83,7 @@ func newTestCache(t *testing.T, s storage.Interface, clk clock.WithTicker) *Cach
 
 func createPod(t *testing.T, s storage.Interface, name string) uint64 {
 	t.Helper()
-	out := &example.Pod{}
-	pod := &example.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "ns"}}
-	if err := s.Create(context.Background(), "/pods/ns/"+name, pod, out, 0); err != nil {
-		t.Fatal(err)
-	}
-	rv, err := storage.APIObjectVersioner{}.ObjectResourceVersion(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return rv
+	return createLabeledPod(t, s, name, nil)
 }
 
 func TestCacheFollowsStorage(t *testing.T) {

@@ -45,6 +45,17 @@ func (s *breakableStorage) watchCount() int {
 	return s.watches
 }
 
+// watchAllFrom watches every pod after rv until the test ends.
+func watchAllFrom(t *testing.T, c *Cache, rv uint64) watch.Interface {
+	t.Helper()
+	w, err := c.Watch(context.Background(), "/pods/", storage.ListOptions{ResourceVersion: fmt.Sprint(rv), Recursive: true, Predicate: storage.Everything})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(w.Stop)
+	return w
+}
+
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
 	if err := wait.PollUntilContextTimeout(context.Background(), time.Millisecond, wait.ForeverTestTimeout, true,
@@ -60,11 +71,7 @@ func TestWatchersCarryOnWhenTheCacheWatchBreaks(t *testing.T) {
 	s := &breakableStorage{Interface: raw}
 	start := createPod(t, s, "a")
 	c := newConformanceCacheOn(t, s)
-	w, err := c.Watch(context.Background(), "/pods/", storage.ListOptions{ResourceVersion: fmt.Sprint(start), Recursive: true, Predicate: storage.Everything})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer w.Stop()
+	w := watchAllFrom(t, c, start)
 	want := []uint64{createPod(t, s, "b")}
 	if ev := nextEvent(t, w); eventRV(t, ev) != want[0] {
 		t.Fatalf("got %s at %d, want ADDED at %d", ev.Type, eventRV(t, ev), want[0])
@@ -94,11 +101,7 @@ func TestRelistAfterCompactionEndsWatchersOutsideTheWindow(t *testing.T) {
 	s := &breakableStorage{Interface: raw}
 	start := createPod(t, s, "a")
 	c := newConformanceCacheOn(t, s)
-	w, err := c.Watch(context.Background(), "/pods/", storage.ListOptions{ResourceVersion: fmt.Sprint(start), Recursive: true, Predicate: storage.Everything})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer w.Stop()
+	w := watchAllFrom(t, c, start)
 
 	// Stop the cache's watch and compact etcd past what it saw before it
 	// can watch again (it waits a second before it does).
@@ -118,11 +121,7 @@ func TestRelistAfterCompactionEndsWatchersOutsideTheWindow(t *testing.T) {
 		}
 	}
 	waitFor(t, "the cache to relist", func() bool { return c.ResourceVersion() >= latest })
-	resumed, err := c.Watch(context.Background(), "/pods/", storage.ListOptions{ResourceVersion: fmt.Sprint(start), Recursive: true, Predicate: storage.Everything})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ev := nextEvent(t, resumed)
+	ev := nextEvent(t, watchAllFrom(t, c, start))
 	status, ok := ev.Object.(*metav1.Status)
 	if ev.Type != watch.Error || !ok || status.Code != http.StatusGone {
 		t.Fatalf("resuming from %d after the relist: got %s %+v, want an ERROR event with 410", start, ev.Type, ev.Object)
