@@ -10,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apiserver/pkg/storage"
+	"k8s.io/klog/v2"
 )
 
 // Upstream's timeouts: how long a read waits for the cache to reach a
@@ -192,8 +193,8 @@ func (c *Cache) Get(ctx context.Context, key string, opts storage.GetOptions, ob
 }
 
 // waitUntilConsistent waits until the cache has seen etcd's current
-// revision, asking etcd for a progress notification every 100ms meanwhile,
-// so an idle resource catches up too.
+// revision, asking etcd for a progress notification at once and every
+// 100ms meanwhile, so an idle resource catches up too.
 func (c *Cache) waitUntilConsistent(ctx context.Context) error {
 	target, err := c.cfg.Storage.GetCurrentResourceVersion(ctx)
 	if err != nil {
@@ -201,12 +202,18 @@ func (c *Cache) waitUntilConsistent(ctx context.Context) error {
 	}
 	deadline := c.cfg.Clock.Now().Add(freshnessTimeout)
 	for {
-		if err := c.waitUntilFresh(ctx, target, progressRequestInterval); err == nil {
+		if c.ResourceVersion() >= target && c.Ready() {
 			return nil
-		} else if !storage.IsTooLargeResourceVersion(err) || !c.cfg.Clock.Now().Before(deadline) {
-			return err
 		}
+		// Behind: ask etcd where the cache's watch stands at once, so an
+		// idle resource catches up in a round trip, then every 100ms. A
+		// failed request (the watch is being re-established) only means
+		// waiting for the next one, as upstream's progress requester does.
 		if err := c.cfg.Storage.RequestWatchProgress(ctx); err != nil {
+			klog.FromContext(ctx).V(4).Info("Watch cache progress request failed", "prefix", c.cfg.ResourcePrefix, "err", err)
+		}
+		err := c.waitUntilFresh(ctx, target, progressRequestInterval)
+		if err == nil || !storage.IsTooLargeResourceVersion(err) || !c.cfg.Clock.Now().Before(deadline) {
 			return err
 		}
 	}
