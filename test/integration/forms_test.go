@@ -17,102 +17,106 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/rest"
+
+	"github.com/miniapiserver/miniapiserver/pkg/server"
 )
 
 // TestResponseForms checks that GET, LIST and WATCH answer in every form
 // kubectl and informers ask for: JSON, protobuf, Table and PartialObjectMetadata.
 func TestResponseForms(t *testing.T) {
-	s, client := start(t)
-	createConfigMaps(t, client, "default", 2)
+	forEachStoragePath(t, func(t *testing.T, path func(*server.Options)) {
+		s, client := start(t, path)
+		createConfigMaps(t, client, "default", 2)
 
-	t.Run("protobuf", func(t *testing.T) {
-		cfg := rest.CopyConfig(s.Config)
-		cfg.ContentType = "application/vnd.kubernetes.protobuf"
-		cfg.AcceptContentTypes = "application/vnd.kubernetes.protobuf"
-		pb := kubernetes.NewForConfigOrDie(cfg)
-		cm, err := pb.CoreV1().ConfigMaps("default").Get(t.Context(), "cm-000", metav1.GetOptions{})
-		if err != nil || cm.Data["i"] != "0" {
-			t.Fatalf("GET: got %v, %v", cm, err)
-		}
-		list, err := pb.CoreV1().ConfigMaps("default").List(t.Context(), metav1.ListOptions{})
-		if err != nil || len(list.Items) != 2 {
-			t.Fatalf("LIST: got %v, %v", list, err)
-		}
-		w, err := pb.CoreV1().ConfigMaps("default").Watch(t.Context(), metav1.ListOptions{ResourceVersion: list.ResourceVersion})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer w.Stop()
-		createCMNamed(t, client, "pb-watched")
-		ev := <-w.ResultChan()
-		if got, ok := ev.Object.(*corev1.ConfigMap); ev.Type != watch.Added || !ok || got.Name != "pb-watched" {
-			t.Errorf("WATCH: got %v %T, want ADDED pb-watched", ev.Type, ev.Object)
-		}
-	})
-
-	t.Run("PartialObjectMetadata", func(t *testing.T) {
-		meta := metadata.NewForConfigOrDie(s.Config).Resource(schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}).Namespace("default")
-		obj, err := meta.Get(t.Context(), "cm-000", metav1.GetOptions{})
-		if err != nil || obj.Name != "cm-000" || obj.UID == "" {
-			t.Fatalf("GET: got %+v, %v", obj, err)
-		}
-		list, err := meta.List(t.Context(), metav1.ListOptions{})
-		if err != nil || len(list.Items) < 2 {
-			t.Fatalf("LIST: got %+v, %v", list, err)
-		}
-		w, err := meta.Watch(t.Context(), metav1.ListOptions{ResourceVersion: list.ResourceVersion})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer w.Stop()
-		createCMNamed(t, client, "meta-watched")
-		ev := <-w.ResultChan()
-		if got, ok := ev.Object.(*metav1.PartialObjectMetadata); ev.Type != watch.Added || !ok || got.Name != "meta-watched" {
-			t.Errorf("WATCH: got %v %#v, want ADDED meta-watched as PartialObjectMetadata", ev.Type, ev.Object)
-		}
-	})
-
-	t.Run("Table", func(t *testing.T) {
-		httpClient, err := rest.HTTPClientFor(s.Config)
-		if err != nil {
-			t.Fatal(err)
-		}
-		get := func(path string) *http.Response {
-			t.Helper()
-			req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, s.Config.Host+path, nil)
-			req.Header.Set("Accept", "application/json;as=Table;v=v1;g=meta.k8s.io")
-			resp, err := httpClient.Do(req)
+		t.Run("protobuf", func(t *testing.T) {
+			cfg := rest.CopyConfig(s.Config)
+			cfg.ContentType = "application/vnd.kubernetes.protobuf"
+			cfg.AcceptContentTypes = "application/vnd.kubernetes.protobuf"
+			pb := kubernetes.NewForConfigOrDie(cfg)
+			cm, err := pb.CoreV1().ConfigMaps("default").Get(t.Context(), "cm-000", metav1.GetOptions{})
+			if err != nil || cm.Data["i"] != "0" {
+				t.Fatalf("GET: got %v, %v", cm, err)
+			}
+			list, err := pb.CoreV1().ConfigMaps("default").List(t.Context(), metav1.ListOptions{})
+			if err != nil || len(list.Items) != 2 {
+				t.Fatalf("LIST: got %v, %v", list, err)
+			}
+			w, err := pb.CoreV1().ConfigMaps("default").Watch(t.Context(), metav1.ListOptions{ResourceVersion: list.ResourceVersion})
 			if err != nil {
 				t.Fatal(err)
 			}
-			if resp.StatusCode != http.StatusOK {
-				body, _ := io.ReadAll(resp.Body)
-				t.Fatalf("GET %s: %d %s", path, resp.StatusCode, body)
+			defer w.Stop()
+			createCMNamed(t, client, "pb-watched")
+			ev := nextEvent(t, w)
+			if got, ok := ev.Object.(*corev1.ConfigMap); ev.Type != watch.Added || !ok || got.Name != "pb-watched" {
+				t.Errorf("WATCH: got %v %T, want ADDED pb-watched", ev.Type, ev.Object)
 			}
-			return resp
-		}
-		for _, path := range []string{"/api/v1/namespaces/default/configmaps/cm-000", "/api/v1/namespaces/default/configmaps"} {
-			resp := get(path)
-			var table metav1.Table
-			err := json.NewDecoder(resp.Body).Decode(&table)
-			resp.Body.Close()
-			if err != nil || table.Kind != "Table" || len(table.ColumnDefinitions) != 3 || len(table.Rows) == 0 || table.Rows[0].Cells[0] != "cm-000" {
-				t.Errorf("GET %s as Table: got %+v, %v", path, table, err)
+		})
+
+		t.Run("PartialObjectMetadata", func(t *testing.T) {
+			meta := metadata.NewForConfigOrDie(s.Config).Resource(schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}).Namespace("default")
+			obj, err := meta.Get(t.Context(), "cm-000", metav1.GetOptions{})
+			if err != nil || obj.Name != "cm-000" || obj.UID == "" {
+				t.Fatalf("GET: got %+v, %v", obj, err)
 			}
-		}
-		resp := get("/api/v1/namespaces/default/configmaps?watch=true&resourceVersion=0")
-		defer resp.Body.Close()
-		line, err := bufio.NewReader(resp.Body).ReadString('\n')
-		if err != nil {
-			t.Fatal(err)
-		}
-		var ev struct {
-			Type   string
-			Object metav1.Table
-		}
-		if err := json.Unmarshal([]byte(line), &ev); err != nil || ev.Type != "ADDED" || ev.Object.Kind != "Table" || len(ev.Object.Rows) != 1 {
-			t.Errorf("WATCH as Table: got %s (%v)", strings.TrimSpace(line), err)
-		}
+			list, err := meta.List(t.Context(), metav1.ListOptions{})
+			if err != nil || len(list.Items) < 2 {
+				t.Fatalf("LIST: got %+v, %v", list, err)
+			}
+			w, err := meta.Watch(t.Context(), metav1.ListOptions{ResourceVersion: list.ResourceVersion})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer w.Stop()
+			createCMNamed(t, client, "meta-watched")
+			ev := nextEvent(t, w)
+			if got, ok := ev.Object.(*metav1.PartialObjectMetadata); ev.Type != watch.Added || !ok || got.Name != "meta-watched" {
+				t.Errorf("WATCH: got %v %#v, want ADDED meta-watched as PartialObjectMetadata", ev.Type, ev.Object)
+			}
+		})
+
+		t.Run("Table", func(t *testing.T) {
+			httpClient, err := rest.HTTPClientFor(s.Config)
+			if err != nil {
+				t.Fatal(err)
+			}
+			get := func(path string) *http.Response {
+				t.Helper()
+				req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, s.Config.Host+path, nil)
+				req.Header.Set("Accept", "application/json;as=Table;v=v1;g=meta.k8s.io")
+				resp, err := httpClient.Do(req)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if resp.StatusCode != http.StatusOK {
+					body, _ := io.ReadAll(resp.Body)
+					t.Fatalf("GET %s: %d %s", path, resp.StatusCode, body)
+				}
+				return resp
+			}
+			for _, path := range []string{"/api/v1/namespaces/default/configmaps/cm-000", "/api/v1/namespaces/default/configmaps"} {
+				resp := get(path)
+				var table metav1.Table
+				err := json.NewDecoder(resp.Body).Decode(&table)
+				resp.Body.Close()
+				if err != nil || table.Kind != "Table" || len(table.ColumnDefinitions) != 3 || len(table.Rows) == 0 || table.Rows[0].Cells[0] != "cm-000" {
+					t.Errorf("GET %s as Table: got %+v, %v", path, table, err)
+				}
+			}
+			resp := get("/api/v1/namespaces/default/configmaps?watch=true&resourceVersion=0")
+			defer resp.Body.Close()
+			line, err := bufio.NewReader(resp.Body).ReadString('\n')
+			if err != nil {
+				t.Fatal(err)
+			}
+			var ev struct {
+				Type   string
+				Object metav1.Table
+			}
+			if err := json.Unmarshal([]byte(line), &ev); err != nil || ev.Type != "ADDED" || ev.Object.Kind != "Table" || len(ev.Object.Rows) != 1 {
+				t.Errorf("WATCH as Table: got %s (%v)", strings.TrimSpace(line), err)
+			}
+		})
 	})
 }
 
@@ -126,58 +130,60 @@ func createCMNamed(t *testing.T, client kubernetes.Interface, name string) {
 // TestEveryResourceAnswersInEveryForm asks every resource for GET, LIST and
 // WATCH as protobuf, Table and PartialObjectMetadata, over plain HTTP.
 func TestEveryResourceAnswersInEveryForm(t *testing.T) {
-	s, _ := start(t)
-	dyn := dynamic.NewForConfigOrDie(s.Config)
-	httpClient, err := rest.HTTPClientFor(s.Config)
-	if err != nil {
-		t.Fatal(err)
-	}
-	forms := map[string]string{
-		"protobuf":              "application/vnd.kubernetes.protobuf",
-		"Table":                 "application/json;as=Table;v=v1;g=meta.k8s.io",
-		"PartialObjectMetadata": "application/json;as=PartialObjectMetadata;v=v1;g=meta.k8s.io",
-	}
-	listForms := map[string]string{
-		"protobuf":              forms["protobuf"],
-		"Table":                 forms["Table"],
-		"PartialObjectMetadata": "application/json;as=PartialObjectMetadataList;v=v1;g=meta.k8s.io",
-	}
-	for _, r := range servedResources {
-		obj := newObject(r.gvr.GroupVersion().String(), r.kind, "x", r.body)
-		if _, err := dyn.Resource(r.gvr).Namespace("default").Create(t.Context(), obj, metav1.CreateOptions{}); err != nil {
+	forEachStoragePath(t, func(t *testing.T, path func(*server.Options)) {
+		s, _ := start(t, path)
+		dyn := dynamic.NewForConfigOrDie(s.Config)
+		httpClient, err := rest.HTTPClientFor(s.Config)
+		if err != nil {
 			t.Fatal(err)
 		}
-		prefix := "/api/v1"
-		if r.gvr.Group != "" {
-			prefix = "/apis/" + r.gvr.GroupVersion().String()
+		forms := map[string]string{
+			"protobuf":              "application/vnd.kubernetes.protobuf",
+			"Table":                 "application/json;as=Table;v=v1;g=meta.k8s.io",
+			"PartialObjectMetadata": "application/json;as=PartialObjectMetadata;v=v1;g=meta.k8s.io",
 		}
-		collection := prefix + "/namespaces/default/" + r.gvr.Resource
-		for form, accept := range forms {
-			listKind := form
-			if form == "PartialObjectMetadata" {
-				listKind = "PartialObjectMetadataList"
+		listForms := map[string]string{
+			"protobuf":              forms["protobuf"],
+			"Table":                 forms["Table"],
+			"PartialObjectMetadata": "application/json;as=PartialObjectMetadataList;v=v1;g=meta.k8s.io",
+		}
+		for _, r := range servedResources {
+			obj := newObject(r.gvr.GroupVersion().String(), r.kind, "x", r.body)
+			if _, err := dyn.Resource(r.gvr).Namespace("default").Create(t.Context(), obj, metav1.CreateOptions{}); err != nil {
+				t.Fatal(err)
 			}
-			for _, req := range []struct{ verb, path, accept, kind string }{
-				{"GET", collection + "/x", accept, form},
-				{"LIST", collection, listForms[form], listKind},
-				{"WATCH", collection + "?watch=true&resourceVersion=0", accept, form},
-			} {
-				body := fetch(t, httpClient, s.Config.Host+req.path, req.accept)
-				var ok bool
-				switch {
-				case form != "protobuf":
-					ok = strings.Contains(body, `"kind":"`+req.kind+`"`)
-				case req.verb == "WATCH": // length-prefixed WatchEvent frames
-					ok = strings.Contains(body, "ADDED") && strings.Contains(body, r.kind)
-				default: // the protobuf envelope: magic "k8s\x00", then the typed object
-					ok = strings.HasPrefix(body, "k8s\x00") && strings.Contains(body, r.kind)
+			prefix := "/api/v1"
+			if r.gvr.Group != "" {
+				prefix = "/apis/" + r.gvr.GroupVersion().String()
+			}
+			collection := prefix + "/namespaces/default/" + r.gvr.Resource
+			for form, accept := range forms {
+				listKind := form
+				if form == "PartialObjectMetadata" {
+					listKind = "PartialObjectMetadataList"
 				}
-				if !ok {
-					t.Errorf("%s %s as %s: got %q", req.verb, r.gvr.Resource, form, body[:min(len(body), 200)])
+				for _, req := range []struct{ verb, path, accept, kind string }{
+					{"GET", collection + "/x", accept, form},
+					{"LIST", collection, listForms[form], listKind},
+					{"WATCH", collection + "?watch=true&resourceVersion=0", accept, form},
+				} {
+					body := fetch(t, httpClient, s.Config.Host+req.path, req.accept)
+					var ok bool
+					switch {
+					case form != "protobuf":
+						ok = strings.Contains(body, `"kind":"`+req.kind+`"`)
+					case req.verb == "WATCH": // length-prefixed WatchEvent frames
+						ok = strings.Contains(body, "ADDED") && strings.Contains(body, r.kind)
+					default: // the protobuf envelope: magic "k8s\x00", then the typed object
+						ok = strings.HasPrefix(body, "k8s\x00") && strings.Contains(body, r.kind)
+					}
+					if !ok {
+						t.Errorf("%s %s as %s: got %q", req.verb, r.gvr.Resource, form, body[:min(len(body), 200)])
+					}
 				}
 			}
 		}
-	}
+	})
 }
 
 func fetch(t *testing.T, c *http.Client, url, accept string) string {

@@ -3,8 +3,6 @@ package integration
 import (
 	"context"
 	"fmt"
-	"regexp"
-	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -17,6 +15,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
 
+	"github.com/miniapiserver/miniapiserver/pkg/server"
 	"github.com/miniapiserver/miniapiserver/pkg/testserver"
 )
 
@@ -24,9 +23,25 @@ import (
 // streaming watch-list by default: they must sync without a LIST, keep
 // watching, and the server must log no error meanwhile.
 func TestInformersSyncWithWatchList(t *testing.T) {
-	errs := recordErrorLogs(t)
-	s, client := start(t)
-	createConfigMaps(t, client, "default", 50)
+	forEachStoragePath(t, func(t *testing.T, path func(*server.Options)) {
+		errs := recordErrorLogs(t)
+		s, client := start(t, path)
+		if lists := syncInformers(t, s, client); lists != 0 {
+			t.Errorf("informer sync issued %d LIST requests, want 0 (watch-list)", lists)
+		}
+		if e := errs(); len(e) > 0 {
+			t.Errorf("server logged errors: %v", e)
+		}
+	})
+}
+
+// syncInformers creates 20 configmaps in default, starts a configmap and a
+// pod informer (an empty collection must sync too), checks that they sync
+// and see a configmap created later, and returns how many LIST requests for
+// configmaps the server served meanwhile.
+func syncInformers(t *testing.T, s *testserver.Server, client kubernetes.Interface) int {
+	t.Helper()
+	createConfigMaps(t, client, "default", 20)
 	listsBefore := requestCount(t, s, "LIST", "configmaps")
 
 	factory := informers.NewSharedInformerFactory(client, 0)
@@ -38,7 +53,7 @@ func TestInformersSyncWithWatchList(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	podInformer := factory.Core().V1().Pods().Informer() // an empty collection must sync too
+	podInformer := factory.Core().V1().Pods().Informer()
 	ctx, cancel := context.WithCancel(t.Context())
 	factory.Start(ctx.Done())
 	defer func() {
@@ -50,12 +65,10 @@ func TestInformersSyncWithWatchList(t *testing.T) {
 	if !cache.WaitForCacheSync(syncCtx.Done(), cmInformer.Informer().HasSynced, podInformer.HasSynced) {
 		t.Fatal("informers did not sync")
 	}
-	if got, err := cmInformer.Lister().ConfigMaps("default").List(labels.Everything()); err != nil || len(got) != 50 {
-		t.Errorf("lister: got %d configmaps, %v; want 50", len(got), err)
+	if got, err := cmInformer.Lister().ConfigMaps("default").List(labels.Everything()); err != nil || len(got) != 20 {
+		t.Errorf("lister: got %d configmaps, %v; want 20", len(got), err)
 	}
-	if after := requestCount(t, s, "LIST", "configmaps"); after != listsBefore {
-		t.Errorf("informer sync issued %d LIST requests, want 0 (watch-list)", after-listsBefore)
-	}
+	lists := requestCount(t, s, "LIST", "configmaps") - listsBefore
 
 	createCMNamed(t, client, "later")
 	waitCtx, waitCancel := context.WithTimeout(ctx, 30*time.Second)
@@ -67,25 +80,13 @@ func TestInformersSyncWithWatchList(t *testing.T) {
 			t.Fatal("informer did not see a configmap created after sync")
 		}
 	}
-	if e := errs(); len(e) > 0 {
-		t.Errorf("server logged errors: %v", e)
-	}
+	return lists
 }
 
 // requestCount reads apiserver_request_total for verb and resource from /metrics.
 func requestCount(t *testing.T, s *testserver.Server, verb, resource string) int {
 	t.Helper()
-	body, err := kubernetes.NewForConfigOrDie(s.Config).Discovery().RESTClient().Get().AbsPath("/metrics").DoRaw(t.Context())
-	if err != nil {
-		t.Fatal(err)
-	}
-	re := regexp.MustCompile(fmt.Sprintf(`(?m)^apiserver_request_total\{[^}]*resource="%s"[^}]*verb="%s"[^}]*\} (\d+)`, resource, verb))
-	total := 0
-	for _, m := range re.FindAllStringSubmatch(string(body), -1) {
-		n, _ := strconv.Atoi(m[1])
-		total += n
-	}
-	return total
+	return int(sumSamples(scrapeMetrics(t, s), "apiserver_request_total", map[string]string{"verb": verb, "resource": resource}))
 }
 
 // recordErrorLogs routes klog through a sink that remembers every error

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/miniapiserver/miniapiserver/pkg/server"
 )
 
 const configMapYAML = `apiVersion: v1
@@ -128,11 +130,27 @@ data:
 		}
 	})
 
-	t.Run("get -w", func(t *testing.T) {
+	t.Run("delete", func(t *testing.T) {
+		if out := kubectl(t, s, "", "delete", "configmap", "demo"); !strings.Contains(out, `configmap "demo" deleted`) {
+			t.Errorf("delete: got %q", out)
+		}
+		_, errOut, err := runKubectl(t, s, "", "get", "configmap", "demo")
+		if err == nil || !strings.Contains(errOut, "NotFound") {
+			t.Errorf("get after delete: got err %v, stderr %q; want NotFound", err, errOut)
+		}
+	})
+}
+
+// TestKubectlGetWatch runs kubectl get -w on both storage paths: the
+// initial list, then objects created later.
+func TestKubectlGetWatch(t *testing.T) {
+	forEachStoragePath(t, func(t *testing.T, path func(*server.Options)) {
+		s, client := start(t, path)
+		createCMNamed(t, client, "demo")
 		ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 		defer cancel()
 		cmd := exec.CommandContext(ctx, kubectlBinary.Path(t), "get", "configmaps", "-w", "-o", "name")
-		cmd.Env = append(os.Environ(), "KUBECONFIG="+s.KubeconfigPath)
+		cmd.Env = append(os.Environ(), "KUBECONFIG="+s.KubeconfigPath, "HOME="+t.TempDir())
 		stdout, err := cmd.StdoutPipe()
 		if err != nil {
 			t.Fatal(err)
@@ -145,16 +163,6 @@ data:
 		waitFor(t, lines, "configmap/demo") // the initial list
 		kubectl(t, s, "", "create", "configmap", "watched")
 		waitFor(t, lines, "configmap/watched")
-	})
-
-	t.Run("delete", func(t *testing.T) {
-		if out := kubectl(t, s, "", "delete", "configmap", "demo"); !strings.Contains(out, `configmap "demo" deleted`) {
-			t.Errorf("delete: got %q", out)
-		}
-		_, errOut, err := runKubectl(t, s, "", "get", "configmap", "demo")
-		if err == nil || !strings.Contains(errOut, "NotFound") {
-			t.Errorf("get after delete: got err %v, stderr %q; want NotFound", err, errOut)
-		}
 	})
 }
 

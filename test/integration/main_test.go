@@ -66,6 +66,25 @@ func (b *builtBinary) Path(t *testing.T) string {
 	return b.path
 }
 
+// storagePaths are the two ways a server serves reads and watches: from its
+// watch cache (the default) and straight from etcd (--watch-cache=false).
+var storagePaths = []struct {
+	name string
+	opts func(*server.Options)
+}{
+	{"watchcache", func(o *server.Options) { o.WatchCache = true }},
+	{"etcd", func(o *server.Options) { o.WatchCache = false }},
+}
+
+// forEachStoragePath runs f as the subtests "watchcache" and "etcd"; f passes
+// path to start (or testserver.Start) so its server serves that path.
+func forEachStoragePath(t *testing.T, f func(t *testing.T, path func(*server.Options))) {
+	t.Helper()
+	for _, p := range storagePaths {
+		t.Run(p.name, func(t *testing.T) { f(t, p.opts) })
+	}
+}
+
 // start starts an in-process server and returns it with a clientset.
 func start(t *testing.T, options ...func(*server.Options)) (*testserver.Server, kubernetes.Interface) {
 	t.Helper()
@@ -95,4 +114,11 @@ func runKubectl(t *testing.T, s *testserver.Server, stdin string, args ...string
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err := cmd.Run()
 	return stdout.String(), stderr.String(), err
+}
+
+// watchCacheOn reports whether path selects the watch cache.
+func watchCacheOn(path func(*server.Options)) bool {
+	o := server.NewOptions()
+	path(o)
+	return o.WatchCache
 }

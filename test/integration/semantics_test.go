@@ -14,58 +14,62 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
+
+	"github.com/miniapiserver/miniapiserver/pkg/server"
 )
 
 func TestNamespaceLifecycle(t *testing.T) {
-	_, client := start(t)
-	ctx := t.Context()
-	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "c"}}
+	forEachStoragePath(t, func(t *testing.T, path func(*server.Options)) {
+		_, client := start(t, path)
+		ctx := t.Context()
+		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "c"}}
 
-	_, err := client.CoreV1().ConfigMaps("missing").Create(ctx, cm, metav1.CreateOptions{})
-	if !apierrors.IsNotFound(err) {
-		t.Errorf("create in a missing namespace: got %v, want 404 NotFound", err)
-	}
-	for _, name := range []string{"default", "kube-system", "kube-public"} {
-		if err := client.CoreV1().Namespaces().Delete(ctx, name, metav1.DeleteOptions{}); !apierrors.IsForbidden(err) {
-			t.Errorf("delete %s: got %v, want 403 Forbidden", name, err)
+		_, err := client.CoreV1().ConfigMaps("missing").Create(ctx, cm, metav1.CreateOptions{})
+		if !apierrors.IsNotFound(err) {
+			t.Errorf("create in a missing namespace: got %v, want 404 NotFound", err)
 		}
-	}
+		for _, name := range []string{"default", "kube-system", "kube-public"} {
+			if err := client.CoreV1().Namespaces().Delete(ctx, name, metav1.DeleteOptions{}); !apierrors.IsForbidden(err) {
+				t.Errorf("delete %s: got %v, want 403 Forbidden", name, err)
+			}
+		}
 
-	ns, err := client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "doomed"}}, metav1.CreateOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if ns.Status.Phase != corev1.NamespaceActive || len(ns.Spec.Finalizers) != 1 || ns.Labels[corev1.LabelMetadataName] != "doomed" {
-		t.Errorf("created namespace: got phase %q finalizers %v labels %v", ns.Status.Phase, ns.Spec.Finalizers, ns.Labels)
-	}
-	createConfigMaps(t, client, "doomed", 3)
-	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p"}, Spec: corev1.PodSpec{NodeName: "node-1", Containers: []corev1.Container{{Name: "c", Image: "busybox"}}}}
-	if _, err := client.CoreV1().Pods("doomed").Create(ctx, pod, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	if err := client.CoreV1().Namespaces().Delete(ctx, "doomed", metav1.DeleteOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	// Terminating until emptied: no new content is accepted meanwhile.
-	if ns, err := client.CoreV1().Namespaces().Get(ctx, "doomed", metav1.GetOptions{}); err == nil {
-		if ns.Status.Phase != corev1.NamespaceTerminating || ns.DeletionTimestamp == nil {
-			t.Errorf("deleted namespace: got phase %q, deletionTimestamp %v; want Terminating", ns.Status.Phase, ns.DeletionTimestamp)
+		ns, err := client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "doomed"}}, metav1.CreateOptions{})
+		if err != nil {
+			t.Fatal(err)
 		}
-		_, err := client.CoreV1().ConfigMaps("doomed").Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "late"}}, metav1.CreateOptions{})
-		if err != nil && !apierrors.IsForbidden(err) && !apierrors.IsNotFound(err) {
-			t.Errorf("create in a terminating namespace: got %v, want 403 Forbidden", err)
+		if ns.Status.Phase != corev1.NamespaceActive || len(ns.Spec.Finalizers) != 1 || ns.Labels[corev1.LabelMetadataName] != "doomed" {
+			t.Errorf("created namespace: got phase %q finalizers %v labels %v", ns.Status.Phase, ns.Spec.Finalizers, ns.Labels)
 		}
-	}
-	err = wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
-		_, err := client.CoreV1().Namespaces().Get(ctx, "doomed", metav1.GetOptions{})
-		return apierrors.IsNotFound(err), nil
+		createConfigMaps(t, client, "doomed", 3)
+		pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p"}, Spec: corev1.PodSpec{NodeName: "node-1", Containers: []corev1.Container{{Name: "c", Image: "busybox"}}}}
+		if _, err := client.CoreV1().Pods("doomed").Create(ctx, pod, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		if err := client.CoreV1().Namespaces().Delete(ctx, "doomed", metav1.DeleteOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		// Terminating until emptied: no new content is accepted meanwhile.
+		if ns, err := client.CoreV1().Namespaces().Get(ctx, "doomed", metav1.GetOptions{}); err == nil {
+			if ns.Status.Phase != corev1.NamespaceTerminating || ns.DeletionTimestamp == nil {
+				t.Errorf("deleted namespace: got phase %q, deletionTimestamp %v; want Terminating", ns.Status.Phase, ns.DeletionTimestamp)
+			}
+			_, err := client.CoreV1().ConfigMaps("doomed").Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "late"}}, metav1.CreateOptions{})
+			if err != nil && !apierrors.IsForbidden(err) && !apierrors.IsNotFound(err) {
+				t.Errorf("create in a terminating namespace: got %v, want 403 Forbidden", err)
+			}
+		}
+		err = wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+			_, err := client.CoreV1().Namespaces().Get(ctx, "doomed", metav1.GetOptions{})
+			return apierrors.IsNotFound(err), nil
+		})
+		if err != nil {
+			t.Fatalf("namespace not removed: %v", err)
+		}
+		if list, err := client.CoreV1().ConfigMaps("doomed").List(ctx, metav1.ListOptions{}); err != nil || len(list.Items) != 0 {
+			t.Errorf("after removal: got %d configmaps, %v; want none", len(list.Items), err)
+		}
 	})
-	if err != nil {
-		t.Fatalf("namespace not removed: %v", err)
-	}
-	if list, err := client.CoreV1().ConfigMaps("doomed").List(ctx, metav1.ListOptions{}); err != nil || len(list.Items) != 0 {
-		t.Errorf("after removal: got %d configmaps, %v; want none", len(list.Items), err)
-	}
 }
 
 func TestValidationReturns422WithCauses(t *testing.T) {
@@ -161,65 +165,93 @@ func TestSecretStringDataIsStoredAsData(t *testing.T) {
 }
 
 func TestPodStatusSubresourceAndFieldSelectors(t *testing.T) {
-	_, client := start(t)
-	ctx := t.Context()
-	pods := client.CoreV1().Pods("default")
-	for _, p := range []struct{ name, node string }{{"a", "node-1"}, {"b", "node-2"}, {"c", ""}} {
-		pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: p.name}, Spec: corev1.PodSpec{NodeName: p.node, Containers: []corev1.Container{{Name: "c", Image: "busybox"}}},
-			Status: corev1.PodStatus{Phase: corev1.PodRunning}}
-		created, err := pods.Create(ctx, pod, metav1.CreateOptions{})
+	forEachStoragePath(t, func(t *testing.T, path func(*server.Options)) {
+		_, client := start(t, path)
+		ctx := t.Context()
+		pods := client.CoreV1().Pods("default")
+		for _, p := range []struct{ name, node string }{{"a", "node-1"}, {"b", "node-2"}, {"c", ""}} {
+			pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: p.name}, Spec: corev1.PodSpec{NodeName: p.node, Containers: []corev1.Container{{Name: "c", Image: "busybox"}}},
+				Status: corev1.PodStatus{Phase: corev1.PodRunning}}
+			created, err := pods.Create(ctx, pod, metav1.CreateOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if created.Status.Phase != corev1.PodPending || created.Spec.RestartPolicy != corev1.RestartPolicyAlways || created.Spec.Containers[0].ImagePullPolicy != corev1.PullAlways {
+				t.Errorf("created pod: got phase %q restartPolicy %q pullPolicy %q; want Pending (status is not settable on create) and defaults",
+					created.Status.Phase, created.Spec.RestartPolicy, created.Spec.Containers[0].ImagePullPolicy)
+			}
+		}
+		a, err := pods.Get(ctx, "a", metav1.GetOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if created.Status.Phase != corev1.PodPending || created.Spec.RestartPolicy != corev1.RestartPolicyAlways || created.Spec.Containers[0].ImagePullPolicy != corev1.PullAlways {
-			t.Errorf("created pod: got phase %q restartPolicy %q pullPolicy %q; want Pending (status is not settable on create) and defaults",
-				created.Status.Phase, created.Spec.RestartPolicy, created.Spec.Containers[0].ImagePullPolicy)
-		}
-	}
-	a, err := pods.Get(ctx, "a", metav1.GetOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	a.Status.Phase = corev1.PodRunning
-	a.Spec.Containers[0].Image = "ignored-by-status"
-	a, err = pods.UpdateStatus(ctx, a, metav1.UpdateOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if a.Status.Phase != corev1.PodRunning || a.Spec.Containers[0].Image != "busybox" {
-		t.Errorf("after UpdateStatus: got phase %q image %q; want Running, busybox", a.Status.Phase, a.Spec.Containers[0].Image)
-	}
-	a.Status.Phase = corev1.PodFailed
-	if a, err = pods.Update(ctx, a, metav1.UpdateOptions{}); err != nil || a.Status.Phase != corev1.PodRunning {
-		t.Errorf("Update of the main resource: got phase %q, %v; want status unchanged (Running)", a.Status.Phase, err)
-	}
-	a.Spec.RestartPolicy = corev1.RestartPolicyNever
-	if _, err := pods.Update(ctx, a, metav1.UpdateOptions{}); !apierrors.IsInvalid(err) {
-		t.Errorf("changing an immutable pod field: got %v, want 422", err)
-	}
-
-	for _, tc := range []struct{ selector, want string }{
-		{"spec.nodeName=node-1", "a"},
-		{"spec.nodeName=", "c"},
-		{"status.phase=Running", "a"},
-		{"status.phase!=Running,metadata.name!=c", "b"},
-	} {
-		list, err := pods.List(ctx, metav1.ListOptions{FieldSelector: tc.selector})
+		a.Status.Phase = corev1.PodRunning
+		a.Spec.Containers[0].Image = "ignored-by-status"
+		a, err = pods.UpdateStatus(ctx, a, metav1.UpdateOptions{})
 		if err != nil {
-			t.Fatalf("%s: %v", tc.selector, err)
+			t.Fatal(err)
 		}
-		var names []string
-		for _, p := range list.Items {
-			names = append(names, p.Name)
+		if a.Status.Phase != corev1.PodRunning || a.Spec.Containers[0].Image != "busybox" {
+			t.Errorf("after UpdateStatus: got phase %q image %q; want Running, busybox", a.Status.Phase, a.Spec.Containers[0].Image)
 		}
-		if strings.Join(names, ",") != tc.want {
-			t.Errorf("fieldSelector %s: got %v, want %s", tc.selector, names, tc.want)
+		a.Status.Phase = corev1.PodFailed
+		if a, err = pods.Update(ctx, a, metav1.UpdateOptions{}); err != nil || a.Status.Phase != corev1.PodRunning {
+			t.Errorf("Update of the main resource: got phase %q, %v; want status unchanged (Running)", a.Status.Phase, err)
 		}
-	}
-	_, err = pods.List(ctx, metav1.ListOptions{FieldSelector: "spec.unknown=x"})
-	if !apierrors.IsBadRequest(err) || !strings.Contains(err.Error(), "field label not supported") {
-		t.Errorf("unsupported field selector: got %v, want 400 field label not supported", err)
-	}
+		a.Spec.RestartPolicy = corev1.RestartPolicyNever
+		if _, err := pods.Update(ctx, a, metav1.UpdateOptions{}); !apierrors.IsInvalid(err) {
+			t.Errorf("changing an immutable pod field: got %v, want 422", err)
+		}
+
+		for _, tc := range []struct{ selector, want string }{
+			{"spec.nodeName=node-1", "a"},
+			{"spec.nodeName=", "c"},
+			{"status.phase=Running", "a"},
+			{"status.phase!=Running,metadata.name!=c", "b"},
+		} {
+			list, err := pods.List(ctx, metav1.ListOptions{FieldSelector: tc.selector})
+			if err != nil {
+				t.Fatalf("%s: %v", tc.selector, err)
+			}
+			var names []string
+			for _, p := range list.Items {
+				names = append(names, p.Name)
+			}
+			if strings.Join(names, ",") != tc.want {
+				t.Errorf("fieldSelector %s: got %v, want %s", tc.selector, names, tc.want)
+			}
+		}
+		_, err = pods.List(ctx, metav1.ListOptions{FieldSelector: "spec.unknown=x"})
+		if !apierrors.IsBadRequest(err) || !strings.Contains(err.Error(), "field label not supported") {
+			t.Errorf("unsupported field selector: got %v, want 400 field label not supported", err)
+		}
+		if _, err := pods.Watch(ctx, metav1.ListOptions{FieldSelector: "spec.unknown=x"}); !apierrors.IsBadRequest(err) {
+			t.Errorf("watch with an unsupported field selector: got %v, want 400", err)
+		}
+
+		// A watch by spec.nodeName (the cache's index) sees only the pods on that node.
+		list, err := pods.List(ctx, metav1.ListOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		w, err := pods.Watch(ctx, metav1.ListOptions{ResourceVersion: list.ResourceVersion, FieldSelector: "spec.nodeName=node-1"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer w.Stop()
+		for _, p := range []struct{ name, node string }{{"d", "node-2"}, {"e", "node-1"}} {
+			pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: p.name}, Spec: corev1.PodSpec{NodeName: p.node, Containers: []corev1.Container{{Name: "c", Image: "busybox"}}}}
+			if _, err := pods.Create(ctx, pod, metav1.CreateOptions{}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for _, name := range []string{"d", "a"} {
+			if err := pods.Delete(ctx, name, metav1.DeleteOptions{}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		expectEvents(t, w, "ADDED e", "DELETED a")
+	})
 }
 
 func createLease(ctx context.Context, client kubernetes.Interface, duration *int32) error {

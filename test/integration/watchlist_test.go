@@ -1,0 +1,233 @@
+package integration
+
+import (
+	"encoding/json"
+	"net/http"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/watch"
+	utilfeature "k8s.io/apiserver/pkg/util/feature"
+	"k8s.io/client-go/kubernetes"
+	featuregatetesting "k8s.io/component-base/featuregate/testing"
+	"k8s.io/utils/ptr"
+
+	"github.com/miniapiserver/miniapiserver/pkg/features"
+	"github.com/miniapiserver/miniapiserver/pkg/server"
+)
+
+// watchListOptions are what a client-go reflector sends for a watch-list (KEP-3157).
+func watchListOptions(rv string) metav1.ListOptions {
+	return metav1.ListOptions{
+		ResourceVersion:      rv,
+		SendInitialEvents:    ptr.To(true),
+		ResourceVersionMatch: metav1.ResourceVersionMatchNotOlderThan,
+		AllowWatchBookmarks:  true,
+	}
+}
+
+// watchListQuery is watchListOptions("") as a query string.
+const watchListQuery = "watch=true&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true"
+
+// TestWatchList streams the current state as ADDED events, then a bookmark
+// annotated k8s.io/initial-events-end at a resourceVersion at least that of
+// a LIST made before, then the changes, on one stream; also for an empty
+// collection. Invalid option combinations get 422 as upstream's.
+func TestWatchList(t *testing.T) {
+	forEachStoragePath(t, func(t *testing.T, path func(*server.Options)) {
+		_, client := start(t, path)
+		for _, tc := range []struct {
+			name string
+			rv   func(listRV string) string
+			n    int
+		}{
+			{"resourceVersion unset", func(string) string { return "" }, 3},
+			{"resourceVersion unset, empty collection", func(string) string { return "" }, 0},
+			{"resourceVersion 0", func(string) string { return "0" }, 3},
+			{"resourceVersion of the list", func(rv string) string { return rv }, 3},
+		} {
+			t.Run(tc.name, func(t *testing.T) {
+				ns := createNamespace(t, client)
+				cms := client.CoreV1().ConfigMaps(ns)
+				createConfigMaps(t, client, ns, tc.n)
+				list, err := cms.List(t.Context(), metav1.ListOptions{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				rv := tc.rv(list.ResourceVersion)
+				if rv == "0" {
+					// Any state will do for "0": wait until the cache (if
+					// any) has the list's, by a LIST that must not be older.
+					if _, err := cms.List(t.Context(), metav1.ListOptions{ResourceVersion: list.ResourceVersion}); err != nil {
+						t.Fatal(err)
+					}
+				}
+				w, err := cms.Watch(t.Context(), watchListOptions(rv))
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer w.Stop()
+				var initial []string
+				for range tc.n {
+					if ev := nextEvent(t, w); ev.Type == watch.Added {
+						initial = append(initial, objectName(t, ev.Object))
+					} else {
+						t.Fatalf("initial event: got %s, want ADDED", describe(ev))
+					}
+				}
+				for i, name := range initial {
+					if want := list.Items[i].Name; name != want {
+						t.Errorf("initial events: got ADDED %v, want the %d listed objects in order", initial, tc.n)
+						break
+					}
+				}
+				bookmark := nextEvent(t, w)
+				cm, ok := bookmark.Object.(*corev1.ConfigMap)
+				if bookmark.Type != watch.Bookmark || !ok || cm.Annotations[metav1.InitialEventsAnnotationKey] != "true" {
+					t.Fatalf("after the initial events: got %s %#v, want a BOOKMARK annotated %s", describe(bookmark), bookmark.Object, metav1.InitialEventsAnnotationKey)
+				}
+				if got, want := parseRV(t, cm.ResourceVersion), parseRV(t, list.ResourceVersion); got < want {
+					t.Errorf("initial-events-end bookmark at resourceVersion %d, want >= %d (the list's)", got, want)
+				}
+				createCMIn(t, client, ns, "later", nil)
+				events := expectEvents(t, w, "ADDED later")
+				checkIncreasingAfter(t, events, cm.ResourceVersion)
+			})
+		}
+
+		t.Run("sendInitialEvents=false", func(t *testing.T) {
+			for _, rv := range []string{"", "0"} {
+				ns := createNamespace(t, client)
+				createConfigMaps(t, client, ns, 2)
+				if rv == "0" {
+					// From "0" the changes start at the cache's (any)
+					// resourceVersion: wait until it has the two.
+					if _, err := client.CoreV1().ConfigMaps(ns).List(t.Context(), metav1.ListOptions{ResourceVersion: resourceVersionNow(t, client)}); err != nil {
+						t.Fatal(err)
+					}
+				}
+				opts := watchListOptions(rv)
+				opts.SendInitialEvents = ptr.To(false)
+				w, err := client.CoreV1().ConfigMaps(ns).Watch(t.Context(), opts)
+				if err != nil {
+					t.Fatal(err)
+				}
+				createCMIn(t, client, ns, "later", nil)
+				// No initial state; with "" the changes after etcd's revision at the request.
+				if ev := nextChange(t, w); describe(ev) != "ADDED later" {
+					t.Errorf("resourceVersion=%q: got %s, want ADDED later only", rv, describe(ev))
+				}
+				w.Stop()
+			}
+		})
+
+		t.Run("invalid options", func(t *testing.T) {
+			cms := client.CoreV1().ConfigMaps("default")
+			for _, tc := range []struct {
+				name  string
+				opts  metav1.ListOptions
+				watch bool
+			}{
+				{"sendInitialEvents without resourceVersionMatch", metav1.ListOptions{SendInitialEvents: ptr.To(true), AllowWatchBookmarks: true}, true},
+				{"resourceVersionMatch=Exact", metav1.ListOptions{SendInitialEvents: ptr.To(true), ResourceVersionMatch: metav1.ResourceVersionMatchExact, ResourceVersion: "1"}, true},
+				{"resourceVersionMatch without sendInitialEvents", metav1.ListOptions{ResourceVersionMatch: metav1.ResourceVersionMatchNotOlderThan, ResourceVersion: "1"}, true},
+				{"continue", func() metav1.ListOptions { o := watchListOptions(""); o.Continue = "x"; return o }(), true},
+				{"sendInitialEvents on a list", metav1.ListOptions{SendInitialEvents: ptr.To(true), ResourceVersionMatch: metav1.ResourceVersionMatchNotOlderThan, ResourceVersion: "1"}, false},
+			} {
+				t.Run(tc.name, func(t *testing.T) {
+					var err error
+					if tc.watch {
+						var w watch.Interface
+						if w, err = cms.Watch(t.Context(), tc.opts); err == nil {
+							w.Stop()
+						}
+					} else {
+						_, err = cms.List(t.Context(), tc.opts)
+					}
+					if !apierrors.IsInvalid(err) || err.(apierrors.APIStatus).Status().Code != http.StatusUnprocessableEntity {
+						t.Errorf("got %v, want 422 Invalid", err)
+					}
+				})
+			}
+		})
+	})
+}
+
+// TestWithoutConsistentWatchList turns ConsistentWatchList (and with it
+// upstream's WatchList) off: a watch-list request is refused with 422, as
+// by a server without the feature; plain watches from "" and "0" still send
+// the initial state; a client-go informer falls back to LIST+WATCH, syncs
+// and sees later writes.
+func TestWithoutConsistentWatchList(t *testing.T) {
+	featuregatetesting.SetFeatureGateDuringTest(t, utilfeature.DefaultFeatureGate, features.ConsistentWatchList, false)
+	forEachStoragePath(t, func(t *testing.T, path func(*server.Options)) {
+		s, client := start(t, path)
+
+		t.Run("watch-list is refused", func(t *testing.T) {
+			resp, body := rawGet(t, s, "/api/v1/namespaces/default/configmaps?"+watchListQuery)
+			err := statusError(t, body)
+			if resp.StatusCode != http.StatusUnprocessableEntity || !apierrors.IsInvalid(err) || !hasCause(err, metav1.CauseTypeForbidden, "sendInitialEvents") {
+				t.Errorf("got HTTP %d %s, want 422 Invalid, sendInitialEvents forbidden", resp.StatusCode, body)
+			}
+		})
+
+		t.Run("plain watches send the initial state", func(t *testing.T) {
+			for _, rv := range []string{"", "0"} {
+				ns := createNamespace(t, client)
+				createCMIn(t, client, ns, "a", nil)
+				if _, err := client.CoreV1().ConfigMaps(ns).List(t.Context(), metav1.ListOptions{ResourceVersion: resourceVersionNow(t, client)}); err != nil {
+					t.Fatal(err)
+				}
+				w, err := client.CoreV1().ConfigMaps(ns).Watch(t.Context(), metav1.ListOptions{ResourceVersion: rv, AllowWatchBookmarks: true})
+				if err != nil {
+					t.Fatal(err)
+				}
+				createCMIn(t, client, ns, "b", nil)
+				expectEvents(t, w, "ADDED a", "ADDED b")
+				w.Stop()
+			}
+		})
+
+		t.Run("informers fall back to LIST", func(t *testing.T) {
+			if lists := syncInformers(t, s, client); lists < 1 {
+				t.Errorf("informer sync issued %d LIST requests, want at least 1 (no watch-list)", lists)
+			}
+		})
+	})
+}
+
+// resourceVersionNow is the resourceVersion of a consistent LIST.
+func resourceVersionNow(t *testing.T, client kubernetes.Interface) string {
+	t.Helper()
+	list, err := client.CoreV1().Namespaces().List(t.Context(), metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return list.ResourceVersion
+}
+
+// hasCause reports whether err is a Status with a cause of type on field.
+func hasCause(err error, typ metav1.CauseType, field string) bool {
+	status, ok := err.(apierrors.APIStatus)
+	if !ok || status.Status().Details == nil {
+		return false
+	}
+	for _, c := range status.Status().Details.Causes {
+		if c.Type == typ && c.Field == field {
+			return true
+		}
+	}
+	return false
+}
+
+// statusError decodes a Status response body.
+func statusError(t *testing.T, body []byte) error {
+	t.Helper()
+	var status metav1.Status
+	if err := json.Unmarshal(body, &status); err != nil || status.Kind != "Status" {
+		t.Fatalf("got %s, want a Status (%v)", body, err)
+	}
+	return &apierrors.StatusError{ErrStatus: status}
+}
