@@ -137,11 +137,7 @@ func New(c Config) (*Cache, error) {
 
 // keys lists the keys of every object, once the cache is as fresh as etcd.
 func (c *Cache) keys(ctx context.Context) ([]string, error) {
-	rv, err := c.cfg.Storage.GetCurrentResourceVersion(ctx)
-	if err != nil {
-		return nil, err
-	}
-	if err := c.waitUntilFresh(ctx, rv, freshnessTimeout); err != nil {
+	if err := c.waitUntilConsistent(ctx); err != nil {
 		return nil, err
 	}
 	c.mu.RLock()
