@@ -27,46 +27,40 @@ func withWatchCache(o *Options) generic.StorageDecorator {
 	return func(config *storagebackend.ConfigForResource, resourcePrefix string, keyFunc func(obj runtime.Object) (string, error),
 		newFunc, newListFunc func() runtime.Object, getAttrsFunc apistorage.AttrFunc, triggers apistorage.IndexerFuncs, _ *cache.Indexers,
 	) (apistorage.Interface, factory.DestroyFunc, error) {
-		return newWatchCache(o, config, resourcePrefix, keyFunc, newFunc, newListFunc, getAttrsFunc, triggers)
+		s, destroy, err := generic.NewRawStorage(config, newFunc, newListFunc, resourcePrefix)
+		if err != nil {
+			return nil, nil, err
+		}
+		c, err := watchcache.New(watchcache.Config{
+			Storage:          s,
+			ResourcePrefix:   resourcePrefix,
+			NewFunc:          newFunc,
+			NewListFunc:      newListFunc,
+			KeyFunc:          keyFunc,
+			GetAttrsFunc:     getAttrsFunc,
+			GroupResource:    config.GroupResource,
+			IndexFields:      slices.Sorted(maps.Keys(triggers)),
+			HistoryWindow:    o.WatchCacheHistoryWindow,
+			MaxEvents:        o.WatchCacheHistorySize,
+			ProgressNotify:   features.Enabled(features.EfficientWatchResumption),
+			WatchInitialized: utilflowcontrol.WatchInitialized,
+		})
+		if err != nil {
+			destroy()
+			return nil, nil, err
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			c.Run(ctx)
+		}()
+		return storage.WithChunkingGate(c), func() {
+			cancel()
+			<-done
+			destroy()
+		}, nil
 	}
-}
-
-func newWatchCache(o *Options, config *storagebackend.ConfigForResource, resourcePrefix string, keyFunc func(obj runtime.Object) (string, error),
-	newFunc, newListFunc func() runtime.Object, getAttrsFunc apistorage.AttrFunc, triggers apistorage.IndexerFuncs,
-) (apistorage.Interface, factory.DestroyFunc, error) {
-	s, destroy, err := generic.NewRawStorage(config, newFunc, newListFunc, resourcePrefix)
-	if err != nil {
-		return nil, nil, err
-	}
-	c, err := watchcache.New(watchcache.Config{
-		Storage:          s,
-		ResourcePrefix:   resourcePrefix,
-		NewFunc:          newFunc,
-		NewListFunc:      newListFunc,
-		KeyFunc:          keyFunc,
-		GetAttrsFunc:     getAttrsFunc,
-		GroupResource:    config.GroupResource,
-		IndexFields:      slices.Sorted(maps.Keys(triggers)),
-		HistoryWindow:    o.WatchCacheHistoryWindow,
-		MaxEvents:        o.WatchCacheHistorySize,
-		ProgressNotify:   features.Enabled(features.EfficientWatchResumption),
-		WatchInitialized: utilflowcontrol.WatchInitialized,
-	})
-	if err != nil {
-		destroy()
-		return nil, nil, err
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		c.Run(ctx)
-	}()
-	return storage.WithChunkingGate(c), func() {
-		cancel()
-		<-done
-		destroy()
-	}, nil
 }
 
 // upstreamWatchList is the k8s.io/apiserver gate that lets requests carry
