@@ -153,10 +153,10 @@ func (w *watcher) run() {
 // the end bookmark if asked for.
 //
 // Each object goes out as a shallow copy (the encoder sets its kind), not
-// a cachingObject: the encoder then reuses one buffer for every object of
-// the stream, so a watch-list allocates about one object's encoding however
-// large the collection (KEP-3157), where caching each object's encoding
-// would keep a copy of the whole collection alive until the next GC.
+// a cachingObject: each encoding is garbage as soon as it is written, where
+// cached encodings would stay alive as long as their wrappers. Sharing them
+// among informers starting together did not lower the server's peak heap
+// (measured; the encoder allocates per object either way).
 func (w *watcher) sendInitial() bool {
 	ok, sent := true, 0
 	w.initial.ascend(w.prefix, "", func(e *element) bool {
