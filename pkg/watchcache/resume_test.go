@@ -77,6 +77,7 @@ func TestWatchersCarryOnWhenTheCacheWatchBreaks(t *testing.T) {
 		t.Fatalf("got %s at %d, want ADDED at %d", ev.Type, eventRV(t, ev), want[0])
 	}
 
+	waitFor(t, "the cache to watch", func() bool { return s.watchCount() == 1 })
 	s.breakWatch()
 	for i := range 3 { // written while the cache may not be watching
 		want = append(want, createPod(t, s, fmt.Sprintf("while-broken-%d", i)))
@@ -105,6 +106,7 @@ func TestRelistAfterCompactionEndsWatchersOutsideTheWindow(t *testing.T) {
 
 	// Stop the cache's watch and compact etcd past what it saw before it
 	// can watch again (it waits a second before it does).
+	waitFor(t, "the cache to watch", func() bool { return s.watchCount() == 1 })
 	s.mu.Lock()
 	s.current.Stop()
 	createPod(t, raw, "b")
