@@ -67,6 +67,7 @@ func bookmarkCache(t *testing.T, deadline time.Duration) (*Cache, storage.Interf
 		func(context.Context) (bool, error) { return c.Ready(), nil }); err != nil {
 		t.Fatal("cache never ready")
 	}
+	waitFor(t, "the bookmark ticker", fake.HasWaiters)
 	// The request's deadline is on the fake clock; the context's own
 	// (real) deadline is far enough not to end the test's watch.
 	ctx, cancel := context.WithDeadline(context.Background(), fake.Now().Add(deadline))
@@ -165,6 +166,7 @@ func TestBookmarksOnlyWhenAllowed(t *testing.T) {
 		func(context.Context) (bool, error) { return c.Ready(), nil }); err != nil {
 		t.Fatal("cache never ready")
 	}
+	waitFor(t, "the bookmark ticker", fake.HasWaiters)
 	w, err := c.Watch(context.Background(), "/pods/", storage.ListOptions{ResourceVersion: fmt.Sprint(c.ResourceVersion()), Recursive: true, Predicate: storage.Everything})
 	if err != nil {
 		t.Fatal(err)

@@ -150,7 +150,8 @@ func TestWaitUntilFreshTimesOutWithTooLargeResourceVersion(t *testing.T) {
 	fake := clocktesting.NewFakeClock(time.Now())
 	c := newTestCache(t, s, fake)
 	result := make(chan error, 1)
-	armed := fake.Waiters() + 1 // the cache's bookmark ticker waits on the clock too
+	waitFor(t, "the bookmark ticker", fake.HasWaiters) // it waits on the clock too
+	armed := fake.Waiters() + 1
 	go func() { result <- c.waitUntilFresh(context.Background(), 1<<40, 3*time.Second) }()
 	// Step the clock only once the wait has armed its timer.
 	deadline := time.Now().Add(30 * time.Second)
