@@ -55,19 +55,24 @@ func eventRV(t *testing.T, ev watch.Event) uint64 {
 	return rv
 }
 
+// newFakeClockCache is a ready cache over s on a fake clock, with its
+// bookmark ticker waiting on that clock.
+func newFakeClockCache(t *testing.T, s storage.Interface) (*Cache, *clocktesting.FakeClock) {
+	t.Helper()
+	fake := clocktesting.NewFakeClock(time.Now())
+	c := newTestCache(t, s, fake)
+	waitFor(t, "the cache to be ready", c.Ready)
+	waitFor(t, "the bookmark ticker", fake.HasWaiters)
+	return c, fake
+}
+
 // bookmarkCache is a ready cache on a fake clock and a watch of pods
 // labelled app=web from now, with bookmarks, whose request ends at deadline.
 func bookmarkCache(t *testing.T, deadline time.Duration) (*Cache, storage.Interface, *clocktesting.FakeClock, watch.Interface) {
 	t.Helper()
 	s, _ := newEtcdStore(t)
 	createPod(t, s, "existing")
-	fake := clocktesting.NewFakeClock(time.Now())
-	c := newTestCache(t, s, fake)
-	if err := wait.PollUntilContextTimeout(context.Background(), time.Millisecond, wait.ForeverTestTimeout, true,
-		func(context.Context) (bool, error) { return c.Ready(), nil }); err != nil {
-		t.Fatal("cache never ready")
-	}
-	waitFor(t, "the bookmark ticker", fake.HasWaiters)
+	c, fake := newFakeClockCache(t, s)
 	// The request's deadline is on the fake clock; the context's own
 	// (real) deadline is far enough not to end the test's watch.
 	ctx, cancel := context.WithDeadline(context.Background(), fake.Now().Add(deadline))
@@ -160,13 +165,7 @@ func TestBookmarkTiming(t *testing.T) {
 
 func TestBookmarksOnlyWhenAllowed(t *testing.T) {
 	s, _ := newEtcdStore(t)
-	fake := clocktesting.NewFakeClock(time.Now())
-	c := newTestCache(t, s, fake)
-	if err := wait.PollUntilContextTimeout(context.Background(), time.Millisecond, wait.ForeverTestTimeout, true,
-		func(context.Context) (bool, error) { return c.Ready(), nil }); err != nil {
-		t.Fatal("cache never ready")
-	}
-	waitFor(t, "the bookmark ticker", fake.HasWaiters)
+	c, fake := newFakeClockCache(t, s)
 	w, err := c.Watch(context.Background(), "/pods/", storage.ListOptions{ResourceVersion: fmt.Sprint(c.ResourceVersion()), Recursive: true, Predicate: storage.Everything})
 	if err != nil {
 		t.Fatal(err)

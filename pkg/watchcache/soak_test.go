@@ -18,7 +18,6 @@ import (
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/apiserver/pkg/apis/example"
 	"k8s.io/apiserver/pkg/storage"
@@ -101,7 +100,7 @@ func TestSoak(t *testing.T) {
 	}
 	began := time.Now()
 	etcd, _ := newEtcdStore(t)
-	c := newSoakCache(t, etcd)
+	c := newConformanceCacheOn(t, etcd, "spec.nodeName")
 	watchers := make([]*soakWatcher, soakWatchers)
 	for i := range watchers {
 		watchers[i] = newSoakWatcher(i, writes)
@@ -155,29 +154,6 @@ func TestSoak(t *testing.T) {
 	t.Logf("%d writes (last at RV %d, end markers to RV %d), %d watchers, %d events delivered, "+
 		"%d resumptions from the last RV, %d restarts (closed before the initial state was complete), %d watches refused with 504, in %v",
 		len(log), lastWrite, finalRV, len(watchers), events, resumes, restarts, timeouts, time.Since(began).Round(time.Millisecond))
-}
-
-// newSoakCache returns a ready cache of pods over etcd that indexes spec.nodeName.
-func newSoakCache(t *testing.T, etcd storage.Interface) *Cache {
-	t.Helper()
-	c, err := New(Config{
-		Storage:        etcd,
-		ResourcePrefix: "/pods/",
-		NewListFunc:    func() runtime.Object { return &example.PodList{} },
-		KeyFunc:        func(obj runtime.Object) (string, error) { return storage.NamespaceKeyFunc("/pods/", obj) },
-		GetAttrsFunc:   podAttrs,
-		IndexFields:    []string{"spec.nodeName"},
-		GroupResource:  schema.GroupResource{Resource: "pods"},
-		ProgressNotify: true,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	runCache(t, c)
-	if err := c.waitUntilFresh(context.Background(), 1, 30*time.Second); err != nil {
-		t.Fatalf("cache not ready: %v", err)
-	}
-	return c
 }
 
 // runSoakWrites runs the writers until writes writes are acknowledged, and
