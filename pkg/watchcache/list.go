@@ -84,8 +84,8 @@ func (c *Cache) servesList(opts storage.ListOptions) bool {
 }
 
 // list fills listObj with the matching cached objects, at most limit of
-// them (none with resourceVersion "0"), with the cache's RV and, when more
-// remain, a continue token in the etcd path's format.
+// them (no limit with resourceVersion "0"), with the cache's RV and, when
+// more remain, a continue token in the etcd path's format.
 func (c *Cache) list(preparedKey string, opts storage.ListOptions, listObj runtime.Object) error {
 	match := matcher(preparedKey, opts.Recursive, opts.Predicate)
 	limit := opts.Predicate.Limit
@@ -96,33 +96,26 @@ func (c *Cache) list(preparedKey string, opts storage.ListOptions, listObj runti
 	rv := c.rv
 	var items []*element
 	fetched, index, hasMore := 0, "", false
-	keep := func(e *element) bool {
-		if limit > 0 && int64(len(items)) == limit {
-			hasMore = true
-			return false
-		}
-		fetched++
-		if match(e) {
-			items = append(items, e)
-		}
-		return true
-	}
 	var total int // elements under the prefix, for remainingItemCount
+	counted := func(e *element) bool {
+		fetched++
+		return match(e)
+	}
 	switch field, value, indexed := c.indexedSelector(opts.Predicate); {
 	case !opts.Recursive:
-		if e, ok := c.store.get(preparedKey); ok {
-			keep(e)
+		if e, ok := c.store.get(preparedKey); ok && counted(e) {
+			items = []*element{e}
 		}
 	case indexed && limit == 0:
 		index = field
 		candidates, _ := c.store.indexed(field, value)
 		for _, e := range candidates {
-			if strings.HasPrefix(e.key, preparedKey) {
-				keep(e)
+			if strings.HasPrefix(e.key, preparedKey) && counted(e) {
+				items = append(items, e)
 			}
 		}
 	default:
-		c.store.ascend(preparedKey, "", keep)
+		items, hasMore = c.store.list(preparedKey, "", int(limit), counted)
 		if hasMore && opts.Predicate.Empty() {
 			total = c.store.count(preparedKey, "")
 		}
