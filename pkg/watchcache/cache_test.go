@@ -247,13 +247,7 @@ func runCache(t *testing.T, c *Cache) {
 func TestNotReadyCacheSendsRequestsToStorage(t *testing.T) {
 	s, _ := newEtcdStore(t)
 	createPod(t, s, "a")
-	c, err := New(Config{
-		Storage:        s,
-		ResourcePrefix: "/pods/",
-		NewListFunc:    func() runtime.Object { return &example.PodList{} },
-		KeyFunc:        func(obj runtime.Object) (string, error) { return storage.NamespaceKeyFunc("/pods/", obj) },
-		GetAttrsFunc:   podAttrs,
-	}) // not running: never ready
+	c, err := New(podCacheConfig(s)) // not running: never ready
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -44,20 +44,27 @@ func newConformanceCache(t *testing.T) *Cache {
 	return newConformanceSetup(t).cache
 }
 
+// podCacheConfig configures a cache of example pods over s, keyed as
+// upstream's cacher tests key them.
+func podCacheConfig(s storage.Interface) Config {
+	return Config{
+		Storage:        s,
+		ResourcePrefix: "/pods/",
+		NewListFunc:    func() runtime.Object { return &example.PodList{} },
+		KeyFunc:        func(obj runtime.Object) (string, error) { return storage.NamespaceKeyFunc("/pods/", obj) },
+		GetAttrsFunc:   podAttrs,
+	}
+}
+
 // newConformanceCacheOn is a ready cache over s, keyed as upstream's cacher
 // tests key pods, indexing indexFields.
 func newConformanceCacheOn(t *testing.T, s storage.Interface, indexFields ...string) *Cache {
 	t.Helper()
-	c, err := New(Config{
-		Storage:          s,
-		ResourcePrefix:   "/pods/",
-		NewListFunc:      func() runtime.Object { return &example.PodList{} },
-		KeyFunc:          func(obj runtime.Object) (string, error) { return storage.NamespaceKeyFunc("/pods/", obj) },
-		GetAttrsFunc:     podAttrs,
-		IndexFields:      indexFields,
-		ProgressNotify:   true,
-		WatchInitialized: utilflowcontrol.WatchInitialized,
-	})
+	cfg := podCacheConfig(s)
+	cfg.IndexFields = indexFields
+	cfg.ProgressNotify = true
+	cfg.WatchInitialized = utilflowcontrol.WatchInitialized
+	c, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
