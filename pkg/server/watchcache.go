@@ -4,6 +4,7 @@ import (
 	"context"
 	"maps"
 	"slices"
+	"time"
 
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apiserver/pkg/registry/generic"
@@ -44,6 +45,10 @@ func withWatchCache(o *Options) generic.StorageDecorator {
 			MaxEvents:        o.WatchCacheHistorySize,
 			ProgressNotify:   features.Enabled(features.EfficientWatchResumption),
 			WatchInitialized: utilflowcontrol.WatchInitialized,
+			Snapshots:        features.Enabled(features.PaginationFromCache),
+			// Read the compaction revision as often as etcd is compacted, at
+			// most every 15s (upstream's period), so tokens expire with it.
+			CompactionPollInterval: compactionPoll(o.EtcdCompactionInterval),
 		})
 		if err != nil {
 			destroy()
@@ -61,6 +66,13 @@ func withWatchCache(o *Options) generic.StorageDecorator {
 			destroy()
 		}, nil
 	}
+}
+
+func compactionPoll(compactionInterval time.Duration) time.Duration {
+	if compactionInterval > 0 && compactionInterval < watchcache.DefaultCompactionPollInterval {
+		return compactionInterval
+	}
+	return watchcache.DefaultCompactionPollInterval
 }
 
 // upstreamWatchList is the k8s.io/apiserver gate that lets requests carry

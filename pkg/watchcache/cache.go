@@ -16,7 +16,6 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 	apiserverfeatures "k8s.io/apiserver/pkg/features"
 	"k8s.io/apiserver/pkg/storage"
-	cachermetrics "k8s.io/apiserver/pkg/storage/cacher/metrics"
 	utilfeature "k8s.io/apiserver/pkg/util/feature"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
@@ -27,6 +26,10 @@ const (
 	DefaultHistoryWindow = 75 * time.Second
 	DefaultMaxEvents     = 100 * 1024
 	defaultRelistBackoff = time.Second
+	// DefaultCompactionPollInterval is how often the cache reads etcd's
+	// compaction revision to drop the snapshots compacted away (upstream's
+	// compactorPollPeriod).
+	DefaultCompactionPollInterval = 15 * time.Second
 )
 
 // Config configures a Cache. Storage, ResourcePrefix, NewListFunc, KeyFunc and
@@ -60,6 +63,13 @@ type Config struct {
 	// ProgressNotify asks etcd for progress notifications, so the cache's
 	// resourceVersion advances while its resource is idle (KEP-1904).
 	ProgressNotify bool
+	// Snapshots keeps the state after every event in the history window, so
+	// that LISTs at an exact resourceVersion and continuations of paged LISTs
+	// are served from the cache (KEP-4988, upstream's ListFromCacheSnapshot).
+	Snapshots bool
+	// CompactionPollInterval is how often the cache reads Storage's
+	// CompactRevision to drop snapshots etcd has compacted away.
+	CompactionPollInterval time.Duration
 }
 
 // Cache keeps a B-tree of one resource in sync with Storage through its own
@@ -70,10 +80,11 @@ type Cache struct {
 	storage.Interface
 	cfg Config
 
-	// mu guards store, history, rv, ready, rvChanged and watchers.
+	// mu guards store, history, snaps, rv, ready, rvChanged and watchers.
 	mu      sync.RWMutex
 	store   *store
 	history *history
+	snaps   *snapshots // nil without Config.Snapshots
 	rv      uint64
 	ready   bool
 	// rvChanged is closed (and replaced) whenever rv advances.
@@ -110,13 +121,16 @@ func New(c Config) (*Cache, error) {
 		}
 		c.NewFunc = newFunc
 	}
+	if c.CompactionPollInterval <= 0 {
+		c.CompactionPollInterval = DefaultCompactionPollInterval
+	}
 	if c.Versioner == nil {
 		c.Versioner = storage.APIObjectVersioner{}
 	}
 	if c.Clock == nil {
 		c.Clock = clock.RealClock{}
 	}
-	cachermetrics.Register()
+	registerMetrics()
 	cache := &Cache{
 		Interface: c.Storage,
 		cfg:       c,
@@ -124,6 +138,9 @@ func New(c Config) (*Cache, error) {
 		store:     newStore(c.IndexFields...),
 		history:   newHistory(c.Clock, c.HistoryWindow, c.MaxEvents),
 		rvChanged: make(chan struct{}),
+	}
+	if c.Snapshots {
+		cache.snaps = newSnapshots()
 	}
 	if utilfeature.DefaultFeatureGate.Enabled(apiserverfeatures.SizeBasedListCostEstimate) {
 		// The storage estimates object sizes for API Priority and Fairness
@@ -164,6 +181,9 @@ func (c *Cache) Run(ctx context.Context) {
 		c.stopWatchersLocked()
 	}()
 	go c.runBookmarks(ctx)
+	if c.snaps != nil {
+		go c.runCompactionPoll(ctx)
+	}
 	logger := klog.FromContext(ctx).WithValues("prefix", c.cfg.ResourcePrefix)
 	listed := false
 	for ctx.Err() == nil {
@@ -231,6 +251,33 @@ func (c *Cache) runBookmarks(ctx context.Context) {
 	}
 }
 
+// runCompactionPoll drops the snapshots etcd has compacted away: reads
+// below the compaction revision go to etcd, which answers 410.
+func (c *Cache) runCompactionPoll(ctx context.Context) {
+	ticker := c.cfg.Clock.NewTicker(c.cfg.CompactionPollInterval)
+	defer ticker.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-ticker.C():
+			c.compactSnapshots()
+		}
+	}
+}
+
+// compactSnapshots drops the snapshots before etcd's compaction revision.
+func (c *Cache) compactSnapshots() {
+	rev := c.cfg.Storage.CompactRevision()
+	if rev <= 0 || c.snaps == nil {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.snaps.raiseFloor(uint64(rev))
+	c.recordSnapshots()
+}
+
 // sendDueBookmarks offers a bookmark at the cache's resourceVersion to every
 // watcher whose bookmark is due; a watcher drops it unless the cache has
 // moved past what it has already seen. A full buffer just delays it.
@@ -284,6 +331,10 @@ func (c *Cache) relist(ctx context.Context) (err error) {
 	defer c.mu.Unlock()
 	c.store = fresh
 	c.history.reset(rv)
+	if c.snaps != nil {
+		c.snaps.reset(rv, fresh)
+		c.recordSnapshots()
+	}
 	c.stopWatchersLocked() // they resume from their last RV, in the window or with 410
 	c.recordCapacity()
 	c.ready = true
@@ -340,6 +391,11 @@ func (c *Cache) apply(ev watch.Event) error {
 	}
 	recorded := &event{typ: ev.Type, rv: rv, recordTime: c.cfg.Clock.Now(), obj: e, prevObj: prev, cached: newCachingObject(e.object)}
 	c.history.add(recorded)
+	if c.snaps != nil {
+		c.snaps.add(rv, c.store)
+		c.snaps.raiseFloor(c.history.startRV) // snapshots live as long as the events
+		c.recordSnapshots()
+	}
 	c.setRVLocked(rv)
 	c.dispatchLocked(recorded)
 	return nil

@@ -111,6 +111,7 @@ func newConformanceSetup(t *testing.T, opts ...conformanceOption) *conformanceSe
 		Clock:            clock.RealClock{},
 		ProgressNotify:   true,
 		WatchInitialized: utilflowcontrol.WatchInitialized,
+		Snapshots:        utilfeature.DefaultFeatureGate.Enabled(features.ListFromCacheSnapshot),
 	})
 	if err != nil {
 		t.Fatalf("Failed to initialize cache: %v", err)
@@ -165,7 +166,7 @@ func increaseRVFunc(client *clientv3.Client) storagetesting.IncreaseRVFunc {
 // compactStore compacts etcd at resourceVersion; adapted from upstream's
 // cacher_testing_utils_test.go. Upstream then waits (with ListFromCacheSnapshot
 // on) for the store to observe the compaction and has its cacher drop the
-// snapshots before it; our cache keeps no snapshots yet, so only the wait remains.
+// snapshots before it.
 func compactStore(c *Cache, client *clientv3.Client) storagetesting.Compaction {
 	return func(ctx context.Context, t *testing.T, resourceVersion string) {
 		rv, err := storage.APIObjectVersioner{}.ParseResourceVersion(resourceVersion)
@@ -183,7 +184,8 @@ func compactStore(c *Cache, client *clientv3.Client) storagetesting.Compaction {
 		if !utilfeature.DefaultFeatureGate.Enabled(features.ListFromCacheSnapshot) {
 			return
 		}
-		// TODO: once the cache keeps snapshots, drop those before rv here.
+		// Wait for the store to observe the compaction, then drop the
+		// snapshots before it as the cache's poll would.
 		for c.cfg.Storage.CompactRevision() != int64(rv) {
 			select {
 			case <-ctx.Done():
@@ -191,6 +193,7 @@ func compactStore(c *Cache, client *clientv3.Client) storagetesting.Compaction {
 			case <-time.After(100 * time.Millisecond):
 			}
 		}
+		c.compactSnapshots()
 	}
 }
 

@@ -53,6 +53,8 @@ func podCacheConfig(s storage.Interface) Config {
 		NewListFunc:    func() runtime.Object { return &example.PodList{} },
 		KeyFunc:        func(obj runtime.Object) (string, error) { return storage.NamespaceKeyFunc("/pods/", obj) },
 		GetAttrsFunc:   podAttrs,
+		// Upstream's cacher keeps snapshots when its gate is on (the default).
+		Snapshots: utilfeature.DefaultFeatureGate.Enabled(features.ListFromCacheSnapshot),
 	}
 }
 
@@ -76,10 +78,9 @@ func newConformanceCacheOn(t *testing.T, s storage.Interface, indexFields ...str
 }
 
 // Upstream's storage conformance suite, called as k8s.io/apiserver v0.37.2
-// pkg/storage/cacher/cacher_test.go calls it against its cacher. Not here yet:
-// RunTestListContinuation, RunTestListPaginationRareObject and
-// RunTestListContinuationWithFilter (they come with paginated LISTs from
-// snapshots), the benchmarks, and TestMarkConsistent (upstream's cacher API).
+// pkg/storage/cacher/cacher_test.go calls it against its cacher. Not here:
+// the benchmarks, and TestMarkConsistent (upstream's consistency checker,
+// which the cache does not have).
 
 func TestConformanceCreate(t *testing.T) {
 	storagetesting.RunTestCreate(context.Background(), t, newConformanceCache(t), checkStorageInvariants)
@@ -169,11 +170,24 @@ func TestConformanceListPaging(t *testing.T) {
 	storagetesting.RunTestListPaging(context.Background(), t, newConformanceCache(t))
 }
 
+// checkStorageCalls is upstream's: a no-op.
+func checkStorageCalls(t *testing.T, pageSize, estimatedProcessedObjects uint64) {}
+
+func TestConformanceListContinuation(t *testing.T) {
+	storagetesting.RunTestListContinuation(context.Background(), t, newConformanceCache(t), checkStorageCalls)
+}
+
+func TestConformanceListPaginationRareObject(t *testing.T) {
+	storagetesting.RunTestListPaginationRareObject(context.Background(), t, newConformanceCache(t), checkStorageCalls)
+}
+
+func TestConformanceListContinuationWithFilter(t *testing.T) {
+	storagetesting.RunTestListContinuationWithFilter(context.Background(), t, newConformanceCache(t), checkStorageCalls)
+}
+
 func TestConformanceLists(t *testing.T) {
-	// Upstream runs these with ListFromCacheSnapshot true and false. The cache
-	// keeps no snapshots yet: true (and listFromCacheSnapshot=true for
-	// RunTestConsistentList) comes with paginated LISTs from snapshots.
-	for _, listFromCacheSnapshot := range []bool{false} {
+	// As upstream: with snapshots (our PaginationFromCache) and without.
+	for _, listFromCacheSnapshot := range []bool{true, false} {
 		t.Run(fmt.Sprintf("ListFromCacheSnapshot=%v", listFromCacheSnapshot), func(t *testing.T) {
 			featuregatetesting.SetFeatureGateDuringTest(t, utilfeature.DefaultFeatureGate, features.ListFromCacheSnapshot, listFromCacheSnapshot)
 			t.Run("List", func(t *testing.T) {
