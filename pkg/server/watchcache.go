@@ -4,7 +4,6 @@ import (
 	"context"
 	"maps"
 	"slices"
-	"time"
 
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apiserver/pkg/registry/generic"
@@ -46,9 +45,6 @@ func withWatchCache(o *Options) generic.StorageDecorator {
 			ProgressNotify:   features.Enabled(features.EfficientWatchResumption),
 			WatchInitialized: utilflowcontrol.WatchInitialized,
 			Snapshots:        features.Enabled(features.PaginationFromCache),
-			// Read the compaction revision as often as etcd is compacted, at
-			// most every 15s (upstream's period), so tokens expire with it.
-			CompactionPollInterval: compactionPoll(o.EtcdCompactionInterval),
 		})
 		if err != nil {
 			destroy()
@@ -68,21 +64,22 @@ func withWatchCache(o *Options) generic.StorageDecorator {
 	}
 }
 
-func compactionPoll(compactionInterval time.Duration) time.Duration {
-	if compactionInterval > 0 && compactionInterval < watchcache.DefaultCompactionPollInterval {
-		return compactionInterval
-	}
-	return watchcache.DefaultCompactionPollInterval
-}
-
-// upstreamWatchList is the k8s.io/apiserver gate that lets requests carry
-// sendInitialEvents; it follows ConsistentWatchList, so that with our gate
-// off a watch-list request is refused (422) as by a server without the
+// The k8s.io/apiserver gates our gates stand for. WatchList lets requests
+// carry sendInitialEvents: it follows ConsistentWatchList, so that with our
+// gate off a watch-list request is refused (422) as by a server without the
 // feature, and plain watches are not turned into watch-lists.
-const upstreamWatchList = "WatchList"
+// ListFromCacheSnapshot makes the etcd3 store watch etcd's compaction key,
+// so it (and the cache, which drops its snapshots below the compaction
+// revision) sees compactions made by other instances; it follows
+// PaginationFromCache.
+const (
+	upstreamWatchList             = "WatchList"
+	upstreamListFromCacheSnapshot = "ListFromCacheSnapshot"
+)
 
 func syncUpstreamGates() error {
 	return utilfeature.DefaultMutableFeatureGate.SetFromMap(map[string]bool{
-		upstreamWatchList: features.Enabled(features.ConsistentWatchList),
+		upstreamWatchList:             features.Enabled(features.ConsistentWatchList),
+		upstreamListFromCacheSnapshot: features.Enabled(features.PaginationFromCache),
 	})
 }

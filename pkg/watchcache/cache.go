@@ -26,10 +26,12 @@ const (
 	DefaultHistoryWindow = 75 * time.Second
 	DefaultMaxEvents     = 100 * 1024
 	defaultRelistBackoff = time.Second
-	// DefaultCompactionPollInterval is how often the cache reads etcd's
-	// compaction revision to drop the snapshots compacted away (upstream's
-	// compactorPollPeriod).
-	DefaultCompactionPollInterval = 15 * time.Second
+	// DefaultCompactionPollInterval is how often the cache reads the
+	// storage's compaction revision to drop the snapshots compacted away.
+	// Upstream polls every 15s; the read is a mutex-guarded int, so the
+	// cache polls every second, and a token it holds a snapshot for
+	// expires within a second of etcd's compaction, as on the etcd path.
+	DefaultCompactionPollInterval = time.Second
 )
 
 // Config configures a Cache. Storage, ResourcePrefix, NewListFunc, KeyFunc and
