@@ -17,7 +17,7 @@ import (
 )
 
 // createLabeledPod creates ns/name with labels and returns its RV.
-func createLabeledPod(t *testing.T, s storage.Interface, name string, lbls map[string]string) uint64 {
+func createLabeledPod(t testing.TB, s storage.Interface, name string, lbls map[string]string) uint64 {
 	t.Helper()
 	out := &example.Pod{}
 	pod := &example.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "ns", Labels: lbls}}

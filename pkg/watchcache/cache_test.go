@@ -42,7 +42,7 @@ func init() {
 
 // newEtcdStore returns upstream's etcd3 store of example pods under /pods on
 // a fresh embedded etcd, and a raw client of that etcd.
-func newEtcdStore(t *testing.T) (storage.Interface, *clientv3.Client) {
+func newEtcdStore(t testing.TB) (storage.Interface, *clientv3.Client) {
 	t.Helper()
 	client := testserver.RunEtcd(t, nil)
 	versioner := storage.APIObjectVersioner{}
@@ -81,7 +81,7 @@ func newTestCache(t *testing.T, s storage.Interface, clk clock.WithTicker) *Cach
 	return c
 }
 
-func createPod(t *testing.T, s storage.Interface, name string) uint64 {
+func createPod(t testing.TB, s storage.Interface, name string) uint64 {
 	t.Helper()
 	return createLabeledPod(t, s, name, nil)
 }
@@ -228,7 +228,7 @@ func TestSlowWatcherIsClosedWithoutBlockingOthers(t *testing.T) {
 }
 
 // runCache runs c until the test ends.
-func runCache(t *testing.T, c *Cache) {
+func runCache(t testing.TB, c *Cache) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})

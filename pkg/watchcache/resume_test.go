@@ -56,7 +56,7 @@ func watchAllFrom(t *testing.T, c *Cache, rv uint64) watch.Interface {
 	return w
 }
 
-func waitFor(t *testing.T, what string, cond func() bool) {
+func waitFor(t testing.TB, what string, cond func() bool) {
 	t.Helper()
 	if err := wait.PollUntilContextTimeout(context.Background(), time.Millisecond, wait.ForeverTestTimeout, true,
 		func(context.Context) (bool, error) { return cond(), nil }); err != nil {
