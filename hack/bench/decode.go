@@ -16,7 +16,8 @@ import (
 
 // verifiedListing lists every ConfigMap once, fully decoding each page, and
 // checks that the listing holds exactly want distinct ConfigMaps, that no page
-// exceeds the limit, and that continueToken agrees with the decoded lists.
+// exceeds the limit, that an exact-RV list is at that RV, and that
+// continueToken agrees with the decoded lists.
 func verifiedListing(ctx context.Context, rc rest.Interface, v listVariant, want int) (listing, error) {
 	names := make(map[string]bool, want)
 	l, err := listAll(ctx, rc, v, func(body []byte) error { return checkPage(body, v, names) })
@@ -41,6 +42,9 @@ func checkPage(body []byte, v listVariant, names map[string]bool) error {
 	}
 	if v.limit > 0 && len(list.Items) > v.limit {
 		return fmt.Errorf("got %d items with limit=%d", len(list.Items), v.limit)
+	}
+	if v.match == string(metav1.ResourceVersionMatchExact) && list.ResourceVersion != v.rv {
+		return fmt.Errorf("listed at resourceVersion %s, want exactly %s", list.ResourceVersion, v.rv)
 	}
 	token, err := continueToken(body, v.accept)
 	switch {

@@ -164,17 +164,11 @@ func runInformerRound(ctx context.Context, cfg config, rc *rest.Config, admin re
 	if err := awaitNoSecretWatches(ctx, admin); err != nil {
 		return informerRound{}, err
 	}
-	if err := forceServerGC(ctx, admin); err != nil {
-		return informerRound{}, err
-	}
-	before, err := scrapeMetrics(ctx, admin, heapInuseBytes, requestTotal)
+	before, baseline, err := heapAfterGC(ctx, admin, requestTotal)
 	if err != nil {
 		return informerRound{}, err
 	}
-	var round informerRound
-	if round.baseline, err = before.value(heapInuseBytes); err != nil {
-		return informerRound{}, err
-	}
+	round := informerRound{baseline: baseline}
 	sampler := &heapSampler{rc: admin, period: cfg.heapSample}
 	samplingCtx, stopSampling := context.WithCancel(ctx)
 	defer stopSampling()

@@ -23,17 +23,34 @@ type listVariant struct {
 	accept   string
 	limit    int    // 0: one request
 	rv       string // the resourceVersion parameter; "": none (a consistent read)
+	match    string // the resourceVersionMatch parameter; "": none
+	// firstPage: only the first page of a paged LIST, its token never followed.
+	firstPage bool
 }
 
 func (v listVariant) String() string {
 	s := v.encoding + ", one request"
-	if v.limit > 0 {
+	switch {
+	case v.firstPage:
+		s = fmt.Sprintf("%s, first page (limit %d)", v.encoding, v.limit)
+	case v.limit > 0:
 		s = fmt.Sprintf("%s, paged (limit %d)", v.encoding, v.limit)
 	}
 	if v.rv != "" {
 		s += ", RV=" + v.rv
 	}
+	if v.match != "" {
+		s += " (" + v.match + ")"
+	}
 	return s
+}
+
+// items is how many of objects ConfigMaps one listing of v returns.
+func (v listVariant) items(objects int) int {
+	if v.firstPage {
+		return min(v.limit, objects)
+	}
+	return objects
 }
 
 // listStats are the timed full listings of one variant.
@@ -58,23 +75,33 @@ func listOnServer(ctx context.Context, cfg config, dataDir, label string, varian
 		return nil, fmt.Errorf("%s: %w", label, err)
 	}
 	defer func() { err = errors.Join(err, s.Stop()) }()
-	rc, err := s.restConfig()
+	client, err := s.listClient(cfg.gzip)
 	if err != nil {
 		return nil, err
 	}
-	rc.DisableCompression = !cfg.gzip
-	client, err := kubernetes.NewForConfig(rc)
-	if err != nil {
-		return nil, fmt.Errorf("creating client: %w", err)
-	}
 	for _, v := range variants {
-		st, err := benchList(ctx, client.CoreV1().RESTClient(), v, cfg, label)
+		st, err := benchList(ctx, client.CoreV1().RESTClient(), v, cfg.objects, cfg.lists, label)
 		if err != nil {
 			return nil, fmt.Errorf("%s %s: %w", label, v, err)
 		}
 		results = append(results, st)
 	}
 	return results, nil
+}
+
+// listClient is an admin clientset that accepts gzip-compressed responses
+// only if gzip is set.
+func (s *server) listClient(gzip bool) (*kubernetes.Clientset, error) {
+	rc, err := s.restConfig()
+	if err != nil {
+		return nil, err
+	}
+	rc.DisableCompression = !gzip
+	client, err := kubernetes.NewForConfig(rc)
+	if err != nil {
+		return nil, fmt.Errorf("creating client: %w", err)
+	}
+	return client, nil
 }
 
 func listVariants(page int) []listVariant {
@@ -86,19 +113,19 @@ func listVariants(page int) []listVariant {
 	}
 }
 
-// benchList verifies one untimed listing, then times cfg.lists listings
-// between two scrapes of the server's allocation counter.
-func benchList(ctx context.Context, rc rest.Interface, v listVariant, cfg config, label string) (listStats, error) {
+// benchList verifies one untimed listing of the objects ConfigMaps, then
+// times runs listings between two scrapes of the server's allocation counter.
+func benchList(ctx context.Context, rc rest.Interface, v listVariant, objects, runs int, label string) (listStats, error) {
 	st := listStats{variant: v}
 	var err error
-	if st.shape, err = verifiedListing(ctx, rc, v, cfg.objects); err != nil {
+	if st.shape, err = verifiedListing(ctx, rc, v, v.items(objects)); err != nil {
 		return listStats{}, err
 	}
 	before, err := serverAllocBytes(ctx, rc)
 	if err != nil {
 		return listStats{}, err
 	}
-	for i := range cfg.lists {
+	for i := range runs {
 		began := time.Now()
 		shape, err := listAll(ctx, rc, v, nil)
 		if err != nil {
@@ -113,7 +140,7 @@ func benchList(ctx context.Context, rc rest.Interface, v listVariant, cfg config
 	if err != nil {
 		return listStats{}, err
 	}
-	st.allocPerOp = (after - before) / float64(cfg.lists)
+	st.allocPerOp = (after - before) / float64(runs)
 	progress("%s %s: median %s, %s allocated per listing", label, v, fmtDuration(median(st.times)), fmtBytes(st.allocPerOp))
 	return st, nil
 }
@@ -125,7 +152,8 @@ type listing struct {
 }
 
 // listAll lists every ConfigMap, following continue tokens when the variant
-// is paged. If page is not nil, it is called with every response body.
+// is paged (and not firstPage). If page is not nil, it is called with every
+// response body.
 func listAll(ctx context.Context, rc rest.Interface, v listVariant, page func(body []byte) error) (listing, error) {
 	var l listing
 	token := ""
@@ -136,6 +164,9 @@ func listAll(ctx context.Context, rc rest.Interface, v listVariant, page func(bo
 		}
 		if v.rv != "" {
 			req = req.Param("resourceVersion", v.rv)
+		}
+		if v.match != "" {
+			req = req.Param("resourceVersionMatch", v.match)
 		}
 		if token != "" {
 			req = req.Param("continue", token)
@@ -151,7 +182,7 @@ func listAll(ctx context.Context, rc rest.Interface, v listVariant, page func(bo
 				return listing{}, fmt.Errorf("page %d: %w", l.pages, err)
 			}
 		}
-		if v.limit == 0 {
+		if v.limit == 0 || v.firstPage {
 			return l, nil
 		}
 		if token, err = continueToken(body, v.accept); err != nil {

@@ -13,6 +13,19 @@
 //     protobuf, from a server with --watch-cache=true and then from one with
 //     --watch-cache=false on the same data dir: wall time and server bytes
 //     per listing, and the etcd/cache ratios;
+//   - pagination: KEP-4988 on -pagination-configmaps ConfigMaps of its own
+//     data dir, on the default server and on one with --watch-cache=false:
+//     paging through all of them with limit=-pagination-limit (first page
+//     from the cache, continuations from its snapshots; or all from etcd)
+//     and, from the cache, one unpaginated LIST, in JSON and protobuf; an
+//     exact-resourceVersion LIST, whole and its first page, at an RV older
+//     than 100 updates (a snapshot, or etcd's history); wall time and server
+//     bytes per listing, the ratios, and how many of the cache's requests its
+//     snapshots served. Then, on the default server only, the heap in use
+//     after a forced GC before and after -pagination-first-pages first pages
+//     issued while a writer updates -pagination-write-rate ConfigMaps a
+//     second, against the cache's own size (the heaps after GC of the two
+//     servers, subtracted);
 //   - watch: watch fan-out. For each count in -watchers, that many JSON
 //     watches of the ConfigMaps in one namespace, spread over HTTP/2
 //     connections of -watchers-per-conn streams, while one writer updates a
@@ -35,6 +48,8 @@
 //	go run ./hack/bench -server bin/miniapiserver -objects 500 -starts 2 -lists 2 \
 //		-watchers 50 -events 50 -secrets 10 -informer-rounds 1
 //	go run ./hack/bench -server bin/miniapiserver -only watch,informers
+//	go run ./hack/bench -server bin/miniapiserver -only pagination -pagination-configmaps 5000 \
+//		-pagination-runs 2 -pagination-first-pages 100
 //
 // The tables go to stdout and progress to stderr. Every server it starts is
 // stopped and every temporary data dir removed before it exits, on errors and
@@ -81,6 +96,12 @@ type config struct {
 	secrets        int           // Secrets the informers sync
 	secretSize     int           // bytes of data per Secret
 	heapSample     time.Duration // heap sampling period during informer rounds
+
+	paginationObjects int // ConfigMaps in the pagination section's data dir
+	paginationLimit   int // limit of its paged LISTs
+	paginationRuns    int // timed listings per pagination variant
+	firstPages        int // first pages issued in its memory measurement
+	writeRate         int // ConfigMap updates per second meanwhile
 }
 
 func main() {
@@ -124,6 +145,11 @@ func parseFlags(args []string) (config, error) {
 	fs.IntVar(&cfg.secrets, "secrets", 100, "Secrets the informers sync")
 	fs.IntVar(&cfg.secretSize, "secret-size", 1<<20, "bytes of (random) data per Secret")
 	fs.DurationVar(&cfg.heapSample, "heap-sample", 20*time.Millisecond, "how often to sample the server heap while informers sync")
+	fs.IntVar(&cfg.paginationObjects, "pagination-configmaps", 50000, "ConfigMaps (~1 KiB each) in the pagination section's own data dir")
+	fs.IntVar(&cfg.paginationLimit, "pagination-limit", 500, "limit of the pagination section's paged LISTs")
+	fs.IntVar(&cfg.paginationRuns, "pagination-runs", 5, "timed listings per pagination variant (after one verified untimed one)")
+	fs.IntVar(&cfg.firstPages, "pagination-first-pages", 1000, "first pages (never continued) issued while measuring the cache's heap growth")
+	fs.IntVar(&cfg.writeRate, "pagination-write-rate", 50, "ConfigMap updates per second while those first pages are issued")
 	if err := fs.Parse(args); err != nil {
 		return config{}, err
 	}
@@ -152,10 +178,11 @@ func (cfg *config) validate(only, watchers string) error {
 		return fmt.Errorf("-watchers: %w", err)
 	}
 	for _, n := range []int{cfg.starts, cfg.lists, cfg.objects, cfg.page, cfg.workers, cfg.watchersPerConn,
-		cfg.events, cfg.informers, cfg.informerRounds, cfg.secrets, cfg.secretSize} {
+		cfg.events, cfg.informers, cfg.informerRounds, cfg.secrets, cfg.secretSize,
+		cfg.paginationObjects, cfg.paginationLimit, cfg.paginationRuns, cfg.firstPages, cfg.writeRate} {
 		if n < 1 {
 			return errors.New("-starts, -lists, -objects, -page, -workers, -watchers-per-conn, -events, " +
-				"-informers, -informer-rounds, -secrets and -secret-size must be positive")
+				"-informers, -informer-rounds, -secrets, -secret-size and the -pagination-* counts must be positive")
 		}
 	}
 	if cfg.etcdWatchersMax < 0 || cfg.eventInterval < 0 || cfg.heapSample <= 0 {
@@ -180,6 +207,11 @@ func run(ctx context.Context, cfg config, out io.Writer) (err error) {
 	}
 	if err := runConfigMapSections(ctx, cfg, root, &r); err != nil {
 		return err
+	}
+	if cfg.sections.has("pagination") {
+		if r.pagination, err = benchPagination(ctx, cfg, root); err != nil {
+			return err
+		}
 	}
 	if cfg.sections.has("watch") {
 		if r.watch, err = benchWatch(ctx, cfg, root); err != nil {
@@ -208,7 +240,7 @@ func runConfigMapSections(ctx context.Context, cfg config, root string, r *repor
 		return nil
 	}
 	populated := filepath.Join(root, "populated")
-	if r.populate, err = populate(ctx, cfg, populated); err != nil {
+	if r.populate, err = populate(ctx, cfg, populated, cfg.objects); err != nil {
 		return err
 	}
 	if cfg.sections.has("starts") {
@@ -240,7 +272,7 @@ func binaryVersion(ctx context.Context, server string) (string, error) {
 }
 
 // allSections are the -only values, in the order they run.
-var allSections = []string{"starts", "lists", "rv0", "watch", "informers"}
+var allSections = []string{"starts", "lists", "rv0", "pagination", "watch", "informers"}
 
 // sections is the set of benchmarks to run.
 type sections map[string]bool

@@ -21,6 +21,14 @@ const (
 	heapSampleTimeout = 5 * time.Second                  // per heap sample
 )
 
+// The watch cache's own metrics (pkg/watchcache): the LISTs that reached it
+// by group, resource, source ("cache", "snapshot" or "etcd") and reason, and
+// the snapshots it holds per group and resource.
+const (
+	cacheListRequests = "miniapiserver_watch_cache_list_requests_total"
+	cacheSnapshots    = "miniapiserver_watch_cache_snapshots"
+)
+
 // metrics is one scrape of the server's /metrics in the Prometheus text
 // format.
 type metrics []byte
@@ -100,6 +108,21 @@ func forceServerGC(ctx context.Context, rc rest.Interface) error {
 		}
 	}
 	return nil
+}
+
+// heapAfterGC forces a server GC, then scrapes go_memstats_heap_inuse_bytes
+// and the other named metric families at once. It returns the scrape and the
+// heap in use.
+func heapAfterGC(ctx context.Context, rc rest.Interface, names ...string) (metrics, float64, error) {
+	if err := forceServerGC(ctx, rc); err != nil {
+		return nil, 0, err
+	}
+	m, err := scrapeMetrics(ctx, rc, append([]string{heapInuseBytes}, names...)...)
+	if err != nil {
+		return nil, 0, err
+	}
+	heap, err := m.value(heapInuseBytes)
+	return m, heap, err
 }
 
 // heapSampler records the largest go_memstats_heap_inuse_bytes it sees.

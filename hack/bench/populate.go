@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -10,6 +11,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 )
 
@@ -24,17 +26,17 @@ type populateStats struct {
 	duration time.Duration
 }
 
-// populate starts a server on a new data dir, creates cfg.objects ConfigMaps
+// populate starts a server on a new data dir, creates objects ConfigMaps
 // with cfg.workers concurrent clients, and stops the server.
-func populate(ctx context.Context, cfg config, dataDir string) (populateStats, error) {
+func populate(ctx context.Context, cfg config, dataDir string, objects int) (populateStats, error) {
 	s, err := startServer(ctx, cfg, dataDir)
 	if err != nil {
 		return populateStats{}, fmt.Errorf("populate: %w", err)
 	}
-	progress("populate: creating %d ConfigMaps with %d clients", cfg.objects, cfg.workers)
+	progress("populate: creating %d ConfigMaps with %d clients", objects, cfg.workers)
 	began := time.Now()
-	err = createConfigMaps(ctx, s, cfg.objects, cfg.workers)
-	st := populateStats{objects: cfg.objects, duration: time.Since(began)}
+	err = createConfigMaps(ctx, s, objects, cfg.workers)
+	st := populateStats{objects: objects, duration: time.Since(began)}
 	if err = errors.Join(err, s.Stop()); err != nil {
 		return populateStats{}, fmt.Errorf("populate: %w", err)
 	}
@@ -93,11 +95,28 @@ func feedIndexes(ctx context.Context, indexes chan<- int, n int) {
 
 func createConfigMap(ctx context.Context, client kubernetes.Interface, i int) error {
 	cm := &corev1.ConfigMap{
-		ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("bench-%05d", i)},
+		ObjectMeta: metav1.ObjectMeta{Name: configMapName(i)},
 		Data:       map[string]string{"payload": payload(i)},
 	}
 	if _, err := client.CoreV1().ConfigMaps(namespace).Create(ctx, cm, metav1.CreateOptions{}); err != nil {
 		return fmt.Errorf("creating ConfigMap %s: %w", cm.Name, err)
+	}
+	return nil
+}
+
+func configMapName(i int) string { return fmt.Sprintf("bench-%05d", i) }
+
+// touchConfigMap sets the data key "seq" of ConfigMap i to value with a
+// merge patch, so the client needs no GET first. The value must differ from
+// the key's current one: an update that changes nothing writes nothing.
+func touchConfigMap(ctx context.Context, client kubernetes.Interface, i int, value string) error {
+	patch, err := json.Marshal(map[string]any{"data": map[string]string{"seq": value}})
+	if err != nil {
+		return err
+	}
+	_, err = client.CoreV1().ConfigMaps(namespace).Patch(ctx, configMapName(i), types.MergePatchType, patch, metav1.PatchOptions{})
+	if err != nil {
+		return fmt.Errorf("patching ConfigMap %s: %w", configMapName(i), err)
 	}
 	return nil
 }

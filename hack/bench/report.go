@@ -20,16 +20,17 @@ const (
 // report is everything one run measured; sections that did not run are
 // zero.
 type report struct {
-	cfg       config
-	version   string // "miniapiserver vX.Y.Z"
-	empty     startStats
-	populate  populateStats
-	populated startStats
-	lists     []listStats // in listVariants order
-	rv0       rv0Stats
-	watch     []watchRun
-	informers informersResult
-	elapsed   time.Duration
+	cfg        config
+	version    string // "miniapiserver vX.Y.Z"
+	empty      startStats
+	populate   populateStats
+	populated  startStats
+	lists      []listStats // in listVariants order
+	rv0        rv0Stats
+	pagination paginationResult
+	watch      []watchRun
+	informers  informersResult
+	elapsed    time.Duration
 }
 
 // write prints the report as Markdown.
@@ -39,6 +40,7 @@ func (r report) write(w io.Writer) error {
 	r.writeResults(&b)
 	r.writeRatios(&b)
 	r.writeRV0Ratios(&b)
+	r.writePagination(&b)
 	r.writeWatch(&b)
 	r.writeInformers(&b)
 	_, err := io.WriteString(w, b.String())

@@ -1,0 +1,145 @@
+package main
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+)
+
+const (
+	pagingTimeTarget  = 3.0  // etcd/cache wall time of a full paging, at least
+	pagingAllocTarget = 5.0  // etcd/cache server alloc of a full paging, at least
+	pagedTimeTarget   = 1.25 // paged/unpaginated wall time from the cache, at most
+	heapGrowthTarget  = 0.10 // heap growth over the first pages / the cache's own size, less than
+)
+
+// paginationEncodings are the encodings of the paging rows, in table order.
+var paginationEncodings = []string{"protobuf", "JSON"}
+
+// writePagination is the pagination section: its listings, their ratios,
+// and the heap growth over the first pages.
+func (r report) writePagination(b *strings.Builder) {
+	p := r.pagination
+	if len(p.cache.lists) == 0 {
+		return
+	}
+	r.writePaginationProse(b)
+	r.writePaginationResults(b)
+	r.writePaginationRatios(b)
+	r.writePaginationMemory(b)
+}
+
+func (r report) writePaginationProse(b *strings.Builder) {
+	p, cfg := r.pagination, r.cfg
+	fmt.Fprintf(b, "Pagination (KEP-4988): %s ConfigMaps of %s each in namespace %s (created by %d clients in %s) in a data dir "+
+		"of their own, served by the default server (watch cache, PaginationFromCache on) and then by a `--watch-cache=false` server. "+
+		"Paging is a LIST with limit=%d and no resourceVersion, followed through every continue token: the default server answers "+
+		"the first page from the cache and the continuations from the snapshot at the token's resourceVersion, the other answers "+
+		"all of it from etcd. The exact-RV LISTs (protobuf) use resourceVersionMatch=Exact at the resourceVersion of a LIST "+
+		"taken just before %d updates, each server its own. Per variant one verified untimed listing, then %d timed; server alloc "+
+		"is the growth of %s over the timed ones; %s. "+
+		"Memory, default server only: heap in use (%s) after a forced GC, before and after %s first pages (limit %d, protobuf, "+
+		"never continued, one after another) issued while one writer updates ConfigMaps at up to %d/s. The cache's own size is "+
+		"the default server's heap after GC minus that of the `--watch-cache=false` server on the same data, both read after the "+
+		"same listings and updates, so that etcd (embedded in both) and the rest of the process cancel out.\n\n",
+		fmtCount(p.populate.objects), fmtBytes(payloadSize), namespace, cfg.workers, fmtDuration(p.populate.duration),
+		cfg.paginationLimit, exactRVWrites, cfg.paginationRuns, allocBytesTotal, gzipNote(cfg.gzip),
+		heapInuseBytes, fmtCount(cfg.firstPages), cfg.paginationLimit, cfg.writeRate)
+}
+
+// writePaginationResults is the table of every timed listing.
+func (r report) writePaginationResults(b *strings.Builder) {
+	p, limit := r.pagination, r.cfg.paginationLimit
+	fmt.Fprintf(b, "| pagination, %s ConfigMaps | variant | median | min | max | server alloc/op | note |\n", fmtCount(p.populate.objects))
+	b.WriteString("|---|---|---|---|---|---|---|\n")
+	paging := fmt.Sprintf("page through all (limit %d)", limit)
+	for _, enc := range paginationEncodings {
+		cache, _ := p.cache.list(enc, true)
+		writeRow(b, paging, enc+", cache", cache.times, fmtBytes(cache.allocPerOp),
+			shapeNote(cache)+"; "+snapshotNote(cache, "continuations"))
+		if etcd, ok := p.etcd.list(enc, true); ok {
+			writeRow(b, paging, enc+", etcd", etcd.times, fmtBytes(etcd.allocPerOp), flagsNote(etcdPath)+"; "+shapeNote(etcd))
+		}
+		one, _ := p.cache.list(enc, false)
+		writeRow(b, "one LIST (no limit)", enc+", cache", one.times, fmtBytes(one.allocPerOp), shapeNote(one))
+	}
+	for i, bench := range []string{"exact-RV LIST, whole", fmt.Sprintf("exact-RV LIST, first page (limit %d)", limit)} {
+		cache, etcd := p.cache.exact[i], p.etcd.exact[i]
+		writeRow(b, bench, "protobuf, cache", cache.times, fmtBytes(cache.allocPerOp),
+			fmt.Sprintf("RV %s, %d updates old; %s", p.rv, exactRVWrites, snapshotNote(cache, "requests")))
+		writeRow(b, bench, "protobuf, etcd", etcd.times, fmtBytes(etcd.allocPerOp), flagsNote(etcdPath)+"; an RV of its own")
+	}
+	b.WriteString("\n")
+}
+
+func shapeNote(st routedStats) string {
+	return fmt.Sprintf("%s page(s), %s uncompressed", fmtCount(st.shape.pages), fmtBytes(float64(st.shape.bytes)))
+}
+
+func flagsNote(path storagePath) string { return "`" + strings.Join(path.args, " ") + "`" }
+
+// snapshotNote says how many of the requests that could come from snapshots
+// did, in bold when some did not.
+func snapshotNote(st routedStats, what string) string {
+	note := fmt.Sprintf("%s of %s %s from snapshots", fmtCount(int(st.fromSnapshot)), fmtCount(int(st.snapshotable)), what)
+	if st.fromSnapshot != st.snapshotable {
+		return "**" + note + "**"
+	}
+	return note
+}
+
+// writePaginationRatios compares etcd with the cache, and paging with one
+// request, against the targets.
+func (r report) writePaginationRatios(b *strings.Builder) {
+	p := r.pagination
+	b.WriteString("| pagination ratio (of medians) | wall time | server alloc | note |\n")
+	b.WriteString("|---|---|---|---|\n")
+	for _, enc := range paginationEncodings {
+		cache, _ := p.cache.list(enc, true)
+		if etcd, ok := p.etcd.list(enc, true); ok {
+			timeRatio, allocRatio := listTimeRatio(etcd.listStats, cache.listStats), etcd.allocPerOp/cache.allocPerOp
+			writeRatioRow(b, enc+" paging: etcd / cache", timeRatio, allocRatio, fmt.Sprintf(
+				"target cache ≥ %g× faster in total time and ≥ %g× fewer server-allocated bytes: %s",
+				pagingTimeTarget, pagingAllocTarget, metNote(timeRatio >= pagingTimeTarget && allocRatio >= pagingAllocTarget)))
+		}
+	}
+	for _, enc := range paginationEncodings {
+		paged, _ := p.cache.list(enc, true)
+		one, _ := p.cache.list(enc, false)
+		timeRatio := listTimeRatio(paged.listStats, one.listStats)
+		writeRatioRow(b, enc+" from the cache: paged / one request", timeRatio, paged.allocPerOp/one.allocPerOp,
+			fmt.Sprintf("target ≤ %g× wall time: %s", pagedTimeTarget, metNote(timeRatio <= pagedTimeTarget)))
+	}
+	for i, label := range []string{"exact RV, whole list: etcd / cache", "exact RV, first page: etcd / cache"} {
+		etcd, cache := p.etcd.exact[i], p.cache.exact[i]
+		writeRatioRow(b, label, listTimeRatio(etcd.listStats, cache.listStats), etcd.allocPerOp/cache.allocPerOp, "–")
+	}
+	b.WriteString("\n")
+}
+
+func writeRatioRow(b *strings.Builder, label string, timeRatio, allocRatio float64, note string) {
+	fmt.Fprintf(b, "| %s | %s | %s | %s |\n", label, fmtRatio(timeRatio), fmtRatio(allocRatio), note)
+}
+
+// writePaginationMemory is the heap growth over the first pages against the
+// cache's own size.
+func (r report) writePaginationMemory(b *strings.Builder) {
+	p, m := r.pagination, r.pagination.cache.memory
+	cacheSize := p.cache.heap - p.etcd.heap
+	share := m.growth() / cacheSize
+	b.WriteString("| pagination memory (default server) | heap after GC before | after | growth | cache's own size | growth / cache's size | note |\n")
+	b.WriteString("|---|---|---|---|---|---|---|\n")
+	fmt.Fprintf(b, "| %s first pages (limit %d) while updating %d ConfigMaps/s | %s | %s | %s | %s | %.1f%% | "+
+		"target < %.0f%%: %s; %s; %s of %s first pages from the cache, median %s, p99 %s; heap after GC of the %s server %s; "+
+		"%s ConfigMap snapshots at the end (%s) |\n\n",
+		fmtCount(r.cfg.firstPages), r.cfg.paginationLimit, r.cfg.writeRate,
+		fmtBytes(m.before), fmtBytes(m.after), fmtBytes(m.growth()), fmtBytes(cacheSize), share*100,
+		heapGrowthTarget*100, metNote(cacheSize > 0 && share < heapGrowthTarget), writesNote(*m),
+		fmtCount(int(m.fromCache)), fmtCount(len(m.pages)), fmtDuration(median(m.pages)),
+		fmtDuration(percentile(slices.Sorted(slices.Values(m.pages)), 0.99)), flagsNote(etcdPath), fmtBytes(p.etcd.heap),
+		fmtCount(int(m.snapshots)), cacheSnapshots)
+}
+
+func writesNote(m memoryRun) string {
+	return fmt.Sprintf("%s updates in %s (%.0f/s)", fmtCount(m.writes), fmtDuration(m.took), float64(m.writes)/m.took.Seconds())
+}
