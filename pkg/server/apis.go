@@ -22,9 +22,11 @@ import (
 
 type storageFunc func(generic.RESTOptionsGetter) (map[string]rest.Storage, error)
 
-// installAPIs serves core/v1 under /api and coordination.k8s.io/v1 under /apis.
-func installAPIs(s *genericapiserver.GenericAPIServer, optsGetter generic.RESTOptionsGetter) error {
+// installAPIs serves core/v1 under /api and coordination.k8s.io/v1 under
+// /apis; lists of resources in caches are encoded from cached item encodings.
+func installAPIs(s *genericapiserver.GenericAPIServer, optsGetter generic.RESTOptionsGetter, caches *listCaches) error {
 	core := genericapiserver.NewDefaultAPIGroupInfo("", api.Scheme, api.ParameterCodec, api.Codecs)
+	core.NegotiatedSerializer = withCachedListEncoding(core.NegotiatedSerializer, caches)
 	coreStorage, err := collect(optsGetter, namespace.NewStorage, configmap.NewStorage, secret.NewStorage,
 		pod.NewStorage, podtemplate.NewStorage, serviceaccount.NewStorage, event.NewStorage)
 	if err != nil {
@@ -36,6 +38,7 @@ func installAPIs(s *genericapiserver.GenericAPIServer, optsGetter generic.RESTOp
 	}
 
 	coordination := genericapiserver.NewDefaultAPIGroupInfo(coordinationv1.GroupName, api.Scheme, metav1.ParameterCodec, api.Codecs)
+	coordination.NegotiatedSerializer = withCachedListEncoding(coordination.NegotiatedSerializer, caches)
 	coordinationStorage, err := collect(optsGetter, lease.NewStorage)
 	if err != nil {
 		return err

@@ -23,7 +23,9 @@ import (
 // etcd3 store wrapped in a watchcache.Cache, which follows the store until
 // the registry destroys it. Writes go through the cache to etcd; reads and
 // watches are served as pkg/watchcache describes.
-func withWatchCache(o *Options) generic.StorageDecorator {
+//
+// Each cache is registered in caches under its list type while it runs.
+func withWatchCache(o *Options, caches *listCaches) generic.StorageDecorator {
 	return func(config *storagebackend.ConfigForResource, resourcePrefix string, keyFunc func(obj runtime.Object) (string, error),
 		newFunc, newListFunc func() runtime.Object, getAttrsFunc apistorage.AttrFunc, triggers apistorage.IndexerFuncs, _ *cache.Indexers,
 	) (apistorage.Interface, factory.DestroyFunc, error) {
@@ -50,6 +52,7 @@ func withWatchCache(o *Options) generic.StorageDecorator {
 			destroy()
 			return nil, nil, err
 		}
+		caches.add(newListFunc(), c)
 		ctx, cancel := context.WithCancel(context.Background())
 		done := make(chan struct{})
 		go func() {
@@ -57,6 +60,7 @@ func withWatchCache(o *Options) generic.StorageDecorator {
 			c.Run(ctx)
 		}()
 		return storage.WithChunkingGate(c), func() {
+			caches.remove(newListFunc())
 			cancel()
 			<-done
 			destroy()

@@ -58,7 +58,7 @@ func (g RESTOptionsGetter) GetRESTOptions(gr schema.GroupResource, _ runtime.Obj
 	if err != nil {
 		return generic.RESTOptions{}, err
 	}
-	cfg.Codec = codec
+	cfg.Codec = withoutTypeMeta{codec}
 	cfg.EncodeVersioner = encodeVersioner
 	decorator := g.Decorator
 	if decorator == nil {
@@ -71,6 +71,25 @@ func (g RESTOptionsGetter) GetRESTOptions(gr schema.GroupResource, _ runtime.Obj
 		ResourcePrefix:          gr.Resource,
 		CountMetricPollPeriod:   time.Minute,
 	}, nil
+}
+
+// withoutTypeMeta decodes objects with an empty apiVersion and kind, as
+// kube-apiserver's storage decodes into internal types: its responses set
+// them on the top-level object only, so items of a LIST carry none. Our
+// internal and v1 types are the same Go types, and the codec would leave
+// v1's set on objects decoded into a given object (etcd LISTs and GETs) but
+// not on others (watch events), so lists served from etcd and from the watch
+// cache would differ.
+type withoutTypeMeta struct {
+	runtime.Codec
+}
+
+func (c withoutTypeMeta) Decode(data []byte, defaults *schema.GroupVersionKind, into runtime.Object) (runtime.Object, *schema.GroupVersionKind, error) {
+	obj, gvk, err := c.Codec.Decode(data, defaults, into)
+	if obj != nil {
+		obj.GetObjectKind().SetGroupVersionKind(schema.GroupVersionKind{})
+	}
+	return obj, gvk, err
 }
 
 func storageVersion(group string) (schema.GroupVersion, bool) {

@@ -4,6 +4,7 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"sync/atomic"
 
 	"github.com/google/btree"
 	"k8s.io/apimachinery/pkg/fields"
@@ -12,12 +13,15 @@ import (
 )
 
 // element is one cached object with what selectors match it by, computed
-// once when it enters the cache. Elements are immutable once stored.
+// once when it enters the cache. Elements are immutable once stored, but
+// for the encodings of their object, made on first use (encoding.go).
 type element struct {
 	key    string
 	object runtime.Object
 	labels labels.Set
 	fields fields.Set
+
+	encodings [numFormats]atomic.Pointer[[]byte]
 }
 
 func lessByKey(a, b *element) bool { return a.key < b.key }

@@ -1,0 +1,251 @@
+package server
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"reflect"
+	"sync"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/miniapiserver/miniapiserver/pkg/watchcache"
+)
+
+// A LIST served from the watch cache is made of cached objects, which never
+// change: each one's protobuf or JSON encoding is the same for every
+// request. The serializers below encode such lists the way upstream's
+// streaming list encoders do, byte for byte, but take each item's encoding
+// from the cache (made once, on first use) instead of encoding it again.
+// Anything else (other objects, lists of resources without a cache, items
+// the cache no longer holds at that resourceVersion) is encoded as usual.
+
+// itemEncodings hands out the encoding of an item (*watchcache.Cache).
+type itemEncodings interface {
+	EncodedItem(obj runtime.Object, f watchcache.Format, encode func(runtime.Object) ([]byte, error)) ([]byte, error)
+}
+
+// listCaches maps list types to the watch cache of their items.
+type listCaches struct {
+	mu     sync.RWMutex
+	byType map[reflect.Type]itemEncodings
+}
+
+func newListCaches() *listCaches {
+	return &listCaches{byType: map[reflect.Type]itemEncodings{}}
+}
+
+func (l *listCaches) add(list runtime.Object, c itemEncodings) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.byType[reflect.TypeOf(list)] = c
+}
+
+func (l *listCaches) remove(list runtime.Object) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	delete(l.byType, reflect.TypeOf(list))
+}
+
+func (l *listCaches) of(list runtime.Object) itemEncodings {
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	return l.byType[reflect.TypeOf(list)]
+}
+
+// withCachedListEncoding returns ns with its JSON and protobuf serializers
+// encoding lists from caches' item encodings.
+func withCachedListEncoding(ns runtime.NegotiatedSerializer, caches *listCaches) runtime.NegotiatedSerializer {
+	infos := append([]runtime.SerializerInfo(nil), ns.SupportedMediaTypes()...)
+	for i, info := range infos {
+		switch info.MediaType {
+		case runtime.ContentTypeJSON:
+			infos[i].Serializer = &listSerializer{Serializer: info.Serializer, caches: caches, format: watchcache.FormatJSON}
+		case runtime.ContentTypeProtobuf:
+			infos[i].Serializer = &listSerializer{Serializer: info.Serializer, caches: caches, format: watchcache.FormatProtobuf}
+		}
+	}
+	return negotiatedSerializer{NegotiatedSerializer: ns, infos: infos}
+}
+
+type negotiatedSerializer struct {
+	runtime.NegotiatedSerializer
+	infos []runtime.SerializerInfo
+}
+
+func (n negotiatedSerializer) SupportedMediaTypes() []runtime.SerializerInfo { return n.infos }
+
+// listSerializer is a JSON or protobuf serializer that writes lists of
+// cached objects from their cached encodings.
+type listSerializer struct {
+	runtime.Serializer
+	caches *listCaches
+	format watchcache.Format
+}
+
+func (s *listSerializer) Encode(obj runtime.Object, w io.Writer) error {
+	if done, err := s.encodeList(obj, w); done {
+		return err
+	}
+	return s.Serializer.Encode(obj, w)
+}
+
+// EncodeWithAllocator keeps the protobuf serializer's allocator for what
+// it encodes itself.
+func (s *listSerializer) EncodeWithAllocator(obj runtime.Object, w io.Writer, a runtime.MemoryAllocator) error {
+	if done, err := s.encodeList(obj, w); done {
+		return err
+	}
+	if inner, ok := s.Serializer.(runtime.EncoderWithAllocator); ok {
+		return inner.EncodeWithAllocator(obj, w, a)
+	}
+	return s.Serializer.Encode(obj, w)
+}
+
+// encodeList writes obj if it is a non-empty list of a cached resource,
+// with its kind set (the versioning codec sets it before encoding).
+func (s *listSerializer) encodeList(obj runtime.Object, w io.Writer) (bool, error) {
+	cache := s.caches.of(obj)
+	if cache == nil {
+		return false, nil
+	}
+	gvk := obj.GetObjectKind().GroupVersionKind()
+	list, ok := obj.(metav1.ListInterface)
+	if !ok || gvk.Kind == "" {
+		return false, nil
+	}
+	items, err := meta.ExtractList(obj)
+	if err != nil || len(items) == 0 {
+		return false, nil
+	}
+	encode := marshalJSON
+	if s.format == watchcache.FormatProtobuf {
+		encode = marshalProtobuf
+	}
+	encoded := make([][]byte, len(items))
+	for i, item := range items {
+		if encoded[i], err = cache.EncodedItem(item, s.format, encode); err != nil {
+			return true, err
+		}
+	}
+	listMeta := metav1.ListMeta{
+		SelfLink:           list.GetSelfLink(),
+		ResourceVersion:    list.GetResourceVersion(),
+		Continue:           list.GetContinue(),
+		RemainingItemCount: list.GetRemainingItemCount(),
+	}
+	if s.format == watchcache.FormatProtobuf {
+		return true, writeProtobufList(w, gvk.GroupVersion().String(), gvk.Kind, listMeta, encoded)
+	}
+	return true, writeJSONList(w, gvk.GroupVersion().String(), gvk.Kind, listMeta, encoded)
+}
+
+func marshalJSON(obj runtime.Object) ([]byte, error) { return json.Marshal(obj) }
+
+func marshalProtobuf(obj runtime.Object) ([]byte, error) {
+	m, ok := obj.(interface{ Marshal() ([]byte, error) })
+	if !ok {
+		return nil, fmt.Errorf("%T is not a protobuf message", obj)
+	}
+	return m.Marshal()
+}
+
+// writeJSONList writes what apimachinery's streaming JSON list encoder
+// writes: {"kind":…,"apiVersion":…,"metadata":…,"items":[…]} and a newline.
+func writeJSONList(w io.Writer, apiVersion, kind string, listMeta metav1.ListMeta, items [][]byte) error {
+	head, err := json.Marshal(struct {
+		Kind       string          `json:"kind,omitempty"`
+		APIVersion string          `json:"apiVersion,omitempty"`
+		Metadata   metav1.ListMeta `json:"metadata"`
+	}{kind, apiVersion, listMeta})
+	if err != nil {
+		return err
+	}
+	// head is {…,"metadata":{…}}: drop its closing brace to append the items.
+	buf := make([]byte, 0, len(head)+len(`,"items":[`))
+	buf = append(buf, head[:len(head)-1]...)
+	buf = append(buf, `,"items":[`...)
+	if _, err := w.Write(buf); err != nil {
+		return err
+	}
+	comma := []byte(",")
+	for i, item := range items {
+		if i > 0 {
+			if _, err := w.Write(comma); err != nil {
+				return err
+			}
+		}
+		if _, err := w.Write(item); err != nil {
+			return err
+		}
+	}
+	_, err = w.Write([]byte("]}\n"))
+	return err
+}
+
+// protobufPrefix starts every Kubernetes protobuf message ("k8s" and a zero).
+var protobufPrefix = []byte{0x6b, 0x38, 0x73, 0x00}
+
+// writeProtobufList writes what apimachinery's streaming protobuf list
+// encoder writes: the prefix, then a runtime.Unknown whose raw bytes are
+// the list: its ListMeta (field 1) and each item (field 2).
+func writeProtobufList(w io.Writer, apiVersion, kind string, listMeta metav1.ListMeta, items [][]byte) error {
+	metaBytes, err := listMeta.Marshal()
+	if err != nil {
+		return err
+	}
+	size := fieldSize(len(metaBytes))
+	for _, item := range items {
+		size += fieldSize(len(item))
+	}
+	if _, err := w.Write(protobufPrefix); err != nil {
+		return err
+	}
+	unknown := runtime.Unknown{TypeMeta: runtime.TypeMeta{APIVersion: apiVersion, Kind: kind}}
+	_, err = unknown.MarshalToWriter(w, size, func(w io.Writer) (int, error) {
+		header := make([]byte, 0, 1+10) // escapes through w.Write: one per list
+		n, err := writeField(w, header, 1, metaBytes)
+		for _, item := range items {
+			if err != nil {
+				break
+			}
+			var m int
+			m, err = writeField(w, header, 2, item)
+			n += m
+		}
+		return n, err
+	})
+	return err
+}
+
+// fieldSize is the encoded size of a length-delimited field of n bytes
+// with a one-byte tag.
+func fieldSize(n int) int { return 1 + varintSize(uint64(n)) + n }
+
+func varintSize(v uint64) int {
+	n := 1
+	for v >= 0x80 {
+		v >>= 7
+		n++
+	}
+	return n
+}
+
+// writeField writes field number field (wire type 2, length-delimited)
+// holding b, building its header in header's capacity.
+func writeField(w io.Writer, header []byte, field int, b []byte) (int, error) {
+	header = append(header[:0], byte(field<<3|2))
+	v := uint64(len(b))
+	for ; v >= 0x80; v >>= 7 {
+		header = append(header, byte(v)|0x80)
+	}
+	header = append(header, byte(v))
+	m, err := w.Write(header)
+	if err != nil {
+		return m, err
+	}
+	k, err := w.Write(b)
+	return m + k, err
+}
