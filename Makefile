@@ -34,6 +34,7 @@ bench: build
 ## fuzz: run each fuzz target briefly
 fuzz:
 	$(GO) test ./test/integration -run '^$$' -fuzz FuzzContinueToken -fuzztime 30s
+	$(GO) test ./pkg/watchcache -run '^$$' -fuzz FuzzContinueTokenOnCache -fuzztime 30s
 
 ## verify: gofmt, go vet, go mod tidy drift, codegen drift, import direction
 verify:
