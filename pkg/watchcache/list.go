@@ -214,6 +214,8 @@ func pageOf(src *store, preparedKey, startKey string, opts storage.ListOptions) 
 	p.items, p.hasMore = src.list(preparedKey, startKey, listLimit(opts), counted)
 	if p.hasMore && opts.Predicate.Empty() {
 		p.total = src.count(preparedKey, startKey)
+		// Every element up to the last item was returned: the next page's count.
+		src.counts.put(preparedKey, p.items[len(p.items)-1].key+"\x00", p.total-len(p.items))
 	}
 	return p
 }

@@ -103,9 +103,13 @@ func TestPagingWhileWritersRun(t *testing.T) {
 		opts.Predicate.Limit = 7
 		first := true
 		before := counting.lists.Load()
+		var remaining []int64 // after each page but the last
 		for {
 			page := podsAt(t, c, opts)
 			got.Items = append(got.Items, page.Items...)
+			if page.RemainingItemCount != nil {
+				remaining = append(remaining, *page.RemainingItemCount)
+			}
 			if first {
 				got.ResourceVersion, first = page.ResourceVersion, false
 			}
@@ -124,6 +128,15 @@ func TestPagingWhileWritersRun(t *testing.T) {
 		want := podsAt(t, s, exactly(rv))
 		if namesAndRVs(&got) != namesAndRVs(want) {
 			t.Fatalf("paging %d at RV %d:\n got %s\nwant %s", paging, rv, namesAndRVs(&got), namesAndRVs(want))
+		}
+		pages := (len(got.Items) + 6) / 7
+		if len(remaining) != pages-1 {
+			t.Fatalf("paging %d: %d pages carried remainingItemCount, want %d (all but the last)", paging, len(remaining), pages-1)
+		}
+		for i, n := range remaining {
+			if want := int64(len(got.Items) - 7*(i+1)); n != want {
+				t.Errorf("paging %d, page %d: remainingItemCount %d, want %d", paging, i, n, want)
+			}
 		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 
 	"github.com/google/btree"
@@ -40,6 +41,9 @@ type store struct {
 	// index maps field -> value -> key -> element for the indexed fields.
 	// Only the live store keeps it: clones have none.
 	index map[string]map[string]map[string]*element
+	// counts remembers counts of elements from a start key on; only clones,
+	// which never change, have one.
+	counts *countMemo
 }
 
 // newStore returns an empty store that indexes elements by indexFields.
@@ -108,7 +112,7 @@ func (s *store) len() int { return s.tree.Len() }
 
 // clone returns a copy-on-write snapshot of s.
 func (s *store) clone() *store {
-	return &store{tree: s.tree.Clone()}
+	return &store{tree: s.tree.Clone(), counts: &countMemo{}}
 }
 
 // list walks the elements under prefix in key order, starting at startKey
@@ -132,6 +136,9 @@ func (s *store) list(prefix, startKey string, limit int, match func(*element) bo
 
 // count returns how many elements are under prefix from startKey on.
 func (s *store) count(prefix, startKey string) int {
+	if n, ok := s.counts.take(prefix, startKey); ok {
+		return n
+	}
 	n := 0
 	s.ascend(prefix, startKey, func(*element) bool {
 		n++
@@ -147,4 +154,45 @@ func (s *store) ascend(prefix, startKey string, fn func(*element) bool) {
 	s.tree.AscendGreaterOrEqual(&element{key: from}, func(e *element) bool {
 		return strings.HasPrefix(e.key, prefix) && fn(e)
 	})
+}
+
+// countMemo remembers, for a store that never changes, how many elements
+// are under a prefix from a start key on. A paged LIST's next page starts
+// right after its last page, so the count its remainingItemCount needs is
+// the last page's count minus the items that page returned: remembered,
+// it saves walking the rest of the collection for every page. Each entry
+// is used once; the memo is bounded (abandoned pagings leave entries).
+type countMemo struct {
+	mu sync.Mutex
+	m  map[countKey]int
+}
+
+type countKey struct{ prefix, startKey string }
+
+const maxCountMemo = 1024
+
+// take returns and forgets the count from startKey on, if remembered.
+func (m *countMemo) take(prefix, startKey string) (int, bool) {
+	if m == nil {
+		return 0, false
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	k := countKey{prefix, startKey}
+	n, ok := m.m[k]
+	delete(m.m, k)
+	return n, ok
+}
+
+// put remembers n as the count from startKey on.
+func (m *countMemo) put(prefix, startKey string, n int) {
+	if m == nil {
+		return
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.m == nil || len(m.m) >= maxCountMemo {
+		m.m = map[countKey]int{}
+	}
+	m.m[countKey{prefix, startKey}] = n
 }
