@@ -24,15 +24,20 @@ import (
 	"github.com/miniapiserver/miniapiserver/pkg/testserver"
 )
 
-// createConfigMaps creates n configmaps cm-000 ... in namespace ns.
-func createConfigMaps(t *testing.T, client kubernetes.Interface, ns string, n int) {
+// createConfigMaps creates n configmaps cm-000 ... in namespace ns and
+// returns them as created.
+func createConfigMaps(t *testing.T, client kubernetes.Interface, ns string, n int) []*corev1.ConfigMap {
 	t.Helper()
+	created := make([]*corev1.ConfigMap, 0, n)
 	for i := range n {
 		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("cm-%03d", i)}, Data: map[string]string{"i": fmt.Sprint(i)}}
-		if _, err := client.CoreV1().ConfigMaps(ns).Create(t.Context(), cm, metav1.CreateOptions{}); err != nil {
+		cm, err := client.CoreV1().ConfigMaps(ns).Create(t.Context(), cm, metav1.CreateOptions{})
+		if err != nil {
 			t.Fatal(err)
 		}
+		created = append(created, cm)
 	}
+	return created
 }
 
 func TestListChunkingPagesAtOneResourceVersion(t *testing.T) {
