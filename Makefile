@@ -27,7 +27,7 @@ test:
 	$(GO) vet ./...
 	$(GO) test -race -timeout 20m ./...
 
-## bench: build, then print the benchmark tables (start-up, LIST, LIST RV=0 cache vs etcd, watch fan-out, informer memory)
+## bench: build, then print the benchmark tables (start-up, LIST, LIST RV=0 cache vs etcd, watch fan-out, informer memory, pagination from cache vs etcd)
 bench: build
 	$(GO) run ./hack/bench -server bin/miniapiserver
 

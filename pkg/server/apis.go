@@ -23,10 +23,10 @@ import (
 type storageFunc func(generic.RESTOptionsGetter) (map[string]rest.Storage, error)
 
 // installAPIs serves core/v1 under /api and coordination.k8s.io/v1 under
-// /apis; lists of resources in caches are encoded from cached item encodings.
-func installAPIs(s *genericapiserver.GenericAPIServer, optsGetter generic.RESTOptionsGetter, caches *listCaches) error {
+// /apis; lists from the watch caches are encoded from cached item encodings.
+func installAPIs(s *genericapiserver.GenericAPIServer, optsGetter generic.RESTOptionsGetter) error {
 	core := genericapiserver.NewDefaultAPIGroupInfo("", api.Scheme, api.ParameterCodec, api.Codecs)
-	core.NegotiatedSerializer = withCachedListEncoding(core.NegotiatedSerializer, caches)
+	core.NegotiatedSerializer = withCachedListEncoding(core.NegotiatedSerializer)
 	coreStorage, err := collect(optsGetter, namespace.NewStorage, configmap.NewStorage, secret.NewStorage,
 		pod.NewStorage, podtemplate.NewStorage, serviceaccount.NewStorage, event.NewStorage)
 	if err != nil {
@@ -38,7 +38,7 @@ func installAPIs(s *genericapiserver.GenericAPIServer, optsGetter generic.RESTOp
 	}
 
 	coordination := genericapiserver.NewDefaultAPIGroupInfo(coordinationv1.GroupName, api.Scheme, metav1.ParameterCodec, api.Codecs)
-	coordination.NegotiatedSerializer = withCachedListEncoding(coordination.NegotiatedSerializer, caches)
+	coordination.NegotiatedSerializer = withCachedListEncoding(coordination.NegotiatedSerializer)
 	coordinationStorage, err := collect(optsGetter, lease.NewStorage)
 	if err != nil {
 		return err

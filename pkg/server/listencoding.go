@@ -4,10 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"reflect"
-	"sync"
 
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 
@@ -19,52 +16,18 @@ import (
 // request. The serializers below encode such lists the way upstream's
 // streaming list encoders do, byte for byte, but take each item's encoding
 // from the cache (made once, on first use) instead of encoding it again.
-// Anything else (other objects, lists of resources without a cache, items
-// the cache no longer holds at that resourceVersion) is encoded as usual.
-
-// itemEncodings hands out the encoding of an item (*watchcache.Cache).
-type itemEncodings interface {
-	EncodedItem(obj runtime.Object, f watchcache.Format, encode func(runtime.Object) ([]byte, error)) ([]byte, error)
-}
-
-// listCaches maps list types to the watch cache of their items.
-type listCaches struct {
-	mu     sync.RWMutex
-	byType map[reflect.Type]itemEncodings
-}
-
-func newListCaches() *listCaches {
-	return &listCaches{byType: map[reflect.Type]itemEncodings{}}
-}
-
-func (l *listCaches) add(list runtime.Object, c itemEncodings) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.byType[reflect.TypeOf(list)] = c
-}
-
-func (l *listCaches) remove(list runtime.Object) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	delete(l.byType, reflect.TypeOf(list))
-}
-
-func (l *listCaches) of(list runtime.Object) itemEncodings {
-	l.mu.RLock()
-	defer l.mu.RUnlock()
-	return l.byType[reflect.TypeOf(list)]
-}
+// Anything else (other objects, lists from etcd) is encoded as usual.
 
 // withCachedListEncoding returns ns with its JSON and protobuf serializers
-// encoding lists from caches' item encodings.
-func withCachedListEncoding(ns runtime.NegotiatedSerializer, caches *listCaches) runtime.NegotiatedSerializer {
+// encoding lists filled by a watch cache from their items' cached encodings.
+func withCachedListEncoding(ns runtime.NegotiatedSerializer) runtime.NegotiatedSerializer {
 	infos := append([]runtime.SerializerInfo(nil), ns.SupportedMediaTypes()...)
 	for i, info := range infos {
 		switch info.MediaType {
 		case runtime.ContentTypeJSON:
-			infos[i].Serializer = &listSerializer{Serializer: info.Serializer, caches: caches, format: watchcache.FormatJSON}
+			infos[i].Serializer = &listSerializer{Serializer: info.Serializer, format: watchcache.FormatJSON}
 		case runtime.ContentTypeProtobuf:
-			infos[i].Serializer = &listSerializer{Serializer: info.Serializer, caches: caches, format: watchcache.FormatProtobuf}
+			infos[i].Serializer = &listSerializer{Serializer: info.Serializer, format: watchcache.FormatProtobuf}
 		}
 	}
 	return negotiatedSerializer{NegotiatedSerializer: ns, infos: infos}
@@ -81,7 +44,6 @@ func (n negotiatedSerializer) SupportedMediaTypes() []runtime.SerializerInfo { r
 // cached objects from their cached encodings.
 type listSerializer struct {
 	runtime.Serializer
-	caches *listCaches
 	format watchcache.Format
 }
 
@@ -104,31 +66,21 @@ func (s *listSerializer) EncodeWithAllocator(obj runtime.Object, w io.Writer, a 
 	return s.Serializer.Encode(obj, w)
 }
 
-// encodeList writes obj if it is a non-empty list of a cached resource,
-// with its kind set (the versioning codec sets it before encoding).
+// encodeList writes obj if a watch cache filled it, with its kind set (the
+// versioning codec sets it before encoding).
 func (s *listSerializer) encodeList(obj runtime.Object, w io.Writer) (bool, error) {
-	cache := s.caches.of(obj)
-	if cache == nil {
-		return false, nil
-	}
 	gvk := obj.GetObjectKind().GroupVersionKind()
 	list, ok := obj.(metav1.ListInterface)
 	if !ok || gvk.Kind == "" {
-		return false, nil
-	}
-	items, err := meta.ExtractList(obj)
-	if err != nil || len(items) == 0 {
 		return false, nil
 	}
 	encode := marshalJSON
 	if s.format == watchcache.FormatProtobuf {
 		encode = marshalProtobuf
 	}
-	encoded := make([][]byte, len(items))
-	for i, item := range items {
-		if encoded[i], err = cache.EncodedItem(item, s.format, encode); err != nil {
-			return true, err
-		}
+	encoded, ok, err := watchcache.EncodedItems(obj, s.format, encode)
+	if !ok || err != nil {
+		return ok, err
 	}
 	listMeta := metav1.ListMeta{
 		SelfLink:           list.GetSelfLink(),

@@ -143,8 +143,7 @@ func (c CompletedConfig) New(ctx context.Context) (s *Server, err error) {
 	if err := syncUpstreamGates(); err != nil {
 		return nil, err
 	}
-	caches := newListCaches()
-	gc, factory, err := c.genericConfig(ctx, backend, caches)
+	gc, factory, err := c.genericConfig(ctx, backend)
 	if err != nil {
 		return nil, err
 	}
@@ -157,7 +156,7 @@ func (c CompletedConfig) New(ctx context.Context) (s *Server, err error) {
 			generic.Destroy()
 		}
 	}()
-	if err := installAPIs(generic, gc.RESTOptionsGetter, caches); err != nil {
+	if err := installAPIs(generic, gc.RESTOptionsGetter); err != nil {
 		return nil, err
 	}
 	// /readyz waits for the watch caches' initial lists, as kube-apiserver's does.
@@ -217,7 +216,7 @@ func addLoopbackClients(generic *genericapiserver.GenericAPIServer, factory info
 
 // genericConfig is the generic API server's config: serving, authn/z,
 // admission, OpenAPI, health checks and storage.
-func (c CompletedConfig) genericConfig(ctx context.Context, backend *storagebackend.Config, caches *listCaches) (*genericapiserver.Config, informers.SharedInformerFactory, error) {
+func (c CompletedConfig) genericConfig(ctx context.Context, backend *storagebackend.Config) (*genericapiserver.Config, informers.SharedInformerFactory, error) {
 	gc := genericapiserver.NewConfig(api.Codecs)
 	gc.EffectiveVersion = version.EffectiveVersion()
 	gc.FeatureGate = utilfeature.DefaultFeatureGate
@@ -252,7 +251,7 @@ func (c CompletedConfig) genericConfig(ctx context.Context, backend *storageback
 
 	getter := storage.RESTOptionsGetter{Config: backend}
 	if c.Options.WatchCache {
-		getter.Decorator = withWatchCache(&c.Options, caches)
+		getter.Decorator = withWatchCache(&c.Options)
 	}
 	gc.RESTOptionsGetter = getter
 	if err := addEtcdChecks(ctx, gc, backend); err != nil {

@@ -23,9 +23,7 @@ import (
 // etcd3 store wrapped in a watchcache.Cache, which follows the store until
 // the registry destroys it. Writes go through the cache to etcd; reads and
 // watches are served as pkg/watchcache describes.
-//
-// Each cache is registered in caches under its list type while it runs.
-func withWatchCache(o *Options, caches *listCaches) generic.StorageDecorator {
+func withWatchCache(o *Options) generic.StorageDecorator {
 	return func(config *storagebackend.ConfigForResource, resourcePrefix string, keyFunc func(obj runtime.Object) (string, error),
 		newFunc, newListFunc func() runtime.Object, getAttrsFunc apistorage.AttrFunc, triggers apistorage.IndexerFuncs, _ *cache.Indexers,
 	) (apistorage.Interface, factory.DestroyFunc, error) {
@@ -52,7 +50,6 @@ func withWatchCache(o *Options, caches *listCaches) generic.StorageDecorator {
 			destroy()
 			return nil, nil, err
 		}
-		caches.add(newListFunc(), c)
 		ctx, cancel := context.WithCancel(context.Background())
 		done := make(chan struct{})
 		go func() {
@@ -60,7 +57,6 @@ func withWatchCache(o *Options, caches *listCaches) generic.StorageDecorator {
 			c.Run(ctx)
 		}()
 		return storage.WithChunkingGate(c), func() {
-			caches.remove(newListFunc())
 			cancel()
 			<-done
 			destroy()

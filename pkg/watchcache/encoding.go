@@ -1,8 +1,13 @@
 package watchcache
 
 import (
+	"reflect"
+	"runtime"
+	"sync"
+	"weak"
+
 	"k8s.io/apimachinery/pkg/api/meta"
-	"k8s.io/apimachinery/pkg/runtime"
+	k8sruntime "k8s.io/apimachinery/pkg/runtime"
 )
 
 // Format is a wire encoding of single objects that the cache keeps, once
@@ -16,42 +21,80 @@ const (
 	numFormats
 )
 
-// EncodedItem returns obj encoded by encode, in format f. When obj is the
-// object the cache holds under its key (same resourceVersion, so the same
-// content: cached objects are never modified) the encoding is made once and
-// kept with it; otherwise obj is encoded afresh. encode must give the same
-// bytes for the same content every time.
-func (c *Cache) EncodedItem(obj runtime.Object, f Format, encode func(runtime.Object) ([]byte, error)) ([]byte, error) {
-	if e := c.elementFor(obj); e != nil {
-		if b := e.encodings[f].Load(); b != nil {
-			return *b, nil
-		}
-		b, err := encode(e.object)
-		if err != nil {
-			return nil, err
-		}
-		e.encodings[f].Store(&b)
-		return b, nil
+// listed maps each list a cache filled, weakly, to the elements behind its
+// items. An entry goes when the list is encoded (EncodedItems) or collected.
+var listed sync.Map // weak.Pointer[byte] -> []*element
+
+func listKey(list k8sruntime.Object) (*byte, bool) {
+	v := reflect.ValueOf(list)
+	if v.Kind() != reflect.Pointer || v.IsNil() {
+		return nil, false
 	}
-	return encode(obj)
+	return (*byte)(v.UnsafePointer()), true
 }
 
-// elementFor returns the live element holding obj's resourceVersion of it, if any.
-func (c *Cache) elementFor(obj runtime.Object) *element {
-	key, err := c.cfg.KeyFunc(obj)
-	if err != nil {
-		return nil
+// rememberListed records that list's items are elems' objects.
+func rememberListed(list k8sruntime.Object, elems []*element) {
+	p, ok := listKey(list)
+	if !ok || len(elems) == 0 {
+		return
 	}
-	c.mu.RLock()
-	e, ok := c.store.get(key)
-	c.mu.RUnlock()
+	key := weak.Make(p)
+	listed.Store(key, elems)
+	runtime.AddCleanup(p, func(key weak.Pointer[byte]) { listed.Delete(key) }, key)
+}
+
+// EncodedItems returns the encodings, in format f, of the items of list if
+// a cache filled it: each made by encode once per cached object and kept
+// with it (cached objects never change). ok is false for any other list,
+// or if its items are no longer the cached ones; encode must give the same
+// bytes for the same object every time.
+func EncodedItems(list k8sruntime.Object, f Format, encode func(k8sruntime.Object) ([]byte, error)) (encoded [][]byte, ok bool, err error) {
+	p, ok := listKey(list)
 	if !ok {
-		return nil
+		return nil, false, nil
 	}
-	want, err1 := meta.Accessor(obj)
-	have, err2 := meta.Accessor(e.object)
-	if err1 != nil || err2 != nil || want.GetResourceVersion() == "" || want.GetResourceVersion() != have.GetResourceVersion() {
-		return nil
+	v, ok := listed.LoadAndDelete(weak.Make(p))
+	if !ok {
+		return nil, false, nil
 	}
-	return e
+	elems := v.([]*element)
+	items, err := meta.ExtractList(list)
+	if err != nil || len(items) != len(elems) {
+		return nil, false, nil
+	}
+	for i, item := range items {
+		if !sameObject(item, elems[i].object) {
+			return nil, false, nil
+		}
+	}
+	encoded = make([][]byte, len(elems))
+	for i, e := range elems {
+		if encoded[i], err = e.encoded(f, encode); err != nil {
+			return nil, true, err
+		}
+	}
+	return encoded, true, nil
+}
+
+// sameObject reports whether a and b are the same object at the same
+// resourceVersion, hence have the same content.
+func sameObject(a, b k8sruntime.Object) bool {
+	am, err1 := meta.Accessor(a)
+	bm, err2 := meta.Accessor(b)
+	return err1 == nil && err2 == nil && am.GetResourceVersion() != "" &&
+		am.GetResourceVersion() == bm.GetResourceVersion() && am.GetName() == bm.GetName() && am.GetNamespace() == bm.GetNamespace()
+}
+
+// encoded returns e's object encoded in format f, made by encode on first use.
+func (e *element) encoded(f Format, encode func(k8sruntime.Object) ([]byte, error)) ([]byte, error) {
+	if b := e.encodings[f].Load(); b != nil {
+		return *b, nil
+	}
+	b, err := encode(e.object)
+	if err != nil {
+		return nil, err
+	}
+	e.encodings[f].Store(&b)
+	return b, nil
 }

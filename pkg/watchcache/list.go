@@ -55,6 +55,7 @@ func (c *Cache) GetList(ctx context.Context, key string, opts storage.ListOption
 	switch r.source {
 	case fromSnapshot:
 		if err := c.waitWithProgress(ctx, r.rv); err != nil {
+			c.recordListRoute(fromSnapshot, r.reason)
 			return err
 		}
 		c.mu.RLock()
@@ -76,6 +77,7 @@ func (c *Cache) GetList(ctx context.Context, key string, opts storage.ListOption
 			}
 			c.recordConsistentRead(true, false)
 		} else if err := c.waitWithProgress(ctx, r.rv); err != nil {
+			c.recordListRoute(fromCache, r.reason)
 			return err
 		}
 		c.recordListRoute(fromCache, r.reason)
@@ -270,6 +272,7 @@ func (c *Cache) writeList(listObj runtime.Object, p page, rv uint64, preparedKey
 	if err := meta.SetList(listObj, objs); err != nil {
 		return err
 	}
+	rememberListed(listObj, p.items) // for the response encoder: EncodedItems
 	lastKey := ""
 	if len(p.items) > 0 {
 		lastKey = p.items[len(p.items)-1].key
