@@ -1,9 +1,11 @@
 package server
 
 import (
+	"bufio"
 	"encoding/json"
 	"fmt"
 	"io"
+	"sync"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -88,11 +90,25 @@ func (s *listSerializer) encodeList(obj runtime.Object, w io.Writer) (bool, erro
 		Continue:           list.GetContinue(),
 		RemainingItemCount: list.GetRemainingItemCount(),
 	}
+	// Many small writes would make the response writer buffer the first
+	// 128 KiB in a growing slice before it decides to gzip; a pooled buffer
+	// of twice that hands it one write that decides at once.
+	bw := writeBuffers.Get().(*bufio.Writer)
+	defer writeBuffers.Put(bw)
+	bw.Reset(w)
+	defer bw.Reset(nil)
 	if s.format == watchcache.FormatProtobuf {
-		return true, writeProtobufList(w, gvk.GroupVersion().String(), gvk.Kind, listMeta, encoded)
+		err = writeProtobufList(bw, gvk.GroupVersion().String(), gvk.Kind, listMeta, encoded)
+	} else {
+		err = writeJSONList(bw, gvk.GroupVersion().String(), gvk.Kind, listMeta, encoded)
 	}
-	return true, writeJSONList(w, gvk.GroupVersion().String(), gvk.Kind, listMeta, encoded)
+	if err != nil {
+		return true, err
+	}
+	return true, bw.Flush()
 }
+
+var writeBuffers = sync.Pool{New: func() any { return bufio.NewWriterSize(nil, 256<<10) }}
 
 func marshalJSON(obj runtime.Object) ([]byte, error) { return json.Marshal(obj) }
 
