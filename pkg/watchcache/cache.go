@@ -26,12 +26,12 @@ const (
 	DefaultHistoryWindow = 75 * time.Second
 	DefaultMaxEvents     = 100 * 1024
 	defaultRelistBackoff = time.Second
-	// DefaultCompactionPollInterval is how often the cache reads the
-	// storage's compaction revision to drop the snapshots compacted away.
-	// Upstream polls every 15s; the read is a mutex-guarded int, so the
-	// cache polls every second, and a token it holds a snapshot for
-	// expires within a second of etcd's compaction, as on the etcd path.
-	DefaultCompactionPollInterval = time.Second
+	// compactionPollInterval is how often the cache reads the storage's
+	// compaction revision to drop the snapshots compacted away. Upstream
+	// polls every 15s; the read is a mutex-guarded int, so the cache polls
+	// every second, and a token it holds a snapshot for expires within a
+	// second of etcd's compaction, as on the etcd path.
+	compactionPollInterval = time.Second
 )
 
 // Config configures a Cache. Storage, ResourcePrefix, NewListFunc, KeyFunc and
@@ -69,9 +69,6 @@ type Config struct {
 	// that LISTs at an exact resourceVersion and continuations of paged LISTs
 	// are served from the cache (KEP-4988, upstream's ListFromCacheSnapshot).
 	Snapshots bool
-	// CompactionPollInterval is how often the cache reads Storage's
-	// CompactRevision to drop snapshots etcd has compacted away.
-	CompactionPollInterval time.Duration
 }
 
 // Cache keeps a B-tree of one resource in sync with Storage through its own
@@ -122,9 +119,6 @@ func New(c Config) (*Cache, error) {
 			return nil, fmt.Errorf("watchcache: Config.NewFunc: %w", err)
 		}
 		c.NewFunc = newFunc
-	}
-	if c.CompactionPollInterval <= 0 {
-		c.CompactionPollInterval = DefaultCompactionPollInterval
 	}
 	if c.Versioner == nil {
 		c.Versioner = storage.APIObjectVersioner{}
@@ -182,9 +176,11 @@ func (c *Cache) Run(ctx context.Context) {
 		defer c.mu.Unlock()
 		c.stopWatchersLocked()
 	}()
-	go c.runBookmarks(ctx)
+	go c.every(ctx, time.Second, c.sendDueBookmarks)
 	if c.snaps != nil {
-		go c.runCompactionPoll(ctx)
+		// Drop the snapshots etcd has compacted away: reads below the
+		// compaction revision go to etcd, which answers 410.
+		go c.every(ctx, compactionPollInterval, c.compactSnapshots)
 	}
 	logger := klog.FromContext(ctx).WithValues("prefix", c.cfg.ResourcePrefix)
 	listed := false
@@ -239,31 +235,16 @@ func (c *Cache) watch(ctx context.Context, rv uint64) error {
 	}
 }
 
-// runBookmarks sends the periodic bookmarks that are due, every second.
-func (c *Cache) runBookmarks(ctx context.Context) {
-	ticker := c.cfg.Clock.NewTicker(time.Second)
+// every calls fn every interval on the cache's clock until ctx is done.
+func (c *Cache) every(ctx context.Context, interval time.Duration, fn func()) {
+	ticker := c.cfg.Clock.NewTicker(interval)
 	defer ticker.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-ticker.C():
-			c.sendDueBookmarks()
-		}
-	}
-}
-
-// runCompactionPoll drops the snapshots etcd has compacted away: reads
-// below the compaction revision go to etcd, which answers 410.
-func (c *Cache) runCompactionPoll(ctx context.Context) {
-	ticker := c.cfg.Clock.NewTicker(c.cfg.CompactionPollInterval)
-	defer ticker.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-ticker.C():
-			c.compactSnapshots()
+			fn()
 		}
 	}
 }

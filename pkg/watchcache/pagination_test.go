@@ -209,7 +209,7 @@ func TestSnapshotsExpireWithTheHistoryWindow(t *testing.T) {
 	}
 	waitFor(t, "the store to see the compaction", func() bool { return s.CompactRevision() == int64(rv3) })
 	waitFor(t, "the cache to drop the compacted snapshots", func() bool {
-		fake.Step(DefaultCompactionPollInterval)
+		fake.Step(compactionPollInterval)
 		c.mu.RLock()
 		defer c.mu.RUnlock()
 		_, ok := c.snaps.at(rv2)
