@@ -3,6 +3,7 @@ package features
 import (
 	"k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/apimachinery/pkg/util/version"
+	apiserverfeatures "k8s.io/apiserver/pkg/features"
 	utilfeature "k8s.io/apiserver/pkg/util/feature"
 	"k8s.io/component-base/featuregate"
 )
@@ -45,4 +46,27 @@ func init() {
 // Enabled reports whether f is on in the process-wide gate.
 func Enabled(f featuregate.Feature) bool {
 	return utilfeature.DefaultFeatureGate.Enabled(f)
+}
+
+// The k8s.io/apiserver gates ours stand for. Upstream's WatchList lets a
+// request carry sendInitialEvents (and turns plain watches at RV ""/"0" into
+// watch-lists): it follows ConsistentWatchList, so that with ours off a
+// watch-list is refused with 422, as by a server without the feature.
+// Upstream's ListFromCacheSnapshot makes each etcd3 store watch etcd's
+// compaction key, so compactions by other instances (and, at start, earlier
+// ones) are seen: the cache needs that for its snapshots (PaginationFromCache)
+// and for the history it replays from the compaction revision
+// (EfficientWatchResumption), so it is on when either is.
+const (
+	upstreamWatchList             = apiserverfeatures.WatchList
+	upstreamListFromCacheSnapshot = apiserverfeatures.ListFromCacheSnapshot
+)
+
+// SyncUpstream sets the k8s.io/apiserver gates that ours stand for to
+// match ours. The server calls it once, before it builds any storage.
+func SyncUpstream() error {
+	return utilfeature.DefaultMutableFeatureGate.SetFromMap(map[string]bool{
+		string(upstreamWatchList):             Enabled(ConsistentWatchList),
+		string(upstreamListFromCacheSnapshot): Enabled(PaginationFromCache) || Enabled(EfficientWatchResumption),
+	})
 }

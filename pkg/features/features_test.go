@@ -1,9 +1,11 @@
 package features
 
 import (
+	"fmt"
 	"testing"
 
 	utilfeature "k8s.io/apiserver/pkg/util/feature"
+	"k8s.io/component-base/featuregate"
 	featuregatetesting "k8s.io/component-base/featuregate/testing"
 )
 
@@ -30,5 +32,26 @@ func TestUnknownGateIsAnError(t *testing.T) {
 	}
 	if gate.Enabled(APIListChunking) {
 		t.Error("APIListChunking: got enabled after APIListChunking=false")
+	}
+}
+
+func TestSyncUpstreamFollowsOurGates(t *testing.T) {
+	for _, on := range []bool{false, true} {
+		t.Run(fmt.Sprintf("ours=%t", on), func(t *testing.T) {
+			featuregatetesting.SetFeatureGateDuringTest(t, utilfeature.DefaultFeatureGate, ConsistentWatchList, on)
+			featuregatetesting.SetFeatureGateDuringTest(t, utilfeature.DefaultFeatureGate, PaginationFromCache, on)
+			featuregatetesting.SetFeatureGateDuringTest(t, utilfeature.DefaultFeatureGate, EfficientWatchResumption, on)
+			// Restore upstream's gates too once the test ends.
+			featuregatetesting.SetFeatureGateDuringTest(t, utilfeature.DefaultFeatureGate, upstreamWatchList, utilfeature.DefaultFeatureGate.Enabled(upstreamWatchList))
+			featuregatetesting.SetFeatureGateDuringTest(t, utilfeature.DefaultFeatureGate, upstreamListFromCacheSnapshot, utilfeature.DefaultFeatureGate.Enabled(upstreamListFromCacheSnapshot))
+			if err := SyncUpstream(); err != nil {
+				t.Fatal(err)
+			}
+			for _, f := range []featuregate.Feature{upstreamWatchList, upstreamListFromCacheSnapshot} {
+				if got := utilfeature.DefaultFeatureGate.Enabled(f); got != on {
+					t.Errorf("%s: got %t, want %t", f, got, on)
+				}
+			}
+		})
 	}
 }
