@@ -8,16 +8,11 @@ import (
 	"sync"
 	"time"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
-	"k8s.io/apimachinery/pkg/watch"
-	apiserverfeatures "k8s.io/apiserver/pkg/features"
 	"k8s.io/apiserver/pkg/storage"
-	utilfeature "k8s.io/apiserver/pkg/util/feature"
-	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 )
 
@@ -25,17 +20,11 @@ import (
 const (
 	DefaultHistoryWindow = 75 * time.Second
 	DefaultMaxEvents     = 100 * 1024
-	defaultRelistBackoff = time.Second
-	// compactionPollInterval is how often the cache reads the storage's
-	// compaction revision to drop the snapshots compacted away. Upstream
-	// polls every 15s; the read is a mutex-guarded int, so the cache polls
-	// every second, and a token it holds a snapshot for expires within a
-	// second of etcd's compaction, as on the etcd path.
-	compactionPollInterval = time.Second
 )
 
 // Config configures a Cache. Storage, ResourcePrefix, NewListFunc, KeyFunc and
-// GetAttrsFunc are required; the rest have defaults.
+// GetAttrsFunc are required; the rest have defaults. The cache reads no
+// feature gate: the switches below are set by its caller.
 type Config struct {
 	// Storage is the store the cache lists and watches (upstream's etcd3 store).
 	Storage storage.Interface
@@ -62,33 +51,65 @@ type Config struct {
 	// initial events are sent (the server passes API Priority and Fairness's
 	// flowcontrol.WatchInitialized, which ends the watch's initial cost).
 	WatchInitialized func(context.Context)
+	// Encodings, if set, is told which cached objects fill each LIST the
+	// cache serves, so the response encoder can reuse their encodings.
+	Encodings *Encodings
+
 	// ProgressNotify asks etcd for progress notifications, so the cache's
 	// resourceVersion advances while its resource is idle (KEP-1904).
 	ProgressNotify bool
+	// ReplayHistory starts the cache with a history reaching back to etcd's
+	// compaction revision, replayed from etcd, instead of an empty one at
+	// the latest revision, so that watches resume from any resourceVersion
+	// etcd still holds, after a restart or on another instance (beyond
+	// upstream, which starts empty). It needs ProgressNotify.
+	ReplayHistory bool
+	// ShutdownBookmarks: on Shutdown, every watcher that allows bookmarks
+	// gets one at a freshly progressed resourceVersion before its stream
+	// ends (KEP-1904).
+	ShutdownBookmarks bool
 	// Snapshots keeps the state after every event in the history window, so
 	// that LISTs at an exact resourceVersion and continuations of paged LISTs
 	// are served from the cache (KEP-4988, upstream's ListFromCacheSnapshot).
 	Snapshots bool
+	// EstimateSizes lets the storage estimate object sizes for API Priority
+	// and Fairness from the keys the cache lists (upstream's
+	// SizeBasedListCostEstimate).
+	EstimateSizes bool
 }
 
 // Cache keeps a B-tree of one resource in sync with Storage through its own
-// LIST+WATCH, with a history of recent events.
-//
-// Cache is a storage.Interface: what it does not serve yet goes to Storage.
+// LIST+WATCH, with a history of recent events, and serves reads and watches
+// from it. It implements storage.Interface method by method (delegate.go
+// lists which methods go to Storage), so a method upstream adds fails the
+// build here instead of bypassing the cache.
 type Cache struct {
-	storage.Interface
-	cfg Config
+	cfg      Config
+	progress *progressRequester
 
-	// mu guards store, history, snaps, rv, ready, rvChanged and watchers.
+	// mu guards store, history, snaps, rv, ready, readyAt, replaying,
+	// rvChanged, watchers and shuttingDown.
 	mu      sync.RWMutex
 	store   *store
 	history *history
 	snaps   *snapshots // nil without Config.Snapshots
 	rv      uint64
+	// ready: the cache has listed and reached readyAt, the revision its
+	// history replay must reach (Config.ReplayHistory).
 	ready   bool
+	readyAt uint64
+	// replaying: ready is pending a replay; the progress requester counts it
+	// as a waiter meanwhile.
+	replaying bool
 	// rvChanged is closed (and replaced) whenever rv advances.
 	rvChanged chan struct{}
 	watchers  map[*watcher]struct{}
+	// shuttingDown: Shutdown (or the end of Run) has ended the watchers;
+	// new watches are refused.
+	shuttingDown bool
+
+	// running counts the watchers' goroutines, which Run joins.
+	running sync.WaitGroup
 }
 
 var _ storage.Interface = (*Cache)(nil)
@@ -103,6 +124,9 @@ func New(c Config) (*Cache, error) {
 		return nil, errors.New("watchcache: Config.ResourcePrefix is required")
 	case c.NewListFunc == nil || c.KeyFunc == nil || c.GetAttrsFunc == nil:
 		return nil, errors.New("watchcache: Config.NewListFunc, KeyFunc and GetAttrsFunc are required")
+	}
+	if c.ReplayHistory && !c.ProgressNotify {
+		return nil, errors.New("watchcache: Config.ReplayHistory needs Config.ProgressNotify")
 	}
 	if c.HistoryWindow == 0 {
 		c.HistoryWindow = DefaultHistoryWindow
@@ -128,24 +152,67 @@ func New(c Config) (*Cache, error) {
 	}
 	registerMetrics()
 	cache := &Cache{
-		Interface: c.Storage,
 		cfg:       c,
+		progress:  newProgressRequester(c.Storage.RequestWatchProgress, c.Clock),
 		watchers:  map[*watcher]struct{}{},
 		store:     newStore(c.IndexFields...),
-		history:   newHistory(c.Clock, c.HistoryWindow, c.MaxEvents),
+		history:   newHistory(c.Clock, c.HistoryWindow, minHistory, c.MaxEvents),
 		rvChanged: make(chan struct{}),
 	}
 	if c.Snapshots {
 		cache.snaps = newSnapshots()
 	}
-	if utilfeature.DefaultFeatureGate.Enabled(apiserverfeatures.SizeBasedListCostEstimate) {
-		// The storage estimates object sizes for API Priority and Fairness
-		// from the keys the cache lists, as upstream's cacher arranges.
+	if c.EstimateSizes {
 		if err := c.Storage.EnableResourceSizeEstimation(cache.keys); err != nil {
 			return nil, fmt.Errorf("watchcache: enabling resource size estimation: %w", err)
 		}
 	}
 	return cache, nil
+}
+
+// Run keeps the cache in sync with its storage until ctx is done (follow.go),
+// and runs the progress requester (freshness.go) and the ticker that sends
+// due bookmarks and drops compacted snapshots (bookmarks.go). It returns
+// once every goroutine it started, and every watcher's, has ended.
+func (c *Cache) Run(ctx context.Context) {
+	defer utilruntime.HandleCrash()
+	var loops sync.WaitGroup
+	for _, loop := range []func(context.Context){c.progress.run, c.tick} {
+		loops.Go(func() {
+			defer utilruntime.HandleCrash()
+			loop(ctx)
+		})
+	}
+	c.follow(ctx)
+	loops.Wait()
+	c.mu.Lock()
+	c.shuttingDown = true
+	c.stopWatchersLocked()
+	c.mu.Unlock()
+	c.running.Wait()
+}
+
+// ResourceVersion is the newest resourceVersion the cache has seen.
+func (c *Cache) ResourceVersion() uint64 {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return c.rv
+}
+
+// Ready reports whether the cache has listed its resource.
+func (c *Cache) Ready() bool {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return c.ready
+}
+
+// ReadinessCheck implements storage.Interface: not ready until the cache has
+// listed its resource (the server's /readyz reports it).
+func (c *Cache) ReadinessCheck() error {
+	if !c.Ready() {
+		return storage.ErrStorageNotReady
+	}
+	return nil
 }
 
 // keys lists the keys of every object, once the cache is as fresh as etcd.
@@ -163,241 +230,6 @@ func (c *Cache) keys(ctx context.Context) ([]string, error) {
 	return keys, nil
 }
 
-// Run keeps the cache in sync until ctx is done: it lists, then watches
-// from the list's resourceVersion. When the watch breaks it watches again
-// from the last resourceVersion seen, so watchers carry on without a gap;
-// only when that is no longer possible (etcd compacted it) does it relist,
-// which closes the watchers (they resume from their last resourceVersion,
-// or get 410 Gone if it is older than the relist).
-func (c *Cache) Run(ctx context.Context) {
-	defer utilruntime.HandleCrash()
-	defer func() {
-		c.mu.Lock()
-		defer c.mu.Unlock()
-		c.stopWatchersLocked()
-	}()
-	go c.every(ctx, time.Second, c.sendDueBookmarks)
-	if c.snaps != nil {
-		// Drop the snapshots etcd has compacted away: reads below the
-		// compaction revision go to etcd, which answers 410.
-		go c.every(ctx, compactionPollInterval, c.compactSnapshots)
-	}
-	logger := klog.FromContext(ctx).WithValues("prefix", c.cfg.ResourcePrefix)
-	listed := false
-	for ctx.Err() == nil {
-		var err error
-		if !listed {
-			if err = c.relist(ctx); err == nil {
-				listed = true
-			}
-		}
-		if listed {
-			err = c.watch(ctx, c.ResourceVersion())
-			if apierrors.IsResourceExpired(err) || apierrors.IsGone(err) {
-				listed = false
-			}
-		}
-		if ctx.Err() != nil {
-			return
-		}
-		logger.V(2).Info("Watch cache restarting its watch", "err", err, "relist", !listed)
-		select {
-		case <-ctx.Done():
-		case <-c.cfg.Clock.After(defaultRelistBackoff):
-		}
-	}
-}
-
-// watch applies the storage's events after rv until the watch fails or ctx ends.
-func (c *Cache) watch(ctx context.Context, rv uint64) error {
-	w, err := c.cfg.Storage.Watch(ctx, c.cfg.ResourcePrefix, storage.ListOptions{
-		ResourceVersion: fmt.Sprint(rv),
-		Recursive:       true,
-		Predicate:       storage.Everything,
-		ProgressNotify:  c.cfg.ProgressNotify,
-	})
-	if err != nil {
-		return fmt.Errorf("watching from %d: %w", rv, err)
-	}
-	defer w.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return nil
-		case ev, ok := <-w.ResultChan():
-			if !ok {
-				return errors.New("watch closed")
-			}
-			if err := c.apply(ev); err != nil {
-				return err
-			}
-		}
-	}
-}
-
-// every calls fn every interval on the cache's clock until ctx is done.
-func (c *Cache) every(ctx context.Context, interval time.Duration, fn func()) {
-	ticker := c.cfg.Clock.NewTicker(interval)
-	defer ticker.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-ticker.C():
-			fn()
-		}
-	}
-}
-
-// compactSnapshots drops the snapshots before etcd's compaction revision.
-func (c *Cache) compactSnapshots() {
-	rev := c.cfg.Storage.CompactRevision()
-	if rev <= 0 || c.snaps == nil {
-		return
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.snaps.raiseFloor(uint64(rev))
-	c.recordSnapshots()
-}
-
-// sendDueBookmarks offers a bookmark at the cache's resourceVersion to every
-// watcher whose bookmark is due; a watcher drops it unless the cache has
-// moved past what it has already seen. A full buffer just delays it.
-func (c *Cache) sendDueBookmarks() {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	now := c.cfg.Clock.Now()
-	var bookmark *event
-	for w := range c.watchers {
-		if w.nextBookmark.IsZero() || now.Before(w.nextBookmark) {
-			continue
-		}
-		if bookmark == nil {
-			bookmark = &event{typ: watch.Bookmark, rv: c.rv}
-		}
-		if w.offer(bookmark) {
-			w.scheduleBookmark(now)
-		}
-	}
-}
-
-// relist replaces the store with a fresh LIST.
-func (c *Cache) relist(ctx context.Context) (err error) {
-	start := c.cfg.Clock.Now()
-	defer func() { c.recordInitialization(start, err) }()
-	list := c.cfg.NewListFunc()
-	opts := storage.ListOptions{ResourceVersion: "", Recursive: true, Predicate: storage.Everything}
-	if err := c.cfg.Storage.GetList(ctx, c.cfg.ResourcePrefix, opts, list); err != nil {
-		return err
-	}
-	listMeta, err := meta.ListAccessor(list)
-	if err != nil {
-		return err
-	}
-	rv, err := c.cfg.Versioner.ParseResourceVersion(listMeta.GetResourceVersion())
-	if err != nil {
-		return err
-	}
-	fresh := newStore(c.cfg.IndexFields...)
-	err = meta.EachListItem(list, func(obj runtime.Object) error {
-		e, err := c.newElement(obj)
-		if err == nil {
-			fresh.upsert(e)
-		}
-		return err
-	})
-	if err != nil {
-		return err
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.store = fresh
-	c.history.reset(rv)
-	if c.snaps != nil {
-		c.snaps.reset(rv, fresh)
-		c.recordSnapshots()
-	}
-	c.stopWatchersLocked() // they resume from their last RV, in the window or with 410
-	c.recordCapacity()
-	c.ready = true
-	c.setRVLocked(rv)
-	return nil
-}
-
-func (c *Cache) newElement(obj runtime.Object) (*element, error) {
-	key, err := c.cfg.KeyFunc(obj)
-	if err != nil {
-		return nil, err
-	}
-	l, f, err := c.cfg.GetAttrsFunc(obj)
-	if err != nil {
-		return nil, err
-	}
-	return &element{key: key, object: obj, labels: l, fields: f}, nil
-}
-
-// apply records one watch event from Storage. A bookmark (etcd progress
-// notification) only advances the resourceVersion.
-func (c *Cache) apply(ev watch.Event) error {
-	switch ev.Type {
-	case watch.Error:
-		return fmt.Errorf("watch error: %w", apierrors.FromObject(ev.Object))
-	case watch.Bookmark:
-		rv, err := c.cfg.Versioner.ObjectResourceVersion(ev.Object)
-		if err != nil {
-			return err
-		}
-		c.mu.Lock()
-		defer c.mu.Unlock()
-		if rv > c.rv { // a progress RV below what was seen is a no-op (etcd#15220)
-			c.setRVLocked(rv)
-		}
-		return nil
-	}
-	e, err := c.newElement(ev.Object)
-	if err != nil {
-		return err
-	}
-	rv, err := c.cfg.Versioner.ObjectResourceVersion(ev.Object)
-	if err != nil {
-		return err
-	}
-	c.recordEventReceived()
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	var prev *element
-	if ev.Type == watch.Deleted {
-		prev, _ = c.store.remove(e.key)
-	} else {
-		prev, _ = c.store.upsert(e)
-	}
-	recorded := &event{typ: ev.Type, rv: rv, recordTime: c.cfg.Clock.Now(), obj: e, prevObj: prev, cached: newCachingObject(e.object)}
-	c.history.add(recorded)
-	if c.snaps != nil {
-		c.snaps.add(rv, c.store)
-		c.snaps.raiseFloor(c.history.startRV) // snapshots live as long as the events
-		c.recordSnapshots()
-	}
-	c.setRVLocked(rv)
-	c.dispatchLocked(recorded)
-	return nil
-}
-
-func (c *Cache) setRVLocked(rv uint64) {
-	c.rv = rv
-	c.recordResourceVersion(rv)
-	close(c.rvChanged)
-	c.rvChanged = make(chan struct{})
-}
-
-// ResourceVersion is the newest resourceVersion the cache has seen.
-func (c *Cache) ResourceVersion() uint64 {
-	c.mu.RLock()
-	defer c.mu.RUnlock()
-	return c.rv
-}
-
 // itemFunc returns a function making new items of list's kind.
 func itemFunc(list runtime.Object) (func() runtime.Object, error) {
 	items, err := meta.GetItemsPtr(list)
@@ -409,40 +241,4 @@ func itemFunc(list runtime.Object) (func() runtime.Object, error) {
 		return nil, fmt.Errorf("%s is not a runtime.Object", t)
 	}
 	return func() runtime.Object { return reflect.New(t).Interface().(runtime.Object) }, nil
-}
-
-// ReadinessCheck implements storage.Interface: not ready until the cache has
-// listed its resource (the server's /readyz reports it).
-func (c *Cache) ReadinessCheck() error {
-	if !c.Ready() {
-		return storage.ErrStorageNotReady
-	}
-	return nil
-}
-
-// Ready reports whether the cache has listed its resource.
-func (c *Cache) Ready() bool {
-	c.mu.RLock()
-	defer c.mu.RUnlock()
-	return c.ready
-}
-
-// waitUntilFresh blocks until the cache has seen rv, for at most timeout.
-func (c *Cache) waitUntilFresh(ctx context.Context, rv uint64, timeout time.Duration) error {
-	deadline := c.cfg.Clock.After(timeout)
-	for {
-		c.mu.RLock()
-		current, changed, ready := c.rv, c.rvChanged, c.ready
-		c.mu.RUnlock()
-		if ready && current >= rv {
-			return nil
-		}
-		select {
-		case <-changed:
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-deadline:
-			return storage.NewTooLargeResourceVersionError(rv, current, 1)
-		}
-	}
 }

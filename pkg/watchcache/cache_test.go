@@ -10,10 +10,12 @@ import (
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"k8s.io/apimachinery/pkg/api/apitesting"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/runtime/serializer"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/apiserver/pkg/apis/example"
 	examplev1 "k8s.io/apiserver/pkg/apis/example/v1"
@@ -150,20 +152,23 @@ func TestWaitUntilFreshTimesOutWithTooLargeResourceVersion(t *testing.T) {
 	fake := clocktesting.NewFakeClock(time.Now())
 	c := newTestCache(t, s, fake)
 	result := make(chan error, 1)
-	waitFor(t, "the bookmark ticker", fake.HasWaiters) // it waits on the clock too
-	armed := fake.Waiters() + 1
 	go func() { result <- c.waitUntilFresh(context.Background(), 1<<40, 3*time.Second) }()
-	// Step the clock only once the wait has armed its timer.
-	deadline := time.Now().Add(30 * time.Second)
-	for fake.Waiters() < armed {
-		if time.Now().After(deadline) {
-			t.Fatal("waitUntilFresh never armed its timer")
+	// Step past the timeout until the wait gives up: a step before it armed
+	// its timer only moves the clock on.
+	deadline := time.After(wait.ForeverTestTimeout)
+	for {
+		select {
+		case err := <-result:
+			if !storage.IsTooLargeResourceVersion(err) {
+				t.Errorf("got %v, want a too-large-resource-version error", err)
+			}
+			return
+		case <-deadline:
+			t.Fatal("waitUntilFresh never timed out")
+		default:
+			fake.Step(3 * time.Second)
+			goruntime.Gosched()
 		}
-		goruntime.Gosched()
-	}
-	fake.Step(3 * time.Second)
-	if err := <-result; !storage.IsTooLargeResourceVersion(err) {
-		t.Errorf("got %v, want a too-large-resource-version error", err)
 	}
 }
 
@@ -247,7 +252,10 @@ func runCache(t testing.TB, c *Cache) {
 func TestNotReadyCacheSendsRequestsToStorage(t *testing.T) {
 	s, _ := newEtcdStore(t)
 	createPod(t, s, "a")
-	c, err := New(podCacheConfig(s)) // not running: never ready
+	fake := clocktesting.NewFakeClock(time.Now())
+	cfg := podCacheConfig(s)
+	cfg.Clock = fake
+	c, err := New(cfg) // not running: not ready
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -258,14 +266,33 @@ func TestNotReadyCacheSendsRequestsToStorage(t *testing.T) {
 	if err := c.GetList(context.Background(), "/pods/", storage.ListOptions{ResourceVersion: "0", Recursive: true, Predicate: storage.Everything}, list); err != nil || len(list.Items) != 1 {
 		t.Errorf("LIST while not ready: got %d items, %v; want the storage's 1", len(list.Items), err)
 	}
-	w, err := c.Watch(context.Background(), "/pods/", storage.ListOptions{ResourceVersion: "0", Recursive: true, Predicate: storage.Everything})
-	if err != nil {
-		t.Fatal(err)
+	// A watch waits for the cache (a watch on etcd would hold up the
+	// cache's progress requests), then gets 429 if it does not get ready.
+	result := make(chan error, 1)
+	go func() {
+		_, err := c.Watch(context.Background(), "/pods/", storage.ListOptions{ResourceVersion: "0", Recursive: true, Predicate: storage.Everything})
+		result <- err
+	}()
+	waitFor(t, "the watch to wait on the clock", fake.HasWaiters)
+	fake.Step(freshnessTimeout)
+	if err := <-result; !apierrors.IsTooManyRequests(err) {
+		t.Errorf("WATCH while not ready: got %v, want 429", err)
 	}
-	defer w.Stop()
-	if ev := nextEvent(t, w); ev.Type != watch.Added {
-		t.Errorf("WATCH while not ready: got %s, want the storage's ADDED", ev.Type)
-	}
+
+	// One that starts waiting before the cache is ready is served once it is.
+	go func() {
+		w, err := c.Watch(context.Background(), "/pods/", storage.ListOptions{ResourceVersion: "0", Recursive: true, Predicate: storage.Everything})
+		if err == nil {
+			defer w.Stop()
+			if ev, ok := <-w.ResultChan(); !ok || ev.Type != watch.Added {
+				err = fmt.Errorf("got %v, want the cache's ADDED", ev)
+			}
+		}
+		result <- err
+	}()
 	runCache(t, c)
 	waitFor(t, "the cache to be ready", func() bool { return c.ReadinessCheck() == nil })
+	if err := <-result; err != nil {
+		t.Errorf("WATCH that waited for the cache: %v", err)
+	}
 }

@@ -112,6 +112,7 @@ func newConformanceSetup(t *testing.T, opts ...conformanceOption) *conformanceSe
 		ProgressNotify:   true,
 		WatchInitialized: utilflowcontrol.WatchInitialized,
 		Snapshots:        utilfeature.DefaultFeatureGate.Enabled(features.ListFromCacheSnapshot),
+		EstimateSizes:    utilfeature.DefaultFeatureGate.Enabled(features.SizeBasedListCostEstimate),
 	})
 	if err != nil {
 		t.Fatalf("Failed to initialize cache: %v", err)
@@ -224,13 +225,7 @@ func compactWatch(c *Cache, client *clientv3.Client) storagetesting.Compaction {
 			// suite does not compact with watchers open.
 			t.Error("Open watchers are not supported during compaction")
 		}
-		h := c.history
-		i := 0
-		for i < len(h.events) && h.events[i].rv <= rv {
-			i++
-		}
-		h.events = append([]*event(nil), h.events[i:]...)
-		h.startRV = max(h.startRV, rv)
+		c.history.dropThrough(rv)
 		if _, err := client.Compact(ctx, int64(rv)); err != nil {
 			t.Fatalf("Could not compact: %v", err)
 		}

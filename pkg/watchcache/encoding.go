@@ -21,9 +21,20 @@ const (
 	numFormats
 )
 
-// listed maps each list a cache filled, weakly, to the elements behind its
-// items. An entry goes when the list is encoded (EncodedItems) or collected.
-var listed sync.Map // weak.Pointer[byte] -> []*element
+// Encodings lets a response encoder write the items of a list a cache
+// filled from the encodings the cache keeps with each object. A server
+// makes one, hands it to its caches (Config.Encodings) and to its list
+// serializers, which ask it with Items: the one path by which kept
+// encodings leave the cache.
+//
+// It remembers, weakly, which elements filled each list; an entry goes
+// when the list is encoded or garbage-collected.
+type Encodings struct {
+	listed sync.Map // weak.Pointer[byte] -> []*element
+}
+
+// NewEncodings returns an empty Encodings.
+func NewEncodings() *Encodings { return &Encodings{} }
 
 func listKey(list k8sruntime.Object) (*byte, bool) {
 	v := reflect.ValueOf(list)
@@ -33,28 +44,29 @@ func listKey(list k8sruntime.Object) (*byte, bool) {
 	return (*byte)(v.UnsafePointer()), true
 }
 
-// rememberListed records that list's items are elems' objects.
-func rememberListed(list k8sruntime.Object, elems []*element) {
+// remember records that list's items are elems' objects. A nil Encodings
+// remembers nothing.
+func (en *Encodings) remember(list k8sruntime.Object, elems []*element) {
 	p, ok := listKey(list)
-	if !ok || len(elems) == 0 {
+	if en == nil || !ok || len(elems) == 0 {
 		return
 	}
 	key := weak.Make(p)
-	listed.Store(key, elems)
-	runtime.AddCleanup(p, func(key weak.Pointer[byte]) { listed.Delete(key) }, key)
+	en.listed.Store(key, elems)
+	runtime.AddCleanup(p, func(key weak.Pointer[byte]) { en.listed.Delete(key) }, key)
 }
 
-// EncodedItems returns the encodings, in format f, of the items of list if
-// a cache filled it: each made by encode once per cached object and kept
+// Items returns the encodings, in format f, of the items of list if a
+// cache filled it: each made by encode once per cached object and kept
 // with it (cached objects never change). ok is false for any other list,
 // or if its items are no longer the cached ones; encode must give the same
 // bytes for the same object every time.
-func EncodedItems(list k8sruntime.Object, f Format, encode func(k8sruntime.Object) ([]byte, error)) (encoded [][]byte, ok bool, err error) {
+func (en *Encodings) Items(list k8sruntime.Object, f Format, encode func(k8sruntime.Object) ([]byte, error)) (encoded [][]byte, ok bool, err error) {
 	p, ok := listKey(list)
 	if !ok {
 		return nil, false, nil
 	}
-	v, ok := listed.LoadAndDelete(weak.Make(p))
+	v, ok := en.listed.LoadAndDelete(weak.Make(p))
 	if !ok {
 		return nil, false, nil
 	}

@@ -2,6 +2,7 @@ package watchcache
 
 import (
 	"fmt"
+	"sort"
 	"sync"
 	"time"
 
@@ -16,6 +17,8 @@ type event struct {
 	recordTime time.Time
 	obj        *element // the object after the change (before it, for a deletion)
 	prevObj    *element // the object before the change; nil for an addition
+	// final marks the bookmark a watcher gets as its stream ends at shutdown.
+	final bool
 
 	// cached wraps obj.object for every watcher the event is delivered to,
 	// so it is serialized once; nil for bookmarks.
@@ -26,44 +29,87 @@ type event struct {
 	prevAtRV     *cachingObject
 }
 
-// history is the window of recent events watches are served from: every event
-// younger than window is kept (up to maxEvents), older ones are dropped as new
-// ones arrive. A watch from resourceVersion rv can be served iff rv >= startRV.
+// history is the window of recent events watches are served from, a ring
+// buffer (upstream's shape) that costs O(1) per event: an event younger
+// than window is kept (up to maxEvents, the newest win), an older one is
+// dropped as new ones arrive, but never below minEvents, so that a quiet
+// resource keeps at least what upstream's cache would (its buffer starts
+// at 100 events and evicts only when full). A watch from resourceVersion
+// rv can be served iff rv >= startRV.
 type history struct {
 	clock     clock.PassiveClock
 	window    time.Duration
+	minEvents int
 	maxEvents int
 
-	events []*event // oldest first; events[i].rv strictly increasing
+	// buf holds n events from buf[first] on, wrapping around; their RVs
+	// strictly increase. It grows by doubling up to maxEvents.
+	buf   []*event
+	first int
+	n     int
 	// startRV is the oldest resourceVersion a watch may start from: the
 	// relist's RV, or the RV of the newest event dropped since.
 	startRV uint64
 }
 
-func newHistory(c clock.PassiveClock, window time.Duration, maxEvents int) *history {
-	return &history{clock: c, window: window, maxEvents: maxEvents}
+// minHistory is upstream's initial history capacity: the fewest events
+// the cache keeps, whatever their age.
+const minHistory = 100
+
+func newHistory(c clock.PassiveClock, window time.Duration, minEvents, maxEvents int) *history {
+	return &history{clock: c, window: window, minEvents: min(minEvents, maxEvents), maxEvents: maxEvents}
 }
 
 // reset empties the history after a relist at listRV.
 func (h *history) reset(listRV uint64) {
-	h.events = nil
+	clear(h.buf)
+	h.first, h.n = 0, 0
 	h.startRV = listRV
 }
+
+// at returns the i-th event, oldest first.
+func (h *history) at(i int) *event { return h.buf[(h.first+i)%len(h.buf)] }
 
 // add appends e (whose RV must exceed every RV added before) and drops the
 // events that fell out of the window or over the cap.
 func (h *history) add(e *event) {
-	h.events = append(h.events, e)
+	if h.n == len(h.buf) {
+		if len(h.buf) < h.maxEvents {
+			h.grow()
+		} else {
+			h.dropOldest()
+		}
+	}
+	h.buf[(h.first+h.n)%len(h.buf)] = e
+	h.n++
 	cutoff := h.clock.Now().Add(-h.window)
-	drop := 0
-	for drop < len(h.events)-1 && (len(h.events)-drop > h.maxEvents || h.events[drop].recordTime.Before(cutoff)) {
-		drop++
+	for h.n > max(h.minEvents, 1) && h.at(0).recordTime.Before(cutoff) {
+		h.dropOldest()
 	}
-	if drop > 0 {
-		h.startRV = h.events[drop-1].rv
-		// Copy rather than reslice so dropped events can be collected.
-		h.events = append([]*event(nil), h.events[drop:]...)
+}
+
+// grow doubles the buffer (up to maxEvents), oldest event first.
+func (h *history) grow() {
+	buf := make([]*event, min(max(2*len(h.buf), 16), h.maxEvents))
+	for i := range h.n {
+		buf[i] = h.at(i)
 	}
+	h.buf, h.first = buf, 0
+}
+
+func (h *history) dropOldest() {
+	h.startRV = h.at(0).rv
+	h.buf[h.first] = nil // let it be collected
+	h.first = (h.first + 1) % len(h.buf)
+	h.n--
+}
+
+// dropThrough drops the events up to rv, as if etcd had compacted them.
+func (h *history) dropThrough(rv uint64) {
+	for h.n > 0 && h.at(0).rv <= rv {
+		h.dropOldest()
+	}
+	h.startRV = max(h.startRV, rv)
 }
 
 // tooOldError is returned for a watch from before the window.
@@ -81,11 +127,24 @@ func (h *history) since(rv uint64) ([]*event, error) {
 	if rv < h.startRV {
 		return nil, tooOldError{requested: rv, oldest: h.startRV}
 	}
-	i := len(h.events)
-	for i > 0 && h.events[i-1].rv > rv {
-		i--
+	i := sort.Search(h.n, func(i int) bool { return h.at(i).rv > rv })
+	if i == h.n {
+		return nil, nil
 	}
-	return append([]*event(nil), h.events[i:]...), nil
+	out := make([]*event, 0, h.n-i)
+	for ; i < h.n; i++ {
+		out = append(out, h.at(i))
+	}
+	return out, nil
 }
 
-func (h *history) len() int { return len(h.events) }
+// events returns every event held, oldest first.
+func (h *history) events() []*event {
+	out := make([]*event, h.n)
+	for i := range out {
+		out[i] = h.at(i)
+	}
+	return out
+}
+
+func (h *history) len() int { return h.n }

@@ -2,6 +2,7 @@ package watchcache
 
 import (
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -19,7 +20,7 @@ func rvs(es []*event) []uint64 {
 
 func TestHistoryServesWatchesInsideTheWindow(t *testing.T) {
 	clock := clocktesting.NewFakeClock(time.Unix(1000, 0))
-	h := newHistory(clock, 75*time.Second, 100)
+	h := newHistory(clock, 75*time.Second, minHistory, 100)
 	h.reset(10)
 	for rv := uint64(11); rv <= 15; rv++ {
 		h.add(&event{typ: watch.Modified, rv: rv, recordTime: clock.Now()})
@@ -46,7 +47,7 @@ func TestHistoryServesWatchesInsideTheWindow(t *testing.T) {
 
 func TestHistoryDropsEventsOutsideTheWindow(t *testing.T) {
 	clock := clocktesting.NewFakeClock(time.Unix(1000, 0))
-	h := newHistory(clock, 75*time.Second, 100)
+	h := newHistory(clock, 75*time.Second, 1, 100) // no minimum: age alone decides
 	h.reset(1)
 	h.add(&event{rv: 2, recordTime: clock.Now()})
 	h.add(&event{rv: 3, recordTime: clock.Now()})
@@ -57,7 +58,7 @@ func TestHistoryDropsEventsOutsideTheWindow(t *testing.T) {
 	}
 	clock.Step(16 * time.Second) // rv 2 and 3 are now 76s old
 	h.add(&event{rv: 5, recordTime: clock.Now()})
-	if got := rvs(h.events); len(got) != 2 || got[0] != 4 {
+	if got := rvs(h.events()); len(got) != 2 || got[0] != 4 {
 		t.Fatalf("after the window passed: got %v, want [4 5]", got)
 	}
 	if _, err := h.since(2); err == nil {
@@ -70,18 +71,83 @@ func TestHistoryDropsEventsOutsideTheWindow(t *testing.T) {
 
 func TestHistoryCapKeepsTheNewestEvents(t *testing.T) {
 	clock := clocktesting.NewFakeClock(time.Unix(1000, 0))
-	h := newHistory(clock, 75*time.Second, 3)
+	h := newHistory(clock, 75*time.Second, 1, 3)
 	h.reset(0)
 	for rv := uint64(1); rv <= 10; rv++ {
 		h.add(&event{rv: rv, recordTime: clock.Now()})
 	}
-	if got := rvs(h.events); len(got) != 3 || got[0] != 8 || h.startRV != 7 {
+	if got := rvs(h.events()); len(got) != 3 || got[0] != 8 || h.startRV != 7 {
 		t.Errorf("got %v (start %d), want [8 9 10] (start 7)", got, h.startRV)
 	}
 	// The newest event is never dropped, even if it is old itself.
 	clock.Step(time.Hour)
 	h.add(&event{rv: 11, recordTime: clock.Now().Add(-2 * time.Hour)})
 	if h.len() != 1 || h.startRV != 10 {
-		t.Errorf("got %v (start %d), want [11] (start 10)", rvs(h.events), h.startRV)
+		t.Errorf("got %v (start %d), want [11] (start 10)", rvs(h.events()), h.startRV)
+	}
+}
+
+// TestHistoryKeepsAtLeastUpstreamsMinimum: age alone never takes a quiet
+// resource's history below the 100 events upstream's buffer starts with.
+func TestHistoryKeepsAtLeastUpstreamsMinimum(t *testing.T) {
+	clock := clocktesting.NewFakeClock(time.Unix(1000, 0))
+	h := newHistory(clock, 75*time.Second, minHistory, 1000)
+	h.reset(0)
+	for rv := uint64(1); rv <= 150; rv++ {
+		h.add(&event{rv: rv, recordTime: clock.Now()})
+	}
+	clock.Step(time.Hour) // every event is now far outside the window
+	h.add(&event{rv: 151, recordTime: clock.Now()})
+	if got := rvs(h.events()); len(got) != minHistory || got[0] != 52 || h.startRV != 51 {
+		t.Errorf("got %d events from %d (start %d), want the newest %d, from 52 (start 51)", len(got), got[0], h.startRV, minHistory)
+	}
+}
+
+// TestHistoryWrapsAround: a full ring drops its oldest events and serves
+// the rest in order across the wrap.
+func TestHistoryWrapsAround(t *testing.T) {
+	clock := clocktesting.NewFakeClock(time.Unix(1000, 0))
+	h := newHistory(clock, 75*time.Second, 1, 20)
+	h.reset(0)
+	for rv := uint64(1); rv <= 53; rv++ {
+		h.add(&event{rv: rv, recordTime: clock.Now()})
+	}
+	got, err := h.since(40)
+	if err != nil || len(got) != 13 || got[0].rv != 41 || got[12].rv != 53 {
+		t.Fatalf("since(40): got %v, %v; want 41..53", rvs(got), err)
+	}
+	for i := 1; i < len(got); i++ {
+		if got[i].rv != got[i-1].rv+1 {
+			t.Fatalf("since(40): got %v, want consecutive RVs", rvs(got))
+		}
+	}
+	if _, err := h.since(32); err == nil {
+		t.Error("since(32): got nil error, want too old (33 was dropped with the cap of 20)")
+	}
+}
+
+// BenchmarkHistoryAppend: adding an event to a full history costs the same
+// whatever its size.
+func BenchmarkHistoryAppend(b *testing.B) {
+	for _, size := range []int{1000, 10000, 100000} {
+		b.Run(fmt.Sprintf("Events=%d", size), func(b *testing.B) {
+			clock := clocktesting.NewFakeClock(time.Unix(1000, 0))
+			h := newHistory(clock, 75*time.Second, minHistory, size)
+			h.reset(0)
+			rv := uint64(0)
+			for range size {
+				rv++
+				h.add(&event{rv: rv, recordTime: clock.Now()})
+			}
+			events := make([]*event, b.N)
+			for i := range events {
+				events[i] = &event{rv: rv + uint64(i) + 1, recordTime: clock.Now()}
+			}
+			b.ReportAllocs()
+			b.ResetTimer()
+			for _, e := range events {
+				h.add(e)
+			}
+		})
 	}
 }

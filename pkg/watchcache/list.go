@@ -4,21 +4,12 @@ import (
 	"context"
 	"fmt"
 	"reflect"
-	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apiserver/pkg/storage"
-	"k8s.io/klog/v2"
-)
-
-// Upstream's timeouts: how long a read waits for the cache to reach a
-// resourceVersion, and how often it asks etcd for progress meanwhile.
-const (
-	freshnessTimeout        = 3 * time.Second
-	progressRequestInterval = 100 * time.Millisecond
 )
 
 // GetList serves LISTs as upstream's delegator decides
@@ -272,7 +263,7 @@ func (c *Cache) writeList(listObj runtime.Object, p page, rv uint64, preparedKey
 	if err := meta.SetList(listObj, objs); err != nil {
 		return err
 	}
-	rememberListed(listObj, p.items) // for the response encoder: EncodedItems
+	c.cfg.Encodings.remember(listObj, p.items) // for the response encoder
 	lastKey := ""
 	if len(p.items) > 0 {
 		lastKey = p.items[len(p.items)-1].key
@@ -327,38 +318,4 @@ func (c *Cache) Get(ctx context.Context, key string, opts storage.GetOptions, ob
 	}
 	reflect.ValueOf(objPtr).Elem().Set(reflect.ValueOf(e.object).Elem())
 	return nil
-}
-
-// waitUntilConsistent waits until the cache has seen etcd's current
-// revision, asking etcd for a progress notification at once and every
-// 100ms meanwhile, so an idle resource catches up too.
-func (c *Cache) waitUntilConsistent(ctx context.Context) error {
-	target, err := c.cfg.Storage.GetCurrentResourceVersion(ctx)
-	if err != nil {
-		return err
-	}
-	return c.waitWithProgress(ctx, target)
-}
-
-// waitWithProgress waits until the cache has seen target, for at most 3 s,
-// asking etcd for progress meanwhile (target may be another instance's RV,
-// of a resource that is idle here), as upstream's cache does.
-func (c *Cache) waitWithProgress(ctx context.Context, target uint64) error {
-	deadline := c.cfg.Clock.Now().Add(freshnessTimeout)
-	for {
-		if c.ResourceVersion() >= target && c.Ready() {
-			return nil
-		}
-		// Behind: ask etcd where the cache's watch stands at once, so an
-		// idle resource catches up in a round trip, then every 100ms. A
-		// failed request (the watch is being re-established) only means
-		// waiting for the next one, as upstream's progress requester does.
-		if err := c.cfg.Storage.RequestWatchProgress(ctx); err != nil {
-			klog.FromContext(ctx).V(4).Info("Watch cache progress request failed", "prefix", c.cfg.ResourcePrefix, "err", err)
-		}
-		err := c.waitUntilFresh(ctx, target, progressRequestInterval)
-		if err == nil || !storage.IsTooLargeResourceVersion(err) || !c.cfg.Clock.Now().Before(deadline) {
-			return err
-		}
-	}
 }

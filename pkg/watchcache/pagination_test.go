@@ -174,6 +174,11 @@ func TestSnapshotsExpireWithTheHistoryWindow(t *testing.T) {
 	s, client := newEtcdStore(t)
 	fake := clocktesting.NewFakeClock(time.Now())
 	c, counting := newSnapshotCache(t, s, fake)
+	// Age alone decides, as it does once a resource has more events than
+	// the 100 the history always keeps.
+	c.mu.Lock()
+	c.history.minEvents = 1
+	c.mu.Unlock()
 	rv1 := createPod(t, s, "a")
 	rv2 := createPod(t, s, "b")
 	waitFresh(t, c, rv2)
@@ -209,7 +214,7 @@ func TestSnapshotsExpireWithTheHistoryWindow(t *testing.T) {
 	}
 	waitFor(t, "the store to see the compaction", func() bool { return s.CompactRevision() == int64(rv3) })
 	waitFor(t, "the cache to drop the compacted snapshots", func() bool {
-		fake.Step(compactionPollInterval)
+		fake.Step(tickInterval)
 		c.mu.RLock()
 		defer c.mu.RUnlock()
 		_, ok := c.snaps.at(rv2)

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/apiserver/pkg/storage"
 )
@@ -30,14 +31,19 @@ const watchBufferSize = 100
 //   - sendInitialEvents=false: changes after N, after the cache's current
 //     resourceVersion ("0"), or after etcd's current revision ("").
 //
-// Until the cache has listed its resource, watches go to the storage.
+// Until the cache is ready, a watch waits for it (up to 3 s, then 429 with
+// Retry-After, as upstream answers at once); once Shutdown has ended its
+// watchers, watches get 429 too. None goes to etcd: a watch there would
+// share the cache's gRPC stream, and etcd answers a progress request only
+// once every watch on the stream has caught up, which kept a replaying
+// cache from becoming ready until etcd's periodic progress notification.
 func (c *Cache) Watch(ctx context.Context, key string, opts storage.ListOptions) (watch.Interface, error) {
 	preparedKey, err := storage.PrepareKey(c.cfg.ResourcePrefix, key, opts.Recursive)
 	if err != nil {
 		return nil, err
 	}
-	if !c.Ready() {
-		return c.cfg.Storage.Watch(ctx, key, opts)
+	if err := c.waitReady(ctx); err != nil {
+		return nil, err
 	}
 	rv, err := c.cfg.Versioner.ParseResourceVersion(opts.ResourceVersion)
 	if err != nil {
@@ -53,7 +59,7 @@ func (c *Cache) Watch(ctx context.Context, key string, opts storage.ListOptions)
 			err = c.waitUntilConsistent(ctx)
 		case "0":
 		default:
-			err = c.waitUntilFresh(ctx, rv, freshnessTimeout)
+			err = c.waitWithProgress(ctx, rv) // an idle resource catches up by progress request
 		}
 		if err != nil {
 			return watchFailure(err)
@@ -66,23 +72,30 @@ func (c *Cache) Watch(ctx context.Context, key string, opts storage.ListOptions)
 		}
 	}
 	w, err := c.register(preparedKey, opts, req, deadline(ctx))
+	if err == errShuttingDown {
+		return nil, err // an HTTP 429, before the stream starts
+	}
 	if err != nil {
 		return watchFailure(err)
 	}
 	if c.cfg.WatchInitialized != nil {
 		w.initialized = func() { c.cfg.WatchInitialized(ctx) }
 	}
-	go w.run()
-	go func() {
-		select {
-		case <-ctx.Done():
-			w.Stop()
-		case <-w.done:
-		}
-		c.unregister(w)
+	go func() { // counted in c.running by register; Run joins it
+		defer c.running.Done()
+		defer utilruntime.HandleCrash()
+		defer c.unregister(w)
+		stop := context.AfterFunc(ctx, w.Stop) // the client went away
+		defer stop()
+		w.run()
 	}()
 	return w, nil
 }
+
+// errShuttingDown answers watches once Shutdown has ended the cache's
+// watchers: 429 makes client-go retry the watch (from its last
+// resourceVersion, on whichever server answers) rather than relist.
+var errShuttingDown = apierrors.NewTooManyRequests("the server is shutting down", 1)
 
 // watchRequest is where a watch starts: after resourceVersion from (0: the
 // cache's current one), or with the cache's current state (initial).
@@ -118,6 +131,9 @@ func watchFailure(err error) (watch.Interface, error) {
 func (c *Cache) register(preparedKey string, opts storage.ListOptions, req watchRequest, deadline time.Time) (*watcher, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if c.shuttingDown {
+		return nil, errShuttingDown
+	}
 	from := req.from
 	if req.initial || from == 0 {
 		from = c.rv
@@ -138,6 +154,7 @@ func (c *Cache) register(preparedKey string, opts storage.ListOptions, req watch
 	}
 	w.scheduleBookmark(c.cfg.Clock.Now())
 	c.watchers[w] = struct{}{}
+	c.running.Add(1) // under c.mu, so never after Run has begun to join
 	return w, nil
 }
 

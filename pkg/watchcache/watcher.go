@@ -141,12 +141,26 @@ func (w *watcher) run() {
 		select {
 		case <-w.done:
 			return
-		case e := <-w.input:
-			if !w.deliver(e) {
-				return
+		case e, ok := <-w.input:
+			if !ok || !w.deliver(e) {
+				return // ended (see end), or stopped
 			}
 		}
 	}
+}
+
+// end makes the watcher finish gracefully, as at shutdown: it delivers the
+// events it holds, then final (if any, and if its buffer has room), then
+// closes its result channel. The caller has removed it from the cache's
+// watchers under the cache's lock, so nothing is offered to it any more.
+func (w *watcher) end(final *event) {
+	if final != nil {
+		select {
+		case w.input <- final:
+		default: // a watcher a whole buffer behind resumes from its last event
+		}
+	}
+	close(w.input)
 }
 
 // sendInitial streams the snapshot's matching objects as ADDED events, then
@@ -192,8 +206,9 @@ func (w *watcher) send(ev watch.Event) bool {
 // deliver sends what e means to this watcher; false once the watcher is stopped.
 func (w *watcher) deliver(e *event) bool {
 	// A bookmark may repeat the resourceVersion of the last event sent, as
-	// upstream's do, but only once the cache has moved past the start.
-	if e.rv < w.sinceRV || e.rv == w.sinceRV && (e.typ != watch.Bookmark || e.rv == w.startRV) {
+	// upstream's do, but only once the cache has moved past the start; the
+	// final one is sent whatever it repeats.
+	if e.rv < w.sinceRV || e.rv == w.sinceRV && (e.typ != watch.Bookmark || e.rv == w.startRV && !e.final) {
 		return true
 	}
 	out, ok := w.convert(e)

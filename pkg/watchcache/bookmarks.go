@@ -1,0 +1,102 @@
+package watchcache
+
+import (
+	"context"
+	"time"
+
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/klog/v2"
+)
+
+// tickInterval is how often the cache's ticker sends due bookmarks (upstream's
+// dispatcher ticks every second) and reads the storage's compaction revision
+// to drop the snapshots compacted away. Upstream reads the revision every
+// 15s; it is a mutex-guarded int, so the cache reads it every tick, and a
+// token it holds a snapshot for expires within a second of etcd's
+// compaction, as on the etcd path.
+const tickInterval = time.Second
+
+// shutdownProgressTimeout bounds how long Shutdown waits for the cache to
+// reach etcd's current revision before it sends its final bookmarks.
+const shutdownProgressTimeout = time.Second
+
+// tick runs the cache's ticker until ctx is done.
+func (c *Cache) tick(ctx context.Context) {
+	ticker := c.cfg.Clock.NewTicker(tickInterval)
+	defer ticker.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-ticker.C():
+			c.sendDueBookmarks()
+			c.compactSnapshots()
+		}
+	}
+}
+
+// compactSnapshots drops the snapshots before etcd's compaction revision:
+// reads below it go to etcd, which answers 410.
+func (c *Cache) compactSnapshots() {
+	if c.snaps == nil {
+		return
+	}
+	rev := c.cfg.Storage.CompactRevision()
+	if rev <= 0 {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.snaps.raiseFloor(uint64(rev))
+	c.recordSnapshots()
+}
+
+// sendDueBookmarks offers a bookmark at the cache's resourceVersion to every
+// watcher whose bookmark is due; a watcher drops it unless the cache has
+// moved past what it has already seen. A full buffer just delays it.
+func (c *Cache) sendDueBookmarks() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	now := c.cfg.Clock.Now()
+	var bookmark *event
+	for w := range c.watchers {
+		if w.nextBookmark.IsZero() || now.Before(w.nextBookmark) {
+			continue
+		}
+		if bookmark == nil {
+			bookmark = &event{typ: watch.Bookmark, rv: c.rv}
+		}
+		if w.offer(bookmark) {
+			w.scheduleBookmark(now)
+		}
+	}
+}
+
+// Shutdown ends every watch at once, as a server does when it stops, and
+// refuses new ones (429, Retry-After) from then on. With
+// Config.ShutdownBookmarks, the cache first catches up with etcd's current
+// revision (asking for progress, for at most a second) and each watcher
+// that allows bookmarks gets a last one at that revision, so that its
+// client resumes from there, on this server after a restart or on another
+// (KEP-1904). Shutdown returns once every watcher is told to end; their
+// streams drain what they hold, then close.
+func (c *Cache) Shutdown(ctx context.Context) {
+	if c.cfg.ShutdownBookmarks && c.Ready() {
+		waitCtx, cancel := context.WithTimeout(ctx, shutdownProgressTimeout)
+		if err := c.waitUntilConsistent(waitCtx); err != nil {
+			klog.FromContext(ctx).V(2).Info("Watch cache not caught up for its shutdown bookmarks", "prefix", c.cfg.ResourcePrefix, "err", err)
+		}
+		cancel()
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.shuttingDown = true
+	var bookmark *event
+	if c.cfg.ShutdownBookmarks {
+		bookmark = &event{typ: watch.Bookmark, rv: c.rv, final: true}
+	}
+	for w := range c.watchers {
+		delete(c.watchers, w)
+		w.end(bookmark)
+	}
+}

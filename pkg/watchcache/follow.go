@@ -1,0 +1,266 @@
+package watchcache
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/apiserver/pkg/storage"
+	"k8s.io/klog/v2"
+)
+
+// relistBackoff is how long the cache waits before watching or listing again
+// after its etcd watch failed.
+const relistBackoff = time.Second
+
+// follow keeps the cache in sync until ctx is done: it lists, then watches
+// from the list's resourceVersion. When the watch breaks it watches again
+// from the last resourceVersion seen, so watchers carry on without a gap;
+// only when that is no longer possible (etcd compacted it) does it relist,
+// which closes the watchers (they resume from their last resourceVersion,
+// or get 410 Gone if it is older than the relist).
+func (c *Cache) follow(ctx context.Context) {
+	logger := klog.FromContext(ctx).WithValues("prefix", c.cfg.ResourcePrefix)
+	listed := false
+	for ctx.Err() == nil {
+		var err error
+		if !listed {
+			if err = c.relist(ctx); err == nil {
+				listed = true
+			}
+		}
+		if listed {
+			err = c.watch(ctx, c.ResourceVersion())
+			if apierrors.IsResourceExpired(err) || apierrors.IsGone(err) {
+				listed = false
+			}
+		}
+		if ctx.Err() != nil {
+			return
+		}
+		logger.V(2).Info("Watch cache restarting its watch", "err", err, "relist", !listed)
+		select {
+		case <-ctx.Done():
+		case <-c.cfg.Clock.After(relistBackoff):
+		}
+	}
+}
+
+// watch applies the storage's events after rv until the watch fails or ctx ends.
+func (c *Cache) watch(ctx context.Context, rv uint64) error {
+	w, err := c.cfg.Storage.Watch(ctx, c.cfg.ResourcePrefix, storage.ListOptions{
+		ResourceVersion: fmt.Sprint(rv),
+		Recursive:       true,
+		Predicate:       storage.Everything,
+		ProgressNotify:  c.cfg.ProgressNotify,
+	})
+	if err != nil {
+		return fmt.Errorf("watching from %d: %w", rv, err)
+	}
+	defer w.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case ev, ok := <-w.ResultChan():
+			if !ok {
+				return errors.New("watch closed")
+			}
+			if err := c.apply(ev); err != nil {
+				return err
+			}
+		}
+	}
+}
+
+// relist replaces the store with a fresh LIST. With Config.ReplayHistory
+// it lists at the oldest revision etcd still holds (its compaction
+// revision) and the watch that follows replays etcd's history from there,
+// so the cache's history reaches back as far as etcd's and a client may
+// resume from any resourceVersion etcd has not compacted, after a restart
+// or on another instance. The cache is ready once the replay has reached
+// etcd's revision at the time of the list. Otherwise it lists the latest
+// state and its history starts there, as upstream's.
+func (c *Cache) relist(ctx context.Context) (err error) {
+	start := c.cfg.Clock.Now()
+	defer func() { c.recordInitialization(start, err) }()
+	var from, until uint64
+	if c.cfg.ReplayHistory {
+		if until, err = c.cfg.Storage.GetCurrentResourceVersion(ctx); err != nil {
+			return err
+		}
+		from = max(uint64(c.cfg.Storage.CompactRevision()), 1)
+	}
+	list, err := c.listAt(ctx, from)
+	if from > 0 && isCompacted(err) {
+		// The storage reads etcd's compaction revision asynchronously at
+		// start: give it a moment, then list there.
+		if rev := c.compactRevisionAbove(ctx, from); rev > from {
+			from = rev
+			list, err = c.listAt(ctx, from)
+		}
+	}
+	if from > 0 && isCompacted(err) {
+		// Compacted again meanwhile: start from the latest state instead.
+		from, until = 0, 0
+		list, err = c.listAt(ctx, 0)
+	}
+	if err != nil {
+		return err
+	}
+	listMeta, err := meta.ListAccessor(list)
+	if err != nil {
+		return err
+	}
+	rv, err := c.cfg.Versioner.ParseResourceVersion(listMeta.GetResourceVersion())
+	if err != nil {
+		return err
+	}
+	fresh := newStore(c.cfg.IndexFields...)
+	err = meta.EachListItem(list, func(obj runtime.Object) error {
+		e, err := c.newElement(obj)
+		if err == nil {
+			fresh.upsert(e)
+		}
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.store = fresh
+	c.history.reset(rv)
+	if c.snaps != nil {
+		c.snaps.reset(rv, fresh)
+		c.recordSnapshots()
+	}
+	c.stopWatchersLocked() // they resume from their last RV, in the window or with 410
+	c.recordCapacity()
+	c.ready = false
+	c.readyAt = max(rv, until)
+	if c.readyAt > rv && !c.replaying {
+		// Until the replay reaches readyAt: if this resource has no events
+		// up to there, only a progress notification gets the cache there.
+		c.replaying = true
+		c.progress.add()
+	}
+	c.setRVLocked(rv)
+	return nil
+}
+
+func isCompacted(err error) bool { return apierrors.IsResourceExpired(err) || apierrors.IsGone(err) }
+
+// compactRevisionWait bounds how long relist waits for the storage to see
+// etcd's compaction revision.
+const compactRevisionWait = time.Second
+
+// compactRevisionAbove waits (briefly) until the storage has seen a
+// compaction revision above rev, and returns it; or rev if it did not.
+func (c *Cache) compactRevisionAbove(ctx context.Context, rev uint64) uint64 {
+	deadline := c.cfg.Clock.After(compactRevisionWait)
+	for {
+		if compacted := uint64(c.cfg.Storage.CompactRevision()); compacted > rev {
+			return compacted
+		}
+		select {
+		case <-ctx.Done():
+			return rev
+		case <-deadline:
+			return rev
+		case <-c.cfg.Clock.After(10 * time.Millisecond):
+		}
+	}
+}
+
+// listAt lists every object at revision rv (0: the latest).
+func (c *Cache) listAt(ctx context.Context, rv uint64) (runtime.Object, error) {
+	list := c.cfg.NewListFunc()
+	opts := storage.ListOptions{Recursive: true, Predicate: storage.Everything}
+	if rv > 0 {
+		opts.ResourceVersion, opts.ResourceVersionMatch = fmt.Sprint(rv), metav1.ResourceVersionMatchExact
+	}
+	return list, c.cfg.Storage.GetList(ctx, c.cfg.ResourcePrefix, opts, list)
+}
+
+func (c *Cache) newElement(obj runtime.Object) (*element, error) {
+	key, err := c.cfg.KeyFunc(obj)
+	if err != nil {
+		return nil, err
+	}
+	l, f, err := c.cfg.GetAttrsFunc(obj)
+	if err != nil {
+		return nil, err
+	}
+	normalize(obj) // before any reader sees it: encoding it must not write into it
+	return &element{key: key, object: obj, labels: l, fields: f}, nil
+}
+
+// apply records one watch event from Storage. A bookmark (etcd progress
+// notification) only advances the resourceVersion.
+func (c *Cache) apply(ev watch.Event) error {
+	switch ev.Type {
+	case watch.Error:
+		return fmt.Errorf("watch error: %w", apierrors.FromObject(ev.Object))
+	case watch.Bookmark:
+		rv, err := c.cfg.Versioner.ObjectResourceVersion(ev.Object)
+		if err != nil {
+			return err
+		}
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		if rv > c.rv { // a progress RV below what was seen is a no-op (etcd#15220)
+			c.setRVLocked(rv)
+		}
+		return nil
+	}
+	e, err := c.newElement(ev.Object)
+	if err != nil {
+		return err
+	}
+	rv, err := c.cfg.Versioner.ObjectResourceVersion(ev.Object)
+	if err != nil {
+		return err
+	}
+	c.recordEventReceived()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var prev *element
+	if ev.Type == watch.Deleted {
+		prev, _ = c.store.remove(e.key)
+	} else {
+		prev, _ = c.store.upsert(e)
+	}
+	recorded := &event{typ: ev.Type, rv: rv, recordTime: c.cfg.Clock.Now(), obj: e, prevObj: prev, cached: newCachingObject(e.object)}
+	c.history.add(recorded)
+	if c.snaps != nil {
+		c.snaps.add(rv, c.store)
+		c.snaps.raiseFloor(c.history.startRV) // snapshots live as long as the events
+		c.recordSnapshots()
+	}
+	c.setRVLocked(rv)
+	c.dispatchLocked(recorded)
+	return nil
+}
+
+// setRVLocked advances the cache's resourceVersion; once it reaches
+// readyAt the cache is ready.
+func (c *Cache) setRVLocked(rv uint64) {
+	c.rv = rv
+	if !c.ready && rv >= c.readyAt {
+		c.ready = true
+		if c.replaying {
+			c.replaying = false
+			c.progress.remove()
+		}
+	}
+	c.recordResourceVersion(rv)
+	close(c.rvChanged)
+	c.rvChanged = make(chan struct{})
+}

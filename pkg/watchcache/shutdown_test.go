@@ -1,0 +1,91 @@
+package watchcache
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/apiserver/pkg/apis/example"
+	"k8s.io/apiserver/pkg/storage"
+)
+
+// TestShutdownEndsWatchesAfterAFinalBookmark: Shutdown ends every watch at
+// once; with ShutdownBookmarks, one that allows bookmarks first gets a
+// BOOKMARK at etcd's current revision, even though its resource was idle
+// since. New watches get 429 afterwards.
+func TestShutdownEndsWatchesAfterAFinalBookmark(t *testing.T) {
+	for _, bookmarks := range []bool{true, false} {
+		t.Run(fmt.Sprintf("ShutdownBookmarks=%t", bookmarks), func(t *testing.T) {
+			s, raw := newEtcdStore(t)
+			createPod(t, s, "a")
+			c, err := New(Config{
+				Storage:           s,
+				ResourcePrefix:    "/pods/",
+				NewListFunc:       func() runtime.Object { return &example.PodList{} },
+				KeyFunc:           func(obj runtime.Object) (string, error) { return storage.NamespaceKeyFunc("/pods/", obj) },
+				GetAttrsFunc:      storage.DefaultNamespaceScopedAttr,
+				ProgressNotify:    true,
+				ShutdownBookmarks: bookmarks,
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			runCache(t, c)
+			waitFor(t, "the cache to be ready", c.Ready)
+			open := func(allowBookmarks bool) watch.Interface {
+				pred := storage.Everything
+				pred.AllowWatchBookmarks = allowBookmarks
+				w, err := c.Watch(context.Background(), "/pods/", storage.ListOptions{ResourceVersion: fmt.Sprint(c.ResourceVersion()), Recursive: true, Predicate: pred})
+				if err != nil {
+					t.Fatal(err)
+				}
+				t.Cleanup(w.Stop)
+				return w
+			}
+			withBookmarks, without := open(true), open(false)
+			// Another resource moves etcd's revision; this one stays idle.
+			resp, err := raw.Put(context.Background(), "/elsewhere", "x")
+			if err != nil {
+				t.Fatal(err)
+			}
+			current := uint64(resp.Header.Revision)
+
+			start := time.Now()
+			c.Shutdown(context.Background())
+			if bookmarks {
+				ev := nextEvent(t, withBookmarks)
+				if ev.Type != watch.Bookmark || eventRV(t, ev) != current {
+					t.Fatalf("got %s at %d, want a BOOKMARK at etcd's revision %d", ev.Type, eventRV(t, ev), current)
+				}
+			}
+			expectClosed(t, withBookmarks)
+			expectClosed(t, without)
+			if took := time.Since(start); took > 2*time.Second {
+				t.Errorf("watches took %s to end, want well under the 1 s progress bound plus delivery", took)
+			}
+
+			_, err = c.Watch(context.Background(), "/pods/", storage.ListOptions{Recursive: true, Predicate: storage.Everything})
+			if !apierrors.IsTooManyRequests(err) {
+				t.Errorf("watch after Shutdown: got %v, want 429", err)
+			}
+		})
+	}
+}
+
+// expectClosed fails unless w's result channel closes without another event.
+func expectClosed(t *testing.T, w watch.Interface) {
+	t.Helper()
+	select {
+	case ev, ok := <-w.ResultChan():
+		if ok {
+			t.Fatalf("got a %s event, want the watch to end", ev.Type)
+		}
+	case <-time.After(wait.ForeverTestTimeout):
+		t.Fatal("the watch did not end")
+	}
+}
