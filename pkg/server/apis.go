@@ -18,15 +18,17 @@ import (
 	"github.com/miniapiserver/miniapiserver/pkg/registry/podtemplate"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/secret"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/serviceaccount"
+	"github.com/miniapiserver/miniapiserver/pkg/watchcache"
 )
 
 type storageFunc func(generic.RESTOptionsGetter) (map[string]rest.Storage, error)
 
 // installAPIs serves core/v1 under /api and coordination.k8s.io/v1 under
-// /apis; lists from the watch caches are encoded from cached item encodings.
-func installAPIs(s *genericapiserver.GenericAPIServer, optsGetter generic.RESTOptionsGetter) error {
+// /apis; lists from the watch caches are encoded from their items' kept
+// encodings, which encodings hands over (nil without watch caches).
+func installAPIs(s *genericapiserver.GenericAPIServer, optsGetter generic.RESTOptionsGetter, encodings *watchcache.Encodings) error {
 	core := genericapiserver.NewDefaultAPIGroupInfo("", api.Scheme, api.ParameterCodec, api.Codecs)
-	core.NegotiatedSerializer = withCachedListEncoding(core.NegotiatedSerializer)
+	core.NegotiatedSerializer = withCachedListEncoding(core.NegotiatedSerializer, encodings)
 	coreStorage, err := collect(optsGetter, namespace.NewStorage, configmap.NewStorage, secret.NewStorage,
 		pod.NewStorage, podtemplate.NewStorage, serviceaccount.NewStorage, event.NewStorage)
 	if err != nil {
@@ -38,7 +40,7 @@ func installAPIs(s *genericapiserver.GenericAPIServer, optsGetter generic.RESTOp
 	}
 
 	coordination := genericapiserver.NewDefaultAPIGroupInfo(coordinationv1.GroupName, api.Scheme, metav1.ParameterCodec, api.Codecs)
-	coordination.NegotiatedSerializer = withCachedListEncoding(coordination.NegotiatedSerializer)
+	coordination.NegotiatedSerializer = withCachedListEncoding(coordination.NegotiatedSerializer, encodings)
 	coordinationStorage, err := collect(optsGetter, lease.NewStorage)
 	if err != nil {
 		return err

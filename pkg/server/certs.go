@@ -10,10 +10,12 @@ import (
 	"encoding/pem"
 	"errors"
 	"fmt"
+	"io/fs"
 	"math/big"
 	"net"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 )
 
@@ -37,11 +39,10 @@ type credentials struct {
 
 // loadOrCreateCredentials reads the credentials from dir, creating any that are
 // missing. The serving certificate is re-issued when it does not cover hosts.
+// A file that is there but unusable is an error naming it, never overwritten.
 // ECDSA P-256 keys keep first start fast.
 func loadOrCreateCredentials(dir string, hosts []string) (*credentials, error) {
-	token, err := loadOrCreate(filepath.Join(dir, tokenFile), func() ([]byte, error) {
-		return []byte(newToken()), nil
-	})
+	token, err := loadOrCreateToken(filepath.Join(dir, tokenFile))
 	if err != nil {
 		return nil, err
 	}
@@ -53,15 +54,36 @@ func loadOrCreateCredentials(dir string, hosts []string) (*credentials, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &credentials{caCert: caCertPEM, servingCert: certPEM, servingKey: keyPEM, adminToken: string(token)}, nil
+	return &credentials{caCert: caCertPEM, servingCert: certPEM, servingKey: keyPEM, adminToken: token}, nil
+}
+
+// loadOrCreateToken reads the admin token from path, or creates one if there
+// is no such file. People write it by hand (echo mytoken > admin.token), so
+// the whitespace around the token is not part of it.
+func loadOrCreateToken(path string) (string, error) {
+	b, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		token := newToken()
+		return token, writeFile(path, []byte(token))
+	}
+	if err != nil {
+		return "", err
+	}
+	token := strings.TrimSpace(string(b))
+	switch {
+	case token == "":
+		return "", fmt.Errorf("admin token file %s is empty: write a token in it, or remove it to have one generated", path)
+	case strings.ContainsFunc(token, func(r rune) bool { return r <= ' ' || r == 0x7f }):
+		return "", fmt.Errorf("admin token in %s contains whitespace or control characters", path)
+	}
+	return token, nil
 }
 
 func loadOrCreateCA(dir string) (certPEM, keyPEM []byte, err error) {
 	certPath, keyPath := filepath.Join(dir, caCertFile), filepath.Join(dir, caKeyFile)
-	certPEM, errCert := os.ReadFile(certPath)
-	keyPEM, errKey := os.ReadFile(keyPath)
-	if errCert == nil && errKey == nil {
-		return certPEM, keyPEM, nil
+	certPEM, keyPEM, found, err := loadPair(certPath, keyPath)
+	if err != nil || found {
+		return certPEM, keyPEM, err
 	}
 	now := time.Now()
 	return issue(&x509.Certificate{
@@ -75,14 +97,16 @@ func loadOrCreateCA(dir string) (certPEM, keyPEM []byte, err error) {
 
 func loadOrCreateServing(dir string, caCertPEM, caKeyPEM []byte, hosts []string) (certPEM, keyPEM []byte, err error) {
 	certPath, keyPath := filepath.Join(dir, servingCertFile), filepath.Join(dir, servingKeyFile)
-	certPEM, errCert := os.ReadFile(certPath)
-	keyPEM, errKey := os.ReadFile(keyPath)
-	if errCert == nil && errKey == nil && covers(certPEM, caCertPEM, hosts) {
+	certPEM, keyPEM, found, err := loadPair(certPath, keyPath)
+	if err != nil {
+		return nil, nil, err
+	}
+	if found && covers(certPEM, caCertPEM, hosts) {
 		return certPEM, keyPEM, nil
 	}
-	ca, caKey, err := parse(caCertPEM, caKeyPEM)
+	ca, caKey, err := parse(caCertPEM, caKeyPEM, filepath.Join(dir, caCertFile), filepath.Join(dir, caKeyFile))
 	if err != nil {
-		return nil, nil, fmt.Errorf("reading the CA in %s: %w", dir, err)
+		return nil, nil, err
 	}
 	tmpl := &x509.Certificate{
 		Subject:     pkix.Name{CommonName: "miniapiserver"},
@@ -149,19 +173,46 @@ func covers(certPEM, caPEM []byte, hosts []string) bool {
 	return true
 }
 
-func parse(certPEM, keyPEM []byte) (*x509.Certificate, any, error) {
+// loadPair reads a certificate and its key. found is false when either file
+// does not exist (both are then created anew); any other problem, such as a
+// damaged or mismatched file, is an error naming the file.
+func loadPair(certPath, keyPath string) (certPEM, keyPEM []byte, found bool, err error) {
+	certPEM, errCert := os.ReadFile(certPath)
+	keyPEM, errKey := os.ReadFile(keyPath)
+	if errors.Is(errCert, fs.ErrNotExist) || errors.Is(errKey, fs.ErrNotExist) {
+		return nil, nil, false, nil
+	}
+	if err := errors.Join(errCert, errKey); err != nil {
+		return nil, nil, false, err
+	}
+	if _, _, err := parse(certPEM, keyPEM, certPath, keyPath); err != nil {
+		return nil, nil, false, err
+	}
+	return certPEM, keyPEM, true, nil
+}
+
+// parse decodes a PEM certificate and the EC key that goes with it; an error
+// names the file at fault and says how to start over.
+func parse(certPEM, keyPEM []byte, certPath, keyPath string) (*x509.Certificate, *ecdsa.PrivateKey, error) {
+	const hint = "remove it to have a new one created"
 	certBlock, _ := pem.Decode(certPEM)
-	keyBlock, _ := pem.Decode(keyPEM)
-	if certBlock == nil || keyBlock == nil {
-		return nil, nil, errors.New("no PEM data")
+	if certBlock == nil || certBlock.Type != "CERTIFICATE" {
+		return nil, nil, fmt.Errorf("certificate %s holds no PEM certificate (%s)", certPath, hint)
 	}
 	cert, err := x509.ParseCertificate(certBlock.Bytes)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, fmt.Errorf("certificate %s is damaged (%s): %w", certPath, hint, err)
+	}
+	keyBlock, _ := pem.Decode(keyPEM)
+	if keyBlock == nil {
+		return nil, nil, fmt.Errorf("key %s holds no PEM key (%s)", keyPath, hint)
 	}
 	key, err := x509.ParseECPrivateKey(keyBlock.Bytes)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, fmt.Errorf("key %s is damaged (%s): %w", keyPath, hint, err)
+	}
+	if !key.PublicKey.Equal(cert.PublicKey) {
+		return nil, nil, fmt.Errorf("key %s does not match certificate %s (remove both to have new ones created)", keyPath, certPath)
 	}
 	return cert, key, nil
 }
@@ -172,17 +223,6 @@ func serial() *big.Int {
 		return big.NewInt(time.Now().UnixNano())
 	}
 	return n
-}
-
-func loadOrCreate(path string, create func() ([]byte, error)) ([]byte, error) {
-	if b, err := os.ReadFile(path); err == nil && len(b) > 0 {
-		return b, nil
-	}
-	b, err := create()
-	if err != nil {
-		return nil, err
-	}
-	return b, writeFile(path, b)
 }
 
 // writeFile writes data with mode 0600, atomically (write and rename), so a

@@ -21,15 +21,19 @@ import (
 // Anything else (other objects, lists from etcd) is encoded as usual.
 
 // withCachedListEncoding returns ns with its JSON and protobuf serializers
-// encoding lists filled by a watch cache from their items' cached encodings.
-func withCachedListEncoding(ns runtime.NegotiatedSerializer) runtime.NegotiatedSerializer {
+// encoding lists filled by a watch cache from their items' cached
+// encodings, which they get from encodings; nil encodings leave ns as it is.
+func withCachedListEncoding(ns runtime.NegotiatedSerializer, encodings *watchcache.Encodings) runtime.NegotiatedSerializer {
+	if encodings == nil {
+		return ns
+	}
 	infos := append([]runtime.SerializerInfo(nil), ns.SupportedMediaTypes()...)
 	for i, info := range infos {
 		switch info.MediaType {
 		case runtime.ContentTypeJSON:
-			infos[i].Serializer = &listSerializer{Serializer: info.Serializer, format: watchcache.FormatJSON}
+			infos[i].Serializer = &listSerializer{Serializer: info.Serializer, format: watchcache.FormatJSON, encodings: encodings}
 		case runtime.ContentTypeProtobuf:
-			infos[i].Serializer = &listSerializer{Serializer: info.Serializer, format: watchcache.FormatProtobuf}
+			infos[i].Serializer = &listSerializer{Serializer: info.Serializer, format: watchcache.FormatProtobuf, encodings: encodings}
 		}
 	}
 	return negotiatedSerializer{NegotiatedSerializer: ns, infos: infos}
@@ -46,7 +50,8 @@ func (n negotiatedSerializer) SupportedMediaTypes() []runtime.SerializerInfo { r
 // cached objects from their cached encodings.
 type listSerializer struct {
 	runtime.Serializer
-	format watchcache.Format
+	format    watchcache.Format
+	encodings *watchcache.Encodings
 }
 
 func (s *listSerializer) Encode(obj runtime.Object, w io.Writer) error {
@@ -80,7 +85,7 @@ func (s *listSerializer) encodeList(obj runtime.Object, w io.Writer) (bool, erro
 	if s.format == watchcache.FormatProtobuf {
 		encode = marshalProtobuf
 	}
-	encoded, ok, err := watchcache.EncodedItems(obj, s.format, encode)
+	encoded, ok, err := s.encodings.Items(obj, s.format, encode)
 	if !ok || err != nil {
 		return ok, err
 	}

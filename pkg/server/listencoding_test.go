@@ -45,7 +45,8 @@ func (fixedStorage) Watch(context.Context, string, apistorage.ListOptions) (watc
 func TestCachedListEncodingIsUpstreams(t *testing.T) {
 	upstream := serializer.NewCodecFactory(api.Scheme,
 		serializer.WithStreamingCollectionEncodingToJSON(), serializer.WithStreamingCollectionEncodingToProtobuf())
-	ours := withCachedListEncoding(upstream)
+	encodings := watchcache.NewEncodings()
+	ours := withCachedListEncoding(upstream, encodings)
 
 	stored := &corev1.ConfigMapList{ListMeta: metav1.ListMeta{ResourceVersion: "20"}}
 	for i := range 3 {
@@ -64,6 +65,7 @@ func TestCachedListEncodingIsUpstreams(t *testing.T) {
 		},
 		GetAttrsFunc: apistorage.DefaultNamespaceScopedAttr,
 		Snapshots:    true,
+		Encodings:    encodings,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -98,14 +100,14 @@ func TestCachedListEncodingIsUpstreams(t *testing.T) {
 				want := encode(t, upstream, mediaType, list())
 				for round := range 2 { // the second one from encodings made by the first
 					l := list()
-					if _, ok, _ := watchcache.EncodedItems(l, formatOf(mediaType), marshalerOf(mediaType)); !ok {
+					if _, ok, _ := encodings.Items(l, formatOf(mediaType), marshalerOf(mediaType)); !ok {
 						t.Fatal("the cache did not record the list it filled")
 					}
-					l = list() // EncodedItems forgot that one
+					l = list() // Items forgot that one
 					if got := encode(t, ours, mediaType, l); !bytes.Equal(got, want) {
 						t.Errorf("round %d: got\n%q\nwant\n%q", round, got, want)
 					}
-					if _, ok, _ := watchcache.EncodedItems(l, formatOf(mediaType), marshalerOf(mediaType)); ok {
+					if _, ok, _ := encodings.Items(l, formatOf(mediaType), marshalerOf(mediaType)); ok {
 						t.Errorf("round %d: the list was not encoded from the cache", round)
 					}
 				}

@@ -25,13 +25,16 @@ import (
 // systemNamespaces exist from the first start and can never be deleted.
 var systemNamespaces = []string{metav1.NamespaceDefault, metav1.NamespaceSystem, metav1.NamespacePublic}
 
+// bootstrapNamespaces creates the system namespaces. It fails only if they
+// cannot be created in 30s; a server stopped before it is done is no failure
+// (a post-start hook's error is fatal).
 func bootstrapNamespaces(ctx context.Context, cfg *rest.Config) error {
 	client, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		return err
 	}
 	// Retry briefly: the first requests may race the storage becoming ready.
-	return wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+	err = wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
 		for _, name := range systemNamespaces {
 			_, err := client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{})
 			if err != nil && !apierrors.IsAlreadyExists(err) {
@@ -41,6 +44,10 @@ func bootstrapNamespaces(ctx context.Context, cfg *rest.Config) error {
 		}
 		return true, nil
 	})
+	if ctx.Err() != nil {
+		return nil
+	}
+	return err
 }
 
 // namespaceController empties namespaces that are being deleted, then removes

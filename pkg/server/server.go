@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -9,6 +10,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	utilnet "k8s.io/apimachinery/pkg/util/net"
@@ -31,22 +33,27 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/miniapiserver/miniapiserver/pkg/api"
+	"github.com/miniapiserver/miniapiserver/pkg/features"
 	generatedopenapi "github.com/miniapiserver/miniapiserver/pkg/generated/openapi"
 	"github.com/miniapiserver/miniapiserver/pkg/storage"
 	"github.com/miniapiserver/miniapiserver/pkg/version"
 )
 
-// Config is what New needs: validated options, the serving listener and the credentials.
+// Config is what New needs: validated options, the serving listener and the
+// credentials. It holds the data dir's lock until Close.
 type Config struct {
 	Options  Options
 	Listener net.Listener
 	creds    *credentials
+	lock     *dataDirLock
 	// KubeconfigPath is where New writes the admin kubeconfig.
 	KubeconfigPath string
 }
 
-// Config validates o, creates the data dir, the credentials and the listener.
-func (o *Options) Config() (*Config, error) {
+// Config validates o, creates and locks the data dir, and creates the
+// credentials and the listener. The caller owns the result: Close it once
+// the server's Run has returned, or when New fails.
+func (o *Options) Config() (c *Config, err error) {
 	if err := o.Validate(); err != nil {
 		return nil, err
 	}
@@ -61,13 +68,22 @@ func (o *Options) Config() (*Config, error) {
 	if err := os.Chmod(dataDir, 0o700); err != nil {
 		return nil, fmt.Errorf("--data-dir: %w", err)
 	}
+	lock, err := lockDataDir(dataDir)
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		if err != nil {
+			lock.release()
+		}
+	}()
 	hosts := []string{"localhost", "127.0.0.1", "::1"}
 	if ip := net.ParseIP(o.BindAddress); !ip.IsUnspecified() && !ip.IsLoopback() {
 		hosts = append(hosts, o.BindAddress)
 	}
 	creds, err := loadOrCreateCredentials(dataDir, hosts)
 	if err != nil {
-		return nil, fmt.Errorf("preparing certificates in %s: %w", dataDir, err)
+		return nil, fmt.Errorf("preparing credentials: %w", err)
 	}
 	l, err := net.Listen("tcp", net.JoinHostPort(o.BindAddress, strconv.Itoa(o.SecurePort)))
 	if err != nil {
@@ -75,11 +91,24 @@ func (o *Options) Config() (*Config, error) {
 	}
 	opts := *o
 	opts.DataDir = dataDir
-	return &Config{Options: opts, Listener: l, creds: creds, KubeconfigPath: filepath.Join(dataDir, kubeconfigFile)}, nil
+	return &Config{Options: opts, Listener: l, creds: creds, lock: lock, KubeconfigPath: filepath.Join(dataDir, kubeconfigFile)}, nil
+}
+
+// Close closes the listener (unless the server already did) and releases the
+// data dir for the next server. It is safe to call more than once.
+func (c *Config) Close() error {
+	err := c.Listener.Close()
+	c.lock.release()
+	if errors.Is(err, net.ErrClosed) {
+		return nil
+	}
+	return err
 }
 
 type completedConfig struct {
 	*Config
+	// generic is the generic API server New builds, once it has.
+	generic atomic.Pointer[genericapiserver.GenericAPIServer]
 	// Admin is a client config with the admin token, as written to the kubeconfig.
 	Admin *rest.Config
 }
@@ -140,10 +169,11 @@ func (c CompletedConfig) New(ctx context.Context) (s *Server, err error) {
 	}
 	backend := storage.BackendConfig(servers, o.EtcdCompactionInterval)
 
-	if err := syncUpstreamGates(); err != nil {
+	if err := features.SyncUpstream(); err != nil {
 		return nil, err
 	}
-	gc, factory, err := c.genericConfig(ctx, backend)
+	storages := newStorages(&c.Options)
+	gc, factory, err := c.genericConfig(ctx, backend, storages)
 	if err != nil {
 		return nil, err
 	}
@@ -151,14 +181,21 @@ func (c CompletedConfig) New(ctx context.Context) (s *Server, err error) {
 	if err != nil {
 		return nil, err
 	}
+	c.generic.Store(generic)
 	defer func() {
 		if err != nil {
 			generic.Destroy()
 		}
 	}()
-	if err := installAPIs(generic, gc.RESTOptionsGetter); err != nil {
+	if err := installAPIs(generic, gc.RESTOptionsGetter, storages.encodings); err != nil {
 		return nil, err
 	}
+	// Watches end at once on shutdown (after the caches' final bookmarks),
+	// instead of holding the HTTP server's shutdown until they time out.
+	generic.AddPreShutdownHookOrDie("end-watches", func() error {
+		storages.shutdown(context.Background())
+		return nil
+	})
 	// /readyz waits for the watch caches' initial lists, as kube-apiserver's does.
 	generic.AddPostStartHookOrDie("storage-readiness", generic.StorageReadinessHook.Hook)
 	addLoopbackClients(generic, factory, gc.LoopbackClientConfig, c.Admin)
@@ -216,7 +253,7 @@ func addLoopbackClients(generic *genericapiserver.GenericAPIServer, factory info
 
 // genericConfig is the generic API server's config: serving, authn/z,
 // admission, OpenAPI, health checks and storage.
-func (c CompletedConfig) genericConfig(ctx context.Context, backend *storagebackend.Config) (*genericapiserver.Config, informers.SharedInformerFactory, error) {
+func (c CompletedConfig) genericConfig(ctx context.Context, backend *storagebackend.Config, storages *storages) (*genericapiserver.Config, informers.SharedInformerFactory, error) {
 	gc := genericapiserver.NewConfig(api.Codecs)
 	gc.EffectiveVersion = version.EffectiveVersion()
 	gc.FeatureGate = utilfeature.DefaultFeatureGate
@@ -229,7 +266,20 @@ func (c CompletedConfig) genericConfig(ctx context.Context, backend *storageback
 	if err != nil {
 		return nil, nil, err
 	}
-	gc.SecureServing = &genericapiserver.SecureServingInfo{Listener: c.Listener, Cert: cert, HTTP2MaxStreamsPerConnection: 1000}
+	// Shutdown closes the connections once requests have drained and the
+	// watch handlers have returned (the generic server, made from gc, is
+	// not there yet when this runs).
+	watches := &watchHandlers{}
+	gc.BuildHandlerChainFunc = func(h http.Handler, c *genericapiserver.Config) http.Handler {
+		return genericapiserver.DefaultBuildHandlerChain(watches.wrap(h), c)
+	}
+	drained := func() {
+		if g := c.generic.Load(); g != nil {
+			g.NonLongRunningRequestWaitGroup.Wait()
+		}
+		watches.wait(watchDrainTimeout)
+	}
+	gc.SecureServing = &genericapiserver.SecureServingInfo{Listener: newClosingListener(c.Listener, drained), Cert: cert, HTTP2MaxStreamsPerConnection: 1000}
 
 	loopback := rest.CopyConfig(c.Admin)
 	loopback.BearerToken = newToken()
@@ -249,11 +299,7 @@ func (c CompletedConfig) genericConfig(ctx context.Context, backend *storageback
 	gc.OpenAPIV3Config.Info.Title = "Kubernetes"
 	gc.OpenAPIV3Config.Info.Version = version.GitVersion()
 
-	getter := storage.RESTOptionsGetter{Config: backend}
-	if c.Options.WatchCache {
-		getter.Decorator = withWatchCache(&c.Options)
-	}
-	gc.RESTOptionsGetter = getter
+	gc.RESTOptionsGetter = storage.RESTOptionsGetter{Config: backend, Decorator: storages.Decorator}
 	if err := addEtcdChecks(ctx, gc, backend); err != nil {
 		return nil, nil, err
 	}
@@ -290,6 +336,10 @@ func addEtcdChecks(ctx context.Context, gc *genericapiserver.Config, backend *st
 	gc.AddReadyzChecks(healthz.NamedCheck("etcd-readiness", func(*http.Request) error { return ready() }))
 	return nil
 }
+
+// watchDrainTimeout bounds how long shutdown waits for the watch handlers
+// to return once it has ended their watches.
+const watchDrainTimeout = 5 * time.Second
 
 // Run serves until ctx is cancelled, then shuts down gracefully and stops etcd.
 func (s *Server) Run(ctx context.Context) error {

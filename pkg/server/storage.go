@@ -4,8 +4,11 @@ import (
 	"context"
 	"maps"
 	"slices"
+	"sync"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/apiserver/pkg/registry/generic"
 	apistorage "k8s.io/apiserver/pkg/storage"
 	"k8s.io/apiserver/pkg/storage/storagebackend"
@@ -15,71 +18,193 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/miniapiserver/miniapiserver/pkg/features"
-	"github.com/miniapiserver/miniapiserver/pkg/storage"
 	"github.com/miniapiserver/miniapiserver/pkg/watchcache"
 )
 
-// withWatchCache is the storage decorator of --watch-cache: each resource's
-// etcd3 store wrapped in a watchcache.Cache, which follows the store until
-// the registry destroys it. Writes go through the cache to etcd; reads and
-// watches are served as pkg/watchcache describes.
-func withWatchCache(o *Options) generic.StorageDecorator {
-	return func(config *storagebackend.ConfigForResource, resourcePrefix string, keyFunc func(obj runtime.Object) (string, error),
-		newFunc, newListFunc func() runtime.Object, getAttrsFunc apistorage.AttrFunc, triggers apistorage.IndexerFuncs, _ *cache.Indexers,
-	) (apistorage.Interface, factory.DestroyFunc, error) {
-		s, destroy, err := generic.NewRawStorage(config, newFunc, newListFunc, resourcePrefix)
-		if err != nil {
-			return nil, nil, err
-		}
-		c, err := watchcache.New(watchcache.Config{
-			Storage:          s,
-			ResourcePrefix:   resourcePrefix,
-			NewFunc:          newFunc,
-			NewListFunc:      newListFunc,
-			KeyFunc:          keyFunc,
-			GetAttrsFunc:     getAttrsFunc,
-			GroupResource:    config.GroupResource,
-			IndexFields:      slices.Sorted(maps.Keys(triggers)),
-			HistoryWindow:    o.WatchCacheHistoryWindow,
-			MaxEvents:        o.WatchCacheHistorySize,
-			ProgressNotify:   features.Enabled(features.EfficientWatchResumption),
-			WatchInitialized: utilflowcontrol.WatchInitialized,
-			Snapshots:        features.Enabled(features.PaginationFromCache),
-		})
-		if err != nil {
-			destroy()
-			return nil, nil, err
-		}
-		ctx, cancel := context.WithCancel(context.Background())
-		done := make(chan struct{})
-		go func() {
-			defer close(done)
-			c.Run(ctx)
-		}()
-		return storage.WithChunkingGate(c), func() {
-			cancel()
-			<-done
-			destroy()
-		}, nil
-	}
+// sizeBasedListCostEstimate is upstream's gate for letting the storage
+// estimate object sizes from the cache's keys; the cache follows it.
+const sizeBasedListCostEstimate = "SizeBasedListCostEstimate"
+
+// storages builds every resource's storage (its Decorator is the registry's
+// generic.StorageDecorator) and keeps track of them, so that a graceful
+// shutdown can end their watches at once instead of waiting for them to
+// time out.
+//
+// This is the one place where the storage gates take effect: each resource
+// gets upstream's etcd3 store; with --watch-cache, wrapped in a
+// watchcache.Cache (PaginationFromCache: snapshots; EfficientWatchResumption:
+// progress notifications, a history replayed from etcd's compaction revision
+// and shutdown bookmarks); with APIListChunking off,
+// behind a filter that drops limit and continue. ConsistentWatchList takes
+// effect through upstream's WatchList gate (features.SyncUpstream).
+type storages struct {
+	opts *Options
+	// encodings is shared with the API groups' list serializers.
+	encodings *watchcache.Encodings
+
+	// mu guards caches, etcdWatches and shuttingDown.
+	mu           sync.Mutex
+	caches       map[*watchcache.Cache]struct{}
+	etcdWatches  map[*endableWatch]struct{} // served by etcd (no watch cache)
+	shuttingDown bool
 }
 
-// The k8s.io/apiserver gates our gates stand for. WatchList lets requests
-// carry sendInitialEvents: it follows ConsistentWatchList, so that with our
-// gate off a watch-list request is refused (422) as by a server without the
-// feature, and plain watches are not turned into watch-lists.
-// ListFromCacheSnapshot makes the etcd3 store watch etcd's compaction key,
-// so it (and the cache, which drops its snapshots below the compaction
-// revision) sees compactions made by other instances; it follows
-// PaginationFromCache.
-const (
-	upstreamWatchList             = "WatchList"
-	upstreamListFromCacheSnapshot = "ListFromCacheSnapshot"
-)
+func newStorages(o *Options) *storages {
+	s := &storages{opts: o, caches: map[*watchcache.Cache]struct{}{}, etcdWatches: map[*endableWatch]struct{}{}}
+	if o.WatchCache {
+		s.encodings = watchcache.NewEncodings()
+	}
+	return s
+}
 
-func syncUpstreamGates() error {
-	return utilfeature.DefaultMutableFeatureGate.SetFromMap(map[string]bool{
-		upstreamWatchList:             features.Enabled(features.ConsistentWatchList),
-		upstreamListFromCacheSnapshot: features.Enabled(features.PaginationFromCache),
+// Decorator implements generic.StorageDecorator.
+func (s *storages) Decorator(config *storagebackend.ConfigForResource, resourcePrefix string, keyFunc func(obj runtime.Object) (string, error),
+	newFunc, newListFunc func() runtime.Object, getAttrsFunc apistorage.AttrFunc, triggers apistorage.IndexerFuncs, _ *cache.Indexers,
+) (apistorage.Interface, factory.DestroyFunc, error) {
+	raw, destroy, err := generic.NewRawStorage(config, newFunc, newListFunc, resourcePrefix)
+	if err != nil {
+		return nil, nil, err
+	}
+	var store apistorage.Interface = &etcdWatches{Interface: raw, storages: s}
+	if s.opts.WatchCache {
+		c, stop, err := s.newCache(raw, config, resourcePrefix, keyFunc, newFunc, newListFunc, getAttrsFunc, triggers)
+		if err != nil {
+			destroy()
+			return nil, nil, err
+		}
+		destroyRaw := destroy
+		store, destroy = c, func() { stop(); destroyRaw() }
+	}
+	if !features.Enabled(features.APIListChunking) {
+		store = withoutChunking{store}
+	}
+	return store, destroy, nil
+}
+
+// newCache starts a watch cache over raw, which it follows until stop.
+func (s *storages) newCache(raw apistorage.Interface, config *storagebackend.ConfigForResource, resourcePrefix string,
+	keyFunc func(obj runtime.Object) (string, error), newFunc, newListFunc func() runtime.Object,
+	getAttrsFunc apistorage.AttrFunc, triggers apistorage.IndexerFuncs,
+) (*watchcache.Cache, func(), error) {
+	resumption := features.Enabled(features.EfficientWatchResumption)
+	c, err := watchcache.New(watchcache.Config{
+		Storage:           raw,
+		ResourcePrefix:    resourcePrefix,
+		NewFunc:           newFunc,
+		NewListFunc:       newListFunc,
+		KeyFunc:           keyFunc,
+		GetAttrsFunc:      getAttrsFunc,
+		GroupResource:     config.GroupResource,
+		IndexFields:       slices.Sorted(maps.Keys(triggers)),
+		HistoryWindow:     s.opts.WatchCacheHistoryWindow,
+		MaxEvents:         s.opts.WatchCacheHistorySize,
+		WatchInitialized:  utilflowcontrol.WatchInitialized,
+		Encodings:         s.encodings,
+		ProgressNotify:    resumption,
+		ReplayHistory:     resumption,
+		ShutdownBookmarks: resumption,
+		Snapshots:         features.Enabled(features.PaginationFromCache),
+		EstimateSizes:     utilfeature.DefaultFeatureGate.Enabled(sizeBasedListCostEstimate),
 	})
+	if err != nil {
+		return nil, nil, err
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		c.Run(ctx)
+	}()
+	s.mu.Lock()
+	s.caches[c] = struct{}{}
+	s.mu.Unlock()
+	return c, func() {
+		s.mu.Lock()
+		delete(s.caches, c)
+		s.mu.Unlock()
+		cancel()
+		<-done
+	}, nil
+}
+
+// shutdown ends every open watch, the caches' after their final bookmarks
+// (in parallel, each bounded by a second), and refuses new ones with 429.
+func (s *storages) shutdown(ctx context.Context) {
+	s.mu.Lock()
+	s.shuttingDown = true
+	caches := slices.Collect(maps.Keys(s.caches))
+	watches := slices.Collect(maps.Keys(s.etcdWatches))
+	s.mu.Unlock()
+	for _, w := range watches {
+		w.Stop()
+	}
+	var wg sync.WaitGroup
+	for _, c := range caches {
+		wg.Go(func() { c.Shutdown(ctx) })
+	}
+	wg.Wait()
+}
+
+// errShuttingDown is what a watch gets once shutdown has begun: client-go
+// retries a 429 (from its last resourceVersion) instead of relisting.
+var errShuttingDown = apierrors.NewTooManyRequests("the server is shutting down", 1)
+
+// etcdWatches tracks the watches the etcd3 store serves directly (with
+// --watch-cache=false, and while a cache is not ready), so that shutdown
+// ends them.
+type etcdWatches struct {
+	apistorage.Interface
+	storages *storages
+}
+
+func (e *etcdWatches) Watch(ctx context.Context, key string, opts apistorage.ListOptions) (watch.Interface, error) {
+	s := e.storages
+	s.mu.Lock()
+	shuttingDown := s.shuttingDown
+	s.mu.Unlock()
+	if shuttingDown {
+		return nil, errShuttingDown
+	}
+	w, err := e.Interface.Watch(ctx, key, opts)
+	if err != nil {
+		return nil, err
+	}
+	ew := &endableWatch{Interface: w, storages: s}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.shuttingDown { // shutdown began meanwhile and did not see it
+		w.Stop()
+		return nil, errShuttingDown
+	}
+	s.etcdWatches[ew] = struct{}{}
+	return ew, nil
+}
+
+// endableWatch is an etcd watch that forgets itself when stopped (the
+// watch handler stops every watch it serves when it ends).
+type endableWatch struct {
+	watch.Interface
+	storages *storages
+	once     sync.Once
+}
+
+func (w *endableWatch) Stop() {
+	w.once.Do(func() {
+		w.Interface.Stop()
+		w.storages.mu.Lock()
+		delete(w.storages.etcdWatches, w)
+		w.storages.mu.Unlock()
+	})
+}
+
+// withoutChunking ignores limit and continue, as an API server without
+// KEP-365 does (APIListChunking off): whole lists, never a token.
+type withoutChunking struct {
+	apistorage.Interface
+}
+
+func (s withoutChunking) GetList(ctx context.Context, key string, opts apistorage.ListOptions, listObj runtime.Object) error {
+	opts.Predicate.Limit = 0
+	opts.Predicate.Continue = ""
+	return s.Interface.GetList(ctx, key, opts, listObj)
 }

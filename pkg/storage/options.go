@@ -1,7 +1,6 @@
 package storage
 
 import (
-	"context"
 	"fmt"
 	"time"
 
@@ -15,7 +14,6 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/miniapiserver/miniapiserver/pkg/api"
-	"github.com/miniapiserver/miniapiserver/pkg/features"
 )
 
 // Prefix is where every object lives in etcd, as in kube-apiserver: /registry/<resource>/<namespace>/<name>.
@@ -101,31 +99,9 @@ func storageVersion(group string) (schema.GroupVersion, bool) {
 	return schema.GroupVersion{}, false
 }
 
-// Undecorated is the plain etcd3 store (upstream's), with the APIListChunking gate applied.
-func Undecorated(config *storagebackend.ConfigForResource, resourcePrefix string, keyFunc func(obj runtime.Object) (string, error),
-	newFunc, newListFunc func() runtime.Object, getAttrsFunc storage.AttrFunc, trigger storage.IndexerFuncs, indexers *cache.Indexers,
+// Undecorated is the plain etcd3 store (upstream's).
+func Undecorated(config *storagebackend.ConfigForResource, resourcePrefix string, _ func(obj runtime.Object) (string, error),
+	newFunc, newListFunc func() runtime.Object, _ storage.AttrFunc, _ storage.IndexerFuncs, _ *cache.Indexers,
 ) (storage.Interface, factory.DestroyFunc, error) {
-	s, destroy, err := generic.NewRawStorage(config, newFunc, newListFunc, resourcePrefix)
-	if err != nil {
-		return nil, nil, err
-	}
-	return WithChunkingGate(s), destroy, nil
-}
-
-// WithChunkingGate makes s ignore limit and continue while APIListChunking is
-// off, as an API server without KEP-365 does: whole lists, never a token.
-func WithChunkingGate(s storage.Interface) storage.Interface {
-	return chunkingGate{Interface: s}
-}
-
-type chunkingGate struct {
-	storage.Interface
-}
-
-func (s chunkingGate) GetList(ctx context.Context, key string, opts storage.ListOptions, listObj runtime.Object) error {
-	if !features.Enabled(features.APIListChunking) {
-		opts.Predicate.Limit = 0
-		opts.Predicate.Continue = ""
-	}
-	return s.Interface.GetList(ctx, key, opts, listObj)
+	return generic.NewRawStorage(config, newFunc, newListFunc, resourcePrefix)
 }

@@ -1,0 +1,79 @@
+package server
+
+import (
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+func TestDataDirLockIsExclusiveUntilReleased(t *testing.T) {
+	dir := t.TempDir()
+	first, err := lockDataDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, lockFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := strings.TrimSpace(string(b)), strconv.Itoa(os.Getpid()); got != want {
+		t.Errorf("lock file holds %q, want the holder's pid %s", got, want)
+	}
+
+	// flock locks belong to an open file, so a second lock fails in one process too.
+	if second, err := lockDataDir(dir); err == nil {
+		second.release()
+		t.Fatal("second lock: got nil error, want the dir in use")
+	} else if want := "data dir " + dir + " is in use by another miniapiserver (pid " + strconv.Itoa(os.Getpid()) + ")"; err.Error() != want {
+		t.Errorf("second lock: got %q, want %q", err, want)
+	}
+
+	first.release()
+	first.release() // idempotent
+	again, err := lockDataDir(dir)
+	if err != nil {
+		t.Fatalf("lock after release: %v", err)
+	}
+	again.release()
+	if b, err := os.ReadFile(filepath.Join(dir, lockFile)); err != nil || len(b) != 0 {
+		t.Errorf("lock file after release: got %q, %v; want it empty", b, err)
+	}
+}
+
+func TestConfigLocksTheDataDirUntilClose(t *testing.T) {
+	o := NewOptions()
+	o.DataDir = t.TempDir()
+	o.SecurePort = 0
+	cfg, err := o.Config()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := o.Config(); err == nil || !strings.Contains(err.Error(), "is in use by another miniapiserver") {
+		t.Fatalf("second Config on the same data dir: got %v, want it in use", err)
+	}
+	if err := cfg.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := cfg.Close(); err != nil {
+		t.Fatalf("second Close: %v", err)
+	}
+	cfg, err = o.Config()
+	if err != nil {
+		t.Fatalf("Config after Close: %v", err)
+	}
+	cfg.Close()
+
+	// A Config that fails after taking the lock releases it.
+	o.BindAddress = "192.0.2.1" // TEST-NET-1: never a local address, so listening fails
+	if _, err := o.Config(); err == nil || !strings.Contains(err.Error(), "listening on") {
+		t.Fatalf("Config on an address not on this host: got %v, want a listen error", err)
+	}
+	o.BindAddress = "127.0.0.1"
+	cfg, err = o.Config()
+	if err != nil {
+		t.Fatalf("Config after a failed Config: %v", err)
+	}
+	cfg.Close()
+}
