@@ -5,21 +5,21 @@ COMMIT   := $(shell git rev-parse --short HEAD 2>/dev/null)
 LDFLAGS  := -X $(PKG)/pkg/version.gitCommit=$(COMMIT) -X $(PKG)/pkg/version.buildDate=$(shell date -u +%Y-%m-%dT%H:%M:%SZ)
 ARGS     ?=
 
-.PHONY: help build run test bench fuzz verify update clean
+.PHONY: help build run test bench bench-readme fuzz verify update clean
 
 ## help: list the targets
 help:
 	@sed -n 's/^## //p' $(MAKEFILE_LIST)
 
-## build: build bin/miniapiserver and bin/kubectl (the real kubectl, from k8s.io/kubectl)
+## build: build bin/miniapiserver and bin/kubectl (the real kubectl, from k8s.io/kubectl, stamped with its version)
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o bin/miniapiserver ./cmd/miniapiserver
-	$(GO) build -o bin/kubectl ./hack/tools/kubectl
+	flags=$$(GO=$(GO) hack/kubectl-ldflags.sh) && $(GO) build -ldflags "$$flags" -o bin/kubectl ./hack/tools/kubectl
 
 ## run: build and start miniapiserver with its defaults (ARGS="--secure-port 7443" to add flags)
 run:
 	$(GO) build -ldflags "$(LDFLAGS)" -o bin/miniapiserver ./cmd/miniapiserver
-	$(GO) build -o bin/kubectl ./hack/tools/kubectl
+	flags=$$(GO=$(GO) hack/kubectl-ldflags.sh) && $(GO) build -ldflags "$$flags" -o bin/kubectl ./hack/tools/kubectl
 	./bin/miniapiserver $(ARGS)
 
 ## test: go vet, then every test with the race detector (integration tests included)
@@ -27,9 +27,13 @@ test:
 	$(GO) vet ./...
 	$(GO) test -race -timeout 20m ./...
 
-## bench: build, then print the benchmark tables (start-up, LIST, LIST RV=0 cache vs etcd, watch fan-out, informer memory, pagination from cache vs etcd)
+## bench: build, then print the benchmark tables (start-up, LIST, LIST RV=0 cache vs etcd, watch fan-out, informer memory, pagination from cache vs etcd, stop with open watches, informer relists across a restart)
 bench: build
 	$(GO) run ./hack/bench -server bin/miniapiserver
+
+## bench-readme: build, run every benchmark, and write the report into README.md between its <!-- bench:begin --> and <!-- bench:end --> lines
+bench-readme: build
+	$(GO) run ./hack/bench -server bin/miniapiserver -readme README.md
 
 ## fuzz: run each fuzz target briefly
 fuzz:

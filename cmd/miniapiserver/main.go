@@ -1,5 +1,3 @@
-// Command miniapiserver is a minimal Kubernetes API server with an embedded
-// etcd, for tests and local work.
 package main
 
 import (
@@ -64,14 +62,24 @@ func run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
+	defer cfg.Close()
+	// A signal while starting is a graceful stop too: whatever failed
+	// because of it is no error.
 	s, err := cfg.Complete().New(ctx)
 	if err != nil {
+		if ctx.Err() != nil {
+			return nil
+		}
 		return err
 	}
 	done := make(chan error, 1)
 	go func() { done <- s.Run(ctx) }()
 	if err := s.WaitReady(ctx); err != nil {
-		return errors.Join(err, <-done)
+		runErr := <-done
+		if ctx.Err() != nil {
+			return runErr
+		}
+		return errors.Join(err, runErr)
 	}
 	fmt.Printf("miniapiserver %s ready on %s — export KUBECONFIG=%s\n", version.GitVersion(), s.Admin.Host, s.KubeconfigPath)
 	return <-done

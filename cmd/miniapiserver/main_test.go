@@ -1,8 +1,12 @@
 package main
 
 import (
+	"context"
+	"os"
 	"strings"
 	"testing"
+
+	"k8s.io/klog/v2"
 )
 
 func TestFlagErrorsStopBeforeStarting(t *testing.T) {
@@ -32,4 +36,49 @@ func TestVersionFlag(t *testing.T) {
 	if err := run(t.Context(), []string{"--version"}); err != nil {
 		t.Errorf("--version: got %v", err)
 	}
+}
+
+// TestSignalWhileStartingIsAGracefulStop gives run a context already
+// cancelled, as by a SIGTERM in the first instant: it starts etcd and stops
+// it again, then returns nil (exit 0) without logging an error about the stop.
+func TestSignalWhileStartingIsAGracefulStop(t *testing.T) {
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	var err error
+	stderr := captureStderr(t, func() {
+		err = run(ctx, []string{"--data-dir=" + t.TempDir(), "--secure-port=0"})
+	})
+	if err != nil {
+		t.Errorf("run: got %v, want nil", err)
+	}
+	for _, line := range strings.Split(stderr, "\n") {
+		// etcd logs this at error level on a new member's first start,
+		// stopped or not, and retries until it succeeds.
+		if strings.Contains(line, `"msg":"failed to update storage version"`) {
+			continue
+		}
+		if strings.HasPrefix(line, "E") || strings.HasPrefix(line, "F") || strings.Contains(line, `"level":"error"`) || strings.Contains(line, "panic") {
+			t.Errorf("logged while stopping: %s", line)
+		}
+	}
+}
+
+// captureStderr returns what f writes to os.Stderr (klog's and etcd's log).
+func captureStderr(t *testing.T, f func()) string {
+	t.Helper()
+	tmp, err := os.CreateTemp(t.TempDir(), "stderr")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tmp.Close()
+	saved := os.Stderr
+	os.Stderr = tmp
+	defer func() { os.Stderr = saved }()
+	f()
+	klog.Flush()
+	b, err := os.ReadFile(tmp.Name())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
 }

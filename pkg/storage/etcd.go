@@ -4,11 +4,16 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"net/url"
+	"os"
+	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	bolt "go.etcd.io/bbolt"
+	berrors "go.etcd.io/bbolt/errors"
 	"go.etcd.io/etcd/server/v3/embed"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
@@ -47,6 +52,9 @@ func StartEtcd(ctx context.Context, c EtcdConfig) (e *Etcd, err error) {
 	if c.StartTimeout == 0 {
 		c.StartTimeout = 60 * time.Second
 	}
+	if err := checkDatabase(c.Dir); err != nil {
+		return nil, err
+	}
 	cfg := embed.NewConfig()
 	cfg.Name = "miniapiserver"
 	cfg.Dir = c.Dir
@@ -75,6 +83,7 @@ func StartEtcd(ctx context.Context, c EtcdConfig) (e *Etcd, err error) {
 	}
 	defer func() {
 		if err != nil {
+			closing.Store(true)
 			ee.Close()
 		}
 	}()
@@ -95,6 +104,41 @@ func StartEtcd(ctx context.Context, c EtcdConfig) (e *Etcd, err error) {
 	return &Etcd{etcd: ee, url: "http://" + ee.Clients[0].Addr().String(), closing: closing}, nil
 }
 
+// checkDatabase returns an error naming etcd's database in dir if it is
+// damaged in a way etcd does not report: a database cut short (a full disk,
+// an interrupted copy) crashes etcd with SIGBUS when it reads past the end.
+// Only the meta pages are read, so the check costs the same for any size.
+func checkDatabase(dir string) error {
+	path := filepath.Join(dir, "member", "snap", "db")
+	fi, err := os.Stat(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil // etcd creates it
+	}
+	if err != nil {
+		return fmt.Errorf("etcd database: %w", err)
+	}
+	damaged := func(err error) error {
+		return fmt.Errorf("etcd database %s is damaged (%w): restore it or remove %s to start empty", path, err, dir)
+	}
+	if fi.Size() == 0 {
+		return damaged(errors.New("empty file"))
+	}
+	db, err := bolt.Open(path, 0o600, &bolt.Options{ReadOnly: true, Timeout: time.Second})
+	if errors.Is(err, berrors.ErrTimeout) {
+		return fmt.Errorf("etcd database %s is in use by another process", path)
+	}
+	if err != nil {
+		return damaged(err)
+	}
+	defer db.Close()
+	return db.View(func(tx *bolt.Tx) error {
+		if want := tx.Size(); fi.Size() < want {
+			return damaged(fmt.Errorf("truncated: %d of %d bytes", fi.Size(), want))
+		}
+		return nil
+	})
+}
+
 // URL is the client URL to dial, e.g. "http://127.0.0.1:40123".
 func (e *Etcd) URL() string { return e.url }
 
@@ -106,9 +150,10 @@ func (e *Etcd) Close() {
 	})
 }
 
-// etcdLogger logs etcd's errors only (its info lines about every lease and
-// snapshot show with -v=4), and drops the errors etcd logs about its own
-// listeners closing while it shuts down.
+// etcdLogger logs etcd's errors only, without stack traces (its info lines
+// about every lease and snapshot show with -v=4), and drops the errors etcd
+// logs about its own listeners closing while it shuts down and the harmless
+// storage-version error of a fresh member.
 func etcdLogger(closing *atomic.Bool) *zap.Logger {
 	cfg := zap.NewProductionConfig()
 	cfg.Level = zap.NewAtomicLevelAt(zap.ErrorLevel)
@@ -116,6 +161,7 @@ func etcdLogger(closing *atomic.Bool) *zap.Logger {
 		cfg.Level = zap.NewAtomicLevelAt(zap.InfoLevel)
 	}
 	cfg.Sampling = nil
+	cfg.DisableStacktrace = true // an error line is enough for a user; -v=4 has the rest
 	l, err := cfg.Build(zap.WrapCore(func(c zapcore.Core) zapcore.Core { return shutdownFilter{c, closing} }))
 	if err != nil {
 		return zap.NewNop()
@@ -130,6 +176,11 @@ type shutdownFilter struct {
 
 func (f shutdownFilter) Check(e zapcore.Entry, ce *zapcore.CheckedEntry) *zapcore.CheckedEntry {
 	if f.closing.Load() && e.Message == "setting up serving from embedded etcd failed." {
+		return ce
+	}
+	// A fresh member logs this until its first raft term is applied: it
+	// is harmless, and etcd retries on its own.
+	if e.Message == "failed to update storage version" && e.Level < zapcore.DPanicLevel && !klog.V(4).Enabled() {
 		return ce
 	}
 	return f.Core.Check(e, ce)

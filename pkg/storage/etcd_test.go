@@ -2,6 +2,10 @@ package storage
 
 import (
 	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -29,6 +33,55 @@ func TestEmbeddedEtcdKeepsDataAcrossRestarts(t *testing.T) {
 	}
 	if len(resp.Kvs) != 1 || string(resp.Kvs[0].Value) != "v" {
 		t.Fatalf("got %v after restart, want /k=v", resp.Kvs)
+	}
+}
+
+func TestDamagedDatabaseIsAnErrorNamingIt(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		size    func(full int64) int64
+		wantErr string
+	}{
+		// etcd itself dies of SIGBUS on the first two.
+		{"cut in half", func(full int64) int64 { return full / 2 }, "truncated: "},
+		{"meta pages only", func(int64) int64 { return 2 * 4096 }, "truncated: "},
+		{"shorter than a page", func(int64) int64 { return 100 }, "invalid database"},
+		{"empty", func(int64) int64 { return 0 }, "empty file"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			e := startEtcd(t, dir)
+			// Enough data that the database's pages reach past its first half.
+			c := client(t, e)
+			value := strings.Repeat("x", 100<<10)
+			for i := range 200 {
+				if _, err := c.Put(t.Context(), fmt.Sprintf("/k%03d", i), value); err != nil {
+					t.Fatal(err)
+				}
+			}
+			e.Close()
+
+			db := filepath.Join(dir, "member", "snap", "db")
+			fi, err := os.Stat(db)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Truncate(db, tc.size(fi.Size())); err != nil {
+				t.Fatal(err)
+			}
+			ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+			defer cancel()
+			e, err = StartEtcd(ctx, EtcdConfig{Dir: dir, UnsafeNoFsync: true})
+			if err == nil {
+				e.Close()
+				t.Fatal("got nil error, want the database damaged")
+			}
+			want := "etcd database " + db + " is damaged ("
+			hint := "): restore it or remove " + dir + " to start empty"
+			if msg := err.Error(); !strings.HasPrefix(msg, want) || !strings.Contains(msg, tc.wantErr) || !strings.HasSuffix(msg, hint) {
+				t.Errorf("got %q, want %q...%q...%q", msg, want, tc.wantErr, hint)
+			}
+		})
 	}
 }
 

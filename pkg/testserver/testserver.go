@@ -2,6 +2,7 @@ package testserver
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"testing"
 	"time"
@@ -18,11 +19,14 @@ type Server struct {
 	Config *rest.Config
 	// KubeconfigPath is the admin kubeconfig (for kubectl: KUBECONFIG=<path>).
 	KubeconfigPath string
-	// DataDir holds the server's etcd data; start another Server on it to restart.
+	// DataDir holds the server's etcd data; start another Server on it to
+	// restart, after Stop: starting one on a dir in use fails the test.
 	DataDir string
 	// EtcdServers are the etcd client URLs the server stores objects in.
 	EtcdServers []string
 
+	logs     *serverLog
+	unroute  func()
 	cancel   context.CancelFunc
 	done     chan error
 	stopOnce sync.Once
@@ -34,6 +38,9 @@ type Server struct {
 // same defaults as the binary. The server stops when the test ends.
 func Start(t testing.TB, options ...func(*server.Options)) *Server {
 	t.Helper()
+	router.install()
+	logs, unroute := router.add(t)
+	t.Cleanup(unroute) // also when Start fails
 	opts := server.NewOptions()
 	opts.DataDir = t.TempDir()
 	opts.SecurePort = 0
@@ -49,7 +56,7 @@ func Start(t testing.TB, options ...func(*server.Options)) *Server {
 	s, err := cfg.Complete().New(ctx)
 	if err != nil {
 		cancel()
-		cfg.Listener.Close()
+		cfg.Close()
 		t.Fatalf("testserver: %v", err)
 	}
 	ts := &Server{
@@ -59,9 +66,15 @@ func Start(t testing.TB, options ...func(*server.Options)) *Server {
 		EtcdServers:    s.EtcdServers,
 		cancel:         cancel,
 		done:           make(chan error, 1),
+		logs:           logs,
+		unroute:        unroute,
 	}
 	ts.Config.QPS = -1
-	go func() { ts.done <- s.Run(ctx) }()
+	go func() {
+		err := s.Run(ctx)
+		// Only now is the data dir free for another server.
+		ts.done <- errors.Join(err, cfg.Close())
+	}()
 	t.Cleanup(func() {
 		if err := ts.Stop(); err != nil {
 			t.Errorf("testserver: stopping: %v", err)
@@ -76,11 +89,20 @@ func Start(t testing.TB, options ...func(*server.Options)) *Server {
 }
 
 // Stop shuts the server down gracefully and waits until it and its etcd have
-// stopped. It is safe to call more than once.
+// stopped and its data dir is free. It is safe to call more than once.
 func (s *Server) Stop() error {
 	s.stopOnce.Do(func() {
 		s.cancel()
 		s.stopErr = <-s.done
+		s.unroute()
 	})
 	return s.stopErr
+}
+
+// LoggedErrors returns the errors the process logged through klog while
+// the server ran (they also appear in the test's log).
+func (s *Server) LoggedErrors() []string {
+	s.logs.mu.Lock()
+	defer s.logs.mu.Unlock()
+	return append([]string(nil), s.logs.errs...)
 }

@@ -1,0 +1,3 @@
+// Command miniapiserver is a minimal Kubernetes API server with an embedded
+// etcd, for tests and local work.
+package main
