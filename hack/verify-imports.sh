@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# Checks the dependency direction of shared/DESIGN.md: pkg/features is a leaf,
-# pkg/storage and pkg/watchcache never import each other, pkg/watchcache imports
-# no etcd, registry or resource type, and nothing imports cmd/.
+# Checks the dependency direction of the README's architecture section:
+# pkg/features and pkg/api are leaves, pkg/watchcache imports nothing of ours
+# (nor etcd or resource types), pkg/storage does not import the watch cache,
+# the registry or the server, the registry imports only pkg/api of ours, and
+# nothing imports cmd/.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 mod=$(go list -m)
@@ -17,10 +19,12 @@ forbid() { # forbid PKG PATTERN WHY
 }
 
 forbid "${mod}/pkg/features" "^${mod}/" "other packages of this module (it is a leaf)"
-forbid "${mod}/pkg/storage" "^${mod}/pkg/(watchcache|registry|server)" "the watch cache, registry or server"
-if [[ -d pkg/watchcache ]]; then
-  forbid "${mod}/pkg/watchcache" "^(${mod}/pkg/(storage|registry|server|api)|go\.etcd\.io/|k8s\.io/api/)" "etcd, the registry or resource types"
-fi
+forbid "${mod}/pkg/api" "^${mod}/" "other packages of this module (it is a leaf)"
+forbid "${mod}/pkg/watchcache" "^(${mod}/|go\.etcd\.io/|k8s\.io/api/)" "anything of this module, etcd or resource types"
+forbid "${mod}/pkg/storage" "^${mod}/pkg/(watchcache|registry|server|testserver)" "the watch cache, registry or server"
+for p in $(go list ./pkg/registry/...); do
+  forbid "${p}" "^${mod}/pkg/(features|server|storage|testserver|watchcache)" "anything of this module but pkg/api and the registry"
+done
 for p in $(go list ./... | grep -v "^${mod}/cmd/"); do
   forbid "${p}" "^${mod}/cmd/" "cmd/"
 done

@@ -1,4 +1,3 @@
-// Package version says which Kubernetes version miniapiserver reports on /version.
 package version
 
 import (

@@ -1,4 +1,3 @@
-// Package configmap serves core/v1 configmaps.
 package configmap
 
 import (

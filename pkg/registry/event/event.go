@@ -1,4 +1,3 @@
-// Package event serves core/v1 events.
 package event
 
 import (

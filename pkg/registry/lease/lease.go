@@ -1,4 +1,3 @@
-// Package lease serves coordination.k8s.io/v1 leases.
 package lease
 
 import (

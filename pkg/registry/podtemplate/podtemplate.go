@@ -1,4 +1,3 @@
-// Package podtemplate serves core/v1 podtemplates.
 package podtemplate
 
 import (

@@ -1,4 +1,3 @@
-// Package secret serves core/v1 secrets.
 package secret
 
 import (

@@ -1,4 +1,3 @@
-// Package serviceaccount serves core/v1 serviceaccounts.
 package serviceaccount
 
 import (

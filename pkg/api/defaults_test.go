@@ -1,0 +1,296 @@
+package api
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+)
+
+func TestSecretDefaults(t *testing.T) {
+	tests := []struct {
+		name string
+		typ  corev1.SecretType
+		want corev1.SecretType
+	}{
+		{name: "empty type becomes Opaque", typ: "", want: corev1.SecretTypeOpaque},
+		{name: "explicit type kept", typ: corev1.SecretTypeTLS, want: corev1.SecretTypeTLS},
+		{name: "custom type kept", typ: "example.com/custom", want: "example.com/custom"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := &corev1.Secret{Type: tt.typ}
+			Scheme.Default(s)
+			if s.Type != tt.want {
+				t.Errorf("type: got %q, want %q", s.Type, tt.want)
+			}
+		})
+	}
+}
+
+func TestNamespaceDefaults(t *testing.T) {
+	tests := []struct {
+		name       string
+		ns         corev1.Namespace
+		wantPhase  corev1.NamespacePhase
+		wantLabels map[string]string
+	}{
+		{
+			name:       "named: phase Active and the name label",
+			ns:         corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "prod"}},
+			wantPhase:  corev1.NamespaceActive,
+			wantLabels: map[string]string{corev1.LabelMetadataName: "prod"},
+		},
+		{
+			name:       "other labels kept, a wrong name label overwritten",
+			ns:         corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "prod", Labels: map[string]string{"team": "a", corev1.LabelMetadataName: "other"}}},
+			wantPhase:  corev1.NamespaceActive,
+			wantLabels: map[string]string{"team": "a", corev1.LabelMetadataName: "prod"},
+		},
+		{
+			name:       "generateName without a name: no label",
+			ns:         corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "tmp-"}},
+			wantPhase:  corev1.NamespaceActive,
+			wantLabels: nil,
+		},
+		{
+			name:       "explicit phase kept",
+			ns:         corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "old"}, Status: corev1.NamespaceStatus{Phase: corev1.NamespaceTerminating}},
+			wantPhase:  corev1.NamespaceTerminating,
+			wantLabels: map[string]string{corev1.LabelMetadataName: "old"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ns := tt.ns.DeepCopy()
+			Scheme.Default(ns)
+			if ns.Status.Phase != tt.wantPhase {
+				t.Errorf("phase: got %q, want %q", ns.Status.Phase, tt.wantPhase)
+			}
+			if diff := cmp.Diff(tt.wantLabels, ns.Labels); diff != "" {
+				t.Errorf("labels (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestDefaultPodSpec(t *testing.T) {
+	defaulted := corev1.PodSpec{
+		DNSPolicy:                     corev1.DNSClusterFirst,
+		RestartPolicy:                 corev1.RestartPolicyAlways,
+		SecurityContext:               &corev1.PodSecurityContext{},
+		TerminationGracePeriodSeconds: ptr.To[int64](30),
+		SchedulerName:                 "default-scheduler",
+		EnableServiceLinks:            ptr.To(true),
+	}
+	explicit := corev1.PodSpec{
+		DNSPolicy:                     corev1.DNSDefault,
+		RestartPolicy:                 corev1.RestartPolicyNever,
+		SecurityContext:               &corev1.PodSecurityContext{RunAsUser: ptr.To[int64](1000)},
+		TerminationGracePeriodSeconds: ptr.To[int64](0),
+		SchedulerName:                 "custom",
+		EnableServiceLinks:            ptr.To(false),
+	}
+	tests := []struct {
+		name string
+		spec corev1.PodSpec
+		want corev1.PodSpec
+	}{
+		{name: "empty spec", spec: corev1.PodSpec{}, want: defaulted},
+		{name: "explicit values kept", spec: explicit, want: explicit},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			spec := tt.spec.DeepCopy()
+			DefaultPodSpec(spec)
+			if diff := cmp.Diff(tt.want, *spec); diff != "" {
+				t.Errorf("spec (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestContainerDefaults(t *testing.T) {
+	tests := []struct {
+		name      string
+		container corev1.Container
+		want      corev1.Container
+	}{
+		{
+			name:      "untagged image pulls Always",
+			container: corev1.Container{Name: "c", Image: "nginx"},
+			want: corev1.Container{Name: "c", Image: "nginx", ImagePullPolicy: corev1.PullAlways,
+				TerminationMessagePath: "/dev/termination-log", TerminationMessagePolicy: corev1.TerminationMessageReadFile},
+		},
+		{
+			name:      "explicit values kept",
+			container: corev1.Container{Name: "c", Image: "nginx", ImagePullPolicy: corev1.PullNever, TerminationMessagePath: "/tmp/x", TerminationMessagePolicy: corev1.TerminationMessageFallbackToLogsOnError},
+			want:      corev1.Container{Name: "c", Image: "nginx", ImagePullPolicy: corev1.PullNever, TerminationMessagePath: "/tmp/x", TerminationMessagePolicy: corev1.TerminationMessageFallbackToLogsOnError},
+		},
+		{
+			name:      "port protocol defaults to TCP, explicit UDP kept",
+			container: corev1.Container{Name: "c", Image: "dns:1.0", Ports: []corev1.ContainerPort{{ContainerPort: 53}, {ContainerPort: 53, Protocol: corev1.ProtocolUDP}}},
+			want: corev1.Container{Name: "c", Image: "dns:1.0", ImagePullPolicy: corev1.PullIfNotPresent,
+				TerminationMessagePath: "/dev/termination-log", TerminationMessagePolicy: corev1.TerminationMessageReadFile,
+				Ports: []corev1.ContainerPort{{ContainerPort: 53, Protocol: corev1.ProtocolTCP}, {ContainerPort: 53, Protocol: corev1.ProtocolUDP}}},
+		},
+		{
+			name: "limits without requests: requests copied from limits",
+			container: corev1.Container{Name: "c", Image: "app:1", Resources: corev1.ResourceRequirements{
+				Limits: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1"), corev1.ResourceMemory: resource.MustParse("1Gi")},
+			}},
+			want: corev1.Container{Name: "c", Image: "app:1", ImagePullPolicy: corev1.PullIfNotPresent,
+				TerminationMessagePath: "/dev/termination-log", TerminationMessagePolicy: corev1.TerminationMessageReadFile,
+				Resources: corev1.ResourceRequirements{
+					Limits:   corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1"), corev1.ResourceMemory: resource.MustParse("1Gi")},
+					Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1"), corev1.ResourceMemory: resource.MustParse("1Gi")},
+				}},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			spec := &corev1.PodSpec{Containers: []corev1.Container{*tt.container.DeepCopy()}, InitContainers: []corev1.Container{*tt.container.DeepCopy()}}
+			DefaultPodSpec(spec)
+			if diff := cmp.Diff(tt.want, spec.Containers[0]); diff != "" {
+				t.Errorf("container (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tt.want, spec.InitContainers[0]); diff != "" {
+				t.Errorf("init container (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestRequestsDefaultedFromLimitsAreACopy(t *testing.T) {
+	spec := &corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "app:1", Resources: corev1.ResourceRequirements{
+		Limits: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1")},
+	}}}}
+	DefaultPodSpec(spec)
+	res := &spec.Containers[0].Resources
+	res.Requests[corev1.ResourceCPU] = resource.MustParse("2")
+	if got := res.Limits[corev1.ResourceCPU]; got.String() != "1" {
+		t.Errorf("limit after changing the defaulted request: got %s, want 1", got.String())
+	}
+}
+
+func TestImagePullPolicyDefault(t *testing.T) {
+	tests := []struct {
+		image string
+		want  corev1.PullPolicy
+	}{
+		{image: "nginx", want: corev1.PullAlways},
+		{image: "nginx:latest", want: corev1.PullAlways},
+		{image: "nginx:1.25", want: corev1.PullIfNotPresent},
+		{image: "registry.local:5000/team/nginx", want: corev1.PullAlways},
+		{image: "registry.local:5000/team/nginx:latest", want: corev1.PullAlways},
+		{image: "registry.local:5000/team/nginx:1.25", want: corev1.PullIfNotPresent},
+		{image: "nginx@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef", want: corev1.PullIfNotPresent},
+		{image: "nginx:latest@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef", want: corev1.PullIfNotPresent},
+	}
+	for _, tt := range tests {
+		t.Run(tt.image, func(t *testing.T) {
+			spec := &corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: tt.image}}}
+			DefaultPodSpec(spec)
+			if got := spec.Containers[0].ImagePullPolicy; got != tt.want {
+				t.Errorf("imagePullPolicy for %q: got %q, want %q", tt.image, got, tt.want)
+			}
+		})
+	}
+}
+
+func TestImageTag(t *testing.T) {
+	tests := []struct {
+		image string
+		want  string
+	}{
+		{image: "", want: ""},
+		{image: "nginx", want: ""},
+		{image: "nginx:1.25", want: "1.25"},
+		{image: "localhost:5000/nginx", want: ""},
+		{image: "localhost:5000/nginx:v2", want: "v2"},
+		{image: "nginx@sha256:abc", want: "sha256:abc"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.image, func(t *testing.T) {
+			if got := imageTag(tt.image); got != tt.want {
+				t.Errorf("imageTag(%q): got %q, want %q", tt.image, got, tt.want)
+			}
+		})
+	}
+}
+
+// TestSchemeDefaultsPodsTemplatesAndLists checks the defaulting funcs are
+// registered for each served type that has defaults, lists included.
+func TestSchemeDefaultsPodsTemplatesAndLists(t *testing.T) {
+	tests := []struct {
+		name string
+		// run defaults a fresh object and returns what should have been defaulted.
+		run  func() []string
+		want []string
+	}{
+		{
+			name: "pod",
+			run: func() []string {
+				p := &corev1.Pod{Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "nginx"}}}}
+				Scheme.Default(p)
+				return []string{string(p.Spec.RestartPolicy), string(p.Spec.Containers[0].ImagePullPolicy)}
+			},
+			want: []string{"Always", "Always"},
+		},
+		{
+			name: "podtemplate",
+			run: func() []string {
+				pt := &corev1.PodTemplate{Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "nginx:1"}}}}}
+				Scheme.Default(pt)
+				return []string{string(pt.Template.Spec.RestartPolicy), string(pt.Template.Spec.Containers[0].ImagePullPolicy)}
+			},
+			want: []string{"Always", "IfNotPresent"},
+		},
+		{
+			name: "pod list",
+			run: func() []string {
+				l := &corev1.PodList{Items: []corev1.Pod{{}, {Spec: corev1.PodSpec{DNSPolicy: corev1.DNSNone}}}}
+				Scheme.Default(l)
+				return []string{string(l.Items[0].Spec.DNSPolicy), string(l.Items[1].Spec.DNSPolicy)}
+			},
+			want: []string{"ClusterFirst", "None"},
+		},
+		{
+			name: "podtemplate list",
+			run: func() []string {
+				l := &corev1.PodTemplateList{Items: []corev1.PodTemplate{{}}}
+				Scheme.Default(l)
+				return []string{l.Items[0].Template.Spec.SchedulerName}
+			},
+			want: []string{"default-scheduler"},
+		},
+		{
+			name: "secret list",
+			run: func() []string {
+				l := &corev1.SecretList{Items: []corev1.Secret{{}, {Type: corev1.SecretTypeBasicAuth}}}
+				Scheme.Default(l)
+				return []string{string(l.Items[0].Type), string(l.Items[1].Type)}
+			},
+			want: []string{"Opaque", "kubernetes.io/basic-auth"},
+		},
+		{
+			name: "namespace list",
+			run: func() []string {
+				l := &corev1.NamespaceList{Items: []corev1.Namespace{{ObjectMeta: metav1.ObjectMeta{Name: "a"}}}}
+				Scheme.Default(l)
+				return []string{string(l.Items[0].Status.Phase), l.Items[0].Labels[corev1.LabelMetadataName]}
+			},
+			want: []string{"Active", "a"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if diff := cmp.Diff(tt.want, tt.run()); diff != "" {
+				t.Errorf("defaulted values (-want +got):\n%s", diff)
+			}
+		})
+	}
+}

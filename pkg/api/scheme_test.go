@@ -1,0 +1,95 @@
+package api
+
+import (
+	"testing"
+
+	coordinationv1 "k8s.io/api/coordination/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+)
+
+func TestSchemeKnowsServedTypesInBothVersions(t *testing.T) {
+	internalCore := schema.GroupVersion{Group: corev1.GroupName, Version: runtime.APIVersionInternal}
+	internalCoordination := schema.GroupVersion{Group: coordinationv1.GroupName, Version: runtime.APIVersionInternal}
+	tests := []struct {
+		name string
+		obj  runtime.Object
+		want []schema.GroupVersionKind
+	}{
+		{name: "pod", obj: &corev1.Pod{}, want: []schema.GroupVersionKind{corev1.SchemeGroupVersion.WithKind("Pod"), internalCore.WithKind("Pod")}},
+		{name: "configmap list", obj: &corev1.ConfigMapList{}, want: []schema.GroupVersionKind{corev1.SchemeGroupVersion.WithKind("ConfigMapList"), internalCore.WithKind("ConfigMapList")}},
+		{name: "lease", obj: &coordinationv1.Lease{}, want: []schema.GroupVersionKind{coordinationv1.SchemeGroupVersion.WithKind("Lease"), internalCoordination.WithKind("Lease")}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			gvks, _, err := Scheme.ObjectKinds(tt.obj)
+			if err != nil {
+				t.Fatalf("ObjectKinds: got error %v, want none", err)
+			}
+			for _, want := range tt.want {
+				found := false
+				for _, got := range gvks {
+					found = found || got == want
+				}
+				if !found {
+					t.Errorf("ObjectKinds: got %v, want it to include %v", gvks, want)
+				}
+			}
+		})
+	}
+}
+
+func TestDecodeAppliesDefaults(t *testing.T) {
+	tests := []struct {
+		name  string
+		data  string
+		check func(obj runtime.Object) (got, want string)
+	}{
+		{
+			name: "secret type",
+			data: `{"apiVersion":"v1","kind":"Secret","metadata":{"name":"s","namespace":"default"}}`,
+			check: func(obj runtime.Object) (string, string) {
+				return string(obj.(*corev1.Secret).Type), string(corev1.SecretTypeOpaque)
+			},
+		},
+		{
+			name: "namespace label",
+			data: `{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"prod"}}`,
+			check: func(obj runtime.Object) (string, string) {
+				return obj.(*corev1.Namespace).Labels[corev1.LabelMetadataName], "prod"
+			},
+		},
+		{
+			name: "pod restartPolicy",
+			data: `{"apiVersion":"v1","kind":"Pod","metadata":{"name":"p","namespace":"default"},"spec":{"containers":[{"name":"c","image":"nginx"}]}}`,
+			check: func(obj runtime.Object) (string, string) {
+				return string(obj.(*corev1.Pod).Spec.RestartPolicy), string(corev1.RestartPolicyAlways)
+			},
+		},
+	}
+	decoder := Codecs.UniversalDecoder(corev1.SchemeGroupVersion)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			obj, _, err := decoder.Decode([]byte(tt.data), nil, nil)
+			if err != nil {
+				t.Fatalf("Decode: got error %v, want none", err)
+			}
+			if got, want := tt.check(obj); got != want {
+				t.Errorf("defaulted value: got %q, want %q", got, want)
+			}
+		})
+	}
+}
+
+func TestStorageVersions(t *testing.T) {
+	want := map[string]string{"": "v1", "coordination.k8s.io": "v1"}
+	if len(StorageVersions) != len(want) {
+		t.Fatalf("StorageVersions: got %v, want one per group of %v", StorageVersions, want)
+	}
+	for _, gv := range StorageVersions {
+		if v, ok := want[gv.Group]; !ok || v != gv.Version {
+			t.Errorf("storage version of group %q: got %q, want %q", gv.Group, gv.Version, v)
+		}
+	}
+}

@@ -1,0 +1,2 @@
+// Package configmap serves core/v1 configmaps.
+package configmap

@@ -1,0 +1,2 @@
+// Package event serves core/v1 events.
+package event

@@ -1,0 +1,209 @@
+package event
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/labels"
+
+	"github.com/miniapiserver/miniapiserver/pkg/api"
+	"github.com/miniapiserver/miniapiserver/pkg/registry/registrytest"
+)
+
+func newEvent(mutate func(*corev1.Event)) *corev1.Event {
+	e := &corev1.Event{
+		ObjectMeta:     metav1.ObjectMeta{Name: "web.17a", Namespace: "prod", UID: "uid-1", ResourceVersion: "1"},
+		InvolvedObject: corev1.ObjectReference{Kind: "Pod", Namespace: "prod", Name: "web", APIVersion: "v1"},
+		Reason:         "Started",
+		Message:        "Started container app",
+		Type:           corev1.EventTypeNormal,
+		Source:         corev1.EventSource{Component: "kubelet"},
+		Count:          1,
+	}
+	if mutate != nil {
+		mutate(e)
+	}
+	return e
+}
+
+func TestStorage(t *testing.T) {
+	rest := registrytest.REST(t, NewStorage, "events")
+	if !rest.NamespaceScoped() {
+		t.Errorf("NamespaceScoped: got false, want true")
+	}
+	if diff := cmp.Diff([]string{"ev"}, rest.ShortNames()); diff != "" {
+		t.Errorf("ShortNames (-want +got):\n%s", diff)
+	}
+	// Event recorders PUT events they have not created yet.
+	if !rest.UpdateStrategy.AllowCreateOnUpdate(context.Background()) {
+		t.Errorf("AllowCreateOnUpdate: got false, want true")
+	}
+}
+
+func TestValidate(t *testing.T) {
+	tests := []struct {
+		name  string
+		event *corev1.Event
+		want  []string
+	}{
+		{name: "valid", event: newEvent(nil), want: []string{}},
+		{name: "warning", event: newEvent(func(e *corev1.Event) { e.Type = corev1.EventTypeWarning }), want: []string{}},
+		{name: "no type", event: newEvent(func(e *corev1.Event) { e.Type = "" }), want: []string{}},
+		{
+			name:  "unsupported type",
+			event: newEvent(func(e *corev1.Event) { e.Type = "Error" }),
+			want:  []string{"type: Unsupported value"},
+		},
+		{
+			name:  "involved object in another namespace",
+			event: newEvent(func(e *corev1.Event) { e.InvolvedObject.Namespace = "dev" }),
+			want:  []string{"involvedObject.namespace: Invalid value"},
+		},
+		{
+			name:  "invalid name and unsupported type",
+			event: newEvent(func(e *corev1.Event) { e.Name, e.Type = "Web!", "Error" }),
+			want:  []string{"metadata.name: Invalid value", "type: Unsupported value"},
+		},
+	}
+	rest := registrytest.REST(t, NewStorage, "events")
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := registrytest.ErrorPaths(rest.CreateStrategy.Validate(context.Background(), tt.event))
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("Validate errors (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestValidateUpdate(t *testing.T) {
+	tests := []struct {
+		name  string
+		event *corev1.Event
+		want  []string
+	}{
+		{
+			name:  "count and message may change",
+			event: newEvent(func(e *corev1.Event) { e.Count, e.Message = 2, "Started again" }),
+			want:  []string{},
+		},
+		{
+			name:  "unsupported type",
+			event: newEvent(func(e *corev1.Event) { e.Type = "Error" }),
+			want:  []string{"type: Unsupported value"},
+		},
+		{
+			name:  "involved object in another namespace",
+			event: newEvent(func(e *corev1.Event) { e.InvolvedObject.Namespace = "dev" }),
+			want:  []string{"involvedObject.namespace: Invalid value"},
+		},
+		{
+			name:  "name is immutable",
+			event: newEvent(func(e *corev1.Event) { e.Name = "web.17b" }),
+			want:  []string{"metadata.name: Invalid value"},
+		},
+	}
+	rest := registrytest.REST(t, NewStorage, "events")
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := registrytest.ErrorPaths(rest.UpdateStrategy.ValidateUpdate(context.Background(), tt.event, newEvent(nil)))
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("ValidateUpdate errors (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestFieldSelectors(t *testing.T) {
+	rest := registrytest.REST(t, NewStorage, "events")
+	e := newEvent(func(e *corev1.Event) { e.Type = corev1.EventTypeWarning })
+	_, got, err := rest.PredicateFunc(labels.Everything(), fields.Everything()).GetAttrs(e)
+	if err != nil {
+		t.Fatalf("GetAttrs: got error %v, want none", err)
+	}
+	if diff := cmp.Diff(api.EventFields(e), got); diff != "" {
+		t.Errorf("fields (-want +got):\n%s", diff)
+	}
+	tests := []struct {
+		selector string
+		want     bool
+	}{
+		{selector: "involvedObject.kind=Pod,involvedObject.name=web", want: true},
+		{selector: "involvedObject.name=db", want: false},
+		{selector: "type=Warning", want: true},
+		{selector: "source=kubelet,reason=Started", want: true},
+		{selector: "metadata.namespace=dev", want: false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.selector, func(t *testing.T) {
+			pred := rest.PredicateFunc(labels.Everything(), fields.ParseSelectorOrDie(tt.selector))
+			got, err := pred.Matches(e)
+			if err != nil || got != tt.want {
+				t.Errorf("Matches(%q): got (%v, %v), want (%v, nil)", tt.selector, got, err, tt.want)
+			}
+		})
+	}
+}
+
+func TestTable(t *testing.T) {
+	tenMinutesAgo := time.Now().Add(-10 * time.Minute)
+	threeDaysAgo := time.Now().Add(-72 * time.Hour)
+	tests := []struct {
+		name         string
+		event        *corev1.Event
+		wantLastSeen string
+	}{
+		{
+			name:         "lastTimestamp",
+			event:        newEvent(func(e *corev1.Event) { e.LastTimestamp = metav1.NewTime(tenMinutesAgo) }),
+			wantLastSeen: "10m",
+		},
+		{
+			name:         "eventTime when there is no lastTimestamp",
+			event:        newEvent(func(e *corev1.Event) { e.EventTime = metav1.NewMicroTime(threeDaysAgo) }),
+			wantLastSeen: "3d",
+		},
+		{
+			name:         "creationTimestamp when there is neither",
+			event:        newEvent(func(e *corev1.Event) { e.CreationTimestamp = metav1.NewTime(tenMinutesAgo) }),
+			wantLastSeen: "10m",
+		},
+		{
+			name:         "no time at all",
+			event:        newEvent(nil),
+			wantLastSeen: "<unknown>",
+		},
+	}
+	rest := registrytest.REST(t, NewStorage, "events")
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			table, err := rest.ConvertToTable(context.Background(), tt.event, nil)
+			if err != nil {
+				t.Fatalf("ConvertToTable: got error %v, want none", err)
+			}
+			wantColumns := []string{"Last Seen", "Type", "Reason", "Object", "Message", "Count", "Name"}
+			if diff := cmp.Diff(wantColumns, registrytest.ColumnNames(table)); diff != "" {
+				t.Errorf("columns (-want +got):\n%s", diff)
+			}
+			if len(table.Rows) != 1 || len(table.Rows[0].Cells) != len(wantColumns) {
+				t.Fatalf("rows: got %v, want one with %d cells", table.Rows, len(wantColumns))
+			}
+			cells := table.Rows[0].Cells
+			if object, _ := cells[3].(string); !strings.HasSuffix(object, "/web") {
+				t.Errorf("object cell: got %v, want kind/web", cells[3])
+			}
+			got := append(slices.Clone(cells[:3]), cells[4:]...)
+			want := []any{tt.wantLastSeen, "Normal", "Started", "Started container app", int64(1), "web.17a"}
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("cells but the object (-want +got):\n%s", diff)
+			}
+		})
+	}
+}

@@ -1,0 +1,451 @@
+package namespace
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
+	"k8s.io/apiserver/pkg/registry/rest"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
+
+	"github.com/miniapiserver/miniapiserver/pkg/api"
+	"github.com/miniapiserver/miniapiserver/pkg/registry"
+	"github.com/miniapiserver/miniapiserver/pkg/registry/registrytest"
+)
+
+// namespaces are the stores of namespaces and their subresources on one registrytest.MemStorage.
+type namespaces struct {
+	mem      *registrytest.MemStorage
+	store    *REST
+	status   *registry.StatusREST
+	finalize *registry.StatusREST
+}
+
+func newNamespaces(t *testing.T) namespaces {
+	t.Helper()
+	mem := registrytest.NewMemStorage()
+	storages, err := NewStorage(mem.Options("namespaces"))
+	if err != nil {
+		t.Fatalf("NewStorage: got error %v, want none", err)
+	}
+	n := namespaces{mem: mem}
+	var ok1, ok2, ok3 bool
+	n.store, ok1 = storages["namespaces"].(*REST)
+	n.status, ok2 = storages["namespaces/status"].(*registry.StatusREST)
+	n.finalize, ok3 = storages["namespaces/finalize"].(*registry.StatusREST)
+	if !ok1 || !ok2 || !ok3 {
+		t.Fatalf("storages: got %v, want namespaces, namespaces/status and namespaces/finalize", storages)
+	}
+	return n
+}
+
+// ctx is a request context for the cluster-scoped namespaces.
+func ctx() context.Context { return genericapirequest.WithNamespace(context.Background(), "") }
+
+const key = "/namespaces/prod"
+
+// seed stores ns (named prod) as it is and returns the stored copy.
+func (n namespaces) seed(t *testing.T, ns *corev1.Namespace) *corev1.Namespace {
+	t.Helper()
+	if got, err := n.store.KeyFunc(ctx(), ns.Name); err != nil || got != key {
+		t.Fatalf("KeyFunc(%q): got (%q, %v), want (%q, nil)", ns.Name, got, err, key)
+	}
+	return n.mem.Seed(t, key, ns).(*corev1.Namespace)
+}
+
+func (n namespaces) stored(t *testing.T) (*corev1.Namespace, bool) {
+	t.Helper()
+	obj, ok := n.mem.Stored(key)
+	if !ok {
+		return nil, false
+	}
+	return obj.(*corev1.Namespace), true
+}
+
+// activeNamespace returns a defaulted namespace prod as the create strategy leaves it.
+func activeNamespace() *corev1.Namespace {
+	ns := &corev1.Namespace{
+		ObjectMeta: metav1.ObjectMeta{Name: "prod", UID: "uid-1"},
+		Spec:       corev1.NamespaceSpec{Finalizers: []corev1.FinalizerName{corev1.FinalizerKubernetes}},
+		Status:     corev1.NamespaceStatus{Phase: corev1.NamespaceActive},
+	}
+	api.Scheme.Default(ns)
+	return ns
+}
+
+func modified(ns *corev1.Namespace, mutate func(*corev1.Namespace)) *corev1.Namespace {
+	ns = ns.DeepCopy()
+	mutate(ns)
+	return ns
+}
+
+func TestStorage(t *testing.T) {
+	n := newNamespaces(t)
+	if n.store.NamespaceScoped() {
+		t.Errorf("NamespaceScoped: got true, want false")
+	}
+	if diff := cmp.Diff([]string{"ns"}, n.store.ShortNames()); diff != "" {
+		t.Errorf("ShortNames (-want +got):\n%s", diff)
+	}
+	equal := cmp.Comparer(func(a, b *fieldpath.Set) bool { return a.Equals(b) })
+	for name, tt := range map[string]struct {
+		got  map[fieldpath.APIVersion]*fieldpath.Set
+		want string
+	}{
+		"namespaces":          {got: n.store.GetResetFields(), want: "status"},
+		"namespaces/status":   {got: n.status.GetResetFields(), want: "spec"},
+		"namespaces/finalize": {got: n.finalize.GetResetFields(), want: "status"},
+	} {
+		if diff := cmp.Diff(registry.Fieldpaths("v1", tt.want), tt.got, equal); diff != "" {
+			t.Errorf("%s reset fields (-want +got):\n%s", name, diff)
+		}
+	}
+}
+
+func TestPrepareForCreate(t *testing.T) {
+	tests := []struct {
+		name           string
+		finalizers     []corev1.FinalizerName
+		status         corev1.NamespaceStatus
+		wantFinalizers []corev1.FinalizerName
+	}{
+		{name: "no finalizers", finalizers: nil, wantFinalizers: []corev1.FinalizerName{"kubernetes"}},
+		{name: "kubernetes already there", finalizers: []corev1.FinalizerName{"kubernetes"}, wantFinalizers: []corev1.FinalizerName{"kubernetes"}},
+		{
+			name:           "other finalizers kept, kubernetes added last",
+			finalizers:     []corev1.FinalizerName{"example.com/a", "example.com/b"},
+			wantFinalizers: []corev1.FinalizerName{"example.com/a", "example.com/b", "kubernetes"},
+		},
+		{
+			name:           "client-written status dropped",
+			status:         corev1.NamespaceStatus{Phase: corev1.NamespaceTerminating, Conditions: []corev1.NamespaceCondition{{Type: "X"}}},
+			wantFinalizers: []corev1.FinalizerName{"kubernetes"},
+		},
+	}
+	strategy := newNamespaces(t).store.CreateStrategy
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "prod"}, Spec: corev1.NamespaceSpec{Finalizers: tt.finalizers}, Status: tt.status}
+			strategy.PrepareForCreate(context.Background(), ns)
+			if diff := cmp.Diff(tt.wantFinalizers, ns.Spec.Finalizers); diff != "" {
+				t.Errorf("finalizers (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(corev1.NamespaceStatus{Phase: corev1.NamespaceActive}, ns.Status); diff != "" {
+				t.Errorf("status (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestValidate(t *testing.T) {
+	tests := []struct {
+		name string
+		ns   *corev1.Namespace
+		want []string
+	}{
+		{name: "valid", ns: activeNamespace(), want: []string{}},
+		{
+			name: "name with a dot (no DNS label)",
+			ns:   modified(activeNamespace(), func(ns *corev1.Namespace) { ns.Name = "prod.eu" }),
+			want: []string{"metadata.name: Invalid value"},
+		},
+		{
+			name: "upper-case name",
+			ns:   modified(activeNamespace(), func(ns *corev1.Namespace) { ns.Name = "Prod" }),
+			want: []string{"metadata.name: Invalid value"},
+		},
+		{
+			name: "namespace set on a namespace",
+			ns:   modified(activeNamespace(), func(ns *corev1.Namespace) { ns.Namespace = "default" }),
+			want: []string{"metadata.namespace: Forbidden"},
+		},
+		{
+			name: "qualified finalizer",
+			ns: modified(activeNamespace(), func(ns *corev1.Namespace) {
+				ns.Spec.Finalizers = append(ns.Spec.Finalizers, "example.com/cleanup")
+			}),
+			want: []string{},
+		},
+		{
+			name: "finalizer that is no qualified name",
+			ns: modified(activeNamespace(), func(ns *corev1.Namespace) {
+				ns.Spec.Finalizers = append(ns.Spec.Finalizers, "bad finalizer!")
+			}),
+			want: []string{"spec.finalizers[1]: Invalid value"},
+		},
+	}
+	strategy := newNamespaces(t).store.CreateStrategy
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := registrytest.ErrorPaths(strategy.Validate(context.Background(), tt.ns))
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("Validate errors (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestUpdateThroughStores sends the same change of labels, finalizers and
+// status to each endpoint: each keeps what it may not change.
+func TestUpdateThroughStores(t *testing.T) {
+	tests := []struct {
+		name           string
+		updater        func(namespaces) rest.Updater
+		wantFinalizers []corev1.FinalizerName
+		wantPhase      corev1.NamespacePhase
+	}{
+		{
+			name:           "namespaces: finalizers and status kept",
+			updater:        func(n namespaces) rest.Updater { return n.store },
+			wantFinalizers: []corev1.FinalizerName{"kubernetes"},
+			wantPhase:      corev1.NamespaceActive,
+		},
+		{
+			name:           "namespaces/status: spec kept",
+			updater:        func(n namespaces) rest.Updater { return n.status },
+			wantFinalizers: []corev1.FinalizerName{"kubernetes"},
+			wantPhase:      corev1.NamespaceTerminating,
+		},
+		{
+			name:           "namespaces/finalize: status kept",
+			updater:        func(n namespaces) rest.Updater { return n.finalize },
+			wantFinalizers: []corev1.FinalizerName{"example.com/other"},
+			wantPhase:      corev1.NamespaceActive,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			n := newNamespaces(t)
+			current := n.seed(t, activeNamespace())
+			update := modified(current, func(ns *corev1.Namespace) {
+				ns.Labels["team"] = "a"
+				ns.Spec.Finalizers = []corev1.FinalizerName{"example.com/other"}
+				ns.Status.Phase = corev1.NamespaceTerminating
+			})
+			out, _, err := tt.updater(n).Update(ctx(), "prod", rest.DefaultUpdatedObjectInfo(update), rest.ValidateAllObjectFunc, rest.ValidateAllObjectUpdateFunc, false, &metav1.UpdateOptions{})
+			if err != nil {
+				t.Fatalf("Update: got error %v, want none", err)
+			}
+			got := out.(*corev1.Namespace)
+			if got.Labels["team"] != "a" {
+				t.Errorf("labels: got %v, want team=a added", got.Labels)
+			}
+			if diff := cmp.Diff(tt.wantFinalizers, got.Spec.Finalizers); diff != "" {
+				t.Errorf("finalizers (-want +got):\n%s", diff)
+			}
+			if got.Status.Phase != tt.wantPhase {
+				t.Errorf("phase: got %q, want %q", got.Status.Phase, tt.wantPhase)
+			}
+		})
+	}
+}
+
+func TestFinalizeValidatesFinalizers(t *testing.T) {
+	n := newNamespaces(t)
+	current := n.seed(t, activeNamespace())
+	update := modified(current, func(ns *corev1.Namespace) { ns.Spec.Finalizers = []corev1.FinalizerName{"bad finalizer!"} })
+	_, _, err := n.finalize.Update(ctx(), "prod", rest.DefaultUpdatedObjectInfo(update), rest.ValidateAllObjectFunc, rest.ValidateAllObjectUpdateFunc, false, &metav1.UpdateOptions{})
+	if !apierrors.IsInvalid(err) {
+		t.Fatalf("finalize with an invalid finalizer: got error %v, want Invalid", err)
+	}
+	if got, _ := n.stored(t); !slices.Equal(got.Spec.Finalizers, current.Spec.Finalizers) {
+		t.Errorf("stored finalizers: got %v, want %v (unchanged)", got.Spec.Finalizers, current.Spec.Finalizers)
+	}
+}
+
+// TestUpdateThatEmptiesFinalizers checks when an update that leaves no
+// spec.finalizers removes the namespace: only a deleted one, as upstream.
+func TestUpdateThatEmptiesFinalizers(t *testing.T) {
+	deleted := metav1.Now()
+	tests := []struct {
+		name        string
+		terminating bool
+		updater     func(namespaces) rest.Updater
+		wantStored  bool
+	}{
+		{name: "finalize of a terminating namespace", terminating: true, updater: func(n namespaces) rest.Updater { return n.finalize }, wantStored: false},
+		{name: "finalize of an active namespace", terminating: false, updater: func(n namespaces) rest.Updater { return n.finalize }, wantStored: true},
+		{name: "status of a terminating namespace keeps its finalizers", terminating: true, updater: func(n namespaces) rest.Updater { return n.status }, wantStored: true},
+		{name: "update of a terminating namespace keeps its finalizers", terminating: true, updater: func(n namespaces) rest.Updater { return n.store }, wantStored: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			n := newNamespaces(t)
+			ns := activeNamespace()
+			if tt.terminating {
+				ns.DeletionTimestamp = &deleted
+				ns.Status.Phase = corev1.NamespaceTerminating
+			}
+			current := n.seed(t, ns)
+			update := modified(current, func(ns *corev1.Namespace) { ns.Spec.Finalizers = nil })
+			if _, _, err := tt.updater(n).Update(ctx(), "prod", rest.DefaultUpdatedObjectInfo(update), rest.ValidateAllObjectFunc, rest.ValidateAllObjectUpdateFunc, false, &metav1.UpdateOptions{}); err != nil {
+				t.Fatalf("Update: got error %v, want none", err)
+			}
+			if _, ok := n.stored(t); ok != tt.wantStored {
+				t.Errorf("namespace stored after the update: got %v, want %v", ok, tt.wantStored)
+			}
+		})
+	}
+}
+
+func TestDelete(t *testing.T) {
+	deleted := metav1.Now()
+	errRefused := errors.New("refused")
+	tests := []struct {
+		name     string
+		seed     *corev1.Namespace // nil: nothing stored
+		options  *metav1.DeleteOptions
+		validate rest.ValidateObjectFunc
+		// wantErr checks the error; nil: no error.
+		wantErr     func(error) bool
+		wantDeleted bool
+		// wantStoredPhase is the stored namespace's phase after, "" if it is gone.
+		wantStoredPhase corev1.NamespacePhase
+	}{
+		{
+			name:            "active with finalizers: marked Terminating",
+			seed:            activeNamespace(),
+			wantStoredPhase: corev1.NamespaceTerminating,
+		},
+		{
+			name: "terminating with finalizers: conflict",
+			seed: modified(activeNamespace(), func(ns *corev1.Namespace) {
+				ns.DeletionTimestamp = &deleted
+				ns.Status.Phase = corev1.NamespaceTerminating
+			}),
+			wantErr:         apierrors.IsConflict,
+			wantStoredPhase: corev1.NamespaceTerminating,
+		},
+		{
+			name:        "active without finalizers: removed at once",
+			seed:        modified(activeNamespace(), func(ns *corev1.Namespace) { ns.Spec.Finalizers = nil }),
+			wantDeleted: true,
+		},
+		{
+			name: "terminating without finalizers: removed",
+			seed: modified(activeNamespace(), func(ns *corev1.Namespace) {
+				ns.DeletionTimestamp = &deleted
+				ns.Status.Phase = corev1.NamespaceTerminating
+				ns.Spec.Finalizers = nil
+			}),
+			wantDeleted: true,
+		},
+		{
+			name:            "UID precondition that does not match: conflict",
+			seed:            activeNamespace(),
+			options:         &metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: ptr.To(types.UID("other"))}},
+			wantErr:         apierrors.IsConflict,
+			wantStoredPhase: corev1.NamespaceActive,
+		},
+		{
+			name:            "resourceVersion precondition that does not match: conflict",
+			seed:            activeNamespace(),
+			options:         &metav1.DeleteOptions{Preconditions: &metav1.Preconditions{ResourceVersion: ptr.To("999")}},
+			wantErr:         apierrors.IsConflict,
+			wantStoredPhase: corev1.NamespaceActive,
+		},
+		{
+			name:            "matching UID precondition",
+			seed:            activeNamespace(),
+			options:         &metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: ptr.To(types.UID("uid-1"))}},
+			wantStoredPhase: corev1.NamespaceTerminating,
+		},
+		{
+			name:            "deleteValidation refuses: unchanged",
+			seed:            activeNamespace(),
+			validate:        func(context.Context, runtime.Object) error { return errRefused },
+			wantErr:         func(err error) bool { return errors.Is(err, errRefused) },
+			wantStoredPhase: corev1.NamespaceActive,
+		},
+		{
+			name:    "missing: not found",
+			wantErr: apierrors.IsNotFound,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			n := newNamespaces(t)
+			if tt.seed != nil {
+				n.seed(t, tt.seed)
+			}
+			validate := tt.validate
+			if validate == nil {
+				validate = rest.ValidateAllObjectFunc
+			}
+			out, gotDeleted, err := n.store.Delete(ctx(), "prod", validate, tt.options)
+			switch {
+			case tt.wantErr == nil && err != nil:
+				t.Fatalf("Delete: got error %v, want none", err)
+			case tt.wantErr != nil && (err == nil || !tt.wantErr(err)):
+				t.Fatalf("Delete: got error %v, want a different one", err)
+			}
+			if gotDeleted != tt.wantDeleted {
+				t.Errorf("Delete deleted: got %v, want %v", gotDeleted, tt.wantDeleted)
+			}
+			stored, ok := n.stored(t)
+			switch {
+			case tt.wantStoredPhase == "" && ok:
+				t.Errorf("stored after Delete: got %v, want none", stored.Status.Phase)
+			case tt.wantStoredPhase != "" && !ok:
+				t.Errorf("stored after Delete: got none, want phase %q", tt.wantStoredPhase)
+			case ok && stored.Status.Phase != tt.wantStoredPhase:
+				t.Errorf("stored phase after Delete: got %q, want %q", stored.Status.Phase, tt.wantStoredPhase)
+			}
+			if err == nil && !tt.wantDeleted {
+				ns := out.(*corev1.Namespace)
+				if ns.DeletionTimestamp == nil || ns.Status.Phase != corev1.NamespaceTerminating {
+					t.Errorf("returned namespace: got deletionTimestamp %v and phase %q, want set and Terminating", ns.DeletionTimestamp, ns.Status.Phase)
+				}
+			}
+		})
+	}
+}
+
+func TestFieldSelectors(t *testing.T) {
+	n := newNamespaces(t)
+	ns := activeNamespace()
+	_, got, err := n.store.PredicateFunc(labels.Everything(), fields.Everything()).GetAttrs(ns)
+	if err != nil {
+		t.Fatalf("GetAttrs: got error %v, want none", err)
+	}
+	if diff := cmp.Diff(fields.Set{"metadata.name": "prod", "status.phase": "Active"}, got); diff != "" {
+		t.Errorf("fields (-want +got):\n%s", diff)
+	}
+}
+
+func TestTable(t *testing.T) {
+	n := newNamespaces(t)
+	table, err := n.store.ConvertToTable(context.Background(), &corev1.NamespaceList{Items: []corev1.Namespace{
+		*activeNamespace(),
+		*modified(activeNamespace(), func(ns *corev1.Namespace) { ns.Name, ns.Status.Phase = "old", corev1.NamespaceTerminating }),
+	}}, nil)
+	if err != nil {
+		t.Fatalf("ConvertToTable: got error %v, want none", err)
+	}
+	var columns []string
+	for _, c := range table.ColumnDefinitions {
+		columns = append(columns, c.Name)
+	}
+	if diff := cmp.Diff([]string{"Name", "Status", "Age"}, columns); diff != "" {
+		t.Errorf("columns (-want +got):\n%s", diff)
+	}
+	var cells [][]any
+	for _, r := range table.Rows {
+		cells = append(cells, r.Cells)
+	}
+	want := [][]any{{"prod", "Active", "<unknown>"}, {"old", "Terminating", "<unknown>"}}
+	if diff := cmp.Diff(want, cells); diff != "" {
+		t.Errorf("cells (-want +got):\n%s", diff)
+	}
+}

@@ -1,0 +1,589 @@
+package pod
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/labels"
+	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
+	"k8s.io/apiserver/pkg/registry/rest"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
+
+	"github.com/miniapiserver/miniapiserver/pkg/api"
+	"github.com/miniapiserver/miniapiserver/pkg/registry"
+	"github.com/miniapiserver/miniapiserver/pkg/registry/registrytest"
+)
+
+// pods are the stores of pods and pods/status on one registrytest.MemStorage.
+type pods struct {
+	mem    *registrytest.MemStorage
+	store  *registry.REST
+	status *registry.StatusREST
+}
+
+func newPods(t *testing.T) pods {
+	t.Helper()
+	mem := registrytest.NewMemStorage()
+	storages, err := NewStorage(mem.Options("pods"))
+	if err != nil {
+		t.Fatalf("NewStorage: got error %v, want none", err)
+	}
+	store, ok := storages["pods"].(*registry.REST)
+	if !ok {
+		t.Fatalf("storage %q: got %T, want *registry.REST", "pods", storages["pods"])
+	}
+	status, ok := storages["pods/status"].(*registry.StatusREST)
+	if !ok {
+		t.Fatalf("storage %q: got %T, want *registry.StatusREST", "pods/status", storages["pods/status"])
+	}
+	return pods{mem: mem, store: store, status: status}
+}
+
+// seed stores p (in namespace default) as it is, and returns the stored copy.
+func (p pods) seed(t *testing.T, pod *corev1.Pod) *corev1.Pod {
+	t.Helper()
+	key, err := p.store.KeyFunc(genericapirequest.WithNamespace(context.Background(), pod.Namespace), pod.Name)
+	if err != nil {
+		t.Fatalf("KeyFunc: %v", err)
+	}
+	return p.mem.Seed(t, key, pod).(*corev1.Pod)
+}
+
+// validPod returns a defaulted pod that passes validation.
+func validPod() *corev1.Pod {
+	p := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "default", UID: "uid-1", ResourceVersion: "1"},
+		Spec: corev1.PodSpec{
+			InitContainers: []corev1.Container{{Name: "init", Image: "busybox:1"}},
+			Containers:     []corev1.Container{{Name: "app", Image: "nginx:1.25"}, {Name: "sidecar", Image: "envoy:1"}},
+		},
+	}
+	api.Scheme.Default(p)
+	return p
+}
+
+func modified(p *corev1.Pod, mutate func(*corev1.Pod)) *corev1.Pod {
+	p = p.DeepCopy()
+	mutate(p)
+	return p
+}
+
+func TestStorage(t *testing.T) {
+	p := newPods(t)
+	if diff := cmp.Diff([]string{"po"}, p.store.ShortNames()); diff != "" {
+		t.Errorf("ShortNames (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{"all"}, p.store.Categories()); diff != "" {
+		t.Errorf("Categories (-want +got):\n%s", diff)
+	}
+	if !p.store.NamespaceScoped() {
+		t.Errorf("NamespaceScoped: got false, want true")
+	}
+	if p.store.UpdateStrategy.AllowCreateOnUpdate(context.Background()) {
+		t.Errorf("AllowCreateOnUpdate: got true, want false")
+	}
+	equal := cmp.Comparer(func(a, b *fieldpath.Set) bool { return a.Equals(b) })
+	if diff := cmp.Diff(registry.Fieldpaths("v1", "status"), p.store.GetResetFields(), equal); diff != "" {
+		t.Errorf("pods reset fields (-want +got):\n%s", diff)
+	}
+	wantStatus := registry.Fieldpaths("v1", "spec", "metadata.deletionTimestamp", "metadata.ownerReferences")
+	if diff := cmp.Diff(wantStatus, p.status.GetResetFields(), equal); diff != "" {
+		t.Errorf("pods/status reset fields (-want +got):\n%s", diff)
+	}
+}
+
+func TestPrepareForCreate(t *testing.T) {
+	resources := func(req, lim string) corev1.ResourceRequirements {
+		var r corev1.ResourceRequirements
+		if req != "" {
+			r.Requests = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(req), corev1.ResourceMemory: resource.MustParse(req + "Gi")}
+		}
+		if lim != "" {
+			r.Limits = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(lim), corev1.ResourceMemory: resource.MustParse(lim + "Gi")}
+		}
+		return r
+	}
+	tests := []struct {
+		name    string
+		init    []corev1.ResourceRequirements
+		app     []corev1.ResourceRequirements
+		wantQOS corev1.PodQOSClass
+	}{
+		{name: "no resources", app: []corev1.ResourceRequirements{{}}, wantQOS: corev1.PodQOSBestEffort},
+		{name: "requests only", app: []corev1.ResourceRequirements{resources("1", "")}, wantQOS: corev1.PodQOSBurstable},
+		{name: "requests below limits", app: []corev1.ResourceRequirements{resources("1", "2")}, wantQOS: corev1.PodQOSBurstable},
+		{name: "requests equal limits", app: []corev1.ResourceRequirements{resources("1", "1")}, wantQOS: corev1.PodQOSGuaranteed},
+		{name: "limits only (requests default to them)", app: []corev1.ResourceRequirements{resources("", "1")}, wantQOS: corev1.PodQOSGuaranteed},
+		{name: "one container without resources", app: []corev1.ResourceRequirements{resources("1", "1"), {}}, wantQOS: corev1.PodQOSBurstable},
+		{
+			name:    "cpu limit only",
+			app:     []corev1.ResourceRequirements{{Limits: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1")}}},
+			wantQOS: corev1.PodQOSBurstable,
+		},
+		{name: "init container without resources", init: []corev1.ResourceRequirements{{}}, app: []corev1.ResourceRequirements{resources("1", "1")}, wantQOS: corev1.PodQOSBurstable},
+		{name: "init container guaranteed too", init: []corev1.ResourceRequirements{resources("2", "2")}, app: []corev1.ResourceRequirements{resources("1", "1")}, wantQOS: corev1.PodQOSGuaranteed},
+	}
+	strategy := newPods(t).store.CreateStrategy
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "default"}}
+			for i, r := range tt.init {
+				pod.Spec.InitContainers = append(pod.Spec.InitContainers, corev1.Container{Name: fmt.Sprintf("init-%d", i), Image: "busybox:1", Resources: r})
+			}
+			for i, r := range tt.app {
+				pod.Spec.Containers = append(pod.Spec.Containers, corev1.Container{Name: fmt.Sprintf("app-%d", i), Image: "nginx:1", Resources: r})
+			}
+			api.Scheme.Default(pod)
+			// A client-written status is dropped.
+			pod.Status = corev1.PodStatus{Phase: corev1.PodRunning, PodIP: "10.0.0.1", QOSClass: corev1.PodQOSGuaranteed, Message: "hi"}
+			strategy.PrepareForCreate(context.Background(), pod)
+			want := corev1.PodStatus{Phase: corev1.PodPending, QOSClass: tt.wantQOS}
+			if diff := cmp.Diff(want, pod.Status); diff != "" {
+				t.Errorf("status (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestPrepareForUpdateKeepsStatus(t *testing.T) {
+	strategy := newPods(t).store.UpdateStrategy
+	old := validPod()
+	old.Status = corev1.PodStatus{Phase: corev1.PodRunning, PodIP: "10.0.0.1", QOSClass: corev1.PodQOSBestEffort}
+	obj := modified(old, func(p *corev1.Pod) {
+		p.Spec.Containers[0].Image = "nginx:1.26"
+		p.Status = corev1.PodStatus{Phase: corev1.PodSucceeded}
+	})
+	strategy.PrepareForUpdate(context.Background(), obj, old)
+	if diff := cmp.Diff(old.Status, obj.Status); diff != "" {
+		t.Errorf("status after PrepareForUpdate (-want +got):\n%s", diff)
+	}
+	if got, want := obj.Spec.Containers[0].Image, "nginx:1.26"; got != want {
+		t.Errorf("image after PrepareForUpdate: got %q, want %q", got, want)
+	}
+}
+
+func TestValidate(t *testing.T) {
+	tests := []struct {
+		name string
+		pod  *corev1.Pod
+		want []string
+	}{
+		{name: "valid", pod: validPod(), want: []string{}},
+		{
+			name: "no containers",
+			pod:  modified(validPod(), func(p *corev1.Pod) { p.Spec.Containers = nil }),
+			want: []string{"spec.containers: Required value"},
+		},
+		{
+			name: "container without a name",
+			pod:  modified(validPod(), func(p *corev1.Pod) { p.Spec.Containers[1].Name = "" }),
+			want: []string{"spec.containers[1].name: Required value"},
+		},
+		{
+			name: "container name that is no DNS label",
+			pod:  modified(validPod(), func(p *corev1.Pod) { p.Spec.Containers[0].Name = "App_1" }),
+			want: []string{"spec.containers[0].name: Invalid value"},
+		},
+		{
+			name: "duplicate container names",
+			pod:  modified(validPod(), func(p *corev1.Pod) { p.Spec.Containers[1].Name = "app" }),
+			want: []string{"spec.containers[1].name: Duplicate value"},
+		},
+		{
+			name: "app container named like an init container",
+			pod:  modified(validPod(), func(p *corev1.Pod) { p.Spec.Containers[0].Name = "init" }),
+			want: []string{"spec.containers[0].name: Duplicate value"},
+		},
+		{
+			name: "container without an image",
+			pod:  modified(validPod(), func(p *corev1.Pod) { p.Spec.Containers[0].Image = "" }),
+			want: []string{"spec.containers[0].image: Required value"},
+		},
+		{
+			name: "init container without a name or an image",
+			pod:  modified(validPod(), func(p *corev1.Pod) { p.Spec.InitContainers[0] = corev1.Container{} }),
+			want: []string{"spec.initContainers[0].image: Required value", "spec.initContainers[0].name: Required value"},
+		},
+		{
+			name: "unsupported restartPolicy",
+			pod:  modified(validPod(), func(p *corev1.Pod) { p.Spec.RestartPolicy = "Sometimes" }),
+			want: []string{"spec.restartPolicy: Unsupported value"},
+		},
+		{
+			name: "restartPolicy Never",
+			pod:  modified(validPod(), func(p *corev1.Pod) { p.Spec.RestartPolicy = corev1.RestartPolicyNever }),
+			want: []string{},
+		},
+		{
+			name: "nodeName that is no DNS subdomain",
+			pod:  modified(validPod(), func(p *corev1.Pod) { p.Spec.NodeName = "Node_1" }),
+			want: []string{"spec.nodeName: Invalid value"},
+		},
+		{
+			name: "valid nodeName",
+			pod:  modified(validPod(), func(p *corev1.Pod) { p.Spec.NodeName = "node-1.example.com" }),
+			want: []string{},
+		},
+		{
+			name: "negative terminationGracePeriodSeconds",
+			pod:  modified(validPod(), func(p *corev1.Pod) { p.Spec.TerminationGracePeriodSeconds = ptr.To[int64](-1) }),
+			want: []string{"spec.terminationGracePeriodSeconds: Invalid value"},
+		},
+		{
+			name: "zero terminationGracePeriodSeconds",
+			pod:  modified(validPod(), func(p *corev1.Pod) { p.Spec.TerminationGracePeriodSeconds = ptr.To[int64](0) }),
+			want: []string{},
+		},
+		{
+			name: "zero activeDeadlineSeconds",
+			pod:  modified(validPod(), func(p *corev1.Pod) { p.Spec.ActiveDeadlineSeconds = ptr.To[int64](0) }),
+			want: []string{"spec.activeDeadlineSeconds: Invalid value"},
+		},
+		{
+			name: "invalid name and missing namespace",
+			pod:  modified(validPod(), func(p *corev1.Pod) { p.Name, p.Namespace = "Web!", "" }),
+			want: []string{"metadata.name: Invalid value", "metadata.namespace: Required value"},
+		},
+	}
+	strategy := newPods(t).store.CreateStrategy
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := registrytest.ErrorPaths(strategy.Validate(context.Background(), tt.pod))
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("Validate errors (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestValidateUpdate(t *testing.T) {
+	toleration := corev1.Toleration{Key: "dedicated", Operator: corev1.TolerationOpEqual, Value: "gpu", Effect: corev1.TaintEffectNoSchedule}
+	scheduled := modified(validPod(), func(p *corev1.Pod) { p.Spec.NodeName = "node-1" })
+	tolerating := modified(validPod(), func(p *corev1.Pod) { p.Spec.Tolerations = []corev1.Toleration{toleration} })
+	tests := []struct {
+		name     string
+		old, obj *corev1.Pod
+		want     []string
+	}{
+		{name: "no change", old: validPod(), obj: validPod(), want: []string{}},
+		{
+			name: "labels may change",
+			old:  validPod(),
+			obj:  modified(validPod(), func(p *corev1.Pod) { p.Labels = map[string]string{"a": "b"} }),
+			want: []string{},
+		},
+		{
+			name: "container image may change",
+			old:  validPod(),
+			obj:  modified(validPod(), func(p *corev1.Pod) { p.Spec.Containers[1].Image = "envoy:2" }),
+			want: []string{},
+		},
+		{
+			name: "init container image may change",
+			old:  validPod(),
+			obj:  modified(validPod(), func(p *corev1.Pod) { p.Spec.InitContainers[0].Image = "busybox:2" }),
+			want: []string{},
+		},
+		{
+			name: "activeDeadlineSeconds may be set",
+			old:  validPod(),
+			obj:  modified(validPod(), func(p *corev1.Pod) { p.Spec.ActiveDeadlineSeconds = ptr.To[int64](60) }),
+			want: []string{},
+		},
+		{
+			name: "tolerations may be added",
+			old:  tolerating,
+			obj: modified(tolerating, func(p *corev1.Pod) {
+				p.Spec.Tolerations = append(p.Spec.Tolerations, corev1.Toleration{Key: "other", Operator: corev1.TolerationOpExists})
+			}),
+			want: []string{},
+		},
+		{
+			name: "tolerations may not be removed",
+			old:  tolerating,
+			obj:  modified(tolerating, func(p *corev1.Pod) { p.Spec.Tolerations = nil }),
+			want: []string{"spec: Forbidden"},
+		},
+		{
+			name: "tolerations may not be changed",
+			old:  tolerating,
+			obj:  modified(tolerating, func(p *corev1.Pod) { p.Spec.Tolerations[0].Value = "cpu" }),
+			want: []string{"spec: Forbidden"},
+		},
+		{
+			name: "an unscheduled pod may be given a node",
+			old:  validPod(),
+			obj:  modified(validPod(), func(p *corev1.Pod) { p.Spec.NodeName = "node-1" }),
+			want: []string{},
+		},
+		{
+			name: "a scheduled pod may not move",
+			old:  scheduled,
+			obj:  modified(scheduled, func(p *corev1.Pod) { p.Spec.NodeName = "node-2" }),
+			want: []string{"spec: Forbidden"},
+		},
+		{
+			name: "containers may not be added",
+			old:  validPod(),
+			obj: modified(validPod(), func(p *corev1.Pod) {
+				p.Spec.Containers = append(p.Spec.Containers, corev1.Container{Name: "extra", Image: "x:1"})
+			}),
+			want: []string{"spec: Forbidden"},
+		},
+		{
+			name: "containers may not be removed",
+			old:  validPod(),
+			obj:  modified(validPod(), func(p *corev1.Pod) { p.Spec.Containers = p.Spec.Containers[:1] }),
+			want: []string{"spec: Forbidden"},
+		},
+		{
+			name: "container env may not change",
+			old:  validPod(),
+			obj:  modified(validPod(), func(p *corev1.Pod) { p.Spec.Containers[0].Env = []corev1.EnvVar{{Name: "A", Value: "1"}} }),
+			want: []string{"spec: Forbidden"},
+		},
+		{
+			name: "restartPolicy may not change",
+			old:  validPod(),
+			obj:  modified(validPod(), func(p *corev1.Pod) { p.Spec.RestartPolicy = corev1.RestartPolicyNever }),
+			want: []string{"spec: Forbidden"},
+		},
+		{
+			name: "the new spec is validated too",
+			old:  validPod(),
+			obj:  modified(validPod(), func(p *corev1.Pod) { p.Spec.Containers[0].Image = "" }),
+			want: []string{"spec.containers[0].image: Required value"},
+		},
+		{
+			name: "name is immutable",
+			old:  validPod(),
+			obj:  modified(validPod(), func(p *corev1.Pod) { p.Name = "other" }),
+			want: []string{"metadata.name: Invalid value"},
+		},
+	}
+	strategy := newPods(t).store.UpdateStrategy
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := registrytest.ErrorPaths(strategy.ValidateUpdate(context.Background(), tt.obj, tt.old))
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("ValidateUpdate errors (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestUpdateThroughStores runs updates through the generic store of pods
+// and of pods/status: each keeps what its endpoint may not change.
+func TestUpdateThroughStores(t *testing.T) {
+	owner := metav1.OwnerReference{APIVersion: "apps/v1", Kind: "ReplicaSet", Name: "web-1", UID: "rs-uid"}
+	stored := modified(validPod(), func(p *corev1.Pod) {
+		p.OwnerReferences = []metav1.OwnerReference{owner}
+		p.Status = corev1.PodStatus{Phase: corev1.PodPending, QOSClass: corev1.PodQOSBestEffort}
+	})
+	newStatus := corev1.PodStatus{Phase: corev1.PodRunning, PodIP: "10.0.0.7", PodIPs: []corev1.PodIP{{IP: "10.0.0.7"}}, QOSClass: corev1.PodQOSBestEffort}
+	tests := []struct {
+		name       string
+		status     bool
+		wantImage  string
+		wantStatus corev1.PodStatus
+		wantOwners []metav1.OwnerReference
+	}{
+		{name: "pods: spec and metadata change, status kept", status: false, wantImage: "nginx:1.26", wantStatus: stored.Status, wantOwners: nil},
+		{name: "pods/status: status changes, spec and ownerReferences kept", status: true, wantImage: "nginx:1.25", wantStatus: newStatus, wantOwners: []metav1.OwnerReference{owner}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := newPods(t)
+			current := p.seed(t, stored)
+			update := modified(current, func(pod *corev1.Pod) {
+				pod.Spec.Containers[0].Image = "nginx:1.26"
+				pod.OwnerReferences = nil
+				pod.Status = newStatus
+			})
+			ctx := genericapirequest.WithNamespace(context.Background(), "default")
+			var updater rest.Updater = p.store
+			if tt.status {
+				updater = p.status
+			}
+			out, created, err := updater.Update(ctx, "web", rest.DefaultUpdatedObjectInfo(update), rest.ValidateAllObjectFunc, rest.ValidateAllObjectUpdateFunc, false, &metav1.UpdateOptions{})
+			if err != nil {
+				t.Fatalf("Update: got error %v, want none", err)
+			}
+			if created {
+				t.Errorf("Update created: got true, want false")
+			}
+			got := out.(*corev1.Pod)
+			if got.Spec.Containers[0].Image != tt.wantImage {
+				t.Errorf("image: got %q, want %q", got.Spec.Containers[0].Image, tt.wantImage)
+			}
+			if diff := cmp.Diff(tt.wantStatus, got.Status); diff != "" {
+				t.Errorf("status (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tt.wantOwners, got.OwnerReferences); diff != "" {
+				t.Errorf("ownerReferences (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestStatusUpdateKeepsDeletionTimestamp(t *testing.T) {
+	deleted := metav1.NewTime(time.Now().Add(-time.Minute).Truncate(time.Second))
+	other := metav1.NewTime(deleted.Add(time.Hour))
+	tests := []struct {
+		name   string
+		stored *metav1.Time
+		sent   *metav1.Time
+		want   *metav1.Time
+	}{
+		{name: "a deleted pod's may not be cleared", stored: &deleted, sent: nil, want: &deleted},
+		{name: "a deleted pod's may not be changed", stored: &deleted, sent: &other, want: &deleted},
+		{name: "a live pod's may not be set", stored: nil, sent: &other, want: nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := newPods(t)
+			current := p.seed(t, modified(validPod(), func(pod *corev1.Pod) {
+				pod.DeletionTimestamp = tt.stored
+				if tt.stored != nil {
+					pod.DeletionGracePeriodSeconds = ptr.To[int64](30)
+					pod.Finalizers = []string{"example.com/keep"}
+				}
+			}))
+			update := modified(current, func(pod *corev1.Pod) {
+				pod.DeletionTimestamp = tt.sent
+				pod.Status.Phase = corev1.PodSucceeded
+			})
+			ctx := genericapirequest.WithNamespace(context.Background(), "default")
+			out, _, err := p.status.Update(ctx, "web", rest.DefaultUpdatedObjectInfo(update), rest.ValidateAllObjectFunc, rest.ValidateAllObjectUpdateFunc, false, &metav1.UpdateOptions{})
+			if err != nil {
+				t.Fatalf("Update: got error %v, want none", err)
+			}
+			got := out.(*corev1.Pod)
+			if !got.DeletionTimestamp.Equal(tt.want) {
+				t.Errorf("deletionTimestamp: got %v, want %v", got.DeletionTimestamp, tt.want)
+			}
+			if got.Status.Phase != corev1.PodSucceeded {
+				t.Errorf("phase: got %q, want %q", got.Status.Phase, corev1.PodSucceeded)
+			}
+		})
+	}
+}
+
+func TestStatusUpdateOfMissingPod(t *testing.T) {
+	p := newPods(t)
+	ctx := genericapirequest.WithNamespace(context.Background(), "default")
+	// No UID or resourceVersion: nothing but the subresource stops a create.
+	pod := modified(validPod(), func(p *corev1.Pod) { p.UID, p.ResourceVersion = "", "" })
+	_, _, err := p.status.Update(ctx, "web", rest.DefaultUpdatedObjectInfo(pod), rest.ValidateAllObjectFunc, rest.ValidateAllObjectUpdateFunc, true, &metav1.UpdateOptions{})
+	if !apierrors.IsNotFound(err) {
+		t.Fatalf("Update of a missing pod's status with forceAllowCreate: got error %v, want NotFound", err)
+	}
+	if _, ok := p.mem.Stored("/pods/default/web"); ok {
+		t.Errorf("pod after a status update of a missing pod: got stored, want none")
+	}
+}
+
+func TestFieldSelectors(t *testing.T) {
+	p := newPods(t)
+	pod := modified(validPod(), func(pod *corev1.Pod) {
+		pod.Spec.NodeName = "node-1"
+		pod.Status.Phase = corev1.PodRunning
+	})
+	_, got, err := p.store.PredicateFunc(labels.Everything(), fields.Everything()).GetAttrs(pod)
+	if err != nil {
+		t.Fatalf("GetAttrs: got error %v, want none", err)
+	}
+	if diff := cmp.Diff(api.PodFields(pod), got); diff != "" {
+		t.Errorf("fields (-want +got):\n%s", diff)
+	}
+	tests := []struct {
+		selector string
+		want     bool
+	}{
+		{selector: "spec.nodeName=node-1", want: true},
+		{selector: "spec.nodeName=", want: false},
+		{selector: "status.phase=Running,metadata.namespace=default", want: true},
+		{selector: "spec.restartPolicy=Never", want: false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.selector, func(t *testing.T) {
+			pred := p.store.PredicateFunc(labels.Everything(), fields.ParseSelectorOrDie(tt.selector))
+			got, err := pred.Matches(pod)
+			if err != nil || got != tt.want {
+				t.Errorf("Matches(%q): got (%v, %v), want (%v, nil)", tt.selector, got, err, tt.want)
+			}
+		})
+	}
+}
+
+func TestTable(t *testing.T) {
+	now := metav1.Now()
+	tests := []struct {
+		name string
+		pod  *corev1.Pod
+		want []any
+	}{
+		{
+			name: "pending, unscheduled",
+			pod:  validPod(),
+			want: []any{"web", "0/2", "", "0", "<unknown>", "<none>", "<none>"},
+		},
+		{
+			name: "running, one ready, restarts summed",
+			pod: modified(validPod(), func(p *corev1.Pod) {
+				p.Spec.NodeName = "node-1"
+				p.Status = corev1.PodStatus{Phase: corev1.PodRunning, PodIP: "10.0.0.1", ContainerStatuses: []corev1.ContainerStatus{
+					{Name: "app", Ready: true, RestartCount: 2},
+					{Name: "sidecar", Ready: false, RestartCount: 3},
+				}}
+			}),
+			want: []any{"web", "1/2", "Running", "5", "<unknown>", "10.0.0.1", "node-1"},
+		},
+		{
+			name: "reason replaces the phase",
+			pod: modified(validPod(), func(p *corev1.Pod) {
+				p.Status = corev1.PodStatus{Phase: corev1.PodFailed, Reason: "Evicted"}
+			}),
+			want: []any{"web", "0/2", "Evicted", "0", "<unknown>", "<none>", "<none>"},
+		},
+		{
+			name: "deleted pods are Terminating",
+			pod: modified(validPod(), func(p *corev1.Pod) {
+				p.DeletionTimestamp = &now
+				p.Status = corev1.PodStatus{Phase: corev1.PodRunning, Reason: "Whatever"}
+			}),
+			want: []any{"web", "0/2", "Terminating", "0", "<unknown>", "<none>", "<none>"},
+		},
+	}
+	p := newPods(t)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			table, err := p.store.ConvertToTable(context.Background(), tt.pod, nil)
+			if err != nil {
+				t.Fatalf("ConvertToTable: got error %v, want none", err)
+			}
+			var columns []string
+			for _, c := range table.ColumnDefinitions {
+				columns = append(columns, c.Name)
+			}
+			if diff := cmp.Diff([]string{"Name", "Ready", "Status", "Restarts", "Age", "IP", "Node"}, columns); diff != "" {
+				t.Errorf("columns (-want +got):\n%s", diff)
+			}
+			if len(table.Rows) != 1 {
+				t.Fatalf("rows: got %d, want 1", len(table.Rows))
+			}
+			if diff := cmp.Diff(tt.want, table.Rows[0].Cells); diff != "" {
+				t.Errorf("cells (-want +got):\n%s", diff)
+			}
+		})
+	}
+}

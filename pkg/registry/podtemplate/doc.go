@@ -1,0 +1,2 @@
+// Package podtemplate serves core/v1 podtemplates.
+package podtemplate

@@ -1,0 +1,138 @@
+package registrytest
+
+import (
+	"context"
+	"reflect"
+	"sync"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apiserver/pkg/registry/generic"
+	"k8s.io/apiserver/pkg/storage"
+	"k8s.io/apiserver/pkg/storage/storagebackend"
+	"k8s.io/apiserver/pkg/storage/storagebackend/factory"
+	"k8s.io/client-go/tools/cache"
+)
+
+// MemStorage is the part of storage.Interface the generic store's Get,
+// Update and Delete use, over a map: enough to drive a resource's stores
+// (and their subresources) without etcd. Other methods panic (nil Interface).
+type MemStorage struct {
+	storage.Interface
+
+	// mu guards objects and rv.
+	mu      sync.Mutex
+	objects map[string]runtime.Object
+	rv      uint64
+}
+
+// NewMemStorage returns an empty MemStorage.
+func NewMemStorage() *MemStorage { return &MemStorage{objects: map[string]runtime.Object{}} }
+
+// Options returns REST options whose decorator hands out s.
+func (s *MemStorage) Options(prefix string) generic.RESTOptions {
+	return generic.RESTOptions{
+		StorageConfig:  &storagebackend.ConfigForResource{},
+		ResourcePrefix: prefix,
+		Decorator: func(*storagebackend.ConfigForResource, string, func(runtime.Object) (string, error),
+			func() runtime.Object, func() runtime.Object, storage.AttrFunc, storage.IndexerFuncs, *cache.Indexers,
+		) (storage.Interface, factory.DestroyFunc, error) {
+			return s, func() {}, nil
+		},
+	}
+}
+
+func (s *MemStorage) Versioner() storage.Versioner { return storage.APIObjectVersioner{} }
+
+// Seed stores obj at key with the next resourceVersion and returns the stored copy.
+func (s *MemStorage) Seed(t testing.TB, key string, obj runtime.Object) runtime.Object {
+	t.Helper()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.storeLocked(key, obj); err != nil {
+		t.Fatalf("seed %s: %v", key, err)
+	}
+	return s.objects[key].DeepCopyObject()
+}
+
+func (s *MemStorage) storeLocked(key string, obj runtime.Object) error {
+	s.rv++
+	obj = obj.DeepCopyObject()
+	if err := s.Versioner().UpdateObject(obj, s.rv); err != nil {
+		return err
+	}
+	s.objects[key] = obj
+	return nil
+}
+
+func (s *MemStorage) Stored(key string) (runtime.Object, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	obj, ok := s.objects[key]
+	if !ok {
+		return nil, false
+	}
+	return obj.DeepCopyObject(), true
+}
+
+func (s *MemStorage) Get(_ context.Context, key string, _ storage.GetOptions, out runtime.Object) error {
+	obj, ok := s.Stored(key)
+	if !ok {
+		return storage.NewKeyNotFoundError(key, 0)
+	}
+	return copyInto(out, obj)
+}
+
+func (s *MemStorage) GuaranteedUpdate(_ context.Context, key string, dest runtime.Object, ignoreNotFound bool,
+	preconditions *storage.Preconditions, tryUpdate storage.UpdateFunc, _ runtime.Object,
+) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	existing, ok := s.objects[key]
+	switch {
+	case !ok && !ignoreNotFound:
+		return storage.NewKeyNotFoundError(key, 0)
+	case !ok:
+		// As etcd3's store: tryUpdate sees an empty object (resourceVersion 0).
+		existing = reflect.New(reflect.TypeOf(dest).Elem()).Interface().(runtime.Object)
+	}
+	if err := preconditions.Check(key, existing); err != nil {
+		return err
+	}
+	rv, err := s.Versioner().ObjectResourceVersion(existing)
+	if err != nil {
+		return err
+	}
+	updated, _, err := tryUpdate(existing.DeepCopyObject(), storage.ResponseMeta{ResourceVersion: rv})
+	if err != nil {
+		return err
+	}
+	if err := s.storeLocked(key, updated); err != nil {
+		return err
+	}
+	return copyInto(dest, s.objects[key])
+}
+
+func (s *MemStorage) Delete(ctx context.Context, key string, out runtime.Object, preconditions *storage.Preconditions,
+	validateDeletion storage.ValidateObjectFunc, _ runtime.Object, _ storage.DeleteOptions,
+) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	existing, ok := s.objects[key]
+	if !ok {
+		return storage.NewKeyNotFoundError(key, 0)
+	}
+	if err := preconditions.Check(key, existing); err != nil {
+		return err
+	}
+	if err := validateDeletion(ctx, existing); err != nil {
+		return err
+	}
+	delete(s.objects, key)
+	return copyInto(out, existing)
+}
+
+func copyInto(dst, src runtime.Object) error {
+	reflect.ValueOf(dst).Elem().Set(reflect.ValueOf(src.DeepCopyObject()).Elem())
+	return nil
+}

@@ -1,0 +1,2 @@
+// Package secret serves core/v1 secrets.
+package secret

@@ -1,0 +1,2 @@
+// Package serviceaccount serves core/v1 serviceaccounts.
+package serviceaccount

@@ -1,0 +1,112 @@
+package serviceaccount
+
+import (
+	"context"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/labels"
+
+	"github.com/miniapiserver/miniapiserver/pkg/registry/registrytest"
+)
+
+func newServiceAccount(name, namespace string) *corev1.ServiceAccount {
+	return &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace, UID: "uid-1", ResourceVersion: "1"}}
+}
+
+func TestStorage(t *testing.T) {
+	rest := registrytest.REST(t, NewStorage, "serviceaccounts")
+	if !rest.NamespaceScoped() {
+		t.Errorf("NamespaceScoped: got false, want true")
+	}
+	if diff := cmp.Diff([]string{"sa"}, rest.ShortNames()); diff != "" {
+		t.Errorf("ShortNames (-want +got):\n%s", diff)
+	}
+	if rest.UpdateStrategy.AllowCreateOnUpdate(context.Background()) {
+		t.Errorf("AllowCreateOnUpdate: got true, want false")
+	}
+}
+
+func TestValidate(t *testing.T) {
+	tests := []struct {
+		name string
+		sa   *corev1.ServiceAccount
+		want []string
+	}{
+		{name: "valid", sa: newServiceAccount("builder", "default"), want: []string{}},
+		{name: "dotted name", sa: newServiceAccount("system.builder", "default"), want: []string{}},
+		{name: "invalid name", sa: newServiceAccount("Builder_1", "default"), want: []string{"metadata.name: Invalid value"}},
+		{name: "no namespace", sa: newServiceAccount("builder", ""), want: []string{"metadata.namespace: Required value"}},
+	}
+	rest := registrytest.REST(t, NewStorage, "serviceaccounts")
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := registrytest.ErrorPaths(rest.CreateStrategy.Validate(context.Background(), tt.sa))
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("Validate errors (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestValidateUpdate(t *testing.T) {
+	old := newServiceAccount("builder", "default")
+	tests := []struct {
+		name string
+		sa   *corev1.ServiceAccount
+		want []string
+	}{
+		{
+			name: "secrets may change",
+			sa: func() *corev1.ServiceAccount {
+				sa := old.DeepCopy()
+				sa.Secrets = []corev1.ObjectReference{{Name: "token"}}
+				return sa
+			}(),
+			want: []string{},
+		},
+		{name: "name is immutable", sa: newServiceAccount("other", "default"), want: []string{"metadata.name: Invalid value"}},
+	}
+	rest := registrytest.REST(t, NewStorage, "serviceaccounts")
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := registrytest.ErrorPaths(rest.UpdateStrategy.ValidateUpdate(context.Background(), tt.sa, old))
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("ValidateUpdate errors (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestFieldSelectors(t *testing.T) {
+	rest := registrytest.REST(t, NewStorage, "serviceaccounts")
+	_, got, err := rest.PredicateFunc(labels.Everything(), fields.Everything()).GetAttrs(newServiceAccount("builder", "default"))
+	if err != nil {
+		t.Fatalf("GetAttrs: got error %v, want none", err)
+	}
+	if diff := cmp.Diff(fields.Set{"metadata.name": "builder", "metadata.namespace": "default"}, got); diff != "" {
+		t.Errorf("fields (-want +got):\n%s", diff)
+	}
+}
+
+func TestTable(t *testing.T) {
+	rest := registrytest.REST(t, NewStorage, "serviceaccounts")
+	sa := newServiceAccount("builder", "default")
+	sa.Secrets = []corev1.ObjectReference{{Name: "a"}, {Name: "b"}}
+	table, err := rest.ConvertToTable(context.Background(), sa, nil)
+	if err != nil {
+		t.Fatalf("ConvertToTable: got error %v, want none", err)
+	}
+	if diff := cmp.Diff([]string{"Name", "Secrets", "Age"}, registrytest.ColumnNames(table)); diff != "" {
+		t.Errorf("columns (-want +got):\n%s", diff)
+	}
+	if len(table.Rows) != 1 {
+		t.Fatalf("rows: got %d, want 1", len(table.Rows))
+	}
+	if diff := cmp.Diff([]any{"builder", int64(2), "<unknown>"}, table.Rows[0].Cells); diff != "" {
+		t.Errorf("cells (-want +got):\n%s", diff)
+	}
+}

@@ -1,0 +1,2 @@
+// Package version says which Kubernetes version miniapiserver reports on /version.
+package version
