@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 	"time"
 )
 
@@ -76,4 +77,13 @@ func fmtCount(n int) string {
 		s = s[:i] + "," + s[i:]
 	}
 	return s
+}
+
+// fmtCounts is "100, 1,000".
+func fmtCounts(ns []int) string {
+	s := make([]string, len(ns))
+	for i, n := range ns {
+		s[i] = fmtCount(n)
+	}
+	return strings.Join(s, ", ")
 }

@@ -54,6 +54,30 @@ type informerStats struct {
 	rounds []informerRound
 }
 
+func (st informerStats) lists() []float64 {
+	var lists []float64
+	for _, round := range st.rounds {
+		lists = append(lists, round.lists)
+	}
+	return lists
+}
+
+func (st informerStats) syncTimes() []time.Duration {
+	var times []time.Duration
+	for _, round := range st.rounds {
+		times = append(times, round.sync)
+	}
+	return times
+}
+
+func (st informerStats) growths() []float64 {
+	var growths []float64
+	for _, round := range st.rounds {
+		growths = append(growths, round.growth())
+	}
+	return growths
+}
+
 // informersResult is the informer memory benchmark.
 type informersResult struct {
 	populate  time.Duration // creating the Secrets

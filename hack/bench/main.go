@@ -1,59 +1,3 @@
-// Command bench measures a miniapiserver binary side by side in one run and
-// prints the results as Markdown tables. Its sections (select them with
-// -only; all run by default):
-//
-//   - starts: start-to-ready on an empty data dir, and on a data dir that
-//     already holds -objects ConfigMaps (time from exec to the ready line on
-//     stdout);
-//   - lists: LIST of those ConfigMaps in one request and paged with
-//     limit=-page, each in JSON and protobuf: wall time per full listing, and
-//     server-side bytes allocated per full listing (delta of
-//     go_memstats_alloc_bytes_total);
-//   - rv0: LIST with resourceVersion=0 of the same ConfigMaps, in JSON and
-//     protobuf, from a server with --watch-cache=true and then from one with
-//     --watch-cache=false on the same data dir: wall time and server bytes
-//     per listing, and the etcd/cache ratios;
-//   - pagination: KEP-4988 on -pagination-configmaps ConfigMaps of its own
-//     data dir, on the default server and on one with --watch-cache=false:
-//     paging through all of them with limit=-pagination-limit (first page
-//     from the cache, continuations from its snapshots; or all from etcd)
-//     and, from the cache, one unpaginated LIST, in JSON and protobuf; an
-//     exact-resourceVersion LIST, whole and its first page, at an RV older
-//     than 100 updates (a snapshot, or etcd's history); wall time and server
-//     bytes per listing, the ratios, and how many of the cache's requests its
-//     snapshots served. Then, on the default server only, the heap in use
-//     after a forced GC before and after -pagination-first-pages first pages
-//     issued while a writer updates -pagination-write-rate ConfigMaps a
-//     second, against the cache's own size (the heaps after GC of the two
-//     servers, subtracted);
-//   - watch: watch fan-out. For each count in -watchers, that many JSON
-//     watches of the ConfigMaps in one namespace, spread over HTTP/2
-//     connections of -watchers-per-conn streams, while one writer updates a
-//     ConfigMap -events times (-event-interval apart, or back to back):
-//     delivery latency (p50, p99, max), server CPU time (from /proc) and
-//     bytes allocated per delivered event, and bytes per event; with the
-//     watch cache, and without it for the counts up to -etcd-watchers-max;
-//     each run on a server of its own with a fresh data dir;
-//   - informers: -informers client-go Secret informers, each with its own
-//     connection, started at once against -secrets Secrets of -secret-size
-//     bytes, with watch-list (the server's default) and with
-//     --feature-gates=ConsistentWatchList=false (LIST+WATCH): time until all
-//     have synced, and the server's peak heap growth (go_memstats_heap_inuse_bytes
-//     sampled every -heap-sample, minus its value after a forced GC just
-//     before the informers start).
-//
-// Usage:
-//
-//	go run ./hack/bench -server bin/miniapiserver
-//	go run ./hack/bench -server bin/miniapiserver -objects 500 -starts 2 -lists 2 \
-//		-watchers 50 -events 50 -secrets 10 -informer-rounds 1
-//	go run ./hack/bench -server bin/miniapiserver -only watch,informers
-//	go run ./hack/bench -server bin/miniapiserver -only pagination -pagination-configmaps 5000 \
-//		-pagination-runs 2 -pagination-first-pages 100
-//
-// The tables go to stdout and progress to stderr. Every server it starts is
-// stopped and every temporary data dir removed before it exits, on errors and
-// on SIGINT/SIGTERM too.
 package main
 
 import (
@@ -66,6 +10,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -75,7 +20,8 @@ import (
 
 // config holds the command-line flags.
 type config struct {
-	server     string   // path of the miniapiserver binary
+	server     string   // absolute path of the miniapiserver binary
+	serverFlag string   // -server as given, which the report shows
 	serverArgs []string // extra flags for every server start
 	sections   sections // which benchmarks to run
 	starts     int      // start-to-ready samples per data dir
@@ -84,6 +30,7 @@ type config struct {
 	page       int      // limit for paged LISTs
 	workers    int      // concurrent clients while populating
 	gzip       bool     // let LIST responses be gzip-compressed
+	readme     string   // README whose generated part to replace with the report; "": none
 
 	watchers        []int         // watcher counts of the watch fan-out runs
 	etcdWatchersMax int           // largest watcher count also run without the watch cache
@@ -102,6 +49,11 @@ type config struct {
 	paginationRuns    int // timed listings per pagination variant
 	firstPages        int // first pages issued in its memory measurement
 	writeRate         int // ConfigMap updates per second meanwhile
+
+	stopWatches    int // watches open when the stops section sends SIGTERM
+	stopRounds     int // stops per storage path
+	restartObjects int // ConfigMaps, Secrets and Pods (each) the restarts section's informers watch
+	restartRounds  int // restarts per EfficientWatchResumption setting
 }
 
 func main() {
@@ -135,6 +87,8 @@ func parseFlags(args []string) (config, error) {
 	fs.IntVar(&cfg.page, "page", 500, "limit for paged LISTs")
 	fs.IntVar(&cfg.workers, "workers", 16, "concurrent clients creating the ConfigMaps")
 	fs.BoolVar(&cfg.gzip, "gzip", true, "accept gzip-compressed LIST responses, as client-go does by default")
+	fs.StringVar(&cfg.readme, "readme", "", "also write the report (below its heading) into this Markdown file, "+
+		"replacing the lines between its "+beginMarker+" and "+endMarker+" lines")
 	fs.StringVar(&watchers, "watchers", "100,1000", "comma-separated watcher counts of the watch fan-out runs")
 	fs.IntVar(&cfg.etcdWatchersMax, "etcd-watchers-max", 1000, "run the watch fan-out without the watch cache too for watcher counts up to this (0: never)")
 	fs.IntVar(&cfg.watchersPerConn, "watchers-per-conn", 100, "watch streams per HTTP/2 connection")
@@ -150,6 +104,10 @@ func parseFlags(args []string) (config, error) {
 	fs.IntVar(&cfg.paginationRuns, "pagination-runs", 5, "timed listings per pagination variant (after one verified untimed one)")
 	fs.IntVar(&cfg.firstPages, "pagination-first-pages", 1000, "first pages (never continued) issued while measuring the cache's heap growth")
 	fs.IntVar(&cfg.writeRate, "pagination-write-rate", 50, "ConfigMap updates per second while those first pages are issued")
+	fs.IntVar(&cfg.stopWatches, "stop-watches", 1000, "ConfigMap watches open when the stops section sends SIGTERM")
+	fs.IntVar(&cfg.stopRounds, "stop-rounds", 3, "stops with open watches per storage path (watch cache, etcd)")
+	fs.IntVar(&cfg.restartObjects, "restart-objects", 100, "ConfigMaps, Secrets and Pods (of each) that the restarts section's informers watch")
+	fs.IntVar(&cfg.restartRounds, "restart-rounds", 3, "server restarts under running informers per EfficientWatchResumption setting")
 	if err := fs.Parse(args); err != nil {
 		return config{}, err
 	}
@@ -163,7 +121,7 @@ func parseFlags(args []string) (config, error) {
 	if err != nil {
 		return config{}, fmt.Errorf("resolving -server: %w", err)
 	}
-	cfg.server = abs
+	cfg.server, cfg.serverFlag = abs, cfg.server
 	cfg.serverArgs = strings.Fields(extra)
 	return cfg, nil
 }
@@ -179,10 +137,11 @@ func (cfg *config) validate(only, watchers string) error {
 	}
 	for _, n := range []int{cfg.starts, cfg.lists, cfg.objects, cfg.page, cfg.workers, cfg.watchersPerConn,
 		cfg.events, cfg.informers, cfg.informerRounds, cfg.secrets, cfg.secretSize,
-		cfg.paginationObjects, cfg.paginationLimit, cfg.paginationRuns, cfg.firstPages, cfg.writeRate} {
+		cfg.paginationObjects, cfg.paginationLimit, cfg.paginationRuns, cfg.firstPages, cfg.writeRate,
+		cfg.stopWatches, cfg.stopRounds, cfg.restartObjects, cfg.restartRounds} {
 		if n < 1 {
 			return errors.New("-starts, -lists, -objects, -page, -workers, -watchers-per-conn, -events, " +
-				"-informers, -informer-rounds, -secrets, -secret-size and the -pagination-* counts must be positive")
+				"-informers, -informer-rounds, -secrets, -secret-size and the -pagination-*, -stop-* and -restart-* counts must be positive")
 		}
 	}
 	if cfg.etcdWatchersMax < 0 || cfg.eventInterval < 0 || cfg.heapSample <= 0 {
@@ -192,16 +151,22 @@ func (cfg *config) validate(only, watchers string) error {
 }
 
 // run performs every selected benchmark under one temporary root dir and
-// writes the report to out.
+// writes the report to out and, with -readme, into the README.
 func run(ctx context.Context, cfg config, out io.Writer) (err error) {
 	began := time.Now()
+	if cfg.readme != "" {
+		// Fail now rather than after the benchmarks.
+		if err := checkReadme(cfg.readme); err != nil {
+			return fmt.Errorf("-readme: %w", err)
+		}
+	}
 	root, err := os.MkdirTemp("", "miniapiserver-bench-")
 	if err != nil {
 		return fmt.Errorf("creating temp dir: %w", err)
 	}
 	defer func() { err = errors.Join(err, os.RemoveAll(root)) }()
 
-	r := report{cfg: cfg}
+	r := report{cfg: cfg, os: runtime.GOOS, arch: runtime.GOARCH, cpus: runtime.NumCPU()}
 	if r.version, err = binaryVersion(ctx, cfg.server); err != nil {
 		return err
 	}
@@ -223,8 +188,41 @@ func run(ctx context.Context, cfg config, out io.Writer) (err error) {
 			return err
 		}
 	}
+	if cfg.sections.has("stops") {
+		if r.stops, err = benchStops(ctx, cfg, root); err != nil {
+			return err
+		}
+	}
+	if cfg.sections.has("restarts") {
+		if r.restarts, err = benchRestarts(ctx, cfg, root); err != nil {
+			return err
+		}
+	}
 	r.elapsed = time.Since(began)
-	return r.write(out)
+	if err := r.write(out); err != nil {
+		return err
+	}
+	if cfg.readme != "" {
+		return writeReadme(cfg, r)
+	}
+	return nil
+}
+
+// writeReadme replaces the generated part of the -readme file with the
+// report's body.
+func writeReadme(cfg config, r report) error {
+	body, err := r.body()
+	if err != nil {
+		return err
+	}
+	if err := updateReadme(cfg.readme, body); err != nil {
+		return fmt.Errorf("-readme: %w", err)
+	}
+	if ran := r.ranSections(); len(ran) < len(allSections) {
+		progress("%s: the generated part now holds only the sections %s", cfg.readme, strings.Join(ran, ", "))
+	}
+	progress("%s: the report is between its %s and %s lines", cfg.readme, beginMarker, endMarker)
+	return nil
 }
 
 // runConfigMapSections runs the sections that share the data dir populated
@@ -272,7 +270,7 @@ func binaryVersion(ctx context.Context, server string) (string, error) {
 }
 
 // allSections are the -only values, in the order they run.
-var allSections = []string{"starts", "lists", "rv0", "pagination", "watch", "informers"}
+var allSections = []string{"starts", "lists", "rv0", "pagination", "watch", "informers", "stops", "restarts"}
 
 // sections is the set of benchmarks to run.
 type sections map[string]bool

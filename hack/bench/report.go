@@ -1,9 +1,9 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
-	"runtime"
 	"slices"
 	"strings"
 	"time"
@@ -22,6 +22,8 @@ const (
 type report struct {
 	cfg        config
 	version    string // "miniapiserver vX.Y.Z"
+	os, arch   string // where it ran: runtime.GOOS and GOARCH
+	cpus       int    // runtime.NumCPU
 	empty      startStats
 	populate   populateStats
 	populated  startStats
@@ -30,35 +32,70 @@ type report struct {
 	pagination paginationResult
 	watch      []watchRun
 	informers  informersResult
+	stops      []stopStats // watch cache, then etcd
+	restarts   restartsResult
 	elapsed    time.Duration
 }
 
-// write prints the report as Markdown.
+// write prints the report as Markdown: a heading, then the body.
 func (r report) write(w io.Writer) error {
-	var b strings.Builder
-	r.writeHeader(&b)
+	body, err := r.body()
+	_, werr := fmt.Fprintf(w, "## %s benchmarks\n\n%s", r.version, body)
+	return errors.Join(err, werr)
+}
+
+// body is the report below its heading, which is what -readme puts into
+// the README: the summary line, then each section's paragraph (from
+// prose.tmpl) and tables.
+func (r report) body() (string, error) {
+	var b markdown
+	r.writeSummary(&b)
 	r.writeResults(&b)
 	r.writeRatios(&b)
 	r.writeRV0Ratios(&b)
 	r.writePagination(&b)
 	r.writeWatch(&b)
 	r.writeInformers(&b)
-	_, err := io.WriteString(w, b.String())
-	return err
+	r.writeStops(&b)
+	r.writeRestarts(&b)
+	return b.String(), b.err
 }
 
-func (r report) writeHeader(b *strings.Builder) {
-	fmt.Fprintf(b, "## %s benchmarks\n\n", r.version)
-	var parts []string
+// markdown is the report being written. A paragraph whose template fails
+// is left out and its error kept, so that the rest is still printed.
+type markdown struct {
+	strings.Builder
+	err error // the first template failure
+}
+
+// paragraph writes the named paragraph of prose.tmpl for data, then a blank
+// line.
+func (b *markdown) paragraph(name string, data any) {
+	var p strings.Builder
+	if err := prose.ExecuteTemplate(&p, name, data); err != nil {
+		if b.err == nil {
+			b.err = fmt.Errorf("writing the %s paragraph: %w", name, err)
+		}
+		return
+	}
+	b.WriteString(p.String())
+	b.WriteString("\n\n")
+}
+
+// writeSummary is the line above every table: what ran, where, and for how
+// long.
+func (r report) writeSummary(b *markdown) {
+	p := summaryProse{
+		Server: r.cfg.serverFlag, ServerArgs: r.cfg.serverArgs, OS: r.os, Arch: r.arch, CPUs: r.cpus,
+		Sections: r.ranSections(), Gzip: r.cfg.gzip, Elapsed: r.elapsed.Round(time.Second),
+	}
 	if r.cfg.sections.has("starts") {
-		parts = append(parts, fmt.Sprintf("%d starts per data dir", r.cfg.starts))
+		p.Starts = r.cfg.starts
 	}
 	if r.cfg.sections.has("lists") || r.cfg.sections.has("rv0") {
-		parts = append(parts, fmt.Sprintf("%d timed listings per LIST variant, %s", r.cfg.lists, gzipNote(r.cfg.gzip)))
+		p.Lists = r.cfg.lists
 	}
-	fmt.Fprintf(b, "`%s`%s on %s/%s with %d CPUs; sections %s; %srun took %s.\n\n",
-		r.cfg.server, argsNote(r.cfg.serverArgs), runtime.GOOS, runtime.GOARCH, runtime.NumCPU(),
-		strings.Join(r.ranSections(), ", "), strings.Join(append(parts, ""), "; "), r.elapsed.Round(time.Second))
+	b.paragraph("summary", p)
 }
 
 func (r report) ranSections() []string {
@@ -71,22 +108,8 @@ func (r report) ranSections() []string {
 	return ran
 }
 
-func gzipNote(gzip bool) string {
-	if gzip {
-		return "client accepts gzip (client-go's default), so large responses are compressed"
-	}
-	return "gzip disabled (-gzip=false)"
-}
-
-func argsNote(args []string) string {
-	if len(args) == 0 {
-		return ""
-	}
-	return " `" + strings.Join(args, " ") + "`"
-}
-
 // writeResults is the table of the starts, lists and rv0 sections.
-func (r report) writeResults(b *strings.Builder) {
+func (r report) writeResults(b *markdown) {
 	if len(r.empty.runs) == 0 && len(r.lists) == 0 && len(r.rv0.cache) == 0 {
 		return
 	}
@@ -95,12 +118,12 @@ func (r report) writeResults(b *strings.Builder) {
 	objects := fmtCount(r.cfg.objects) + " ConfigMaps"
 	if len(r.empty.runs) > 0 {
 		met := "met"
-		if median(readyTimes(r.empty)) > startTarget {
+		if median(r.empty.readyTimes()) > startTarget {
 			met = "**missed**"
 		}
-		writeRow(b, "start-to-ready", "empty data dir", readyTimes(r.empty), "–",
+		writeRow(b, "start-to-ready", "empty data dir", r.empty.readyTimes(), "–",
 			fmt.Sprintf("target ≤ %g s median: %s; %s", startTarget.Seconds(), met, stopNote(r.empty)))
-		writeRow(b, "start-to-ready", objects, readyTimes(r.populated), "–",
+		writeRow(b, "start-to-ready", objects, r.populated.readyTimes(), "–",
 			fmt.Sprintf("%s; populated by %d clients in %s (%.0f creates/s)", stopNote(r.populated),
 				r.cfg.workers, fmtDuration(r.populate.duration), float64(r.populate.objects)/r.populate.duration.Seconds()))
 	}
@@ -120,12 +143,12 @@ func (r report) writeResults(b *strings.Builder) {
 	b.WriteString("\n")
 }
 
-func writeRow(b *strings.Builder, bench, variant string, times []time.Duration, alloc, note string) {
+func writeRow(b *markdown, bench, variant string, times []time.Duration, alloc, note string) {
 	fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s | %s |\n", bench, variant,
 		fmtDuration(median(times)), fmtDuration(slices.Min(times)), fmtDuration(slices.Max(times)), alloc, note)
 }
 
-func (r report) writeRatios(b *strings.Builder) {
+func (r report) writeRatios(b *markdown) {
 	if len(r.lists) == 0 {
 		return
 	}
@@ -139,7 +162,7 @@ func (r report) writeRatios(b *strings.Builder) {
 	b.WriteString("\n")
 }
 
-func writeRatio(b *strings.Builder, label string, num, den listStats) {
+func writeRatio(b *markdown, label string, num, den listStats) {
 	fmt.Fprintf(b, "| %s | %s | %s |\n", label, fmtRatio(listTimeRatio(num, den)), fmtRatio(num.allocPerOp/den.allocPerOp))
 }
 
@@ -149,7 +172,7 @@ func listTimeRatio(num, den listStats) float64 {
 
 // writeRV0Ratios compares the RV=0 listings from etcd with those from the
 // cache, against the targets.
-func (r report) writeRV0Ratios(b *strings.Builder) {
+func (r report) writeRV0Ratios(b *markdown) {
 	if len(r.rv0.cache) == 0 {
 		return
 	}
@@ -177,18 +200,6 @@ func metNote(met bool) string {
 	return "**missed**"
 }
 
-func readyTimes(st startStats) []time.Duration {
-	times := make([]time.Duration, len(st.runs))
-	for i, run := range st.runs {
-		times[i] = run.ready
-	}
-	return times
-}
-
 func stopNote(st startStats) string {
-	stops := make([]time.Duration, len(st.runs))
-	for i, run := range st.runs {
-		stops[i] = run.stop
-	}
-	return "SIGTERM→exit median " + fmtDuration(median(stops))
+	return "SIGTERM→exit median " + fmtDuration(median(st.stopTimes()))
 }

@@ -8,17 +8,16 @@ import (
 )
 
 // writeInformers is the informer memory table and its ratio.
-func (r report) writeInformers(b *strings.Builder) {
+func (r report) writeInformers(b *markdown) {
 	res := r.informers
 	if len(res.watchList.rounds) == 0 {
 		return
 	}
-	fmt.Fprintf(b, "Informers: %d client-go Secret informers, each with a connection of its own, started at once against %s Secrets "+
-		"of %s random bytes in namespace %s (created in %s), protobuf, %s; %d round(s) per variant on one server. "+
-		"Peak heap growth is the largest %s sampled while they sync (one scrape at a time, at most every %s; the note gives the rate achieved "+
-		"on a busy server), minus its value after a forced GC just before they start (which holds the watch cache, if any).\n\n",
-		r.cfg.informers, fmtCount(r.cfg.secrets), fmtBytes(float64(r.cfg.secretSize)), namespace, fmtDuration(res.populate),
-		gzipNote(r.cfg.gzip), r.cfg.informerRounds, heapInuseBytes, r.cfg.heapSample)
+	b.paragraph("informers", informersProse{
+		Informers: r.cfg.informers, Secrets: r.cfg.secrets, SecretSize: float64(r.cfg.secretSize), Namespace: namespace,
+		Populate: res.populate, Gzip: r.cfg.gzip, Rounds: r.cfg.informerRounds, HeapMetric: heapInuseBytes,
+		HeapSample: r.cfg.heapSample,
+	})
 	b.WriteString("| informers | variant | sync median | min | max | peak heap growth (median) | note |\n")
 	b.WriteString("|---|---|---|---|---|---|---|\n")
 	bench := fmt.Sprintf("%d informers, %s × %s Secrets", r.cfg.informers, fmtCount(r.cfg.secrets), fmtBytes(float64(r.cfg.secretSize)))
@@ -71,28 +70,4 @@ func (r report) informerNote(st informerStats) string {
 	every := median(st.syncTimes()) / time.Duration(max(medianFloat(samples), 1))
 	return fmt.Sprintf("%s; heap after GC %s; %s; %.0f heap samples per round (one per %s)", flags,
 		fmtBytes(medianFloat(baselines)), listNote, medianFloat(samples), fmtDuration(every))
-}
-
-func (st informerStats) lists() []float64 {
-	var lists []float64
-	for _, round := range st.rounds {
-		lists = append(lists, round.lists)
-	}
-	return lists
-}
-
-func (st informerStats) syncTimes() []time.Duration {
-	var times []time.Duration
-	for _, round := range st.rounds {
-		times = append(times, round.sync)
-	}
-	return times
-}
-
-func (st informerStats) growths() []float64 {
-	var growths []float64
-	for _, round := range st.rounds {
-		growths = append(growths, round.growth())
-	}
-	return growths
 }

@@ -18,7 +18,7 @@ var paginationEncodings = []string{"protobuf", "JSON"}
 
 // writePagination is the pagination section: its listings, their ratios,
 // and the heap growth over the first pages.
-func (r report) writePagination(b *strings.Builder) {
+func (r report) writePagination(b *markdown) {
 	p := r.pagination
 	if len(p.cache.lists) == 0 {
 		return
@@ -29,26 +29,18 @@ func (r report) writePagination(b *strings.Builder) {
 	r.writePaginationMemory(b)
 }
 
-func (r report) writePaginationProse(b *strings.Builder) {
+func (r report) writePaginationProse(b *markdown) {
 	p, cfg := r.pagination, r.cfg
-	fmt.Fprintf(b, "Pagination (KEP-4988): %s ConfigMaps of %s each in namespace %s (created by %d clients in %s) in a data dir "+
-		"of their own, served by the default server (watch cache, PaginationFromCache on) and then by a `--watch-cache=false` server. "+
-		"Paging is a LIST with limit=%d and no resourceVersion, followed through every continue token: the default server answers "+
-		"the first page from the cache and the continuations from the snapshot at the token's resourceVersion, the other answers "+
-		"all of it from etcd. The exact-RV LISTs (protobuf) use resourceVersionMatch=Exact at the resourceVersion of a LIST "+
-		"taken just before %d updates, each server its own. Per variant one verified untimed listing, then %d timed; server alloc "+
-		"is the growth of %s over the timed ones; %s. "+
-		"Memory, default server only: heap in use (%s) after a forced GC, before and after %s first pages (limit %d, protobuf, "+
-		"never continued, one after another) issued while one writer updates ConfigMaps at up to %d/s. The cache's own size is "+
-		"the default server's heap after GC minus that of the `--watch-cache=false` server on the same data, both read after the "+
-		"same listings and updates, so that etcd (embedded in both) and the rest of the process cancel out.\n\n",
-		fmtCount(p.populate.objects), fmtBytes(payloadSize), namespace, cfg.workers, fmtDuration(p.populate.duration),
-		cfg.paginationLimit, exactRVWrites, cfg.paginationRuns, allocBytesTotal, gzipNote(cfg.gzip),
-		heapInuseBytes, fmtCount(cfg.firstPages), cfg.paginationLimit, cfg.writeRate)
+	b.paragraph("pagination", paginationProse{
+		Objects: p.populate.objects, Payload: payloadSize, Namespace: namespace, Workers: cfg.workers,
+		Populate: p.populate.duration, Limit: cfg.paginationLimit, ExactRVWrites: exactRVWrites,
+		Runs: cfg.paginationRuns, AllocMetric: allocBytesTotal, Gzip: cfg.gzip, HeapMetric: heapInuseBytes,
+		FirstPages: cfg.firstPages, WriteRate: cfg.writeRate,
+	})
 }
 
 // writePaginationResults is the table of every timed listing.
-func (r report) writePaginationResults(b *strings.Builder) {
+func (r report) writePaginationResults(b *markdown) {
 	p, limit := r.pagination, r.cfg.paginationLimit
 	fmt.Fprintf(b, "| pagination, %s ConfigMaps | variant | median | min | max | server alloc/op | note |\n", fmtCount(p.populate.objects))
 	b.WriteString("|---|---|---|---|---|---|---|\n")
@@ -90,7 +82,7 @@ func snapshotNote(st routedStats, what string) string {
 
 // writePaginationRatios compares etcd with the cache, and paging with one
 // request, against the targets.
-func (r report) writePaginationRatios(b *strings.Builder) {
+func (r report) writePaginationRatios(b *markdown) {
 	p := r.pagination
 	b.WriteString("| pagination ratio (of medians) | wall time | server alloc | note |\n")
 	b.WriteString("|---|---|---|---|\n")
@@ -117,13 +109,13 @@ func (r report) writePaginationRatios(b *strings.Builder) {
 	b.WriteString("\n")
 }
 
-func writeRatioRow(b *strings.Builder, label string, timeRatio, allocRatio float64, note string) {
+func writeRatioRow(b *markdown, label string, timeRatio, allocRatio float64, note string) {
 	fmt.Fprintf(b, "| %s | %s | %s | %s |\n", label, fmtRatio(timeRatio), fmtRatio(allocRatio), note)
 }
 
 // writePaginationMemory is the heap growth over the first pages against the
 // cache's own size.
-func (r report) writePaginationMemory(b *strings.Builder) {
+func (r report) writePaginationMemory(b *markdown) {
 	p, m := r.pagination, r.pagination.cache.memory
 	cacheSize := p.cache.heap - p.etcd.heap
 	share := m.growth() / cacheSize

@@ -9,20 +9,14 @@ import (
 )
 
 // writeWatch is the watch fan-out table and its ratios.
-func (r report) writeWatch(b *strings.Builder) {
+func (r report) writeWatch(b *markdown) {
 	if len(r.watch) == 0 {
 		return
 	}
-	pace := "back to back"
-	if r.cfg.eventInterval > 0 {
-		pace = "one every " + r.cfg.eventInterval.String() + " (at most)"
-	}
-	fmt.Fprintf(b, "Watch fan-out: each watcher is a JSON watch of the ConfigMaps in namespace %s from a current resourceVersion, "+
-		"at most %d per HTTP/2 connection; once every watcher has seen an untimed warm-up update, one writer updates one ConfigMap "+
-		"%s times, %s. Latency runs from sending an update to a watcher reading its event, over every delivery. "+
-		"Server CPU (utime+stime from /proc, 10 ms ticks) and alloc (growth of %s) span the timed updates and all their deliveries, "+
-		"the updates' own cost included; the bench's readers share the CPUs with the server.%s\n\n",
-		namespace, r.cfg.watchersPerConn, fmtCount(r.cfg.events), pace, allocBytesTotal, r.etcdSkipNote())
+	b.paragraph("watch", watchProse{
+		Namespace: namespace, PerConn: r.cfg.watchersPerConn, Events: r.cfg.events, Interval: r.cfg.eventInterval,
+		AllocMetric: allocBytesTotal, Watchers: r.cfg.watchers, EtcdSkipped: r.etcdSkipped(), EtcdMax: r.cfg.etcdWatchersMax,
+	})
 	b.WriteString("| watch fan-out | variant | latency p50 | p99 | max | server CPU/delivery | server alloc/delivery | server alloc/event | note |\n")
 	b.WriteString("|---|---|---|---|---|---|---|---|---|\n")
 	for _, run := range r.watch {
@@ -36,22 +30,15 @@ func (r report) writeWatch(b *strings.Builder) {
 	r.writeWatchRatios(b)
 }
 
-// etcdSkipNote says which watcher counts ran with the watch cache only.
-func (r report) etcdSkipNote() string {
-	var skipped []string
+// etcdSkipped are the watcher counts that ran with the watch cache only.
+func (r report) etcdSkipped() []int {
+	var skipped []int
 	for _, n := range r.cfg.watchers {
 		if n > r.cfg.etcdWatchersMax {
-			skipped = append(skipped, fmtCount(n))
+			skipped = append(skipped, n)
 		}
 	}
-	switch len(skipped) {
-	case 0:
-		return ""
-	case len(r.cfg.watchers):
-		return fmt.Sprintf(" The path without the watch cache did not run (-etcd-watchers-max=%d).", r.cfg.etcdWatchersMax)
-	}
-	return fmt.Sprintf(" Without the watch cache every watcher is an etcd watch of its own; that path ran only up to %s watchers "+
-		"(-etcd-watchers-max), not at %s.", fmtCount(r.cfg.etcdWatchersMax), strings.Join(skipped, ", "))
+	return skipped
 }
 
 func cpuPerDelivery(run watchRun) string {
@@ -92,7 +79,7 @@ func watchNote(run watchRun) string {
 
 // writeWatchRatios compares etcd with the cache at each watcher count, and
 // each path's largest watcher count with its smallest.
-func (r report) writeWatchRatios(b *strings.Builder) {
+func (r report) writeWatchRatios(b *markdown) {
 	type key struct {
 		path     string
 		watchers int

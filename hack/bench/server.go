@@ -33,10 +33,15 @@ type server struct {
 	banner     string        // the ready line
 	kubeconfig string        // from the ready line
 
+	stopAfter time.Duration // how long Stop waits before SIGKILL; 0: stopTimeout
+
 	stopOnce sync.Once
 	stopped  time.Duration // from SIGTERM to exit
 	stopErr  error
 }
+
+// errStopTimeout is what Stop's error wraps when it had to kill the server.
+var errStopTimeout = errors.New("server still running after SIGTERM")
 
 // startServer runs the binary on dataDir with a free port and waits for its
 // ready line. On error the process has already been stopped.
@@ -136,8 +141,8 @@ func (s *server) restConfig() (*rest.Config, error) {
 }
 
 // Stop sends SIGTERM and waits for the exit, killing the process after
-// stopTimeout. A server that exits before Stop, or with an error, is an error.
-// It is safe to call more than once.
+// stopAfter (default stopTimeout). A server that exits before Stop, or with
+// an error, is an error. It is safe to call more than once.
 func (s *server) Stop() error {
 	s.stopOnce.Do(func() { s.stopErr = s.stop() })
 	return s.stopErr
@@ -151,7 +156,11 @@ func (s *server) stop() error {
 	if err := s.cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		return errors.Join(fmt.Errorf("sending SIGTERM: %w", err), s.cmd.Process.Kill())
 	}
-	timeout := time.NewTimer(stopTimeout)
+	limit := s.stopAfter
+	if limit == 0 {
+		limit = stopTimeout
+	}
+	timeout := time.NewTimer(limit)
 	defer timeout.Stop()
 	select {
 	case <-s.exited:
@@ -163,7 +172,8 @@ func (s *server) stop() error {
 	case <-timeout.C:
 		err := s.cmd.Process.Kill()
 		<-s.exited
-		return errors.Join(fmt.Errorf("server still running %s after SIGTERM; killed it%s", stopTimeout, s.stderr.excerpt()), err)
+		s.stopped = time.Since(began)
+		return errors.Join(fmt.Errorf("%w %s; killed it%s", errStopTimeout, limit, s.stderr.excerpt()), err)
 	}
 }
 

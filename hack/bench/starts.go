@@ -21,6 +21,22 @@ type startStats struct {
 	version string // from the ready line
 }
 
+func (st startStats) readyTimes() []time.Duration {
+	times := make([]time.Duration, len(st.runs))
+	for i, run := range st.runs {
+		times[i] = run.ready
+	}
+	return times
+}
+
+func (st startStats) stopTimes() []time.Duration {
+	times := make([]time.Duration, len(st.runs))
+	for i, run := range st.runs {
+		times[i] = run.stop
+	}
+	return times
+}
+
 // benchEmptyStarts measures start-to-ready, each time on a fresh data dir.
 func benchEmptyStarts(ctx context.Context, cfg config, root string) (startStats, error) {
 	dir := func(i int) string { return filepath.Join(root, fmt.Sprintf("empty-%d", i)) }

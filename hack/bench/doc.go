@@ -1,0 +1,86 @@
+// Command bench measures a miniapiserver binary side by side in one run and
+// prints the results as Markdown tables. Its sections (select them with
+// -only; all run by default):
+//
+//   - starts: start-to-ready on an empty data dir, and on a data dir that
+//     already holds -objects ConfigMaps (time from exec to the ready line on
+//     stdout);
+//   - lists: LIST of those ConfigMaps in one request and paged with
+//     limit=-page, each in JSON and protobuf: wall time per full listing, and
+//     server-side bytes allocated per full listing (delta of
+//     go_memstats_alloc_bytes_total);
+//   - rv0: LIST with resourceVersion=0 of the same ConfigMaps, in JSON and
+//     protobuf, from a server with --watch-cache=true and then from one with
+//     --watch-cache=false on the same data dir: wall time and server bytes
+//     per listing, and the etcd/cache ratios;
+//   - pagination: KEP-4988 on -pagination-configmaps ConfigMaps of its own
+//     data dir, on the default server and on one with --watch-cache=false:
+//     paging through all of them with limit=-pagination-limit (first page
+//     from the cache, continuations from its snapshots; or all from etcd)
+//     and, from the cache, one unpaginated LIST, in JSON and protobuf; an
+//     exact-resourceVersion LIST, whole and its first page, at an RV older
+//     than 100 updates (a snapshot, or etcd's history); wall time and server
+//     bytes per listing, the ratios, and how many of the cache's requests its
+//     snapshots served. Then, on the default server only, the heap in use
+//     after a forced GC before and after -pagination-first-pages first pages
+//     issued while a writer updates -pagination-write-rate ConfigMaps a
+//     second, against the cache's own size (the heaps after GC of the two
+//     servers, subtracted);
+//   - watch: watch fan-out. For each count in -watchers, that many JSON
+//     watches of the ConfigMaps in one namespace, spread over HTTP/2
+//     connections of -watchers-per-conn streams, while one writer updates a
+//     ConfigMap -events times (-event-interval apart, or back to back):
+//     delivery latency (p50, p99, max), server CPU time (from /proc) and
+//     bytes allocated per delivered event, and bytes per event; with the
+//     watch cache, and without it for the counts up to -etcd-watchers-max;
+//     each run on a server of its own with a fresh data dir;
+//   - informers: -informers client-go Secret informers, each with its own
+//     connection, started at once against -secrets Secrets of -secret-size
+//     bytes, with watch-list (the server's default) and with
+//     --feature-gates=ConsistentWatchList=false (LIST+WATCH): time until all
+//     have synced, and the server's peak heap growth (go_memstats_heap_inuse_bytes
+//     sampled every -heap-sample, minus its value after a forced GC just
+//     before the informers start);
+//   - stops: SIGTERM→exit of a server with -stop-watches ConfigMap watches
+//     open (half with allowWatchBookmarks, -watchers-per-conn streams per
+//     HTTP/2 connection), with the watch cache and with --watch-cache=false,
+//     -stop-rounds times each, and how many watches ended with a final
+//     BOOKMARK; a control stops the default server with only the bench's
+//     own idle client connection open;
+//   - restarts: KEP-1904. Informers on ConfigMaps, Secrets and Pods
+//     (-restart-objects of each) across a restart of the server on the same
+//     data dir and port, with EfficientWatchResumption (the default) and
+//     with --feature-gates=EfficientWatchResumption=false, -restart-rounds
+//     times each: relists per informer, and the time from the restarted
+//     server's ready line until every informer has seen an object created
+//     after it.
+//
+// Usage:
+//
+//	go run ./hack/bench -server bin/miniapiserver
+//	go run ./hack/bench -server bin/miniapiserver -objects 500 -starts 2 -lists 2 \
+//		-watchers 50 -events 50 -secrets 10 -informer-rounds 1
+//	go run ./hack/bench -server bin/miniapiserver -only watch,informers
+//	go run ./hack/bench -server bin/miniapiserver -only pagination -pagination-configmaps 5000 \
+//		-pagination-runs 2 -pagination-first-pages 100
+//	go run ./hack/bench -server bin/miniapiserver -only stops,restarts -stop-watches 200 -stop-rounds 2 \
+//		-restart-objects 20 -restart-rounds 2
+//	go run ./hack/bench -server bin/miniapiserver -readme README.md
+//
+// The report goes to stdout and progress to stderr. With -readme FILE it
+// also replaces the lines between FILE's <!-- bench:begin --> and
+// <!-- bench:end --> lines with the report below its heading (make
+// bench-readme does this for README.md), so the README's tables are never
+// copied by hand. Every server it starts is stopped and every temporary data
+// dir removed before it exits, on errors and on SIGINT/SIGTERM too.
+//
+// What is measured and how it is printed live apart. Each section's file
+// (starts.go, lists.go, rv0.go, pagination.go, watch.go with watchers.go,
+// informers.go, stops.go, restarts.go with restart_informers.go) runs
+// servers and returns plain result structs; server.go,
+// populate.go, clients.go, metrics.go and decode.go are what they share.
+// report*.go turn the results into Markdown tables, notes and ratios against
+// the targets; the prose around them (the summary line and the paragraph
+// saying what each section measures) is prose.tmpl, with its data in
+// prose.go. readme.go splices the report into the README.
+package main

@@ -1,0 +1,103 @@
+package main
+
+import (
+	_ "embed"
+	"regexp"
+	"strings"
+	"text/template"
+	"time"
+)
+
+// proseSource holds the report's prose: the summary line and the paragraph
+// that says what each section measures.
+//
+//go:embed prose.tmpl
+var proseSource string
+
+// prose is prose.tmpl parsed, its line breaks made spaces first.
+var prose = template.Must(template.New("prose.tmpl").Funcs(template.FuncMap{
+	"bytes":    fmtBytes,
+	"count":    fmtCount,
+	"counts":   fmtCounts,
+	"duration": fmtDuration,
+	"join":     strings.Join,
+}).Parse(lineBreaks.ReplaceAllString(proseSource, " ")))
+
+// lineBreaks are the line breaks of prose.tmpl with the blanks around them.
+var lineBreaks = regexp.MustCompile(`[ \t]*\r?\n[ \t]*`)
+
+// The data of each paragraph of prose.tmpl; report*.go fill them in.
+
+// summaryProse is the "summary" line: what ran, where, and how long.
+type summaryProse struct {
+	Server     string   // -server as given
+	ServerArgs []string // -server-args
+	OS, Arch   string
+	CPUs       int
+	Sections   []string      // that ran, in order
+	Starts     int           // start-to-ready samples per data dir; 0: starts did not run
+	Lists      int           // timed listings per LIST variant; 0: lists and rv0 did not run
+	Gzip       bool          // the client accepts gzip
+	Elapsed    time.Duration // the whole run, rounded
+}
+
+// paginationProse is the "pagination" paragraph.
+type paginationProse struct {
+	Objects       int     // ConfigMaps in the section's data dir
+	Payload       float64 // bytes of data per ConfigMap
+	Namespace     string
+	Workers       int           // clients that created them
+	Populate      time.Duration // creating them
+	Limit         int           // of the paged LISTs and the first pages
+	ExactRVWrites int           // updates after the exact-RV LISTs' resourceVersion
+	Runs          int           // timed listings per variant
+	AllocMetric   string
+	Gzip          bool
+	HeapMetric    string
+	FirstPages    int // issued during the memory measurement
+	WriteRate     int // updates per second meanwhile
+}
+
+// watchProse is the "watch" paragraph.
+type watchProse struct {
+	Namespace   string
+	PerConn     int           // watch streams per HTTP/2 connection
+	Events      int           // timed updates per run
+	Interval    time.Duration // between the starts of two updates; 0: back to back
+	AllocMetric string
+	Watchers    []int // the watcher counts
+	EtcdSkipped []int // the watcher counts that ran with the watch cache only
+	EtcdMax     int   // -etcd-watchers-max
+}
+
+// informersProse is the "informers" paragraph.
+type informersProse struct {
+	Informers  int     // per round
+	Secrets    int     // that they sync
+	SecretSize float64 // bytes of data per Secret
+	Namespace  string
+	Populate   time.Duration // creating the Secrets
+	Gzip       bool
+	Rounds     int // per variant
+	HeapMetric string
+	HeapSample time.Duration // sampling period
+}
+
+// stopsProse is the "stops" paragraph.
+type stopsProse struct {
+	Watches    int // open at SIGTERM
+	Namespace  string
+	PerConn    int // watch streams per HTTP/2 connection
+	OpenMetric string
+	Rounds     int           // per variant
+	KillAfter  time.Duration // SIGTERM→SIGKILL
+}
+
+// restartsProse is the "restarts" paragraph.
+type restartsProse struct {
+	Objects   int // of each watched type
+	Namespace string
+	Leases    int // written before the restart
+	Rounds    int // per variant
+	Timeout   time.Duration
+}

@@ -1,0 +1,254 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+var update = flag.Bool("update", false, "rewrite testdata/report-*.md from the current output")
+
+// TestReportGolden pins the Markdown the report prints for fixed results,
+// prose and tables alike. Run with -update after an intended change and
+// review the diff of testdata.
+func TestReportGolden(t *testing.T) {
+	tests := []struct {
+		name string
+		r    report
+	}{
+		{name: "all", r: fullReport()},
+		{name: "variants", r: variantsReport()},
+		{name: "cache-only-watch", r: cacheOnlyWatchReport()},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var got bytes.Buffer
+			if err := tt.r.write(&got); err != nil {
+				t.Fatalf("write: %v", err)
+			}
+			golden := filepath.Join("testdata", "report-"+tt.name+".md")
+			if *update {
+				if err := os.WriteFile(golden, got.Bytes(), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			want, err := os.ReadFile(golden)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if line, g, w := firstDiff(got.String(), string(want)); line > 0 {
+				t.Errorf("report differs from %s (go test -update rewrites it) at line %d:\ngot  %q\nwant %q", golden, line, g, w)
+			}
+		})
+	}
+}
+
+// firstDiff is the first line (from 1) where got and want differ, and the
+// two lines there; 0 if they are equal.
+func firstDiff(got, want string) (line int, g, w string) {
+	if got == want {
+		return 0, "", ""
+	}
+	gl, wl := strings.SplitAfter(got, "\n"), strings.SplitAfter(want, "\n")
+	for i := range max(len(gl), len(wl)) {
+		g, w = "", ""
+		if i < len(gl) {
+			g = gl[i]
+		}
+		if i < len(wl) {
+			w = wl[i]
+		}
+		if g != w {
+			return i + 1, g, w
+		}
+	}
+	return 0, "", ""
+}
+
+func ms(x float64) time.Duration { return time.Duration(x * float64(time.Millisecond)) }
+
+func durations(xs ...float64) []time.Duration {
+	var ds []time.Duration
+	for _, x := range xs {
+		ds = append(ds, ms(x))
+	}
+	return ds
+}
+
+func baseConfig(only string) config {
+	cfg := config{
+		server: "/work/bin/miniapiserver", serverFlag: "bin/miniapiserver", starts: 7, lists: 10, objects: 10000, page: 500, workers: 16, gzip: true,
+		watchers: []int{100, 1000}, etcdWatchersMax: 1000, watchersPerConn: 100, events: 1000,
+		informers: 16, informerRounds: 3, secrets: 100, secretSize: 1 << 20, heapSample: 20 * time.Millisecond,
+		paginationObjects: 50000, paginationLimit: 500, paginationRuns: 5, firstPages: 1000, writeRate: 50,
+		stopWatches: 1000, stopRounds: 3, restartObjects: 100, restartRounds: 3,
+	}
+	var err error
+	if cfg.sections, err = parseSections(only); err != nil {
+		panic(err)
+	}
+	return cfg
+}
+
+func listFixture(v listVariant, alloc float64, pages, size int, times ...float64) listStats {
+	return listStats{variant: v, times: durations(times...), allocPerOp: alloc, shape: listing{pages: pages, bytes: size}}
+}
+
+func fullReport() report {
+	cfg := baseConfig("starts,lists,rv0,pagination,watch,informers,stops,restarts")
+	r := report{cfg: cfg, version: "miniapiserver v1.37.2", os: "linux", arch: "amd64", cpus: 2, elapsed: 219 * time.Second}
+	r.empty = startStats{runs: []startRun{{ms(206), ms(6.2)}, {ms(150), ms(5)}, {ms(232), ms(7)}}}
+	r.populated = startStats{runs: []startRun{{ms(376), ms(10.9)}, {ms(327), ms(9)}, {ms(433), ms(12)}}}
+	r.populate = populateStats{objects: 10000, duration: ms(6880)}
+	lv := listVariants(cfg.page)
+	r.lists = []listStats{
+		listFixture(lv[0], 4.2*(1<<20), 1, 13_900_000, 63.8, 47.8, 83.7),
+		listFixture(lv[1], 4.5*(1<<20), 20, 13_900_000, 109, 98.1, 130),
+		listFixture(lv[2], 3.8*(1<<20), 1, 12_000_000, 69.3, 55.1, 136),
+		listFixture(lv[3], 4.4*(1<<20), 20, 12_000_000, 120, 96.4, 159),
+	}
+	rv := rv0Variants()
+	r.rv0 = rv0Stats{
+		cache: []listStats{listFixture(rv[0], 4.0*(1<<20), 1, 13_900_000, 78.4, 59.3, 107), listFixture(rv[1], 3.8*(1<<20), 1, 12_000_000, 54.3, 44.5, 83)},
+		etcd:  []listStats{listFixture(rv[0], 90.9*(1<<20), 1, 13_900_000, 180, 157, 220), listFixture(rv[1], 90.7*(1<<20), 1, 12_000_000, 122, 104, 179)},
+	}
+	r.pagination = paginationFixture(cfg, 594, 594)
+	r.watch = []watchRun{
+		watchFixture("cache", 100, 1000, 1, 3.8, 10.2, 22, 3570, 133.5*1024*1000),
+		watchFixture("etcd", 100, 1000, 1, 69.1, 156, 200, 5770, 615.8*1024*1000),
+		watchFixture("cache", 1000, 1000, 10, 24.6, 56.5, 108, 22950, 297.5*1024*1000),
+		watchFixture("etcd", 1000, 1000, 10, 3810, 14510, 22990, 43870, 5*(1<<20)*1000),
+	}
+	r.informers = informersFixture(0, 16)
+	r.stops = stopsFixture(1000, stopRun{})
+	r.restarts = restartsFixture(0, 1)
+	return r
+}
+
+func paginationFixture(cfg config, fromSnapshot, snapshotable float64) paginationResult {
+	lv := listVariants(cfg.paginationLimit)
+	routed := func(v listVariant, alloc float64, pages, size int, from, could float64, times ...float64) routedStats {
+		return routedStats{listStats: listFixture(v, alloc, pages, size, times...), fromSnapshot: from, snapshotable: could}
+	}
+	exact := listVariant{encoding: "protobuf", accept: acceptProtobuf, rv: "50004", match: "Exact"}
+	first := exact
+	first.limit, first.firstPage = cfg.paginationLimit, true
+	return paginationResult{
+		populate: populateStats{objects: cfg.paginationObjects, duration: ms(34840)},
+		rv:       "50004",
+		cache: paginationRun{
+			path: cachePath,
+			lists: []routedStats{
+				routed(lv[0], 19.8*(1<<20), 1, 69_700_000, 0, 0, 297, 256, 647),
+				routed(lv[1], 21.8*(1<<20), 100, 69_700_000, fromSnapshot, snapshotable, 456, 421, 474),
+				routed(lv[2], 19.5*(1<<20), 1, 60_500_000, 0, 0, 247, 214, 280),
+				routed(lv[3], 21.7*(1<<20), 100, 60_500_000, fromSnapshot, snapshotable, 453, 402, 495),
+			},
+			exact: []routedStats{
+				routed(exact, 19.6*(1<<20), 1, 60_500_000, 6, 6, 304, 234, 459),
+				routed(first, 298.7*1024, 1, 600_000, 6, 6, 4.2, 3.5, 4.6),
+			},
+			heap: 319.6 * (1 << 20),
+			memory: &memoryRun{
+				before: 319.6 * (1 << 20), after: 336.2 * (1 << 20), pages: durations(5.4, 4, 11.3, 6),
+				fromCache: 4, writes: 289, took: ms(5800), snapshots: 390,
+			},
+		},
+		etcd: paginationRun{
+			path: etcdPath,
+			lists: []routedStats{
+				routed(lv[1], 503.3*(1<<20), 100, 69_700_000, 0, 594, 1340, 1220, 1500),
+				routed(lv[3], 496.1*(1<<20), 100, 60_500_000, 0, 594, 1180, 1060, 1330),
+			},
+			exact: []routedStats{
+				routed(exact, 447.4*(1<<20), 1, 60_500_000, 0, 6, 635, 552, 647),
+				routed(first, 4.9*(1<<20), 1, 600_000, 0, 6, 10.8, 8.6, 14.6),
+			},
+			heap: 40.2 * (1 << 20),
+		},
+	}
+}
+
+func watchFixture(path string, watchers, events, conns int, p50, p99, maxLat, cpuMS, alloc float64) watchRun {
+	n := watchers * events
+	lat := make([]time.Duration, n)
+	for i := range lat {
+		switch {
+		case i < n/2:
+			lat[i] = ms(p50 * 0.5)
+		case i < n*99/100:
+			lat[i] = ms(p50)
+		case i < n-1:
+			lat[i] = ms(p99)
+		default:
+			lat[i] = ms(maxLat)
+		}
+	}
+	return watchRun{path: path, watchers: watchers, conns: conns, events: events, latencies: lat,
+		writing: ms(3150), cpu: ms(cpuMS), allocBytes: alloc}
+}
+
+func informersFixture(watchListLists, listLists float64) informersResult {
+	rounds := func(lists float64, syncs ...float64) []informerRound {
+		var rs []informerRound
+		for i, s := range syncs {
+			rs = append(rs, informerRound{sync: ms(s), baseline: 328.2 * (1 << 20), peak: (328.2 + 160 + float64(i)*10) * (1 << 20),
+				samples: 61 - i, lists: lists})
+		}
+		return rs
+	}
+	return informersResult{
+		populate:  ms(2140),
+		watchList: informerStats{mode: watchListMode, rounds: rounds(watchListLists, 6520, 6270, 6580)},
+		list:      informerStats{mode: listMode, rounds: rounds(listLists, 7130, 5820, 10520)},
+	}
+}
+
+// variantsReport exercises the other branches: server args, gzip off,
+// paced updates, an etcd watch path skipped at the larger count, watchers
+// that ended early, no CPU reading, snapshots that missed, informers that
+// did not run as named, a stop that was killed and watches that ended
+// oddly, an informer that relisted with EfficientWatchResumption on and
+// none that did with it off.
+func variantsReport() report {
+	cfg := baseConfig("starts,pagination,watch,informers,stops,restarts")
+	cfg.serverArgs = []string{"--feature-gates=APIListChunking=false"}
+	cfg.gzip = false
+	cfg.eventInterval = 5 * time.Millisecond
+	cfg.watchers, cfg.etcdWatchersMax = []int{10, 50}, 10
+	cfg.events = 20
+	r := report{cfg: cfg, version: "miniapiserver v1.37.2", os: "linux", arch: "amd64", cpus: 2, elapsed: 61 * time.Second}
+	r.empty = startStats{runs: []startRun{{ms(1206), ms(6.2)}, {ms(1500), ms(5)}}}
+	r.populated = startStats{runs: []startRun{{ms(376), ms(10.9)}, {ms(327), ms(9)}}}
+	r.populate = populateStats{objects: 10000, duration: ms(6880)}
+	r.pagination = paginationFixture(cfg, 500, 594)
+	ended := watchFixture("cache", 50, 20, 1, 3.8, 10.2, 22, 0, 1<<20)
+	ended.latencies = ended.latencies[:900]
+	ended.ended, ended.endErr, ended.timedOut, ended.cpu = 3, errors.New("the server ended the watch stream"), true, -1
+	r.watch = []watchRun{
+		watchFixture("cache", 10, 20, 1, 3.8, 10.2, 22, 100, 1<<20),
+		watchFixture("etcd", 10, 20, 1, 9.8, 20.2, 42, 300, 4<<20),
+		ended,
+	}
+	r.informers = informersFixture(16, 0)
+	cfg.stopWatches = 200
+	r.cfg = cfg
+	r.stops = stopsFixture(200, stopRun{killed: true, stop: 2 * time.Minute, bookmarked: 97, stray: 3,
+		strayFirst: "[ERROR] (allowWatchBookmarks=false)", unended: 2})
+	r.restarts = restartsFixture(1, 0)
+	return r
+}
+
+// cacheOnlyWatchReport is a watch section without the etcd path at all.
+func cacheOnlyWatchReport() report {
+	cfg := baseConfig("watch")
+	cfg.watchers, cfg.etcdWatchersMax = []int{100}, 0
+	r := report{cfg: cfg, version: "miniapiserver v1.37.2", os: "linux", arch: "amd64", cpus: 2, elapsed: 9 * time.Second}
+	r.watch = []watchRun{watchFixture("cache", 100, 1000, 1, 3.8, 10.2, 22, 3570, 133.5*1024*1000)}
+	return r
+}

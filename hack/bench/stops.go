@@ -1,0 +1,270 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"sync"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+)
+
+const (
+	stopKillAfter    = 2 * time.Minute  // SIGTERM→SIGKILL: past the HTTP server's minute-long shutdown timeout
+	stopOpenTimeout  = 30 * time.Second // for the server to count every watch as open
+	stopDrainTimeout = 30 * time.Second // for every stream to end once the server has exited
+)
+
+// stopRun is one stop of a server with watches open.
+type stopRun struct {
+	stop         time.Duration // from SIGTERM to exit (to the SIGKILL, if killed)
+	killed       bool          // still running stopKillAfter after SIGTERM
+	conns        int           // HTTP/2 connections the watches were spread over
+	bookmarkable int           // watches that allowed bookmarks
+	bookmarked   int           // of those, the ones that ended after exactly one BOOKMARK
+	stray        int           // watches that got anything else (events, or a BOOKMARK they did not allow)
+	strayFirst   string        // what the first of them got, e.g. "[ERROR]"
+	unended      int           // streams still open stopDrainTimeout after the exit
+}
+
+// stopStats are the rounds of one variant.
+type stopStats struct {
+	path    storagePath
+	watches int // open at SIGTERM; 0: the control, with one idle client connection only
+	runs    []stopRun
+}
+
+func (st stopStats) stopTimes() []time.Duration {
+	times := make([]time.Duration, len(st.runs))
+	for i, run := range st.runs {
+		times[i] = run.stop
+	}
+	return times
+}
+
+// benchStops stops servers with cfg.stopWatches watches open, cfg.stopRounds
+// times with the watch cache and as many without; then, as a control, as
+// many times with the watch cache and no watch, just one idle client
+// connection. Each round runs on a server of its own with a fresh data dir.
+func benchStops(ctx context.Context, cfg config, root string) ([]stopStats, error) {
+	all := []stopStats{
+		{path: cachePath, watches: cfg.stopWatches},
+		{path: etcdPath, watches: cfg.stopWatches},
+		{path: cachePath},
+	}
+	for v := range all {
+		st := &all[v]
+		for i := range cfg.stopRounds {
+			label := fmt.Sprintf("stop with %d watches (%s)", st.watches, st.path.name)
+			if st.watches == 0 {
+				label = "stop with one idle connection (control)"
+			}
+			run, err := stopOnce(ctx, cfg, filepath.Join(root, fmt.Sprintf("stop-%d-%d", v, i)), st.path, st.watches)
+			if err != nil {
+				return nil, fmt.Errorf("%s, round %d/%d: %w", label, i+1, cfg.stopRounds, err)
+			}
+			progress("%s %d/%d: SIGTERM→exit %s%s; final BOOKMARK on %d of %d watches that allow them",
+				label, i+1, cfg.stopRounds, fmtDuration(run.stop), killedNote(run.killed), run.bookmarked, run.bookmarkable)
+			st.runs = append(st.runs, run)
+		}
+	}
+	return all, nil
+}
+
+func killedNote(killed bool) string {
+	if killed {
+		return " (killed: still running " + stopKillAfter.String() + " after SIGTERM)"
+	}
+	return ""
+}
+
+// stopOnce starts a server on dataDir, opens n watches, waits until the
+// server counts them all, then times SIGTERM→exit and reads how each
+// stream ended. The client that lists and scrapes closes its connection
+// before the signal, unless n is 0: then that idle connection is all the
+// control has open.
+func stopOnce(ctx context.Context, cfg config, dataDir string, path storagePath, n int) (run stopRun, err error) {
+	defer func() { err = errors.Join(err, os.RemoveAll(dataDir)) }()
+	s, err := startServer(ctx, withArgs(cfg, path.args...), dataDir)
+	if err != nil {
+		return stopRun{}, err
+	}
+	s.stopAfter = stopKillAfter
+	stopped := false
+	defer func() {
+		if !stopped {
+			err = errors.Join(err, s.Stop())
+		}
+	}()
+	rc, err := s.restConfig()
+	if err != nil {
+		return stopRun{}, err
+	}
+	rc.Timeout = 0 // the watches stream until the server exits
+	admin, adminHTTP, err := ownClient(rc)
+	if err != nil {
+		return stopRun{}, err
+	}
+	defer closeIdle(adminHTTP)
+	list, err := admin.CoreV1().ConfigMaps(namespace).List(ctx, metav1.ListOptions{Limit: 1})
+	if err != nil {
+		return stopRun{}, fmt.Errorf("listing ConfigMaps: %w", err)
+	}
+	ws := newStopWatches(n)
+	defer ws.close()
+	if err := ws.open(ctx, rc, list.ResourceVersion, cfg.watchersPerConn); err != nil {
+		return stopRun{}, err
+	}
+	if err := awaitOpenWatches(ctx, admin.CoreV1().RESTClient(), n); err != nil {
+		return stopRun{}, err
+	}
+	if n > 0 {
+		closeIdle(adminHTTP)
+	}
+	err, stopped = s.Stop(), true
+	killed := errors.Is(err, errStopTimeout)
+	if err != nil && !killed {
+		return stopRun{}, err
+	}
+	run = ws.results(ctx)
+	run.stop, run.killed, run.conns = s.stopped, killed, len(ws.clients)
+	return run, nil
+}
+
+// awaitOpenWatches polls apiserver_longrunning_requests until the server
+// counts at least n open ConfigMap watches.
+func awaitOpenWatches(ctx context.Context, admin rest.Interface, n int) error {
+	deadline := time.Now().Add(stopOpenTimeout)
+	for {
+		m, err := scrapeMetrics(ctx, admin, longRunning)
+		if err != nil {
+			return err
+		}
+		open, err := m.sum(longRunning, `resource="configmaps"`, `verb="WATCH"`)
+		switch {
+		case err != nil:
+			return err
+		case open >= float64(n):
+			return nil
+		case time.Now().After(deadline):
+			return fmt.Errorf("the server counts %.0f open ConfigMap watches %s after the last one opened, want %d", open, stopOpenTimeout, n)
+		}
+		select {
+		case <-time.After(20 * time.Millisecond):
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+// stopWatches are client-go watches of the ConfigMaps in namespace, the
+// even ones with allowWatchBookmarks, each recording the event types it
+// gets until its stream ends.
+type stopWatches struct {
+	clients []*http.Client // one per connection
+	cancel  context.CancelFunc
+	ended   sync.WaitGroup // one Done per watch whose stream has ended
+
+	mu     sync.Mutex          // guards events and done
+	events [][]watch.EventType // per watch, what it got
+	done   []bool              // per watch, whether its stream has ended
+}
+
+func newStopWatches(n int) *stopWatches {
+	return &stopWatches{events: make([][]watch.EventType, n), done: make([]bool, n), cancel: func() {}}
+}
+
+func allowsBookmarks(i int) bool { return i%2 == 0 }
+
+// open starts every watch from resourceVersion rv, perConn of them on each
+// HTTP/2 connection, and returns once each Watch call has returned.
+func (ws *stopWatches) open(ctx context.Context, rc *rest.Config, rv string, perConn int) error {
+	ctx, ws.cancel = context.WithCancel(ctx)
+	n := len(ws.events)
+	var clients []kubernetes.Interface
+	for range (n + perConn - 1) / perConn {
+		client, hc, err := ownClient(rc)
+		if err != nil {
+			return err
+		}
+		clients, ws.clients = append(clients, client), append(ws.clients, hc)
+	}
+	opened := make(chan error, n)
+	ws.ended.Add(n)
+	for i := range n {
+		go ws.watch(ctx, clients[i/perConn], i, metav1.ListOptions{ResourceVersion: rv, AllowWatchBookmarks: allowsBookmarks(i)}, opened)
+	}
+	var errs []error
+	for range n {
+		if err := <-opened; err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if len(errs) > 0 {
+		return fmt.Errorf("%d of %d watches failed to start, the first: %w", len(errs), n, errs[0])
+	}
+	return nil
+}
+
+// watch runs watch i: it opens it, reports on opened, and records its
+// events until the stream ends.
+func (ws *stopWatches) watch(ctx context.Context, client kubernetes.Interface, i int, opts metav1.ListOptions, opened chan<- error) {
+	defer ws.ended.Done()
+	w, err := client.CoreV1().ConfigMaps(namespace).Watch(ctx, opts)
+	opened <- err
+	if err != nil {
+		return
+	}
+	defer w.Stop()
+	var got []watch.EventType
+	for ev := range w.ResultChan() {
+		got = append(got, ev.Type)
+	}
+	ws.mu.Lock()
+	ws.events[i], ws.done[i] = got, true
+	ws.mu.Unlock()
+}
+
+// results waits up to stopDrainTimeout for every stream to end, then sums
+// up how they ended.
+func (ws *stopWatches) results(ctx context.Context) stopRun {
+	_ = waitGroupFor(ctx, &ws.ended, stopDrainTimeout)
+	ws.mu.Lock()
+	defer ws.mu.Unlock()
+	var run stopRun
+	for i, got := range ws.events {
+		allow := allowsBookmarks(i)
+		if allow {
+			run.bookmarkable++
+		}
+		switch {
+		case !ws.done[i]:
+			run.unended++
+		case allow && slices.Equal(got, []watch.EventType{watch.Bookmark}):
+			run.bookmarked++
+		case len(got) > 0:
+			run.stray++
+			if run.strayFirst == "" {
+				run.strayFirst = fmt.Sprintf("%v (allowWatchBookmarks=%t)", got, allow)
+			}
+		}
+	}
+	return run
+}
+
+// close stops every watch, waits for them and closes their connections.
+func (ws *stopWatches) close() {
+	ws.cancel()
+	ws.ended.Wait()
+	for _, hc := range ws.clients {
+		closeIdle(hc)
+	}
+}
