@@ -4,12 +4,15 @@ import (
 	"bufio"
 	"encoding/binary"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/watch"
@@ -224,4 +227,56 @@ func fetch(t *testing.T, c *http.Client, url, accept string) string {
 		t.Fatal(err)
 	}
 	return line
+}
+
+// TestConcurrentEncodingsOfPodsWithQuantities reads pods that carry
+// resource quantities (emptyDir.sizeLimit, container limits) in every form
+// at once, LIST and WATCH from the cache: encoding a cached object must
+// not write into it (the race detector watches, under make test).
+func TestConcurrentEncodingsOfPodsWithQuantities(t *testing.T) {
+	s, client := start(t)
+	httpClient, err := rest.HTTPClientFor(s.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	size := resource.MustParse("512Mi")
+	for i := range 5 {
+		pod := &corev1.Pod{
+			ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("q-%d", i)},
+			Spec: corev1.PodSpec{
+				Volumes: []corev1.Volume{{Name: "v", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{SizeLimit: &size}}}},
+				Containers: []corev1.Container{{Name: "c", Image: "busybox", Resources: corev1.ResourceRequirements{
+					Limits: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("100m")},
+				}}},
+			},
+		}
+		if _, err := client.CoreV1().Pods("default").Create(t.Context(), pod, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	collection := s.Config.Host + "/api/v1/namespaces/default/pods"
+	var wg sync.WaitGroup
+	for _, accept := range []string{
+		"application/json",
+		"application/vnd.kubernetes.protobuf",
+		"application/json;as=Table;v=v1;g=meta.k8s.io",
+	} {
+		for _, query := range []string{"?resourceVersion=0", "", "?watch=true&resourceVersion=0&timeoutSeconds=1"} {
+			wg.Go(func() {
+				req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, collection+query, nil)
+				req.Header.Set("Accept", accept)
+				resp, err := httpClient.Do(req)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				defer resp.Body.Close()
+				body, err := io.ReadAll(resp.Body)
+				if err != nil || resp.StatusCode != http.StatusOK || !strings.Contains(string(body), "q-4") {
+					t.Errorf("GET pods%s as %s: got %d %q, %v; want 200 with pod q-4", query, accept, resp.StatusCode, body[:min(len(body), 200)], err)
+				}
+			})
+		}
+	}
+	wg.Wait()
 }

@@ -2,18 +2,14 @@ package integration
 
 import (
 	"context"
-	"fmt"
-	"sync"
 	"testing"
 	"time"
 
-	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
-	"k8s.io/klog/v2"
 
 	"github.com/miniapiserver/miniapiserver/pkg/server"
 	"github.com/miniapiserver/miniapiserver/pkg/testserver"
@@ -24,12 +20,11 @@ import (
 // watching, and the server must log no error meanwhile.
 func TestInformersSyncWithWatchList(t *testing.T) {
 	forEachStoragePath(t, func(t *testing.T, path func(*server.Options)) {
-		errs := recordErrorLogs(t)
 		s, client := start(t, path)
 		if lists := syncInformers(t, s, client); lists != 0 {
 			t.Errorf("informer sync issued %d LIST requests, want 0 (watch-list)", lists)
 		}
-		if e := errs(); len(e) > 0 {
+		if e := s.LoggedErrors(); len(e) > 0 {
 			t.Errorf("server logged errors: %v", e)
 		}
 	})
@@ -87,33 +82,4 @@ func syncInformers(t *testing.T, s *testserver.Server, client kubernetes.Interfa
 func requestCount(t *testing.T, s *testserver.Server, verb, resource string) int {
 	t.Helper()
 	return int(sumSamples(scrapeMetrics(t, s), "apiserver_request_total", map[string]string{"verb": verb, "resource": resource}))
-}
-
-// recordErrorLogs routes klog through a sink that remembers every error
-// logged until the test ends; the returned func reports them.
-func recordErrorLogs(t *testing.T) func() []string {
-	sink := &errorSink{}
-	klog.SetLogger(logr.New(sink))
-	t.Cleanup(klog.ClearLogger)
-	return func() []string {
-		sink.mu.Lock()
-		defer sink.mu.Unlock()
-		return append([]string(nil), sink.errors...)
-	}
-}
-
-type errorSink struct {
-	mu     sync.Mutex
-	errors []string
-}
-
-func (s *errorSink) Init(logr.RuntimeInfo)          {}
-func (s *errorSink) Enabled(int) bool               { return false }
-func (s *errorSink) Info(int, string, ...any)       {}
-func (s *errorSink) WithValues(...any) logr.LogSink { return s }
-func (s *errorSink) WithName(string) logr.LogSink   { return s }
-func (s *errorSink) Error(err error, msg string, kv ...any) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.errors = append(s.errors, fmt.Sprintf("%s: %v %v", msg, err, kv))
 }

@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -164,6 +165,28 @@ func TestKubectlGetWatch(t *testing.T) {
 		kubectl(t, s, "", "create", "configmap", "watched")
 		waitFor(t, lines, "configmap/watched")
 	})
+}
+
+// TestKubectlVersion runs what a new user runs first. kubectl built without
+// version ldflags reports v0.0.0-master and exits 1; stamped, it reports the
+// version of its k8s.io/kubectl module, the same minor as the server's.
+func TestKubectlVersion(t *testing.T) {
+	s, _ := start(t)
+	out, errOut, err := runKubectl(t, s, "", "version")
+	if err != nil {
+		t.Fatalf("kubectl version: got %v, want exit 0\nstdout:\n%s\nstderr:\n%s", err, out, errOut)
+	}
+	client := regexp.MustCompile(`(?m)^Client Version: v1\.(\d+)\.\d+$`).FindStringSubmatch(out)
+	server := regexp.MustCompile(`(?m)^Server Version: v1\.(\d+)\.\d+$`).FindStringSubmatch(out)
+	if client == nil || server == nil {
+		t.Fatalf("kubectl version: got\n%s\nwant Client Version and Server Version lines, each v1.x.y", out)
+	}
+	if client[1] != server[1] {
+		t.Errorf("kubectl version: got client %q and server %q, want the same minor", client[0], server[0])
+	}
+	if errOut != "" {
+		t.Errorf("kubectl version: got stderr %q, want none (a version skew warning?)", errOut)
+	}
 }
 
 func waitFor(t *testing.T, lines *bufio.Scanner, want string) {

@@ -37,13 +37,16 @@ func TestMain(m *testing.M) {
 // build none), or taken from an environment variable.
 type builtBinary struct {
 	env, pkg string
-	once     sync.Once
-	path     string
-	err      error
+	// ldflags, if set, is a script (from the module root) printing the -ldflags to build with.
+	ldflags string
+	once    sync.Once
+	path    string
+	err     error
 }
 
 var (
-	kubectlBinary = &builtBinary{env: "KUBECTL", pkg: "github.com/miniapiserver/miniapiserver/hack/tools/kubectl"}
+	// kubectl is stamped with its version as `make build` stamps it.
+	kubectlBinary = &builtBinary{env: "KUBECTL", pkg: "github.com/miniapiserver/miniapiserver/hack/tools/kubectl", ldflags: "hack/kubectl-ldflags.sh"}
 	serverBinary  = &builtBinary{env: "MINIAPISERVER", pkg: "github.com/miniapiserver/miniapiserver/cmd/miniapiserver"}
 )
 
@@ -55,7 +58,19 @@ func (b *builtBinary) Path(t *testing.T) string {
 			return
 		}
 		b.path = filepath.Join(binDir, filepath.Base(b.pkg))
-		out, err := exec.Command("go", "build", "-o", b.path, b.pkg).CombinedOutput()
+		args := []string{"build", "-o", b.path}
+		if b.ldflags != "" {
+			script := exec.Command(filepath.Join("..", "..", b.ldflags))
+			var stderr bytes.Buffer
+			script.Stderr = &stderr
+			flags, err := script.Output()
+			if err != nil {
+				b.err = fmt.Errorf("%s: %w\n%s", b.ldflags, err, stderr.Bytes())
+				return
+			}
+			args = append(args, "-ldflags", strings.TrimSpace(string(flags)))
+		}
+		out, err := exec.Command("go", append(args, b.pkg)...).CombinedOutput()
 		if err != nil {
 			b.err = fmt.Errorf("building %s: %w\n%s", b.pkg, err, out)
 		}

@@ -18,9 +18,12 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
+	utilfeature "k8s.io/apiserver/pkg/util/feature"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+	featuregatetesting "k8s.io/component-base/featuregate/testing"
 
+	"github.com/miniapiserver/miniapiserver/pkg/features"
 	"github.com/miniapiserver/miniapiserver/pkg/server"
 	"github.com/miniapiserver/miniapiserver/pkg/testserver"
 )
@@ -114,10 +117,15 @@ func TestWatchFromResourceVersion(t *testing.T) {
 }
 
 // TestWatchTooOldResourceVersion watches from a resourceVersion written
-// before the server (re)started, and after etcd compacted it: both paths
-// answer 200 with one ERROR event, a 410 Expired Status, and end the stream.
-// Before the compaction the two differ as upstream's do: the etcd path
-// replays etcd's history, the cache's window starts where the cache started.
+// before the server (re)started. Before etcd compacts it, both paths
+// replay etcd's history: the cache's history reaches back to etcd's
+// compaction revision (EfficientWatchResumption; with the gate off it
+// starts where the cache started, as upstream's, see
+// TestWatchFromBeforeARestartWithoutEfficientWatchResumption). Once etcd
+// has compacted it, the etcd path answers 200 with one ERROR event, a 410
+// Expired Status, and ends the stream; the cache keeps serving the events
+// its history holds, as upstream's cache does, and answers 410 once it
+// starts again after the compaction.
 func TestWatchTooOldResourceVersion(t *testing.T) {
 	forEachStoragePath(t, func(t *testing.T, path func(*server.Options)) {
 		first, client := start(t, path)
@@ -127,10 +135,11 @@ func TestWatchTooOldResourceVersion(t *testing.T) {
 		if err := first.Stop(); err != nil {
 			t.Fatal(err)
 		}
-		s, client := start(t, path, func(o *server.Options) {
+		noCompaction := func(o *server.Options) {
 			o.DataDir = first.DataDir
 			o.EtcdCompactionInterval = 0
-		})
+		}
+		s, client := start(t, path, noCompaction)
 		// One more write, so that compacting at the current revision
 		// removes newer's, the first revision after old.
 		createCMIn(t, client, ns, "after-restart", nil)
@@ -141,20 +150,20 @@ func TestWatchTooOldResourceVersion(t *testing.T) {
 			if resp.StatusCode != http.StatusOK {
 				t.Fatalf("got HTTP %d, want 200", resp.StatusCode)
 			}
-			if watchCacheOn(path) {
-				ev := nextEvent(t, events)
-				if !apierrors.IsResourceExpired(errorOf(ev)) {
-					t.Fatalf("cache path: got %s, want an ERROR event with 410 Expired", describe(ev))
-				}
-				expectEnd(t, events)
-				return
-			}
 			// etcd still has the revisions after old.
 			expectEvents(t, events, "ADDED newer", "ADDED after-restart")
 		})
 
 		t.Run("after compaction", func(t *testing.T) {
 			compactEtcd(t, s)
+			if watchCacheOn(path) {
+				_, events := rawWatch(t, s, ns, query)
+				expectEvents(t, events, "ADDED newer", "ADDED after-restart") // from the cache's history
+				if err := s.Stop(); err != nil {
+					t.Fatal(err)
+				}
+				s, _ = start(t, path, noCompaction)
+			}
 			resp, events := rawWatch(t, s, ns, query)
 			if resp.StatusCode != http.StatusOK {
 				t.Fatalf("got HTTP %d, want 200", resp.StatusCode)
@@ -167,6 +176,26 @@ func TestWatchTooOldResourceVersion(t *testing.T) {
 			expectEnd(t, events)
 		})
 	})
+}
+
+// TestWatchFromBeforeARestartWithoutEfficientWatchResumption: with the
+// gate off the cache's history starts where the cache started, as
+// upstream's, so a watch from before a restart gets 410 Expired.
+func TestWatchFromBeforeARestartWithoutEfficientWatchResumption(t *testing.T) {
+	featuregatetesting.SetFeatureGateDuringTest(t, utilfeature.DefaultFeatureGate, features.EfficientWatchResumption, false)
+	first, client := start(t)
+	ns := createNamespace(t, client)
+	old := createCMIn(t, client, ns, "old", nil)
+	createCMIn(t, client, ns, "newer", nil)
+	if err := first.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	s, _ := start(t, func(o *server.Options) { o.DataDir = first.DataDir })
+	_, events := rawWatch(t, s, ns, "watch=true&resourceVersion="+old.ResourceVersion)
+	if ev := nextEvent(t, events); !apierrors.IsResourceExpired(errorOf(ev)) {
+		t.Fatalf("got %s, want an ERROR event with 410 Expired", describe(ev))
+	}
+	expectEnd(t, events)
 }
 
 // createNamespace creates a namespace of its own for the (sub)test.
