@@ -53,10 +53,8 @@ func Enabled(f featuregate.Feature) bool {
 // watch-lists): it follows ConsistentWatchList, so that with ours off a
 // watch-list is refused with 422, as by a server without the feature.
 // Upstream's ListFromCacheSnapshot makes each etcd3 store watch etcd's
-// compaction key, so compactions by other instances (and, at start, earlier
-// ones) are seen: the cache needs that for its snapshots (PaginationFromCache)
-// and for the history it replays from the compaction revision
-// (EfficientWatchResumption), so it is on when either is.
+// compaction key, so compactions by other instances are seen (the cache
+// drops its snapshots below them): it follows PaginationFromCache.
 const (
 	upstreamWatchList             = apiserverfeatures.WatchList
 	upstreamListFromCacheSnapshot = apiserverfeatures.ListFromCacheSnapshot
@@ -67,6 +65,6 @@ const (
 func SyncUpstream() error {
 	return utilfeature.DefaultMutableFeatureGate.SetFromMap(map[string]bool{
 		string(upstreamWatchList):             Enabled(ConsistentWatchList),
-		string(upstreamListFromCacheSnapshot): Enabled(PaginationFromCache) || Enabled(EfficientWatchResumption),
+		string(upstreamListFromCacheSnapshot): Enabled(PaginationFromCache),
 	})
 }

@@ -40,7 +40,6 @@ func TestSyncUpstreamFollowsOurGates(t *testing.T) {
 		t.Run(fmt.Sprintf("ours=%t", on), func(t *testing.T) {
 			featuregatetesting.SetFeatureGateDuringTest(t, utilfeature.DefaultFeatureGate, ConsistentWatchList, on)
 			featuregatetesting.SetFeatureGateDuringTest(t, utilfeature.DefaultFeatureGate, PaginationFromCache, on)
-			featuregatetesting.SetFeatureGateDuringTest(t, utilfeature.DefaultFeatureGate, EfficientWatchResumption, on)
 			// Restore upstream's gates too once the test ends.
 			featuregatetesting.SetFeatureGateDuringTest(t, utilfeature.DefaultFeatureGate, upstreamWatchList, utilfeature.DefaultFeatureGate.Enabled(upstreamWatchList))
 			featuregatetesting.SetFeatureGateDuringTest(t, utilfeature.DefaultFeatureGate, upstreamListFromCacheSnapshot, utilfeature.DefaultFeatureGate.Enabled(upstreamListFromCacheSnapshot))

@@ -33,8 +33,8 @@ const sizeBasedListCostEstimate = "SizeBasedListCostEstimate"
 // This is the one place where the storage gates take effect: each resource
 // gets upstream's etcd3 store; with --watch-cache, wrapped in a
 // watchcache.Cache (PaginationFromCache: snapshots; EfficientWatchResumption:
-// progress notifications, a history replayed from etcd's compaction revision
-// and shutdown bookmarks); with APIListChunking off,
+// progress notifications, older watches resumed from etcd's history and
+// shutdown bookmarks); with APIListChunking off,
 // behind a filter that drops limit and continue. ConsistentWatchList takes
 // effect through upstream's WatchList gate (features.SyncUpstream).
 type storages struct {
@@ -101,7 +101,7 @@ func (s *storages) newCache(raw apistorage.Interface, config *storagebackend.Con
 		WatchInitialized:  utilflowcontrol.WatchInitialized,
 		Encodings:         s.encodings,
 		ProgressNotify:    resumption,
-		ReplayHistory:     resumption,
+		ResumeFromStorage: resumption,
 		ShutdownBookmarks: resumption,
 		Snapshots:         features.Enabled(features.PaginationFromCache),
 		EstimateSizes:     utilfeature.DefaultFeatureGate.Enabled(sizeBasedListCostEstimate),

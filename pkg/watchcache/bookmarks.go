@@ -99,4 +99,5 @@ func (c *Cache) Shutdown(ctx context.Context) {
 		delete(c.watchers, w)
 		w.end(bookmark)
 	}
+	c.stopStorageWatchesLocked()
 }

@@ -58,12 +58,12 @@ type Config struct {
 	// ProgressNotify asks etcd for progress notifications, so the cache's
 	// resourceVersion advances while its resource is idle (KEP-1904).
 	ProgressNotify bool
-	// ReplayHistory starts the cache with a history reaching back to etcd's
-	// compaction revision, replayed from etcd, instead of an empty one at
-	// the latest revision, so that watches resume from any resourceVersion
-	// etcd still holds, after a restart or on another instance (beyond
-	// upstream, which starts empty). It needs ProgressNotify.
-	ReplayHistory bool
+	// ResumeFromStorage serves a watch from a resourceVersion older than
+	// the cache's history from the storage (etcd's own history) instead of
+	// answering 410, so that a client resumes from any resourceVersion etcd
+	// has not compacted, after a restart or on another instance (KEP-1904,
+	// beyond upstream, whose cache answers 410 and makes the client relist).
+	ResumeFromStorage bool
 	// ShutdownBookmarks: on Shutdown, every watcher that allows bookmarks
 	// gets one at a freshly progressed resourceVersion before its stream
 	// ends (KEP-1904).
@@ -87,23 +87,19 @@ type Cache struct {
 	cfg      Config
 	progress *progressRequester
 
-	// mu guards store, history, snaps, rv, ready, readyAt, replaying,
-	// rvChanged, watchers and shuttingDown.
+	// mu guards store, history, snaps, rv, ready, rvChanged, watchers,
+	// storageWatches and shuttingDown.
 	mu      sync.RWMutex
 	store   *store
 	history *history
 	snaps   *snapshots // nil without Config.Snapshots
 	rv      uint64
-	// ready: the cache has listed and reached readyAt, the revision its
-	// history replay must reach (Config.ReplayHistory).
 	ready   bool
-	readyAt uint64
-	// replaying: ready is pending a replay; the progress requester counts it
-	// as a waiter meanwhile.
-	replaying bool
 	// rvChanged is closed (and replaced) whenever rv advances.
 	rvChanged chan struct{}
 	watchers  map[*watcher]struct{}
+	// storageWatches are the watches served by the storage (ResumeFromStorage).
+	storageWatches map[*storageWatch]struct{}
 	// shuttingDown: Shutdown (or the end of Run) has ended the watchers;
 	// new watches are refused.
 	shuttingDown bool
@@ -124,9 +120,6 @@ func New(c Config) (*Cache, error) {
 		return nil, errors.New("watchcache: Config.ResourcePrefix is required")
 	case c.NewListFunc == nil || c.KeyFunc == nil || c.GetAttrsFunc == nil:
 		return nil, errors.New("watchcache: Config.NewListFunc, KeyFunc and GetAttrsFunc are required")
-	}
-	if c.ReplayHistory && !c.ProgressNotify {
-		return nil, errors.New("watchcache: Config.ReplayHistory needs Config.ProgressNotify")
 	}
 	if c.HistoryWindow == 0 {
 		c.HistoryWindow = DefaultHistoryWindow
@@ -152,12 +145,13 @@ func New(c Config) (*Cache, error) {
 	}
 	registerMetrics()
 	cache := &Cache{
-		cfg:       c,
-		progress:  newProgressRequester(c.Storage.RequestWatchProgress, c.Clock),
-		watchers:  map[*watcher]struct{}{},
-		store:     newStore(c.IndexFields...),
-		history:   newHistory(c.Clock, c.HistoryWindow, minHistory, c.MaxEvents),
-		rvChanged: make(chan struct{}),
+		cfg:            c,
+		progress:       newProgressRequester(c.Storage.RequestWatchProgress, c.Clock),
+		watchers:       map[*watcher]struct{}{},
+		storageWatches: map[*storageWatch]struct{}{},
+		store:          newStore(c.IndexFields...),
+		history:        newHistory(c.Clock, c.HistoryWindow, minHistory, c.MaxEvents),
+		rvChanged:      make(chan struct{}),
 	}
 	if c.Snapshots {
 		cache.snaps = newSnapshots()
@@ -188,6 +182,7 @@ func (c *Cache) Run(ctx context.Context) {
 	c.mu.Lock()
 	c.shuttingDown = true
 	c.stopWatchersLocked()
+	c.stopStorageWatchesLocked()
 	c.mu.Unlock()
 	c.running.Wait()
 }

@@ -8,7 +8,6 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/apiserver/pkg/storage"
@@ -79,39 +78,14 @@ func (c *Cache) watch(ctx context.Context, rv uint64) error {
 	}
 }
 
-// relist replaces the store with a fresh LIST. With Config.ReplayHistory
-// it lists at the oldest revision etcd still holds (its compaction
-// revision) and the watch that follows replays etcd's history from there,
-// so the cache's history reaches back as far as etcd's and a client may
-// resume from any resourceVersion etcd has not compacted, after a restart
-// or on another instance. The cache is ready once the replay has reached
-// etcd's revision at the time of the list. Otherwise it lists the latest
-// state and its history starts there, as upstream's.
+// relist replaces the store with a fresh LIST of the latest state; the
+// history starts there (older watches: see Config.ResumeFromStorage).
 func (c *Cache) relist(ctx context.Context) (err error) {
 	start := c.cfg.Clock.Now()
 	defer func() { c.recordInitialization(start, err) }()
-	var from, until uint64
-	if c.cfg.ReplayHistory {
-		if until, err = c.cfg.Storage.GetCurrentResourceVersion(ctx); err != nil {
-			return err
-		}
-		from = max(uint64(c.cfg.Storage.CompactRevision()), 1)
-	}
-	list, err := c.listAt(ctx, from)
-	if from > 0 && isCompacted(err) {
-		// The storage reads etcd's compaction revision asynchronously at
-		// start: give it a moment, then list there.
-		if rev := c.compactRevisionAbove(ctx, from); rev > from {
-			from = rev
-			list, err = c.listAt(ctx, from)
-		}
-	}
-	if from > 0 && isCompacted(err) {
-		// Compacted again meanwhile: start from the latest state instead.
-		from, until = 0, 0
-		list, err = c.listAt(ctx, 0)
-	}
-	if err != nil {
+	list := c.cfg.NewListFunc()
+	opts := storage.ListOptions{ResourceVersion: "", Recursive: true, Predicate: storage.Everything}
+	if err := c.cfg.Storage.GetList(ctx, c.cfg.ResourcePrefix, opts, list); err != nil {
 		return err
 	}
 	listMeta, err := meta.ListAccessor(list)
@@ -141,52 +115,11 @@ func (c *Cache) relist(ctx context.Context) (err error) {
 		c.snaps.reset(rv, fresh)
 		c.recordSnapshots()
 	}
-	c.stopWatchersLocked() // they resume from their last RV, in the window or with 410
+	c.stopWatchersLocked() // they resume from their last RV, in the window or from the storage
 	c.recordCapacity()
-	c.ready = false
-	c.readyAt = max(rv, until)
-	if c.readyAt > rv && !c.replaying {
-		// Until the replay reaches readyAt: if this resource has no events
-		// up to there, only a progress notification gets the cache there.
-		c.replaying = true
-		c.progress.add()
-	}
+	c.ready = true
 	c.setRVLocked(rv)
 	return nil
-}
-
-func isCompacted(err error) bool { return apierrors.IsResourceExpired(err) || apierrors.IsGone(err) }
-
-// compactRevisionWait bounds how long relist waits for the storage to see
-// etcd's compaction revision.
-const compactRevisionWait = time.Second
-
-// compactRevisionAbove waits (briefly) until the storage has seen a
-// compaction revision above rev, and returns it; or rev if it did not.
-func (c *Cache) compactRevisionAbove(ctx context.Context, rev uint64) uint64 {
-	deadline := c.cfg.Clock.After(compactRevisionWait)
-	for {
-		if compacted := uint64(c.cfg.Storage.CompactRevision()); compacted > rev {
-			return compacted
-		}
-		select {
-		case <-ctx.Done():
-			return rev
-		case <-deadline:
-			return rev
-		case <-c.cfg.Clock.After(10 * time.Millisecond):
-		}
-	}
-}
-
-// listAt lists every object at revision rv (0: the latest).
-func (c *Cache) listAt(ctx context.Context, rv uint64) (runtime.Object, error) {
-	list := c.cfg.NewListFunc()
-	opts := storage.ListOptions{Recursive: true, Predicate: storage.Everything}
-	if rv > 0 {
-		opts.ResourceVersion, opts.ResourceVersionMatch = fmt.Sprint(rv), metav1.ResourceVersionMatchExact
-	}
-	return list, c.cfg.Storage.GetList(ctx, c.cfg.ResourcePrefix, opts, list)
 }
 
 func (c *Cache) newElement(obj runtime.Object) (*element, error) {
@@ -249,17 +182,8 @@ func (c *Cache) apply(ev watch.Event) error {
 	return nil
 }
 
-// setRVLocked advances the cache's resourceVersion; once it reaches
-// readyAt the cache is ready.
 func (c *Cache) setRVLocked(rv uint64) {
 	c.rv = rv
-	if !c.ready && rv >= c.readyAt {
-		c.ready = true
-		if c.replaying {
-			c.replaying = false
-			c.progress.remove()
-		}
-	}
 	c.recordResourceVersion(rv)
 	close(c.rvChanged)
 	c.rvChanged = make(chan struct{})

@@ -35,13 +35,20 @@ var (
 		Help:           "LIST requests that reached the watch cache, by where they were served from (cache, snapshot or etcd) and why.",
 		StabilityLevel: k8smetrics.ALPHA,
 	}, []string{"group", "resource", "source", "reason"})
+	resumedFromStorage = k8smetrics.NewCounterVec(&k8smetrics.CounterOpts{
+		Namespace:      "miniapiserver",
+		Subsystem:      "watch_cache",
+		Name:           "watches_resumed_from_storage_total",
+		Help:           "Watches from a resourceVersion older than the watch cache's history that were served from etcd's history instead of answered with 410.",
+		StabilityLevel: k8smetrics.ALPHA,
+	}, []string{"group", "resource"})
 	registerOwnMetrics sync.Once
 )
 
 func registerMetrics() {
 	cachermetrics.Register()
 	registerOwnMetrics.Do(func() {
-		legacyregistry.MustRegister(snapshotsGauge, listRequests)
+		legacyregistry.MustRegister(snapshotsGauge, listRequests, resumedFromStorage)
 	})
 }
 
@@ -108,4 +115,8 @@ func boolLabel(b bool) string {
 		return "true"
 	}
 	return "false"
+}
+
+func (c *Cache) recordResumedFromStorage() {
+	resumedFromStorage.WithLabelValues(c.cfg.GroupResource.Group, c.cfg.GroupResource.Resource).Inc()
 }

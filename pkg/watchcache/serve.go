@@ -26,8 +26,10 @@ const watchBufferSize = 100
 //     in time the watch gets one ERROR event, 504 "Too large resource version".
 //   - sendInitialEvents unset and resourceVersion "" or "0": the current state
 //     as ADDED events, then changes.
-//   - resourceVersion N: the changes after N; one ERROR event, 410 Expired
-//     "too old resource version", when N has left the history window.
+//   - resourceVersion N: the changes after N; when N is older than the
+//     history, from the storage's own history with Config.ResumeFromStorage
+//     (etcd answers 410 once it has compacted N), else one ERROR event, 410
+//     Expired "too old resource version", as upstream.
 //   - sendInitialEvents=false: changes after N, after the cache's current
 //     resourceVersion ("0"), or after etcd's current revision ("").
 //
@@ -35,8 +37,9 @@ const watchBufferSize = 100
 // Retry-After, as upstream answers at once); once Shutdown has ended its
 // watchers, watches get 429 too. None goes to etcd: a watch there would
 // share the cache's gRPC stream, and etcd answers a progress request only
-// once every watch on the stream has caught up, which kept a replaying
-// cache from becoming ready until etcd's periodic progress notification.
+// once every watch on the stream has caught up, so a watch catching up
+// there would delay the cache's progress requests, which consistent reads
+// wait on, until etcd's periodic notification.
 func (c *Cache) Watch(ctx context.Context, key string, opts storage.ListOptions) (watch.Interface, error) {
 	preparedKey, err := storage.PrepareKey(c.cfg.ResourcePrefix, key, opts.Recursive)
 	if err != nil {
@@ -74,6 +77,9 @@ func (c *Cache) Watch(ctx context.Context, key string, opts storage.ListOptions)
 	w, err := c.register(preparedKey, opts, req, deadline(ctx))
 	if err == errShuttingDown {
 		return nil, err // an HTTP 429, before the stream starts
+	}
+	if errors.As(err, new(tooOldError)) && c.cfg.ResumeFromStorage {
+		return c.watchStorage(ctx, key, opts)
 	}
 	if err != nil {
 		return watchFailure(err)

@@ -12,13 +12,13 @@ import (
 	"k8s.io/apiserver/pkg/storage/etcd3"
 )
 
-// newReplayingCache is a ready pod cache over s whose history is replayed
-// from etcd's compaction revision, or starts at its list when replay is false.
-func newReplayingCache(t *testing.T, s storage.Interface, replay bool) *Cache {
+// newResumingCache is a ready pod cache over s that serves watches older
+// than its history from the storage when resume is set.
+func newResumingCache(t *testing.T, s storage.Interface, resume bool) *Cache {
 	t.Helper()
 	cfg := podCacheConfig(s)
 	cfg.ProgressNotify = true
-	cfg.ReplayHistory = replay
+	cfg.ResumeFromStorage = resume
 	c, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -28,30 +28,21 @@ func newReplayingCache(t *testing.T, s storage.Interface, replay bool) *Cache {
 	return c
 }
 
-// TestReplayedHistoryReachesBackToTheCompaction: a cache that started after
-// some writes serves watches from before its start, as long as etcd has not
-// compacted them; without replay it answers 410, as upstream's.
-func TestReplayedHistoryReachesBackToTheCompaction(t *testing.T) {
+// TestOlderWatchesResumeFromTheStorage: a cache that started after some
+// writes serves watches from before its start from etcd's history, as long
+// as etcd has not compacted them; without ResumeFromStorage it answers 410,
+// as upstream's.
+func TestOlderWatchesResumeFromTheStorage(t *testing.T) {
 	s, raw := newEtcdStore(t)
 	first := createPod(t, s, "a")
 	second := createPod(t, s, "b")
-	// etcd moves on while pods stay idle: the cache is ready only once its
-	// replay has reached this revision (a progress notification gets it there).
-	resp, err := raw.Put(context.Background(), "/elsewhere", "x")
-	if err != nil {
-		t.Fatal(err)
-	}
-	current := uint64(resp.Header.Revision)
 
-	for _, replay := range []bool{true, false} {
-		t.Run(fmt.Sprintf("ReplayHistory=%t", replay), func(t *testing.T) {
-			c := newReplayingCache(t, s, replay)
-			if rv := c.ResourceVersion(); rv < current {
-				t.Fatalf("ready at %d, before etcd's revision %d when it started", rv, current)
-			}
+	for _, resume := range []bool{true, false} {
+		t.Run(fmt.Sprintf("ResumeFromStorage=%t", resume), func(t *testing.T) {
+			c := newResumingCache(t, s, resume)
 			w := watchAllFrom(t, c, first)
 			ev := nextEvent(t, w)
-			if !replay {
+			if !resume {
 				if ev.Type != watch.Error || apierrors.FromObject(ev.Object).(apierrors.APIStatus).Status().Code != http.StatusGone {
 					t.Fatalf("got %s %v, want an ERROR event with 410", ev.Type, ev.Object)
 				}
@@ -60,24 +51,27 @@ func TestReplayedHistoryReachesBackToTheCompaction(t *testing.T) {
 			if ev.Type != watch.Added || eventRV(t, ev) != second {
 				t.Fatalf("got %s at %d, want the ADDED event of b at %d", ev.Type, eventRV(t, ev), second)
 			}
+			// Shutdown ends it too.
+			c.Shutdown(context.Background())
+			expectClosed(t, w)
 		})
 	}
 
 	t.Run("after a compaction", func(t *testing.T) {
-		if _, _, _, err := etcd3.Compact(context.Background(), raw, 0, int64(second)); err != nil {
+		third := createPod(t, s, "c")
+		if _, _, _, err := etcd3.Compact(context.Background(), raw, 0, int64(third)); err != nil {
 			t.Fatal(err)
 		}
-		waitFor(t, "the store to see the compaction", func() bool { return s.CompactRevision() == int64(second) })
-		c := newReplayingCache(t, s, true)
-		ev := nextEvent(t, watchAllFrom(t, c, first))
+		c := newResumingCache(t, s, true)
+		ev := nextEvent(t, watchAllFrom(t, c, first)) // its next event, b's, is compacted
 		if ev.Type != watch.Error || apierrors.FromObject(ev.Object).(apierrors.APIStatus).Status().Code != http.StatusGone {
 			t.Fatalf("watch from before the compaction: got %s %v, want an ERROR event with 410", ev.Type, ev.Object)
 		}
-		// From the compaction revision on, the history is there.
-		w := watchAllFrom(t, c, second)
-		third := createPod(t, s, "c")
-		if ev := nextEvent(t, w); ev.Type != watch.Added || eventRV(t, ev) != third {
-			t.Fatalf("watch from the compaction revision: got %s at %d, want ADDED at %d", ev.Type, eventRV(t, ev), third)
+		// From the compaction revision on, etcd has the history.
+		w := watchAllFrom(t, c, third)
+		fourth := createPod(t, s, "d")
+		if ev := nextEvent(t, w); ev.Type != watch.Added || eventRV(t, ev) != fourth {
+			t.Fatalf("watch from the compaction revision: got %s at %d, want ADDED at %d", ev.Type, eventRV(t, ev), fourth)
 		}
 	})
 }
