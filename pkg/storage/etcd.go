@@ -161,8 +161,9 @@ func etcdLogger(closing *atomic.Bool) *zap.Logger {
 		cfg.Level = zap.NewAtomicLevelAt(zap.InfoLevel)
 	}
 	cfg.Sampling = nil
-	cfg.DisableStacktrace = true // an error line is enough for a user; -v=4 has the rest
-	l, err := cfg.Build(zap.WrapCore(func(c zapcore.Core) zapcore.Core { return shutdownFilter{c, closing} }))
+	cfg.DisableStacktrace = true   // an error line is enough for a user; -v=4 has the rest
+	verbose := klog.V(4).Enabled() // read once: etcd's goroutines must not read klog's state
+	l, err := cfg.Build(zap.WrapCore(func(c zapcore.Core) zapcore.Core { return shutdownFilter{c, closing, verbose} }))
 	if err != nil {
 		return zap.NewNop()
 	}
@@ -172,6 +173,7 @@ func etcdLogger(closing *atomic.Bool) *zap.Logger {
 type shutdownFilter struct {
 	zapcore.Core
 	closing *atomic.Bool
+	verbose bool
 }
 
 func (f shutdownFilter) Check(e zapcore.Entry, ce *zapcore.CheckedEntry) *zapcore.CheckedEntry {
@@ -180,12 +182,12 @@ func (f shutdownFilter) Check(e zapcore.Entry, ce *zapcore.CheckedEntry) *zapcor
 	}
 	// A fresh member logs this until its first raft term is applied: it
 	// is harmless, and etcd retries on its own.
-	if e.Message == "failed to update storage version" && e.Level < zapcore.DPanicLevel && !klog.V(4).Enabled() {
+	if e.Message == "failed to update storage version" && e.Level < zapcore.DPanicLevel && !f.verbose {
 		return ce
 	}
 	return f.Core.Check(e, ce)
 }
 
 func (f shutdownFilter) With(fields []zapcore.Field) zapcore.Core {
-	return shutdownFilter{f.Core.With(fields), f.closing}
+	return shutdownFilter{f.Core.With(fields), f.closing, f.verbose}
 }

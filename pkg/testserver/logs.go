@@ -16,14 +16,16 @@ import (
 // test that started them. Errors always do.
 const LogsEnv = "MINIAPISERVER_TEST_LOGS"
 
-// The servers log through klog, which is process-wide. Quiet by default: on
-// its first Start, testserver routes klog to a logger that drops info
-// lines (unless LogsEnv asks for them) and writes errors to the t.Log of
-// the tests whose servers are running, so that a test's -v output is its
-// own. It is installed once, before the first server starts, because
-// klog.SetLogger must not race with logging; klog output from the test
-// itself goes the same way while a server runs.
+// The servers log through klog, which is process-wide. Quiet by default:
+// importing testserver routes klog to a logger that drops info lines
+// (unless LogsEnv asks for them) and writes errors to the t.Log of the
+// tests whose servers are running (to stderr while none is), so that a
+// test's -v output is its own. It is installed at init, before any
+// goroutine can log, because klog.SetLogger must not race with logging;
+// klog output from the test itself goes the same way.
 var router = &logRouter{}
+
+func init() { router.install() }
 
 type logRouter struct {
 	once sync.Once

@@ -38,7 +38,6 @@ type Server struct {
 // same defaults as the binary. The server stops when the test ends.
 func Start(t testing.TB, options ...func(*server.Options)) *Server {
 	t.Helper()
-	router.install()
 	logs, unroute := router.add(t)
 	t.Cleanup(unroute) // also when Start fails
 	opts := server.NewOptions()

@@ -7,11 +7,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	utilfeature "k8s.io/apiserver/pkg/util/feature"
 	"k8s.io/client-go/kubernetes"
-	featuregatetesting "k8s.io/component-base/featuregate/testing"
 
-	"github.com/miniapiserver/miniapiserver/pkg/features"
 	"github.com/miniapiserver/miniapiserver/pkg/server"
 	"github.com/miniapiserver/miniapiserver/pkg/storage"
 	"github.com/miniapiserver/miniapiserver/pkg/testserver"
@@ -86,25 +83,14 @@ func TestPagingAcrossInstances(t *testing.T) {
 			t.Fatal(err)
 		}
 		createCMIn(t, a.client, ns, "cm-after", nil)
-		// C's cache starts after the first page's revision. It replays
-		// etcd's history from its compaction revision
-		// (EfficientWatchResumption), so it holds a snapshot at that
-		// revision; with the gate off it has none, and etcd serves.
-		for _, gate := range []bool{true, false} {
-			t.Run(fmt.Sprintf("EfficientWatchResumption=%t", gate), func(t *testing.T) {
-				featuregatetesting.SetFeatureGateDuringTest(t, utilfeature.DefaultFeatureGate, features.EfficientWatchResumption, gate)
-				continueRoute, exactRoute := "snapshot/continue", "snapshot/exact"
-				if !gate {
-					continueRoute, exactRoute = "etcd/no_snapshot", "etcd/no_snapshot"
-				}
-				c := startInstance(t, "C", external).withRoute("continue", continueRoute).withRoute("exact", exactRoute)
-				rest := pageThrough(t, "configmaps", ns, metav1.ListOptions{Limit: 2, Continue: first.token}, nil, c)
-				samePages(t, "first page on A, the rest on C", append([]listPage{first}, rest...), expectedPages(t, at.items(), 2, first.rv, true))
-				exact, err := c.list(t, "configmaps", ns, metav1.ListOptions{ResourceVersion: first.rv, ResourceVersionMatch: metav1.ResourceVersionMatchExact})
-				if want := (listPage{items: at.items(), rv: first.rv}); err != nil || !exact.equal(want) {
-					t.Errorf("Exact LIST at %s on C: got %v (%v), want %v", first.rv, exact, err, want)
-				}
-			})
+		// C's cache starts after the first page's revision: it has no
+		// snapshot of it, and etcd serves.
+		c := startInstance(t, "C", external).withRoute("continue", "etcd/no_snapshot").withRoute("exact", "etcd/no_snapshot")
+		rest := pageThrough(t, "configmaps", ns, metav1.ListOptions{Limit: 2, Continue: first.token}, nil, c)
+		samePages(t, "first page on A, the rest on C", append([]listPage{first}, rest...), expectedPages(t, at.items(), 2, first.rv, true))
+		exact, err := c.list(t, "configmaps", ns, metav1.ListOptions{ResourceVersion: first.rv, ResourceVersionMatch: metav1.ResourceVersionMatchExact})
+		if want := (listPage{items: at.items(), rv: first.rv}); err != nil || !exact.equal(want) {
+			t.Errorf("Exact LIST at %s on C: got %v (%v), want %v", first.rv, exact, err, want)
 		}
 	})
 
