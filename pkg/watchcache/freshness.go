@@ -49,33 +49,27 @@ var errNotReady = apierrors.NewTooManyRequests("storage is (re)initializing", 1)
 
 // waitReady waits until the cache is ready, for at most 3 s.
 func (c *Cache) waitReady(ctx context.Context) error {
-	deadline := c.cfg.Clock.After(freshnessTimeout)
-	for {
-		c.mu.RLock()
-		ready, changed := c.ready, c.rvChanged
-		c.mu.RUnlock()
-		if ready {
-			return nil
-		}
-		select {
-		case <-changed:
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-deadline:
-			return errNotReady
-		}
-	}
+	return c.waitFor(ctx, freshnessTimeout, func(ready bool, _ uint64) bool { return ready },
+		func(uint64) error { return errNotReady })
 }
 
 // waitUntilFresh blocks until the cache has seen rv, for at most timeout,
 // then fails with upstream's 504 "Too large resource version".
 func (c *Cache) waitUntilFresh(ctx context.Context, rv uint64, timeout time.Duration) error {
+	return c.waitFor(ctx, timeout, func(ready bool, current uint64) bool { return ready && current >= rv },
+		func(current uint64) error { return storage.NewTooLargeResourceVersionError(rv, current, 1) })
+}
+
+// waitFor blocks until done holds for the cache's readiness and
+// resourceVersion (checked whenever the resourceVersion advances), for at
+// most timeout, then returns expired's error for the resourceVersion reached.
+func (c *Cache) waitFor(ctx context.Context, timeout time.Duration, done func(ready bool, rv uint64) bool, expired func(rv uint64) error) error {
 	deadline := c.cfg.Clock.After(timeout)
 	for {
 		c.mu.RLock()
-		current, changed, ready := c.rv, c.rvChanged, c.ready
+		ready, current, changed := c.ready, c.rv, c.rvChanged
 		c.mu.RUnlock()
-		if ready && current >= rv {
+		if done(ready, current) {
 			return nil
 		}
 		select {
@@ -83,7 +77,7 @@ func (c *Cache) waitUntilFresh(ctx context.Context, rv uint64, timeout time.Dura
 		case <-ctx.Done():
 			return ctx.Err()
 		case <-deadline:
-			return storage.NewTooLargeResourceVersionError(rv, current, 1)
+			return expired(current)
 		}
 	}
 }
