@@ -190,15 +190,18 @@ func (c CompletedConfig) New(ctx context.Context) (s *Server, err error) {
 	if err := installAPIs(generic, gc.RESTOptionsGetter, storages.encodings); err != nil {
 		return nil, err
 	}
-	// Watches end at once on shutdown (after the caches' final bookmarks),
-	// instead of holding the HTTP server's shutdown until they time out.
+	// /readyz waits for the watch caches' initial lists, as kube-apiserver's does.
+	generic.AddPostStartHookOrDie("storage-readiness", generic.StorageReadinessHook.Hook)
+	stopLoopbackClients := addLoopbackClients(generic, factory, gc.LoopbackClientConfig, c.Admin)
+	// On shutdown the server's own clients stop first (their watches would
+	// come straight back), then every watch ends at once, after the caches'
+	// final bookmarks, instead of holding the HTTP server's shutdown until
+	// it times out. (Pre-shutdown hooks run in no set order: this is one.)
 	generic.AddPreShutdownHookOrDie("end-watches", func() error {
+		stopLoopbackClients()
 		storages.shutdown(context.Background())
 		return nil
 	})
-	// /readyz waits for the watch caches' initial lists, as kube-apiserver's does.
-	generic.AddPostStartHookOrDie("storage-readiness", generic.StorageReadinessHook.Hook)
-	addLoopbackClients(generic, factory, gc.LoopbackClientConfig, c.Admin)
 
 	kc, err := kubeconfig(c.Admin)
 	if err != nil {
@@ -212,13 +215,12 @@ func (c CompletedConfig) New(ctx context.Context) (s *Server, err error) {
 
 // addLoopbackClients runs the clients the server has of itself: the shared
 // informers (for namespace admission), the system namespaces' bootstrap and
-// the namespace controller.
-func addLoopbackClients(generic *genericapiserver.GenericAPIServer, factory informers.SharedInformerFactory, loopback, admin *rest.Config) {
-	// The loopback informers and the namespace controller stop before the
-	// HTTP server does: a watch still open at shutdown holds it for a second.
+// the namespace controller. The returned func stops them, before the HTTP
+// server stops.
+func addLoopbackClients(generic *genericapiserver.GenericAPIServer, factory informers.SharedInformerFactory, loopback, admin *rest.Config) (stop func()) {
 	loopbackCtx, stopLoopback := context.WithCancel(context.Background())
 	var controllers sync.WaitGroup
-	generic.AddPreShutdownHookOrDie("stop-loopback-clients", func() error {
+	stop = func() {
 		stopLoopback()
 		factory.Shutdown()
 		controllers.Wait()
@@ -227,8 +229,7 @@ func addLoopbackClients(generic *genericapiserver.GenericAPIServer, factory info
 				utilnet.CloseIdleConnectionsFor(rt)
 			}
 		}
-		return nil
-	})
+	}
 	generic.AddPostStartHookOrDie("start-informers", func(genericapiserver.PostStartHookContext) error {
 		factory.Start(loopbackCtx.Done())
 		return nil
@@ -249,6 +250,7 @@ func addLoopbackClients(generic *genericapiserver.GenericAPIServer, factory info
 		controllers.Go(func() { controller.run(loopbackCtx) })
 		return nil
 	})
+	return stop
 }
 
 // genericConfig is the generic API server's config: serving, authn/z,
