@@ -247,9 +247,10 @@ func runCache(t testing.TB, c *Cache) {
 	})
 }
 
-// TestNotReadyCacheSendsRequestsToStorage: until its first list, the cache
-// reports not ready and the storage answers.
-func TestNotReadyCacheSendsRequestsToStorage(t *testing.T) {
+// TestRequestsToANotReadyCache: until its first list, the cache reports not
+// ready; a LIST page without selectors goes to the storage, other LISTs and
+// watches wait for the cache (429 if it does not get ready in time).
+func TestRequestsToANotReadyCache(t *testing.T) {
 	s, _ := newEtcdStore(t)
 	createPod(t, s, "a")
 	fake := clocktesting.NewFakeClock(time.Now())
@@ -262,22 +263,36 @@ func TestNotReadyCacheSendsRequestsToStorage(t *testing.T) {
 	if err := c.ReadinessCheck(); err != storage.ErrStorageNotReady {
 		t.Errorf("ReadinessCheck: got %v, want ErrStorageNotReady", err)
 	}
+	// A page without selectors goes to the storage, as upstream.
+	page := storage.Everything
+	page.Limit = 10
 	list := &example.PodList{}
-	if err := c.GetList(context.Background(), "/pods/", storage.ListOptions{ResourceVersion: "0", Recursive: true, Predicate: storage.Everything}, list); err != nil || len(list.Items) != 1 {
-		t.Errorf("LIST while not ready: got %d items, %v; want the storage's 1", len(list.Items), err)
+	if err := c.GetList(context.Background(), "/pods/", storage.ListOptions{Recursive: true, Predicate: page}, list); err != nil || len(list.Items) != 1 {
+		t.Errorf("LIST with a limit while not ready: got %d items, %v; want the storage's 1", len(list.Items), err)
 	}
-	// A watch waits for the cache (a watch on etcd would hold up the
-	// cache's progress requests), then gets 429 if it does not get ready.
+	// Other LISTs and watches wait for the cache (a watch on etcd would hold
+	// up the cache's progress requests), then get 429 if it does not get ready.
+	for _, tc := range []struct {
+		name string
+		read func() error
+	}{
+		{"LIST", func() error {
+			return c.GetList(context.Background(), "/pods/", storage.ListOptions{ResourceVersion: "0", Recursive: true, Predicate: storage.Everything}, &example.PodList{})
+		}},
+		{"WATCH", func() error {
+			_, err := c.Watch(context.Background(), "/pods/", storage.ListOptions{ResourceVersion: "0", Recursive: true, Predicate: storage.Everything})
+			return err
+		}},
+	} {
+		result := make(chan error, 1)
+		go func() { result <- tc.read() }()
+		waitFor(t, tc.name+" to wait on the clock", fake.HasWaiters)
+		fake.Step(freshnessTimeout)
+		if err := <-result; !apierrors.IsTooManyRequests(err) {
+			t.Errorf("%s while not ready: got %v, want 429", tc.name, err)
+		}
+	}
 	result := make(chan error, 1)
-	go func() {
-		_, err := c.Watch(context.Background(), "/pods/", storage.ListOptions{ResourceVersion: "0", Recursive: true, Predicate: storage.Everything})
-		result <- err
-	}()
-	waitFor(t, "the watch to wait on the clock", fake.HasWaiters)
-	fake.Step(freshnessTimeout)
-	if err := <-result; !apierrors.IsTooManyRequests(err) {
-		t.Errorf("WATCH while not ready: got %v, want 429", err)
-	}
 
 	// One that starts waiting before the cache is ready is served once it is.
 	go func() {

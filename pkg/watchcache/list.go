@@ -29,7 +29,8 @@ import (
 //     without snapshots. A token from etcd's 410 (RV -1) continues at the
 //     cache's state, as a consistent read.
 //
-// Everything goes to the storage while the cache is not ready. Tokens
+// While the cache is not ready, a page without selectors goes to the
+// storage and any other LIST waits for the cache (429 after 3 s). Tokens
 // have the etcd path's format, so either path continues the other's.
 func (c *Cache) GetList(ctx context.Context, key string, opts storage.ListOptions, listObj runtime.Object) error {
 	preparedKey, err := storage.PrepareKey(c.cfg.ResourcePrefix, key, opts.Recursive)
@@ -38,6 +39,14 @@ func (c *Cache) GetList(ctx context.Context, key string, opts storage.ListOption
 	}
 	if _, _, err := storage.ValidateListOptions(preparedKey, c.cfg.Versioner, opts); err != nil {
 		return err
+	}
+	if !c.Ready() && !(opts.Predicate.Limit > 0 && opts.Predicate.Empty()) {
+		// As upstream, only a page without selectors goes to etcd while the
+		// cache is not ready (route); other LISTs wait for it, up to 3 s,
+		// then get 429 (upstream answers 429 at once).
+		if err := c.waitReady(ctx); err != nil {
+			return err
+		}
 	}
 	r, err := c.route(preparedKey, opts)
 	if err != nil {
