@@ -4,6 +4,7 @@ import (
 	"net"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"k8s.io/apimachinery/pkg/util/waitgroup"
@@ -51,25 +52,55 @@ func (l *closingListener) Close() error {
 	l.closeOnce.Do(func() {
 		go func() {
 			l.drained()
-			l.mu.Lock()
-			conns := make([]*trackedConn, 0, len(l.conns))
-			for c := range l.conns {
-				conns = append(conns, c)
-			}
-			l.mu.Unlock()
-			for _, c := range conns {
-				c.Close()
-			}
+			l.closeQuietConns()
 		}()
 	})
 	return err
 }
 
-// trackedConn forgets itself when closed.
+// Once the handlers have returned, the HTTP/2 server may still be writing
+// what they wrote (a watch's final bookmark) from its own goroutine: a
+// connection is closed only once nothing has been written to it for
+// quietFor, or after quietWait whatever it does.
+const (
+	quietFor  = 25 * time.Millisecond
+	quietWait = 2 * time.Second
+)
+
+func (l *closingListener) closeQuietConns() {
+	deadline := time.Now().Add(quietWait)
+	for {
+		l.mu.Lock()
+		conns := make([]*trackedConn, 0, len(l.conns))
+		for c := range l.conns {
+			conns = append(conns, c)
+		}
+		l.mu.Unlock()
+		if len(conns) == 0 {
+			return
+		}
+		now := time.Now()
+		for _, c := range conns {
+			if now.After(deadline) || now.Sub(time.Unix(0, c.lastWrite.Load())) >= quietFor {
+				c.Close()
+			}
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// trackedConn forgets itself when closed, and remembers its last write.
 type trackedConn struct {
 	net.Conn
-	l    *closingListener
-	once sync.Once
+	l         *closingListener
+	once      sync.Once
+	lastWrite atomic.Int64 // unix nanoseconds
+}
+
+func (c *trackedConn) Write(b []byte) (int, error) {
+	n, err := c.Conn.Write(b)
+	c.lastWrite.Store(time.Now().UnixNano())
+	return n, err
 }
 
 func (c *trackedConn) Close() error {
