@@ -61,9 +61,10 @@ func (l *closingListener) Close() error {
 // Once the handlers have returned, the HTTP/2 server may still be writing
 // what they wrote (a watch's final bookmark) from its own goroutine: a
 // connection is closed only once nothing has been written to it for
-// quietFor, or after quietWait whatever it does.
+// quietFor, or after quietWait whatever it does. (Clients close most
+// connections themselves after the server's GOAWAY.)
 const (
-	quietFor  = 25 * time.Millisecond
+	quietFor  = 10 * time.Millisecond
 	quietWait = 2 * time.Second
 )
 
@@ -85,7 +86,7 @@ func (l *closingListener) closeQuietConns() {
 				c.Close()
 			}
 		}
-		time.Sleep(5 * time.Millisecond)
+		time.Sleep(2 * time.Millisecond)
 	}
 }
 
