@@ -9,6 +9,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
+	apiserverfeatures "k8s.io/apiserver/pkg/features"
 	"k8s.io/apiserver/pkg/registry/generic"
 	apistorage "k8s.io/apiserver/pkg/storage"
 	"k8s.io/apiserver/pkg/storage/storagebackend"
@@ -20,10 +21,6 @@ import (
 	"github.com/miniapiserver/miniapiserver/pkg/features"
 	"github.com/miniapiserver/miniapiserver/pkg/watchcache"
 )
-
-// sizeBasedListCostEstimate is upstream's gate for letting the storage
-// estimate object sizes from the cache's keys; the cache follows it.
-const sizeBasedListCostEstimate = "SizeBasedListCostEstimate"
 
 // storages builds every resource's storage (its Decorator is the registry's
 // generic.StorageDecorator) and keeps track of them, so that a graceful
@@ -104,7 +101,7 @@ func (s *storages) newCache(raw apistorage.Interface, config *storagebackend.Con
 		ResumeFromStorage: resumption,
 		ShutdownBookmarks: resumption,
 		Snapshots:         features.Enabled(features.PaginationFromCache),
-		EstimateSizes:     utilfeature.DefaultFeatureGate.Enabled(sizeBasedListCostEstimate),
+		EstimateSizes:     utilfeature.DefaultFeatureGate.Enabled(apiserverfeatures.SizeBasedListCostEstimate),
 	})
 	if err != nil {
 		return nil, nil, err
