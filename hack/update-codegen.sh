@@ -46,6 +46,14 @@ BOILERPLATE="${REPO_ROOT}/hack/boilerplate.go.txt"
 INPUT_PKGS=(
     k8s.io/api/core/v1
     k8s.io/api/coordination/v1
+    k8s.io/api/apps/v1
+    k8s.io/api/autoscaling/v1
+    k8s.io/api/batch/v1
+    k8s.io/api/discovery/v1
+    k8s.io/api/events/v1
+    k8s.io/api/networking/v1
+    k8s.io/api/rbac/v1
+    k8s.io/api/scheduling/v1alpha3
     k8s.io/apimachinery/pkg/apis/meta/v1
     k8s.io/apimachinery/pkg/api/resource
     k8s.io/apimachinery/pkg/runtime

@@ -3,7 +3,11 @@ package api
 import (
 	"strings"
 
+	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/utils/ptr"
@@ -20,7 +24,11 @@ func addDefaultingFuncs(s *runtime.Scheme) error {
 	})
 	s.AddTypeDefaultingFunc(&corev1.Pod{}, func(obj any) { DefaultPodSpec(&obj.(*corev1.Pod).Spec) })
 	s.AddTypeDefaultingFunc(&corev1.PodTemplate{}, func(obj any) { DefaultPodSpec(&obj.(*corev1.PodTemplate).Template.Spec) })
-	for _, list := range []runtime.Object{&corev1.PodList{}, &corev1.PodTemplateList{}, &corev1.SecretList{}, &corev1.NamespaceList{}} {
+	if err := addWorkloadDefaults(s); err != nil {
+		return err
+	}
+	// Lists default their items, as upstream's generated defaulters do.
+	for _, list := range defaultedLists {
 		s.AddTypeDefaultingFunc(list, func(obj any) {
 			_ = meta.EachListItem(obj.(runtime.Object), func(item runtime.Object) error {
 				s.Default(item)
@@ -29,6 +37,14 @@ func addDefaultingFuncs(s *runtime.Scheme) error {
 		})
 	}
 	return nil
+}
+
+var defaultedLists = []runtime.Object{
+	&corev1.PodList{}, &corev1.PodTemplateList{}, &corev1.SecretList{}, &corev1.NamespaceList{},
+	&corev1.ServiceList{}, &corev1.EndpointsList{}, &corev1.PersistentVolumeClaimList{}, &corev1.PersistentVolumeList{}, &corev1.NodeList{},
+	&appsv1.DeploymentList{}, &appsv1.StatefulSetList{}, &appsv1.DaemonSetList{}, &appsv1.ReplicaSetList{},
+	&batchv1.JobList{}, &batchv1.CronJobList{}, &discoveryv1.EndpointSliceList{},
+	&rbacv1.RoleBindingList{}, &rbacv1.ClusterRoleBindingList{},
 }
 
 func defaultNamespace(ns *corev1.Namespace) {

@@ -3,9 +3,13 @@ package api
 import (
 	"fmt"
 
+	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apiserver/pkg/registry/generic"
 )
 
@@ -63,21 +67,45 @@ func SecretFields(s *corev1.Secret) fields.Set {
 	return generic.AddObjectMetaFieldsSet(fields.Set{"type": string(s.Type)}, &s.ObjectMeta, true)
 }
 
+// ServiceFields is the field set a service is selected by.
+func ServiceFields(s *corev1.Service) fields.Set {
+	f := fields.Set{"spec.clusterIP": s.Spec.ClusterIP, "spec.type": string(s.Spec.Type)}
+	return generic.AddObjectMetaFieldsSet(f, &s.ObjectMeta, true)
+}
+
+// NodeFields is the field set a node is selected by.
+func NodeFields(n *corev1.Node) fields.Set {
+	return generic.AddObjectMetaFieldsSet(fields.Set{"spec.unschedulable": fmt.Sprint(n.Spec.Unschedulable)}, &n.ObjectMeta, false)
+}
+
+// ReplicaSetFields is the field set a replica set is selected by.
+func ReplicaSetFields(rs *appsv1.ReplicaSet) fields.Set {
+	return generic.AddObjectMetaFieldsSet(fields.Set{"status.replicas": fmt.Sprint(rs.Status.Replicas)}, &rs.ObjectMeta, true)
+}
+
+// JobFields is the field set a job is selected by.
+func JobFields(j *batchv1.Job) fields.Set {
+	return generic.AddObjectMetaFieldsSet(fields.Set{"status.successful": fmt.Sprint(j.Status.Succeeded)}, &j.ObjectMeta, true)
+}
+
 // addFieldLabelConversions accepts exactly the labels of the field sets above;
 // kinds without one accept metadata.name and metadata.namespace (the scheme's default).
 func addFieldLabelConversions(s *runtime.Scheme) error {
-	for kind, set := range map[string]fields.Set{
-		"Pod":       PodFields(&corev1.Pod{}),
-		"Event":     EventFields(&corev1.Event{}),
-		"Namespace": NamespaceFields(&corev1.Namespace{}),
-		"Secret":    SecretFields(&corev1.Secret{}),
+	for gvk, set := range map[schema.GroupVersionKind]fields.Set{
+		corev1.SchemeGroupVersion.WithKind("Pod"):        PodFields(&corev1.Pod{}),
+		corev1.SchemeGroupVersion.WithKind("Event"):      EventFields(&corev1.Event{}),
+		corev1.SchemeGroupVersion.WithKind("Namespace"):  NamespaceFields(&corev1.Namespace{}),
+		corev1.SchemeGroupVersion.WithKind("Secret"):     SecretFields(&corev1.Secret{}),
+		corev1.SchemeGroupVersion.WithKind("Service"):    ServiceFields(&corev1.Service{}),
+		corev1.SchemeGroupVersion.WithKind("Node"):       NodeFields(&corev1.Node{}),
+		appsv1.SchemeGroupVersion.WithKind("ReplicaSet"): ReplicaSetFields(&appsv1.ReplicaSet{}),
+		batchv1.SchemeGroupVersion.WithKind("Job"):       JobFields(&batchv1.Job{}),
 	} {
-		gvk := corev1.SchemeGroupVersion.WithKind(kind)
 		if err := s.AddFieldLabelConversionFunc(gvk, labelsOf(set)); err != nil {
 			return err
 		}
 	}
-	return nil
+	return s.AddFieldLabelConversionFunc(eventsv1.SchemeGroupVersion.WithKind("Event"), eventsV1FieldLabel)
 }
 
 func labelsOf(set fields.Set) runtime.FieldLabelConversionFunc {

@@ -1,8 +1,15 @@
 package api
 
 import (
+	appsv1 "k8s.io/api/apps/v1"
+	autoscalingv1 "k8s.io/api/autoscaling/v1"
+	batchv1 "k8s.io/api/batch/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	eventsv1 "k8s.io/api/events/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -19,14 +26,30 @@ var (
 	ParameterCodec = runtime.NewParameterCodec(Scheme)
 )
 
-// StorageVersions are the versions objects are stored in etcd as.
-var StorageVersions = []schema.GroupVersion{corev1.SchemeGroupVersion, coordinationv1.SchemeGroupVersion}
+// StorageVersions are the versions objects are stored in etcd as, one per
+// group that has storage (events.k8s.io Events are core Events in etcd,
+// as upstream keeps them).
+var StorageVersions = []schema.GroupVersion{
+	corev1.SchemeGroupVersion,
+	coordinationv1.SchemeGroupVersion,
+	appsv1.SchemeGroupVersion,
+	batchv1.SchemeGroupVersion,
+	discoveryv1.SchemeGroupVersion,
+	networkingv1.SchemeGroupVersion,
+	rbacv1.SchemeGroupVersion,
+}
 
-// coreTypes and coordinationTypes are registered again as the internal version
-// of their group: generic handlers decode to the internal ("hub") version and
-// back, and with one Go type behind both the scheme only rewrites the kind.
-var (
-	coreTypes = []runtime.Object{
+// internalTypes are the served types registered again as the internal
+// version of their group: generic handlers decode to the internal ("hub")
+// version and back, and with one Go type behind both the scheme only
+// rewrites the kind. Order matters: it is the order of a type's kinds.
+// events.k8s.io's hub is the core Event, as upstream's
+// (its v1 Event converts to and from it, conversion.go).
+var internalTypes = []struct {
+	group string
+	types []runtime.Object
+}{
+	{corev1.GroupName, []runtime.Object{
 		&corev1.Namespace{}, &corev1.NamespaceList{},
 		&corev1.ConfigMap{}, &corev1.ConfigMapList{},
 		&corev1.Secret{}, &corev1.SecretList{},
@@ -34,29 +57,60 @@ var (
 		&corev1.PodTemplate{}, &corev1.PodTemplateList{},
 		&corev1.ServiceAccount{}, &corev1.ServiceAccountList{},
 		&corev1.Event{}, &corev1.EventList{},
-	}
-	coordinationTypes = []runtime.Object{&coordinationv1.Lease{}, &coordinationv1.LeaseList{}}
-)
+		&corev1.Service{}, &corev1.ServiceList{},
+		&corev1.Endpoints{}, &corev1.EndpointsList{},
+		&corev1.PersistentVolumeClaim{}, &corev1.PersistentVolumeClaimList{},
+		&corev1.PersistentVolume{}, &corev1.PersistentVolumeList{},
+		&corev1.Node{}, &corev1.NodeList{},
+	}},
+	{coordinationv1.GroupName, []runtime.Object{&coordinationv1.Lease{}, &coordinationv1.LeaseList{}}},
+	{appsv1.GroupName, []runtime.Object{
+		&appsv1.Deployment{}, &appsv1.DeploymentList{},
+		&appsv1.StatefulSet{}, &appsv1.StatefulSetList{},
+		&appsv1.DaemonSet{}, &appsv1.DaemonSetList{},
+		&appsv1.ReplicaSet{}, &appsv1.ReplicaSetList{},
+	}},
+	{autoscalingv1.GroupName, []runtime.Object{&autoscalingv1.Scale{}}},
+	{batchv1.GroupName, []runtime.Object{&batchv1.Job{}, &batchv1.JobList{}, &batchv1.CronJob{}, &batchv1.CronJobList{}}},
+	{discoveryv1.GroupName, []runtime.Object{&discoveryv1.EndpointSlice{}, &discoveryv1.EndpointSliceList{}}},
+	{networkingv1.GroupName, []runtime.Object{&networkingv1.Ingress{}, &networkingv1.IngressList{}}},
+	{rbacv1.GroupName, []runtime.Object{
+		&rbacv1.Role{}, &rbacv1.RoleList{},
+		&rbacv1.ClusterRole{}, &rbacv1.ClusterRoleList{},
+		&rbacv1.RoleBinding{}, &rbacv1.RoleBindingList{},
+		&rbacv1.ClusterRoleBinding{}, &rbacv1.ClusterRoleBindingList{},
+	}},
+	{eventsv1.GroupName, []runtime.Object{&corev1.Event{}, &corev1.EventList{}}},
+}
 
 func init() {
 	utilruntime.Must(AddToScheme(Scheme))
 }
 
-// AddToScheme registers the served types, their internal twins, defaults and
-// field label conversions on s.
+// AddToScheme registers the served types, their internal twins, defaults,
+// conversions and field label conversions on s.
 func AddToScheme(s *runtime.Scheme) error {
 	for _, add := range []func(*runtime.Scheme) error{
 		corev1.AddToScheme,
 		coordinationv1.AddToScheme,
+		appsv1.AddToScheme,
+		autoscalingv1.AddToScheme,
+		batchv1.AddToScheme,
+		discoveryv1.AddToScheme,
+		networkingv1.AddToScheme,
+		rbacv1.AddToScheme,
+		eventsv1.AddToScheme,
 		addDefaultingFuncs,
+		addEventConversions,
 		addFieldLabelConversions,
 	} {
 		if err := add(s); err != nil {
 			return err
 		}
 	}
-	s.AddKnownTypes(schema.GroupVersion{Group: corev1.GroupName, Version: runtime.APIVersionInternal}, coreTypes...)
-	s.AddKnownTypes(schema.GroupVersion{Group: coordinationv1.GroupName, Version: runtime.APIVersionInternal}, coordinationTypes...)
+	for _, g := range internalTypes {
+		s.AddKnownTypes(schema.GroupVersion{Group: g.group, Version: runtime.APIVersionInternal}, g.types...)
+	}
 
 	// Options and status types every API server registers (as sample-apiserver does).
 	unversioned := schema.GroupVersion{Group: "", Version: "v1"}
