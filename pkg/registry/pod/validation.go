@@ -3,6 +3,9 @@ package pod
 import (
 	corev1 "k8s.io/api/core/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -86,4 +89,26 @@ func validatePodSpecUpdate(spec, old *corev1.PodSpec) field.ErrorList {
 		return nil
 	}
 	return field.ErrorList{field.Forbidden(field.NewPath("spec"), ("pod updates may not change fields other than `spec.containers[*].image`,`spec.initContainers[*].image`,`spec.activeDeadlineSeconds`,`spec.tolerations` (only additions to existing tolerations),`spec.terminationGracePeriodSeconds` (allow it to be set to 1 if it was previously negative)"))}
+}
+
+// ValidateSelectorAndTemplate checks the selector and pod template of a
+// controller's spec (at specPath) as upstream's apps and batch validation
+// does: a selector is required and not empty, it matches the template's
+// labels, and the template's pod spec is valid.
+func ValidateSelectorAndTemplate(selector *metav1.LabelSelector, template *corev1.PodTemplateSpec, specPath *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	selectorPath, labelsPath := specPath.Child("selector"), specPath.Child("template", "metadata", "labels")
+	errs = append(errs, metav1validation.ValidateLabels(template.Labels, labelsPath)...)
+	switch {
+	case selector == nil:
+		errs = append(errs, field.Required(selectorPath, ""))
+	case len(selector.MatchLabels)+len(selector.MatchExpressions) == 0:
+		errs = append(errs, field.Invalid(selectorPath, selector, "empty selector is invalid for deployment"))
+	default:
+		errs = append(errs, metav1validation.ValidateLabelSelector(selector, metav1validation.LabelSelectorValidationOptions{}, selectorPath)...)
+		if s, err := metav1.LabelSelectorAsSelector(selector); err == nil && !s.Matches(labels.Set(template.Labels)) {
+			errs = append(errs, field.Invalid(labelsPath, template.Labels, "`selector` does not match template `labels`"))
+		}
+	}
+	return append(errs, ValidatePodSpec(&template.Spec, specPath.Child("template", "spec"))...)
 }

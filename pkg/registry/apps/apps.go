@@ -1,0 +1,112 @@
+package apps
+
+import (
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/apiserver/pkg/registry/generic"
+	"k8s.io/apiserver/pkg/registry/rest"
+
+	"github.com/miniapiserver/miniapiserver/pkg/api"
+	"github.com/miniapiserver/miniapiserver/pkg/registry"
+)
+
+// workload describes one of the four types: what differs between them.
+type workload struct {
+	resource, singular string
+	shortNames         []string
+	newObj, newList    func() runtime.Object
+	scale              bool
+	// spec returns the parts of the spec every workload validates
+	// (replicas is nil for DaemonSets, which have none).
+	spec           func(obj runtime.Object) (replicas *int32, selector *metav1.LabelSelector, template *corev1.PodTemplateSpec)
+	fields         func(obj runtime.Object) fields.Set
+	validate       func(obj runtime.Object) field.ErrorList
+	validateUpdate func(obj, old runtime.Object) field.ErrorList
+	table          registry.Table
+}
+
+var workloads = []workload{
+	{
+		resource: "deployments", singular: "deployment", shortNames: []string{"deploy"}, scale: true,
+		newObj:  func() runtime.Object { return &appsv1.Deployment{} },
+		newList: func() runtime.Object { return &appsv1.DeploymentList{} },
+		spec: func(obj runtime.Object) (*int32, *metav1.LabelSelector, *corev1.PodTemplateSpec) {
+			d := obj.(*appsv1.Deployment)
+			return d.Spec.Replicas, d.Spec.Selector, &d.Spec.Template
+		},
+		validate: func(obj runtime.Object) field.ErrorList {
+			return validateDeploymentStrategy(&obj.(*appsv1.Deployment).Spec.Strategy)
+		},
+		table: deploymentTable,
+	},
+	{
+		resource: "statefulsets", singular: "statefulset", shortNames: []string{"sts"}, scale: true,
+		newObj:  func() runtime.Object { return &appsv1.StatefulSet{} },
+		newList: func() runtime.Object { return &appsv1.StatefulSetList{} },
+		spec: func(obj runtime.Object) (*int32, *metav1.LabelSelector, *corev1.PodTemplateSpec) {
+			ss := obj.(*appsv1.StatefulSet)
+			return ss.Spec.Replicas, ss.Spec.Selector, &ss.Spec.Template
+		},
+		validateUpdate: func(obj, old runtime.Object) field.ErrorList {
+			return validateStatefulSetUpdate(obj.(*appsv1.StatefulSet), old.(*appsv1.StatefulSet))
+		},
+		table: statefulSetTable,
+	},
+	{
+		resource: "daemonsets", singular: "daemonset", shortNames: []string{"ds"},
+		newObj:  func() runtime.Object { return &appsv1.DaemonSet{} },
+		newList: func() runtime.Object { return &appsv1.DaemonSetList{} },
+		spec: func(obj runtime.Object) (*int32, *metav1.LabelSelector, *corev1.PodTemplateSpec) {
+			ds := obj.(*appsv1.DaemonSet)
+			return nil, ds.Spec.Selector, &ds.Spec.Template
+		},
+		table: daemonSetTable,
+	},
+	{
+		resource: "replicasets", singular: "replicaset", shortNames: []string{"rs"}, scale: true,
+		newObj:  func() runtime.Object { return &appsv1.ReplicaSet{} },
+		newList: func() runtime.Object { return &appsv1.ReplicaSetList{} },
+		spec: func(obj runtime.Object) (*int32, *metav1.LabelSelector, *corev1.PodTemplateSpec) {
+			rs := obj.(*appsv1.ReplicaSet)
+			return rs.Spec.Replicas, rs.Spec.Selector, &rs.Spec.Template
+		},
+		fields: func(obj runtime.Object) fields.Set { return api.ReplicaSetFields(obj.(*appsv1.ReplicaSet)) },
+		table:  replicaSetTable,
+	},
+}
+
+// NewStorage returns the storage of the four workload types and their
+// status (and, but for DaemonSets, scale) subresources.
+func NewStorage(optsGetter generic.RESTOptionsGetter) (map[string]rest.Storage, error) {
+	storage := map[string]rest.Storage{}
+	for _, w := range workloads {
+		base := registry.NewStrategy(true)
+		base.ValidateFields = w.validateFields
+		base.ValidateFieldsUpdate = w.validateFieldsUpdate
+		main, status := registry.SpecAndStatus{GroupVersion: "apps/v1", Generation: true, StatusKeepsLabels: true}.Strategies(base)
+		store, err := registry.NewREST(optsGetter, registry.Resource{
+			Resource:   appsv1.Resource(w.resource),
+			Singular:   w.singular,
+			ShortNames: w.shortNames,
+			Categories: []string{"all"},
+			New:        w.newObj,
+			NewList:    w.newList,
+			Strategy:   main,
+			Fields:     w.fields,
+			Table:      w.table,
+		})
+		if err != nil {
+			return nil, err
+		}
+		storage[w.resource] = store
+		storage[w.resource+"/status"] = registry.NewStatusREST(store, status)
+		if w.scale {
+			storage[w.resource+"/scale"] = registry.NewScaleREST(store)
+		}
+	}
+	return storage, nil
+}

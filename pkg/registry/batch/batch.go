@@ -1,0 +1,245 @@
+package batch
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/duration"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/apiserver/pkg/registry/generic"
+	"k8s.io/apiserver/pkg/registry/rest"
+
+	"github.com/miniapiserver/miniapiserver/pkg/api"
+	"github.com/miniapiserver/miniapiserver/pkg/registry"
+	"github.com/miniapiserver/miniapiserver/pkg/registry/pod"
+)
+
+// Legacy labels upstream still puts on a Job's pod template beside the
+// batch.kubernetes.io ones.
+const (
+	legacyJobNameLabel       = "job-name"
+	legacyControllerUIDLabel = "controller-uid"
+)
+
+var specPath = field.NewPath("spec")
+
+// NewStorage returns the storage of jobs and cronjobs and their status subresources.
+func NewStorage(optsGetter generic.RESTOptionsGetter) (map[string]rest.Storage, error) {
+	jobBase := registry.NewStrategy(true)
+	jobBase.OnCreate = func(obj runtime.Object) {
+		if j := obj.(*batchv1.Job); j.Spec.ManualSelector == nil || !*j.Spec.ManualSelector {
+			generateSelector(j)
+		}
+	}
+	jobBase.ValidateFields = func(obj runtime.Object) field.ErrorList { return validateJob(obj.(*batchv1.Job)) }
+	jobBase.ValidateFieldsUpdate = func(obj, old runtime.Object) field.ErrorList {
+		return append(validateJob(obj.(*batchv1.Job)), validateJobUpdate(obj.(*batchv1.Job), old.(*batchv1.Job))...)
+	}
+	jobStrategy, jobStatus := registry.SpecAndStatus{GroupVersion: "batch/v1", Generation: true}.Strategies(jobBase)
+	jobs, err := registry.NewREST(optsGetter, registry.Resource{
+		Resource:   batchv1.Resource("jobs"),
+		Singular:   "job",
+		Categories: []string{"all"},
+		New:        func() runtime.Object { return &batchv1.Job{} },
+		NewList:    func() runtime.Object { return &batchv1.JobList{} },
+		Strategy:   jobStrategy,
+		Fields:     func(obj runtime.Object) fields.Set { return api.JobFields(obj.(*batchv1.Job)) },
+		Table:      jobTable,
+	})
+	if err != nil {
+		return nil, err
+	}
+
+	cronBase := registry.NewStrategy(true)
+	cronBase.ValidateFields = func(obj runtime.Object) field.ErrorList { return validateCronJob(obj.(*batchv1.CronJob)) }
+	cronStrategy, cronStatus := registry.SpecAndStatus{GroupVersion: "batch/v1", Generation: true}.Strategies(cronBase)
+	cronJobs, err := registry.NewREST(optsGetter, registry.Resource{
+		Resource:   batchv1.Resource("cronjobs"),
+		Singular:   "cronjob",
+		ShortNames: []string{"cj"},
+		Categories: []string{"all"},
+		New:        func() runtime.Object { return &batchv1.CronJob{} },
+		NewList:    func() runtime.Object { return &batchv1.CronJobList{} },
+		Strategy:   cronStrategy,
+		Table:      cronJobTable,
+	})
+	if err != nil {
+		return nil, err
+	}
+	return map[string]rest.Storage{
+		"jobs":            jobs,
+		"jobs/status":     registry.NewStatusREST(jobs, jobStatus),
+		"cronjobs":        cronJobs,
+		"cronjobs/status": registry.NewStatusREST(cronJobs, cronStatus),
+	}, nil
+}
+
+// generateSelector labels the pod template with the job's name and UID
+// and selects the UID, as upstream's job strategy does unless
+// spec.manualSelector is set.
+func generateSelector(j *batchv1.Job) {
+	if j.Spec.Template.Labels == nil {
+		j.Spec.Template.Labels = map[string]string{}
+	}
+	for _, l := range []string{legacyJobNameLabel, batchv1.JobNameLabel} {
+		if _, found := j.Spec.Template.Labels[l]; !found {
+			j.Spec.Template.Labels[l] = j.Name
+		}
+	}
+	for _, l := range []string{legacyControllerUIDLabel, batchv1.ControllerUidLabel} {
+		if _, found := j.Spec.Template.Labels[l]; !found {
+			j.Spec.Template.Labels[l] = string(j.UID)
+		}
+	}
+	if j.Spec.Selector == nil {
+		j.Spec.Selector = &metav1.LabelSelector{}
+	}
+	if j.Spec.Selector.MatchLabels == nil {
+		j.Spec.Selector.MatchLabels = map[string]string{}
+	}
+	if _, found := j.Spec.Selector.MatchLabels[batchv1.ControllerUidLabel]; !found {
+		j.Spec.Selector.MatchLabels[batchv1.ControllerUidLabel] = string(j.UID)
+	}
+}
+
+func validateJob(j *batchv1.Job) field.ErrorList {
+	errs := pod.ValidateSelectorAndTemplate(j.Spec.Selector, &j.Spec.Template, specPath)
+	errs = append(errs, validateJobSpec(&j.Spec.Template, specPath.Child("template"))...)
+	for name, v := range map[string]*int32{"parallelism": j.Spec.Parallelism, "completions": j.Spec.Completions, "backoffLimit": j.Spec.BackoffLimit} {
+		if v != nil && *v < 0 {
+			errs = append(errs, field.Invalid(specPath.Child(name), *v, "must be greater than or equal to 0"))
+		}
+	}
+	if d := j.Spec.ActiveDeadlineSeconds; d != nil && *d <= 0 {
+		errs = append(errs, field.Invalid(specPath.Child("activeDeadlineSeconds"), *d, "must be greater than 0"))
+	}
+	return errs
+}
+
+// validateJobSpec checks what a Job's pod template must be wherever it is:
+// pods that restart never or on failure.
+func validateJobSpec(template *corev1.PodTemplateSpec, templatePath *field.Path) field.ErrorList {
+	if rp := template.Spec.RestartPolicy; rp != corev1.RestartPolicyOnFailure && rp != corev1.RestartPolicyNever {
+		return field.ErrorList{field.Required(templatePath.Child("spec", "restartPolicy"), fmt.Sprintf("valid values: %q, %q", corev1.RestartPolicyOnFailure, corev1.RestartPolicyNever))}
+	}
+	return nil
+}
+
+func validateJobUpdate(j, old *batchv1.Job) field.ErrorList {
+	var errs field.ErrorList
+	if !apiequality.Semantic.DeepEqual(j.Spec.Selector, old.Spec.Selector) {
+		errs = append(errs, field.Invalid(specPath.Child("selector"), j.Spec.Selector, "field is immutable"))
+	}
+	if !apiequality.Semantic.DeepEqual(j.Spec.Completions, old.Spec.Completions) {
+		errs = append(errs, field.Invalid(specPath.Child("completions"), j.Spec.Completions, "field is immutable"))
+	}
+	// Upstream lets a suspended job's template change (its scheduling directives).
+	suspended := old.Spec.Suspend != nil && *old.Spec.Suspend
+	if !suspended && !apiequality.Semantic.DeepEqual(j.Spec.Template, old.Spec.Template) {
+		errs = append(errs, field.Invalid(specPath.Child("template"), "", "field is immutable"))
+	}
+	return errs
+}
+
+func validateCronJob(cj *batchv1.CronJob) field.ErrorList {
+	var errs field.ErrorList
+	if msg := checkSchedule(cj.Spec.Schedule); msg != "" {
+		errs = append(errs, field.Invalid(specPath.Child("schedule"), cj.Spec.Schedule, msg))
+	}
+	templatePath := specPath.Child("jobTemplate", "spec", "template")
+	errs = append(errs, pod.ValidatePodSpec(&cj.Spec.JobTemplate.Spec.Template.Spec, templatePath.Child("spec"))...)
+	errs = append(errs, validateJobSpec(&cj.Spec.JobTemplate.Spec.Template, templatePath)...)
+	for name, v := range map[string]*int32{"successfulJobsHistoryLimit": cj.Spec.SuccessfulJobsHistoryLimit, "failedJobsHistoryLimit": cj.Spec.FailedJobsHistoryLimit} {
+		if v != nil && *v < 0 {
+			errs = append(errs, field.Invalid(specPath.Child(name), *v, "must be greater than or equal to 0"))
+		}
+	}
+	switch cj.Spec.ConcurrencyPolicy {
+	case batchv1.AllowConcurrent, batchv1.ForbidConcurrent, batchv1.ReplaceConcurrent:
+	default:
+		errs = append(errs, field.NotSupported(specPath.Child("concurrencyPolicy"), cj.Spec.ConcurrencyPolicy,
+			[]batchv1.ConcurrencyPolicy{batchv1.AllowConcurrent, batchv1.ForbidConcurrent, batchv1.ReplaceConcurrent}))
+	}
+	return errs
+}
+
+// checkSchedule does the cheap part of upstream's cron parsing: a
+// descriptor (@hourly, @every 5m, ...) or five fields, and no TZ prefix
+// (spec.timeZone says that). It returns what is wrong, or "".
+func checkSchedule(s string) string {
+	switch {
+	case s == "":
+		return "empty spec string"
+	case strings.HasPrefix(s, "TZ=") || strings.HasPrefix(s, "CRON_TZ="):
+		return "cannot use TZ or CRON_TZ in schedule, use timeZone field instead"
+	case strings.HasPrefix(s, "@every "):
+		if _, err := time.ParseDuration(strings.TrimPrefix(s, "@every ")); err != nil {
+			return "failed to parse duration " + strings.TrimPrefix(s, "@every ")
+		}
+		return ""
+	case strings.HasPrefix(s, "@"):
+		switch s {
+		case "@yearly", "@annually", "@monthly", "@weekly", "@daily", "@midnight", "@hourly":
+			return ""
+		}
+		return "unrecognized descriptor: " + s
+	case len(strings.Fields(s)) != 5:
+		return fmt.Sprintf("expected exactly 5 fields, found %d: %s", len(strings.Fields(s)), s)
+	}
+	return ""
+}
+
+func hasCondition(conditions []batchv1.JobCondition, t batchv1.JobConditionType) bool {
+	for _, c := range conditions {
+		if c.Type == t && c.Status == corev1.ConditionTrue {
+			return true
+		}
+	}
+	return false
+}
+
+// jobStatus is the STATUS column of upstream's job printer.
+func jobStatus(j *batchv1.Job) string {
+	switch {
+	case hasCondition(j.Status.Conditions, batchv1.JobComplete):
+		return "Complete"
+	case hasCondition(j.Status.Conditions, batchv1.JobFailed):
+		return "Failed"
+	case j.DeletionTimestamp != nil:
+		return "Terminating"
+	case hasCondition(j.Status.Conditions, batchv1.JobSuspended):
+		return "Suspended"
+	case hasCondition(j.Status.Conditions, batchv1.JobFailureTarget):
+		return "FailureTarget"
+	case hasCondition(j.Status.Conditions, batchv1.JobSuccessCriteriaMet):
+		return "SuccessCriteriaMet"
+	}
+	return "Running"
+}
+
+func completions(j *batchv1.Job) string {
+	switch {
+	case j.Spec.Completions != nil:
+		return fmt.Sprintf("%d/%d", j.Status.Succeeded, *j.Spec.Completions)
+	case j.Spec.Parallelism != nil && *j.Spec.Parallelism > 1:
+		return fmt.Sprintf("%d/1 of %d", j.Status.Succeeded, *j.Spec.Parallelism)
+	}
+	return fmt.Sprintf("%d/1", j.Status.Succeeded)
+}
+
+func jobDuration(j *batchv1.Job) string {
+	switch {
+	case j.Status.StartTime == nil:
+		return ""
+	case j.Status.CompletionTime == nil:
+		return duration.HumanDuration(time.Since(j.Status.StartTime.Time))
+	}
+	return duration.HumanDuration(j.Status.CompletionTime.Sub(j.Status.StartTime.Time))
+}

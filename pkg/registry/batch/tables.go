@@ -1,0 +1,89 @@
+package batch
+
+import (
+	"strings"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/miniapiserver/miniapiserver/pkg/registry"
+)
+
+// The tables are upstream's printers (pkg/printers/internalversion) for these types.
+
+var (
+	containersColumn = metav1.TableColumnDefinition{Name: "Containers", Type: "string", Priority: 1, Description: "Names of each container in the template."}
+	imagesColumn     = metav1.TableColumnDefinition{Name: "Images", Type: "string", Priority: 1, Description: "Images referenced by each container in the template."}
+	selectorColumn   = metav1.TableColumnDefinition{Name: "Selector", Type: "string", Priority: 1, Description: "Label selector for pods."}
+)
+
+func containersAndImages(t *corev1.PodTemplateSpec) (string, string) {
+	var names, images []string
+	for _, c := range t.Spec.Containers {
+		names = append(names, c.Name)
+		images = append(images, c.Image)
+	}
+	return strings.Join(names, ","), strings.Join(images, ",")
+}
+
+func selectorString(s *metav1.LabelSelector) string {
+	sel, err := metav1.LabelSelectorAsSelector(s)
+	switch {
+	case err != nil:
+		return "<error>"
+	case sel.Empty():
+		return "<none>"
+	}
+	return sel.String()
+}
+
+var jobTable = registry.Table{
+	Columns: []metav1.TableColumnDefinition{
+		registry.NameColumn,
+		{Name: "Status", Type: "string", Description: "Status of the job."},
+		{Name: "Completions", Type: "string", Description: "The desired number of successfully finished pods the job should be run with."},
+		{Name: "Duration", Type: "string", Description: "Time required to complete the job."},
+		registry.AgeColumn,
+		containersColumn, imagesColumn, selectorColumn,
+	},
+	Cells: func(obj runtime.Object) []any {
+		j := obj.(*batchv1.Job)
+		containers, images := containersAndImages(&j.Spec.Template)
+		return []any{j.Name, jobStatus(j), completions(j), jobDuration(j), registry.Age(j.CreationTimestamp), containers, images, selectorString(j.Spec.Selector)}
+	},
+}
+
+var cronJobTable = registry.Table{
+	Columns: []metav1.TableColumnDefinition{
+		registry.NameColumn,
+		{Name: "Schedule", Type: "string", Description: "The schedule in Cron format."},
+		{Name: "Timezone", Type: "string", Description: "The time zone name for the given schedule."},
+		{Name: "Suspend", Type: "boolean", Description: "Whether subsequent executions are suspended."},
+		{Name: "Active", Type: "integer", Description: "A list of pointers to currently running jobs."},
+		{Name: "Last Schedule", Type: "string", Description: "Information when was the last time the job was successfully scheduled."},
+		registry.AgeColumn,
+		containersColumn, imagesColumn, selectorColumn,
+	},
+	Cells: func(obj runtime.Object) []any {
+		cj := obj.(*batchv1.CronJob)
+		containers, images := containersAndImages(&cj.Spec.JobTemplate.Spec.Template)
+		timeZone, lastSchedule := "<none>", "<none>"
+		if cj.Spec.TimeZone != nil {
+			timeZone = *cj.Spec.TimeZone
+		}
+		if cj.Status.LastScheduleTime != nil {
+			lastSchedule = registry.Age(*cj.Status.LastScheduleTime)
+		}
+		suspend := "<unset>"
+		if cj.Spec.Suspend != nil {
+			suspend = "False"
+			if *cj.Spec.Suspend {
+				suspend = "True"
+			}
+		}
+		return []any{cj.Name, cj.Spec.Schedule, timeZone, suspend, int64(len(cj.Status.Active)), lastSchedule,
+			registry.Age(cj.CreationTimestamp), containers, images, selectorString(cj.Spec.JobTemplate.Spec.Selector)}
+	},
+}

@@ -1,0 +1,142 @@
+package registry
+
+import (
+	"context"
+	"fmt"
+	"reflect"
+
+	autoscalingv1 "k8s.io/api/autoscaling/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	genericregistry "k8s.io/apiserver/pkg/registry/generic/registry"
+	"k8s.io/apiserver/pkg/registry/rest"
+)
+
+// ScaleREST serves the scale subresource (autoscaling/v1 Scale) of a type
+// with spec.replicas, spec.selector and status.replicas (Deployment,
+// ReplicaSet, StatefulSet), as upstream's ScaleREST of each: reads show
+// the replicas and the selector, writes change spec.replicas only.
+type ScaleREST struct {
+	store *genericregistry.Store
+}
+
+var (
+	_ rest.Patcher                  = &ScaleREST{}
+	_ rest.GroupVersionKindProvider = &ScaleREST{}
+)
+
+// NewScaleREST returns the scale subresource of parent.
+func NewScaleREST(parent *REST) *ScaleREST { return &ScaleREST{store: parent.Store} }
+
+func (r *ScaleREST) New() runtime.Object { return &autoscalingv1.Scale{} }
+
+// Destroy is a no-op: the parent's store owns the storage.
+func (r *ScaleREST) Destroy() {}
+
+// GroupVersionKind implements rest.GroupVersionKindProvider: every group serves autoscaling/v1 Scale.
+func (r *ScaleREST) GroupVersionKind(schema.GroupVersion) schema.GroupVersionKind {
+	return autoscalingv1.SchemeGroupVersion.WithKind("Scale")
+}
+
+func (r *ScaleREST) Get(ctx context.Context, name string, options *metav1.GetOptions) (runtime.Object, error) {
+	obj, err := r.store.Get(ctx, name, options)
+	if err != nil {
+		return nil, err
+	}
+	return toScale(obj)
+}
+
+func (r *ScaleREST) Update(ctx context.Context, name string, objInfo rest.UpdatedObjectInfo, createValidation rest.ValidateObjectFunc, updateValidation rest.ValidateObjectUpdateFunc, _ bool, options *metav1.UpdateOptions) (runtime.Object, bool, error) {
+	obj, _, err := r.store.Update(ctx, name, &scaleUpdate{name: name, scale: objInfo},
+		func(ctx context.Context, obj runtime.Object) error {
+			scale, err := toScale(obj)
+			if err != nil || createValidation == nil {
+				return err
+			}
+			return createValidation(ctx, scale)
+		},
+		func(ctx context.Context, obj, old runtime.Object) error {
+			scale, err := toScale(obj)
+			if err != nil || updateValidation == nil {
+				return err
+			}
+			oldScale, err := toScale(old)
+			if err != nil {
+				return err
+			}
+			return updateValidation(ctx, scale, oldScale)
+		}, false, options)
+	if err != nil {
+		return nil, false, err
+	}
+	scale, err := toScale(obj)
+	return scale, false, err
+}
+
+func (r *ScaleREST) ConvertToTable(ctx context.Context, object runtime.Object, tableOptions runtime.Object) (*metav1.Table, error) {
+	return rest.NewDefaultTableConvertor(r.store.DefaultQualifiedResource).ConvertToTable(ctx, object, tableOptions)
+}
+
+// toScale is the Scale of obj.
+func toScale(obj runtime.Object) (*autoscalingv1.Scale, error) {
+	spec := fieldOf(obj, "Spec")
+	selector, err := metav1.LabelSelectorAsSelector(spec.FieldByName("Selector").Interface().(*metav1.LabelSelector))
+	if err != nil {
+		return nil, apierrors.NewBadRequest(fmt.Sprintf("invalid label selector: %v", err))
+	}
+	m := fieldOf(obj, "ObjectMeta").Interface().(metav1.ObjectMeta)
+	var replicas int32
+	if p := spec.FieldByName("Replicas").Interface().(*int32); p != nil {
+		replicas = *p
+	}
+	return &autoscalingv1.Scale{
+		ObjectMeta: metav1.ObjectMeta{Name: m.Name, Namespace: m.Namespace, UID: m.UID, ResourceVersion: m.ResourceVersion, CreationTimestamp: m.CreationTimestamp},
+		Spec:       autoscalingv1.ScaleSpec{Replicas: replicas},
+		Status:     autoscalingv1.ScaleStatus{Replicas: int32(fieldOf(obj, "Status").FieldByName("Replicas").Int()), Selector: selector.String()},
+	}, nil
+}
+
+// scaleUpdate turns an update of the Scale into one of the object: only
+// spec.replicas changes, and the Scale's resourceVersion, if any, is the
+// object's precondition.
+type scaleUpdate struct {
+	name  string
+	scale rest.UpdatedObjectInfo
+}
+
+func (u *scaleUpdate) Preconditions() *metav1.Preconditions { return u.scale.Preconditions() }
+
+func (u *scaleUpdate) UpdatedObject(ctx context.Context, oldObj runtime.Object) (runtime.Object, error) {
+	oldScale, err := toScale(oldObj)
+	if err != nil {
+		return nil, err
+	}
+	obj, err := u.scale.UpdatedObject(ctx, oldScale)
+	if err != nil {
+		return nil, err
+	}
+	scale, ok := obj.(*autoscalingv1.Scale)
+	if !ok {
+		return nil, apierrors.NewBadRequest(fmt.Sprintf("expected an autoscaling/v1 Scale, got %T", obj))
+	}
+	var errs field.ErrorList
+	if scale.Name != u.name {
+		errs = append(errs, field.Invalid(field.NewPath("metadata", "name"), scale.Name, "must match the name of the object scaled"))
+	}
+	if scale.Spec.Replicas < 0 {
+		errs = append(errs, field.Invalid(field.NewPath("spec", "replicas"), scale.Spec.Replicas, "must be greater than or equal to 0"))
+	}
+	if len(errs) > 0 {
+		return nil, apierrors.NewInvalid(autoscalingv1.SchemeGroupVersion.WithKind("Scale").GroupKind(), scale.Name, errs)
+	}
+	updated := oldObj.DeepCopyObject()
+	replicas := scale.Spec.Replicas
+	fieldOf(updated, "Spec").FieldByName("Replicas").Set(reflect.ValueOf(&replicas))
+	if scale.ResourceVersion != "" {
+		fieldOf(updated, "ObjectMeta").FieldByName("ResourceVersion").SetString(scale.ResourceVersion)
+	}
+	return updated, nil
+}

@@ -1,0 +1,174 @@
+package service
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"net/netip"
+	"sync"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+)
+
+// The ranges kube-apiserver uses when given no flags:
+// --service-cluster-ip-range 10.0.0.0/24 and --service-node-port-range 30000-32767.
+var (
+	ServiceCIDR                    = netip.MustParsePrefix("10.0.0.0/24")
+	nodePortMin, nodePortMax int32 = 30000, 32767
+)
+
+// allocator hands out cluster IPs and node ports not used by any stored
+// service. Upstream keeps bitmaps in etcd (or IPAddress objects); here the
+// stored services are the record: each allocation lists them (a
+// consistent read), and creates allocate one at a time, holding mu from
+// the allocation until the service is stored.
+type allocator struct {
+	mu sync.Mutex
+	// list returns every stored service, in all namespaces.
+	list func(ctx context.Context) ([]corev1.Service, error)
+}
+
+// used returns the cluster IPs and node ports stored services hold, but for self.
+func (a *allocator) used(ctx context.Context, self *corev1.Service) (map[netip.Addr]bool, map[int32]bool, error) {
+	services, err := a.list(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	ips, ports := map[netip.Addr]bool{}, map[int32]bool{}
+	for _, s := range services {
+		if s.Namespace == self.Namespace && s.Name == self.Name {
+			continue
+		}
+		for _, ip := range s.Spec.ClusterIPs {
+			if addr, err := netip.ParseAddr(ip); err == nil {
+				ips[addr] = true
+			}
+		}
+		for _, p := range s.Spec.Ports {
+			if p.NodePort != 0 {
+				ports[p.NodePort] = true
+			}
+		}
+	}
+	return ips, ports, nil
+}
+
+// allocate fills in svc's cluster IP and node ports where it needs them
+// and has none, and checks the ones it asked for (an Invalid error).
+func (a *allocator) allocate(ctx context.Context, svc *corev1.Service) error {
+	ips, ports, err := a.used(ctx, svc)
+	if err != nil {
+		return err
+	}
+	var errs field.ErrorList
+	if needsClusterIP(svc) {
+		errs = append(errs, allocateIP(svc, ips)...)
+	}
+	if needsNodePorts(svc) {
+		errs = append(errs, allocateNodePorts(svc, ports)...)
+	}
+	if len(errs) > 0 {
+		return apierrors.NewInvalid(corev1.SchemeGroupVersion.WithKind("Service").GroupKind(), svc.Name, errs)
+	}
+	return nil
+}
+
+func needsClusterIP(svc *corev1.Service) bool { return svc.Spec.Type != corev1.ServiceTypeExternalName }
+
+func needsNodePorts(svc *corev1.Service) bool {
+	return svc.Spec.Type == corev1.ServiceTypeNodePort ||
+		(svc.Spec.Type == corev1.ServiceTypeLoadBalancer && (svc.Spec.AllocateLoadBalancerNodePorts == nil || *svc.Spec.AllocateLoadBalancerNodePorts))
+}
+
+func allocateIP(svc *corev1.Service, used map[netip.Addr]bool) field.ErrorList {
+	path := field.NewPath("spec", "clusterIPs").Index(0)
+	ip := svc.Spec.ClusterIP
+	if ip == "" && len(svc.Spec.ClusterIPs) > 0 {
+		ip = svc.Spec.ClusterIPs[0]
+	}
+	switch ip {
+	case corev1.ClusterIPNone:
+	case "":
+		addr, ok := freeIP(used)
+		if !ok {
+			return field.ErrorList{field.InternalError(path, fmt.Errorf("failed to allocate a serviceIP: range is full"))}
+		}
+		ip = addr.String()
+	default:
+		addr, err := netip.ParseAddr(ip)
+		switch {
+		case err != nil:
+			return field.ErrorList{field.Invalid(path, ip, "must be a valid IP address")}
+		case !ServiceCIDR.Contains(addr) || !usable(addr):
+			return field.ErrorList{field.Invalid(path, ip, fmt.Sprintf("failed to allocate IP %s: provided IP (%s) is not in the valid range. The range of valid IPs is %s", ip, ip, ServiceCIDR))}
+		case used[addr]:
+			return field.ErrorList{field.Invalid(path, ip, fmt.Sprintf("failed to allocate IP %s: provided IP is already allocated", ip))}
+		}
+	}
+	svc.Spec.ClusterIP, svc.Spec.ClusterIPs = ip, []string{ip}
+	svc.Spec.IPFamilies = []corev1.IPFamily{corev1.IPv4Protocol}
+	if svc.Spec.IPFamilyPolicy == nil {
+		policy := corev1.IPFamilyPolicySingleStack
+		svc.Spec.IPFamilyPolicy = &policy
+	}
+	return nil
+}
+
+// usable excludes the network and broadcast addresses and the first
+// address, which upstream gives the default/kubernetes service.
+func usable(addr netip.Addr) bool {
+	first := ServiceCIDR.Addr()
+	return addr != first && addr != first.Next() && addr.Next().IsValid() && ServiceCIDR.Contains(addr.Next())
+}
+
+// freeIP picks a free address at random, as upstream does, probing on from there.
+func freeIP(used map[netip.Addr]bool) (netip.Addr, bool) {
+	size := 1 << (32 - ServiceCIDR.Bits())
+	start := rand.IntN(size)
+	base := ServiceCIDR.Addr().As4()
+	n := uint32(base[0])<<24 | uint32(base[1])<<16 | uint32(base[2])<<8 | uint32(base[3])
+	for i := range size {
+		v := n + uint32((start+i)%size)
+		addr := netip.AddrFrom4([4]byte{byte(v >> 24), byte(v >> 16), byte(v >> 8), byte(v)})
+		if usable(addr) && !used[addr] {
+			return addr, true
+		}
+	}
+	return netip.Addr{}, false
+}
+
+func allocateNodePorts(svc *corev1.Service, used map[int32]bool) field.ErrorList {
+	var errs field.ErrorList
+	for i := range svc.Spec.Ports {
+		p := &svc.Spec.Ports[i]
+		path := field.NewPath("spec", "ports").Index(i).Child("nodePort")
+		switch {
+		case p.NodePort == 0:
+			port, ok := freeNodePort(used)
+			if !ok {
+				errs = append(errs, field.InternalError(path, fmt.Errorf("failed to allocate a nodePort: range is full")))
+				continue
+			}
+			p.NodePort = port
+		case p.NodePort < nodePortMin || p.NodePort > nodePortMax:
+			errs = append(errs, field.Invalid(path, p.NodePort, fmt.Sprintf("provided port is not in the valid range. The range of valid ports is %d-%d", nodePortMin, nodePortMax)))
+		case used[p.NodePort]:
+			errs = append(errs, field.Invalid(path, p.NodePort, "provided port is already allocated"))
+		}
+		used[p.NodePort] = true
+	}
+	return errs
+}
+
+func freeNodePort(used map[int32]bool) (int32, bool) {
+	size := nodePortMax - nodePortMin + 1
+	start := rand.Int32N(size)
+	for i := range size {
+		if port := nodePortMin + (start+i)%size; !used[port] {
+			return port, true
+		}
+	}
+	return 0, false
+}

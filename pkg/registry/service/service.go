@@ -1,0 +1,252 @@
+package service
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	apimachineryvalidation "k8s.io/apimachinery/pkg/api/validation"
+	metainternalversion "k8s.io/apimachinery/pkg/apis/meta/internalversion"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
+	"k8s.io/apiserver/pkg/registry/generic"
+	genericregistry "k8s.io/apiserver/pkg/registry/generic/registry"
+	"k8s.io/apiserver/pkg/registry/rest"
+
+	"github.com/miniapiserver/miniapiserver/pkg/api"
+	"github.com/miniapiserver/miniapiserver/pkg/registry"
+)
+
+// NewStorage returns the storage of services and services/status.
+func NewStorage(optsGetter generic.RESTOptionsGetter) (map[string]rest.Storage, error) {
+	base := registry.NewStrategy(true)
+	base.ValidateName = apimachineryvalidation.NameIsDNS1035Label
+	base.ValidateFields = func(obj runtime.Object) field.ErrorList { return validate(obj.(*corev1.Service)) }
+	base.ValidateFieldsUpdate = func(obj, old runtime.Object) field.ErrorList {
+		return append(validate(obj.(*corev1.Service)), validateUpdate(obj.(*corev1.Service), old.(*corev1.Service))...)
+	}
+	main, status := registry.SpecAndStatus{GroupVersion: "v1"}.Strategies(base)
+	store, err := registry.NewREST(optsGetter, registry.Resource{
+		Resource:   corev1.Resource("services"),
+		Singular:   "service",
+		ShortNames: []string{"svc"},
+		Categories: []string{"all"},
+		New:        func() runtime.Object { return &corev1.Service{} },
+		NewList:    func() runtime.Object { return &corev1.ServiceList{} },
+		Strategy:   main,
+		Fields:     func(obj runtime.Object) fields.Set { return api.ServiceFields(obj.(*corev1.Service)) },
+		Table:      table,
+	})
+	if err != nil {
+		return nil, err
+	}
+	a := &allocator{list: func(ctx context.Context) ([]corev1.Service, error) {
+		list, err := store.List(genericapirequest.WithNamespace(ctx, metav1.NamespaceAll), &metainternalversion.ListOptions{})
+		if err != nil {
+			return nil, err
+		}
+		return list.(*corev1.ServiceList).Items, nil
+	}}
+	store.BeginCreate = func(ctx context.Context, obj runtime.Object, _ *metav1.CreateOptions) (genericregistry.FinishFunc, error) {
+		a.mu.Lock()
+		if err := a.allocate(ctx, obj.(*corev1.Service)); err != nil {
+			a.mu.Unlock()
+			return nil, err
+		}
+		return func(context.Context, bool) { a.mu.Unlock() }, nil
+	}
+	store.BeginUpdate = func(ctx context.Context, obj, old runtime.Object, _ *metav1.UpdateOptions) (genericregistry.FinishFunc, error) {
+		svc, oldSvc := obj.(*corev1.Service), old.(*corev1.Service)
+		keepAllocated(svc, oldSvc)
+		a.mu.Lock()
+		defer a.mu.Unlock()
+		if needsClusterIP(svc) && !needsClusterIP(oldSvc) || needsNodePorts(svc) && !hasNodePorts(svc) {
+			if err := a.allocate(ctx, svc); err != nil {
+				return nil, err
+			}
+		}
+		return func(context.Context, bool) {}, nil
+	}
+	return map[string]rest.Storage{
+		"services":        store,
+		"services/status": registry.NewStatusREST(store, status),
+	}, nil
+}
+
+// keepAllocated carries the cluster IP and node ports of old over to an
+// update that leaves them out, as upstream's patchAllocatedValues does.
+func keepAllocated(svc, old *corev1.Service) {
+	if needsClusterIP(svc) && needsClusterIP(old) && svc.Spec.ClusterIP == "" && len(svc.Spec.ClusterIPs) == 0 {
+		svc.Spec.ClusterIP, svc.Spec.ClusterIPs = old.Spec.ClusterIP, old.Spec.ClusterIPs
+		svc.Spec.IPFamilies = old.Spec.IPFamilies
+		if svc.Spec.IPFamilyPolicy == nil {
+			svc.Spec.IPFamilyPolicy = old.Spec.IPFamilyPolicy
+		}
+	}
+	if !needsNodePorts(svc) || !needsNodePorts(old) {
+		return
+	}
+	for i := range svc.Spec.Ports {
+		p := &svc.Spec.Ports[i]
+		for _, o := range old.Spec.Ports {
+			if p.NodePort == 0 && o.Port == p.Port && o.Protocol == p.Protocol {
+				p.NodePort = o.NodePort
+			}
+		}
+	}
+}
+
+func hasNodePorts(svc *corev1.Service) bool {
+	for _, p := range svc.Spec.Ports {
+		if p.NodePort == 0 {
+			return false
+		}
+	}
+	return true
+}
+
+var specPath = field.NewPath("spec")
+
+var serviceTypes = []corev1.ServiceType{corev1.ServiceTypeClusterIP, corev1.ServiceTypeNodePort, corev1.ServiceTypeLoadBalancer, corev1.ServiceTypeExternalName}
+
+// validate is the cheap part of upstream's ValidateService.
+func validate(svc *corev1.Service) field.ErrorList {
+	var errs field.ErrorList
+	switch svc.Spec.Type {
+	case corev1.ServiceTypeExternalName:
+		if len(svc.Spec.ClusterIPs) > 0 || svc.Spec.ClusterIP != "" {
+			errs = append(errs, field.Forbidden(specPath.Child("clusterIPs"), "may not be set for ExternalName services"))
+		}
+		for _, msg := range validation.IsDNS1123Subdomain(strings.TrimSuffix(svc.Spec.ExternalName, ".")) {
+			errs = append(errs, field.Invalid(specPath.Child("externalName"), svc.Spec.ExternalName, msg))
+		}
+	case corev1.ServiceTypeClusterIP, corev1.ServiceTypeNodePort, corev1.ServiceTypeLoadBalancer:
+		if len(svc.Spec.Ports) == 0 && svc.Spec.ClusterIP != corev1.ClusterIPNone {
+			errs = append(errs, field.Required(specPath.Child("ports"), ""))
+		}
+	default:
+		errs = append(errs, field.NotSupported(specPath.Child("type"), svc.Spec.Type, serviceTypes))
+	}
+	names := sets.New[string]()
+	for i, p := range svc.Spec.Ports {
+		path := specPath.Child("ports").Index(i)
+		switch {
+		case len(svc.Spec.Ports) > 1 && p.Name == "":
+			errs = append(errs, field.Required(path.Child("name"), ""))
+		case p.Name != "" && names.Has(p.Name):
+			errs = append(errs, field.Duplicate(path.Child("name"), p.Name))
+		case p.Name != "":
+			for _, msg := range validation.IsDNS1123Label(p.Name) {
+				errs = append(errs, field.Invalid(path.Child("name"), p.Name, msg))
+			}
+		}
+		names.Insert(p.Name)
+		for _, msg := range validation.IsValidPortNum(int(p.Port)) {
+			errs = append(errs, field.Invalid(path.Child("port"), p.Port, msg))
+		}
+		switch p.Protocol {
+		case corev1.ProtocolTCP, corev1.ProtocolUDP, corev1.ProtocolSCTP:
+		default:
+			errs = append(errs, field.NotSupported(path.Child("protocol"), p.Protocol, []corev1.Protocol{corev1.ProtocolTCP, corev1.ProtocolUDP, corev1.ProtocolSCTP}))
+		}
+		errs = append(errs, validateTargetPort(p.TargetPort, path.Child("targetPort"))...)
+		if p.NodePort != 0 && svc.Spec.Type == corev1.ServiceTypeClusterIP {
+			errs = append(errs, field.Forbidden(path.Child("nodePort"), "may not be used when `type` is 'ClusterIP'"))
+		}
+	}
+	return append(errs, metav1validation.ValidateLabels(svc.Spec.Selector, specPath.Child("selector"))...)
+}
+
+func validateTargetPort(port intstr.IntOrString, path *field.Path) field.ErrorList {
+	var msgs []string
+	if port.Type == intstr.String {
+		msgs = validation.IsValidPortName(port.StrVal)
+	} else {
+		msgs = validation.IsValidPortNum(port.IntValue())
+	}
+	var errs field.ErrorList
+	for _, msg := range msgs {
+		errs = append(errs, field.Invalid(path, port, msg))
+	}
+	return errs
+}
+
+// validateUpdate keeps a service's cluster IP unless it turns into or out
+// of an ExternalName service.
+func validateUpdate(svc, old *corev1.Service) field.ErrorList {
+	if !needsClusterIP(svc) || !needsClusterIP(old) || len(old.Spec.ClusterIPs) == 0 {
+		return nil
+	}
+	if len(svc.Spec.ClusterIPs) == 0 || svc.Spec.ClusterIPs[0] != old.Spec.ClusterIPs[0] {
+		return field.ErrorList{field.Invalid(specPath.Child("clusterIPs").Index(0), svc.Spec.ClusterIPs, "may not change once set")}
+	}
+	return nil
+}
+
+var table = registry.Table{
+	Columns: []metav1.TableColumnDefinition{
+		registry.NameColumn,
+		{Name: "Type", Type: "string", Description: "type determines how the Service is exposed."},
+		{Name: "Cluster-IP", Type: "string", Description: "clusterIP is the IP address of the service."},
+		{Name: "External-IP", Type: "string", Description: "externalIPs is a list of IP addresses for which nodes in the cluster will also accept traffic for this service."},
+		{Name: "Port(s)", Type: "string", Description: "The list of ports that are exposed by this service."},
+		registry.AgeColumn,
+		{Name: "Selector", Type: "string", Priority: 1, Description: "Route service traffic to pods with label keys and values matching this selector."},
+	},
+	Cells: func(obj runtime.Object) []any {
+		svc := obj.(*corev1.Service)
+		clusterIP := svc.Spec.ClusterIP
+		if clusterIP == "" {
+			clusterIP = "<none>"
+		}
+		return []any{svc.Name, string(svc.Spec.Type), clusterIP, externalIP(svc), ports(svc), registry.Age(svc.CreationTimestamp), labels.FormatLabels(svc.Spec.Selector)}
+	},
+}
+
+func externalIP(svc *corev1.Service) string {
+	switch svc.Spec.Type {
+	case corev1.ServiceTypeExternalName:
+		return svc.Spec.ExternalName
+	case corev1.ServiceTypeLoadBalancer:
+		ips := append([]string{}, svc.Spec.ExternalIPs...)
+		for _, in := range svc.Status.LoadBalancer.Ingress {
+			if in.IP != "" {
+				ips = append(ips, in.IP)
+			} else if in.Hostname != "" {
+				ips = append(ips, in.Hostname)
+			}
+		}
+		if len(ips) == 0 {
+			return "<pending>"
+		}
+		return strings.Join(ips, ",")
+	}
+	if len(svc.Spec.ExternalIPs) > 0 {
+		return strings.Join(svc.Spec.ExternalIPs, ",")
+	}
+	return "<none>"
+}
+
+func ports(svc *corev1.Service) string {
+	if len(svc.Spec.Ports) == 0 {
+		return "<none>"
+	}
+	var out []string
+	for _, p := range svc.Spec.Ports {
+		if p.NodePort != 0 {
+			out = append(out, fmt.Sprintf("%d:%d/%s", p.Port, p.NodePort, p.Protocol))
+		} else {
+			out = append(out, fmt.Sprintf("%d/%s", p.Port, p.Protocol))
+		}
+	}
+	return strings.Join(out, ",")
+}

@@ -1,0 +1,77 @@
+package registry
+
+import (
+	"reflect"
+
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/runtime"
+)
+
+// SpecAndStatus describes a type with spec and status fields whose status
+// is written through a status subresource (Deployment, Service, Job, ...).
+type SpecAndStatus struct {
+	// GroupVersion is the served group/version, for the reset fields.
+	GroupVersion string
+	// Generation starts metadata.generation at 1 and counts changes of
+	// spec, as upstream does for the types controllers observe.
+	Generation bool
+	// StatusKeepsLabels makes status updates keep metadata.labels too (apps types).
+	StatusKeepsLabels bool
+}
+
+// Strategies returns the strategies of the resource and of its status
+// subresource, built on base (whose hooks still run, after these):
+//   - a create clears status; an update keeps the old status;
+//   - a status update keeps the old spec (and labels, if asked).
+func (t SpecAndStatus) Strategies(base Strategy) (main, status Strategy) {
+	main, status = base, base
+	main.OnCreate = func(obj runtime.Object) {
+		fieldOf(obj, "Status").SetZero()
+		if t.Generation {
+			if m, err := meta.Accessor(obj); err == nil {
+				m.SetGeneration(1)
+			}
+		}
+		if base.OnCreate != nil {
+			base.OnCreate(obj)
+		}
+	}
+	main.OnUpdate = func(obj, old runtime.Object) {
+		fieldOf(obj, "Status").Set(fieldOf(old, "Status"))
+		if t.Generation && !apiequality.Semantic.DeepEqual(fieldOf(obj, "Spec").Interface(), fieldOf(old, "Spec").Interface()) {
+			if m, err := meta.Accessor(obj); err == nil {
+				m.SetGeneration(m.GetGeneration() + 1)
+			}
+		}
+		if base.OnUpdate != nil {
+			base.OnUpdate(obj, old)
+		}
+	}
+	main.ResetFields = Fieldpaths(t.GroupVersion, "status")
+
+	status.OnCreate = nil
+	status.ValidateFields, status.ValidateFieldsUpdate = nil, nil
+	status.OnUpdate = func(obj, old runtime.Object) {
+		fieldOf(obj, "Spec").Set(fieldOf(old, "Spec"))
+		if t.StatusKeepsLabels {
+			newMeta, err1 := meta.Accessor(obj)
+			oldMeta, err2 := meta.Accessor(old)
+			if err1 == nil && err2 == nil {
+				newMeta.SetLabels(oldMeta.GetLabels())
+			}
+		}
+	}
+	resetPaths := []string{"spec"}
+	if t.StatusKeepsLabels {
+		resetPaths = append(resetPaths, "metadata.labels")
+	}
+	status.ResetFields = Fieldpaths(t.GroupVersion, resetPaths...)
+	return main, status
+}
+
+// fieldOf returns the settable field name of the struct obj points to; it
+// panics if there is none, which the strategy tests of every type rule out.
+func fieldOf(obj runtime.Object, name string) reflect.Value {
+	return reflect.ValueOf(obj).Elem().FieldByName(name)
+}
