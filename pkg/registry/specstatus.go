@@ -21,9 +21,11 @@ type SpecAndStatus struct {
 }
 
 // Strategies returns the strategies of the resource and of its status
-// subresource, built on base (whose hooks still run, after these):
-//   - a create clears status; an update keeps the old status;
-//   - a status update keeps the old spec (and labels, if asked).
+// subresource, built on base:
+//   - a create clears status, then runs base's OnCreate; an update keeps the
+//     old status, counts a spec change, then runs base's OnUpdate;
+//   - a status update keeps the old spec (and labels, if asked) and checks
+//     only metadata: set the status strategy's ValidateFields* to check more.
 func (t SpecAndStatus) Strategies(base Strategy) (main, status Strategy) {
 	main, status = base, base
 	main.OnCreate = func(obj runtime.Object) {
@@ -40,8 +42,10 @@ func (t SpecAndStatus) Strategies(base Strategy) (main, status Strategy) {
 	main.OnUpdate = func(obj, old runtime.Object) {
 		fieldOf(obj, "Status").Set(fieldOf(old, "Status"))
 		if t.Generation && !apiequality.Semantic.DeepEqual(fieldOf(obj, "Spec").Interface(), fieldOf(old, "Spec").Interface()) {
-			if m, err := meta.Accessor(obj); err == nil {
-				m.SetGeneration(m.GetGeneration() + 1)
+			m, err1 := meta.Accessor(obj)
+			oldMeta, err2 := meta.Accessor(old)
+			if err1 == nil && err2 == nil {
+				m.SetGeneration(oldMeta.GetGeneration() + 1)
 			}
 		}
 		if base.OnUpdate != nil {
@@ -50,7 +54,7 @@ func (t SpecAndStatus) Strategies(base Strategy) (main, status Strategy) {
 	}
 	main.ResetFields = Fieldpaths(t.GroupVersion, "status")
 
-	status.OnCreate = nil
+	status.OnCreate, status.CreateOnUpdate = nil, false // subresources never create
 	status.ValidateFields, status.ValidateFieldsUpdate = nil, nil
 	status.OnUpdate = func(obj, old runtime.Object) {
 		fieldOf(obj, "Spec").Set(fieldOf(old, "Spec"))

@@ -3,6 +3,7 @@ package apps
 import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -26,7 +27,9 @@ type workload struct {
 	fields         func(obj runtime.Object) fields.Set
 	validate       func(obj runtime.Object) field.ErrorList
 	validateUpdate func(obj, old runtime.Object) field.ErrorList
-	table          registry.Table
+	// onUpdate runs after the update strategy has kept status and counted a spec change.
+	onUpdate func(obj, old runtime.Object)
+	table    registry.Table
 }
 
 var workloads = []workload{
@@ -40,6 +43,13 @@ var workloads = []workload{
 		},
 		validate: func(obj runtime.Object) field.ErrorList {
 			return validateDeploymentStrategy(&obj.(*appsv1.Deployment).Spec.Strategy)
+		},
+		// Upstream counts annotation changes too: the deployment controller copies them to its ReplicaSets.
+		onUpdate: func(obj, old runtime.Object) {
+			d, oldD := obj.(*appsv1.Deployment), old.(*appsv1.Deployment)
+			if d.Generation == oldD.Generation && !apiequality.Semantic.DeepEqual(d.Annotations, oldD.Annotations) {
+				d.Generation++
+			}
 		},
 		table: deploymentTable,
 	},
@@ -87,6 +97,7 @@ func NewStorage(optsGetter generic.RESTOptionsGetter) (map[string]rest.Storage, 
 		base := registry.NewStrategy(true)
 		base.ValidateFields = w.validateFields
 		base.ValidateFieldsUpdate = w.validateFieldsUpdate
+		base.OnUpdate = w.onUpdate
 		main, status := registry.SpecAndStatus{GroupVersion: "apps/v1", Generation: true, StatusKeepsLabels: true}.Strategies(base)
 		store, err := registry.NewREST(optsGetter, registry.Resource{
 			Resource:   appsv1.Resource(w.resource),

@@ -40,17 +40,6 @@ func containersAndImages(t *corev1.PodTemplateSpec) (string, string) {
 	return strings.Join(names, ","), strings.Join(images, ",")
 }
 
-func selectorString(s *metav1.LabelSelector) string {
-	sel, err := metav1.LabelSelectorAsSelector(s)
-	if err != nil {
-		return "<error>"
-	}
-	if sel.Empty() {
-		return "<none>"
-	}
-	return sel.String()
-}
-
 func replicas(p *int32) int64 {
 	if p == nil {
 		return 0
@@ -71,7 +60,7 @@ var deploymentTable = registry.Table{
 		d := obj.(*appsv1.Deployment)
 		containers, images := containersAndImages(&d.Spec.Template)
 		return []any{d.Name, fmt.Sprintf("%d/%d", d.Status.ReadyReplicas, replicas(d.Spec.Replicas)), int64(d.Status.UpdatedReplicas),
-			int64(d.Status.AvailableReplicas), registry.Age(d.CreationTimestamp), containers, images, selectorString(d.Spec.Selector)}
+			int64(d.Status.AvailableReplicas), registry.Age(d.CreationTimestamp), containers, images, metav1.FormatLabelSelector(d.Spec.Selector)}
 	},
 }
 
@@ -88,7 +77,7 @@ var replicaSetTable = registry.Table{
 		rs := obj.(*appsv1.ReplicaSet)
 		containers, images := containersAndImages(&rs.Spec.Template)
 		return []any{rs.Name, replicas(rs.Spec.Replicas), int64(rs.Status.Replicas), int64(rs.Status.ReadyReplicas),
-			registry.Age(rs.CreationTimestamp), containers, images, selectorString(rs.Spec.Selector)}
+			registry.Age(rs.CreationTimestamp), containers, images, metav1.FormatLabelSelector(rs.Spec.Selector)}
 	},
 }
 
@@ -124,6 +113,6 @@ var daemonSetTable = registry.Table{
 		nodeSelector := labels.FormatLabels(ds.Spec.Template.Spec.NodeSelector)
 		return []any{ds.Name, int64(ds.Status.DesiredNumberScheduled), int64(ds.Status.CurrentNumberScheduled), int64(ds.Status.NumberReady),
 			int64(ds.Status.UpdatedNumberScheduled), int64(ds.Status.NumberAvailable), nodeSelector, registry.Age(ds.CreationTimestamp),
-			containers, images, selectorString(ds.Spec.Selector)}
+			containers, images, metav1.FormatLabelSelector(ds.Spec.Selector)}
 	},
 }

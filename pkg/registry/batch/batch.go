@@ -117,8 +117,8 @@ func validateJob(j *batchv1.Job) field.ErrorList {
 			errs = append(errs, field.Invalid(specPath.Child(name), *v, "must be greater than or equal to 0"))
 		}
 	}
-	if d := j.Spec.ActiveDeadlineSeconds; d != nil && *d <= 0 {
-		errs = append(errs, field.Invalid(specPath.Child("activeDeadlineSeconds"), *d, "must be greater than 0"))
+	if d := j.Spec.ActiveDeadlineSeconds; d != nil && *d < 0 {
+		errs = append(errs, field.Invalid(specPath.Child("activeDeadlineSeconds"), *d, "must be greater than or equal to 0"))
 	}
 	return errs
 }

@@ -28,17 +28,6 @@ func containersAndImages(t *corev1.PodTemplateSpec) (string, string) {
 	return strings.Join(names, ","), strings.Join(images, ",")
 }
 
-func selectorString(s *metav1.LabelSelector) string {
-	sel, err := metav1.LabelSelectorAsSelector(s)
-	switch {
-	case err != nil:
-		return "<error>"
-	case sel.Empty():
-		return "<none>"
-	}
-	return sel.String()
-}
-
 var jobTable = registry.Table{
 	Columns: []metav1.TableColumnDefinition{
 		registry.NameColumn,
@@ -51,7 +40,7 @@ var jobTable = registry.Table{
 	Cells: func(obj runtime.Object) []any {
 		j := obj.(*batchv1.Job)
 		containers, images := containersAndImages(&j.Spec.Template)
-		return []any{j.Name, jobStatus(j), completions(j), jobDuration(j), registry.Age(j.CreationTimestamp), containers, images, selectorString(j.Spec.Selector)}
+		return []any{j.Name, jobStatus(j), completions(j), jobDuration(j), registry.Age(j.CreationTimestamp), containers, images, metav1.FormatLabelSelector(j.Spec.Selector)}
 	},
 }
 
@@ -84,6 +73,6 @@ var cronJobTable = registry.Table{
 			}
 		}
 		return []any{cj.Name, cj.Spec.Schedule, timeZone, suspend, int64(len(cj.Status.Active)), lastSchedule,
-			registry.Age(cj.CreationTimestamp), containers, images, selectorString(cj.Spec.JobTemplate.Spec.Selector)}
+			registry.Age(cj.CreationTimestamp), containers, images, metav1.FormatLabelSelector(cj.Spec.JobTemplate.Spec.Selector)}
 	},
 }

@@ -1,0 +1,2 @@
+// Package endpoints serves core/v1 endpoints.
+package endpoints

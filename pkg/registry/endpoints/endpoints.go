@@ -1,0 +1,181 @@
+package endpoints
+
+import (
+	"fmt"
+	"net"
+	"slices"
+	"strconv"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	apimachineryvalidation "k8s.io/apimachinery/pkg/api/validation"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/apiserver/pkg/registry/generic"
+	"k8s.io/apiserver/pkg/registry/rest"
+	netutils "k8s.io/utils/net"
+
+	"github.com/miniapiserver/miniapiserver/pkg/registry"
+)
+
+// NewStorage returns the storage of endpoints.
+func NewStorage(optsGetter generic.RESTOptionsGetter) (map[string]rest.Storage, error) {
+	s := registry.NewStrategy(true)
+	// As upstream: controllers PUT the endpoints of a service.
+	s.CreateOnUpdate = true
+	s.ValidateFields = func(obj runtime.Object) field.ErrorList {
+		return validateSubsets(obj.(*corev1.Endpoints).Subsets, field.NewPath("subsets"))
+	}
+	store, err := registry.NewREST(optsGetter, registry.Resource{
+		Resource:   corev1.Resource("endpoints"),
+		Singular:   "endpoints",
+		ShortNames: []string{"ep"},
+		New:        func() runtime.Object { return &corev1.Endpoints{} },
+		NewList:    func() runtime.Object { return &corev1.EndpointsList{} },
+		Strategy:   s,
+		Table: registry.Table{
+			Columns: []metav1.TableColumnDefinition{
+				registry.NameColumn,
+				{Name: "Endpoints", Type: "string", Description: corev1.Endpoints{}.SwaggerDoc()["subsets"]},
+				registry.AgeColumn,
+			},
+			Cells: func(obj runtime.Object) []any {
+				ep := obj.(*corev1.Endpoints)
+				return []any{ep.Name, formatEndpoints(ep.Subsets), registry.Age(ep.CreationTimestamp)}
+			},
+		},
+	})
+	if err != nil {
+		return nil, err
+	}
+	return map[string]rest.Storage{"endpoints": store}, nil
+}
+
+// formatEndpoints prints up to three ready addresses ("ip:port", or just
+// the IP in a subset without ports), as kubectl's ENDPOINTS column does.
+func formatEndpoints(subsets []corev1.EndpointSubset) string {
+	if len(subsets) == 0 {
+		return "<none>"
+	}
+	const max = 3
+	var list []string
+	count := 0
+	for _, ss := range subsets {
+		if len(ss.Ports) == 0 {
+			// A headless service may have no ports.
+			count += len(ss.Addresses)
+			for _, a := range ss.Addresses {
+				if len(list) == max {
+					break
+				}
+				list = append(list, a.IP)
+			}
+			continue
+		}
+		for _, port := range ss.Ports {
+			count += len(ss.Addresses)
+			for _, a := range ss.Addresses {
+				if len(list) == max {
+					break
+				}
+				list = append(list, net.JoinHostPort(a.IP, strconv.Itoa(int(port.Port))))
+			}
+		}
+	}
+	out := strings.Join(list, ",")
+	if count > max {
+		return fmt.Sprintf("%s + %d more...", out, count-max)
+	}
+	return out
+}
+
+var supportedProtocols = []corev1.Protocol{corev1.ProtocolSCTP, corev1.ProtocolTCP, corev1.ProtocolUDP}
+
+// validateSubsets checks the subsets as upstream's validateEndpointSubsets.
+func validateSubsets(subsets []corev1.EndpointSubset, p *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	for i, ss := range subsets {
+		sp := p.Index(i)
+		if len(ss.Addresses) == 0 && len(ss.NotReadyAddresses) == 0 {
+			errs = append(errs, field.Required(sp, "must specify `addresses` or `notReadyAddresses`"))
+		}
+		for j := range ss.Addresses {
+			errs = append(errs, validateAddress(&ss.Addresses[j], sp.Child("addresses").Index(j))...)
+		}
+		for j := range ss.NotReadyAddresses {
+			errs = append(errs, validateAddress(&ss.NotReadyAddresses[j], sp.Child("notReadyAddresses").Index(j))...)
+		}
+		for j := range ss.Ports {
+			errs = append(errs, validatePort(&ss.Ports[j], len(ss.Ports) > 1, sp.Child("ports").Index(j))...)
+		}
+	}
+	return errs
+}
+
+func validateAddress(a *corev1.EndpointAddress, p *field.Path) field.ErrorList {
+	errs := validation.IsValidIPForLegacyField(p.Child("ip"), a.IP, false, nil)
+	if a.Hostname != "" {
+		for _, msg := range validation.IsDNS1123Label(a.Hostname) {
+			errs = append(errs, field.Invalid(p.Child("hostname"), a.Hostname, msg))
+		}
+	}
+	if a.NodeName != nil {
+		for _, msg := range apimachineryvalidation.NameIsDNSSubdomain(*a.NodeName, false) {
+			errs = append(errs, field.Invalid(p.Child("nodeName"), *a.NodeName, msg))
+		}
+	}
+	return append(errs, ValidateEndpointIP(a.IP, p.Child("ip"))...)
+}
+
+// ValidateEndpointIP refuses the IPs that make no sense as an endpoint:
+// unspecified, loopback and link-local ones. An IP that does not parse is
+// left to the format check.
+func ValidateEndpointIP(ip string, p *field.Path) field.ErrorList {
+	parsed := netutils.ParseIPSloppy(ip)
+	if parsed == nil {
+		return nil
+	}
+	var errs field.ErrorList
+	if parsed.IsUnspecified() {
+		errs = append(errs, field.Invalid(p, ip, fmt.Sprintf("may not be unspecified (%v)", ip)))
+	}
+	if parsed.IsLoopback() {
+		errs = append(errs, field.Invalid(p, ip, "may not be in the loopback range (127.0.0.0/8, ::1/128)"))
+	}
+	if parsed.IsLinkLocalUnicast() {
+		errs = append(errs, field.Invalid(p, ip, "may not be in the link-local range (169.254.0.0/16, fe80::/10)"))
+	}
+	if parsed.IsLinkLocalMulticast() {
+		errs = append(errs, field.Invalid(p, ip, "may not be in the link-local multicast range (224.0.0.0/24, ff02::/10)"))
+	}
+	return errs
+}
+
+// validatePort checks one port; a subset of several ports needs their names.
+func validatePort(port *corev1.EndpointPort, requireName bool, p *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	if requireName && port.Name == "" {
+		errs = append(errs, field.Required(p.Child("name"), ""))
+	} else if port.Name != "" {
+		for _, msg := range validation.IsDNS1123Label(port.Name) {
+			errs = append(errs, field.Invalid(p.Child("name"), port.Name, msg))
+		}
+	}
+	for _, msg := range validation.IsValidPortNum(int(port.Port)) {
+		errs = append(errs, field.Invalid(p.Child("port"), port.Port, msg))
+	}
+	switch {
+	case port.Protocol == "":
+		errs = append(errs, field.Required(p.Child("protocol"), ""))
+	case !slices.Contains(supportedProtocols, port.Protocol):
+		errs = append(errs, field.NotSupported(p.Child("protocol"), port.Protocol, supportedProtocols))
+	}
+	if port.AppProtocol != nil {
+		for _, msg := range validation.IsQualifiedName(*port.AppProtocol) {
+			errs = append(errs, field.Invalid(p.Child("appProtocol"), *port.AppProtocol, msg))
+		}
+	}
+	return errs
+}

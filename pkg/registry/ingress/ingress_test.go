@@ -1,0 +1,389 @@
+package ingress
+
+import (
+	"context"
+	"maps"
+	"slices"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
+	"k8s.io/apiserver/pkg/registry/rest"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
+
+	"github.com/miniapiserver/miniapiserver/pkg/registry"
+	"github.com/miniapiserver/miniapiserver/pkg/registry/registrytest"
+)
+
+func serviceBackend(name string, port int32) networkingv1.IngressBackend {
+	return networkingv1.IngressBackend{Service: &networkingv1.IngressServiceBackend{Name: name, Port: networkingv1.ServiceBackendPort{Number: port}}}
+}
+
+// validIngress returns an ingress with two rules that passes validation.
+func validIngress() *networkingv1.Ingress {
+	return &networkingv1.Ingress{
+		ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "default", UID: "uid-1", ResourceVersion: "1"},
+		Spec: networkingv1.IngressSpec{
+			IngressClassName: ptr.To("nginx"),
+			Rules: []networkingv1.IngressRule{
+				{Host: "example.com", IngressRuleValue: networkingv1.IngressRuleValue{HTTP: &networkingv1.HTTPIngressRuleValue{Paths: []networkingv1.HTTPIngressPath{
+					{Path: "/", PathType: ptr.To(networkingv1.PathTypePrefix), Backend: serviceBackend("web", 80)},
+					{Path: "/api/v1", PathType: ptr.To(networkingv1.PathTypeExact), Backend: networkingv1.IngressBackend{
+						Service: &networkingv1.IngressServiceBackend{Name: "api", Port: networkingv1.ServiceBackendPort{Name: "http"}},
+					}},
+				}}}},
+				{Host: "*.example.org", IngressRuleValue: networkingv1.IngressRuleValue{HTTP: &networkingv1.HTTPIngressRuleValue{Paths: []networkingv1.HTTPIngressPath{
+					{PathType: ptr.To(networkingv1.PathTypeImplementationSpecific), Backend: networkingv1.IngressBackend{
+						Resource: &corev1.TypedLocalObjectReference{APIGroup: ptr.To("storage.example.com"), Kind: "Bucket", Name: "static"},
+					}},
+				}}}},
+			},
+		},
+	}
+}
+
+func modified(ing *networkingv1.Ingress, mutate func(*networkingv1.Ingress)) *networkingv1.Ingress {
+	ing = ing.DeepCopy()
+	mutate(ing)
+	return ing
+}
+
+func TestStorage(t *testing.T) {
+	mem := registrytest.NewMemStorage()
+	storages, err := NewStorage(mem.Options("ingresses"))
+	if err != nil {
+		t.Fatalf("NewStorage: got error %v, want none", err)
+	}
+	status, ok := storages["ingresses/status"].(*registry.StatusREST)
+	if !ok {
+		t.Fatalf("storage %q: got %T, want *registry.StatusREST", "ingresses/status", storages["ingresses/status"])
+	}
+	store := registrytest.REST(t, NewStorage, "ingresses")
+	if got, want := store.DefaultQualifiedResource, networkingv1.Resource("ingresses"); got != want {
+		t.Errorf("resource: got %v, want %v", got, want)
+	}
+	if !store.NamespaceScoped() {
+		t.Errorf("NamespaceScoped: got false, want true")
+	}
+	if diff := cmp.Diff([]string{"ing"}, store.ShortNames()); diff != "" {
+		t.Errorf("ShortNames (-want +got):\n%s", diff)
+	}
+	equal := cmp.Comparer(func(a, b *fieldpath.Set) bool { return a.Equals(b) })
+	if diff := cmp.Diff(registry.Fieldpaths("networking.k8s.io/v1", "status"), store.GetResetFields(), equal); diff != "" {
+		t.Errorf("ingresses reset fields (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(registry.Fieldpaths("networking.k8s.io/v1", "spec"), status.GetResetFields(), equal); diff != "" {
+		t.Errorf("ingresses/status reset fields (-want +got):\n%s", diff)
+	}
+}
+
+func TestStorageKeys(t *testing.T) {
+	storages, err := NewStorage(registrytest.NewMemStorage().Options("ingresses"))
+	if err != nil {
+		t.Fatalf("NewStorage: got error %v, want none", err)
+	}
+	if diff := cmp.Diff([]string{"ingresses", "ingresses/status"}, slices.Sorted(maps.Keys(storages))); diff != "" {
+		t.Errorf("storage keys (-want +got):\n%s", diff)
+	}
+}
+
+func TestValidate(t *testing.T) {
+	path := func(ing *networkingv1.Ingress) *networkingv1.HTTPIngressPath {
+		return &ing.Spec.Rules[0].HTTP.Paths[0]
+	}
+	tests := []struct {
+		name string
+		ing  *networkingv1.Ingress
+		want []string
+	}{
+		{name: "valid", ing: validIngress(), want: []string{}},
+		{
+			name: "default backend only",
+			ing: modified(validIngress(), func(ing *networkingv1.Ingress) {
+				ing.Spec.Rules = nil
+				ing.Spec.DefaultBackend = ptr.To(serviceBackend("web", 8080))
+			}),
+			want: []string{},
+		},
+		{
+			name: "rule without http",
+			ing:  modified(validIngress(), func(ing *networkingv1.Ingress) { ing.Spec.Rules[1].HTTP = nil }),
+			want: []string{},
+		},
+		{
+			name: "neither rules nor default backend",
+			ing:  modified(validIngress(), func(ing *networkingv1.Ingress) { ing.Spec.Rules = nil }),
+			want: []string{"spec: Invalid value"},
+		},
+		{
+			name: "path without pathType",
+			ing:  modified(validIngress(), func(ing *networkingv1.Ingress) { path(ing).PathType = nil }),
+			want: []string{"spec.rules[0].http.paths[0].pathType: Required value"},
+		},
+		{
+			name: "unknown pathType",
+			ing:  modified(validIngress(), func(ing *networkingv1.Ingress) { path(ing).PathType = ptr.To(networkingv1.PathType("Regex")) }),
+			want: []string{"spec.rules[0].http.paths[0].pathType: Unsupported value"},
+		},
+		{
+			name: "relative Prefix and Exact paths",
+			ing: modified(validIngress(), func(ing *networkingv1.Ingress) {
+				path(ing).Path = "app"
+				ing.Spec.Rules[0].HTTP.Paths[1].Path = ""
+			}),
+			want: []string{"spec.rules[0].http.paths[0].path: Invalid value", "spec.rules[0].http.paths[1].path: Invalid value"},
+		},
+		{
+			name: "relative ImplementationSpecific path",
+			ing:  modified(validIngress(), func(ing *networkingv1.Ingress) { ing.Spec.Rules[1].HTTP.Paths[0].Path = "static" }),
+			want: []string{"spec.rules[1].http.paths[0].path: Invalid value"},
+		},
+		{
+			name: "path with // and a /.. suffix",
+			ing:  modified(validIngress(), func(ing *networkingv1.Ingress) { path(ing).Path = "/a//b/.." }),
+			want: []string{"spec.rules[0].http.paths[0].path: Invalid value", "spec.rules[0].http.paths[0].path: Invalid value"},
+		},
+		{
+			name: "http without paths",
+			ing:  modified(validIngress(), func(ing *networkingv1.Ingress) { ing.Spec.Rules[0].HTTP.Paths = nil }),
+			want: []string{"spec.rules[0].http.paths: Required value"},
+		},
+		{
+			name: "backend with neither service nor resource",
+			ing:  modified(validIngress(), func(ing *networkingv1.Ingress) { path(ing).Backend = networkingv1.IngressBackend{} }),
+			want: []string{"spec.rules[0].http.paths[0].backend: Invalid value"},
+		},
+		{
+			name: "backend with both",
+			ing: modified(validIngress(), func(ing *networkingv1.Ingress) {
+				path(ing).Backend.Resource = &corev1.TypedLocalObjectReference{Kind: "Bucket", Name: "b"}
+			}),
+			want: []string{"spec.rules[0].http.paths[0].backend: Invalid value"},
+		},
+		{
+			name: "service backend without port",
+			ing: modified(validIngress(), func(ing *networkingv1.Ingress) {
+				path(ing).Backend.Service.Port = networkingv1.ServiceBackendPort{}
+			}),
+			want: []string{"spec.rules[0].http.paths[0].backend: Required value"},
+		},
+		{
+			name: "service backend with port name and number",
+			ing: modified(validIngress(), func(ing *networkingv1.Ingress) {
+				path(ing).Backend.Service.Port.Name = "http"
+			}),
+			want: []string{"spec.rules[0].http.paths[0].backend: Invalid value"},
+		},
+		{
+			name: "service backend without name, with a bad port number",
+			ing: modified(validIngress(), func(ing *networkingv1.Ingress) {
+				path(ing).Backend.Service = &networkingv1.IngressServiceBackend{Port: networkingv1.ServiceBackendPort{Number: 70000}}
+			}),
+			want: []string{"spec.rules[0].http.paths[0].backend.service.name: Required value", "spec.rules[0].http.paths[0].backend.service.port.number: Invalid value"},
+		},
+		{
+			name: "service backend with a bad name and port name",
+			ing: modified(validIngress(), func(ing *networkingv1.Ingress) {
+				path(ing).Backend.Service = &networkingv1.IngressServiceBackend{Name: "1web", Port: networkingv1.ServiceBackendPort{Name: "http_port"}}
+			}),
+			want: []string{"spec.rules[0].http.paths[0].backend.service.name: Invalid value", "spec.rules[0].http.paths[0].backend.service.port.name: Invalid value"},
+		},
+		{
+			name: "resource backend without kind and name",
+			ing: modified(validIngress(), func(ing *networkingv1.Ingress) {
+				ing.Spec.Rules[1].HTTP.Paths[0].Backend.Resource = &corev1.TypedLocalObjectReference{}
+			}),
+			want: []string{"spec.rules[1].http.paths[0].backend.resource.kind: Required value", "spec.rules[1].http.paths[0].backend.resource.name: Required value"},
+		},
+		{
+			name: "bad default backend",
+			ing: modified(validIngress(), func(ing *networkingv1.Ingress) {
+				ing.Spec.DefaultBackend = &networkingv1.IngressBackend{}
+			}),
+			want: []string{"spec.defaultBackend: Invalid value"},
+		},
+		{
+			name: "hosts: an IP, a bad wildcard, a bad TLS host",
+			ing: modified(validIngress(), func(ing *networkingv1.Ingress) {
+				ing.Spec.Rules[0].Host = "10.0.0.1"
+				ing.Spec.Rules[1].Host = "foo.*.example.org"
+				ing.Spec.TLS = []networkingv1.IngressTLS{{Hosts: []string{"example.com", "Bad_Host"}, SecretName: "tls"}}
+			}),
+			want: []string{"spec.rules[0].host: Invalid value", "spec.rules[1].host: Invalid value", "spec.tls[0].hosts[1]: Invalid value"},
+		},
+		{
+			name: "bad class and TLS secret name",
+			ing: modified(validIngress(), func(ing *networkingv1.Ingress) {
+				ing.Spec.IngressClassName = ptr.To("Nginx!")
+				ing.Spec.TLS = []networkingv1.IngressTLS{{SecretName: "TLS_Secret"}}
+			}),
+			want: []string{"spec.ingressClassName: Invalid value", "spec.tls[0].secretName: Invalid value"},
+		},
+	}
+	store := registrytest.REST(t, NewStorage, "ingresses")
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := registrytest.ErrorPaths(store.CreateStrategy.Validate(context.Background(), tt.ing))
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("Validate errors (-want +got):\n%s", diff)
+			}
+			got = registrytest.ErrorPaths(store.UpdateStrategy.ValidateUpdate(context.Background(), tt.ing, validIngress()))
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("ValidateUpdate errors (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestPrepareForCreate(t *testing.T) {
+	ing := modified(validIngress(), func(ing *networkingv1.Ingress) {
+		ing.Generation = 9
+		ing.Status.LoadBalancer.Ingress = []networkingv1.IngressLoadBalancerIngress{{IP: "203.0.113.1"}}
+	})
+	registrytest.REST(t, NewStorage, "ingresses").CreateStrategy.PrepareForCreate(context.Background(), ing)
+	if diff := cmp.Diff(networkingv1.IngressStatus{}, ing.Status); diff != "" {
+		t.Errorf("status after PrepareForCreate (-want +got):\n%s", diff)
+	}
+	if ing.Generation != 1 {
+		t.Errorf("generation after PrepareForCreate: got %d, want 1", ing.Generation)
+	}
+}
+
+func TestPrepareForUpdate(t *testing.T) {
+	old := modified(validIngress(), func(ing *networkingv1.Ingress) {
+		ing.Generation = 3
+		ing.Status.LoadBalancer.Ingress = []networkingv1.IngressLoadBalancerIngress{{IP: "203.0.113.1"}}
+	})
+	tests := []struct {
+		name           string
+		mutate         func(*networkingv1.Ingress)
+		wantGeneration int64
+	}{
+		{name: "metadata only", mutate: func(ing *networkingv1.Ingress) { ing.Labels = map[string]string{"a": "b"} }, wantGeneration: 3},
+		{name: "status only", mutate: func(ing *networkingv1.Ingress) { ing.Status = networkingv1.IngressStatus{} }, wantGeneration: 3},
+		{name: "spec", mutate: func(ing *networkingv1.Ingress) { ing.Spec.Rules[0].Host = "example.net" }, wantGeneration: 4},
+	}
+	strategy := registrytest.REST(t, NewStorage, "ingresses").UpdateStrategy
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			obj := modified(old, tt.mutate)
+			strategy.PrepareForUpdate(context.Background(), obj, old)
+			if obj.Generation != tt.wantGeneration {
+				t.Errorf("generation: got %d, want %d", obj.Generation, tt.wantGeneration)
+			}
+			if diff := cmp.Diff(old.Status, obj.Status); diff != "" {
+				t.Errorf("status after PrepareForUpdate (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestUpdateThroughStores runs updates through the generic stores of
+// ingresses and of ingresses/status.
+func TestUpdateThroughStores(t *testing.T) {
+	stored := modified(validIngress(), func(ing *networkingv1.Ingress) { ing.Generation = 1 })
+	newStatus := networkingv1.IngressStatus{LoadBalancer: networkingv1.IngressLoadBalancerStatus{Ingress: []networkingv1.IngressLoadBalancerIngress{{IP: "203.0.113.1"}}}}
+	tests := []struct {
+		name           string
+		status         bool
+		wantHost       string
+		wantGeneration int64
+		wantStatus     networkingv1.IngressStatus
+	}{
+		{name: "ingresses: spec changes, generation counts, status kept", wantHost: "example.net", wantGeneration: 2, wantStatus: networkingv1.IngressStatus{}},
+		{name: "ingresses/status: status changes, spec kept", status: true, wantHost: "example.com", wantGeneration: 1, wantStatus: newStatus},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			mem := registrytest.NewMemStorage()
+			storages, err := NewStorage(mem.Options("ingresses"))
+			if err != nil {
+				t.Fatalf("NewStorage: got error %v, want none", err)
+			}
+			store := storages["ingresses"].(*registry.REST)
+			ctx := genericapirequest.WithNamespace(context.Background(), "default")
+			key, err := store.KeyFunc(ctx, "web")
+			if err != nil {
+				t.Fatalf("KeyFunc: %v", err)
+			}
+			current := mem.Seed(t, key, stored).(*networkingv1.Ingress)
+			update := modified(current, func(ing *networkingv1.Ingress) {
+				ing.Spec.Rules[0].Host = "example.net"
+				ing.Status = newStatus
+			})
+			var updater rest.Updater = store
+			if tt.status {
+				updater = storages["ingresses/status"].(*registry.StatusREST)
+			}
+			out, _, err := updater.Update(ctx, "web", rest.DefaultUpdatedObjectInfo(update), rest.ValidateAllObjectFunc, rest.ValidateAllObjectUpdateFunc, false, &metav1.UpdateOptions{})
+			if err != nil {
+				t.Fatalf("Update: got error %v, want none", err)
+			}
+			got := out.(*networkingv1.Ingress)
+			if got.Spec.Rules[0].Host != tt.wantHost {
+				t.Errorf("host: got %q, want %q", got.Spec.Rules[0].Host, tt.wantHost)
+			}
+			if got.Generation != tt.wantGeneration {
+				t.Errorf("generation: got %d, want %d", got.Generation, tt.wantGeneration)
+			}
+			if diff := cmp.Diff(tt.wantStatus, got.Status); diff != "" {
+				t.Errorf("status (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestTable(t *testing.T) {
+	rule := func(host string) networkingv1.IngressRule { return networkingv1.IngressRule{Host: host} }
+	tests := []struct {
+		name string
+		ing  *networkingv1.Ingress
+		want []any
+	}{
+		{
+			name: "two hosts, no address yet",
+			ing:  validIngress(),
+			want: []any{"web", "nginx", "example.com,*.example.org", "", "80", "<unknown>"},
+		},
+		{
+			name: "no class, default backend only, TLS, addresses sorted and unique",
+			ing: modified(validIngress(), func(ing *networkingv1.Ingress) {
+				ing.Spec.IngressClassName = nil
+				ing.Spec.Rules = nil
+				ing.Spec.DefaultBackend = ptr.To(serviceBackend("web", 80))
+				ing.Spec.TLS = []networkingv1.IngressTLS{{SecretName: "tls"}}
+				ing.Status.LoadBalancer.Ingress = []networkingv1.IngressLoadBalancerIngress{{IP: "203.0.113.9"}, {Hostname: "lb.example.com"}, {IP: "203.0.113.1"}, {IP: "203.0.113.9"}}
+			}),
+			want: []any{"web", "<none>", "*", "203.0.113.1,203.0.113.9,lb.example.com", "80, 443", "<unknown>"},
+		},
+		{
+			name: "hostless rules are skipped; past three hosts the rest count as more",
+			ing: modified(validIngress(), func(ing *networkingv1.Ingress) {
+				ing.Spec.Rules = []networkingv1.IngressRule{rule("a.example.com"), rule(""), rule("b.example.com"), rule("c.example.com"), rule("d.example.com")}
+			}),
+			want: []any{"web", "nginx", "a.example.com,b.example.com,c.example.com + 2 more...", "", "80", "<unknown>"},
+		},
+	}
+	store := registrytest.REST(t, NewStorage, "ingresses")
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			table, err := store.ConvertToTable(context.Background(), tt.ing, nil)
+			if err != nil {
+				t.Fatalf("ConvertToTable: got error %v, want none", err)
+			}
+			if diff := cmp.Diff([]string{"Name", "Class", "Hosts", "Address", "Ports", "Age"}, registrytest.ColumnNames(table)); diff != "" {
+				t.Errorf("columns (-want +got):\n%s", diff)
+			}
+			if len(table.Rows) != 1 {
+				t.Fatalf("rows: got %d, want 1", len(table.Rows))
+			}
+			if diff := cmp.Diff(tt.want, table.Rows[0].Cells); diff != "" {
+				t.Errorf("cells (-want +got):\n%s", diff)
+			}
+		})
+	}
+}

@@ -1,0 +1,241 @@
+package node
+
+import (
+	"slices"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/apiserver/pkg/registry/generic"
+	"k8s.io/apiserver/pkg/registry/rest"
+	netutils "k8s.io/utils/net"
+
+	"github.com/miniapiserver/miniapiserver/pkg/api"
+	"github.com/miniapiserver/miniapiserver/pkg/registry"
+)
+
+// NewStorage returns the storage of nodes and nodes/status.
+func NewStorage(optsGetter generic.RESTOptionsGetter) (map[string]rest.Storage, error) {
+	base := registry.NewStrategy(false)
+	base.ValidateFields = func(obj runtime.Object) field.ErrorList { return validate(obj.(*corev1.Node)) }
+	base.ValidateFieldsUpdate = func(obj, old runtime.Object) field.ErrorList {
+		return validateUpdate(obj.(*corev1.Node), old.(*corev1.Node))
+	}
+	main, status := registry.SpecAndStatus{GroupVersion: "v1"}.Strategies(base)
+	// Kubelets register their node with its status filled in, and upstream's
+	// PrepareForCreate keeps it: a create must not clear the status.
+	main.OnCreate = nil
+	// Upstream validates status updates with ValidateNodeUpdate too; with
+	// the spec kept, what is left to check is the status.
+	status.ValidateFieldsUpdate = func(obj, _ runtime.Object) field.ErrorList {
+		return validateAddresses(obj.(*corev1.Node))
+	}
+
+	store, err := registry.NewREST(optsGetter, registry.Resource{
+		Resource:   corev1.Resource("nodes"),
+		Singular:   "node",
+		ShortNames: []string{"no"},
+		New:        func() runtime.Object { return &corev1.Node{} },
+		NewList:    func() runtime.Object { return &corev1.NodeList{} },
+		Strategy:   main,
+		Fields:     func(obj runtime.Object) fields.Set { return api.NodeFields(obj.(*corev1.Node)) },
+		Table:      table,
+	})
+	if err != nil {
+		return nil, err
+	}
+	return map[string]rest.Storage{
+		"nodes":        store,
+		"nodes/status": registry.NewStatusREST(store, status),
+	}, nil
+}
+
+var table = registry.Table{
+	Columns: []metav1.TableColumnDefinition{
+		registry.NameColumn,
+		{Name: "Status", Type: "string", Description: "The status of the node"},
+		{Name: "Roles", Type: "string", Description: "The roles of the node"},
+		registry.AgeColumn,
+		{Name: "Version", Type: "string", Description: corev1.NodeSystemInfo{}.SwaggerDoc()["kubeletVersion"]},
+		{Name: "Internal-IP", Type: "string", Priority: 1, Description: corev1.NodeStatus{}.SwaggerDoc()["addresses"]},
+		{Name: "External-IP", Type: "string", Priority: 1, Description: corev1.NodeStatus{}.SwaggerDoc()["addresses"]},
+		{Name: "OS-Image", Type: "string", Priority: 1, Description: corev1.NodeSystemInfo{}.SwaggerDoc()["osImage"]},
+		{Name: "Kernel-Version", Type: "string", Priority: 1, Description: corev1.NodeSystemInfo{}.SwaggerDoc()["kernelVersion"]},
+		{Name: "Container-Runtime", Type: "string", Priority: 1, Description: corev1.NodeSystemInfo{}.SwaggerDoc()["containerRuntimeVersion"]},
+	},
+	Cells: func(obj runtime.Object) []any {
+		n := obj.(*corev1.Node)
+		status := "Unknown"
+		for _, c := range n.Status.Conditions {
+			if c.Type == corev1.NodeReady {
+				status = "NotReady"
+				if c.Status == corev1.ConditionTrue {
+					status = "Ready"
+				}
+			}
+		}
+		if n.Spec.Unschedulable {
+			status += ",SchedulingDisabled"
+		}
+		roles := strings.Join(roles(n.Labels), ",")
+		if roles == "" {
+			roles = "<none>"
+		}
+		info := n.Status.NodeInfo
+		return []any{n.Name, status, roles, registry.Age(n.CreationTimestamp), info.KubeletVersion,
+			address(n, corev1.NodeInternalIP), address(n, corev1.NodeExternalIP),
+			orUnknown(info.OSImage), orUnknown(info.KernelVersion), orUnknown(info.ContainerRuntimeVersion)}
+	},
+}
+
+const (
+	// roleLabelPrefix labels a node with a role: node-role.kubernetes.io/<role>.
+	roleLabelPrefix = "node-role.kubernetes.io/"
+	// roleLabel is the older form: kubernetes.io/role=<role>.
+	roleLabel = "kubernetes.io/role"
+)
+
+// roles returns the node's roles, sorted, as kubectl finds them.
+func roles(labels map[string]string) []string {
+	out := sets.New[string]()
+	for k, v := range labels {
+		switch {
+		case strings.HasPrefix(k, roleLabelPrefix):
+			if role := strings.TrimPrefix(k, roleLabelPrefix); role != "" {
+				out.Insert(role)
+			}
+		case k == roleLabel && v != "":
+			out.Insert(v)
+		}
+	}
+	return sets.List(out)
+}
+
+// address returns the node's first address of type t, or "<none>".
+func address(n *corev1.Node, t corev1.NodeAddressType) string {
+	for _, a := range n.Status.Addresses {
+		if a.Type == t {
+			return a.Address
+		}
+	}
+	return "<none>"
+}
+
+func orUnknown(s string) string {
+	if s == "" {
+		return "<unknown>"
+	}
+	return s
+}
+
+// taintsPath is where upstream reports taint errors: under metadata, not spec.
+var taintsPath = field.NewPath("metadata", "taints")
+
+// validate checks the cheap parts of upstream's ValidateNode.
+func validate(n *corev1.Node) field.ErrorList {
+	errs := validateTaints(n.Spec.Taints)
+	if len(n.Spec.PodCIDRs) == 0 {
+		return errs
+	}
+	p := field.NewPath("spec", "podCIDRs")
+	valid := true
+	for i, cidr := range n.Spec.PodCIDRs {
+		cidrErrs := validation.IsValidCIDRForLegacyField(p.Index(i), cidr, false, nil)
+		valid = valid && len(cidrErrs) == 0
+		errs = append(errs, cidrErrs...)
+	}
+	if len(n.Spec.PodCIDRs) > 1 {
+		// Upstream also reports an internal error here when a CIDR does not
+		// parse; the Invalid error above already says so.
+		if valid {
+			if dual, _ := netutils.IsDualStackCIDRStrings(n.Spec.PodCIDRs); !dual || len(n.Spec.PodCIDRs) > 2 {
+				errs = append(errs, field.Invalid(p, n.Spec.PodCIDRs, "may specify no more than one CIDR for each IP family"))
+			}
+		}
+		seen := sets.New[string]()
+		for i, cidr := range n.Spec.PodCIDRs {
+			if seen.Has(cidr) {
+				errs = append(errs, field.Duplicate(p.Index(i), cidr))
+			}
+			seen.Insert(cidr)
+		}
+	}
+	return errs
+}
+
+var supportedTaintEffects = []corev1.TaintEffect{corev1.TaintEffectNoSchedule, corev1.TaintEffectPreferNoSchedule, corev1.TaintEffectNoExecute}
+
+func validateTaints(taints []corev1.Taint) field.ErrorList {
+	var errs field.ErrorList
+	seen := map[corev1.TaintEffect]sets.Set[string]{}
+	for i, taint := range taints {
+		p := taintsPath.Index(i)
+		errs = append(errs, metav1validation.ValidateLabelName(taint.Key, p.Child("key"))...)
+		if msgs := validation.IsValidLabelValue(taint.Value); len(msgs) > 0 {
+			errs = append(errs, field.Invalid(p.Child("value"), taint.Value, strings.Join(msgs, ";")))
+		}
+		switch {
+		case taint.Effect == "":
+			errs = append(errs, field.Required(p.Child("effect"), ""))
+		case !slices.Contains(supportedTaintEffects, taint.Effect):
+			errs = append(errs, field.NotSupported(p.Child("effect"), taint.Effect, supportedTaintEffects))
+		}
+		if seen[taint.Effect].Has(taint.Key) {
+			dup := field.Duplicate(p, taint)
+			dup.Detail = "taints must be unique by key and effect pair"
+			errs = append(errs, dup)
+			continue
+		}
+		if seen[taint.Effect] == nil {
+			seen[taint.Effect] = sets.New[string]()
+		}
+		seen[taint.Effect].Insert(taint.Key)
+	}
+	return errs
+}
+
+// validateUpdate is the cheap part of upstream's ValidateNodeUpdate, which
+// (unlike create) does not check the format of podCIDRs: those may only
+// be set once, as may providerID.
+func validateUpdate(n, old *corev1.Node) field.ErrorList {
+	errs := append(validateTaints(n.Spec.Taints), validateAddresses(n)...)
+	// As upstream: one error for a changed length, else one per changed CIDR.
+	const cidrMsg = `node updates may not change podCIDR except from "" to valid`
+	switch {
+	case len(old.Spec.PodCIDRs) == 0:
+	case len(n.Spec.PodCIDRs) != len(old.Spec.PodCIDRs):
+		errs = append(errs, field.Forbidden(field.NewPath("spec", "podCIDRs"), cidrMsg))
+	default:
+		for i, cidr := range old.Spec.PodCIDRs {
+			if n.Spec.PodCIDRs[i] != cidr {
+				errs = append(errs, field.Forbidden(field.NewPath("spec", "podCIDRs"), cidrMsg))
+			}
+		}
+	}
+	if old.Spec.ProviderID != "" && n.Spec.ProviderID != old.Spec.ProviderID {
+		errs = append(errs, field.Forbidden(field.NewPath("spec", "providerID"), `node updates may not change providerID except from "" to valid`))
+	}
+	if n.Spec.DoNotUseExternalID != old.Spec.DoNotUseExternalID {
+		errs = append(errs, field.Forbidden(field.NewPath("spec", "externalID"), "may not be updated"))
+	}
+	return errs
+}
+
+// validateAddresses forbids duplicate status.addresses.
+func validateAddresses(n *corev1.Node) field.ErrorList {
+	var errs field.ErrorList
+	seen := sets.New[corev1.NodeAddress]()
+	for i, a := range n.Status.Addresses {
+		if seen.Has(a) {
+			errs = append(errs, field.Duplicate(field.NewPath("status", "addresses").Index(i), a))
+		}
+		seen.Insert(a)
+	}
+	return errs
+}

@@ -1,0 +1,391 @@
+package node
+
+import (
+	"context"
+	"maps"
+	"slices"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/labels"
+	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
+	"k8s.io/apiserver/pkg/registry/rest"
+	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
+
+	"github.com/miniapiserver/miniapiserver/pkg/registry"
+	"github.com/miniapiserver/miniapiserver/pkg/registry/registrytest"
+)
+
+// validNode returns a registered, ready node that passes validation.
+func validNode() *corev1.Node {
+	return &corev1.Node{
+		ObjectMeta: metav1.ObjectMeta{Name: "node-1", UID: "uid-1", ResourceVersion: "1", Labels: map[string]string{"kubernetes.io/hostname": "node-1"}},
+		Spec: corev1.NodeSpec{
+			PodCIDR:  "10.244.1.0/24",
+			PodCIDRs: []string{"10.244.1.0/24"},
+			Taints:   []corev1.Taint{{Key: "dedicated", Value: "db", Effect: corev1.TaintEffectNoSchedule}},
+		},
+		Status: corev1.NodeStatus{
+			Capacity:   corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("4")},
+			Conditions: []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue}},
+			Addresses:  []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: "192.168.0.10"}, {Type: corev1.NodeHostName, Address: "node-1"}},
+			NodeInfo:   corev1.NodeSystemInfo{KubeletVersion: "v1.37.2", OSImage: "Debian GNU/Linux 13", KernelVersion: "6.12.0", ContainerRuntimeVersion: "containerd://2.1.0"},
+		},
+	}
+}
+
+func modified(n *corev1.Node, mutate func(*corev1.Node)) *corev1.Node {
+	n = n.DeepCopy()
+	mutate(n)
+	return n
+}
+
+func TestStorage(t *testing.T) {
+	mem := registrytest.NewMemStorage()
+	storages, err := NewStorage(mem.Options("nodes"))
+	if err != nil {
+		t.Fatalf("NewStorage: got error %v, want none", err)
+	}
+	status, ok := storages["nodes/status"].(*registry.StatusREST)
+	if !ok {
+		t.Fatalf("storage %q: got %T, want *registry.StatusREST", "nodes/status", storages["nodes/status"])
+	}
+	store := registrytest.REST(t, NewStorage, "nodes")
+	if store.NamespaceScoped() {
+		t.Errorf("NamespaceScoped: got true, want false")
+	}
+	if diff := cmp.Diff([]string{"no"}, store.ShortNames()); diff != "" {
+		t.Errorf("ShortNames (-want +got):\n%s", diff)
+	}
+	if store.UpdateStrategy.AllowCreateOnUpdate(context.Background()) {
+		t.Errorf("AllowCreateOnUpdate: got true, want false")
+	}
+	equal := cmp.Comparer(func(a, b *fieldpath.Set) bool { return a.Equals(b) })
+	if diff := cmp.Diff(registry.Fieldpaths("v1", "status"), store.GetResetFields(), equal); diff != "" {
+		t.Errorf("nodes reset fields (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(registry.Fieldpaths("v1", "spec"), status.GetResetFields(), equal); diff != "" {
+		t.Errorf("nodes/status reset fields (-want +got):\n%s", diff)
+	}
+}
+
+func TestStorageKeys(t *testing.T) {
+	storages, err := NewStorage(registrytest.NewMemStorage().Options("nodes"))
+	if err != nil {
+		t.Fatalf("NewStorage: got error %v, want none", err)
+	}
+	if diff := cmp.Diff([]string{"nodes", "nodes/status"}, slices.Sorted(maps.Keys(storages))); diff != "" {
+		t.Errorf("storage keys (-want +got):\n%s", diff)
+	}
+}
+
+func TestValidate(t *testing.T) {
+	tests := []struct {
+		name string
+		node *corev1.Node
+		want []string
+	}{
+		{name: "valid", node: validNode(), want: []string{}},
+		{
+			name: "dual-stack podCIDRs",
+			node: modified(validNode(), func(n *corev1.Node) { n.Spec.PodCIDRs = []string{"10.244.1.0/24", "fd00:10:244:1::/64"} }),
+			want: []string{},
+		},
+		{
+			name: "name that is no DNS subdomain",
+			node: modified(validNode(), func(n *corev1.Node) { n.Name = "Node_1" }),
+			want: []string{"metadata.name: Invalid value"},
+		},
+		{
+			name: "invalid podCIDR",
+			node: modified(validNode(), func(n *corev1.Node) { n.Spec.PodCIDRs = []string{"10.244.1.0"} }),
+			want: []string{"spec.podCIDRs[0]: Invalid value"},
+		},
+		{
+			name: "two CIDRs of one family",
+			node: modified(validNode(), func(n *corev1.Node) { n.Spec.PodCIDRs = []string{"10.244.1.0/24", "10.245.1.0/24"} }),
+			want: []string{"spec.podCIDRs: Invalid value"},
+		},
+		{
+			name: "three CIDRs",
+			node: modified(validNode(), func(n *corev1.Node) {
+				n.Spec.PodCIDRs = []string{"10.244.1.0/24", "fd00::/64", "fd01::/64"}
+			}),
+			want: []string{"spec.podCIDRs: Invalid value"},
+		},
+		{
+			name: "duplicate CIDR",
+			node: modified(validNode(), func(n *corev1.Node) { n.Spec.PodCIDRs = []string{"10.244.1.0/24", "10.244.1.0/24"} }),
+			want: []string{"spec.podCIDRs: Invalid value", "spec.podCIDRs[1]: Duplicate value"},
+		},
+		{
+			name: "one invalid CIDR of two",
+			node: modified(validNode(), func(n *corev1.Node) { n.Spec.PodCIDRs = []string{"10.244.1.0/24", "nope"} }),
+			want: []string{"spec.podCIDRs[1]: Invalid value"},
+		},
+		{
+			name: "taint without key or effect (at upstream's metadata.taints path)",
+			node: modified(validNode(), func(n *corev1.Node) { n.Spec.Taints = []corev1.Taint{{Value: "x"}} }),
+			// An empty qualified name is both empty and malformed, as upstream reports it.
+			want: []string{"metadata.taints[0].effect: Required value", "metadata.taints[0].key: Invalid value", "metadata.taints[0].key: Invalid value"},
+		},
+		{
+			name: "taint with an unknown effect and a bad value",
+			node: modified(validNode(), func(n *corev1.Node) {
+				n.Spec.Taints = []corev1.Taint{{Key: "example.com/gpu", Value: "a b", Effect: "NoAdmit"}}
+			}),
+			want: []string{"metadata.taints[0].effect: Unsupported value", "metadata.taints[0].value: Invalid value"},
+		},
+		{
+			name: "taint key that is no qualified name",
+			node: modified(validNode(), func(n *corev1.Node) {
+				n.Spec.Taints = []corev1.Taint{{Key: "a/b/c", Effect: corev1.TaintEffectNoExecute}}
+			}),
+			want: []string{"metadata.taints[0].key: Invalid value"},
+		},
+		{
+			name: "same key with two effects",
+			node: modified(validNode(), func(n *corev1.Node) {
+				n.Spec.Taints = []corev1.Taint{{Key: "k", Effect: corev1.TaintEffectNoSchedule}, {Key: "k", Effect: corev1.TaintEffectPreferNoSchedule}}
+			}),
+			want: []string{},
+		},
+		{
+			name: "duplicate key and effect",
+			node: modified(validNode(), func(n *corev1.Node) {
+				n.Spec.Taints = []corev1.Taint{{Key: "k", Value: "1", Effect: corev1.TaintEffectNoSchedule}, {Key: "k", Value: "2", Effect: corev1.TaintEffectNoSchedule}}
+			}),
+			want: []string{"metadata.taints[1]: Duplicate value"},
+		},
+	}
+	strategy := registrytest.REST(t, NewStorage, "nodes").CreateStrategy
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := registrytest.ErrorPaths(strategy.Validate(context.Background(), tt.node))
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("Validate errors (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestValidateUpdate(t *testing.T) {
+	tests := []struct {
+		name     string
+		old, obj *corev1.Node
+		want     []string
+	}{
+		{
+			name: "taints and unschedulable may change",
+			old:  validNode(),
+			obj: modified(validNode(), func(n *corev1.Node) {
+				n.Spec.Unschedulable = true
+				n.Spec.Taints = append(n.Spec.Taints, corev1.Taint{Key: "node.kubernetes.io/unschedulable", Effect: corev1.TaintEffectNoSchedule})
+			}),
+			want: []string{},
+		},
+		{
+			name: "podCIDRs may be set once",
+			old:  modified(validNode(), func(n *corev1.Node) { n.Spec.PodCIDR, n.Spec.PodCIDRs = "", nil }),
+			obj:  validNode(),
+			want: []string{},
+		},
+		{
+			name: "podCIDRs may not change",
+			old:  validNode(),
+			obj:  modified(validNode(), func(n *corev1.Node) { n.Spec.PodCIDRs = []string{"10.244.2.0/24"} }),
+			want: []string{"spec.podCIDRs: Forbidden"},
+		},
+		{
+			name: "podCIDRs may not gain a family",
+			old:  validNode(),
+			obj:  modified(validNode(), func(n *corev1.Node) { n.Spec.PodCIDRs = append(n.Spec.PodCIDRs, "fd00::/64") }),
+			want: []string{"spec.podCIDRs: Forbidden"},
+		},
+		{
+			name: "providerID may be set once",
+			old:  validNode(),
+			obj:  modified(validNode(), func(n *corev1.Node) { n.Spec.ProviderID = "aws:///eu-west-1a/i-1" }),
+			want: []string{},
+		},
+		{
+			name: "providerID may not change",
+			old:  modified(validNode(), func(n *corev1.Node) { n.Spec.ProviderID = "aws:///eu-west-1a/i-1" }),
+			obj:  modified(validNode(), func(n *corev1.Node) { n.Spec.ProviderID = "aws:///eu-west-1a/i-2" }),
+			want: []string{"spec.providerID: Forbidden"},
+		},
+		{
+			name: "externalID may not change",
+			old:  validNode(),
+			obj:  modified(validNode(), func(n *corev1.Node) { n.Spec.DoNotUseExternalID = "x" }),
+			want: []string{"spec.externalID: Forbidden"},
+		},
+		{
+			name: "taints are validated on update",
+			old:  validNode(),
+			obj:  modified(validNode(), func(n *corev1.Node) { n.Spec.Taints[0].Effect = "Evict" }),
+			want: []string{"metadata.taints[0].effect: Unsupported value"},
+		},
+		{
+			name: "duplicate addresses",
+			old:  validNode(),
+			obj: modified(validNode(), func(n *corev1.Node) {
+				n.Status.Addresses = append(n.Status.Addresses, n.Status.Addresses[0])
+			}),
+			want: []string{"status.addresses[2]: Duplicate value"},
+		},
+	}
+	strategy := registrytest.REST(t, NewStorage, "nodes").UpdateStrategy
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := registrytest.ErrorPaths(strategy.ValidateUpdate(context.Background(), tt.obj, tt.old))
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("ValidateUpdate errors (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestPrepareForCreateKeepsStatus(t *testing.T) {
+	node := validNode()
+	want := node.DeepCopy()
+	registrytest.REST(t, NewStorage, "nodes").CreateStrategy.PrepareForCreate(context.Background(), node)
+	if diff := cmp.Diff(want, node); diff != "" {
+		t.Errorf("node after PrepareForCreate (-want +got):\n%s", diff)
+	}
+}
+
+// TestUpdateThroughStores runs updates through the generic stores of
+// nodes and of nodes/status: each keeps what its endpoint may not change.
+func TestUpdateThroughStores(t *testing.T) {
+	stored := validNode()
+	notReady := []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionFalse}}
+	tests := []struct {
+		name              string
+		status            bool
+		wantUnschedulable bool
+		wantConditions    []corev1.NodeCondition
+	}{
+		{name: "nodes: spec changes, status kept", wantUnschedulable: true, wantConditions: stored.Status.Conditions},
+		{name: "nodes/status: status changes, spec kept", status: true, wantUnschedulable: false, wantConditions: notReady},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			mem := registrytest.NewMemStorage()
+			storages, err := NewStorage(mem.Options("nodes"))
+			if err != nil {
+				t.Fatalf("NewStorage: got error %v, want none", err)
+			}
+			store := storages["nodes"].(*registry.REST)
+			ctx := genericapirequest.WithNamespace(context.Background(), metav1.NamespaceNone)
+			key, err := store.KeyFunc(ctx, "node-1")
+			if err != nil {
+				t.Fatalf("KeyFunc: %v", err)
+			}
+			current := mem.Seed(t, key, stored).(*corev1.Node)
+			update := modified(current, func(n *corev1.Node) {
+				n.Spec.Unschedulable = true
+				n.Status.Conditions = notReady
+			})
+			var updater rest.Updater = store
+			if tt.status {
+				updater = storages["nodes/status"].(*registry.StatusREST)
+			}
+			out, _, err := updater.Update(ctx, "node-1", rest.DefaultUpdatedObjectInfo(update), rest.ValidateAllObjectFunc, rest.ValidateAllObjectUpdateFunc, false, &metav1.UpdateOptions{})
+			if err != nil {
+				t.Fatalf("Update: got error %v, want none", err)
+			}
+			got := out.(*corev1.Node)
+			if got.Spec.Unschedulable != tt.wantUnschedulable {
+				t.Errorf("unschedulable: got %v, want %v", got.Spec.Unschedulable, tt.wantUnschedulable)
+			}
+			if diff := cmp.Diff(tt.wantConditions, got.Status.Conditions); diff != "" {
+				t.Errorf("conditions (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestStatusUpdateValidatesAddresses(t *testing.T) {
+	mem := registrytest.NewMemStorage()
+	storages, err := NewStorage(mem.Options("nodes"))
+	if err != nil {
+		t.Fatalf("NewStorage: got error %v, want none", err)
+	}
+	store := storages["nodes"].(*registry.REST)
+	ctx := genericapirequest.WithNamespace(context.Background(), metav1.NamespaceNone)
+	key, err := store.KeyFunc(ctx, "node-1")
+	if err != nil {
+		t.Fatalf("KeyFunc: %v", err)
+	}
+	current := mem.Seed(t, key, validNode()).(*corev1.Node)
+	update := modified(current, func(n *corev1.Node) { n.Status.Addresses = append(n.Status.Addresses, n.Status.Addresses[1]) })
+	_, _, err = storages["nodes/status"].(*registry.StatusREST).Update(ctx, "node-1", rest.DefaultUpdatedObjectInfo(update), rest.ValidateAllObjectFunc, rest.ValidateAllObjectUpdateFunc, false, &metav1.UpdateOptions{})
+	if err == nil {
+		t.Fatalf("status update with a duplicate address: got no error, want Invalid")
+	}
+}
+
+func TestFieldSelectors(t *testing.T) {
+	store := registrytest.REST(t, NewStorage, "nodes")
+	node := modified(validNode(), func(n *corev1.Node) { n.Spec.Unschedulable = true })
+	_, got, err := store.PredicateFunc(labels.Everything(), fields.Everything()).GetAttrs(node)
+	if err != nil {
+		t.Fatalf("GetAttrs: got error %v, want none", err)
+	}
+	if diff := cmp.Diff(fields.Set{"metadata.name": "node-1", "spec.unschedulable": "true"}, got); diff != "" {
+		t.Errorf("fields (-want +got):\n%s", diff)
+	}
+}
+
+func TestTable(t *testing.T) {
+	tests := []struct {
+		name string
+		node *corev1.Node
+		want []any
+	}{
+		{
+			name: "ready worker",
+			node: validNode(),
+			want: []any{"node-1", "Ready", "<none>", "<unknown>", "v1.37.2", "192.168.0.10", "<none>", "Debian GNU/Linux 13", "6.12.0", "containerd://2.1.0"},
+		},
+		{
+			name: "not ready, cordoned control plane with roles from both label forms",
+			node: modified(validNode(), func(n *corev1.Node) {
+				n.Labels = map[string]string{"node-role.kubernetes.io/control-plane": "", "node-role.kubernetes.io/etcd": "", "kubernetes.io/role": "master", "node-role.kubernetes.io/": ""}
+				n.Spec.Unschedulable = true
+				n.Status.Conditions = []corev1.NodeCondition{{Type: corev1.NodeMemoryPressure, Status: corev1.ConditionTrue}, {Type: corev1.NodeReady, Status: corev1.ConditionUnknown}}
+				n.Status.Addresses = append(n.Status.Addresses, corev1.NodeAddress{Type: corev1.NodeExternalIP, Address: "203.0.113.7"})
+			}),
+			want: []any{"node-1", "NotReady,SchedulingDisabled", "control-plane,etcd,master", "<unknown>", "v1.37.2", "192.168.0.10", "203.0.113.7", "Debian GNU/Linux 13", "6.12.0", "containerd://2.1.0"},
+		},
+		{
+			name: "just registered",
+			node: modified(validNode(), func(n *corev1.Node) { n.Status = corev1.NodeStatus{} }),
+			want: []any{"node-1", "Unknown", "<none>", "<unknown>", "", "<none>", "<none>", "<unknown>", "<unknown>", "<unknown>"},
+		},
+	}
+	store := registrytest.REST(t, NewStorage, "nodes")
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			table, err := store.ConvertToTable(context.Background(), tt.node, nil)
+			if err != nil {
+				t.Fatalf("ConvertToTable: got error %v, want none", err)
+			}
+			wantColumns := []string{"Name", "Status", "Roles", "Age", "Version", "Internal-IP", "External-IP", "OS-Image", "Kernel-Version", "Container-Runtime"}
+			if diff := cmp.Diff(wantColumns, registrytest.ColumnNames(table)); diff != "" {
+				t.Errorf("columns (-want +got):\n%s", diff)
+			}
+			if len(table.Rows) != 1 {
+				t.Fatalf("rows: got %d, want 1", len(table.Rows))
+			}
+			if diff := cmp.Diff(tt.want, table.Rows[0].Cells); diff != "" {
+				t.Errorf("cells (-want +got):\n%s", diff)
+			}
+		})
+	}
+}

@@ -1,0 +1,2 @@
+// Package persistentvolume serves core/v1 persistentvolumes and their status subresource.
+package persistentvolume

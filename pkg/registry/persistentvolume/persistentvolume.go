@@ -1,0 +1,358 @@
+package persistentvolume
+
+import (
+	"fmt"
+	"maps"
+	"path"
+	"reflect"
+	"slices"
+	"strings"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/api/resource"
+	apimachineryvalidation "k8s.io/apimachinery/pkg/api/validation"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/apiserver/pkg/registry/generic"
+	"k8s.io/apiserver/pkg/registry/rest"
+
+	"github.com/miniapiserver/miniapiserver/pkg/registry"
+)
+
+// now is the clock of status.lastPhaseTransitionTime (tests pin it).
+var now = metav1.Now
+
+// NewStorage returns the storage of persistentvolumes and persistentvolumes/status.
+func NewStorage(optsGetter generic.RESTOptionsGetter) (map[string]rest.Storage, error) {
+	base := registry.NewStrategy(false)
+	// Runs after the status is cleared: a new volume is Pending, as
+	// upstream's strategy makes it (PersistentVolumeLastPhaseTransitionTime is GA).
+	base.OnCreate = func(obj runtime.Object) {
+		pv := obj.(*corev1.PersistentVolume)
+		t := now()
+		pv.Status = corev1.PersistentVolumeStatus{Phase: corev1.VolumePending, LastPhaseTransitionTime: &t}
+	}
+	base.ValidateFields = func(obj runtime.Object) field.ErrorList { return validate(obj.(*corev1.PersistentVolume)) }
+	base.ValidateFieldsUpdate = func(obj, old runtime.Object) field.ErrorList {
+		pv := obj.(*corev1.PersistentVolume)
+		return append(validate(pv), validateUpdate(pv, old.(*corev1.PersistentVolume))...)
+	}
+	main, status := registry.SpecAndStatus{GroupVersion: "v1"}.Strategies(base)
+	keepSpec := status.OnUpdate
+	status.OnUpdate = func(obj, old runtime.Object) {
+		keepSpec(obj, old)
+		stampPhaseTransition(obj.(*corev1.PersistentVolume), old.(*corev1.PersistentVolume))
+	}
+
+	store, err := registry.NewREST(optsGetter, registry.Resource{
+		Resource:   corev1.Resource("persistentvolumes"),
+		Singular:   "persistentvolume",
+		ShortNames: []string{"pv"},
+		New:        func() runtime.Object { return &corev1.PersistentVolume{} },
+		NewList:    func() runtime.Object { return &corev1.PersistentVolumeList{} },
+		Strategy:   main,
+		Table:      table,
+	})
+	if err != nil {
+		return nil, err
+	}
+	return map[string]rest.Storage{
+		"persistentvolumes":        store,
+		"persistentvolumes/status": registry.NewStatusREST(store, status),
+	}, nil
+}
+
+// stampPhaseTransition sets status.lastPhaseTransitionTime on a status
+// update as upstream's status strategy does: kept while the phase stays,
+// set to now when the phase changes and the client did not set a new time.
+func stampPhaseTransition(pv, old *corev1.PersistentVolume) {
+	switch {
+	case pv.Status.Phase == old.Status.Phase && pv.Status.LastPhaseTransitionTime == nil:
+		pv.Status.LastPhaseTransitionTime = old.Status.LastPhaseTransitionTime
+	case pv.Status.Phase != old.Status.Phase && (pv.Status.LastPhaseTransitionTime == nil || pv.Status.LastPhaseTransitionTime.Equal(old.Status.LastPhaseTransitionTime)):
+		t := now()
+		pv.Status.LastPhaseTransitionTime = &t
+	}
+}
+
+var table = registry.Table{
+	Columns: []metav1.TableColumnDefinition{
+		registry.NameColumn,
+		{Name: "Capacity", Type: "string", Description: corev1.PersistentVolumeSpec{}.SwaggerDoc()["capacity"]},
+		{Name: "Access Modes", Type: "string", Description: corev1.PersistentVolumeSpec{}.SwaggerDoc()["accessModes"]},
+		{Name: "Reclaim Policy", Type: "string", Description: corev1.PersistentVolumeSpec{}.SwaggerDoc()["persistentVolumeReclaimPolicy"]},
+		{Name: "Status", Type: "string", Description: corev1.PersistentVolumeStatus{}.SwaggerDoc()["phase"]},
+		{Name: "Claim", Type: "string", Description: corev1.PersistentVolumeSpec{}.SwaggerDoc()["claimRef"]},
+		{Name: "StorageClass", Type: "string", Description: "StorageClass of the pv"},
+		{Name: "VolumeAttributesClass", Type: "string", Description: "VolumeAttributesClass of the pv"},
+		{Name: "Reason", Type: "string", Description: corev1.PersistentVolumeStatus{}.SwaggerDoc()["reason"]},
+		registry.AgeColumn,
+		{Name: "VolumeMode", Type: "string", Priority: 1, Description: corev1.PersistentVolumeSpec{}.SwaggerDoc()["volumeMode"]},
+	},
+	Cells: func(obj runtime.Object) []any {
+		pv := obj.(*corev1.PersistentVolume)
+		claim := ""
+		if ref := pv.Spec.ClaimRef; ref != nil {
+			claim = ref.Namespace + "/" + ref.Name
+		}
+		capacity := pv.Spec.Capacity[corev1.ResourceStorage]
+		phase := string(pv.Status.Phase)
+		if pv.DeletionTimestamp != nil {
+			phase = "Terminating"
+		}
+		class := pv.Spec.StorageClassName
+		if c, ok := pv.Annotations[corev1.BetaStorageClassAnnotation]; ok {
+			class = c
+		}
+		return []any{pv.Name, capacity.String(), AccessModesString(pv.Spec.AccessModes), string(pv.Spec.PersistentVolumeReclaimPolicy),
+			phase, claim, class, unset(pv.Spec.VolumeAttributesClassName), pv.Status.Reason, registry.Age(pv.CreationTimestamp),
+			unset((*string)(pv.Spec.VolumeMode))}
+	},
+}
+
+// unset prints an optional string as kubectl does: "<unset>" for nil.
+func unset(s *string) string {
+	if s == nil {
+		return "<unset>"
+	}
+	return *s
+}
+
+// AccessModesString prints access modes in kubectl's short forms, in
+// upstream's fixed order (RWO, ROX, RWX, RWOP), each once.
+func AccessModesString(modes []corev1.PersistentVolumeAccessMode) string {
+	var out []string
+	for _, m := range []struct {
+		mode  corev1.PersistentVolumeAccessMode
+		short string
+	}{{corev1.ReadWriteOnce, "RWO"}, {corev1.ReadOnlyMany, "ROX"}, {corev1.ReadWriteMany, "RWX"}, {corev1.ReadWriteOncePod, "RWOP"}} {
+		if slices.Contains(modes, m.mode) {
+			out = append(out, m.short)
+		}
+	}
+	return strings.Join(out, ",")
+}
+
+// supportedAccessModes is sorted, as upstream lists it in errors.
+var supportedAccessModes = []corev1.PersistentVolumeAccessMode{corev1.ReadOnlyMany, corev1.ReadWriteMany, corev1.ReadWriteOnce, corev1.ReadWriteOncePod}
+
+// ValidateAccessModes checks the access modes of a volume or claim as
+// upstream does; requiredMsg is the detail of the error for none.
+func ValidateAccessModes(modes []corev1.PersistentVolumeAccessMode, p *field.Path, requiredMsg string) field.ErrorList {
+	var errs field.ErrorList
+	if len(modes) == 0 {
+		errs = append(errs, field.Required(p, requiredMsg))
+	}
+	rwop, other := false, false
+	for _, mode := range modes {
+		switch {
+		case !slices.Contains(supportedAccessModes, mode):
+			errs = append(errs, field.NotSupported(p, mode, supportedAccessModes))
+		case mode == corev1.ReadWriteOncePod:
+			rwop = true
+		default:
+			other = true
+		}
+	}
+	if rwop && other {
+		errs = append(errs, field.Forbidden(p, "may not use ReadWriteOncePod with other access modes"))
+	}
+	return errs
+}
+
+// ValidatePositiveQuantity checks that a size is greater than zero.
+func ValidatePositiveQuantity(q resource.Quantity, p *field.Path) field.ErrorList {
+	if q.Sign() <= 0 {
+		return field.ErrorList{field.Invalid(p, q.String(), "must be greater than zero")}
+	}
+	return nil
+}
+
+var (
+	supportedReclaimPolicies = []corev1.PersistentVolumeReclaimPolicy{corev1.PersistentVolumeReclaimDelete, corev1.PersistentVolumeReclaimRecycle, corev1.PersistentVolumeReclaimRetain}
+	// SupportedVolumeModes are the volume modes of volumes and claims.
+	SupportedVolumeModes   = []corev1.PersistentVolumeMode{corev1.PersistentVolumeBlock, corev1.PersistentVolumeFilesystem}
+	supportedHostPathTypes = []corev1.HostPathType{"", corev1.HostPathBlockDev, corev1.HostPathCharDev, corev1.HostPathDirectory,
+		corev1.HostPathDirectoryOrCreate, corev1.HostPathFile, corev1.HostPathFileOrCreate, corev1.HostPathSocket}
+)
+
+// validate checks the cheap parts of upstream's ValidatePersistentVolumeSpec.
+func validate(pv *corev1.PersistentVolume) field.ErrorList {
+	spec := &pv.Spec
+	p := field.NewPath("spec")
+	errs := ValidateAccessModes(spec.AccessModes, p.Child("accessModes"), "")
+
+	if len(spec.Capacity) == 0 {
+		errs = append(errs, field.Required(p.Child("capacity"), ""))
+	}
+	if _, ok := spec.Capacity[corev1.ResourceStorage]; !ok || len(spec.Capacity) > 1 {
+		errs = append(errs, field.NotSupported(p.Child("capacity"), spec.Capacity, []corev1.ResourceName{corev1.ResourceStorage}))
+	}
+	for _, name := range slices.Sorted(maps.Keys(spec.Capacity)) {
+		errs = append(errs, ValidatePositiveQuantity(spec.Capacity[name], p.Child("capacity").Key(string(name)))...)
+	}
+
+	if spec.StorageClassName != "" {
+		for _, msg := range apimachineryvalidation.NameIsDNSSubdomain(spec.StorageClassName, false) {
+			errs = append(errs, field.Invalid(p.Child("storageClassName"), spec.StorageClassName, msg))
+		}
+	}
+	if m := spec.VolumeMode; m != nil && !slices.Contains(SupportedVolumeModes, *m) {
+		errs = append(errs, field.NotSupported(p.Child("volumeMode"), *m, SupportedVolumeModes))
+	}
+	if r := spec.PersistentVolumeReclaimPolicy; r != "" && !slices.Contains(supportedReclaimPolicies, r) {
+		errs = append(errs, field.NotSupported(p.Child("persistentVolumeReclaimPolicy"), r, supportedReclaimPolicies))
+	}
+	if a := spec.NodeAffinity; a != nil {
+		switch {
+		case a.Required == nil:
+			errs = append(errs, field.Required(p.Child("nodeAffinity", "required"), "must specify required node constraints"))
+		case len(a.Required.NodeSelectorTerms) == 0:
+			errs = append(errs, field.Required(p.Child("nodeAffinity", "required", "nodeSelectorTerms"), "must have at least one node selector term"))
+		}
+	}
+
+	errs = append(errs, validateSource(spec, p)...)
+	if spec.HostPath != nil && path.Clean(spec.HostPath.Path) == "/" && spec.PersistentVolumeReclaimPolicy == corev1.PersistentVolumeReclaimRecycle {
+		errs = append(errs, field.Forbidden(p.Child("persistentVolumeReclaimPolicy"), "may not be 'recycle' for a hostPath mount of '/'"))
+	}
+	return errs
+}
+
+// sources are the fields of PersistentVolumeSource by JSON name, in the
+// order upstream checks them (the first one set is validated, every
+// further one is an error); a source newer than upstream's list comes last.
+var sources = func() []source {
+	order := []string{"hostPath", "gcePersistentDisk", "awsElasticBlockStore", "glusterfs", "flocker", "nfs", "rbd", "quobyte",
+		"cephfs", "iscsi", "cinder", "fc", "flexVolume", "azureFile", "vsphereVolume", "photonPersistentDisk", "portworxVolume",
+		"azureDisk", "scaleIO", "local", "storageos", "csi"}
+	var out []source
+	t := reflect.TypeFor[corev1.PersistentVolumeSource]()
+	for i := range t.NumField() {
+		name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ",")
+		out = append(out, source{name: name, index: i})
+	}
+	rank := func(s source) int {
+		if i := slices.Index(order, s.name); i >= 0 {
+			return i
+		}
+		return len(order) + s.index
+	}
+	slices.SortFunc(out, func(a, b source) int { return rank(a) - rank(b) })
+	return out
+}()
+
+type source struct {
+	name  string
+	index int
+}
+
+// validateSource requires exactly one volume source, counting the set
+// pointers of PersistentVolumeSource, and checks the common ones.
+func validateSource(spec *corev1.PersistentVolumeSpec, p *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	v := reflect.ValueOf(spec.PersistentVolumeSource)
+	n := 0
+	for _, s := range sources {
+		if v.Field(s.index).IsNil() {
+			continue
+		}
+		if n++; n > 1 {
+			errs = append(errs, field.Forbidden(p.Child(s.name), "may not specify more than 1 volume type"))
+			continue
+		}
+		switch sp := p.Child(s.name); s.name {
+		case "hostPath":
+			errs = append(errs, validateHostPath(spec.HostPath, sp)...)
+		case "nfs":
+			if spec.NFS.Server == "" {
+				errs = append(errs, field.Required(sp.Child("server"), ""))
+			}
+			if spec.NFS.Path == "" {
+				errs = append(errs, field.Required(sp.Child("path"), ""))
+			}
+			if !path.IsAbs(spec.NFS.Path) {
+				errs = append(errs, field.Invalid(sp.Child("path"), spec.NFS.Path, "must be an absolute path"))
+			}
+		case "local":
+			if spec.Local.Path == "" {
+				errs = append(errs, field.Required(sp.Child("path"), ""))
+			} else {
+				errs = append(errs, validateNoBacksteps(spec.Local.Path, sp.Child("path"))...)
+			}
+			if spec.NodeAffinity == nil {
+				errs = append(errs, field.Required(p.Child("nodeAffinity"), "Local volume requires node affinity"))
+			}
+		case "csi":
+			errs = append(errs, validateCSI(spec.CSI, sp)...)
+		}
+	}
+	if n == 0 {
+		errs = append(errs, field.Required(p, "must specify a volume type"))
+	}
+	return errs
+}
+
+func validateHostPath(hp *corev1.HostPathVolumeSource, p *field.Path) field.ErrorList {
+	if hp.Path == "" {
+		return field.ErrorList{field.Required(p.Child("path"), "")}
+	}
+	errs := validateNoBacksteps(hp.Path, p.Child("path"))
+	if hp.Type != nil && !slices.Contains(supportedHostPathTypes, *hp.Type) {
+		errs = append(errs, field.NotSupported(p.Child("type"), *hp.Type, supportedHostPathTypes))
+	}
+	return errs
+}
+
+func validateNoBacksteps(target string, p *field.Path) field.ErrorList {
+	if slices.Contains(strings.Split(target, "/"), "..") {
+		return field.ErrorList{field.Invalid(p, target, "must not contain '..'")}
+	}
+	return nil
+}
+
+func validateCSI(csi *corev1.CSIPersistentVolumeSource, p *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	dp := p.Child("driver")
+	if csi.Driver == "" {
+		errs = append(errs, field.Required(dp, ""))
+	}
+	if len(csi.Driver) > 63 {
+		errs = append(errs, field.TooLong(dp, csi.Driver, 63))
+	}
+	for _, msg := range validation.IsDNS1123Subdomain(strings.ToLower(csi.Driver)) {
+		errs = append(errs, field.Invalid(dp, csi.Driver, msg))
+	}
+	if csi.VolumeHandle == "" {
+		errs = append(errs, field.Required(p.Child("volumeHandle"), ""))
+	}
+	return errs
+}
+
+// validateUpdate is upstream's ValidatePersistentVolumeUpdate beyond the
+// create rules: the volume source, volume mode and (once set) node
+// affinity are immutable. The odd paths ("spec.persistentvolumesource",
+// "volumeMode", "nodeAffinity") are upstream's.
+func validateUpdate(pv, old *corev1.PersistentVolume) field.ErrorList {
+	var errs field.ErrorList
+	source := pv.Spec.PersistentVolumeSource
+	// A CSI volume may gain a controllerExpandSecretRef.
+	if old.Spec.CSI != nil && old.Spec.CSI.ControllerExpandSecretRef == nil && source.CSI != nil && source.CSI.ControllerExpandSecretRef != nil {
+		csi := *source.CSI
+		csi.ControllerExpandSecretRef = nil
+		source.CSI = &csi
+	}
+	if !apiequality.Semantic.DeepEqual(source, old.Spec.PersistentVolumeSource) {
+		diff := cmp.Diff(old.Spec.PersistentVolumeSource, source)
+		errs = append(errs, field.Forbidden(field.NewPath("spec", "persistentvolumesource"), fmt.Sprintf("spec.persistentvolumesource is immutable after creation\n%v", diff)))
+	}
+	errs = append(errs, apimachineryvalidation.ValidateImmutableField(pv.Spec.VolumeMode, old.Spec.VolumeMode, field.NewPath("volumeMode"))...)
+	if old.Spec.NodeAffinity != nil {
+		errs = append(errs, apimachineryvalidation.ValidateImmutableField(pv.Spec.NodeAffinity, old.Spec.NodeAffinity, field.NewPath("nodeAffinity"))...)
+	}
+	return errs
+}

@@ -1,0 +1,2 @@
+// Package persistentvolumeclaim serves core/v1 persistentvolumeclaims and their status subresource.
+package persistentvolumeclaim

@@ -1,0 +1,167 @@
+package persistentvolumeclaim
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
+	apimachineryvalidation "k8s.io/apimachinery/pkg/api/validation"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/apiserver/pkg/registry/generic"
+	"k8s.io/apiserver/pkg/registry/rest"
+
+	"github.com/miniapiserver/miniapiserver/pkg/registry"
+	"github.com/miniapiserver/miniapiserver/pkg/registry/persistentvolume"
+)
+
+// NewStorage returns the storage of persistentvolumeclaims and persistentvolumeclaims/status.
+func NewStorage(optsGetter generic.RESTOptionsGetter) (map[string]rest.Storage, error) {
+	base := registry.NewStrategy(true)
+	// Runs after the status is cleared: a new claim is Pending.
+	base.OnCreate = func(obj runtime.Object) {
+		obj.(*corev1.PersistentVolumeClaim).Status = corev1.PersistentVolumeClaimStatus{Phase: corev1.ClaimPending}
+	}
+	base.ValidateFields = func(obj runtime.Object) field.ErrorList {
+		return validateSpec(&obj.(*corev1.PersistentVolumeClaim).Spec, field.NewPath("spec"))
+	}
+	base.ValidateFieldsUpdate = func(obj, old runtime.Object) field.ErrorList {
+		pvc := obj.(*corev1.PersistentVolumeClaim)
+		return append(validateSpec(&pvc.Spec, field.NewPath("spec")), validateUpdate(pvc, old.(*corev1.PersistentVolumeClaim))...)
+	}
+	main, status := registry.SpecAndStatus{GroupVersion: "v1"}.Strategies(base)
+
+	store, err := registry.NewREST(optsGetter, registry.Resource{
+		Resource:   corev1.Resource("persistentvolumeclaims"),
+		Singular:   "persistentvolumeclaim",
+		ShortNames: []string{"pvc"},
+		New:        func() runtime.Object { return &corev1.PersistentVolumeClaim{} },
+		NewList:    func() runtime.Object { return &corev1.PersistentVolumeClaimList{} },
+		Strategy:   main,
+		Table:      table,
+	})
+	if err != nil {
+		return nil, err
+	}
+	return map[string]rest.Storage{
+		"persistentvolumeclaims":        store,
+		"persistentvolumeclaims/status": registry.NewStatusREST(store, status),
+	}, nil
+}
+
+var table = registry.Table{
+	Columns: []metav1.TableColumnDefinition{
+		registry.NameColumn,
+		{Name: "Status", Type: "string", Description: corev1.PersistentVolumeClaimStatus{}.SwaggerDoc()["phase"]},
+		{Name: "Volume", Type: "string", Description: corev1.PersistentVolumeClaimSpec{}.SwaggerDoc()["volumeName"]},
+		{Name: "Capacity", Type: "string", Description: corev1.PersistentVolumeClaimStatus{}.SwaggerDoc()["capacity"]},
+		{Name: "Access Modes", Type: "string", Description: corev1.PersistentVolumeClaimStatus{}.SwaggerDoc()["accessModes"]},
+		{Name: "StorageClass", Type: "string", Description: "StorageClass of the pvc"},
+		{Name: "VolumeAttributesClass", Type: "string", Description: "VolumeAttributesClass of the pvc"},
+		registry.AgeColumn,
+		{Name: "VolumeMode", Type: "string", Priority: 1, Description: corev1.PersistentVolumeClaimSpec{}.SwaggerDoc()["volumeMode"]},
+	},
+	Cells: func(obj runtime.Object) []any {
+		pvc := obj.(*corev1.PersistentVolumeClaim)
+		phase := string(pvc.Status.Phase)
+		if pvc.DeletionTimestamp != nil {
+			phase = "Terminating"
+		}
+		// As upstream: capacity and access modes are the bound volume's.
+		capacity, modes := "", ""
+		if pvc.Spec.VolumeName != "" {
+			q := pvc.Status.Capacity[corev1.ResourceStorage]
+			capacity, modes = q.String(), persistentvolume.AccessModesString(pvc.Status.AccessModes)
+		}
+		class := ""
+		if c, ok := pvc.Annotations[corev1.BetaStorageClassAnnotation]; ok {
+			class = c
+		} else if pvc.Spec.StorageClassName != nil {
+			class = *pvc.Spec.StorageClassName
+		}
+		return []any{pvc.Name, phase, pvc.Spec.VolumeName, capacity, modes, class,
+			unset(pvc.Spec.VolumeAttributesClassName), registry.Age(pvc.CreationTimestamp), unset((*string)(pvc.Spec.VolumeMode))}
+	},
+}
+
+// unset prints an optional string as kubectl does: "<unset>" for nil.
+func unset(s *string) string {
+	if s == nil {
+		return "<unset>"
+	}
+	return *s
+}
+
+// validateSpec checks the cheap parts of upstream's ValidatePersistentVolumeClaimSpec.
+func validateSpec(spec *corev1.PersistentVolumeClaimSpec, p *field.Path) field.ErrorList {
+	errs := persistentvolume.ValidateAccessModes(spec.AccessModes, p.Child("accessModes"), "at least 1 access mode is required")
+	if spec.Selector != nil {
+		errs = append(errs, metav1validation.ValidateLabelSelector(spec.Selector, metav1validation.LabelSelectorValidationOptions{}, p.Child("selector"))...)
+	}
+	// Upstream's path: "spec.resources[storage]".
+	storagePath := p.Child("resources").Key(string(corev1.ResourceStorage))
+	if q, ok := spec.Resources.Requests[corev1.ResourceStorage]; !ok {
+		errs = append(errs, field.Required(storagePath, ""))
+	} else {
+		errs = append(errs, persistentvolume.ValidatePositiveQuantity(q, storagePath)...)
+	}
+	if c := spec.StorageClassName; c != nil && *c != "" {
+		for _, msg := range apimachineryvalidation.NameIsDNSSubdomain(*c, false) {
+			errs = append(errs, field.Invalid(p.Child("storageClassName"), *c, msg))
+		}
+	}
+	if m := spec.VolumeMode; m != nil && !slices.Contains(persistentvolume.SupportedVolumeModes, *m) {
+		errs = append(errs, field.NotSupported(p.Child("volumeMode"), *m, persistentvolume.SupportedVolumeModes))
+	}
+	return errs
+}
+
+// validateUpdate is upstream's ValidatePersistentVolumeClaimUpdate beyond
+// the create rules: the spec is immutable but for a volumeName set once,
+// a storageClassName set once (retroactive default class, or the value of
+// the beta annotation), volumeAttributesClassName, and, for bound claims,
+// resources.requests.storage, which may only grow.
+func validateUpdate(pvc, old *corev1.PersistentVolumeClaim) field.ErrorList {
+	var errs field.ErrorList
+	spec, oldSpec := *pvc.Spec.DeepCopy(), *old.Spec.DeepCopy()
+	if old.Spec.VolumeName == "" {
+		oldSpec.VolumeName = spec.VolumeName
+	}
+	if old.Spec.StorageClassName == nil && spec.StorageClassName != nil {
+		annotation, annotated := old.Annotations[corev1.BetaStorageClassAnnotation]
+		if !annotated || annotation == *spec.StorageClassName {
+			spec.StorageClassName = nil
+		}
+	}
+	spec.VolumeAttributesClassName = oldSpec.VolumeAttributesClassName
+	if pvc.Status.Phase == corev1.ClaimBound && spec.Resources.Requests != nil {
+		spec.Resources.Requests = maps.Clone(spec.Resources.Requests)
+		spec.Resources.Requests[corev1.ResourceStorage] = old.Spec.Resources.Requests[corev1.ResourceStorage]
+	}
+	if !apiequality.Semantic.DeepEqual(spec, oldSpec) {
+		errs = append(errs, field.Forbidden(field.NewPath("spec"),
+			fmt.Sprintf("spec is immutable after creation except resources.requests and volumeAttributesClassName for bound claims\n%v", cmp.Diff(oldSpec, spec))))
+	}
+
+	newSize, oldSize := pvc.Spec.Resources.Requests[corev1.ResourceStorage], old.Spec.Resources.Requests[corev1.ResourceStorage]
+	if newSize.Cmp(oldSize) < 0 {
+		errs = append(errs, field.Forbidden(field.NewPath("spec", "resources", "requests", "storage"), "field can not be less than previous value"))
+	}
+	// Upstream's path: "volumeMode".
+	errs = append(errs, apimachineryvalidation.ValidateImmutableField(pvc.Spec.VolumeMode, old.Spec.VolumeMode, field.NewPath("volumeMode"))...)
+	if old.Spec.VolumeAttributesClassName != nil {
+		vacPath := field.NewPath("spec", "volumeAttributesClassName")
+		switch c := pvc.Spec.VolumeAttributesClassName; {
+		case c == nil:
+			errs = append(errs, field.Forbidden(vacPath, "update from non-nil value to nil is forbidden"))
+		case *c == "":
+			errs = append(errs, field.Forbidden(vacPath, "update from non-nil value to an empty string is forbidden"))
+		}
+	}
+	return errs
+}

@@ -1,0 +1,449 @@
+package persistentvolumeclaim
+
+import (
+	"context"
+	"maps"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
+	"k8s.io/apiserver/pkg/registry/rest"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
+
+	"github.com/miniapiserver/miniapiserver/pkg/api"
+	"github.com/miniapiserver/miniapiserver/pkg/registry"
+	"github.com/miniapiserver/miniapiserver/pkg/registry/registrytest"
+)
+
+// validPVC returns a defaulted, pending claim that passes validation.
+func validPVC() *corev1.PersistentVolumeClaim {
+	pvc := &corev1.PersistentVolumeClaim{
+		ObjectMeta: metav1.ObjectMeta{Name: "data", Namespace: "default", UID: "uid-1", ResourceVersion: "1"},
+		Spec: corev1.PersistentVolumeClaimSpec{
+			AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+			Resources:   corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Gi")}},
+		},
+	}
+	api.Scheme.Default(pvc)
+	return pvc
+}
+
+// boundPVC returns validPVC bound to volume pv-1.
+func boundPVC() *corev1.PersistentVolumeClaim {
+	return modified(validPVC(), func(pvc *corev1.PersistentVolumeClaim) {
+		pvc.Spec.VolumeName = "pv-1"
+		pvc.Status = corev1.PersistentVolumeClaimStatus{
+			Phase:       corev1.ClaimBound,
+			AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce, corev1.ReadOnlyMany},
+			Capacity:    corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("2Gi")},
+		}
+	})
+}
+
+func modified(pvc *corev1.PersistentVolumeClaim, mutate func(*corev1.PersistentVolumeClaim)) *corev1.PersistentVolumeClaim {
+	pvc = pvc.DeepCopy()
+	mutate(pvc)
+	return pvc
+}
+
+func TestStorage(t *testing.T) {
+	mem := registrytest.NewMemStorage()
+	storages, err := NewStorage(mem.Options("persistentvolumeclaims"))
+	if err != nil {
+		t.Fatalf("NewStorage: got error %v, want none", err)
+	}
+	if _, ok := storages["persistentvolumeclaims/status"].(*registry.StatusREST); !ok {
+		t.Errorf("storage %q: got %T, want *registry.StatusREST", "persistentvolumeclaims/status", storages["persistentvolumeclaims/status"])
+	}
+	store := registrytest.REST(t, NewStorage, "persistentvolumeclaims")
+	if !store.NamespaceScoped() {
+		t.Errorf("NamespaceScoped: got false, want true")
+	}
+	if diff := cmp.Diff([]string{"pvc"}, store.ShortNames()); diff != "" {
+		t.Errorf("ShortNames (-want +got):\n%s", diff)
+	}
+	if store.UpdateStrategy.AllowCreateOnUpdate(context.Background()) {
+		t.Errorf("AllowCreateOnUpdate: got true, want false")
+	}
+	equal := cmp.Comparer(func(a, b *fieldpath.Set) bool { return a.Equals(b) })
+	if diff := cmp.Diff(registry.Fieldpaths("v1", "status"), store.GetResetFields(), equal); diff != "" {
+		t.Errorf("reset fields (-want +got):\n%s", diff)
+	}
+}
+
+func TestStorageKeys(t *testing.T) {
+	storages, err := NewStorage(registrytest.NewMemStorage().Options("persistentvolumeclaims"))
+	if err != nil {
+		t.Fatalf("NewStorage: got error %v, want none", err)
+	}
+	if diff := cmp.Diff([]string{"persistentvolumeclaims", "persistentvolumeclaims/status"}, slices.Sorted(maps.Keys(storages))); diff != "" {
+		t.Errorf("storage keys (-want +got):\n%s", diff)
+	}
+}
+
+func TestValidate(t *testing.T) {
+	tests := []struct {
+		name string
+		pvc  *corev1.PersistentVolumeClaim
+		want []string
+	}{
+		{name: "valid", pvc: validPVC(), want: []string{}},
+		{
+			name: "valid with class, selector and block mode",
+			pvc: modified(validPVC(), func(pvc *corev1.PersistentVolumeClaim) {
+				pvc.Spec.StorageClassName = ptr.To("fast")
+				pvc.Spec.Selector = &metav1.LabelSelector{MatchLabels: map[string]string{"tier": "db"}}
+				pvc.Spec.VolumeMode = ptr.To(corev1.PersistentVolumeBlock)
+			}),
+			want: []string{},
+		},
+		{
+			name: "empty storageClassName (no dynamic provisioning)",
+			pvc:  modified(validPVC(), func(pvc *corev1.PersistentVolumeClaim) { pvc.Spec.StorageClassName = ptr.To("") }),
+			want: []string{},
+		},
+		{
+			name: "no access modes",
+			pvc:  modified(validPVC(), func(pvc *corev1.PersistentVolumeClaim) { pvc.Spec.AccessModes = nil }),
+			want: []string{"spec.accessModes: Required value"},
+		},
+		{
+			name: "unknown access mode",
+			pvc: modified(validPVC(), func(pvc *corev1.PersistentVolumeClaim) {
+				pvc.Spec.AccessModes = []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce, "WriteOnly"}
+			}),
+			want: []string{"spec.accessModes: Unsupported value"},
+		},
+		{
+			name: "ReadWriteOncePod with another mode",
+			pvc: modified(validPVC(), func(pvc *corev1.PersistentVolumeClaim) {
+				pvc.Spec.AccessModes = []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce, corev1.ReadWriteOncePod}
+			}),
+			want: []string{"spec.accessModes: Forbidden"},
+		},
+		{
+			name: "no storage request",
+			pvc:  modified(validPVC(), func(pvc *corev1.PersistentVolumeClaim) { pvc.Spec.Resources.Requests = nil }),
+			want: []string{"spec.resources[storage]: Required value"},
+		},
+		{
+			name: "zero storage request",
+			pvc: modified(validPVC(), func(pvc *corev1.PersistentVolumeClaim) {
+				pvc.Spec.Resources.Requests[corev1.ResourceStorage] = resource.MustParse("0")
+			}),
+			want: []string{"spec.resources[storage]: Invalid value"},
+		},
+		{
+			name: "negative storage request",
+			pvc: modified(validPVC(), func(pvc *corev1.PersistentVolumeClaim) {
+				pvc.Spec.Resources.Requests[corev1.ResourceStorage] = resource.MustParse("-1Gi")
+			}),
+			want: []string{"spec.resources[storage]: Invalid value"},
+		},
+		{
+			name: "bad class, mode and selector",
+			pvc: modified(validPVC(), func(pvc *corev1.PersistentVolumeClaim) {
+				pvc.Spec.StorageClassName = ptr.To("Fast SSD")
+				pvc.Spec.VolumeMode = ptr.To(corev1.PersistentVolumeMode("Object"))
+				pvc.Spec.Selector = &metav1.LabelSelector{MatchLabels: map[string]string{"bad key": "v"}}
+			}),
+			want: []string{"spec.selector.matchLabels: Invalid value", "spec.storageClassName: Invalid value", "spec.volumeMode: Unsupported value"},
+		},
+		{
+			name: "no namespace",
+			pvc:  modified(validPVC(), func(pvc *corev1.PersistentVolumeClaim) { pvc.Namespace = "" }),
+			want: []string{"metadata.namespace: Required value"},
+		},
+	}
+	strategy := registrytest.REST(t, NewStorage, "persistentvolumeclaims").CreateStrategy
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := registrytest.ErrorPaths(strategy.Validate(context.Background(), tt.pvc))
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("Validate errors (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestValidateUpdate(t *testing.T) {
+	storage := func(q string) func(*corev1.PersistentVolumeClaim) {
+		return func(pvc *corev1.PersistentVolumeClaim) {
+			pvc.Spec.Resources.Requests[corev1.ResourceStorage] = resource.MustParse(q)
+		}
+	}
+	tests := []struct {
+		name     string
+		old, obj *corev1.PersistentVolumeClaim
+		want     []string
+	}{
+		{name: "unchanged", old: validPVC(), obj: validPVC(), want: []string{}},
+		{
+			name: "labels may change",
+			old:  validPVC(),
+			obj:  modified(validPVC(), func(pvc *corev1.PersistentVolumeClaim) { pvc.Labels = map[string]string{"a": "b"} }),
+			want: []string{},
+		},
+		{
+			name: "volumeName may be set once",
+			old:  validPVC(),
+			obj:  modified(validPVC(), func(pvc *corev1.PersistentVolumeClaim) { pvc.Spec.VolumeName = "pv-1" }),
+			want: []string{},
+		},
+		{
+			name: "volumeName may not change once set",
+			old:  boundPVC(),
+			obj:  modified(boundPVC(), func(pvc *corev1.PersistentVolumeClaim) { pvc.Spec.VolumeName = "pv-2" }),
+			want: []string{"spec: Forbidden"},
+		},
+		{
+			name: "storageClassName may be set when nil (retroactive default class)",
+			old:  validPVC(),
+			obj:  modified(validPVC(), func(pvc *corev1.PersistentVolumeClaim) { pvc.Spec.StorageClassName = ptr.To("standard") }),
+			want: []string{},
+		},
+		{
+			name: "storageClassName may be set to the beta annotation's value",
+			old: modified(validPVC(), func(pvc *corev1.PersistentVolumeClaim) {
+				pvc.Annotations = map[string]string{corev1.BetaStorageClassAnnotation: "gold"}
+			}),
+			obj: modified(validPVC(), func(pvc *corev1.PersistentVolumeClaim) {
+				pvc.Annotations = map[string]string{corev1.BetaStorageClassAnnotation: "gold"}
+				pvc.Spec.StorageClassName = ptr.To("gold")
+			}),
+			want: []string{},
+		},
+		{
+			name: "storageClassName may not contradict the beta annotation",
+			old: modified(validPVC(), func(pvc *corev1.PersistentVolumeClaim) {
+				pvc.Annotations = map[string]string{corev1.BetaStorageClassAnnotation: "gold"}
+			}),
+			obj: modified(validPVC(), func(pvc *corev1.PersistentVolumeClaim) {
+				pvc.Annotations = map[string]string{corev1.BetaStorageClassAnnotation: "gold"}
+				pvc.Spec.StorageClassName = ptr.To("silver")
+			}),
+			want: []string{"spec: Forbidden"},
+		},
+		{
+			name: "storageClassName may not change once set",
+			old:  modified(validPVC(), func(pvc *corev1.PersistentVolumeClaim) { pvc.Spec.StorageClassName = ptr.To("standard") }),
+			obj:  modified(validPVC(), func(pvc *corev1.PersistentVolumeClaim) { pvc.Spec.StorageClassName = ptr.To("fast") }),
+			want: []string{"spec: Forbidden"},
+		},
+		{
+			name: "accessModes are immutable",
+			old:  validPVC(),
+			obj: modified(validPVC(), func(pvc *corev1.PersistentVolumeClaim) {
+				pvc.Spec.AccessModes = []corev1.PersistentVolumeAccessMode{corev1.ReadWriteMany}
+			}),
+			want: []string{"spec: Forbidden"},
+		},
+		{
+			name: "selector is immutable",
+			old:  validPVC(),
+			obj: modified(validPVC(), func(pvc *corev1.PersistentVolumeClaim) {
+				pvc.Spec.Selector = &metav1.LabelSelector{MatchLabels: map[string]string{"a": "b"}}
+			}),
+			want: []string{"spec: Forbidden"},
+		},
+		{
+			name: "volumeMode is immutable (also reported at upstream's path volumeMode)",
+			old:  validPVC(),
+			obj:  modified(validPVC(), func(pvc *corev1.PersistentVolumeClaim) { pvc.Spec.VolumeMode = ptr.To(corev1.PersistentVolumeBlock) }),
+			want: []string{"spec: Forbidden", "volumeMode: Invalid value"},
+		},
+		{
+			name: "a bound claim may grow",
+			old:  boundPVC(),
+			obj:  modified(boundPVC(), storage("5Gi")),
+			want: []string{},
+		},
+		{
+			name: "a pending claim may not be resized",
+			old:  validPVC(),
+			obj:  modified(validPVC(), storage("5Gi")),
+			want: []string{"spec: Forbidden"},
+		},
+		{
+			name: "a bound claim may not shrink",
+			old:  boundPVC(),
+			obj:  modified(boundPVC(), storage("500Mi")),
+			want: []string{"spec.resources.requests.storage: Forbidden"},
+		},
+		{
+			name: "limits are not requests",
+			old:  boundPVC(),
+			obj: modified(boundPVC(), func(pvc *corev1.PersistentVolumeClaim) {
+				pvc.Spec.Resources.Limits = corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("5Gi")}
+			}),
+			want: []string{"spec: Forbidden"},
+		},
+		{
+			name: "volumeAttributesClassName may be set and changed",
+			old:  modified(boundPVC(), func(pvc *corev1.PersistentVolumeClaim) { pvc.Spec.VolumeAttributesClassName = ptr.To("silver") }),
+			obj:  modified(boundPVC(), func(pvc *corev1.PersistentVolumeClaim) { pvc.Spec.VolumeAttributesClassName = ptr.To("gold") }),
+			want: []string{},
+		},
+		{
+			name: "volumeAttributesClassName may not be unset",
+			old:  modified(boundPVC(), func(pvc *corev1.PersistentVolumeClaim) { pvc.Spec.VolumeAttributesClassName = ptr.To("silver") }),
+			obj:  boundPVC(),
+			want: []string{"spec.volumeAttributesClassName: Forbidden"},
+		},
+		{
+			name: "volumeAttributesClassName may not be emptied",
+			old:  modified(boundPVC(), func(pvc *corev1.PersistentVolumeClaim) { pvc.Spec.VolumeAttributesClassName = ptr.To("silver") }),
+			obj:  modified(boundPVC(), func(pvc *corev1.PersistentVolumeClaim) { pvc.Spec.VolumeAttributesClassName = ptr.To("") }),
+			want: []string{"spec.volumeAttributesClassName: Forbidden"},
+		},
+		{
+			name: "the create rules apply too",
+			old:  validPVC(),
+			obj:  modified(validPVC(), func(pvc *corev1.PersistentVolumeClaim) { pvc.Spec.AccessModes = nil }),
+			want: []string{"spec.accessModes: Required value", "spec: Forbidden"},
+		},
+	}
+	strategy := registrytest.REST(t, NewStorage, "persistentvolumeclaims").UpdateStrategy
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := registrytest.ErrorPaths(strategy.ValidateUpdate(context.Background(), tt.obj, tt.old))
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("ValidateUpdate errors (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestSpecForbiddenMessage(t *testing.T) {
+	strategy := registrytest.REST(t, NewStorage, "persistentvolumeclaims").UpdateStrategy
+	errs := strategy.ValidateUpdate(context.Background(), modified(boundPVC(), func(pvc *corev1.PersistentVolumeClaim) { pvc.Spec.VolumeName = "pv-2" }), boundPVC())
+	if len(errs) != 1 {
+		t.Fatalf("errors: got %v, want one", errs)
+	}
+	const want = "spec is immutable after creation except resources.requests and volumeAttributesClassName for bound claims"
+	if !strings.HasPrefix(errs[0].Detail, want) || !strings.Contains(errs[0].Detail, "pv-2") {
+		t.Errorf("detail: got %q, want %q and a diff naming pv-2", errs[0].Detail, want)
+	}
+}
+
+func TestPrepareForCreate(t *testing.T) {
+	pvc := modified(boundPVC(), func(pvc *corev1.PersistentVolumeClaim) {
+		pvc.Status.Conditions = []corev1.PersistentVolumeClaimCondition{{Type: "Resizing"}}
+	})
+	registrytest.REST(t, NewStorage, "persistentvolumeclaims").CreateStrategy.PrepareForCreate(context.Background(), pvc)
+	if diff := cmp.Diff(corev1.PersistentVolumeClaimStatus{Phase: corev1.ClaimPending}, pvc.Status); diff != "" {
+		t.Errorf("status after PrepareForCreate (-want +got):\n%s", diff)
+	}
+	if pvc.Spec.VolumeName != "pv-1" {
+		t.Errorf("volumeName after PrepareForCreate: got %q, want pv-1", pvc.Spec.VolumeName)
+	}
+}
+
+// TestUpdateThroughStores runs updates through the generic stores of
+// persistentvolumeclaims and of persistentvolumeclaims/status.
+func TestUpdateThroughStores(t *testing.T) {
+	stored := boundPVC()
+	newStatus := corev1.PersistentVolumeClaimStatus{Phase: corev1.ClaimLost}
+	tests := []struct {
+		name       string
+		status     bool
+		wantSize   string
+		wantStatus corev1.PersistentVolumeClaimStatus
+	}{
+		{name: "persistentvolumeclaims: a bound claim grows, status kept", wantSize: "5Gi", wantStatus: stored.Status},
+		{name: "persistentvolumeclaims/status: status changes, spec kept", status: true, wantSize: "1Gi", wantStatus: newStatus},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			mem := registrytest.NewMemStorage()
+			storages, err := NewStorage(mem.Options("persistentvolumeclaims"))
+			if err != nil {
+				t.Fatalf("NewStorage: got error %v, want none", err)
+			}
+			store := storages["persistentvolumeclaims"].(*registry.REST)
+			ctx := genericapirequest.WithNamespace(context.Background(), "default")
+			key, err := store.KeyFunc(ctx, "data")
+			if err != nil {
+				t.Fatalf("KeyFunc: %v", err)
+			}
+			current := mem.Seed(t, key, stored).(*corev1.PersistentVolumeClaim)
+			update := modified(current, func(pvc *corev1.PersistentVolumeClaim) {
+				pvc.Spec.Resources.Requests[corev1.ResourceStorage] = resource.MustParse("5Gi")
+				pvc.Status = newStatus
+			})
+			var updater rest.Updater = store
+			if tt.status {
+				updater = storages["persistentvolumeclaims/status"].(*registry.StatusREST)
+			}
+			out, _, err := updater.Update(ctx, "data", rest.DefaultUpdatedObjectInfo(update), rest.ValidateAllObjectFunc, rest.ValidateAllObjectUpdateFunc, false, &metav1.UpdateOptions{})
+			if err != nil {
+				t.Fatalf("Update: got error %v, want none", err)
+			}
+			got := out.(*corev1.PersistentVolumeClaim)
+			if size := got.Spec.Resources.Requests[corev1.ResourceStorage]; size.String() != tt.wantSize {
+				t.Errorf("requested storage: got %s, want %s", size.String(), tt.wantSize)
+			}
+			if diff := cmp.Diff(tt.wantStatus, got.Status); diff != "" {
+				t.Errorf("status (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestTable(t *testing.T) {
+	now := metav1.Now()
+	tests := []struct {
+		name string
+		pvc  *corev1.PersistentVolumeClaim
+		want []any
+	}{
+		{
+			name: "pending: no capacity or access modes yet",
+			pvc:  modified(validPVC(), func(pvc *corev1.PersistentVolumeClaim) { pvc.Spec.StorageClassName = ptr.To("standard") }),
+			want: []any{"data", "Pending", "", "", "", "standard", "<unset>", "<unknown>", "Filesystem"},
+		},
+		{
+			name: "bound: the volume's capacity and access modes",
+			pvc: modified(boundPVC(), func(pvc *corev1.PersistentVolumeClaim) {
+				pvc.Spec.StorageClassName = ptr.To("standard")
+				pvc.Spec.VolumeAttributesClassName = ptr.To("gold")
+			}),
+			want: []any{"data", "Bound", "pv-1", "2Gi", "RWO,ROX", "standard", "gold", "<unknown>", "Filesystem"},
+		},
+		{
+			name: "deleted, class from the beta annotation, no volume mode",
+			pvc: modified(boundPVC(), func(pvc *corev1.PersistentVolumeClaim) {
+				pvc.DeletionTimestamp = &now
+				pvc.Annotations = map[string]string{corev1.BetaStorageClassAnnotation: "legacy"}
+				pvc.Spec.StorageClassName = ptr.To("standard")
+				pvc.Spec.VolumeMode = nil
+			}),
+			want: []any{"data", "Terminating", "pv-1", "2Gi", "RWO,ROX", "legacy", "<unset>", "<unknown>", "<unset>"},
+		},
+	}
+	store := registrytest.REST(t, NewStorage, "persistentvolumeclaims")
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			table, err := store.ConvertToTable(context.Background(), tt.pvc, nil)
+			if err != nil {
+				t.Fatalf("ConvertToTable: got error %v, want none", err)
+			}
+			wantColumns := []string{"Name", "Status", "Volume", "Capacity", "Access Modes", "StorageClass", "VolumeAttributesClass", "Age", "VolumeMode"}
+			if diff := cmp.Diff(wantColumns, registrytest.ColumnNames(table)); diff != "" {
+				t.Errorf("columns (-want +got):\n%s", diff)
+			}
+			if len(table.Rows) != 1 {
+				t.Fatalf("rows: got %d, want 1", len(table.Rows))
+			}
+			if diff := cmp.Diff(tt.want, table.Rows[0].Cells); diff != "" {
+				t.Errorf("cells (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
