@@ -2,54 +2,112 @@ package server
 
 import (
 	"fmt"
+	"maps"
+	"slices"
+	"strings"
 
+	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	eventsv1 "k8s.io/api/events/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apiserver/pkg/registry/generic"
 	"k8s.io/apiserver/pkg/registry/rest"
 	genericapiserver "k8s.io/apiserver/pkg/server"
 
 	"github.com/miniapiserver/miniapiserver/pkg/api"
+	"github.com/miniapiserver/miniapiserver/pkg/registry/apps"
+	"github.com/miniapiserver/miniapiserver/pkg/registry/batch"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/configmap"
+	"github.com/miniapiserver/miniapiserver/pkg/registry/endpoints"
+	"github.com/miniapiserver/miniapiserver/pkg/registry/endpointslice"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/event"
+	"github.com/miniapiserver/miniapiserver/pkg/registry/ingress"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/lease"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/namespace"
+	"github.com/miniapiserver/miniapiserver/pkg/registry/node"
+	"github.com/miniapiserver/miniapiserver/pkg/registry/persistentvolume"
+	"github.com/miniapiserver/miniapiserver/pkg/registry/persistentvolumeclaim"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/pod"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/podtemplate"
+	"github.com/miniapiserver/miniapiserver/pkg/registry/rbac"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/secret"
+	"github.com/miniapiserver/miniapiserver/pkg/registry/service"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/serviceaccount"
 	"github.com/miniapiserver/miniapiserver/pkg/watchcache"
 )
 
 type storageFunc func(generic.RESTOptionsGetter) (map[string]rest.Storage, error)
 
-// installAPIs serves core/v1 under /api and coordination.k8s.io/v1 under
-// /apis; lists from the watch caches are encoded from their items' kept
-// encodings, which encodings hands over (nil without watch caches).
-func installAPIs(s *genericapiserver.GenericAPIServer, optsGetter generic.RESTOptionsGetter, encodings *watchcache.Encodings) error {
+// apiGroups are the served groups (all at v1) and the storage of each.
+// events.k8s.io serves the core Events' storage (see installAPIs).
+var apiGroups = []struct {
+	group    string
+	storages []storageFunc
+}{
+	{appsv1.GroupName, []storageFunc{apps.NewStorage}},
+	{batchv1.GroupName, []storageFunc{batch.NewStorage}},
+	{coordinationv1.GroupName, []storageFunc{lease.NewStorage}},
+	{discoveryv1.GroupName, []storageFunc{endpointslice.NewStorage}},
+	{networkingv1.GroupName, []storageFunc{ingress.NewStorage}},
+	{rbacv1.GroupName, []storageFunc{rbac.NewStorage}},
+}
+
+// installAPIs serves core/v1 under /api and the other groups under /apis;
+// lists from the watch caches are encoded from their items' kept
+// encodings, which encodings hands over (nil without watch caches). It
+// returns the namespaced resources, which the namespace controller empties.
+func installAPIs(s *genericapiserver.GenericAPIServer, optsGetter generic.RESTOptionsGetter, encodings *watchcache.Encodings) ([]schema.GroupVersionResource, error) {
 	core := genericapiserver.NewDefaultAPIGroupInfo("", api.Scheme, api.ParameterCodec, api.Codecs)
 	core.NegotiatedSerializer = withCachedListEncoding(core.NegotiatedSerializer, encodings)
 	coreStorage, err := collect(optsGetter, namespace.NewStorage, configmap.NewStorage, secret.NewStorage,
-		pod.NewStorage, podtemplate.NewStorage, serviceaccount.NewStorage, event.NewStorage)
+		pod.NewStorage, podtemplate.NewStorage, serviceaccount.NewStorage, event.NewStorage,
+		service.NewStorage, endpoints.NewStorage, persistentvolumeclaim.NewStorage, persistentvolume.NewStorage, node.NewStorage)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	core.VersionedResourcesStorageMap["v1"] = coreStorage
 	if err := s.InstallLegacyAPIGroup(genericapiserver.DefaultLegacyAPIPrefix, &core); err != nil {
-		return fmt.Errorf("installing core/v1: %w", err)
+		return nil, fmt.Errorf("installing core/v1: %w", err)
 	}
 
-	coordination := genericapiserver.NewDefaultAPIGroupInfo(coordinationv1.GroupName, api.Scheme, metav1.ParameterCodec, api.Codecs)
-	coordination.NegotiatedSerializer = withCachedListEncoding(coordination.NegotiatedSerializer, encodings)
-	coordinationStorage, err := collect(optsGetter, lease.NewStorage)
-	if err != nil {
-		return err
+	var groups []*genericapiserver.APIGroupInfo
+	for _, g := range apiGroups {
+		info := genericapiserver.NewDefaultAPIGroupInfo(g.group, api.Scheme, api.ParameterCodec, api.Codecs)
+		info.NegotiatedSerializer = withCachedListEncoding(info.NegotiatedSerializer, encodings)
+		if info.VersionedResourcesStorageMap["v1"], err = collect(optsGetter, g.storages...); err != nil {
+			return nil, err
+		}
+		groups = append(groups, &info)
 	}
-	coordination.VersionedResourcesStorageMap["v1"] = coordinationStorage
-	if err := s.InstallAPIGroup(&coordination); err != nil {
-		return fmt.Errorf("installing coordination.k8s.io/v1: %w", err)
+	// events.k8s.io/v1 Events are core Events, converted (upstream stores
+	// them in one place too): the same store, hence the same watch cache.
+	events := genericapiserver.NewDefaultAPIGroupInfo(eventsv1.GroupName, api.Scheme, api.ParameterCodec, api.Codecs)
+	events.VersionedResourcesStorageMap["v1"] = map[string]rest.Storage{"events": coreStorage["events"]}
+	groups = append(groups, &events)
+	if err := s.InstallAPIGroups(groups...); err != nil {
+		return nil, fmt.Errorf("installing API groups: %w", err)
 	}
-	return nil
+	namespaced := namespacedResources(corev1.SchemeGroupVersion, coreStorage)
+	for _, g := range groups[:len(groups)-1] { // events.k8s.io Events are core Events
+		namespaced = append(namespaced, namespacedResources(g.PrioritizedVersions[0], g.VersionedResourcesStorageMap["v1"])...)
+	}
+	return namespaced, nil
+}
+
+// namespacedResources returns the namespaced resources (not subresources) of storage, sorted.
+func namespacedResources(gv schema.GroupVersion, storage map[string]rest.Storage) []schema.GroupVersionResource {
+	var out []schema.GroupVersionResource
+	for _, resource := range slices.Sorted(maps.Keys(storage)) {
+		if s, ok := storage[resource].(rest.Scoper); ok && s.NamespaceScoped() && !strings.Contains(resource, "/") {
+			out = append(out, gv.WithResource(resource))
+		}
+	}
+	return out
 }
 
 func collect(optsGetter generic.RESTOptionsGetter, fns ...storageFunc) (map[string]rest.Storage, error) {

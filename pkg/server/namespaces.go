@@ -6,7 +6,6 @@ import (
 	"slices"
 	"time"
 
-	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -55,15 +54,18 @@ func bootstrapNamespaces(ctx context.Context, cfg *rest.Config) error {
 type namespaceController struct {
 	client   kubernetes.Interface
 	metadata metadata.Interface
-	synced   cache.InformerSynced
-	queue    workqueue.TypedRateLimitingInterface[string]
+	// resources are every namespaced resource served.
+	resources []schema.GroupVersionResource
+	synced    cache.InformerSynced
+	queue     workqueue.TypedRateLimitingInterface[string]
 }
 
-func newNamespaceController(client kubernetes.Interface, meta metadata.Interface, informer coreinformers.NamespaceInformer) *namespaceController {
+func newNamespaceController(client kubernetes.Interface, meta metadata.Interface, informer coreinformers.NamespaceInformer, resources []schema.GroupVersionResource) *namespaceController {
 	c := &namespaceController{
-		client:   client,
-		metadata: meta,
-		synced:   informer.Informer().HasSynced,
+		client:    client,
+		metadata:  meta,
+		resources: resources,
+		synced:    informer.Informer().HasSynced,
 		queue: workqueue.NewTypedRateLimitingQueueWithConfig(
 			workqueue.NewTypedItemExponentialFailureRateLimiter[string](10*time.Millisecond, time.Second),
 			workqueue.TypedRateLimitingQueueConfig[string]{Name: "namespace"}),
@@ -121,7 +123,7 @@ func (c *namespaceController) sync(ctx context.Context, name string) error {
 	if ns.DeletionTimestamp == nil || !slices.Contains(ns.Spec.Finalizers, corev1.FinalizerKubernetes) {
 		return nil
 	}
-	for _, gvr := range namespacedResources {
+	for _, gvr := range c.resources {
 		objects := c.metadata.Resource(gvr).Namespace(name)
 		if err := objects.DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{}); err != nil {
 			return fmt.Errorf("deleting %s: %w", gvr.Resource, err)
@@ -140,15 +142,4 @@ func (c *namespaceController) sync(ctx context.Context, name string) error {
 		return nil
 	}
 	return err
-}
-
-// namespacedResources are every namespaced resource the server serves.
-var namespacedResources = []schema.GroupVersionResource{
-	corev1.SchemeGroupVersion.WithResource("configmaps"),
-	corev1.SchemeGroupVersion.WithResource("secrets"),
-	corev1.SchemeGroupVersion.WithResource("pods"),
-	corev1.SchemeGroupVersion.WithResource("podtemplates"),
-	corev1.SchemeGroupVersion.WithResource("serviceaccounts"),
-	corev1.SchemeGroupVersion.WithResource("events"),
-	coordinationv1.SchemeGroupVersion.WithResource("leases"),
 }

@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	utilnet "k8s.io/apimachinery/pkg/util/net"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apimachinery/pkg/util/wait"
@@ -187,12 +188,13 @@ func (c CompletedConfig) New(ctx context.Context) (s *Server, err error) {
 			generic.Destroy()
 		}
 	}()
-	if err := installAPIs(generic, gc.RESTOptionsGetter, storages.encodings); err != nil {
+	namespaced, err := installAPIs(generic, gc.RESTOptionsGetter, storages.encodings)
+	if err != nil {
 		return nil, err
 	}
 	// /readyz waits for the watch caches' initial lists, as kube-apiserver's does.
 	generic.AddPostStartHookOrDie("storage-readiness", generic.StorageReadinessHook.Hook)
-	stopLoopbackClients := addLoopbackClients(generic, factory, gc.LoopbackClientConfig, c.Admin)
+	stopLoopbackClients := addLoopbackClients(generic, factory, gc.LoopbackClientConfig, c.Admin, namespaced)
 	// On shutdown the server's own clients stop first (their watches would
 	// come straight back), then every watch ends at once, after the caches'
 	// final bookmarks, instead of holding the HTTP server's shutdown until
@@ -217,7 +219,7 @@ func (c CompletedConfig) New(ctx context.Context) (s *Server, err error) {
 // informers (for namespace admission), the system namespaces' bootstrap and
 // the namespace controller. The returned func stops them, before the HTTP
 // server stops.
-func addLoopbackClients(generic *genericapiserver.GenericAPIServer, factory informers.SharedInformerFactory, loopback, admin *rest.Config) (stop func()) {
+func addLoopbackClients(generic *genericapiserver.GenericAPIServer, factory informers.SharedInformerFactory, loopback, admin *rest.Config, namespaced []schema.GroupVersionResource) (stop func()) {
 	loopbackCtx, stopLoopback := context.WithCancel(context.Background())
 	var controllers sync.WaitGroup
 	stop = func() {
@@ -246,7 +248,7 @@ func addLoopbackClients(generic *genericapiserver.GenericAPIServer, factory info
 		if err != nil {
 			return err
 		}
-		controller := newNamespaceController(client, meta, factory.Core().V1().Namespaces())
+		controller := newNamespaceController(client, meta, factory.Core().V1().Namespaces(), namespaced)
 		controllers.Go(func() { controller.run(loopbackCtx) })
 		return nil
 	})

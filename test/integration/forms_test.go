@@ -150,23 +150,20 @@ func TestEveryResourceAnswersInEveryForm(t *testing.T) {
 			"Table":                 forms["Table"],
 			"PartialObjectMetadata": "application/json;as=PartialObjectMetadataList;v=v1;g=meta.k8s.io",
 		}
-		for _, r := range servedResources {
-			obj := newObject(r.gvr.GroupVersion().String(), r.kind, "x", r.body)
-			if _, err := dyn.Resource(r.gvr).Namespace("default").Create(t.Context(), obj, metav1.CreateOptions{}); err != nil {
+		for i, r := range servedResources {
+			name := fmt.Sprintf("x%d", i) // core and events.k8s.io Events are one collection
+			obj := newObject(r.gvr.GroupVersion().String(), r.kind, name, r.body)
+			if _, err := r.client(dyn).Create(t.Context(), obj, metav1.CreateOptions{}); err != nil {
 				t.Fatal(err)
 			}
-			prefix := "/api/v1"
-			if r.gvr.Group != "" {
-				prefix = "/apis/" + r.gvr.GroupVersion().String()
-			}
-			collection := prefix + "/namespaces/default/" + r.gvr.Resource
+			collection := r.collectionPath()
 			for form, accept := range forms {
 				listKind := form
 				if form == "PartialObjectMetadata" {
 					listKind = "PartialObjectMetadataList"
 				}
 				for _, req := range []struct{ verb, path, accept, kind string }{
-					{"GET", collection + "/x", accept, form},
+					{"GET", collection + "/" + name, accept, form},
 					{"LIST", collection, listForms[form], listKind},
 					{"WATCH", collection + "?watch=true&resourceVersion=0", accept, form},
 				} {

@@ -15,19 +15,86 @@ import (
 
 var podSpec = map[string]any{"containers": []any{map[string]any{"name": "c", "image": "busybox"}}}
 
-// servedResources are every namespaced resource with a minimal valid body.
-var servedResources = []struct {
-	gvr  schema.GroupVersionResource
-	kind string
-	body map[string]any
-}{
-	{schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}, "ConfigMap", map[string]any{"data": map[string]any{"k": "v"}}},
-	{schema.GroupVersionResource{Version: "v1", Resource: "secrets"}, "Secret", map[string]any{"stringData": map[string]any{"k": "v"}}},
-	{schema.GroupVersionResource{Version: "v1", Resource: "pods"}, "Pod", map[string]any{"spec": podSpec}},
-	{schema.GroupVersionResource{Version: "v1", Resource: "podtemplates"}, "PodTemplate", map[string]any{"template": map[string]any{"spec": podSpec}}},
-	{schema.GroupVersionResource{Version: "v1", Resource: "serviceaccounts"}, "ServiceAccount", nil},
-	{schema.GroupVersionResource{Version: "v1", Resource: "events"}, "Event", map[string]any{"reason": "Test", "type": "Normal"}},
-	{schema.GroupVersionResource{Group: "coordination.k8s.io", Version: "v1", Resource: "leases"}, "Lease", map[string]any{"spec": map[string]any{"holderIdentity": "me"}}},
+var (
+	labelsX       = map[string]any{"app": "x"}
+	workloadSpec  = map[string]any{"selector": map[string]any{"matchLabels": labelsX}, "template": map[string]any{"metadata": map[string]any{"labels": labelsX}, "spec": podSpec}}
+	jobPodSpec    = map[string]any{"containers": podSpec["containers"], "restartPolicy": "Never"}
+	policyRules   = []any{map[string]any{"apiGroups": []any{""}, "resources": []any{"pods"}, "verbs": []any{"get"}}}
+	bindingToRole = func(kind string) map[string]any {
+		return map[string]any{
+			"roleRef":  map[string]any{"apiGroup": "rbac.authorization.k8s.io", "kind": kind, "name": "r"},
+			"subjects": []any{map[string]any{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": "alice"}},
+		}
+	}
+)
+
+// servedResource is a served resource with a minimal valid body.
+type servedResource struct {
+	gvr     schema.GroupVersionResource
+	kind    string
+	cluster bool // cluster-scoped
+	body    map[string]any
+}
+
+func gvr(group, resource string) schema.GroupVersionResource {
+	return schema.GroupVersionResource{Group: group, Version: "v1", Resource: resource}
+}
+
+// servedResources are every served resource (but namespaces) with a minimal valid body.
+var servedResources = []servedResource{
+	{gvr: gvr("", "configmaps"), kind: "ConfigMap", body: map[string]any{"data": map[string]any{"k": "v"}}},
+	{gvr: gvr("", "secrets"), kind: "Secret", body: map[string]any{"stringData": map[string]any{"k": "v"}}},
+	{gvr: gvr("", "pods"), kind: "Pod", body: map[string]any{"spec": podSpec}},
+	{gvr: gvr("", "podtemplates"), kind: "PodTemplate", body: map[string]any{"template": map[string]any{"spec": podSpec}}},
+	{gvr: gvr("", "serviceaccounts"), kind: "ServiceAccount"},
+	{gvr: gvr("", "events"), kind: "Event", body: map[string]any{"reason": "Test", "type": "Normal"}},
+	{gvr: gvr("", "services"), kind: "Service", body: map[string]any{"spec": map[string]any{"ports": []any{map[string]any{"port": 80}}}}},
+	{gvr: gvr("", "endpoints"), kind: "Endpoints", body: map[string]any{"subsets": []any{map[string]any{
+		"addresses": []any{map[string]any{"ip": "10.1.2.3"}}, "ports": []any{map[string]any{"port": 80}}}}}},
+	{gvr: gvr("", "persistentvolumeclaims"), kind: "PersistentVolumeClaim", body: map[string]any{"spec": map[string]any{
+		"accessModes": []any{"ReadWriteOnce"}, "resources": map[string]any{"requests": map[string]any{"storage": "1Gi"}}}}},
+	{gvr: gvr("", "persistentvolumes"), kind: "PersistentVolume", cluster: true, body: map[string]any{"spec": map[string]any{
+		"capacity": map[string]any{"storage": "1Gi"}, "accessModes": []any{"ReadWriteOnce"}, "hostPath": map[string]any{"path": "/tmp/pv"}}}},
+	{gvr: gvr("", "nodes"), kind: "Node", cluster: true},
+	{gvr: gvr("apps", "deployments"), kind: "Deployment", body: map[string]any{"spec": workloadSpec}},
+	{gvr: gvr("apps", "statefulsets"), kind: "StatefulSet", body: map[string]any{"spec": workloadSpec}},
+	{gvr: gvr("apps", "daemonsets"), kind: "DaemonSet", body: map[string]any{"spec": workloadSpec}},
+	{gvr: gvr("apps", "replicasets"), kind: "ReplicaSet", body: map[string]any{"spec": workloadSpec}},
+	{gvr: gvr("batch", "jobs"), kind: "Job", body: map[string]any{"spec": map[string]any{"template": map[string]any{"spec": jobPodSpec}}}},
+	{gvr: gvr("batch", "cronjobs"), kind: "CronJob", body: map[string]any{"spec": map[string]any{"schedule": "*/5 * * * *",
+		"jobTemplate": map[string]any{"spec": map[string]any{"template": map[string]any{"spec": jobPodSpec}}}}}},
+	{gvr: gvr("coordination.k8s.io", "leases"), kind: "Lease", body: map[string]any{"spec": map[string]any{"holderIdentity": "me"}}},
+	{gvr: gvr("discovery.k8s.io", "endpointslices"), kind: "EndpointSlice", body: map[string]any{"addressType": "IPv4",
+		"endpoints": []any{map[string]any{"addresses": []any{"10.1.2.3"}}}, "ports": []any{map[string]any{"port": 80}}}},
+	{gvr: gvr("events.k8s.io", "events"), kind: "Event", body: map[string]any{"eventTime": "2026-01-01T00:00:00.000000Z",
+		"reportingController": "example.com/test", "reportingInstance": "test-1", "action": "Test", "reason": "Test", "type": "Normal",
+		"regarding": map[string]any{"kind": "Pod", "name": "p", "namespace": "default"}}},
+	{gvr: gvr("networking.k8s.io", "ingresses"), kind: "Ingress", body: map[string]any{"spec": map[string]any{
+		"defaultBackend": map[string]any{"service": map[string]any{"name": "svc", "port": map[string]any{"number": 80}}}}}},
+	{gvr: gvr("rbac.authorization.k8s.io", "roles"), kind: "Role", body: map[string]any{"rules": policyRules}},
+	{gvr: gvr("rbac.authorization.k8s.io", "clusterroles"), kind: "ClusterRole", cluster: true, body: map[string]any{"rules": policyRules}},
+	{gvr: gvr("rbac.authorization.k8s.io", "rolebindings"), kind: "RoleBinding", body: bindingToRole("Role")},
+	{gvr: gvr("rbac.authorization.k8s.io", "clusterrolebindings"), kind: "ClusterRoleBinding", cluster: true, body: bindingToRole("ClusterRole")},
+}
+
+// client is the dynamic client of r: in namespace default unless r is cluster-scoped.
+func (r servedResource) client(dyn dynamic.Interface) dynamic.ResourceInterface {
+	if r.cluster {
+		return dyn.Resource(r.gvr)
+	}
+	return dyn.Resource(r.gvr).Namespace("default")
+}
+
+// collectionPath is the URL path of r's collection (in namespace default).
+func (r servedResource) collectionPath() string {
+	prefix := "/api/v1"
+	if r.gvr.Group != "" {
+		prefix = "/apis/" + r.gvr.GroupVersion().String()
+	}
+	if r.cluster {
+		return prefix + "/" + r.gvr.Resource
+	}
+	return prefix + "/namespaces/default/" + r.gvr.Resource
 }
 
 func newObject(apiVersion, kind, name string, body map[string]any) *unstructured.Unstructured {
@@ -43,9 +110,9 @@ func TestEveryResourceSupportsCRUD(t *testing.T) {
 		s, _ := start(t, path)
 		dyn := dynamic.NewForConfigOrDie(s.Config)
 		for _, r := range servedResources {
-			t.Run(r.gvr.Resource, func(t *testing.T) {
+			t.Run(r.gvr.GroupResource().String(), func(t *testing.T) {
 				ctx := t.Context()
-				c := dyn.Resource(r.gvr).Namespace("default")
+				c := r.client(dyn)
 				apiVersion := r.gvr.GroupVersion().String()
 				for _, name := range []string{"a", "b", "c"} {
 					if _, err := c.Create(ctx, newObject(apiVersion, r.kind, name, r.body), metav1.CreateOptions{}); err != nil {
