@@ -22,7 +22,7 @@ func addDefaultingFuncs(s *runtime.Scheme) error {
 			sec.Type = corev1.SecretTypeOpaque
 		}
 	})
-	s.AddTypeDefaultingFunc(&corev1.Pod{}, func(obj any) { DefaultPodSpec(&obj.(*corev1.Pod).Spec) })
+	s.AddTypeDefaultingFunc(&corev1.Pod{}, func(obj any) { defaultPod(obj.(*corev1.Pod)) })
 	s.AddTypeDefaultingFunc(&corev1.PodTemplate{}, func(obj any) { DefaultPodSpec(&obj.(*corev1.PodTemplate).Template.Spec) })
 	if err := addWorkloadDefaults(s); err != nil {
 		return err
@@ -59,7 +59,24 @@ func defaultNamespace(ns *corev1.Namespace) {
 	}
 }
 
-// DefaultPodSpec applies upstream's pod spec defaults.
+// defaultPod applies upstream's pod defaults: the spec's, then those only
+// a Pod gets, never a template (SetDefaults_Pod): service links, and
+// requests copied from limits.
+func defaultPod(p *corev1.Pod) {
+	DefaultPodSpec(&p.Spec)
+	if p.Spec.EnableServiceLinks == nil {
+		p.Spec.EnableServiceLinks = ptr.To(corev1.DefaultEnableServiceLinks)
+	}
+	for _, containers := range [][]corev1.Container{p.Spec.InitContainers, p.Spec.Containers} {
+		for i := range containers {
+			if c := &containers[i]; len(c.Resources.Limits) > 0 && c.Resources.Requests == nil {
+				c.Resources.Requests = c.Resources.Limits.DeepCopy()
+			}
+		}
+	}
+}
+
+// DefaultPodSpec applies upstream's defaults of a pod spec, in a Pod or a template.
 func DefaultPodSpec(spec *corev1.PodSpec) {
 	if spec.DNSPolicy == "" {
 		spec.DNSPolicy = corev1.DNSClusterFirst
@@ -76,8 +93,8 @@ func DefaultPodSpec(spec *corev1.PodSpec) {
 	if spec.SchedulerName == "" {
 		spec.SchedulerName = corev1.DefaultSchedulerName
 	}
-	if spec.EnableServiceLinks == nil {
-		spec.EnableServiceLinks = ptr.To(corev1.DefaultEnableServiceLinks)
+	for i := range spec.Volumes {
+		defaultVolume(&spec.Volumes[i].VolumeSource)
 	}
 	for i := range spec.InitContainers {
 		defaultContainer(&spec.InitContainers[i])
@@ -105,8 +122,22 @@ func defaultContainer(c *corev1.Container) {
 			c.Ports[i].Protocol = corev1.ProtocolTCP
 		}
 	}
-	if len(c.Resources.Limits) > 0 && c.Resources.Requests == nil {
-		c.Resources.Requests = c.Resources.Limits.DeepCopy()
+}
+
+// defaultVolume applies upstream's volume source defaults (file modes 0644).
+func defaultVolume(v *corev1.VolumeSource) {
+	mode := ptr.To(corev1.ConfigMapVolumeSourceDefaultMode)
+	switch {
+	case v.ConfigMap != nil && v.ConfigMap.DefaultMode == nil:
+		v.ConfigMap.DefaultMode = mode
+	case v.Secret != nil && v.Secret.DefaultMode == nil:
+		v.Secret.DefaultMode = mode
+	case v.Projected != nil && v.Projected.DefaultMode == nil:
+		v.Projected.DefaultMode = mode
+	case v.DownwardAPI != nil && v.DownwardAPI.DefaultMode == nil:
+		v.DownwardAPI.DefaultMode = mode
+	case v.HostPath != nil && v.HostPath.Type == nil:
+		v.HostPath.Type = ptr.To(corev1.HostPathUnset)
 	}
 }
 

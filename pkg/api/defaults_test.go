@@ -77,7 +77,9 @@ func TestNamespaceDefaults(t *testing.T) {
 	}
 }
 
-func TestDefaultPodSpec(t *testing.T) {
+// TestDefaultPod covers what a Pod gets; a template gets the same but
+// enableServiceLinks (TestWorkloadTemplatesGetPodSpecDefaultsOnly).
+func TestDefaultPod(t *testing.T) {
 	defaulted := corev1.PodSpec{
 		DNSPolicy:                     corev1.DNSClusterFirst,
 		RestartPolicy:                 corev1.RestartPolicyAlways,
@@ -104,9 +106,9 @@ func TestDefaultPodSpec(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			spec := tt.spec.DeepCopy()
-			DefaultPodSpec(spec)
-			if diff := cmp.Diff(tt.want, *spec); diff != "" {
+			pod := &corev1.Pod{Spec: *tt.spec.DeepCopy()}
+			defaultPod(pod)
+			if diff := cmp.Diff(tt.want, pod.Spec); diff != "" {
 				t.Errorf("spec (-want +got):\n%s", diff)
 			}
 		})
@@ -152,8 +154,9 @@ func TestContainerDefaults(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			spec := &corev1.PodSpec{Containers: []corev1.Container{*tt.container.DeepCopy()}, InitContainers: []corev1.Container{*tt.container.DeepCopy()}}
-			DefaultPodSpec(spec)
+			pod := &corev1.Pod{Spec: corev1.PodSpec{Containers: []corev1.Container{*tt.container.DeepCopy()}, InitContainers: []corev1.Container{*tt.container.DeepCopy()}}}
+			defaultPod(pod)
+			spec := &pod.Spec
 			if diff := cmp.Diff(tt.want, spec.Containers[0]); diff != "" {
 				t.Errorf("container (-want +got):\n%s", diff)
 			}
@@ -165,11 +168,11 @@ func TestContainerDefaults(t *testing.T) {
 }
 
 func TestRequestsDefaultedFromLimitsAreACopy(t *testing.T) {
-	spec := &corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "app:1", Resources: corev1.ResourceRequirements{
+	pod := &corev1.Pod{Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "app:1", Resources: corev1.ResourceRequirements{
 		Limits: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1")},
-	}}}}
-	DefaultPodSpec(spec)
-	res := &spec.Containers[0].Resources
+	}}}}}
+	defaultPod(pod)
+	res := &pod.Spec.Containers[0].Resources
 	res.Requests[corev1.ResourceCPU] = resource.MustParse("2")
 	if got := res.Limits[corev1.ResourceCPU]; got.String() != "1" {
 		t.Errorf("limit after changing the defaulted request: got %s, want 1", got.String())

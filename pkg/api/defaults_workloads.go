@@ -1,6 +1,8 @@
 package api
 
 import (
+	"math"
+
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -49,15 +51,7 @@ func addWorkloadDefaults(s *runtime.Scheme) error {
 			}
 		}
 	})
-	s.AddTypeDefaultingFunc(&corev1.PersistentVolumeClaim{}, func(obj any) {
-		pvc := obj.(*corev1.PersistentVolumeClaim)
-		if pvc.Spec.VolumeMode == nil {
-			pvc.Spec.VolumeMode = ptr.To(corev1.PersistentVolumeFilesystem)
-		}
-		if pvc.Status.Phase == "" {
-			pvc.Status.Phase = corev1.ClaimPending
-		}
-	})
+	s.AddTypeDefaultingFunc(&corev1.PersistentVolumeClaim{}, func(obj any) { defaultClaim(obj.(*corev1.PersistentVolumeClaim)) })
 	s.AddTypeDefaultingFunc(&corev1.PersistentVolume{}, func(obj any) {
 		pv := obj.(*corev1.PersistentVolume)
 		if pv.Spec.PersistentVolumeReclaimPolicy == "" {
@@ -65,6 +59,9 @@ func addWorkloadDefaults(s *runtime.Scheme) error {
 		}
 		if pv.Spec.VolumeMode == nil {
 			pv.Spec.VolumeMode = ptr.To(corev1.PersistentVolumeFilesystem)
+		}
+		if hp := pv.Spec.HostPath; hp != nil && hp.Type == nil {
+			hp.Type = ptr.To(corev1.HostPathUnset)
 		}
 		if pv.Status.Phase == "" {
 			pv.Status.Phase = corev1.VolumePending
@@ -122,16 +119,16 @@ func defaultStatefulSet(ss *appsv1.StatefulSet) {
 	if ss.Spec.PodManagementPolicy == "" {
 		ss.Spec.PodManagementPolicy = appsv1.OrderedReadyPodManagement
 	}
+	// Unlike a Deployment's, an explicit RollingUpdate type without
+	// rollingUpdate keeps it nil.
 	if ss.Spec.UpdateStrategy.Type == "" {
 		ss.Spec.UpdateStrategy.Type = appsv1.RollingUpdateStatefulSetStrategyType
-	}
-	if ss.Spec.UpdateStrategy.Type == appsv1.RollingUpdateStatefulSetStrategyType {
 		if ss.Spec.UpdateStrategy.RollingUpdate == nil {
 			ss.Spec.UpdateStrategy.RollingUpdate = &appsv1.RollingUpdateStatefulSetStrategy{}
 		}
-		if ss.Spec.UpdateStrategy.RollingUpdate.Partition == nil {
-			ss.Spec.UpdateStrategy.RollingUpdate.Partition = ptr.To[int32](0)
-		}
+	}
+	if ru := ss.Spec.UpdateStrategy.RollingUpdate; ss.Spec.UpdateStrategy.Type == appsv1.RollingUpdateStatefulSetStrategyType && ru != nil && ru.Partition == nil {
+		ru.Partition = ptr.To[int32](0)
 	}
 	if ss.Spec.PersistentVolumeClaimRetentionPolicy == nil {
 		ss.Spec.PersistentVolumeClaimRetentionPolicy = &appsv1.StatefulSetPersistentVolumeClaimRetentionPolicy{}
@@ -149,9 +146,7 @@ func defaultStatefulSet(ss *appsv1.StatefulSet) {
 		ss.Spec.RevisionHistoryLimit = ptr.To[int32](10)
 	}
 	for i := range ss.Spec.VolumeClaimTemplates {
-		if t := &ss.Spec.VolumeClaimTemplates[i]; t.Spec.VolumeMode == nil {
-			t.Spec.VolumeMode = ptr.To(corev1.PersistentVolumeFilesystem)
-		}
+		defaultClaim(&ss.Spec.VolumeClaimTemplates[i])
 	}
 	DefaultPodSpec(&ss.Spec.Template.Spec)
 }
@@ -177,6 +172,15 @@ func defaultDaemonSet(ds *appsv1.DaemonSet) {
 	DefaultPodSpec(&ds.Spec.Template.Spec)
 }
 
+func defaultClaim(pvc *corev1.PersistentVolumeClaim) {
+	if pvc.Spec.VolumeMode == nil {
+		pvc.Spec.VolumeMode = ptr.To(corev1.PersistentVolumeFilesystem)
+	}
+	if pvc.Status.Phase == "" {
+		pvc.Status.Phase = corev1.ClaimPending
+	}
+}
+
 func defaultJob(spec *batchv1.JobSpec, labels *map[string]string) {
 	if spec.Completions == nil && spec.Parallelism == nil {
 		spec.Completions = ptr.To[int32](1)
@@ -186,6 +190,18 @@ func defaultJob(spec *batchv1.JobSpec, labels *map[string]string) {
 	}
 	if spec.BackoffLimit == nil {
 		spec.BackoffLimit = ptr.To[int32](6)
+		if spec.BackoffLimitPerIndex != nil {
+			spec.BackoffLimit = ptr.To[int32](math.MaxInt32)
+		}
+	}
+	if spec.PodFailurePolicy != nil {
+		for _, rule := range spec.PodFailurePolicy.Rules {
+			for i := range rule.OnPodConditions {
+				if rule.OnPodConditions[i].Status == "" {
+					rule.OnPodConditions[i].Status = corev1.ConditionTrue
+				}
+			}
+		}
 	}
 	if labels != nil && len(*labels) == 0 && len(spec.Template.Labels) > 0 {
 		*labels = spec.Template.Labels
@@ -228,8 +244,19 @@ func defaultService(svc *corev1.Service) {
 	if svc.Spec.SessionAffinity == "" {
 		svc.Spec.SessionAffinity = corev1.ServiceAffinityNone
 	}
-	if svc.Spec.SessionAffinity == corev1.ServiceAffinityClientIP && svc.Spec.SessionAffinityConfig == nil {
-		svc.Spec.SessionAffinityConfig = &corev1.SessionAffinityConfig{ClientIP: &corev1.ClientIPConfig{TimeoutSeconds: ptr.To(corev1.DefaultClientIPServiceAffinitySeconds)}}
+	switch svc.Spec.SessionAffinity {
+	case corev1.ServiceAffinityNone:
+		svc.Spec.SessionAffinityConfig = nil
+	case corev1.ServiceAffinityClientIP:
+		if svc.Spec.SessionAffinityConfig == nil {
+			svc.Spec.SessionAffinityConfig = &corev1.SessionAffinityConfig{}
+		}
+		if svc.Spec.SessionAffinityConfig.ClientIP == nil {
+			svc.Spec.SessionAffinityConfig.ClientIP = &corev1.ClientIPConfig{}
+		}
+		if svc.Spec.SessionAffinityConfig.ClientIP.TimeoutSeconds == nil {
+			svc.Spec.SessionAffinityConfig.ClientIP.TimeoutSeconds = ptr.To(corev1.DefaultClientIPServiceAffinitySeconds)
+		}
 	}
 	if svc.Spec.Type == "" {
 		svc.Spec.Type = corev1.ServiceTypeClusterIP
@@ -243,7 +270,7 @@ func defaultService(svc *corev1.Service) {
 			p.TargetPort = intstr.FromInt32(p.Port)
 		}
 	}
-	if (svc.Spec.Type == corev1.ServiceTypeNodePort || svc.Spec.Type == corev1.ServiceTypeLoadBalancer) && svc.Spec.ExternalTrafficPolicy == "" {
+	if (svc.Spec.Type == corev1.ServiceTypeNodePort || svc.Spec.Type == corev1.ServiceTypeLoadBalancer || len(svc.Spec.ExternalIPs) > 0) && svc.Spec.ExternalTrafficPolicy == "" {
 		svc.Spec.ExternalTrafficPolicy = corev1.ServiceExternalTrafficPolicyCluster
 	}
 	if svc.Spec.InternalTrafficPolicy == nil && svc.Spec.Type != corev1.ServiceTypeExternalName {
@@ -251,6 +278,11 @@ func defaultService(svc *corev1.Service) {
 	}
 	if svc.Spec.Type == corev1.ServiceTypeLoadBalancer && svc.Spec.AllocateLoadBalancerNodePorts == nil {
 		svc.Spec.AllocateLoadBalancerNodePorts = ptr.To(true)
+	}
+	for i := range svc.Status.LoadBalancer.Ingress {
+		if in := &svc.Status.LoadBalancer.Ingress[i]; in.IP != "" && in.IPMode == nil {
+			in.IPMode = ptr.To(corev1.LoadBalancerIPModeVIP)
+		}
 	}
 }
 

@@ -27,6 +27,9 @@ type workload struct {
 	fields         func(obj runtime.Object) fields.Set
 	validate       func(obj runtime.Object) field.ErrorList
 	validateUpdate func(obj, old runtime.Object) field.ErrorList
+	// updateChecksSelector: validateUpdate covers the selector (StatefulSets:
+	// upstream forbids it with the rest of the immutable spec).
+	updateChecksSelector bool
 	// onUpdate runs after the update strategy has kept status and counted a spec change.
 	onUpdate func(obj, old runtime.Object)
 	table    registry.Table
@@ -64,7 +67,8 @@ var workloads = []workload{
 		validateUpdate: func(obj, old runtime.Object) field.ErrorList {
 			return validateStatefulSetUpdate(obj.(*appsv1.StatefulSet), old.(*appsv1.StatefulSet))
 		},
-		table: statefulSetTable,
+		updateChecksSelector: true,
+		table:                statefulSetTable,
 	},
 	{
 		resource: "daemonsets", singular: "daemonset", shortNames: []string{"ds"},

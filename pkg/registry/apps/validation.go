@@ -36,7 +36,7 @@ func (w workload) validateFields(obj runtime.Object) field.ErrorList {
 func (w workload) validateFieldsUpdate(obj, old runtime.Object) field.ErrorList {
 	errs := w.validateFields(obj)
 	_, selector, _ := w.spec(obj)
-	if _, oldSelector, _ := w.spec(old); !apiequality.Semantic.DeepEqual(selector, oldSelector) {
+	if _, oldSelector, _ := w.spec(old); !w.updateChecksSelector && !apiequality.Semantic.DeepEqual(selector, oldSelector) {
 		errs = append(errs, field.Invalid(specPath.Child("selector"), selector, "field is immutable"))
 	}
 	if w.validateUpdate != nil {
@@ -73,7 +73,6 @@ func validateStatefulSetUpdate(ss, old *appsv1.StatefulSet) field.ErrorList {
 	for _, spec := range []*appsv1.StatefulSetSpec{a, b} {
 		spec.Replicas, spec.Ordinals, spec.Template, spec.UpdateStrategy = nil, nil, corev1.PodTemplateSpec{}, appsv1.StatefulSetUpdateStrategy{}
 		spec.RevisionHistoryLimit, spec.PersistentVolumeClaimRetentionPolicy, spec.MinReadySeconds = nil, nil, 0
-		spec.Selector = nil // checked (with its own message) by validateFieldsUpdate
 	}
 	if !apiequality.Semantic.DeepEqual(a, b) {
 		return field.ErrorList{field.Forbidden(specPath, "updates to statefulset spec for fields other than 'replicas', 'ordinals', 'template', 'updateStrategy', 'revisionHistoryLimit', 'persistentVolumeClaimRetentionPolicy' and 'minReadySeconds' are forbidden")}

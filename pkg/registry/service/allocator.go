@@ -139,25 +139,46 @@ func freeIP(used map[netip.Addr]bool) (netip.Addr, bool) {
 	return netip.Addr{}, false
 }
 
+// allocateNodePorts gives every port without a node port one; ports with
+// the same number (53/TCP and 53/UDP) share one, as upstream's do.
 func allocateNodePorts(svc *corev1.Service, used map[int32]bool) field.ErrorList {
 	var errs field.ErrorList
+	byPort := map[int32]int32{} // port -> its node port in this service
+	for _, p := range svc.Spec.Ports {
+		if p.NodePort != 0 {
+			byPort[p.Port] = p.NodePort
+		}
+	}
+	claimedBy := map[int32]int32{} // node port -> the port number that asked for it first
 	for i := range svc.Spec.Ports {
 		p := &svc.Spec.Ports[i]
 		path := field.NewPath("spec", "ports").Index(i).Child("nodePort")
-		switch {
-		case p.NodePort == 0:
+		if p.NodePort == 0 {
+			if shared, ok := byPort[p.Port]; ok {
+				p.NodePort = shared
+				continue
+			}
 			port, ok := freeNodePort(used)
 			if !ok {
 				errs = append(errs, field.InternalError(path, fmt.Errorf("failed to allocate a nodePort: range is full")))
 				continue
 			}
-			p.NodePort = port
+			p.NodePort, byPort[p.Port], used[port] = port, port, true
+			continue
+		}
+		if by, ok := claimedBy[p.NodePort]; ok {
+			if by != p.Port {
+				errs = append(errs, field.Invalid(path, p.NodePort, "provided port is already allocated"))
+			}
+			continue
+		}
+		claimedBy[p.NodePort] = p.Port
+		switch {
 		case p.NodePort < nodePortMin || p.NodePort > nodePortMax:
 			errs = append(errs, field.Invalid(path, p.NodePort, fmt.Sprintf("provided port is not in the valid range. The range of valid ports is %d-%d", nodePortMin, nodePortMax)))
 		case used[p.NodePort]:
 			errs = append(errs, field.Invalid(path, p.NodePort, "provided port is already allocated"))
 		}
-		used[p.NodePort] = true
 	}
 	return errs
 }

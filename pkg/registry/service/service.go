@@ -83,11 +83,32 @@ func NewStorage(optsGetter generic.RESTOptionsGetter) (map[string]rest.Storage, 
 }
 
 // keepAllocated carries the cluster IP and node ports of old over to an
-// update that leaves them out, as upstream's patchAllocatedValues does.
+// update that leaves them out, as upstream's patchAllocatedValues and
+// normalizeClusterIPs do, and drops those the new type does not use but
+// old had (dropTypeDependentFields), so that changing the type is one patch.
 func keepAllocated(svc, old *corev1.Service) {
-	if needsClusterIP(svc) && needsClusterIP(old) && svc.Spec.ClusterIP == "" && len(svc.Spec.ClusterIPs) == 0 {
-		svc.Spec.ClusterIP, svc.Spec.ClusterIPs = old.Spec.ClusterIP, old.Spec.ClusterIPs
-		svc.Spec.IPFamilies = old.Spec.IPFamilies
+	if !needsClusterIP(svc) && needsClusterIP(old) && svc.Spec.ClusterIP == old.Spec.ClusterIP {
+		svc.Spec.ClusterIP, svc.Spec.ClusterIPs, svc.Spec.IPFamilies, svc.Spec.IPFamilyPolicy = "", nil, nil, nil
+	}
+	if !needsNodePorts(svc) && needsNodePorts(old) {
+		for i := range svc.Spec.Ports {
+			for _, o := range old.Spec.Ports {
+				if p := &svc.Spec.Ports[i]; p.NodePort == o.NodePort && p.Port == o.Port {
+					p.NodePort = 0
+				}
+			}
+		}
+	}
+	if needsClusterIP(svc) && needsClusterIP(old) {
+		switch {
+		case svc.Spec.ClusterIP == "" && len(svc.Spec.ClusterIPs) == 0:
+			svc.Spec.ClusterIP, svc.Spec.ClusterIPs = old.Spec.ClusterIP, old.Spec.ClusterIPs
+		case svc.Spec.ClusterIP == old.Spec.ClusterIP && len(svc.Spec.ClusterIPs) == 0:
+			svc.Spec.ClusterIPs = old.Spec.ClusterIPs
+		}
+		if len(svc.Spec.IPFamilies) == 0 {
+			svc.Spec.IPFamilies = old.Spec.IPFamilies
+		}
 		if svc.Spec.IPFamilyPolicy == nil {
 			svc.Spec.IPFamilyPolicy = old.Spec.IPFamilyPolicy
 		}
@@ -137,8 +158,18 @@ func validate(svc *corev1.Service) field.ErrorList {
 		errs = append(errs, field.NotSupported(specPath.Child("type"), svc.Spec.Type, serviceTypes))
 	}
 	names := sets.New[string]()
+	type portKey struct {
+		port     int32
+		protocol corev1.Protocol
+	}
+	ports := sets.New[portKey]()
 	for i, p := range svc.Spec.Ports {
 		path := specPath.Child("ports").Index(i)
+		if key := (portKey{p.Port, p.Protocol}); ports.Has(key) {
+			errs = append(errs, field.Duplicate(path, p))
+		} else {
+			ports.Insert(key)
+		}
 		switch {
 		case len(svc.Spec.Ports) > 1 && p.Name == "":
 			errs = append(errs, field.Required(path.Child("name"), ""))
@@ -217,14 +248,16 @@ func externalIP(svc *corev1.Service) string {
 	case corev1.ServiceTypeExternalName:
 		return svc.Spec.ExternalName
 	case corev1.ServiceTypeLoadBalancer:
-		ips := append([]string{}, svc.Spec.ExternalIPs...)
+		// The load balancer's addresses, sorted and once each, then spec.externalIPs.
+		lb := sets.New[string]()
 		for _, in := range svc.Status.LoadBalancer.Ingress {
 			if in.IP != "" {
-				ips = append(ips, in.IP)
+				lb.Insert(in.IP)
 			} else if in.Hostname != "" {
-				ips = append(ips, in.Hostname)
+				lb.Insert(in.Hostname)
 			}
 		}
+		ips := append(sets.List(lb), svc.Spec.ExternalIPs...)
 		if len(ips) == 0 {
 			return "<pending>"
 		}

@@ -1,0 +1,671 @@
+package api
+
+import (
+	"math"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/utils/ptr"
+)
+
+// decodeDefaulted decodes data as the API server decodes a request body: into the
+// served version, defaulted.
+func decodeDefaulted(t *testing.T, gv schema.GroupVersion, data string) runtime.Object {
+	t.Helper()
+	obj, _, err := Codecs.UniversalDecoder(gv).Decode([]byte(data), nil, nil)
+	if err != nil {
+		t.Fatalf("Decode: got error %v, want none", err)
+	}
+	return obj
+}
+
+// podTemplateJSON is a pod template with one container and labels app=x.
+const podTemplateJSON = `{"metadata":{"labels":{"app":"x"}},"spec":{"containers":[{"name":"c","image":"nginx:1.25"}]}}`
+
+// defaultedTemplate is podTemplateJSON after the defaults every pod template gets.
+func defaultedTemplate() corev1.PodTemplateSpec {
+	return corev1.PodTemplateSpec{
+		ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": "x"}},
+		Spec: corev1.PodSpec{
+			Containers: []corev1.Container{{
+				Name: "c", Image: "nginx:1.25", ImagePullPolicy: corev1.PullIfNotPresent,
+				TerminationMessagePath: "/dev/termination-log", TerminationMessagePolicy: corev1.TerminationMessageReadFile,
+			}},
+			RestartPolicy:                 corev1.RestartPolicyAlways,
+			DNSPolicy:                     corev1.DNSClusterFirst,
+			SecurityContext:               &corev1.PodSecurityContext{},
+			TerminationGracePeriodSeconds: ptr.To[int64](30),
+			SchedulerName:                 "default-scheduler",
+		},
+	}
+}
+
+var selectorAppX = &metav1.LabelSelector{MatchLabels: map[string]string{"app": "x"}}
+
+// ignoreServiceLinks leaves enableServiceLinks out of template comparisons:
+// TestWorkloadTemplatesGetPodSpecDefaultsOnly checks it.
+var ignoreServiceLinks = cmpopts.IgnoreFields(corev1.PodSpec{}, "EnableServiceLinks")
+
+func TestDecodeDeploymentDefaults(t *testing.T) {
+	pct := func(s string) *intstr.IntOrString { return ptr.To(intstr.FromString(s)) }
+	tests := []struct {
+		name string
+		spec string
+		want appsv1.DeploymentSpec
+	}{
+		{
+			name: "empty",
+			spec: `{"selector":{"matchLabels":{"app":"x"}},"template":` + podTemplateJSON + `}`,
+			want: appsv1.DeploymentSpec{
+				Replicas: ptr.To[int32](1),
+				Selector: selectorAppX,
+				Template: defaultedTemplate(),
+				Strategy: appsv1.DeploymentStrategy{
+					Type:          appsv1.RollingUpdateDeploymentStrategyType,
+					RollingUpdate: &appsv1.RollingUpdateDeployment{MaxUnavailable: pct("25%"), MaxSurge: pct("25%")},
+				},
+				RevisionHistoryLimit:    ptr.To[int32](10),
+				ProgressDeadlineSeconds: ptr.To[int32](600),
+			},
+		},
+		{
+			name: "explicit values kept, maxSurge filled in",
+			spec: `{"replicas":0,"revisionHistoryLimit":2,"progressDeadlineSeconds":60,"selector":{"matchLabels":{"app":"x"}},"template":` + podTemplateJSON +
+				`,"strategy":{"type":"RollingUpdate","rollingUpdate":{"maxUnavailable":1}}}`,
+			want: appsv1.DeploymentSpec{
+				Replicas: ptr.To[int32](0),
+				Selector: selectorAppX,
+				Template: defaultedTemplate(),
+				Strategy: appsv1.DeploymentStrategy{
+					Type:          appsv1.RollingUpdateDeploymentStrategyType,
+					RollingUpdate: &appsv1.RollingUpdateDeployment{MaxUnavailable: ptr.To(intstr.FromInt32(1)), MaxSurge: pct("25%")},
+				},
+				RevisionHistoryLimit:    ptr.To[int32](2),
+				ProgressDeadlineSeconds: ptr.To[int32](60),
+			},
+		},
+		{
+			name: "Recreate: no rollingUpdate",
+			spec: `{"selector":{"matchLabels":{"app":"x"}},"template":` + podTemplateJSON + `,"strategy":{"type":"Recreate"}}`,
+			want: appsv1.DeploymentSpec{
+				Replicas:                ptr.To[int32](1),
+				Selector:                selectorAppX,
+				Template:                defaultedTemplate(),
+				Strategy:                appsv1.DeploymentStrategy{Type: appsv1.RecreateDeploymentStrategyType},
+				RevisionHistoryLimit:    ptr.To[int32](10),
+				ProgressDeadlineSeconds: ptr.To[int32](600),
+			},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			obj := decodeDefaulted(t, appsv1.SchemeGroupVersion, `{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"d","namespace":"default"},"spec":`+tt.spec+`}`)
+			d, ok := obj.(*appsv1.Deployment)
+			if !ok {
+				t.Fatalf("Decode: got %T, want *appsv1.Deployment", obj)
+			}
+			if diff := cmp.Diff(tt.want, d.Spec, ignoreServiceLinks); diff != "" {
+				t.Errorf("spec (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestDecodeStatefulSetDefaults(t *testing.T) {
+	obj := decodeDefaulted(t, appsv1.SchemeGroupVersion, `{"apiVersion":"apps/v1","kind":"StatefulSet","metadata":{"name":"db","namespace":"default"},
+		"spec":{"serviceName":"db","selector":{"matchLabels":{"app":"x"}},"template":`+podTemplateJSON+`,
+		"volumeClaimTemplates":[{"metadata":{"name":"data"},"spec":{"accessModes":["ReadWriteOnce"],"resources":{"requests":{"storage":"1Gi"}}}}]}}`)
+	ss, ok := obj.(*appsv1.StatefulSet)
+	if !ok {
+		t.Fatalf("Decode: got %T, want *appsv1.StatefulSet", obj)
+	}
+	got := ss.Spec
+	type summary struct {
+		Replicas, RevisionHistoryLimit, Partition *int32
+		PodManagementPolicy                       appsv1.PodManagementPolicyType
+		UpdateStrategy                            appsv1.StatefulSetUpdateStrategyType
+		Retention                                 *appsv1.StatefulSetPersistentVolumeClaimRetentionPolicy
+		ClaimVolumeMode                           *corev1.PersistentVolumeMode
+		Template                                  corev1.PodTemplateSpec
+	}
+	var partition *int32
+	if got.UpdateStrategy.RollingUpdate != nil {
+		partition = got.UpdateStrategy.RollingUpdate.Partition
+	}
+	want := summary{
+		Replicas: ptr.To[int32](1), RevisionHistoryLimit: ptr.To[int32](10), Partition: ptr.To[int32](0),
+		PodManagementPolicy: appsv1.OrderedReadyPodManagement,
+		UpdateStrategy:      appsv1.RollingUpdateStatefulSetStrategyType,
+		Retention: &appsv1.StatefulSetPersistentVolumeClaimRetentionPolicy{
+			WhenDeleted: appsv1.RetainPersistentVolumeClaimRetentionPolicyType,
+			WhenScaled:  appsv1.RetainPersistentVolumeClaimRetentionPolicyType,
+		},
+		ClaimVolumeMode: ptr.To(corev1.PersistentVolumeFilesystem),
+		Template:        defaultedTemplate(),
+	}
+	if diff := cmp.Diff(want, summary{
+		Replicas: got.Replicas, RevisionHistoryLimit: got.RevisionHistoryLimit, Partition: partition,
+		PodManagementPolicy: got.PodManagementPolicy, UpdateStrategy: got.UpdateStrategy.Type,
+		Retention: got.PersistentVolumeClaimRetentionPolicy, ClaimVolumeMode: got.VolumeClaimTemplates[0].Spec.VolumeMode,
+		Template: got.Template,
+	}, ignoreServiceLinks); diff != "" {
+		t.Errorf("defaulted spec (-want +got):\n%s", diff)
+	}
+
+	t.Run("explicit values kept", func(t *testing.T) {
+		obj := decodeDefaulted(t, appsv1.SchemeGroupVersion, `{"apiVersion":"apps/v1","kind":"StatefulSet","metadata":{"name":"db","namespace":"default"},
+			"spec":{"replicas":3,"podManagementPolicy":"Parallel","updateStrategy":{"type":"OnDelete"},
+			"persistentVolumeClaimRetentionPolicy":{"whenDeleted":"Delete"},"selector":{"matchLabels":{"app":"x"}},"template":`+podTemplateJSON+`}}`)
+		ss := obj.(*appsv1.StatefulSet)
+		if *ss.Spec.Replicas != 3 || ss.Spec.PodManagementPolicy != appsv1.ParallelPodManagement {
+			t.Errorf("replicas, podManagementPolicy: got %d, %q, want 3, Parallel", *ss.Spec.Replicas, ss.Spec.PodManagementPolicy)
+		}
+		if diff := cmp.Diff(appsv1.StatefulSetUpdateStrategy{Type: appsv1.OnDeleteStatefulSetStrategyType}, ss.Spec.UpdateStrategy); diff != "" {
+			t.Errorf("updateStrategy (-want +got):\n%s", diff)
+		}
+		want := &appsv1.StatefulSetPersistentVolumeClaimRetentionPolicy{
+			WhenDeleted: appsv1.DeletePersistentVolumeClaimRetentionPolicyType,
+			WhenScaled:  appsv1.RetainPersistentVolumeClaimRetentionPolicyType,
+		}
+		if diff := cmp.Diff(want, ss.Spec.PersistentVolumeClaimRetentionPolicy); diff != "" {
+			t.Errorf("persistentVolumeClaimRetentionPolicy (-want +got):\n%s", diff)
+		}
+	})
+}
+
+// TestDecodeStatefulSetDefaultsAsUpstream covers two details of upstream's
+// StatefulSet defaults (k8s.io/kubernetes pkg/apis/apps/v1):
+//   - SetDefaults_StatefulSet makes spec.updateStrategy.rollingUpdate only
+//     when it defaulted the type; an explicit RollingUpdate type without
+//     rollingUpdate keeps it nil.
+//   - the generated SetObjectDefaults_StatefulSet runs
+//     SetDefaults_PersistentVolumeClaim on each volume claim template, so
+//     their status.phase is Pending.
+func TestDecodeStatefulSetDefaultsAsUpstream(t *testing.T) {
+	t.Run("explicit RollingUpdate type", func(t *testing.T) {
+		obj := decodeDefaulted(t, appsv1.SchemeGroupVersion, `{"apiVersion":"apps/v1","kind":"StatefulSet","metadata":{"name":"db","namespace":"default"},
+			"spec":{"updateStrategy":{"type":"RollingUpdate"},"selector":{"matchLabels":{"app":"x"}},"template":`+podTemplateJSON+`}}`)
+		if got := obj.(*appsv1.StatefulSet).Spec.UpdateStrategy.RollingUpdate; got != nil {
+			t.Errorf("updateStrategy.rollingUpdate: got %+v, want nil", got)
+		}
+	})
+	t.Run("volume claim template phase", func(t *testing.T) {
+		obj := decodeDefaulted(t, appsv1.SchemeGroupVersion, `{"apiVersion":"apps/v1","kind":"StatefulSet","metadata":{"name":"db","namespace":"default"},
+			"spec":{"selector":{"matchLabels":{"app":"x"}},"template":`+podTemplateJSON+`,"volumeClaimTemplates":[{"metadata":{"name":"data"}}]}}`)
+		if got := obj.(*appsv1.StatefulSet).Spec.VolumeClaimTemplates[0].Status.Phase; got != corev1.ClaimPending {
+			t.Errorf("volumeClaimTemplates[0].status.phase: got %q, want %q", got, corev1.ClaimPending)
+		}
+	})
+}
+
+func TestDecodeDaemonSetDefaults(t *testing.T) {
+	tests := []struct {
+		name     string
+		strategy string
+		want     appsv1.DaemonSetUpdateStrategy
+	}{
+		{
+			name: "rolling update",
+			want: appsv1.DaemonSetUpdateStrategy{
+				Type:          appsv1.RollingUpdateDaemonSetStrategyType,
+				RollingUpdate: &appsv1.RollingUpdateDaemonSet{MaxUnavailable: ptr.To(intstr.FromInt32(1)), MaxSurge: ptr.To(intstr.FromInt32(0))},
+			},
+		},
+		{
+			name:     "rolling update with maxSurge",
+			strategy: `,"updateStrategy":{"rollingUpdate":{"maxSurge":"10%"}}`,
+			want: appsv1.DaemonSetUpdateStrategy{
+				Type:          appsv1.RollingUpdateDaemonSetStrategyType,
+				RollingUpdate: &appsv1.RollingUpdateDaemonSet{MaxUnavailable: ptr.To(intstr.FromInt32(1)), MaxSurge: ptr.To(intstr.FromString("10%"))},
+			},
+		},
+		{
+			name:     "OnDelete",
+			strategy: `,"updateStrategy":{"type":"OnDelete"}`,
+			want:     appsv1.DaemonSetUpdateStrategy{Type: appsv1.OnDeleteDaemonSetStrategyType},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			obj := decodeDefaulted(t, appsv1.SchemeGroupVersion, `{"apiVersion":"apps/v1","kind":"DaemonSet","metadata":{"name":"agent","namespace":"default"},
+				"spec":{"selector":{"matchLabels":{"app":"x"}},"template":`+podTemplateJSON+tt.strategy+`}}`)
+			ds, ok := obj.(*appsv1.DaemonSet)
+			if !ok {
+				t.Fatalf("Decode: got %T, want *appsv1.DaemonSet", obj)
+			}
+			want := appsv1.DaemonSetSpec{Selector: selectorAppX, Template: defaultedTemplate(), UpdateStrategy: tt.want, RevisionHistoryLimit: ptr.To[int32](10)}
+			if diff := cmp.Diff(want, ds.Spec, ignoreServiceLinks); diff != "" {
+				t.Errorf("spec (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestDecodeReplicaSetDefaults(t *testing.T) {
+	obj := decodeDefaulted(t, appsv1.SchemeGroupVersion, `{"apiVersion":"apps/v1","kind":"ReplicaSet","metadata":{"name":"rs","namespace":"default"},
+		"spec":{"selector":{"matchLabels":{"app":"x"}},"template":`+podTemplateJSON+`}}`)
+	want := appsv1.ReplicaSetSpec{Replicas: ptr.To[int32](1), Selector: selectorAppX, Template: defaultedTemplate()}
+	if diff := cmp.Diff(want, obj.(*appsv1.ReplicaSet).Spec, ignoreServiceLinks); diff != "" {
+		t.Errorf("spec (-want +got):\n%s", diff)
+	}
+}
+
+func TestDecodeWorkloadListDefaults(t *testing.T) {
+	obj := decodeDefaulted(t, appsv1.SchemeGroupVersion, `{"apiVersion":"apps/v1","kind":"DeploymentList","items":[
+		{"metadata":{"name":"a"},"spec":{"selector":{"matchLabels":{"app":"x"}},"template":`+podTemplateJSON+`}},
+		{"metadata":{"name":"b"},"spec":{"replicas":4,"selector":{"matchLabels":{"app":"x"}},"template":`+podTemplateJSON+`}}]}`)
+	list, ok := obj.(*appsv1.DeploymentList)
+	if !ok {
+		t.Fatalf("Decode: got %T, want *appsv1.DeploymentList", obj)
+	}
+	var got []int32
+	for _, d := range list.Items {
+		got = append(got, *d.Spec.Replicas, *d.Spec.RevisionHistoryLimit)
+	}
+	if diff := cmp.Diff([]int32{1, 10, 4, 10}, got); diff != "" {
+		t.Errorf("replicas, revisionHistoryLimit of each item (-want +got):\n%s", diff)
+	}
+}
+
+func jobTemplateJSON(restartPolicy string) string {
+	return `{"metadata":{"labels":{"app":"x"}},"spec":{"restartPolicy":"` + restartPolicy + `","containers":[{"name":"c","image":"nginx:1.25"}]}}`
+}
+
+func TestDecodeJobDefaults(t *testing.T) {
+	tests := []struct {
+		name       string
+		spec       string
+		want       batchv1.JobSpec
+		wantLabels map[string]string
+	}{
+		{
+			name: "empty",
+			spec: `{"template":` + jobTemplateJSON("Never") + `}`,
+			want: batchv1.JobSpec{
+				Completions: ptr.To[int32](1), Parallelism: ptr.To[int32](1), BackoffLimit: ptr.To[int32](6),
+				CompletionMode: ptr.To(batchv1.NonIndexedCompletion), Suspend: ptr.To(false),
+				PodReplacementPolicy: ptr.To(batchv1.TerminatingOrFailed), ManualSelector: ptr.To(false),
+			},
+			wantLabels: map[string]string{"app": "x"},
+		},
+		{
+			name: "parallelism only: completions stay unset (a work queue)",
+			spec: `{"parallelism":3,"template":` + jobTemplateJSON("Never") + `}`,
+			want: batchv1.JobSpec{
+				Parallelism: ptr.To[int32](3), BackoffLimit: ptr.To[int32](6),
+				CompletionMode: ptr.To(batchv1.NonIndexedCompletion), Suspend: ptr.To(false),
+				PodReplacementPolicy: ptr.To(batchv1.TerminatingOrFailed), ManualSelector: ptr.To(false),
+			},
+			wantLabels: map[string]string{"app": "x"},
+		},
+		{
+			name: "podFailurePolicy: pods are replaced once Failed",
+			spec: `{"podFailurePolicy":{"rules":[{"action":"FailJob","onExitCodes":{"operator":"In","values":[42]}}]},"template":` + jobTemplateJSON("Never") + `}`,
+			want: batchv1.JobSpec{
+				Completions: ptr.To[int32](1), Parallelism: ptr.To[int32](1), BackoffLimit: ptr.To[int32](6),
+				CompletionMode: ptr.To(batchv1.NonIndexedCompletion), Suspend: ptr.To(false),
+				PodReplacementPolicy: ptr.To(batchv1.Failed), ManualSelector: ptr.To(false),
+				PodFailurePolicy: &batchv1.PodFailurePolicy{Rules: []batchv1.PodFailurePolicyRule{{
+					Action: batchv1.PodFailurePolicyActionFailJob, OnExitCodes: &batchv1.PodFailurePolicyOnExitCodesRequirement{Operator: batchv1.PodFailurePolicyOnExitCodesOpIn, Values: []int32{42}},
+				}}},
+			},
+			wantLabels: map[string]string{"app": "x"},
+		},
+		{
+			name: "explicit values and labels kept",
+			spec: `{"completions":5,"parallelism":2,"backoffLimit":0,"suspend":true,"manualSelector":true,"completionMode":"Indexed","podReplacementPolicy":"Failed",` +
+				`"selector":{"matchLabels":{"app":"x"}},"template":` + jobTemplateJSON("OnFailure") + `}`,
+			want: batchv1.JobSpec{
+				Completions: ptr.To[int32](5), Parallelism: ptr.To[int32](2), BackoffLimit: ptr.To[int32](0),
+				CompletionMode: ptr.To(batchv1.IndexedCompletion), Suspend: ptr.To(true),
+				PodReplacementPolicy: ptr.To(batchv1.Failed), ManualSelector: ptr.To(true), Selector: selectorAppX,
+			},
+			wantLabels: map[string]string{"app": "x"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			obj := decodeDefaulted(t, batchv1.SchemeGroupVersion, `{"apiVersion":"batch/v1","kind":"Job","metadata":{"name":"j","namespace":"default"},"spec":`+tt.spec+`}`)
+			j, ok := obj.(*batchv1.Job)
+			if !ok {
+				t.Fatalf("Decode: got %T, want *batchv1.Job", obj)
+			}
+			template := j.Spec.Template
+			j.Spec.Template = corev1.PodTemplateSpec{}
+			if diff := cmp.Diff(tt.want, j.Spec); diff != "" {
+				t.Errorf("spec but the template (-want +got):\n%s", diff)
+			}
+			if template.Spec.DNSPolicy != corev1.DNSClusterFirst || template.Spec.Containers[0].ImagePullPolicy != corev1.PullIfNotPresent {
+				t.Errorf("template: got dnsPolicy %q, imagePullPolicy %q, want the pod spec defaults", template.Spec.DNSPolicy, template.Spec.Containers[0].ImagePullPolicy)
+			}
+			if rp := template.Spec.RestartPolicy; rp == corev1.RestartPolicyAlways {
+				t.Errorf("template restartPolicy: got %q, want the one given", rp)
+			}
+			// The job's labels default to the template's.
+			if diff := cmp.Diff(tt.wantLabels, j.Labels); diff != "" {
+				t.Errorf("job labels (-want +got):\n%s", diff)
+			}
+		})
+	}
+	t.Run("own labels kept", func(t *testing.T) {
+		obj := decodeDefaulted(t, batchv1.SchemeGroupVersion, `{"apiVersion":"batch/v1","kind":"Job","metadata":{"name":"j","labels":{"team":"a"}},"spec":{"template":`+jobTemplateJSON("Never")+`}}`)
+		if diff := cmp.Diff(map[string]string{"team": "a"}, obj.(*batchv1.Job).Labels); diff != "" {
+			t.Errorf("job labels (-want +got):\n%s", diff)
+		}
+	})
+	t.Run("template without labels", func(t *testing.T) {
+		obj := decodeDefaulted(t, batchv1.SchemeGroupVersion, `{"apiVersion":"batch/v1","kind":"Job","metadata":{"name":"j"},"spec":{"template":{"spec":{"restartPolicy":"Never","containers":[{"name":"c","image":"x:1"}]}}}}`)
+		if got := obj.(*batchv1.Job).Labels; got != nil {
+			t.Errorf("job labels: got %v, want none", got)
+		}
+	})
+}
+
+// TestDecodeJobDefaultsAsUpstream covers two details of upstream's
+// SetDefaults_Job and its generated defaulter (k8s.io/kubernetes
+// pkg/apis/batch/v1): backoffLimit defaults to MaxInt32 when
+// backoffLimitPerIndex is set, and each podFailurePolicy
+// onPodConditions pattern's status defaults to True
+// (SetDefaults_PodFailurePolicyOnPodConditionsPattern).
+func TestDecodeJobDefaultsAsUpstream(t *testing.T) {
+	t.Run("backoffLimitPerIndex", func(t *testing.T) {
+		obj := decodeDefaulted(t, batchv1.SchemeGroupVersion, `{"apiVersion":"batch/v1","kind":"Job","metadata":{"name":"j"},
+			"spec":{"completions":3,"completionMode":"Indexed","backoffLimitPerIndex":1,"template":`+jobTemplateJSON("Never")+`}}`)
+		if got := obj.(*batchv1.Job).Spec.BackoffLimit; got == nil || *got != math.MaxInt32 {
+			t.Errorf("backoffLimit with backoffLimitPerIndex: got %v, want %d", ptr.Deref(got, -1), math.MaxInt32)
+		}
+	})
+	t.Run("onPodConditions status", func(t *testing.T) {
+		obj := decodeDefaulted(t, batchv1.SchemeGroupVersion, `{"apiVersion":"batch/v1","kind":"Job","metadata":{"name":"j"},
+			"spec":{"podFailurePolicy":{"rules":[{"action":"Ignore","onPodConditions":[{"type":"DisruptionTarget"}]}]},"template":`+jobTemplateJSON("Never")+`}}`)
+		got := obj.(*batchv1.Job).Spec.PodFailurePolicy.Rules[0].OnPodConditions[0].Status
+		if got != corev1.ConditionTrue {
+			t.Errorf("onPodConditions[0].status: got %q, want True", got)
+		}
+	})
+}
+
+func TestDecodeCronJobDefaults(t *testing.T) {
+	obj := decodeDefaulted(t, batchv1.SchemeGroupVersion, `{"apiVersion":"batch/v1","kind":"CronJob","metadata":{"name":"cj","namespace":"default"},
+		"spec":{"schedule":"@hourly","jobTemplate":{"spec":{"template":`+jobTemplateJSON("OnFailure")+`}}}}`)
+	cj, ok := obj.(*batchv1.CronJob)
+	if !ok {
+		t.Fatalf("Decode: got %T, want *batchv1.CronJob", obj)
+	}
+	template := defaultedTemplate()
+	template.Spec.RestartPolicy = corev1.RestartPolicyOnFailure
+	want := batchv1.CronJobSpec{
+		Schedule:                   "@hourly",
+		ConcurrencyPolicy:          batchv1.AllowConcurrent,
+		Suspend:                    ptr.To(false),
+		SuccessfulJobsHistoryLimit: ptr.To[int32](3),
+		FailedJobsHistoryLimit:     ptr.To[int32](1),
+		// Upstream defaults the job template's pod spec, not the job spec
+		// (SetDefaults_Job is a Job's, not a JobSpec's).
+		JobTemplate: batchv1.JobTemplateSpec{Spec: batchv1.JobSpec{Template: template}},
+	}
+	if diff := cmp.Diff(want, cj.Spec, ignoreServiceLinks); diff != "" {
+		t.Errorf("spec (-want +got):\n%s", diff)
+	}
+	explicit := decodeDefaulted(t, batchv1.SchemeGroupVersion, `{"apiVersion":"batch/v1","kind":"CronJob","metadata":{"name":"cj"},
+		"spec":{"schedule":"@hourly","concurrencyPolicy":"Forbid","suspend":true,"successfulJobsHistoryLimit":0,"failedJobsHistoryLimit":0,
+		"jobTemplate":{"spec":{"template":`+jobTemplateJSON("Never")+`}}}}`).(*batchv1.CronJob)
+	got := []any{explicit.Spec.ConcurrencyPolicy, *explicit.Spec.Suspend, *explicit.Spec.SuccessfulJobsHistoryLimit, *explicit.Spec.FailedJobsHistoryLimit}
+	if diff := cmp.Diff([]any{batchv1.ForbidConcurrent, true, int32(0), int32(0)}, got); diff != "" {
+		t.Errorf("explicit values (-want +got):\n%s", diff)
+	}
+}
+
+// TestWorkloadTemplatesGetPodSpecDefaultsOnly: upstream defaults a pod
+// template (in a Deployment, StatefulSet, DaemonSet, ReplicaSet, Job,
+// CronJob or PodTemplate) with SetDefaults_PodSpec and the container and
+// volume defaults, not with SetDefaults_Pod: enableServiceLinks stays
+// unset and requests are not copied from limits ("we only want this
+// defaulting semantic to take place on a v1.Pod and not a v1.PodTemplate",
+// pkg/apis/core/v1/defaults.go); a configMap volume gets defaultMode 0644
+// (SetDefaults_ConfigMapVolumeSource).
+func TestWorkloadTemplatesGetPodSpecDefaultsOnly(t *testing.T) {
+	template := `{"metadata":{"labels":{"app":"x"}},"spec":{"containers":[{"name":"c","image":"nginx:1.25","resources":{"limits":{"cpu":"1"}}}],` +
+		`"volumes":[{"name":"cfg","configMap":{"name":"cfg"}}]}}`
+	obj := decodeDefaulted(t, appsv1.SchemeGroupVersion, `{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"d","namespace":"default"},
+		"spec":{"selector":{"matchLabels":{"app":"x"}},"template":`+template+`}}`)
+	spec := obj.(*appsv1.Deployment).Spec.Template.Spec
+	if spec.EnableServiceLinks != nil {
+		t.Errorf("template enableServiceLinks: got %v, want unset", *spec.EnableServiceLinks)
+	}
+	if got := spec.Containers[0].Resources.Requests; got != nil {
+		t.Errorf("template container requests: got %v, want none", got)
+	}
+	if got := spec.Volumes[0].ConfigMap.DefaultMode; got == nil || *got != corev1.ConfigMapVolumeSourceDefaultMode {
+		t.Errorf("template configMap volume defaultMode: got %v, want %d", got, corev1.ConfigMapVolumeSourceDefaultMode)
+	}
+}
+
+func defaultedServicePort(port int32, protocol corev1.Protocol, target intstr.IntOrString) corev1.ServicePort {
+	return corev1.ServicePort{Port: port, Protocol: protocol, TargetPort: target}
+}
+
+func TestDecodeServiceDefaults(t *testing.T) {
+	cluster := ptr.To(corev1.ServiceInternalTrafficPolicyCluster)
+	tests := []struct {
+		name string
+		spec string
+		want corev1.ServiceSpec
+	}{
+		{
+			name: "ClusterIP",
+			spec: `{"ports":[{"port":80},{"port":53,"protocol":"UDP","targetPort":5353},{"port":443,"targetPort":"https"}]}`,
+			want: corev1.ServiceSpec{
+				Type:            corev1.ServiceTypeClusterIP,
+				SessionAffinity: corev1.ServiceAffinityNone,
+				Ports: []corev1.ServicePort{
+					defaultedServicePort(80, corev1.ProtocolTCP, intstr.FromInt32(80)),
+					defaultedServicePort(53, corev1.ProtocolUDP, intstr.FromInt32(5353)),
+					defaultedServicePort(443, corev1.ProtocolTCP, intstr.FromString("https")),
+				},
+				InternalTrafficPolicy: cluster,
+			},
+		},
+		{
+			name: "NodePort",
+			spec: `{"type":"NodePort","ports":[{"port":80}]}`,
+			want: corev1.ServiceSpec{
+				Type: corev1.ServiceTypeNodePort, SessionAffinity: corev1.ServiceAffinityNone,
+				Ports:                 []corev1.ServicePort{defaultedServicePort(80, corev1.ProtocolTCP, intstr.FromInt32(80))},
+				ExternalTrafficPolicy: corev1.ServiceExternalTrafficPolicyCluster, InternalTrafficPolicy: cluster,
+			},
+		},
+		{
+			name: "LoadBalancer",
+			spec: `{"type":"LoadBalancer","ports":[{"port":80}],"externalTrafficPolicy":"Local"}`,
+			want: corev1.ServiceSpec{
+				Type: corev1.ServiceTypeLoadBalancer, SessionAffinity: corev1.ServiceAffinityNone,
+				Ports:                 []corev1.ServicePort{defaultedServicePort(80, corev1.ProtocolTCP, intstr.FromInt32(80))},
+				ExternalTrafficPolicy: corev1.ServiceExternalTrafficPolicyLocal, InternalTrafficPolicy: cluster,
+				AllocateLoadBalancerNodePorts: ptr.To(true),
+			},
+		},
+		{
+			name: "LoadBalancer without node ports",
+			spec: `{"type":"LoadBalancer","ports":[{"port":80}],"allocateLoadBalancerNodePorts":false}`,
+			want: corev1.ServiceSpec{
+				Type: corev1.ServiceTypeLoadBalancer, SessionAffinity: corev1.ServiceAffinityNone,
+				Ports:                 []corev1.ServicePort{defaultedServicePort(80, corev1.ProtocolTCP, intstr.FromInt32(80))},
+				ExternalTrafficPolicy: corev1.ServiceExternalTrafficPolicyCluster, InternalTrafficPolicy: cluster,
+				AllocateLoadBalancerNodePorts: ptr.To(false),
+			},
+		},
+		{
+			name: "ExternalName",
+			spec: `{"type":"ExternalName","externalName":"db.example.com"}`,
+			want: corev1.ServiceSpec{Type: corev1.ServiceTypeExternalName, ExternalName: "db.example.com", SessionAffinity: corev1.ServiceAffinityNone},
+		},
+		{
+			name: "ClientIP affinity",
+			spec: `{"sessionAffinity":"ClientIP","ports":[{"port":80,"targetPort":8080}]}`,
+			want: corev1.ServiceSpec{
+				Type: corev1.ServiceTypeClusterIP, SessionAffinity: corev1.ServiceAffinityClientIP,
+				SessionAffinityConfig: &corev1.SessionAffinityConfig{ClientIP: &corev1.ClientIPConfig{TimeoutSeconds: ptr.To[int32](10800)}},
+				Ports:                 []corev1.ServicePort{defaultedServicePort(80, corev1.ProtocolTCP, intstr.FromInt32(8080))},
+				InternalTrafficPolicy: cluster,
+			},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			obj := decodeDefaulted(t, corev1.SchemeGroupVersion, `{"apiVersion":"v1","kind":"Service","metadata":{"name":"s","namespace":"default"},"spec":`+tt.spec+`}`)
+			svc, ok := obj.(*corev1.Service)
+			if !ok {
+				t.Fatalf("Decode: got %T, want *corev1.Service", obj)
+			}
+			if diff := cmp.Diff(tt.want, svc.Spec); diff != "" {
+				t.Errorf("spec (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestDecodeServiceDefaultsAsUpstream covers the parts of upstream's
+// SetDefaults_Service (pkg/apis/core/v1/defaults.go) beyond the common case:
+//   - externalTrafficPolicy defaults for every externally accessible
+//     service, a ClusterIP one with externalIPs included
+//     (service.ExternallyAccessible);
+//   - sessionAffinity None drops sessionAffinityConfig;
+//   - ClientIP affinity fills in a config without a timeout;
+//   - a load balancer's ingress IPs get ipMode VIP.
+func TestDecodeServiceDefaultsAsUpstream(t *testing.T) {
+	tests := []struct {
+		name  string
+		body  string
+		check func(svc *corev1.Service) (got, want any)
+	}{
+		{
+			name: "ClusterIP with externalIPs: externalTrafficPolicy",
+			body: `"spec":{"externalIPs":["198.51.100.1"],"ports":[{"port":80}]}`,
+			check: func(svc *corev1.Service) (any, any) {
+				return svc.Spec.ExternalTrafficPolicy, corev1.ServiceExternalTrafficPolicyCluster
+			},
+		},
+		{
+			name: "sessionAffinity None: sessionAffinityConfig dropped",
+			body: `"spec":{"sessionAffinity":"None","sessionAffinityConfig":{"clientIP":{"timeoutSeconds":60}},"ports":[{"port":80}]}`,
+			check: func(svc *corev1.Service) (any, any) {
+				return svc.Spec.SessionAffinityConfig, (*corev1.SessionAffinityConfig)(nil)
+			},
+		},
+		{
+			name: "ClientIP affinity with an empty config: timeout filled in",
+			body: `"spec":{"sessionAffinity":"ClientIP","sessionAffinityConfig":{},"ports":[{"port":80}]}`,
+			check: func(svc *corev1.Service) (any, any) {
+				return svc.Spec.SessionAffinityConfig, &corev1.SessionAffinityConfig{ClientIP: &corev1.ClientIPConfig{TimeoutSeconds: ptr.To[int32](10800)}}
+			},
+		},
+		{
+			name: "load balancer ingress: ipMode VIP",
+			body: `"spec":{"type":"LoadBalancer","ports":[{"port":80}]},"status":{"loadBalancer":{"ingress":[{"ip":"203.0.113.1"},{"hostname":"lb.example.com"}]}}`,
+			check: func(svc *corev1.Service) (any, any) {
+				return svc.Status.LoadBalancer.Ingress, []corev1.LoadBalancerIngress{
+					{IP: "203.0.113.1", IPMode: ptr.To(corev1.LoadBalancerIPModeVIP)},
+					{Hostname: "lb.example.com"},
+				}
+			},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			obj := decodeDefaulted(t, corev1.SchemeGroupVersion, `{"apiVersion":"v1","kind":"Service","metadata":{"name":"s","namespace":"default"},`+tt.body+`}`)
+			got, want := tt.check(obj.(*corev1.Service))
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("defaulted value (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestDecodeVolumeDefaults(t *testing.T) {
+	t.Run("persistent volume claim", func(t *testing.T) {
+		obj := decodeDefaulted(t, corev1.SchemeGroupVersion, `{"apiVersion":"v1","kind":"PersistentVolumeClaim","metadata":{"name":"data","namespace":"default"},
+			"spec":{"accessModes":["ReadWriteOnce"],"resources":{"requests":{"storage":"1Gi"}}}}`)
+		pvc := obj.(*corev1.PersistentVolumeClaim)
+		got := []any{pvc.Spec.VolumeMode, pvc.Status.Phase}
+		want := []any{ptr.To(corev1.PersistentVolumeFilesystem), corev1.ClaimPending}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("volumeMode, phase (-want +got):\n%s", diff)
+		}
+	})
+	t.Run("persistent volume claim, explicit values", func(t *testing.T) {
+		obj := decodeDefaulted(t, corev1.SchemeGroupVersion, `{"apiVersion":"v1","kind":"PersistentVolumeClaim","metadata":{"name":"data","namespace":"default"},
+			"spec":{"volumeMode":"Block"},"status":{"phase":"Bound"}}`)
+		pvc := obj.(*corev1.PersistentVolumeClaim)
+		got := []any{pvc.Spec.VolumeMode, pvc.Status.Phase}
+		want := []any{ptr.To(corev1.PersistentVolumeBlock), corev1.ClaimBound}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("volumeMode, phase (-want +got):\n%s", diff)
+		}
+	})
+	t.Run("persistent volume", func(t *testing.T) {
+		obj := decodeDefaulted(t, corev1.SchemeGroupVersion, `{"apiVersion":"v1","kind":"PersistentVolume","metadata":{"name":"pv-1"},
+			"spec":{"capacity":{"storage":"1Gi"},"accessModes":["ReadWriteOnce"],"nfs":{"server":"nfs","path":"/x"}}}`)
+		pv := obj.(*corev1.PersistentVolume)
+		got := []any{pv.Spec.PersistentVolumeReclaimPolicy, pv.Spec.VolumeMode, pv.Status.Phase}
+		want := []any{corev1.PersistentVolumeReclaimRetain, ptr.To(corev1.PersistentVolumeFilesystem), corev1.VolumePending}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("reclaimPolicy, volumeMode, phase (-want +got):\n%s", diff)
+		}
+	})
+	t.Run("persistent volume, explicit reclaim policy", func(t *testing.T) {
+		obj := decodeDefaulted(t, corev1.SchemeGroupVersion, `{"apiVersion":"v1","kind":"PersistentVolume","metadata":{"name":"pv-1"},"spec":{"persistentVolumeReclaimPolicy":"Delete"}}`)
+		if got := obj.(*corev1.PersistentVolume).Spec.PersistentVolumeReclaimPolicy; got != corev1.PersistentVolumeReclaimDelete {
+			t.Errorf("reclaimPolicy: got %q, want Delete", got)
+		}
+	})
+}
+
+// TestDecodePersistentVolumeHostPathDefault: upstream's generated
+// SetObjectDefaults_PersistentVolume runs SetDefaults_HostPathVolumeSource,
+// which sets hostPath.type to "" (HostPathUnset) when unset.
+func TestDecodePersistentVolumeHostPathDefault(t *testing.T) {
+	obj := decodeDefaulted(t, corev1.SchemeGroupVersion, `{"apiVersion":"v1","kind":"PersistentVolume","metadata":{"name":"pv-1"},"spec":{"hostPath":{"path":"/data"}}}`)
+	if got := obj.(*corev1.PersistentVolume).Spec.HostPath.Type; got == nil || *got != corev1.HostPathUnset {
+		t.Errorf("hostPath.type: got %v, want a pointer to \"\"", got)
+	}
+}
+
+func TestDecodeRoleBindingDefaults(t *testing.T) {
+	obj := decodeDefaulted(t, rbacv1.SchemeGroupVersion, `{"apiVersion":"rbac.authorization.k8s.io/v1","kind":"RoleBinding","metadata":{"name":"rb","namespace":"default"},
+		"roleRef":{"kind":"Role","name":"reader"},
+		"subjects":[{"kind":"User","name":"alice"},{"kind":"Group","name":"devs"},{"kind":"ServiceAccount","name":"bot","namespace":"default"},{"kind":"User","name":"bob","apiGroup":"example.com"}]}`)
+	rb, ok := obj.(*rbacv1.RoleBinding)
+	if !ok {
+		t.Fatalf("Decode: got %T, want *rbacv1.RoleBinding", obj)
+	}
+	want := &rbacv1.RoleBinding{
+		TypeMeta:   rb.TypeMeta,
+		ObjectMeta: metav1.ObjectMeta{Name: "rb", Namespace: "default"},
+		RoleRef:    rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "Role", Name: "reader"},
+		Subjects: []rbacv1.Subject{
+			{Kind: "User", Name: "alice", APIGroup: "rbac.authorization.k8s.io"},
+			{Kind: "Group", Name: "devs", APIGroup: "rbac.authorization.k8s.io"},
+			{Kind: "ServiceAccount", Name: "bot", Namespace: "default"},
+			{Kind: "User", Name: "bob", APIGroup: "example.com"},
+		},
+	}
+	if diff := cmp.Diff(want, rb); diff != "" {
+		t.Errorf("role binding (-want +got):\n%s", diff)
+	}
+	crb := decodeDefaulted(t, rbacv1.SchemeGroupVersion, `{"apiVersion":"rbac.authorization.k8s.io/v1","kind":"ClusterRoleBinding","metadata":{"name":"crb"},
+		"roleRef":{"kind":"ClusterRole","name":"view"},"subjects":[{"kind":"Group","name":"devs"}]}`).(*rbacv1.ClusterRoleBinding)
+	got := []string{crb.RoleRef.APIGroup, crb.Subjects[0].APIGroup}
+	if diff := cmp.Diff([]string{"rbac.authorization.k8s.io", "rbac.authorization.k8s.io"}, got); diff != "" {
+		t.Errorf("cluster role binding apiGroups (-want +got):\n%s", diff)
+	}
+}

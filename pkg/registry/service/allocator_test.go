@@ -1,0 +1,487 @@
+package service
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/netip"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/utils/ptr"
+)
+
+// fakeAllocator returns an allocator whose list returns services.
+func fakeAllocator(services ...corev1.Service) *allocator {
+	return &allocator{list: func(context.Context) ([]corev1.Service, error) { return services, nil }}
+}
+
+// holding returns a service (in namespace default) holding ip and nodePorts.
+func holding(name, ip string, nodePorts ...int32) corev1.Service {
+	svc := corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default"}, Spec: corev1.ServiceSpec{Type: corev1.ServiceTypeClusterIP}}
+	if ip != "" {
+		svc.Spec.ClusterIP, svc.Spec.ClusterIPs = ip, []string{ip}
+	}
+	for i, p := range nodePorts {
+		svc.Spec.Type = corev1.ServiceTypeNodePort
+		svc.Spec.Ports = append(svc.Spec.Ports, corev1.ServicePort{Name: fmt.Sprint("p", i), Port: 80 + int32(i), Protocol: corev1.ProtocolTCP, NodePort: p})
+	}
+	return svc
+}
+
+// usableAddrs are the addresses of ServiceCIDR allocate may hand out: all
+// but the network address, the first host (the kubernetes service's) and
+// the broadcast address.
+func usableAddrs() []netip.Addr {
+	var out []netip.Addr
+	for a := ServiceCIDR.Addr(); ServiceCIDR.Contains(a); a = a.Next() {
+		if b := a.As4()[3]; b != 0 && b != 1 && b != 255 {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+func TestUsable(t *testing.T) {
+	tests := []struct {
+		addr string
+		want bool
+	}{
+		{addr: "10.0.0.0", want: false},
+		{addr: "10.0.0.1", want: false},
+		{addr: "10.0.0.2", want: true},
+		{addr: "10.0.0.128", want: true},
+		{addr: "10.0.0.254", want: true},
+		{addr: "10.0.0.255", want: false},
+		{addr: "10.0.1.7", want: false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.addr, func(t *testing.T) {
+			if got := usable(netip.MustParseAddr(tt.addr)); got != tt.want {
+				t.Errorf("usable(%s): got %v, want %v", tt.addr, got, tt.want)
+			}
+		})
+	}
+	if got := len(usableAddrs()); got != 253 {
+		t.Errorf("usable addresses in %s: got %d, want 253", ServiceCIDR, got)
+	}
+}
+
+func TestFreeIP(t *testing.T) {
+	t.Run("empty range", func(t *testing.T) {
+		for range 50 {
+			addr, ok := freeIP(map[netip.Addr]bool{})
+			if !ok || !ServiceCIDR.Contains(addr) || !usable(addr) {
+				t.Fatalf("freeIP: got (%v, %v), want a usable address of %s", addr, ok, ServiceCIDR)
+			}
+		}
+	})
+	t.Run("one address free", func(t *testing.T) {
+		addrs := usableAddrs()
+		free := addrs[len(addrs)/2]
+		used := map[netip.Addr]bool{}
+		for _, a := range addrs {
+			used[a] = a != free
+		}
+		// The search starts at random: whichever start, it finds the one free address.
+		for range 100 {
+			if addr, ok := freeIP(used); !ok || addr != free {
+				t.Fatalf("freeIP with only %s free: got (%v, %v), want (%v, true)", free, addr, ok, free)
+			}
+		}
+	})
+	t.Run("range full", func(t *testing.T) {
+		used := map[netip.Addr]bool{}
+		for _, a := range usableAddrs() {
+			used[a] = true
+		}
+		if addr, ok := freeIP(used); ok {
+			t.Errorf("freeIP of a full range: got (%v, true), want none", addr)
+		}
+	})
+}
+
+func TestFreeNodePort(t *testing.T) {
+	used := map[int32]bool{}
+	for p := nodePortMin; p <= nodePortMax; p++ {
+		used[p] = p != 31234
+	}
+	for range 100 {
+		if p, ok := freeNodePort(used); !ok || p != 31234 {
+			t.Fatalf("freeNodePort with only 31234 free: got (%d, %v), want (31234, true)", p, ok)
+		}
+	}
+	used[31234] = true
+	if p, ok := freeNodePort(used); ok {
+		t.Errorf("freeNodePort of a full range: got (%d, true), want none", p)
+	}
+}
+
+// errorSummary returns "field: type" for each cause of an Invalid error.
+func errorSummary(t *testing.T, err error) []string {
+	t.Helper()
+	var status apierrors.APIStatus
+	if !errors.As(err, &status) || status.Status().Details == nil {
+		t.Fatalf("error: got %v, want an API status error with details", err)
+	}
+	out := []string{}
+	for _, c := range status.Status().Details.Causes {
+		out = append(out, fmt.Sprintf("%s: %s", c.Field, c.Type))
+	}
+	return out
+}
+
+func TestAllocateClusterIP(t *testing.T) {
+	tests := []struct {
+		name string
+		// services are the stored services.
+		services []corev1.Service
+		svc      corev1.Service
+		// wantIP is the address wanted; "" for any usable free one.
+		wantIP string
+		// wantErr is the error wanted: "field: type" and a part of its message.
+		wantErr []string
+		wantMsg string
+	}{
+		{name: "empty: allocated", svc: holding("web", "")},
+		{name: "empty, others allocated: a free one", services: []corev1.Service{holding("a", "10.0.0.2"), holding("b", "10.0.0.3")}, svc: holding("web", "")},
+		{name: "explicit free", services: []corev1.Service{holding("a", "10.0.0.2")}, svc: holding("web", "10.0.0.50"), wantIP: "10.0.0.50"},
+		{name: "explicit in clusterIPs only", svc: corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "default"}, Spec: corev1.ServiceSpec{ClusterIPs: []string{"10.0.0.60"}}}, wantIP: "10.0.0.60"},
+		{
+			name:     "explicit used by another service",
+			services: []corev1.Service{holding("a", "10.0.0.50")},
+			svc:      holding("web", "10.0.0.50"),
+			wantErr:  []string{"spec.clusterIPs[0]: FieldValueInvalid"},
+			wantMsg:  "already allocated",
+		},
+		{
+			name:     "explicit used by another service in another namespace",
+			services: []corev1.Service{func() corev1.Service { s := holding("web", "10.0.0.50"); s.Namespace = "other"; return s }()},
+			svc:      holding("web", "10.0.0.50"),
+			wantErr:  []string{"spec.clusterIPs[0]: FieldValueInvalid"},
+			wantMsg:  "already allocated",
+		},
+		{name: "explicit held by the service itself", services: []corev1.Service{holding("web", "10.0.0.50")}, svc: holding("web", "10.0.0.50"), wantIP: "10.0.0.50"},
+		{name: "outside the range", svc: holding("web", "10.0.1.5"), wantErr: []string{"spec.clusterIPs[0]: FieldValueInvalid"}, wantMsg: "not in the valid range"},
+		{name: "network address", svc: holding("web", "10.0.0.0"), wantErr: []string{"spec.clusterIPs[0]: FieldValueInvalid"}, wantMsg: "not in the valid range"},
+		{name: "the kubernetes service's address", svc: holding("web", "10.0.0.1"), wantErr: []string{"spec.clusterIPs[0]: FieldValueInvalid"}, wantMsg: "not in the valid range"},
+		{name: "broadcast address", svc: holding("web", "10.0.0.255"), wantErr: []string{"spec.clusterIPs[0]: FieldValueInvalid"}, wantMsg: "not in the valid range"},
+		{name: "IPv6", svc: holding("web", "fd00::5"), wantErr: []string{"spec.clusterIPs[0]: FieldValueInvalid"}, wantMsg: "not in the valid range"},
+		{name: "not an address", svc: holding("web", "ten.zero"), wantErr: []string{"spec.clusterIPs[0]: FieldValueInvalid"}, wantMsg: "valid IP"},
+		{name: "headless", svc: holding("web", corev1.ClusterIPNone), wantIP: corev1.ClusterIPNone},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			svc := tt.svc.DeepCopy()
+			err := fakeAllocator(tt.services...).allocate(context.Background(), svc)
+			if tt.wantErr != nil {
+				if !apierrors.IsInvalid(err) {
+					t.Fatalf("allocate: got error %v, want Invalid", err)
+				}
+				if diff := cmp.Diff(tt.wantErr, errorSummary(t, err)); diff != "" {
+					t.Errorf("error causes (-want +got):\n%s", diff)
+				}
+				if !strings.Contains(err.Error(), tt.wantMsg) {
+					t.Errorf("error: got %q, want it to contain %q", err, tt.wantMsg)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("allocate: got error %v, want none", err)
+			}
+			ip := svc.Spec.ClusterIP
+			if tt.wantIP != "" && ip != tt.wantIP {
+				t.Errorf("clusterIP: got %q, want %q", ip, tt.wantIP)
+			}
+			if tt.wantIP == "" {
+				addr, err := netip.ParseAddr(ip)
+				if err != nil || !ServiceCIDR.Contains(addr) || !usable(addr) {
+					t.Errorf("clusterIP: got %q, want a usable address of %s", ip, ServiceCIDR)
+				}
+				for _, s := range tt.services {
+					if s.Spec.ClusterIP == ip {
+						t.Errorf("clusterIP: got %q, which service %s holds", ip, s.Name)
+					}
+				}
+			}
+			if diff := cmp.Diff([]string{ip}, svc.Spec.ClusterIPs); diff != "" {
+				t.Errorf("clusterIPs (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff([]corev1.IPFamily{corev1.IPv4Protocol}, svc.Spec.IPFamilies); diff != "" {
+				t.Errorf("ipFamilies (-want +got):\n%s", diff)
+			}
+			if got := svc.Spec.IPFamilyPolicy; got == nil || *got != corev1.IPFamilyPolicySingleStack {
+				t.Errorf("ipFamilyPolicy: got %v, want SingleStack", got)
+			}
+		})
+	}
+}
+
+func TestAllocateKeepsIPFamilyPolicy(t *testing.T) {
+	svc := holding("web", "")
+	svc.Spec.IPFamilyPolicy = ptr.To(corev1.IPFamilyPolicyPreferDualStack)
+	if err := fakeAllocator().allocate(context.Background(), &svc); err != nil {
+		t.Fatalf("allocate: got error %v, want none", err)
+	}
+	if got := svc.Spec.IPFamilyPolicy; got == nil || *got != corev1.IPFamilyPolicyPreferDualStack {
+		t.Errorf("ipFamilyPolicy: got %v, want PreferDualStack", got)
+	}
+}
+
+// TestAllocateUntilFull gives out every address of the range, one service
+// at a time, and then fails: no address is ever handed out twice.
+func TestAllocateUntilFull(t *testing.T) {
+	var stored []corev1.Service
+	a := &allocator{list: func(context.Context) ([]corev1.Service, error) { return stored, nil }}
+	seen := map[string]bool{}
+	for i := range len(usableAddrs()) {
+		svc := holding(fmt.Sprint("svc-", i), "")
+		if err := a.allocate(context.Background(), &svc); err != nil {
+			t.Fatalf("allocate #%d: got error %v, want none", i, err)
+		}
+		if seen[svc.Spec.ClusterIP] {
+			t.Fatalf("allocate #%d: got %s, which is allocated already", i, svc.Spec.ClusterIP)
+		}
+		seen[svc.Spec.ClusterIP] = true
+		stored = append(stored, svc)
+	}
+	svc := holding("one-too-many", "")
+	err := a.allocate(context.Background(), &svc)
+	if !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), "range is full") {
+		t.Fatalf("allocate in a full range: got error %v, want an Invalid error saying the range is full", err)
+	}
+	if diff := cmp.Diff([]string{"spec.clusterIPs[0]: InternalError"}, errorSummary(t, err)); diff != "" {
+		t.Errorf("error causes (-want +got):\n%s", diff)
+	}
+}
+
+func TestAllocateListError(t *testing.T) {
+	want := errors.New("etcd is down")
+	a := &allocator{list: func(context.Context) ([]corev1.Service, error) { return nil, want }}
+	svc := holding("web", "")
+	if err := a.allocate(context.Background(), &svc); !errors.Is(err, want) {
+		t.Errorf("allocate: got error %v, want the list's error", err)
+	}
+}
+
+func TestAllocateSkipsExternalName(t *testing.T) {
+	svc := corev1.Service{
+		ObjectMeta: metav1.ObjectMeta{Name: "db", Namespace: "default"},
+		Spec:       corev1.ServiceSpec{Type: corev1.ServiceTypeExternalName, ExternalName: "db.example.com", Ports: []corev1.ServicePort{{Port: 5432}}},
+	}
+	want := svc.DeepCopy()
+	listed := false
+	a := &allocator{list: func(context.Context) ([]corev1.Service, error) { listed = true; return nil, nil }}
+	if err := a.allocate(context.Background(), &svc); err != nil {
+		t.Fatalf("allocate: got error %v, want none", err)
+	}
+	if diff := cmp.Diff(want, &svc); diff != "" {
+		t.Errorf("ExternalName service after allocate (-want +got):\n%s", diff)
+	}
+	if !listed {
+		t.Errorf("list: not called; allocate always reads the stored services")
+	}
+}
+
+func nodePortService(ports ...corev1.ServicePort) corev1.Service {
+	return corev1.Service{
+		ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "default"},
+		Spec:       corev1.ServiceSpec{Type: corev1.ServiceTypeNodePort, Ports: ports},
+	}
+}
+
+func TestAllocateNodePorts(t *testing.T) {
+	tcp := func(port, nodePort int32) corev1.ServicePort {
+		return corev1.ServicePort{Name: fmt.Sprint("p", port), Port: port, Protocol: corev1.ProtocolTCP, NodePort: nodePort}
+	}
+	tests := []struct {
+		name     string
+		services []corev1.Service
+		svc      corev1.Service
+		// wantPorts are the node ports wanted, 0 for any free one.
+		wantPorts []int32
+		wantErr   []string
+		wantMsg   string
+	}{
+		{name: "allocated", svc: nodePortService(tcp(80, 0), tcp(443, 0)), wantPorts: []int32{0, 0}},
+		{name: "explicit kept", svc: nodePortService(tcp(80, 30080), tcp(443, 0)), wantPorts: []int32{30080, 0}},
+		{name: "range bounds", svc: nodePortService(tcp(80, 30000), tcp(443, 32767)), wantPorts: []int32{30000, 32767}},
+		{
+			name:    "below the range",
+			svc:     nodePortService(tcp(80, 29999)),
+			wantErr: []string{"spec.ports[0].nodePort: FieldValueInvalid"},
+			wantMsg: "30000-32767",
+		},
+		{
+			name:    "above the range",
+			svc:     nodePortService(tcp(80, 8080), tcp(443, 32768)),
+			wantErr: []string{"spec.ports[0].nodePort: FieldValueInvalid", "spec.ports[1].nodePort: FieldValueInvalid"},
+			wantMsg: "not in the valid range",
+		},
+		{
+			name:     "used by another service",
+			services: []corev1.Service{holding("other", "10.0.0.9", 30080)},
+			svc:      nodePortService(tcp(80, 30080)),
+			wantErr:  []string{"spec.ports[0].nodePort: FieldValueInvalid"},
+			wantMsg:  "already allocated",
+		},
+		{
+			name:      "held by the service itself",
+			services:  []corev1.Service{holding("web", "10.0.0.9", 30080)},
+			svc:       nodePortService(tcp(80, 30080)),
+			wantPorts: []int32{30080},
+		},
+		{
+			name:    "the same port twice for one protocol",
+			svc:     nodePortService(tcp(80, 30080), tcp(81, 30080)),
+			wantErr: []string{"spec.ports[1].nodePort: FieldValueInvalid"},
+			wantMsg: "already allocated",
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			svc := tt.svc.DeepCopy()
+			err := fakeAllocator(tt.services...).allocate(context.Background(), svc)
+			if tt.wantErr != nil {
+				if !apierrors.IsInvalid(err) {
+					t.Fatalf("allocate: got error %v, want Invalid", err)
+				}
+				if diff := cmp.Diff(tt.wantErr, errorSummary(t, err)); diff != "" {
+					t.Errorf("error causes (-want +got):\n%s", diff)
+				}
+				if !strings.Contains(err.Error(), tt.wantMsg) {
+					t.Errorf("error: got %q, want it to contain %q", err, tt.wantMsg)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("allocate: got error %v, want none", err)
+			}
+			seen := map[int32]bool{}
+			for _, s := range tt.services {
+				for _, p := range s.Spec.Ports {
+					if s.Name != svc.Name {
+						seen[p.NodePort] = true
+					}
+				}
+			}
+			for i, p := range svc.Spec.Ports {
+				switch want := tt.wantPorts[i]; {
+				case want != 0 && p.NodePort != want:
+					t.Errorf("ports[%d].nodePort: got %d, want %d", i, p.NodePort, want)
+				case p.NodePort < 30000 || p.NodePort > 32767:
+					t.Errorf("ports[%d].nodePort: got %d, want one in 30000-32767", i, p.NodePort)
+				case seen[p.NodePort]:
+					t.Errorf("ports[%d].nodePort: got %d, which is allocated already", i, p.NodePort)
+				}
+				seen[p.NodePort] = true
+			}
+			if svc.Spec.ClusterIP == "" {
+				t.Errorf("clusterIP of a NodePort service: got none, want one allocated")
+			}
+		})
+	}
+}
+
+// TestAllocateNodePortsOneFree: two ports and one free node port: the
+// first port gets it, the second finds the range full (the first's port
+// counts as used).
+func TestAllocateNodePortsOneFree(t *testing.T) {
+	used := map[int32]bool{}
+	for p := nodePortMin; p <= nodePortMax; p++ {
+		used[p] = p != 30500
+	}
+	svc := nodePortService(corev1.ServicePort{Name: "a", Port: 80, Protocol: corev1.ProtocolTCP}, corev1.ServicePort{Name: "b", Port: 81, Protocol: corev1.ProtocolTCP})
+	errs := allocateNodePorts(&svc, used)
+	if got := svc.Spec.Ports[0].NodePort; got != 30500 {
+		t.Errorf("ports[0].nodePort: got %d, want 30500", got)
+	}
+	if got := svc.Spec.Ports[1].NodePort; got != 0 {
+		t.Errorf("ports[1].nodePort: got %d, want none", got)
+	}
+	want := field.ErrorList{field.InternalError(field.NewPath("spec", "ports").Index(1).Child("nodePort"), errors.New("failed to allocate a nodePort: range is full"))}
+	if diff := cmp.Diff(want.ToAggregate().Error(), errs.ToAggregate().Error()); diff != "" {
+		t.Errorf("errors (-want +got):\n%s", diff)
+	}
+}
+
+// TestAllocateSameNodePortForTCPAndUDP: upstream lets the ports of one
+// service that share a port number (53/TCP and 53/UDP, as DNS servers
+// expose) share one node port too: initNodePorts in
+// pkg/registry/core/service/storage/alloc.go allocates it once per port
+// number, and validation only rejects a node port repeated for the same
+// protocol.
+func TestAllocateSameNodePortForTCPAndUDP(t *testing.T) {
+	svc := nodePortService(
+		corev1.ServicePort{Name: "dns-tcp", Port: 53, Protocol: corev1.ProtocolTCP, NodePort: 30053},
+		corev1.ServicePort{Name: "dns-udp", Port: 53, Protocol: corev1.ProtocolUDP, NodePort: 30053},
+	)
+	if err := fakeAllocator().allocate(context.Background(), &svc); err != nil {
+		t.Fatalf("allocate: got error %v, want none", err)
+	}
+	for i, p := range svc.Spec.Ports {
+		if p.NodePort != 30053 {
+			t.Errorf("ports[%d].nodePort: got %d, want 30053", i, p.NodePort)
+		}
+	}
+}
+
+func TestAllocateLoadBalancerNodePorts(t *testing.T) {
+	tests := []struct {
+		name          string
+		allocate      *bool
+		wantNodePorts bool
+	}{
+		{name: "allocateLoadBalancerNodePorts unset", allocate: nil, wantNodePorts: true},
+		{name: "allocateLoadBalancerNodePorts true", allocate: ptr.To(true), wantNodePorts: true},
+		{name: "allocateLoadBalancerNodePorts false", allocate: ptr.To(false), wantNodePorts: false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			svc := nodePortService(corev1.ServicePort{Port: 80, Protocol: corev1.ProtocolTCP})
+			svc.Spec.Type = corev1.ServiceTypeLoadBalancer
+			svc.Spec.AllocateLoadBalancerNodePorts = tt.allocate
+			if err := fakeAllocator().allocate(context.Background(), &svc); err != nil {
+				t.Fatalf("allocate: got error %v, want none", err)
+			}
+			if got := svc.Spec.Ports[0].NodePort != 0; got != tt.wantNodePorts {
+				t.Errorf("node port allocated: got %v (%d), want %v", got, svc.Spec.Ports[0].NodePort, tt.wantNodePorts)
+			}
+			if svc.Spec.ClusterIP == "" {
+				t.Errorf("clusterIP: got none, want one")
+			}
+		})
+	}
+	t.Run("ClusterIP services get none", func(t *testing.T) {
+		svc := nodePortService(corev1.ServicePort{Port: 80, Protocol: corev1.ProtocolTCP})
+		svc.Spec.Type = corev1.ServiceTypeClusterIP
+		if err := fakeAllocator().allocate(context.Background(), &svc); err != nil {
+			t.Fatalf("allocate: got error %v, want none", err)
+		}
+		if got := svc.Spec.Ports[0].NodePort; got != 0 {
+			t.Errorf("nodePort of a ClusterIP service: got %d, want none", got)
+		}
+	})
+}
+
+// TestAllocateIPAndPortErrorsTogether: one Invalid error names every bad field.
+func TestAllocateIPAndPortErrorsTogether(t *testing.T) {
+	svc := nodePortService(corev1.ServicePort{Port: 80, Protocol: corev1.ProtocolTCP, NodePort: 80})
+	svc.Spec.ClusterIP = "192.168.0.1"
+	err := fakeAllocator().allocate(context.Background(), &svc)
+	if !apierrors.IsInvalid(err) {
+		t.Fatalf("allocate: got error %v, want Invalid", err)
+	}
+	want := []string{"spec.clusterIPs[0]: FieldValueInvalid", "spec.ports[0].nodePort: FieldValueInvalid"}
+	if diff := cmp.Diff(want, errorSummary(t, err)); diff != "" {
+		t.Errorf("error causes (-want +got):\n%s", diff)
+	}
+	if got := err.(apierrors.APIStatus).Status().Details.Kind; got != "Service" {
+		t.Errorf("error kind: got %q, want Service", got)
+	}
+}
