@@ -81,7 +81,9 @@ func (c *Cache) sendDueBookmarks() {
 // (KEP-1904). Shutdown returns once every watcher is told to end; their
 // streams drain what they hold, then close.
 func (c *Cache) Shutdown(ctx context.Context) {
-	if c.cfg.ShutdownBookmarks && c.Ready() {
+	// Only watchers that allow bookmarks get the final one: without any,
+	// there is nothing to catch up for.
+	if c.cfg.ShutdownBookmarks && c.Ready() && c.anyWatcherAllowsBookmarks() {
 		waitCtx, cancel := context.WithTimeout(ctx, shutdownProgressTimeout)
 		if err := c.waitUntilConsistent(waitCtx); err != nil {
 			klog.FromContext(ctx).V(2).Info("Watch cache not caught up for its shutdown bookmarks", "prefix", c.cfg.ResourcePrefix, "err", err)
@@ -100,4 +102,16 @@ func (c *Cache) Shutdown(ctx context.Context) {
 		w.end(bookmark)
 	}
 	c.stopStorageWatchesLocked()
+}
+
+// anyWatcherAllowsBookmarks reports whether a watcher would get a final bookmark.
+func (c *Cache) anyWatcherAllowsBookmarks() bool {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	for w := range c.watchers {
+		if w.allowBookmarks {
+			return true
+		}
+	}
+	return false
 }

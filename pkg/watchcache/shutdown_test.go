@@ -3,6 +3,7 @@ package watchcache
 import (
 	"context"
 	"fmt"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -87,5 +88,62 @@ func expectClosed(t *testing.T, w watch.Interface) {
 		}
 	case <-time.After(wait.ForeverTestTimeout):
 		t.Fatal("the watch did not end")
+	}
+}
+
+// revisionCountingStorage counts the reads of etcd's current revision, which a
+// cache makes to catch up before its final bookmarks.
+type revisionCountingStorage struct {
+	storage.Interface
+	currentRVReads atomic.Int32
+}
+
+func (s *revisionCountingStorage) GetCurrentResourceVersion(ctx context.Context) (uint64, error) {
+	s.currentRVReads.Add(1)
+	return s.Interface.GetCurrentResourceVersion(ctx)
+}
+
+// TestShutdownWithoutBookmarkWatchersDoesNotWait: a cache none of whose
+// watchers allows bookmarks has no final bookmark to send, so its Shutdown
+// does not ask etcd where it is (a server has one cache per resource, most
+// of them unwatched, and stops with all of them).
+func TestShutdownWithoutBookmarkWatchersDoesNotWait(t *testing.T) {
+	for _, allowBookmarks := range []bool{false, true} {
+		t.Run(fmt.Sprintf("allowBookmarks=%t", allowBookmarks), func(t *testing.T) {
+			etcd, _ := newEtcdStore(t)
+			s := &revisionCountingStorage{Interface: etcd}
+			c, err := New(Config{
+				Storage:           s,
+				ResourcePrefix:    "/pods/",
+				NewListFunc:       func() runtime.Object { return &example.PodList{} },
+				KeyFunc:           func(obj runtime.Object) (string, error) { return storage.NamespaceKeyFunc("/pods/", obj) },
+				GetAttrsFunc:      storage.DefaultNamespaceScopedAttr,
+				ProgressNotify:    true,
+				ShutdownBookmarks: true,
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			runCache(t, c)
+			waitFor(t, "the cache to be ready", c.Ready)
+			pred := storage.Everything
+			pred.AllowWatchBookmarks = allowBookmarks
+			w, err := c.Watch(context.Background(), "/pods/", storage.ListOptions{ResourceVersion: fmt.Sprint(c.ResourceVersion()), Recursive: true, Predicate: pred})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(w.Stop)
+			before := s.currentRVReads.Load()
+			c.Shutdown(context.Background())
+			if got, want := s.currentRVReads.Load()-before > 0, allowBookmarks; got != want {
+				t.Errorf("Shutdown read etcd's current revision: %t, want %t", got, want)
+			}
+			if allowBookmarks {
+				if ev := nextEvent(t, w); ev.Type != watch.Bookmark {
+					t.Errorf("got %s, want the final BOOKMARK", ev.Type)
+				}
+			}
+			expectClosed(t, w)
+		})
 	}
 }
