@@ -11,7 +11,9 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"k8s.io/apimachinery/pkg/api/apitesting"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/runtime/serializer"
@@ -309,5 +311,60 @@ func TestRequestsToANotReadyCache(t *testing.T) {
 	waitFor(t, "the cache to be ready", func() bool { return c.ReadinessCheck() == nil })
 	if err := <-result; err != nil {
 		t.Errorf("WATCH that waited for the cache: %v", err)
+	}
+}
+
+// TestChurnElsewhereDoesNotCloseAWatcher: a watcher that reads nothing
+// while another namespace (or, by selector, other objects) churns through
+// more than its buffer is still open afterwards and gets its own events:
+// dispatch offers a watcher only the events it can see.
+func TestChurnElsewhereDoesNotCloseAWatcher(t *testing.T) {
+	s, _ := newEtcdStore(t)
+	c := newConformanceCacheOn(t, s)
+	ctx := context.Background()
+	otherNamespace, err := c.Watch(ctx, "/pods/other/", storage.ListOptions{Recursive: true, Predicate: storage.Everything})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer otherNamespace.Stop()
+	pred := storage.Everything
+	pred.Label = labels.SelectorFromSet(labels.Set{"app": "quiet"})
+	pred.GetAttrs = storage.DefaultNamespaceScopedAttr
+	otherLabel, err := c.Watch(ctx, "/pods/", storage.ListOptions{Recursive: true, Predicate: pred})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer otherLabel.Stop()
+
+	createMine := func(name string) {
+		t.Helper()
+		pod := &example.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "other", Labels: map[string]string{"app": "quiet"}}}
+		if err := s.Create(ctx, "/pods/other/"+name, pod, &example.Pod{}, 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Unread events of their own fill the watchers' result buffers, so
+	// their goroutines block as a slow client's do...
+	var mine []string
+	for i := range resultBufferSize + 1 {
+		mine = append(mine, fmt.Sprintf("mine%02d", i))
+		createMine(mine[i])
+	}
+	// ... while another namespace, with other labels, churns.
+	for i := range watchBufferSize + 50 {
+		createLabeledPod(t, s, fmt.Sprintf("busy%03d", i), map[string]string{"app": "busy"})
+	}
+	mine = append(mine, "last")
+	createMine("last")
+	for name, w := range map[string]watch.Interface{"namespace other": otherNamespace, "label app=quiet": otherLabel} {
+		for _, want := range mine {
+			ev, ok := <-w.ResultChan()
+			if !ok {
+				t.Fatalf("watch of %s: closed before ADDED %s, want it kept open", name, want)
+			}
+			if m, err := meta.Accessor(ev.Object); ev.Type != watch.Added || err != nil || m.GetName() != want {
+				t.Fatalf("watch of %s: got %s %v, want ADDED %s", name, ev.Type, ev.Object, want)
+			}
+		}
 	}
 }

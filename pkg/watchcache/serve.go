@@ -174,6 +174,9 @@ func (c *Cache) unregister(w *watcher) {
 // buffer behind is closed (its client resumes from its last RV).
 func (c *Cache) dispatchLocked(e *event) {
 	for w := range c.watchers {
+		if !w.concerns(e) {
+			continue
+		}
 		if !w.offer(e) {
 			w.Stop()
 			delete(c.watchers, w)

@@ -79,6 +79,16 @@ func newWatcher(bufferSize int, sinceRV uint64, matches func(*element) bool, ver
 	}
 }
 
+// concerns reports whether e can mean anything to w: a change whose
+// object, before or after it, w's namespace, name and selectors match.
+// Dispatch offers w nothing else, so that churn outside a watch (another
+// namespace, another node's pods) never fills its buffer and gets it
+// closed, as upstream's cacher dispatches by namespace and trigger index.
+// convert decides what w sees of the rest.
+func (w *watcher) concerns(e *event) bool {
+	return e.typ == watch.Bookmark || w.matches(e.obj) || e.prevObj != nil && w.matches(e.prevObj)
+}
+
 // offer queues e without blocking; false means the buffer is full and the
 // watcher has fallen behind.
 func (w *watcher) offer(e *event) bool {
