@@ -5,6 +5,8 @@ import (
 	"io"
 	"reflect"
 	"sync"
+	"sync/atomic"
+	"weak"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -204,4 +206,59 @@ func (o *cachingObject) GetManagedFields() []metav1.ManagedFieldsEntry {
 }
 func (o *cachingObject) SetManagedFields(v []metav1.ManagedFieldsEntry) {
 	o.set(func(m metav1.Object) { m.SetManagedFields(v) })
+}
+
+// sharedEncoding is the cachingObject an event's watchers share, held only
+// while it is in flight: dispatch takes a reference for the event and one
+// per watcher it offers the event to, each watcher drops its own once it
+// has turned the event into what it sends, and dispatch drops the event's
+// at its end. At zero the history keeps only a weak pointer, so the
+// serializations go with the last response that writes them instead of
+// staying for the event's whole time in the history. A watcher replaying
+// the event from the history later reuses it if something still holds it,
+// or makes another.
+//
+// References are only taken during dispatch, while dispatch holds its own,
+// so the count reaches zero once.
+type sharedEncoding struct {
+	strong atomic.Pointer[cachingObject] // while refs > 0
+	refs   atomic.Int32
+
+	mu   sync.Mutex // guards weak
+	weak weak.Pointer[cachingObject]
+}
+
+// hold starts sharing c, with one reference (dispatch's).
+func (s *sharedEncoding) hold(c *cachingObject) {
+	s.mu.Lock()
+	s.weak = weak.Make(c)
+	s.mu.Unlock()
+	s.refs.Store(1)
+	s.strong.Store(c)
+}
+
+// ref adds a reference; release drops one. On an event never held
+// (bookmarks, events built by hand in tests) they do nothing that matters.
+func (s *sharedEncoding) ref() { s.refs.Add(1) }
+
+func (s *sharedEncoding) release() {
+	if s.refs.Add(-1) == 0 {
+		s.strong.Store(nil)
+	}
+}
+
+// object returns the shared cachingObject of obj, or a new one (shared
+// from then on, weakly) if nothing holds the last.
+func (s *sharedEncoding) object(obj runtime.Object) *cachingObject {
+	if c := s.strong.Load(); c != nil {
+		return c
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if c := s.weak.Value(); c != nil {
+		return c
+	}
+	c := newCachingObject(obj)
+	s.weak = weak.Make(c)
+	return c
 }

@@ -2,8 +2,11 @@ package watchcache
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"io"
 	"runtime"
+	"strings"
 	"testing"
 	"time"
 
@@ -83,4 +86,67 @@ func drained(ws []*watcher) {
 			runtime.Gosched()
 		}
 	}
+}
+
+// BenchmarkHistoryHeapWithWatchers applies 10,000 updates of 1 KiB pods to
+// a cache whose 10 watchers each encode every event as JSON, as watch
+// responses do, then reports the heap in use after a GC per event the
+// history holds: what keeping events (and whatever they hold) costs.
+func BenchmarkHistoryHeapWithWatchers(b *testing.B) {
+	const events, watchers = 10000, 10
+	for range b.N {
+		c, err := New(Config{
+			Storage:        idleStorage{},
+			ResourcePrefix: "/pods/",
+			NewListFunc:    func() k8sruntime.Object { return &example.PodList{} },
+			KeyFunc:        func(obj k8sruntime.Object) (string, error) { return storage.NamespaceKeyFunc("/pods/", obj) },
+			GetAttrsFunc:   storage.DefaultNamespaceScopedAttr,
+		})
+		if err != nil {
+			b.Fatal(err)
+		}
+		var ws []*watcher
+		for range watchers {
+			w, err := c.register("/pods/", storage.ListOptions{Recursive: true, Predicate: storage.Everything}, watchRequest{}, time.Time{})
+			if err != nil {
+				b.Fatal(err)
+			}
+			go w.run()
+			go func() {
+				for ev := range w.ResultChan() {
+					if co, ok := ev.Object.(k8sruntime.CacheableObject); ok {
+						_ = co.CacheEncode("json", func(obj k8sruntime.Object, w io.Writer) error { return json.NewEncoder(w).Encode(obj) }, io.Discard)
+					}
+				}
+			}()
+			ws = append(ws, w)
+		}
+		before := heapInUse()
+		for i := range events {
+			pod := &example.Pod{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("p%d", i%100), Namespace: "ns", ResourceVersion: fmt.Sprint(i + 1),
+				Annotations: map[string]string{"payload": strings.Repeat(string(rune('a'+i%26)), 1024)}}}
+			if err := c.apply(watch.Event{Type: watch.Modified, Object: pod}); err != nil {
+				b.Fatal(err)
+			}
+			if i%50 == 49 {
+				drained(ws)
+			}
+		}
+		drained(ws)
+		if n := c.history.len(); n != events {
+			b.Fatalf("history holds %d events, want %d", n, events)
+		}
+		b.ReportMetric(float64(heapInUse()-before)/events, "heap-B/event")
+		runtime.KeepAlive(c)
+		for _, w := range ws {
+			w.Stop()
+		}
+	}
+}
+
+func heapInUse() uint64 {
+	runtime.GC()
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return m.HeapInuse
 }

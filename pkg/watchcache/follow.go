@@ -170,7 +170,8 @@ func (c *Cache) apply(ev watch.Event) error {
 	} else {
 		prev, _ = c.store.upsert(e)
 	}
-	recorded := &event{typ: ev.Type, rv: rv, recordTime: c.cfg.Clock.Now(), obj: e, prevObj: prev, cached: newCachingObject(e.object)}
+	recorded := &event{typ: ev.Type, rv: rv, recordTime: c.cfg.Clock.Now(), obj: e, prevObj: prev}
+	recorded.shared.hold(newCachingObject(e.object))
 	c.history.add(recorded)
 	if c.snaps != nil {
 		c.snaps.add(rv, c.store)

@@ -20,9 +20,9 @@ type event struct {
 	// final marks the bookmark a watcher gets as its stream ends at shutdown.
 	final bool
 
-	// cached wraps obj.object for every watcher the event is delivered to,
-	// so it is serialized once; nil for bookmarks.
-	cached *cachingObject
+	// shared wraps obj.object for the watchers the event is delivered to,
+	// so that it is serialized once for all of them (cachedObject).
+	shared sharedEncoding
 	// prevAtRV is prevObj's object at rv, as the DELETED event of a watcher
 	// the change moves the object out of; made on first use.
 	prevAtRVOnce sync.Once

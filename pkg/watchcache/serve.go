@@ -183,6 +183,7 @@ func (c *Cache) dispatchLocked(e *event) {
 			c.recordTerminatedWatcher()
 		}
 	}
+	e.shared.release() // dispatch's own reference (see sharedEncoding)
 	c.recordEventDispatched()
 }
 

@@ -92,12 +92,15 @@ func (w *watcher) concerns(e *event) bool {
 // offer queues e without blocking; false means the buffer is full and the
 // watcher has fallen behind.
 func (w *watcher) offer(e *event) bool {
+	e.shared.ref() // released by run once delivered
 	select {
 	case w.input <- e:
 		return true
 	case <-w.done:
+		e.shared.release()
 		return true // stopped: nothing to deliver, nothing to report
 	default:
+		e.shared.release()
 		return false
 	}
 }
@@ -152,8 +155,13 @@ func (w *watcher) run() {
 		case <-w.done:
 			return
 		case e, ok := <-w.input:
-			if !ok || !w.deliver(e) {
-				return // ended (see end), or stopped
+			if !ok {
+				return // ended (see end)
+			}
+			delivered := w.deliver(e)
+			e.shared.release() // the reference dispatch took for this watcher
+			if !delivered {
+				return // stopped
 			}
 		}
 	}
@@ -277,10 +285,7 @@ func (w *watcher) bookmarkObject(rv uint64, initialEventsEnd bool) runtime.Objec
 
 // cachedObject is e's object as every watcher receives it.
 func (e *event) cachedObject() runtime.Object {
-	if e.cached == nil { // events built by hand in tests
-		return newCachingObject(e.obj.object)
-	}
-	return e.cached
+	return e.shared.object(e.obj.object)
 }
 
 // prevAtRVObject is a copy of e's previous object at e's resourceVersion,

@@ -1,8 +1,15 @@
 package watchcache
 
 import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	goruntime "runtime"
 	"testing"
 
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -88,4 +95,55 @@ func unwrap(obj runtime.Object) runtime.Object {
 		return co.GetObject()
 	}
 	return obj
+}
+
+// TestDeliveredEventsDropTheirEncodings: once every watcher has taken an
+// event, the history no longer holds the encodings made for them; they go
+// when the last response has written them. A watch replaying the event
+// from the history later still gets it, encoded afresh.
+func TestDeliveredEventsDropTheirEncodings(t *testing.T) {
+	s, _ := newEtcdStore(t)
+	c := newConformanceCacheOn(t, s)
+	from := c.ResourceVersion()
+	live, err := c.Watch(context.Background(), "/pods/", storage.ListOptions{ResourceVersion: fmt.Sprint(from), Recursive: true, Predicate: storage.Everything})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer live.Stop()
+	rv := createPod(t, s, "p")
+	ev := nextEvent(t, live)
+	co, ok := ev.Object.(*cachingObject)
+	if !ok {
+		t.Fatalf("live event object: got %T, want the shared *cachingObject", ev.Object)
+	}
+	var buf bytes.Buffer
+	if err := co.CacheEncode("json", func(obj runtime.Object, w io.Writer) error { return json.NewEncoder(w).Encode(obj) }, &buf); err != nil {
+		t.Fatal(err)
+	}
+	c.mu.RLock()
+	events, err := c.history.since(from)
+	c.mu.RUnlock()
+	if err != nil || len(events) != 1 || events[0].rv != rv {
+		t.Fatalf("history since %d: got %v, %v; want the one event at %d", from, events, err, rv)
+	}
+	recorded := events[0]
+	waitFor(t, "the history to let go of the delivered event's encodings", func() bool { return recorded.shared.strong.Load() == nil })
+
+	ev, co = watch.Event{}, nil // what the response would drop once written
+	waitFor(t, "the encodings to be collected", func() bool {
+		goruntime.GC()
+		recorded.shared.mu.Lock()
+		defer recorded.shared.mu.Unlock()
+		return recorded.shared.weak.Value() == nil
+	})
+
+	replay, err := c.Watch(context.Background(), "/pods/", storage.ListOptions{ResourceVersion: fmt.Sprint(from), Recursive: true, Predicate: storage.Everything})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer replay.Stop()
+	again := nextEvent(t, replay)
+	if m, err := meta.Accessor(again.Object); again.Type != watch.Added || err != nil || m.GetName() != "p" || m.GetResourceVersion() != fmt.Sprint(rv) {
+		t.Errorf("replayed event: got %s %v, want ADDED p at %d", again.Type, again.Object, rv)
+	}
 }
