@@ -173,7 +173,10 @@ func (c CompletedConfig) New(ctx context.Context) (s *Server, err error) {
 	if err := features.SyncUpstream(); err != nil {
 		return nil, err
 	}
-	storages := newStorages(&c.Options)
+	storages, err := newStorages(&c.Options)
+	if err != nil {
+		return nil, err
+	}
 	gc, factory, err := c.genericConfig(ctx, backend, storages)
 	if err != nil {
 		return nil, err

@@ -2,9 +2,12 @@ package server
 
 import (
 	"context"
+	"fmt"
 	"maps"
+	"os"
 	"slices"
 	"sync"
+	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -39,6 +42,8 @@ type storages struct {
 	// encodings is shared with the API groups' list serializers.
 	encodings *watchcache.Encodings
 
+	consistency consistencyChecks
+
 	// mu guards caches, etcdWatches and shuttingDown.
 	mu           sync.Mutex
 	caches       map[*watchcache.Cache]struct{}
@@ -46,12 +51,39 @@ type storages struct {
 	shuttingDown bool
 }
 
-func newStorages(o *Options) *storages {
-	s := &storages{opts: o, caches: map[*watchcache.Cache]struct{}{}, etcdWatches: map[*endableWatch]struct{}{}}
+func newStorages(o *Options) (*storages, error) {
+	consistency, err := consistencyChecksFromEnv()
+	if err != nil {
+		return nil, err
+	}
+	s := &storages{opts: o, consistency: consistency, caches: map[*watchcache.Cache]struct{}{}, etcdWatches: map[*endableWatch]struct{}{}}
 	if o.WatchCache {
 		s.encodings = watchcache.NewEncodings()
 	}
-	return s
+	return s, nil
+}
+
+// ConsistencyCheckerEnv, set to a duration ("1s"), makes every watch cache
+// compare itself with etcd that often and panic on a mismatch: for test
+// suites, as upstream's KUBE_WATCHCACHE_CONSISTENCY_CHECKER. Unset, the
+// caches check every 5 minutes (upstream's period) and relist on a mismatch.
+const ConsistencyCheckerEnv = "MINIAPISERVER_WATCHCACHE_CONSISTENCY_CHECKER"
+
+type consistencyChecks struct {
+	period time.Duration
+	panic  bool
+}
+
+func consistencyChecksFromEnv() (consistencyChecks, error) {
+	v, ok := os.LookupEnv(ConsistencyCheckerEnv)
+	if !ok || v == "" {
+		return consistencyChecks{period: 5 * time.Minute}, nil
+	}
+	period, err := time.ParseDuration(v)
+	if err != nil || period <= 0 {
+		return consistencyChecks{}, fmt.Errorf("%s=%q: want a positive duration such as 1s", ConsistencyCheckerEnv, v)
+	}
+	return consistencyChecks{period: period, panic: true}, nil
 }
 
 // Decorator implements generic.StorageDecorator.
@@ -102,6 +134,9 @@ func (s *storages) newCache(raw apistorage.Interface, config *storagebackend.Con
 		ShutdownBookmarks: resumption,
 		Snapshots:         features.Enabled(features.PaginationFromCache),
 		EstimateSizes:     utilfeature.DefaultFeatureGate.Enabled(apiserverfeatures.SizeBasedListCostEstimate),
+
+		ConsistencyCheckPeriod: s.consistency.period,
+		PanicOnInconsistency:   s.consistency.panic,
 	})
 	if err != nil {
 		return nil, nil, err

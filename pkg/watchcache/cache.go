@@ -68,6 +68,14 @@ type Config struct {
 	// gets one at a freshly progressed resourceVersion before its stream
 	// ends (KEP-1904).
 	ShutdownBookmarks bool
+	// ConsistencyCheckPeriod, if positive, is how often the cache compares
+	// its newest state with the storage's at the same resourceVersion
+	// (upstream's DetectCacheInconsistency; see consistency.go).
+	ConsistencyCheckPeriod time.Duration
+	// PanicOnInconsistency makes a failed consistency check panic instead
+	// of relisting: for test suites, as upstream's
+	// KUBE_WATCHCACHE_CONSISTENCY_CHECKER.
+	PanicOnInconsistency bool
 	// Snapshots keeps the state after every event in the history window, so
 	// that LISTs at an exact resourceVersion and continuations of paged LISTs
 	// are served from the cache (KEP-4988, upstream's ListFromCacheSnapshot).
@@ -87,14 +95,19 @@ type Cache struct {
 	cfg      Config
 	progress *progressRequester
 
-	// mu guards store, history, snaps, rv, ready, rvChanged, watchers,
-	// storageWatches and shuttingDown.
+	// mu guards store, history, snaps, rv, ready, inconsistent, rvChanged,
+	// watchers, storageWatches and shuttingDown.
 	mu      sync.RWMutex
 	store   *store
 	history *history
 	snaps   *snapshots // nil without Config.Snapshots
 	rv      uint64
 	ready   bool
+	// inconsistent: a consistency check failed and the relist that follows
+	// has not replaced the store yet; exact and continue reads go to the storage.
+	inconsistent bool
+	// relistRequested asks follow to relist (after a failed consistency check).
+	relistRequested chan struct{}
 	// rvChanged is closed (and replaced) whenever rv advances.
 	rvChanged chan struct{}
 	watchers  map[*watcher]struct{}
@@ -145,13 +158,14 @@ func New(c Config) (*Cache, error) {
 	}
 	registerMetrics()
 	cache := &Cache{
-		cfg:            c,
-		progress:       newProgressRequester(c.Storage.RequestWatchProgress, c.Clock),
-		watchers:       map[*watcher]struct{}{},
-		storageWatches: map[*storageWatch]struct{}{},
-		store:          newStore(c.IndexFields...),
-		history:        newHistory(c.Clock, c.HistoryWindow, minHistory, c.MaxEvents),
-		rvChanged:      make(chan struct{}),
+		cfg:             c,
+		progress:        newProgressRequester(c.Storage.RequestWatchProgress, c.Clock),
+		watchers:        map[*watcher]struct{}{},
+		storageWatches:  map[*storageWatch]struct{}{},
+		store:           newStore(c.IndexFields...),
+		history:         newHistory(c.Clock, c.HistoryWindow, minHistory, c.MaxEvents),
+		rvChanged:       make(chan struct{}),
+		relistRequested: make(chan struct{}, 1),
 	}
 	if c.Snapshots {
 		cache.snaps = newSnapshots()
@@ -171,7 +185,7 @@ func New(c Config) (*Cache, error) {
 func (c *Cache) Run(ctx context.Context) {
 	defer utilruntime.HandleCrash()
 	var loops sync.WaitGroup
-	for _, loop := range []func(context.Context){c.progress.run, c.tick} {
+	for _, loop := range []func(context.Context){c.progress.run, c.tick, c.checkConsistencyEvery} {
 		loops.Go(func() {
 			defer utilruntime.HandleCrash()
 			loop(ctx)

@@ -36,7 +36,7 @@ func (c *Cache) follow(ctx context.Context) {
 		}
 		if listed {
 			err = c.watch(ctx, c.ResourceVersion())
-			if apierrors.IsResourceExpired(err) || apierrors.IsGone(err) {
+			if apierrors.IsResourceExpired(err) || apierrors.IsGone(err) || errors.Is(err, errRelistRequested) {
 				listed = false
 			}
 		}
@@ -51,7 +51,11 @@ func (c *Cache) follow(ctx context.Context) {
 	}
 }
 
-// watch applies the storage's events after rv until the watch fails or ctx ends.
+// errRelistRequested ends a watch when a consistency check has failed.
+var errRelistRequested = errors.New("relist requested after a failed consistency check")
+
+// watch applies the storage's events after rv until the watch fails, ctx
+// ends or a relist is requested.
 func (c *Cache) watch(ctx context.Context, rv uint64) error {
 	w, err := c.cfg.Storage.Watch(ctx, c.cfg.ResourcePrefix, storage.ListOptions{
 		ResourceVersion: fmt.Sprint(rv),
@@ -67,6 +71,8 @@ func (c *Cache) watch(ctx context.Context, rv uint64) error {
 		select {
 		case <-ctx.Done():
 			return nil
+		case <-c.relistRequested:
+			return errRelistRequested
 		case ev, ok := <-w.ResultChan():
 			if !ok {
 				return errors.New("watch closed")
@@ -110,6 +116,7 @@ func (c *Cache) relist(ctx context.Context) (err error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.store = fresh
+	c.inconsistent = false
 	c.history.reset(rv)
 	if c.snaps != nil {
 		c.snaps.reset(rv, fresh)

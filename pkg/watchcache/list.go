@@ -107,6 +107,7 @@ const (
 	// Why a LIST went to etcd.
 	reasonNotReady              = "not_ready"
 	reasonSnapshotsDisabled     = "snapshots_disabled"
+	reasonInconsistent          = "inconsistent"
 	reasonNotRecursive          = "not_recursive"
 	reasonNoSnapshot            = "no_snapshot"
 	reasonConsistentReadTimeout = "consistent_read_timeout"
@@ -171,6 +172,8 @@ func (c *Cache) routeExact(rv uint64, recursive bool, startKey, reason string) l
 		return listRoute{source: fromEtcd, reason: reasonSnapshotsDisabled}
 	case !recursive:
 		return listRoute{source: fromEtcd, reason: reasonNotRecursive}
+	case c.isInconsistent():
+		return listRoute{source: fromEtcd, reason: reasonInconsistent}
 	}
 	c.mu.RLock()
 	_, ok := c.snaps.at(rv)

@@ -89,6 +89,14 @@ func (c *Cache) recordReadWait(start time.Time) {
 	cachermetrics.WatchCacheReadWait.WithLabelValues(c.cfg.GroupResource.Group, c.cfg.GroupResource.Resource).Observe(c.cfg.Clock.Since(start).Seconds())
 }
 
+func (c *Cache) recordConsistencyCheck(success bool) {
+	status := "success"
+	if !success {
+		status = "failure"
+	}
+	cachermetrics.StorageConsistencyCheckTotal.WithLabelValues(c.cfg.GroupResource.Group, c.cfg.GroupResource.Resource, status).Inc()
+}
+
 func (c *Cache) recordConsistentRead(success, fallback bool) {
 	cachermetrics.ConsistentReadTotal.WithLabelValues(c.cfg.GroupResource.Group, c.cfg.GroupResource.Resource, boolLabel(success), boolLabel(fallback)).Inc()
 }

@@ -28,6 +28,12 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	binDir = dir
+	// Every watch cache of every server here compares itself with etcd
+	// each second and panics on a mismatch (in-process servers and, by
+	// inheritance, the binaries the tests start).
+	if _, set := os.LookupEnv(server.ConsistencyCheckerEnv); !set {
+		os.Setenv(server.ConsistencyCheckerEnv, "1s")
+	}
 	code := m.Run()
 	os.RemoveAll(dir)
 	os.Exit(code)

@@ -1,0 +1,119 @@
+package watchcache
+
+import (
+	"context"
+	"fmt"
+	"hash/fnv"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apiserver/pkg/storage"
+	"k8s.io/klog/v2"
+)
+
+// The consistency checker is upstream's DetectCacheInconsistency: every
+// Config.ConsistencyCheckPeriod the cache compares a digest (keys and
+// resourceVersions, in key order) of its newest state with one of the
+// storage's LIST at exactly that resourceVersion. A mismatch is counted
+// (apiserver_storage_consistency_checks_total{status="failure"}), sends
+// exact and continue reads to the storage, and relists; with
+// Config.PanicOnInconsistency it panics instead, so that a test suite
+// cannot miss it.
+
+func (c *Cache) checkConsistencyEvery(ctx context.Context) {
+	if c.cfg.ConsistencyCheckPeriod <= 0 {
+		return
+	}
+	t := c.cfg.Clock.NewTicker(c.cfg.ConsistencyCheckPeriod)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C():
+			c.checkConsistency(ctx)
+		}
+	}
+}
+
+// checkConsistency runs one check; it reports whether the cache matched
+// (true too when there was nothing to compare: not ready, or compacted).
+func (c *Cache) checkConsistency(ctx context.Context) bool {
+	c.mu.RLock()
+	ready, rv, state := c.ready, c.rv, c.store.clone()
+	c.mu.RUnlock()
+	if !ready {
+		return true
+	}
+	list := c.cfg.NewListFunc()
+	opts := storage.ListOptions{ResourceVersion: fmt.Sprint(rv), ResourceVersionMatch: metav1.ResourceVersionMatchExact, Recursive: true, Predicate: storage.Everything}
+	if err := c.cfg.Storage.GetList(ctx, c.cfg.ResourcePrefix, opts, list); err != nil {
+		if !apierrors.IsResourceExpired(err) && !apierrors.IsGone(err) && ctx.Err() == nil {
+			klog.FromContext(ctx).V(2).Info("Watch cache consistency check could not list", "prefix", c.cfg.ResourcePrefix, "rv", rv, "err", err)
+		}
+		return true
+	}
+	cached := newDigest()
+	state.ascend(c.cfg.ResourcePrefix, "", func(e *element) bool {
+		cached.add(e.key, e.object)
+		return true
+	})
+	stored := newDigest()
+	err := meta.EachListItem(list, func(obj runtime.Object) error {
+		key, err := c.cfg.KeyFunc(obj)
+		if err == nil {
+			stored.add(key, obj)
+		}
+		return err
+	})
+	if err != nil {
+		klog.FromContext(ctx).Error(err, "Watch cache consistency check could not read the list", "prefix", c.cfg.ResourcePrefix)
+		return true
+	}
+	if cached == stored {
+		c.recordConsistencyCheck(true)
+		return true
+	}
+	c.recordConsistencyCheck(false)
+	msg := fmt.Sprintf("watch cache of %s is inconsistent with the storage at resourceVersion %d: %d objects (digest %x) cached, %d stored (digest %x)",
+		c.cfg.ResourcePrefix, rv, cached.n, cached.sum, stored.n, stored.sum)
+	if c.cfg.PanicOnInconsistency {
+		panic(msg)
+	}
+	klog.FromContext(ctx).Error(nil, msg+"; relisting")
+	c.mu.Lock()
+	c.inconsistent = true
+	c.mu.Unlock()
+	select {
+	case c.relistRequested <- struct{}{}:
+	default: // one is pending
+	}
+	return false
+}
+
+// digest summarises a list of objects by their keys and resourceVersions, in order.
+type digest struct {
+	n   int
+	sum uint64
+}
+
+func newDigest() digest { return digest{sum: fnv.New64a().Sum64()} }
+
+func (d *digest) add(key string, obj runtime.Object) {
+	rv := ""
+	if m, err := meta.Accessor(obj); err == nil {
+		rv = m.GetResourceVersion()
+	}
+	h := fnv.New64a()
+	fmt.Fprintf(h, "%d\x00%s\x00%s\x00", d.sum, key, rv)
+	d.n, d.sum = d.n+1, h.Sum64()
+}
+
+// isInconsistent reports whether a failed consistency check awaits its relist.
+func (c *Cache) isInconsistent() bool {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return c.inconsistent
+}
