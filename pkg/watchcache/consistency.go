@@ -41,9 +41,9 @@ func (c *Cache) checkConsistencyEvery(ctx context.Context) {
 // checkConsistency runs one check; it reports whether the cache matched
 // (true too when there was nothing to compare: not ready, or compacted).
 func (c *Cache) checkConsistency(ctx context.Context) bool {
-	c.mu.RLock()
+	c.mu.Lock() // clone writes the tree's copy-on-write context
 	ready, rv, state := c.ready, c.rv, c.store.clone()
-	c.mu.RUnlock()
+	c.mu.Unlock()
 	if !ready {
 		return true
 	}
