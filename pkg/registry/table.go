@@ -2,8 +2,10 @@ package registry
 
 import (
 	"context"
+	"strings"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -28,6 +30,24 @@ var (
 	NameColumn = metav1.TableColumnDefinition{Name: "Name", Type: "string", Format: "name", Description: objectMetaDescriptions["name"]}
 	AgeColumn  = metav1.TableColumnDefinition{Name: "Age", Type: "string", Description: objectMetaDescriptions["creationTimestamp"]}
 )
+
+// The wide columns of the tables of types with a pod template
+// (Deployments, Jobs, ...), as upstream's printers define them.
+var (
+	ContainersColumn = metav1.TableColumnDefinition{Name: "Containers", Type: "string", Priority: 1, Description: "Names of each container in the template."}
+	ImagesColumn     = metav1.TableColumnDefinition{Name: "Images", Type: "string", Priority: 1, Description: "Images referenced by each container in the template."}
+	SelectorColumn   = metav1.TableColumnDefinition{Name: "Selector", Type: "string", Priority: 1, Description: "Label selector for pods."}
+)
+
+// ContainersAndImages returns the comma-joined container names and images of a pod template.
+func ContainersAndImages(t *corev1.PodTemplateSpec) (string, string) {
+	var names, images []string
+	for _, c := range t.Spec.Containers {
+		names = append(names, c.Name)
+		images = append(images, c.Image)
+	}
+	return strings.Join(names, ","), strings.Join(images, ",")
+}
 
 // ConvertToTable implements rest.TableConvertor.
 func (t Table) ConvertToTable(_ context.Context, object runtime.Object, tableOptions runtime.Object) (*metav1.Table, error) {

@@ -2,10 +2,8 @@ package apps
 
 import (
 	"fmt"
-	"strings"
 
 	appsv1 "k8s.io/api/apps/v1"
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -17,27 +15,6 @@ import (
 
 func column(name, typ, description string) metav1.TableColumnDefinition {
 	return metav1.TableColumnDefinition{Name: name, Type: typ, Description: description}
-}
-
-func wide(c metav1.TableColumnDefinition) metav1.TableColumnDefinition {
-	c.Priority = 1
-	return c
-}
-
-var (
-	containersColumn = wide(column("Containers", "string", "Names of each container in the template."))
-	imagesColumn     = wide(column("Images", "string", "Images referenced by each container in the template."))
-	selectorColumn   = wide(column("Selector", "string", "Label selector for pods."))
-)
-
-// containersAndImages returns the comma-joined container names and images of a pod template.
-func containersAndImages(t *corev1.PodTemplateSpec) (string, string) {
-	var names, images []string
-	for _, c := range t.Spec.Containers {
-		names = append(names, c.Name)
-		images = append(images, c.Image)
-	}
-	return strings.Join(names, ","), strings.Join(images, ",")
 }
 
 func replicas(p *int32) int64 {
@@ -54,11 +31,11 @@ var deploymentTable = registry.Table{
 		column("Up-to-date", "string", "Total number of non-terminated pods targeted by this deployment that have the desired template spec."),
 		column("Available", "string", "Total number of available pods (ready for at least minReadySeconds) targeted by this deployment."),
 		registry.AgeColumn,
-		containersColumn, imagesColumn, selectorColumn,
+		registry.ContainersColumn, registry.ImagesColumn, registry.SelectorColumn,
 	},
 	Cells: func(obj runtime.Object) []any {
 		d := obj.(*appsv1.Deployment)
-		containers, images := containersAndImages(&d.Spec.Template)
+		containers, images := registry.ContainersAndImages(&d.Spec.Template)
 		return []any{d.Name, fmt.Sprintf("%d/%d", d.Status.ReadyReplicas, replicas(d.Spec.Replicas)), int64(d.Status.UpdatedReplicas),
 			int64(d.Status.AvailableReplicas), registry.Age(d.CreationTimestamp), containers, images, metav1.FormatLabelSelector(d.Spec.Selector)}
 	},
@@ -71,11 +48,11 @@ var replicaSetTable = registry.Table{
 		column("Current", "integer", "Number of actual replicas."),
 		column("Ready", "integer", "The number of ready replicas for this replica set."),
 		registry.AgeColumn,
-		containersColumn, imagesColumn, selectorColumn,
+		registry.ContainersColumn, registry.ImagesColumn, registry.SelectorColumn,
 	},
 	Cells: func(obj runtime.Object) []any {
 		rs := obj.(*appsv1.ReplicaSet)
-		containers, images := containersAndImages(&rs.Spec.Template)
+		containers, images := registry.ContainersAndImages(&rs.Spec.Template)
 		return []any{rs.Name, replicas(rs.Spec.Replicas), int64(rs.Status.Replicas), int64(rs.Status.ReadyReplicas),
 			registry.Age(rs.CreationTimestamp), containers, images, metav1.FormatLabelSelector(rs.Spec.Selector)}
 	},
@@ -86,11 +63,11 @@ var statefulSetTable = registry.Table{
 		registry.NameColumn,
 		column("Ready", "string", "Number of the pod with ready state"),
 		registry.AgeColumn,
-		containersColumn, imagesColumn,
+		registry.ContainersColumn, registry.ImagesColumn,
 	},
 	Cells: func(obj runtime.Object) []any {
 		ss := obj.(*appsv1.StatefulSet)
-		containers, images := containersAndImages(&ss.Spec.Template)
+		containers, images := registry.ContainersAndImages(&ss.Spec.Template)
 		return []any{ss.Name, fmt.Sprintf("%d/%d", ss.Status.ReadyReplicas, replicas(ss.Spec.Replicas)), registry.Age(ss.CreationTimestamp), containers, images}
 	},
 }
@@ -105,11 +82,11 @@ var daemonSetTable = registry.Table{
 		column("Available", "integer", "The number of nodes that should be running the daemon pod and have one or more of the daemon pod running and available (ready for at least spec.minReadySeconds)"),
 		column("Node Selector", "string", "NodeSelector is a selector which must be true for the pod to fit on a node."),
 		registry.AgeColumn,
-		containersColumn, imagesColumn, selectorColumn,
+		registry.ContainersColumn, registry.ImagesColumn, registry.SelectorColumn,
 	},
 	Cells: func(obj runtime.Object) []any {
 		ds := obj.(*appsv1.DaemonSet)
-		containers, images := containersAndImages(&ds.Spec.Template)
+		containers, images := registry.ContainersAndImages(&ds.Spec.Template)
 		nodeSelector := labels.FormatLabels(ds.Spec.Template.Spec.NodeSelector)
 		return []any{ds.Name, int64(ds.Status.DesiredNumberScheduled), int64(ds.Status.CurrentNumberScheduled), int64(ds.Status.NumberReady),
 			int64(ds.Status.UpdatedNumberScheduled), int64(ds.Status.NumberAvailable), nodeSelector, registry.Age(ds.CreationTimestamp),

@@ -1,10 +1,7 @@
 package batch
 
 import (
-	"strings"
-
 	batchv1 "k8s.io/api/batch/v1"
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 
@@ -13,21 +10,6 @@ import (
 
 // The tables are upstream's printers (pkg/printers/internalversion) for these types.
 
-var (
-	containersColumn = metav1.TableColumnDefinition{Name: "Containers", Type: "string", Priority: 1, Description: "Names of each container in the template."}
-	imagesColumn     = metav1.TableColumnDefinition{Name: "Images", Type: "string", Priority: 1, Description: "Images referenced by each container in the template."}
-	selectorColumn   = metav1.TableColumnDefinition{Name: "Selector", Type: "string", Priority: 1, Description: "Label selector for pods."}
-)
-
-func containersAndImages(t *corev1.PodTemplateSpec) (string, string) {
-	var names, images []string
-	for _, c := range t.Spec.Containers {
-		names = append(names, c.Name)
-		images = append(images, c.Image)
-	}
-	return strings.Join(names, ","), strings.Join(images, ",")
-}
-
 var jobTable = registry.Table{
 	Columns: []metav1.TableColumnDefinition{
 		registry.NameColumn,
@@ -35,11 +17,11 @@ var jobTable = registry.Table{
 		{Name: "Completions", Type: "string", Description: "The desired number of successfully finished pods the job should be run with."},
 		{Name: "Duration", Type: "string", Description: "Time required to complete the job."},
 		registry.AgeColumn,
-		containersColumn, imagesColumn, selectorColumn,
+		registry.ContainersColumn, registry.ImagesColumn, registry.SelectorColumn,
 	},
 	Cells: func(obj runtime.Object) []any {
 		j := obj.(*batchv1.Job)
-		containers, images := containersAndImages(&j.Spec.Template)
+		containers, images := registry.ContainersAndImages(&j.Spec.Template)
 		return []any{j.Name, jobStatus(j), completions(j), jobDuration(j), registry.Age(j.CreationTimestamp), containers, images, metav1.FormatLabelSelector(j.Spec.Selector)}
 	},
 }
@@ -53,11 +35,11 @@ var cronJobTable = registry.Table{
 		{Name: "Active", Type: "integer", Description: "A list of pointers to currently running jobs."},
 		{Name: "Last Schedule", Type: "string", Description: "Information when was the last time the job was successfully scheduled."},
 		registry.AgeColumn,
-		containersColumn, imagesColumn, selectorColumn,
+		registry.ContainersColumn, registry.ImagesColumn, registry.SelectorColumn,
 	},
 	Cells: func(obj runtime.Object) []any {
 		cj := obj.(*batchv1.CronJob)
-		containers, images := containersAndImages(&cj.Spec.JobTemplate.Spec.Template)
+		containers, images := registry.ContainersAndImages(&cj.Spec.JobTemplate.Spec.Template)
 		timeZone, lastSchedule := "<none>", "<none>"
 		if cj.Spec.TimeZone != nil {
 			timeZone = *cj.Spec.TimeZone

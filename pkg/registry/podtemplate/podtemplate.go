@@ -1,8 +1,6 @@
 package podtemplate
 
 import (
-	"strings"
-
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -36,12 +34,8 @@ func NewStorage(optsGetter generic.RESTOptionsGetter) (map[string]rest.Storage, 
 			},
 			Cells: func(obj runtime.Object) []any {
 				pt := obj.(*corev1.PodTemplate)
-				var names, images []string
-				for _, c := range pt.Template.Spec.Containers {
-					names = append(names, c.Name)
-					images = append(images, c.Image)
-				}
-				return []any{pt.Name, strings.Join(names, ","), strings.Join(images, ","), labels.FormatLabels(pt.Template.Labels)}
+				containers, images := registry.ContainersAndImages(&pt.Template)
+				return []any{pt.Name, containers, images, labels.FormatLabels(pt.Template.Labels)}
 			},
 		},
 	})
