@@ -110,10 +110,3 @@ func (d *digest) add(key string, obj runtime.Object) {
 	fmt.Fprintf(h, "%d\x00%s\x00%s\x00", d.sum, key, rv)
 	d.n, d.sum = d.n+1, h.Sum64()
 }
-
-// isInconsistent reports whether a failed consistency check awaits its relist.
-func (c *Cache) isInconsistent() bool {
-	c.mu.RLock()
-	defer c.mu.RUnlock()
-	return c.inconsistent
-}

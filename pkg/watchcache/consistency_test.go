@@ -29,6 +29,12 @@ func newCheckedCache(t *testing.T, panicOnInconsistency bool) (*Cache, storage.I
 	return c, s
 }
 
+func isInconsistent(c *Cache) bool {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return c.inconsistent
+}
+
 // loseObject makes the cache silently forget one object, as a bug would.
 func loseObject(c *Cache, key string) {
 	c.mu.Lock()
@@ -46,7 +52,7 @@ func TestConsistencyCheckFindsAndRepairsADivergence(t *testing.T) {
 	if !c.checkConsistency(ctx) {
 		t.Fatal("check of a cache in sync: failed, want it to pass")
 	}
-	if c.isInconsistent() {
+	if isInconsistent(c) {
 		t.Fatal("a passing check marked the cache inconsistent")
 	}
 
@@ -56,7 +62,7 @@ func TestConsistencyCheckFindsAndRepairsADivergence(t *testing.T) {
 		t.Fatal("check of a cache missing an object: passed, want it to fail")
 	}
 	// Until the relist, or if it already happened: exact reads are right either way.
-	if c.isInconsistent() {
+	if isInconsistent(c) {
 		route, err := c.route("/pods/", storage.ListOptions{ResourceVersion: fmt.Sprint(rv), ResourceVersionMatch: metav1.ResourceVersionMatchExact, Recursive: true, Predicate: storage.Everything})
 		if err != nil || route.source != fromEtcd || route.reason != reasonInconsistent {
 			t.Errorf("exact LIST while inconsistent: routed %+v (%v), want etcd, reason %q", route, err, reasonInconsistent)

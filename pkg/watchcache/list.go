@@ -172,13 +172,15 @@ func (c *Cache) routeExact(rv uint64, recursive bool, startKey, reason string) l
 		return listRoute{source: fromEtcd, reason: reasonSnapshotsDisabled}
 	case !recursive:
 		return listRoute{source: fromEtcd, reason: reasonNotRecursive}
-	case c.isInconsistent():
-		return listRoute{source: fromEtcd, reason: reasonInconsistent}
 	}
 	c.mu.RLock()
+	inconsistent := c.inconsistent
 	_, ok := c.snaps.at(rv)
 	future := rv > c.rv
 	c.mu.RUnlock()
+	if inconsistent {
+		return listRoute{source: fromEtcd, reason: reasonInconsistent}
+	}
 	if !ok && !future {
 		return listRoute{source: fromEtcd, reason: reasonNoSnapshot}
 	}
