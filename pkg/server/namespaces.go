@@ -54,13 +54,13 @@ func bootstrapNamespaces(ctx context.Context, cfg *rest.Config) error {
 type namespaceController struct {
 	client   kubernetes.Interface
 	metadata metadata.Interface
-	// resources are every namespaced resource served.
-	resources []schema.GroupVersionResource
+	// resources returns every namespaced resource served now.
+	resources func() []schema.GroupVersionResource
 	synced    cache.InformerSynced
 	queue     workqueue.TypedRateLimitingInterface[string]
 }
 
-func newNamespaceController(client kubernetes.Interface, meta metadata.Interface, informer coreinformers.NamespaceInformer, resources []schema.GroupVersionResource) *namespaceController {
+func newNamespaceController(client kubernetes.Interface, meta metadata.Interface, informer coreinformers.NamespaceInformer, resources func() []schema.GroupVersionResource) *namespaceController {
 	c := &namespaceController{
 		client:    client,
 		metadata:  meta,
@@ -123,7 +123,7 @@ func (c *namespaceController) sync(ctx context.Context, name string) error {
 	if ns.DeletionTimestamp == nil || !slices.Contains(ns.Spec.Finalizers, corev1.FinalizerKubernetes) {
 		return nil
 	}
-	for _, gvr := range c.resources {
+	for _, gvr := range c.resources() {
 		objects := c.metadata.Resource(gvr).Namespace(name)
 		if err := objects.DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{}); err != nil {
 			return fmt.Errorf("deleting %s: %w", gvr.Resource, err)

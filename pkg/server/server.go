@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -20,6 +21,7 @@ import (
 	"k8s.io/apiserver/pkg/admission"
 	"k8s.io/apiserver/pkg/admission/plugin/namespace/lifecycle"
 	"k8s.io/apiserver/pkg/authorization/authorizerfactory"
+	discoveryendpoint "k8s.io/apiserver/pkg/endpoints/discovery/aggregated"
 	"k8s.io/apiserver/pkg/endpoints/openapi"
 	genericapiserver "k8s.io/apiserver/pkg/server"
 	"k8s.io/apiserver/pkg/server/dynamiccertificates"
@@ -181,8 +183,15 @@ func (c CompletedConfig) New(ctx context.Context) (s *Server, err error) {
 	if err != nil {
 		return nil, err
 	}
-	generic, err := gc.Complete(nil).New("miniapiserver", genericapiserver.NewEmptyDelegate())
+	// CRDs and custom resources: the apiextensions-apiserver, which the
+	// core server delegates to (kube-apiserver chains them so too).
+	ext, err := newAPIExtensions(gc, factory, gc.RESTOptionsGetter.(storage.RESTOptionsGetter))
 	if err != nil {
+		return nil, err
+	}
+	generic, err := gc.Complete(nil).New("miniapiserver", ext.GenericAPIServer)
+	if err != nil {
+		ext.GenericAPIServer.Destroy()
 		return nil, err
 	}
 	c.generic.Store(generic)
@@ -195,9 +204,16 @@ func (c CompletedConfig) New(ctx context.Context) (s *Server, err error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := serveAPIExtensions(generic, ext); err != nil {
+		return nil, err
+	}
+	crds := ext.Informers.Apiextensions().V1().CustomResourceDefinitions().Lister()
+	namespacedNow := func() []schema.GroupVersionResource {
+		return append(slices.Clone(namespaced), customResources(crds)...)
+	}
 	// /readyz waits for the watch caches' initial lists, as kube-apiserver's does.
 	generic.AddPostStartHookOrDie("storage-readiness", generic.StorageReadinessHook.Hook)
-	stopLoopbackClients := addLoopbackClients(generic, factory, gc.LoopbackClientConfig, c.Admin, namespaced)
+	stopLoopbackClients := addLoopbackClients(generic, factory, gc.LoopbackClientConfig, c.Admin, namespacedNow)
 	// On shutdown the server's own clients stop first (their watches would
 	// come straight back), then every watch ends at once, after the caches'
 	// final bookmarks, instead of holding the HTTP server's shutdown until
@@ -222,7 +238,7 @@ func (c CompletedConfig) New(ctx context.Context) (s *Server, err error) {
 // informers (for namespace admission), the system namespaces' bootstrap and
 // the namespace controller. The returned func stops them, before the HTTP
 // server stops.
-func addLoopbackClients(generic *genericapiserver.GenericAPIServer, factory informers.SharedInformerFactory, loopback, admin *rest.Config, namespaced []schema.GroupVersionResource) (stop func()) {
+func addLoopbackClients(generic *genericapiserver.GenericAPIServer, factory informers.SharedInformerFactory, loopback, admin *rest.Config, namespaced func() []schema.GroupVersionResource) (stop func()) {
 	loopbackCtx, stopLoopback := context.WithCancel(context.Background())
 	var controllers sync.WaitGroup
 	stop = func() {
@@ -307,6 +323,8 @@ func (c CompletedConfig) genericConfig(ctx context.Context, backend *storageback
 	gc.OpenAPIV3Config.Info.Version = version.GitVersion()
 
 	gc.RESTOptionsGetter = storage.RESTOptionsGetter{Config: backend, Decorator: storages.Decorator}
+	// Shared with the apiextensions server, which adds the CRD groups.
+	gc.AggregatedDiscoveryGroupManager = discoveryendpoint.NewResourceManager("apis")
 	if err := addEtcdChecks(ctx, gc, backend); err != nil {
 		return nil, nil, err
 	}

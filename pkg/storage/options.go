@@ -29,12 +29,17 @@ func BackendConfig(servers []string, compactionInterval time.Duration) *storageb
 	return cfg
 }
 
-// RESTOptionsGetter hands every resource its etcd storage: objects stored as
-// protobuf in their group's v1, decorated by Decorator.
+// RESTOptionsGetter hands every built-in resource its etcd storage: objects
+// stored as protobuf in their group's v1, decorated by Decorator.
 type RESTOptionsGetter struct {
 	Config *storagebackend.Config
 	// Decorator builds each resource's storage.Interface; nil means Undecorated.
 	Decorator generic.StorageDecorator
+	// GarbageCollection makes deletes with the Orphan and Foreground
+	// propagation policies add the orphan and foregroundDeletion finalizers,
+	// for a garbage collector to act on (kube-apiserver's
+	// --enable-garbage-collector). Without it they delete at once.
+	GarbageCollection bool
 }
 
 var _ generic.RESTOptionsGetter = RESTOptionsGetter{}
@@ -58,17 +63,21 @@ func (g RESTOptionsGetter) GetRESTOptions(gr schema.GroupResource, _ runtime.Obj
 	}
 	cfg.Codec = withoutTypeMeta{codec}
 	cfg.EncodeVersioner = encodeVersioner
-	decorator := g.Decorator
+	return restOptions(&cfg, gr, gr.Resource, g.Decorator, g.GarbageCollection), nil
+}
+
+func restOptions(cfg *storagebackend.Config, gr schema.GroupResource, prefix string, decorator generic.StorageDecorator, gc bool) generic.RESTOptions {
 	if decorator == nil {
 		decorator = Undecorated
 	}
 	return generic.RESTOptions{
 		StorageConfig:           cfg.ForResource(gr),
 		Decorator:               decorator,
+		EnableGarbageCollection: gc,
 		DeleteCollectionWorkers: 1,
-		ResourcePrefix:          gr.Resource,
+		ResourcePrefix:          prefix,
 		CountMetricPollPeriod:   time.Minute,
-	}, nil
+	}
 }
 
 // withoutTypeMeta decodes objects with an empty apiVersion and kind, as

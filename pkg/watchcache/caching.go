@@ -3,6 +3,7 @@ package watchcache
 import (
 	"bytes"
 	"io"
+	"maps"
 	"reflect"
 	"sync"
 	"sync/atomic"
@@ -10,6 +11,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
@@ -84,8 +86,13 @@ func (o *cachingObject) CacheEncode(id runtime.Identifier, encode func(runtime.O
 }
 
 // shallowCopy copies obj's top-level struct: enough for an encoder, which
-// only sets (and restores) the kind, without copying the whole object.
+// only sets (and restores) the kind, without copying the whole object. An
+// unstructured object (a custom resource) keeps its kind in its top-level
+// map, which is copied instead.
 func shallowCopy(obj runtime.Object) runtime.Object {
+	if u, ok := obj.(*unstructured.Unstructured); ok {
+		return &unstructured.Unstructured{Object: maps.Clone(u.Object)}
+	}
 	v := reflect.ValueOf(obj)
 	if v.Kind() != reflect.Pointer || v.Elem().Kind() != reflect.Struct {
 		return obj.DeepCopyObject()

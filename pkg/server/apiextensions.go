@@ -1,0 +1,203 @@
+package server
+
+import (
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/emicklei/go-restful/v3"
+	"go.opentelemetry.io/otel/trace/noop"
+	apiextensionshelpers "k8s.io/apiextensions-apiserver/pkg/apihelpers"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apiextensionsapiserver "k8s.io/apiextensions-apiserver/pkg/apiserver"
+	openapicontroller "k8s.io/apiextensions-apiserver/pkg/controller/openapi"
+	openapibuilder "k8s.io/apiextensions-apiserver/pkg/controller/openapi/builder"
+	openapiv3controller "k8s.io/apiextensions-apiserver/pkg/controller/openapiv3"
+	apiextensionsopenapi "k8s.io/apiextensions-apiserver/pkg/generated/openapi"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/version"
+	"k8s.io/apiserver/pkg/endpoints/discovery"
+	"k8s.io/apiserver/pkg/endpoints/openapi"
+	genericapiserver "k8s.io/apiserver/pkg/server"
+	"k8s.io/apiserver/pkg/util/webhook"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/kube-openapi/pkg/builder"
+	"k8s.io/kube-openapi/pkg/builder3"
+	"k8s.io/kube-openapi/pkg/common"
+	"k8s.io/kube-openapi/pkg/common/restfuladapter"
+
+	"github.com/miniapiserver/miniapiserver/pkg/storage"
+)
+
+// newAPIExtensions builds the apiextensions-apiserver that serves
+// CustomResourceDefinitions and custom resources, as kube-apiserver builds
+// it: from a copy of the core server's config, as the core server's
+// delegate (requests the core server has no route for go to it). CRDs and
+// custom resources are stored through the same decorator as built-in types,
+// so custom resources get the same watch caches.
+//
+// kube-apiserver's aggregator, which it puts in front of both, merges their
+// discovery and OpenAPI. This server has no aggregator: the two servers share
+// the aggregated discovery manager, and serveAPIExtensions adds the rest to
+// the core server once it exists.
+func newAPIExtensions(core *genericapiserver.Config, factory informers.SharedInformerFactory, getter storage.RESTOptionsGetter) (*apiExtensions, error) {
+	gc := *core
+	gc.PostStartHooks = map[string]genericapiserver.PostStartHookConfigEntry{}
+	gc.RESTOptionsGetter = storage.CRDRESTOptionsGetter(getter)
+	gc.MergedResourceConfig = apiextensionsapiserver.DefaultAPIResourceConfigSource()
+	namer := openapi.NewDefinitionNamer(apiextensionsapiserver.Scheme)
+	gc.OpenAPIConfig = genericapiserver.DefaultOpenAPIConfig(apiextensionsopenapi.GetOpenAPIDefinitions, namer)
+	gc.OpenAPIV3Config = genericapiserver.DefaultOpenAPIV3Config(apiextensionsopenapi.GetOpenAPIDefinitions, namer)
+	// Its OpenAPI is served by the core server's handlers (see
+	// serveAPIExtensions); the configs still give server-side apply its schemas.
+	gc.SkipOpenAPIInstallation = true
+	config := &apiextensionsapiserver.Config{
+		GenericConfig: &genericapiserver.RecommendedConfig{Config: gc, SharedInformerFactory: factory},
+		ExtraConfig: apiextensionsapiserver.ExtraConfig{
+			CRDRESTOptionsGetter: storage.CustomResourceRESTOptionsGetter(getter),
+			MasterCount:          1,
+			// Conversion webhooks: a service reference resolves by cluster DNS.
+			ServiceResolver:     webhook.NewDefaultServiceResolver(),
+			AuthResolverWrapper: webhook.NewDefaultAuthenticationInfoResolverWrapper(nil, nil, gc.LoopbackClientConfig, noop.NewTracerProvider()),
+		},
+	}
+	s, err := config.Complete().New(genericapiserver.NewEmptyDelegate())
+	if err != nil {
+		return nil, err
+	}
+	return &apiExtensions{CustomResourceDefinitions: s, openAPIConfig: gc.OpenAPIConfig, openAPIV3Config: gc.OpenAPIV3Config}, nil
+}
+
+// apiExtensions is the apiextensions-apiserver and the OpenAPI configs of
+// its built-in API, which the core server serves.
+type apiExtensions struct {
+	*apiextensionsapiserver.CustomResourceDefinitions
+	openAPIConfig   *common.Config
+	openAPIV3Config *common.OpenAPIV3Config
+}
+
+// serveAPIExtensions makes the core server core show what the
+// apiextensions server ext serves, as kube-apiserver's aggregator does:
+// apiextensions.k8s.io and every CRD group in the legacy /apis list (the
+// aggregated one is shared already), and their OpenAPI v2 and v3.
+func serveAPIExtensions(core *genericapiserver.GenericAPIServer, ext *apiExtensions) error {
+	crds := ext.Informers.Apiextensions().V1().CustomResourceDefinitions()
+	groups := &crdGroups{manager: core.DiscoveryGroupManager, lister: crds.Lister(), added: map[string]bool{}}
+	core.DiscoveryGroupManager.AddGroup(metav1.APIGroup{
+		Name:             apiextensionsv1.GroupName,
+		Versions:         []metav1.GroupVersionForDiscovery{{GroupVersion: apiextensionsv1.SchemeGroupVersion.String(), Version: "v1"}},
+		PreferredVersion: metav1.GroupVersionForDiscovery{GroupVersion: apiextensionsv1.SchemeGroupVersion.String(), Version: "v1"},
+	})
+	if _, err := crds.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    func(any) { groups.sync() },
+		UpdateFunc: func(any, any) { groups.sync() },
+		DeleteFunc: func(any) { groups.sync() },
+	}); err != nil {
+		return err
+	}
+
+	// apiextensions.k8s.io/v1 (the group's own web service, /apis/<group>,
+	// is discovery, which the core server serves).
+	var extServices []*restful.WebService
+	for _, ws := range ext.GenericAPIServer.Handler.GoRestfulContainer.RegisteredWebServices() {
+		if strings.HasPrefix(ws.RootPath(), "/apis/"+apiextensionsv1.GroupName+"/") {
+			extServices = append(extServices, ws)
+		}
+	}
+	core.AddPostStartHookOrDie("apiextensions-openapi", func(hc genericapiserver.PostStartHookContext) error {
+		// The core server's OpenAPI services exist once PrepareRun has run,
+		// as post-start hooks do.
+		v2, err := builder.BuildOpenAPISpecFromRoutes(restfuladapter.AdaptWebServices(extServices), ext.openAPIConfig)
+		if err != nil {
+			return err
+		}
+		static, err := openapibuilder.MergeSpecs(core.StaticOpenAPISpec, v2)
+		if err != nil {
+			return err
+		}
+		for _, ws := range extServices {
+			v3, err := builder3.BuildOpenAPISpecFromRoutes(restfuladapter.AdaptWebServices([]*restful.WebService{ws}), ext.openAPIV3Config)
+			if err != nil {
+				return err
+			}
+			core.OpenAPIV3VersionedService.UpdateGroupVersion(strings.TrimPrefix(ws.RootPath(), "/"), v3)
+		}
+		go openapicontroller.NewController(crds).Run(static, core.OpenAPIVersionedService, hc.Done())
+		go openapiv3controller.NewController(crds).Run(core.OpenAPIV3VersionedService, hc.Done())
+		return nil
+	})
+	return nil
+}
+
+// crdGroups keeps the core server's legacy /apis list in step with the
+// CRD groups, as the CRD discovery controller keeps /apis/<group>: a group
+// is listed while an Established CRD serves a version of it, its versions
+// in Kubernetes version order, the first preferred.
+type crdGroups struct {
+	manager discovery.GroupManager
+	lister  interface {
+		List(labels.Selector) ([]*apiextensionsv1.CustomResourceDefinition, error)
+	}
+	mu    sync.Mutex
+	added map[string]bool
+}
+
+func (g *crdGroups) sync() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	crds, err := g.lister.List(labels.Everything())
+	if err != nil {
+		return
+	}
+	versions := map[string][]string{}
+	for _, crd := range crds {
+		if !apiextensionshelpers.IsCRDConditionTrue(crd, apiextensionsv1.Established) {
+			continue
+		}
+		for _, v := range crd.Spec.Versions {
+			if v.Served && !slices.Contains(versions[crd.Spec.Group], v.Name) {
+				versions[crd.Spec.Group] = append(versions[crd.Spec.Group], v.Name)
+			}
+		}
+	}
+	for group := range g.added {
+		if _, ok := versions[group]; !ok {
+			g.manager.RemoveGroup(group)
+			delete(g.added, group)
+		}
+	}
+	for group, vs := range versions {
+		slices.SortFunc(vs, func(a, b string) int { return -version.CompareKubeAwareVersionStrings(a, b) })
+		apiGroup := metav1.APIGroup{Name: group}
+		for _, v := range vs {
+			apiGroup.Versions = append(apiGroup.Versions, metav1.GroupVersionForDiscovery{GroupVersion: group + "/" + v, Version: v})
+		}
+		apiGroup.PreferredVersion = apiGroup.Versions[0]
+		g.manager.AddGroup(apiGroup)
+		g.added[group] = true
+	}
+}
+
+// customResources returns the namespaced custom resources served now (at
+// each CRD's storage version), for the namespace controller.
+func customResources(lister interface {
+	List(labels.Selector) ([]*apiextensionsv1.CustomResourceDefinition, error)
+}) []schema.GroupVersionResource {
+	crds, _ := lister.List(labels.Everything())
+	var out []schema.GroupVersionResource
+	for _, crd := range crds {
+		if crd.Spec.Scope != apiextensionsv1.NamespaceScoped || !apiextensionshelpers.IsCRDConditionTrue(crd, apiextensionsv1.Established) {
+			continue
+		}
+		for _, v := range crd.Spec.Versions {
+			if v.Served {
+				out = append(out, schema.GroupVersionResource{Group: crd.Spec.Group, Version: v.Name, Resource: crd.Status.AcceptedNames.Plural})
+				break
+			}
+		}
+	}
+	return out
+}
