@@ -27,6 +27,12 @@ type Options struct {
 	WatchCacheHistoryWindow time.Duration
 	// WatchCacheHistorySize caps those events per resource.
 	WatchCacheHistorySize int
+	// GarbageCollector runs a garbage collector in the server, as
+	// kube-controller-manager runs one: dependents whose owners are gone are
+	// deleted, and deletes with the Foreground and Orphan propagation
+	// policies wait for it (without it they delete at once, as
+	// kube-apiserver's --enable-garbage-collector=false).
+	GarbageCollector bool
 	// EtcdCompactionInterval is how often old etcd revisions are compacted; 0 disables it.
 	EtcdCompactionInterval time.Duration
 

@@ -322,7 +322,7 @@ func (c CompletedConfig) genericConfig(ctx context.Context, backend *storageback
 	gc.OpenAPIV3Config.Info.Title = "Kubernetes"
 	gc.OpenAPIV3Config.Info.Version = version.GitVersion()
 
-	gc.RESTOptionsGetter = storage.RESTOptionsGetter{Config: backend, Decorator: storages.Decorator}
+	gc.RESTOptionsGetter = storage.RESTOptionsGetter{Config: backend, Decorator: storages.Decorator, GarbageCollection: c.Options.GarbageCollector}
 	// Shared with the apiextensions server, which adds the CRD groups.
 	gc.AggregatedDiscoveryGroupManager = discoveryendpoint.NewResourceManager("apis")
 	if err := addEtcdChecks(ctx, gc, backend); err != nil {
