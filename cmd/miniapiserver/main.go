@@ -41,6 +41,7 @@ func run(ctx context.Context, args []string) error {
 	fs.BoolVar(&opts.WatchCache, "watch-cache", opts.WatchCache, "Serve reads and watches from the watch cache; false serves everything from etcd.")
 	fs.DurationVar(&opts.WatchCacheHistoryWindow, "watch-cache-history-window", opts.WatchCacheHistoryWindow, "How long the watch cache keeps events watches can resume from (at least 75s).")
 	fs.IntVar(&opts.WatchCacheHistorySize, "watch-cache-history-size", opts.WatchCacheHistorySize, "The most events the watch cache keeps per resource, whatever their age.")
+	fs.StringSliceVar(&opts.CRDPaths, "crds", opts.CRDPaths, "CustomResourceDefinition manifests to install on start: files or directories of .yaml/.yml/.json files (comma separated).")
 	fs.BoolVar(&opts.GarbageCollector, "enable-garbage-collector", opts.GarbageCollector, "Run a garbage collector: delete dependents whose owners are gone, and honour the Foreground and Orphan propagation policies.")
 	fs.DurationVar(&opts.EtcdCompactionInterval, "etcd-compaction-interval", opts.EtcdCompactionInterval, "How often to compact old etcd revisions; 0 disables compaction.")
 	utilfeature.DefaultMutableFeatureGate.AddFlag(fs)
@@ -73,9 +74,13 @@ func run(ctx context.Context, args []string) error {
 		}
 		return err
 	}
+	// Not ready (a CRD of --crds that is not valid, say) stops the server.
+	runCtx, stop := context.WithCancel(ctx)
+	defer stop()
 	done := make(chan error, 1)
-	go func() { done <- s.Run(ctx) }()
+	go func() { done <- s.Run(runCtx) }()
 	if err := s.WaitReady(ctx); err != nil {
+		stop()
 		runErr := <-done
 		if ctx.Err() != nil {
 			return runErr

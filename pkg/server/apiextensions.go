@@ -22,7 +22,6 @@ import (
 	"k8s.io/apiserver/pkg/endpoints/openapi"
 	genericapiserver "k8s.io/apiserver/pkg/server"
 	"k8s.io/apiserver/pkg/util/webhook"
-	"k8s.io/client-go/informers"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/kube-openapi/pkg/builder"
 	"k8s.io/kube-openapi/pkg/builder3"
@@ -43,7 +42,7 @@ import (
 // discovery and OpenAPI. This server has no aggregator: the two servers share
 // the aggregated discovery manager, and serveAPIExtensions adds the rest to
 // the core server once it exists.
-func newAPIExtensions(core *genericapiserver.Config, factory informers.SharedInformerFactory, getter storage.RESTOptionsGetter) (*apiExtensions, error) {
+func newAPIExtensions(core *genericapiserver.Config, getter storage.RESTOptionsGetter) (*apiExtensions, error) {
 	gc := *core
 	gc.PostStartHooks = map[string]genericapiserver.PostStartHookConfigEntry{}
 	gc.RESTOptionsGetter = storage.CRDRESTOptionsGetter(getter)
@@ -55,7 +54,10 @@ func newAPIExtensions(core *genericapiserver.Config, factory informers.SharedInf
 	// serveAPIExtensions); the configs still give server-side apply its schemas.
 	gc.SkipOpenAPIInstallation = true
 	config := &apiextensionsapiserver.Config{
-		GenericConfig: &genericapiserver.RecommendedConfig{Config: gc, SharedInformerFactory: factory},
+		// No SharedInformerFactory: the server would start the core
+		// server's factory itself, with a stop channel that closes only
+		// after the loopback clients' shutdown waits for its informers.
+		GenericConfig: &genericapiserver.RecommendedConfig{Config: gc},
 		ExtraConfig: apiextensionsapiserver.ExtraConfig{
 			CRDRESTOptionsGetter: storage.CustomResourceRESTOptionsGetter(getter),
 			MasterCount:          1,

@@ -33,6 +33,11 @@ type Options struct {
 	// policies wait for it (without it they delete at once, as
 	// kube-apiserver's --enable-garbage-collector=false).
 	GarbageCollector bool
+	// CRDPaths are CustomResourceDefinition manifests (YAML or JSON files,
+	// or directories of them, as envtest's CRDDirectoryPaths) that the
+	// server installs, or updates, on start; WaitReady waits until they are
+	// served.
+	CRDPaths []string
 	// EtcdCompactionInterval is how often old etcd revisions are compacted; 0 disables it.
 	EtcdCompactionInterval time.Duration
 

@@ -14,6 +14,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	utilnet "k8s.io/apimachinery/pkg/util/net"
 	"k8s.io/apimachinery/pkg/util/sets"
@@ -146,6 +147,8 @@ type Server struct {
 	KubeconfigPath string
 	// EtcdServers are the etcd client URLs the server stores objects in.
 	EtcdServers []string
+	// crds are the CRDs WaitReady installs (read from Options.CRDPaths).
+	crds []*apiextensionsv1.CustomResourceDefinition
 }
 
 // New starts etcd (unless external servers are configured) and builds the API server.
@@ -175,6 +178,10 @@ func (c CompletedConfig) New(ctx context.Context) (s *Server, err error) {
 	if err := features.SyncUpstream(); err != nil {
 		return nil, err
 	}
+	crds, err := readCRDs(o.CRDPaths)
+	if err != nil {
+		return nil, err
+	}
 	storages, err := newStorages(&c.Options)
 	if err != nil {
 		return nil, err
@@ -185,7 +192,7 @@ func (c CompletedConfig) New(ctx context.Context) (s *Server, err error) {
 	}
 	// CRDs and custom resources: the apiextensions-apiserver, which the
 	// core server delegates to (kube-apiserver chains them so too).
-	ext, err := newAPIExtensions(gc, factory, gc.RESTOptionsGetter.(storage.RESTOptionsGetter))
+	ext, err := newAPIExtensions(gc, gc.RESTOptionsGetter.(storage.RESTOptionsGetter))
 	if err != nil {
 		return nil, err
 	}
@@ -207,9 +214,9 @@ func (c CompletedConfig) New(ctx context.Context) (s *Server, err error) {
 	if err := serveAPIExtensions(generic, ext); err != nil {
 		return nil, err
 	}
-	crds := ext.Informers.Apiextensions().V1().CustomResourceDefinitions().Lister()
+	crdLister := ext.Informers.Apiextensions().V1().CustomResourceDefinitions().Lister()
 	namespacedNow := func() []schema.GroupVersionResource {
-		return append(slices.Clone(namespaced), customResources(crds)...)
+		return append(slices.Clone(namespaced), customResources(crdLister)...)
 	}
 	// /readyz waits for the watch caches' initial lists, as kube-apiserver's does.
 	generic.AddPostStartHookOrDie("storage-readiness", generic.StorageReadinessHook.Hook)
@@ -231,7 +238,7 @@ func (c CompletedConfig) New(ctx context.Context) (s *Server, err error) {
 	if err := writeFile(c.KubeconfigPath, kc); err != nil {
 		return nil, fmt.Errorf("writing kubeconfig: %w", err)
 	}
-	return &Server{generic: generic, etcd: etcd, Admin: c.Admin, KubeconfigPath: c.KubeconfigPath, EtcdServers: servers}, nil
+	return &Server{generic: generic, etcd: etcd, Admin: c.Admin, KubeconfigPath: c.KubeconfigPath, EtcdServers: servers, crds: crds}, nil
 }
 
 // addLoopbackClients runs the clients the server has of itself: the shared
@@ -376,7 +383,8 @@ func (s *Server) Run(ctx context.Context) error {
 	return s.generic.PrepareRun().RunWithContext(ctx)
 }
 
-// WaitReady polls /readyz until it answers 200 or ctx ends.
+// WaitReady polls /readyz until it answers 200 or ctx ends, then installs
+// the CRDs of Options.CRDPaths and waits until they are served.
 func (s *Server) WaitReady(ctx context.Context) error {
 	client, err := kubernetes.NewForConfig(s.Admin)
 	if err != nil {
@@ -389,6 +397,9 @@ func (s *Server) WaitReady(ctx context.Context) error {
 	})
 	if err != nil {
 		return fmt.Errorf("server not ready: %w (last /readyz error: %v)", err, lastErr)
+	}
+	if err := installCRDs(ctx, s.Admin, s.crds); err != nil {
+		return err
 	}
 	klog.FromContext(ctx).V(2).Info("Server ready", "address", s.Admin.Host)
 	return nil

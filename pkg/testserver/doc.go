@@ -10,4 +10,9 @@
 // Options adjust the server before it starts:
 //
 //	s := testserver.Start(t, func(o *server.Options) { o.EtcdCompactionInterval = 0 })
+//
+// WithCRDs installs CustomResourceDefinitions from manifests and returns
+// once they are served; WithGarbageCollector runs a garbage collector:
+//
+//	s := testserver.Start(t, testserver.WithCRDs("../config/crd/bases"), testserver.WithGarbageCollector())
 package testserver

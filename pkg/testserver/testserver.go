@@ -87,6 +87,21 @@ func Start(t testing.TB, options ...func(*server.Options)) *Server {
 	return ts
 }
 
+// WithCRDs installs the CustomResourceDefinitions in paths (YAML or JSON
+// files, or directories of them, as envtest's CRDDirectoryPaths: a
+// kubebuilder project's config/crd/bases): Start returns once they are
+// Established and in discovery.
+func WithCRDs(paths ...string) func(*server.Options) {
+	return func(o *server.Options) { o.CRDPaths = append(o.CRDPaths, paths...) }
+}
+
+// WithGarbageCollector runs the garbage collector in the server, as
+// kube-controller-manager runs it next to kube-apiserver: owner-based
+// cleanup and the Foreground and Orphan propagation policies work.
+func WithGarbageCollector() func(*server.Options) {
+	return func(o *server.Options) { o.GarbageCollector = true }
+}
+
 // Stop shuts the server down gracefully and waits until it and its etcd have
 // stopped and its data dir is free. It is safe to call more than once.
 func (s *Server) Stop() error {

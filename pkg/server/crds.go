@@ -1,0 +1,182 @@
+package server
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	apiextensionshelpers "k8s.io/apiextensions-apiserver/pkg/apihelpers"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apiextensionsclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/wait"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/util/retry"
+)
+
+// readCRDs reads the CustomResourceDefinitions in paths: YAML (one or more
+// documents) or JSON files, or directories, whose .yaml, .yml and .json
+// files are read (not their subdirectories), as envtest reads its
+// CRDDirectoryPaths. Documents of other kinds are skipped; a path that does
+// not exist, a manifest that does not parse and an apiextensions.k8s.io/v1beta1
+// CRD (no longer served since Kubernetes 1.22) are errors.
+func readCRDs(paths []string) ([]*apiextensionsv1.CustomResourceDefinition, error) {
+	var crds []*apiextensionsv1.CustomResourceDefinition
+	for _, path := range paths {
+		files, err := manifestFiles(path)
+		if err != nil {
+			return nil, err
+		}
+		for _, file := range files {
+			found, err := readCRDFile(file)
+			if err != nil {
+				return nil, err
+			}
+			crds = append(crds, found...)
+		}
+	}
+	return crds, nil
+}
+
+func manifestFiles(path string) ([]string, error) {
+	info, err := os.Stat(path)
+	if err != nil {
+		return nil, fmt.Errorf("CRD path: %w", err)
+	}
+	if !info.IsDir() {
+		return []string{path}, nil
+	}
+	entries, err := os.ReadDir(path)
+	if err != nil {
+		return nil, fmt.Errorf("CRD path: %w", err)
+	}
+	var files []string
+	for _, e := range entries {
+		switch filepath.Ext(e.Name()) {
+		case ".yaml", ".yml", ".json":
+			if !e.IsDir() {
+				files = append(files, filepath.Join(path, e.Name()))
+			}
+		}
+	}
+	return files, nil // ReadDir sorts by name
+}
+
+func readCRDFile(file string) ([]*apiextensionsv1.CustomResourceDefinition, error) {
+	f, err := os.Open(file)
+	if err != nil {
+		return nil, fmt.Errorf("CRD path: %w", err)
+	}
+	defer f.Close()
+	var crds []*apiextensionsv1.CustomResourceDefinition
+	docs := utilyaml.NewYAMLReader(bufio.NewReader(f))
+	for {
+		doc, err := docs.Read()
+		if errors.Is(err, io.EOF) {
+			return crds, nil
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", file, err)
+		}
+		var u unstructured.Unstructured
+		if err := utilyaml.Unmarshal(doc, &u.Object); err != nil {
+			return nil, fmt.Errorf("%s: %w", file, err)
+		}
+		if u.Object == nil || u.GetKind() != "CustomResourceDefinition" {
+			continue // an empty document, or not a CRD
+		}
+		if u.GetAPIVersion() != apiextensionsv1.SchemeGroupVersion.String() {
+			return nil, fmt.Errorf("%s: CustomResourceDefinition %q is %s; only %s is served", file, u.GetName(), u.GetAPIVersion(), apiextensionsv1.SchemeGroupVersion)
+		}
+		crd := &apiextensionsv1.CustomResourceDefinition{}
+		if err := runtime.DefaultUnstructuredConverter.FromUnstructuredWithValidation(u.Object, crd, true); err != nil {
+			return nil, fmt.Errorf("%s: CustomResourceDefinition %q: %w", file, u.GetName(), err)
+		}
+		crds = append(crds, crd)
+	}
+}
+
+// installCRDs creates the CRDs (or updates them to what the manifests say:
+// a restarted server has them already), then waits until each is
+// Established and its resources are in discovery, as envtest's WaitForCRDs.
+func installCRDs(ctx context.Context, cfg *rest.Config, crds []*apiextensionsv1.CustomResourceDefinition) error {
+	if len(crds) == 0 {
+		return nil
+	}
+	client, err := apiextensionsclient.NewForConfig(cfg)
+	if err != nil {
+		return err
+	}
+	for _, want := range crds {
+		_, err := client.ApiextensionsV1().CustomResourceDefinitions().Create(ctx, want, metav1.CreateOptions{})
+		if apierrors.IsAlreadyExists(err) {
+			err = retry.RetryOnConflict(retry.DefaultRetry, func() error {
+				current, err := client.ApiextensionsV1().CustomResourceDefinitions().Get(ctx, want.Name, metav1.GetOptions{})
+				if err != nil {
+					return err
+				}
+				update := want.DeepCopy()
+				update.ResourceVersion = current.ResourceVersion
+				_, err = client.ApiextensionsV1().CustomResourceDefinitions().Update(ctx, update, metav1.UpdateOptions{})
+				return err
+			})
+		}
+		if err != nil {
+			return fmt.Errorf("installing CustomResourceDefinition %q: %w", want.Name, err)
+		}
+	}
+	disco, err := discovery.NewDiscoveryClientForConfig(cfg)
+	if err != nil {
+		return err
+	}
+	for _, want := range crds {
+		var last string
+		err := wait.PollUntilContextTimeout(ctx, 10*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+			crd, err := client.ApiextensionsV1().CustomResourceDefinitions().Get(ctx, want.Name, metav1.GetOptions{})
+			if err != nil {
+				last = err.Error()
+				return false, nil
+			}
+			for _, c := range crd.Status.Conditions {
+				if c.Type == apiextensionsv1.NamesAccepted && c.Status == apiextensionsv1.ConditionFalse {
+					return false, fmt.Errorf("names not accepted: %s", c.Message)
+				}
+			}
+			if !apiextensionshelpers.IsCRDConditionTrue(crd, apiextensionsv1.Established) {
+				last = "not Established yet"
+				return false, nil
+			}
+			for _, v := range crd.Spec.Versions {
+				if !v.Served {
+					continue
+				}
+				resources, err := disco.ServerResourcesForGroupVersion(crd.Spec.Group + "/" + v.Name)
+				if err != nil {
+					last = err.Error()
+					return false, nil
+				}
+				if !slices.ContainsFunc(resources.APIResources, func(r metav1.APIResource) bool { return r.Name == crd.Spec.Names.Plural }) {
+					last = fmt.Sprintf("%s not yet in the discovery of %s", crd.Spec.Names.Plural, resources.GroupVersion)
+					return false, nil
+				}
+			}
+			return true, nil
+		})
+		if err != nil {
+			return fmt.Errorf("CustomResourceDefinition %q not served: %w (%s)", want.Name, err, strings.TrimSpace(last))
+		}
+	}
+	return nil
+}

@@ -1,0 +1,379 @@
+package integration
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"net/http"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+	corev1 "k8s.io/api/core/v1"
+	apiextensionsclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/dynamic"
+
+	"github.com/miniapiserver/miniapiserver/pkg/server"
+	"github.com/miniapiserver/miniapiserver/pkg/testserver"
+)
+
+// crdBases is a kubebuilder project's CRD directory, as controller-gen
+// writes it: one CRD, CronTab, with a CEL rule, defaults, the status and
+// scale subresources, printer columns and two versions (v1 stored, v1beta1
+// served, None conversion).
+const crdBases = "testdata/kubebuilder/config/crd/bases"
+
+var cronTabs = schema.GroupVersionResource{Group: "stable.example.com", Version: "v1", Resource: "crontabs"}
+
+func cronTab(name string, replicas, minReplicas int64) *unstructured.Unstructured {
+	return &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "stable.example.com/v1",
+		"kind":       "CronTab",
+		"metadata":   map[string]any{"name": name},
+		"spec":       map[string]any{"image": "busybox", "replicas": replicas, "minReplicas": minReplicas},
+	}}
+}
+
+// TestCRDWithKubectl goes through a CRD's life with the real kubectl, as a
+// user would: apply it, wait for Established, then everything
+// apiextensions-apiserver does for its custom resources.
+func TestCRDWithKubectl(t *testing.T) {
+	s, _ := start(t)
+	ctx := t.Context()
+	kubectl(t, s, "", "apply", "-f", crdBases)
+	kubectl(t, s, "", "wait", "--for=condition=Established", "--timeout=10s", "crd/crontabs.stable.example.com")
+	crs := dynamic.NewForConfigOrDie(s.Config).Resource(cronTabs).Namespace("default")
+
+	// Create: defaults applied, unknown fields pruned.
+	kubectl(t, s, "apiVersion: stable.example.com/v1\nkind: CronTab\nmetadata: {name: nightly}\nspec: {image: busybox, replicas: 2, minReplicas: 1}\n", "apply", "-f", "-")
+	pruned := cronTab("pruned", 1, 0)
+	pruned.Object["spec"].(map[string]any)["unknown"] = "dropped"
+	created, err := crs.Create(ctx, pruned, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, found, _ := unstructured.NestedFieldNoCopy(created.Object, "spec", "unknown"); found {
+		t.Errorf("unknown field kept: %v", created.Object["spec"])
+	}
+	if got, _, _ := unstructured.NestedString(created.Object, "spec", "cronSpec"); got != "* * * * *" {
+		t.Errorf("spec.cronSpec = %q, want the schema's default", got)
+	}
+
+	// CEL: 422 Invalid with the rule's message, from kubectl and client-go.
+	_, errOut, err := runKubectl(t, s, "apiVersion: stable.example.com/v1\nkind: CronTab\nmetadata: {name: bad}\nspec: {image: busybox, replicas: 1, minReplicas: 3}\n", "apply", "-f", "-")
+	if err == nil || !strings.Contains(errOut, `The CronTab "bad" is invalid`) || !strings.Contains(errOut, "replicas must be at least minReplicas") {
+		t.Errorf("kubectl apply of a CR breaking the CEL rule: err %v, stderr %q; want the rule's message", err, errOut)
+	}
+	_, err = crs.Create(ctx, cronTab("bad", 1, 3), metav1.CreateOptions{})
+	if status, ok := err.(apierrors.APIStatus); !ok || status.Status().Code != http.StatusUnprocessableEntity || status.Status().Reason != metav1.StatusReasonInvalid ||
+		!strings.Contains(status.Status().Message, "replicas must be at least minReplicas") {
+		t.Errorf("create breaking the CEL rule: got %v, want 422 Invalid with the rule's message", err)
+	}
+
+	// Printer columns, short name.
+	if out := kubectl(t, s, "", "get", "ct"); !regexpMatch(`(?m)^NAME\s+SCHEDULE\s+REPLICAS$`, out) || !regexpMatch(`(?m)^nightly\s+\* \* \* \* \*\s+2\s+`, out) {
+		t.Errorf("kubectl get ct:\n%s\nwant the printer columns", out)
+	}
+
+	// /status changes status only; an update of the object leaves status alone.
+	obj, err := crs.Get(ctx, "nightly", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = unstructured.SetNestedField(obj.Object, int64(2), "status", "replicas")
+	_ = unstructured.SetNestedField(obj.Object, "changed", "spec", "image")
+	obj, err = crs.UpdateStatus(ctx, obj, metav1.UpdateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if image, _, _ := unstructured.NestedString(obj.Object, "spec", "image"); image != "busybox" {
+		t.Errorf("a /status update changed spec.image to %q", image)
+	}
+	_ = unstructured.SetNestedField(obj.Object, int64(7), "status", "replicas")
+	obj, err = crs.Update(ctx, obj, metav1.UpdateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if replicas, _, _ := unstructured.NestedInt64(obj.Object, "status", "replicas"); replicas != 2 {
+		t.Errorf("an update changed status.replicas to %d", replicas)
+	}
+
+	// /scale.
+	kubectl(t, s, "", "scale", "ct", "nightly", "--replicas=4")
+	scale := kubectl(t, s, "", "get", "--raw", "/apis/stable.example.com/v1/namespaces/default/crontabs/nightly/scale")
+	if !strings.Contains(scale, `"kind":"Scale"`) || !strings.Contains(scale, `"spec":{"replicas":4}`) || !strings.Contains(scale, `"replicas":2`) {
+		t.Errorf("scale: %s; want spec.replicas 4 and status.replicas 2", scale)
+	}
+
+	// Server-side apply: kubectl owns the fields it applied.
+	kubectl(t, s, "apiVersion: stable.example.com/v1\nkind: CronTab\nmetadata: {name: applied}\nspec: {image: busybox, replicas: 3}\n", "apply", "--server-side", "-f", "-")
+	applied, err := crs.Get(ctx, "applied", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m := applied.GetManagedFields(); len(m) != 1 || m[0].Manager != "kubectl" || m[0].Operation != metav1.ManagedFieldsOperationApply ||
+		!strings.Contains(string(m[0].FieldsV1.Raw), `"f:replicas"`) {
+		t.Errorf("managed fields after a server-side apply: %+v", m)
+	}
+	_, errOut, err = runKubectl(t, s, "apiVersion: stable.example.com/v1\nkind: CronTab\nmetadata: {name: applied}\nspec: {image: busybox, replicas: 5}\n", "apply", "--server-side", "--field-manager=other", "-f", "-")
+	if err == nil || !strings.Contains(errOut, "conflict") {
+		t.Errorf("a second manager applying the same field: err %v, stderr %q; want a conflict", err, errOut)
+	}
+
+	// Both versions serve the same objects (None conversion).
+	if v := kubectl(t, s, "", "get", "crontabs.v1beta1.stable.example.com", "nightly", "-o", "jsonpath={.apiVersion} {.spec.replicas}"); v != "stable.example.com/v1beta1 4" {
+		t.Errorf("nightly through v1beta1: %q", v)
+	}
+
+	// Discovery (aggregated, as kubectl asks, and legacy) and OpenAPI v2 and v3.
+	if out := kubectl(t, s, "", "api-resources", "--api-group=stable.example.com"); !regexpMatch(`(?m)^crontabs\s+ct\s+stable.example.com/v1\s+true\s+CronTab$`, out) {
+		t.Errorf("kubectl api-resources:\n%s", out)
+	}
+	var groups metav1.APIGroupList
+	if err := json.Unmarshal([]byte(kubectl(t, s, "", "get", "--raw", "/apis")), &groups); err != nil {
+		t.Fatal(err)
+	}
+	if i := slices.IndexFunc(groups.Groups, func(g metav1.APIGroup) bool { return g.Name == "stable.example.com" }); i < 0 ||
+		groups.Groups[i].PreferredVersion.Version != "v1" || len(groups.Groups[i].Versions) != 2 {
+		t.Errorf("legacy /apis: %+v; want stable.example.com, v1 preferred, two versions", groups.Groups)
+	}
+	if !slices.ContainsFunc(groups.Groups, func(g metav1.APIGroup) bool { return g.Name == "apiextensions.k8s.io" }) {
+		t.Errorf("legacy /apis lacks apiextensions.k8s.io")
+	}
+	if out := kubectl(t, s, "", "explain", "crontab.spec.replicas"); !strings.Contains(out, "Replicas is how many copies to run.") {
+		t.Errorf("kubectl explain crontab.spec.replicas:\n%s", out)
+	}
+	if out := kubectl(t, s, "", "explain", "crd.spec.versions.schema", "--output=plaintext-openapiv2"); !strings.Contains(out, "openAPIV3Schema") {
+		t.Errorf("kubectl explain (OpenAPI v2) of the CRD type:\n%s", out)
+	}
+	if out := kubectl(t, s, "", "explain", "crontab.spec.image", "--output=plaintext-openapiv2"); !strings.Contains(out, "Image is the container image to run.") {
+		t.Errorf("kubectl explain (OpenAPI v2) crontab.spec.image:\n%s", out)
+	}
+}
+
+// TestCustomResourcesListAndWatch pages through custom resources and
+// watch-lists them on both storage paths: from the watch cache (its
+// snapshots) with it, from etcd without.
+func TestCustomResourcesListAndWatch(t *testing.T) {
+	forEachStoragePath(t, func(t *testing.T, path func(*server.Options)) {
+		s := testserver.Start(t, path, testserver.WithCRDs(crdBases))
+		ctx := t.Context()
+		crs := dynamic.NewForConfigOrDie(s.Config).Resource(cronTabs).Namespace("default")
+		var want []string
+		for i := range 25 {
+			name := fmt.Sprintf("ct-%02d", i)
+			if _, err := crs.Create(ctx, cronTab(name, 1, 0), metav1.CreateOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			want = append(want, name)
+		}
+
+		var got []string
+		var pages int
+		routes := cronTabRoutes(t, s, func() {
+			opts := metav1.ListOptions{Limit: 10}
+			for {
+				list, err := crs.List(ctx, opts)
+				if err != nil {
+					t.Fatal(err)
+				}
+				pages++
+				for _, item := range list.Items {
+					got = append(got, item.GetName())
+				}
+				if opts.Continue = list.GetContinue(); opts.Continue == "" {
+					break
+				}
+			}
+		})
+		if pages != 3 || !slices.Equal(got, want) {
+			t.Errorf("paged with limit 10: %d pages, %v; want 3 pages, %v", pages, got, want)
+		}
+		if watchCacheOn(path) {
+			// The first page is a consistent read from the cache, the
+			// others come from the snapshot it kept (KEP-4988).
+			if want := map[string]float64{"cache/consistent": 1, "snapshot/continue": 2}; !maps.Equal(routes, want) {
+				t.Errorf("with the watch cache, the 3 pages went %v; want %v", routes, want)
+			}
+		} else if len(routes) != 0 {
+			t.Errorf("without the watch cache, the pages reached a cache: %v", routes)
+		}
+
+		w, err := crs.Watch(ctx, watchListOptions(""))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer w.Stop()
+		var initial []string
+		for {
+			ev := nextEvent(t, w)
+			if ev.Type == watch.Bookmark {
+				if ev.Object.(*unstructured.Unstructured).GetAnnotations()[metav1.InitialEventsAnnotationKey] != "true" {
+					continue
+				}
+				break
+			}
+			if ev.Type != watch.Added {
+				t.Fatalf("initial event %s", describe(ev))
+			}
+			initial = append(initial, ev.Object.(*unstructured.Unstructured).GetName())
+		}
+		slices.Sort(initial)
+		if !slices.Equal(initial, want) {
+			t.Errorf("watch-list's initial events: %v, want %v", initial, want)
+		}
+		if _, err := crs.Create(ctx, cronTab("after", 1, 0), metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		expectEvents(t, w, "ADDED after")
+	})
+}
+
+// cronTabRoutes is routesOf for CronTabs.
+func cronTabRoutes(t *testing.T, s *testserver.Server, f func()) map[string]float64 {
+	t.Helper()
+	routes := func() map[string]float64 {
+		r := map[string]float64{}
+		for _, sample := range scrapeMetrics(t, s)["miniapiserver_watch_cache_list_requests_total"] {
+			if sample.Metric["group"] == "stable.example.com" && sample.Metric["resource"] == "crontabs" {
+				r[string(sample.Metric["source"])+"/"+string(sample.Metric["reason"])] += float64(sample.Value)
+			}
+		}
+		return r
+	}
+	before := routes()
+	f()
+	delta := map[string]float64{}
+	for route, n := range routes() {
+		if d := n - before[route]; d != 0 {
+			delta[route] = d
+		}
+	}
+	return delta
+}
+
+// TestDeletingCRDDeletesCustomResources deletes a CRD with custom resources
+// in two namespaces: they go from etcd, and the CRD with them.
+func TestDeletingCRDDeletesCustomResources(t *testing.T) {
+	s, client := start(t, testserver.WithCRDs(crdBases))
+	ctx := t.Context()
+	dyn := dynamic.NewForConfigOrDie(s.Config)
+	for _, ns := range []string{"default", "kube-public"} {
+		for i := range 3 {
+			if _, err := dyn.Resource(cronTabs).Namespace(ns).Create(ctx, cronTab(fmt.Sprint("ct-", i), 1, 0), metav1.CreateOptions{}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	etcd, err := clientv3.New(clientv3.Config{Endpoints: s.EtcdServers, DialTimeout: 5 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer etcd.Close()
+	stored := func() int64 {
+		t.Helper()
+		resp, err := etcd.Get(ctx, "/registry/stable.example.com/crontabs/", clientv3.WithPrefix(), clientv3.WithCountOnly())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp.Count
+	}
+	if n := stored(); n != 6 {
+		t.Fatalf("%d CronTabs in etcd under /registry/stable.example.com/crontabs/, want 6", n)
+	}
+
+	crds := apiextensionsclient.NewForConfigOrDie(s.Config).ApiextensionsV1().CustomResourceDefinitions()
+	if err := crds.Delete(ctx, "crontabs.stable.example.com", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitUntil(t, func() bool {
+		_, err := crds.Get(ctx, "crontabs.stable.example.com", metav1.GetOptions{})
+		return apierrors.IsNotFound(err)
+	}, "the CRD to be deleted")
+	if n := stored(); n != 0 {
+		t.Errorf("%d CronTabs left in etcd after their CRD was deleted", n)
+	}
+	if _, err := client.Discovery().ServerResourcesForGroupVersion("stable.example.com/v1"); !apierrors.IsNotFound(err) {
+		t.Errorf("discovery of stable.example.com/v1 after the CRD went: %v, want 404", err)
+	}
+}
+
+// TestDeletingNamespaceDeletesCustomResources: the namespace controller
+// empties custom resources too, and only then is the namespace gone.
+func TestDeletingNamespaceDeletesCustomResources(t *testing.T) {
+	s, client := start(t, testserver.WithCRDs(crdBases))
+	ctx := t.Context()
+	crs := dynamic.NewForConfigOrDie(s.Config).Resource(cronTabs)
+	if _, err := client.CoreV1().Namespaces().Create(ctx, namespace("team"), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := crs.Namespace("team").Create(ctx, cronTab("nightly", 1, 0), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := client.CoreV1().Namespaces().Delete(ctx, "team", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitUntil(t, func() bool {
+		_, err := client.CoreV1().Namespaces().Get(ctx, "team", metav1.GetOptions{})
+		return apierrors.IsNotFound(err)
+	}, "the namespace to be deleted")
+	list, err := crs.List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(list.Items) != 0 {
+		t.Errorf("CronTabs left after their namespace was deleted: %v", list.Items)
+	}
+}
+
+// TestWithCRDsOnRestart restarts a server on its data dir with a CRD
+// manifest that changed: the CRD is updated, its custom resources kept.
+func TestWithCRDsOnRestart(t *testing.T) {
+	dir := t.TempDir()
+	s := testserver.Start(t, func(o *server.Options) { o.DataDir = dir }, testserver.WithCRDs(crdBases))
+	crs := dynamic.NewForConfigOrDie(s.Config).Resource(cronTabs).Namespace("default")
+	if _, err := crs.Create(t.Context(), cronTab("kept", 1, 0), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Stop(); err != nil {
+		t.Fatal(err)
+	}
+
+	manifest, err := os.ReadFile(filepath.Join(crdBases, "stable.example.com_crontabs.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	changed := filepath.Join(t.TempDir(), "crontabs.yaml")
+	if err := os.WriteFile(changed, bytes.ReplaceAll(manifest, []byte("CronSpec is the schedule, in cron format."), []byte("When to run.")), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s = testserver.Start(t, func(o *server.Options) { o.DataDir = dir }, testserver.WithCRDs(changed))
+	crs = dynamic.NewForConfigOrDie(s.Config).Resource(cronTabs).Namespace("default")
+	if _, err := crs.Get(t.Context(), "kept", metav1.GetOptions{}); err != nil {
+		t.Errorf("the CronTab after a restart: %v", err)
+	}
+	crd, err := apiextensionsclient.NewForConfigOrDie(s.Config).ApiextensionsV1().CustomResourceDefinitions().Get(t.Context(), "crontabs.stable.example.com", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := crd.Spec.Versions[0].Schema.OpenAPIV3Schema.Properties["spec"].Properties["cronSpec"].Description; d != "When to run." {
+		t.Errorf("cronSpec's description after the restart: %q, want the changed manifest's", d)
+	}
+}
+
+func regexpMatch(pattern, s string) bool { return regexp.MustCompile(pattern).MatchString(s) }
+
+func namespace(name string) *corev1.Namespace {
+	return &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}
+}
