@@ -181,7 +181,7 @@ func TestCustomResourcesListAndWatch(t *testing.T) {
 
 		var got []string
 		var pages int
-		routes := cronTabRoutes(t, s, func() {
+		routes := routesOf(t, s, "stable.example.com/crontabs", func() {
 			opts := metav1.ListOptions{Limit: 10}
 			for {
 				list, err := crs.List(ctx, opts)
@@ -238,29 +238,6 @@ func TestCustomResourcesListAndWatch(t *testing.T) {
 		}
 		expectEvents(t, w, "ADDED after")
 	})
-}
-
-// cronTabRoutes is routesOf for CronTabs.
-func cronTabRoutes(t *testing.T, s *testserver.Server, f func()) map[string]float64 {
-	t.Helper()
-	routes := func() map[string]float64 {
-		r := map[string]float64{}
-		for _, sample := range scrapeMetrics(t, s)["miniapiserver_watch_cache_list_requests_total"] {
-			if sample.Metric["group"] == "stable.example.com" && sample.Metric["resource"] == "crontabs" {
-				r[string(sample.Metric["source"])+"/"+string(sample.Metric["reason"])] += float64(sample.Value)
-			}
-		}
-		return r
-	}
-	before := routes()
-	f()
-	delta := map[string]float64{}
-	for route, n := range routes() {
-		if d := n - before[route]; d != 0 {
-			delta[route] = d
-		}
-	}
-	return delta
 }
 
 // TestDeletingCRDDeletesCustomResources deletes a CRD with custom resources

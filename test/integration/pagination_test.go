@@ -418,15 +418,20 @@ func listKind(opts metav1.ListOptions) string {
 	return "not_older_than"
 }
 
-// routesOf runs f and returns the LISTs of resource that reached a watch
-// cache meanwhile, by "source/reason". The counters are the process's,
-// shared by every server in it: f must be the only LIST of resource under way.
+// routesOf runs f and returns the LISTs of resource (core, or
+// "group/resource") that reached a watch cache meanwhile, by
+// "source/reason". The counters are the process's, shared by every server
+// in it: f must be the only LIST of resource under way.
 func routesOf(t *testing.T, s *testserver.Server, resource string, f func()) map[string]float64 {
+	group, resource, ok := strings.Cut(resource, "/")
+	if !ok {
+		group, resource = "", group
+	}
 	t.Helper()
 	routes := func(m testutil.Metrics) map[string]float64 {
 		r := map[string]float64{}
 		for _, sample := range m["miniapiserver_watch_cache_list_requests_total"] {
-			if sample.Metric["group"] == "" && string(sample.Metric["resource"]) == resource {
+			if string(sample.Metric["group"]) == group && string(sample.Metric["resource"]) == resource {
 				r[string(sample.Metric["source"])+"/"+string(sample.Metric["reason"])] += float64(sample.Value)
 			}
 		}
