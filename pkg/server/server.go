@@ -220,7 +220,7 @@ func (c CompletedConfig) New(ctx context.Context) (s *Server, err error) {
 	}
 	// /readyz waits for the watch caches' initial lists, as kube-apiserver's does.
 	generic.AddPostStartHookOrDie("storage-readiness", generic.StorageReadinessHook.Hook)
-	stopLoopbackClients := addLoopbackClients(generic, factory, gc.LoopbackClientConfig, c.Admin, namespacedNow)
+	stopLoopbackClients := addLoopbackClients(generic, factory, gc.LoopbackClientConfig, c.Admin, namespacedNow, o.GarbageCollector)
 	// On shutdown the server's own clients stop first (their watches would
 	// come straight back), then every watch ends at once, after the caches'
 	// final bookmarks, instead of holding the HTTP server's shutdown until
@@ -242,10 +242,10 @@ func (c CompletedConfig) New(ctx context.Context) (s *Server, err error) {
 }
 
 // addLoopbackClients runs the clients the server has of itself: the shared
-// informers (for namespace admission), the system namespaces' bootstrap and
-// the namespace controller. The returned func stops them, before the HTTP
-// server stops.
-func addLoopbackClients(generic *genericapiserver.GenericAPIServer, factory informers.SharedInformerFactory, loopback, admin *rest.Config, namespaced func() []schema.GroupVersionResource) (stop func()) {
+// informers (for namespace admission), the system namespaces' bootstrap,
+// the namespace controller and, if garbageCollector, the garbage collector.
+// The returned func stops them, before the HTTP server stops.
+func addLoopbackClients(generic *genericapiserver.GenericAPIServer, factory informers.SharedInformerFactory, loopback, admin *rest.Config, namespaced func() []schema.GroupVersionResource, garbageCollector bool) (stop func()) {
 	loopbackCtx, stopLoopback := context.WithCancel(context.Background())
 	var controllers sync.WaitGroup
 	stop = func() {
@@ -278,6 +278,9 @@ func addLoopbackClients(generic *genericapiserver.GenericAPIServer, factory info
 		controllers.Go(func() { controller.run(loopbackCtx) })
 		return nil
 	})
+	if garbageCollector {
+		addGarbageCollector(loopbackCtx, generic, &controllers)
+	}
 	return stop
 }
 
