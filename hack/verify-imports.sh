@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Checks the dependency direction of the README's architecture section:
 # pkg/features and pkg/api are leaves, pkg/watchcache imports nothing of ours
-# (nor etcd or resource types), pkg/storage does not import the watch cache,
+# (nor etcd or resource types), pkg/garbagecollector imports nothing of ours
+# (an API client only), pkg/storage does not import the watch cache,
 # the registry or the server, the registry imports only pkg/api of ours, and
 # nothing imports cmd/.
 set -euo pipefail
@@ -21,6 +22,7 @@ forbid() { # forbid PKG PATTERN WHY
 forbid "${mod}/pkg/features" "^${mod}/" "other packages of this module (it is a leaf)"
 forbid "${mod}/pkg/api" "^${mod}/" "other packages of this module (it is a leaf)"
 forbid "${mod}/pkg/watchcache" "^(${mod}/|go\.etcd\.io/|k8s\.io/api/)" "anything of this module, etcd or resource types"
+forbid "${mod}/pkg/garbagecollector" "^${mod}/" "other packages of this module (it is a client of the API only)"
 forbid "${mod}/pkg/storage" "^${mod}/pkg/(watchcache|registry|server|testserver)" "the watch cache, registry or server"
 for p in $(go list ./pkg/registry/...); do
   forbid "${p}" "^${mod}/pkg/(features|server|storage|testserver|watchcache)" "anything of this module but pkg/api and the registry"
