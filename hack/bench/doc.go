@@ -13,6 +13,14 @@
 //     protobuf, from a server with --watch-cache=true and then from one with
 //     --watch-cache=false on the same data dir: wall time and server bytes
 //     per listing, and the etcd/cache ratios;
+//   - crds: start-to-ready on a fresh data dir with -crds generated
+//     CustomResourceDefinitions (structural schema, defaults, a CEL rule,
+//     the status subresource) to install with --crds; then, on a data dir of
+//     its own holding -crs custom resources of one of them, their LIST (JSON,
+//     RV unset) in one request and paged with limit=-page, from a server
+//     with --watch-cache=true and from one with --watch-cache=false: the
+//     first LIST after each start, wall time and server bytes per listing,
+//     and the etcd/cache ratios;
 //   - pagination: KEP-4988 on -pagination-configmaps ConfigMaps of its own
 //     data dir, on the default server and on one with --watch-cache=false:
 //     paging through all of them with limit=-pagination-limit (first page
@@ -61,6 +69,7 @@
 //	go run ./hack/bench -server bin/miniapiserver -objects 500 -starts 2 -lists 2 \
 //		-watchers 50 -events 50 -secrets 10 -informer-rounds 1
 //	go run ./hack/bench -server bin/miniapiserver -only watch,informers
+//	go run ./hack/bench -server bin/miniapiserver -only crds -crds 20 -crs 2000 -starts 3 -lists 3
 //	go run ./hack/bench -server bin/miniapiserver -only pagination -pagination-configmaps 5000 \
 //		-pagination-runs 2 -pagination-first-pages 100
 //	go run ./hack/bench -server bin/miniapiserver -only stops,restarts -stop-watches 200 -stop-rounds 2 \
@@ -75,10 +84,11 @@
 // dir removed before it exits, on errors and on SIGINT/SIGTERM too.
 //
 // What is measured and how it is printed live apart. Each section's file
-// (starts.go, lists.go, rv0.go, pagination.go, watch.go with watchers.go,
-// informers.go, stops.go, restarts.go with restart_informers.go) runs
-// servers and returns plain result structs; server.go,
-// populate.go, clients.go, metrics.go and decode.go are what they share.
+// (starts.go, lists.go, rv0.go, crds.go with crd_manifests.go,
+// pagination.go, watch.go with watchers.go, informers.go, stops.go,
+// restarts.go with restart_informers.go) runs servers and returns plain
+// result structs; server.go, populate.go, clients.go, metrics.go and
+// decode.go are what they share.
 // report*.go turn the results into Markdown tables, notes and ratios against
 // the targets; the prose around them (the summary line and the paragraph
 // saying what each section measures) is prose.tmpl, with its data in

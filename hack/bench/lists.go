@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -24,6 +25,7 @@ type listVariant struct {
 	limit    int    // 0: one request
 	rv       string // the resourceVersion parameter; "": none (a consistent read)
 	match    string // the resourceVersionMatch parameter; "": none
+	path     string // the URL path listed; "": listPath, the ConfigMaps
 	// firstPage: only the first page of a paged LIST, its token never followed.
 	firstPage bool
 }
@@ -151,14 +153,15 @@ type listing struct {
 	bytes int
 }
 
-// listAll lists every ConfigMap, following continue tokens when the variant
-// is paged (and not firstPage). If page is not nil, it is called with every
-// response body.
+// listAll lists every ConfigMap (or what v.path names), following
+// continue tokens when the variant is paged (and not firstPage). If page is
+// not nil, it is called with every response body.
 func listAll(ctx context.Context, rc rest.Interface, v listVariant, page func(body []byte) error) (listing, error) {
 	var l listing
+	path := cmp.Or(v.path, listPath)
 	token := ""
 	for {
-		req := rc.Get().AbsPath(listPath).SetHeader("Accept", v.accept)
+		req := rc.Get().AbsPath(path).SetHeader("Accept", v.accept)
 		if v.limit > 0 {
 			req = req.Param("limit", strconv.Itoa(v.limit))
 		}

@@ -32,6 +32,9 @@ type config struct {
 	gzip       bool     // let LIST responses be gzip-compressed
 	readme     string   // README whose generated part to replace with the report; "": none
 
+	crds int // CRDs installed by the crds section's starts
+	crs  int // custom resources in its populated data dir
+
 	watchers        []int         // watcher counts of the watch fan-out runs
 	etcdWatchersMax int           // largest watcher count also run without the watch cache
 	watchersPerConn int           // watch streams per HTTP/2 connection
@@ -89,6 +92,8 @@ func parseFlags(args []string) (config, error) {
 	fs.BoolVar(&cfg.gzip, "gzip", true, "accept gzip-compressed LIST responses, as client-go does by default")
 	fs.StringVar(&cfg.readme, "readme", "", "also write the report (below its heading) into this Markdown file, "+
 		"replacing the lines between its "+beginMarker+" and "+endMarker+" lines")
+	fs.IntVar(&cfg.crds, "crds", 20, "CustomResourceDefinitions the crds section's servers install on start (--crds)")
+	fs.IntVar(&cfg.crs, "crs", 10000, "custom resources (~1 KiB each) in the crds section's own data dir")
 	fs.StringVar(&watchers, "watchers", "100,1000", "comma-separated watcher counts of the watch fan-out runs")
 	fs.IntVar(&cfg.etcdWatchersMax, "etcd-watchers-max", 1000, "run the watch fan-out without the watch cache too for watcher counts up to this (0: never)")
 	fs.IntVar(&cfg.watchersPerConn, "watchers-per-conn", 100, "watch streams per HTTP/2 connection")
@@ -135,12 +140,12 @@ func (cfg *config) validate(only, watchers string) error {
 	if cfg.watchers, err = parseCounts(watchers); err != nil {
 		return fmt.Errorf("-watchers: %w", err)
 	}
-	for _, n := range []int{cfg.starts, cfg.lists, cfg.objects, cfg.page, cfg.workers, cfg.watchersPerConn,
+	for _, n := range []int{cfg.starts, cfg.lists, cfg.objects, cfg.page, cfg.workers, cfg.crds, cfg.crs, cfg.watchersPerConn,
 		cfg.events, cfg.informers, cfg.informerRounds, cfg.secrets, cfg.secretSize,
 		cfg.paginationObjects, cfg.paginationLimit, cfg.paginationRuns, cfg.firstPages, cfg.writeRate,
 		cfg.stopWatches, cfg.stopRounds, cfg.restartObjects, cfg.restartRounds} {
 		if n < 1 {
-			return errors.New("-starts, -lists, -objects, -page, -workers, -watchers-per-conn, -events, " +
+			return errors.New("-starts, -lists, -objects, -page, -workers, -crds, -crs, -watchers-per-conn, -events, " +
 				"-informers, -informer-rounds, -secrets, -secret-size and the -pagination-*, -stop-* and -restart-* counts must be positive")
 		}
 	}
@@ -172,6 +177,11 @@ func run(ctx context.Context, cfg config, out io.Writer) (err error) {
 	}
 	if err := runConfigMapSections(ctx, cfg, root, &r); err != nil {
 		return err
+	}
+	if cfg.sections.has("crds") {
+		if r.crds, err = benchCRDs(ctx, cfg, root); err != nil {
+			return err
+		}
 	}
 	if cfg.sections.has("pagination") {
 		if r.pagination, err = benchPagination(ctx, cfg, root); err != nil {
@@ -270,7 +280,7 @@ func binaryVersion(ctx context.Context, server string) (string, error) {
 }
 
 // allSections are the -only values, in the order they run.
-var allSections = []string{"starts", "lists", "rv0", "pagination", "watch", "informers", "stops", "restarts"}
+var allSections = []string{"starts", "lists", "rv0", "crds", "pagination", "watch", "informers", "stops", "restarts"}
 
 // sections is the set of benchmarks to run.
 type sections map[string]bool

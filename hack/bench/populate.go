@@ -29,13 +29,22 @@ type populateStats struct {
 // populate starts a server on a new data dir, creates objects ConfigMaps
 // with cfg.workers concurrent clients, and stops the server.
 func populate(ctx context.Context, cfg config, dataDir string, objects int) (populateStats, error) {
+	return populateWith(ctx, cfg, dataDir, objects, "ConfigMaps", func(ctx context.Context, s *server) error {
+		return createConfigMaps(ctx, s, objects, cfg.workers)
+	})
+}
+
+// populateWith starts a server on a new data dir, has create make objects
+// objects of the kind what names, times it, and stops the server.
+func populateWith(ctx context.Context, cfg config, dataDir string, objects int, what string,
+	create func(context.Context, *server) error) (populateStats, error) {
 	s, err := startServer(ctx, cfg, dataDir)
 	if err != nil {
 		return populateStats{}, fmt.Errorf("populate: %w", err)
 	}
-	progress("populate: creating %d ConfigMaps with %d clients", objects, cfg.workers)
+	progress("populate: creating %d %s with %d clients", objects, what, cfg.workers)
 	began := time.Now()
-	err = createConfigMaps(ctx, s, objects, cfg.workers)
+	err = create(ctx, s)
 	st := populateStats{objects: objects, duration: time.Since(began)}
 	if err = errors.Join(err, s.Stop()); err != nil {
 		return populateStats{}, fmt.Errorf("populate: %w", err)

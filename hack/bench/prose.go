@@ -35,10 +35,26 @@ type summaryProse struct {
 	OS, Arch   string
 	CPUs       int
 	Sections   []string      // that ran, in order
-	Starts     int           // start-to-ready samples per data dir; 0: starts did not run
-	Lists      int           // timed listings per LIST variant; 0: lists and rv0 did not run
+	Starts     int           // start-to-ready samples per data dir; 0: neither starts nor crds ran
+	Lists      int           // timed listings per LIST variant; 0: lists, rv0 and crds did not run
 	Gzip       bool          // the client accepts gzip
 	Elapsed    time.Duration // the whole run, rounded
+}
+
+// crdsProse is the "crds" paragraph.
+type crdsProse struct {
+	CRDs        int     // installed on start
+	CRs         int     // custom resources in the section's data dir
+	Payload     float64 // bytes of spec.payload per custom resource
+	Namespace   string
+	Workers     int           // clients that created them
+	Populate    time.Duration // creating them
+	Limit       int           // of the paged LISTs
+	Runs        int           // timed listings per variant
+	AllocMetric string
+	RouteMetric string // counts the LISTs the watch cache served
+	Gzip        bool
+	NoCRD       bool // the starts section ran: its empty data dir starts are shown for comparison
 }
 
 // paginationProse is the "pagination" paragraph.

@@ -29,6 +29,7 @@ type report struct {
 	populated  startStats
 	lists      []listStats // in listVariants order
 	rv0        rv0Stats
+	crds       crdsResult
 	pagination paginationResult
 	watch      []watchRun
 	informers  informersResult
@@ -53,6 +54,7 @@ func (r report) body() (string, error) {
 	r.writeResults(&b)
 	r.writeRatios(&b)
 	r.writeRV0Ratios(&b)
+	r.writeCRDs(&b)
 	r.writePagination(&b)
 	r.writeWatch(&b)
 	r.writeInformers(&b)
@@ -89,10 +91,10 @@ func (r report) writeSummary(b *markdown) {
 		Server: r.cfg.serverFlag, ServerArgs: r.cfg.serverArgs, OS: r.os, Arch: r.arch, CPUs: r.cpus,
 		Sections: r.ranSections(), Gzip: r.cfg.gzip, Elapsed: r.elapsed.Round(time.Second),
 	}
-	if r.cfg.sections.has("starts") {
+	if r.cfg.sections.has("starts") || r.cfg.sections.has("crds") {
 		p.Starts = r.cfg.starts
 	}
-	if r.cfg.sections.has("lists") || r.cfg.sections.has("rv0") {
+	if r.cfg.sections.has("lists") || r.cfg.sections.has("rv0") || r.cfg.sections.has("crds") {
 		p.Lists = r.cfg.lists
 	}
 	b.paragraph("summary", p)

@@ -24,6 +24,7 @@ func TestReportGolden(t *testing.T) {
 		{name: "all", r: fullReport()},
 		{name: "variants", r: variantsReport()},
 		{name: "cache-only-watch", r: cacheOnlyWatchReport()},
+		{name: "crds-only", r: crdsOnlyReport()},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -83,6 +84,7 @@ func durations(xs ...float64) []time.Duration {
 func baseConfig(only string) config {
 	cfg := config{
 		server: "/work/bin/miniapiserver", serverFlag: "bin/miniapiserver", starts: 7, lists: 10, objects: 10000, page: 500, workers: 16, gzip: true,
+		crds: 20, crs: 10000,
 		watchers: []int{100, 1000}, etcdWatchersMax: 1000, watchersPerConn: 100, events: 1000,
 		informers: 16, informerRounds: 3, secrets: 100, secretSize: 1 << 20, heapSample: 20 * time.Millisecond,
 		paginationObjects: 50000, paginationLimit: 500, paginationRuns: 5, firstPages: 1000, writeRate: 50,
@@ -100,7 +102,7 @@ func listFixture(v listVariant, alloc float64, pages, size int, times ...float64
 }
 
 func fullReport() report {
-	cfg := baseConfig("starts,lists,rv0,pagination,watch,informers,stops,restarts")
+	cfg := baseConfig("starts,lists,rv0,crds,pagination,watch,informers,stops,restarts")
 	r := report{cfg: cfg, version: "miniapiserver v1.37.2", os: "linux", arch: "amd64", cpus: 2, elapsed: 219 * time.Second}
 	r.empty = startStats{runs: []startRun{{ms(206), ms(6.2)}, {ms(150), ms(5)}, {ms(232), ms(7)}}}
 	r.populated = startStats{runs: []startRun{{ms(376), ms(10.9)}, {ms(327), ms(9)}, {ms(433), ms(12)}}}
@@ -117,6 +119,7 @@ func fullReport() report {
 		cache: []listStats{listFixture(rv[0], 4.0*(1<<20), 1, 13_900_000, 78.4, 59.3, 107), listFixture(rv[1], 3.8*(1<<20), 1, 12_000_000, 54.3, 44.5, 83)},
 		etcd:  []listStats{listFixture(rv[0], 90.9*(1<<20), 1, 13_900_000, 180, 157, 220), listFixture(rv[1], 90.7*(1<<20), 1, 12_000_000, 122, 104, 179)},
 	}
+	r.crds = crdsFixture(cfg, 10000, 10, durations(642, 598, 701))
 	r.pagination = paginationFixture(cfg, 594, 594)
 	r.watch = []watchRun{
 		watchFixture("cache", 100, 1000, 1, 3.8, 10.2, 22, 3570, 133.5*1024*1000),
@@ -250,5 +253,44 @@ func cacheOnlyWatchReport() report {
 	cfg.watchers, cfg.etcdWatchersMax = []int{100}, 0
 	r := report{cfg: cfg, version: "miniapiserver v1.37.2", os: "linux", arch: "amd64", cpus: 2, elapsed: 9 * time.Second}
 	r.watch = []watchRun{watchFixture("cache", 100, 1000, 1, 3.8, 10.2, 22, 3570, 133.5*1024*1000)}
+	return r
+}
+
+// crdsFixture is the crds section with crs custom resources, of which the
+// cache served fromCache of the one-request listings' requests, and the
+// given start-to-ready times.
+func crdsFixture(cfg config, crs int, fromCache float64, ready []time.Duration) crdsResult {
+	var starts startStats
+	for _, d := range ready {
+		starts.runs = append(starts.runs, startRun{ready: d, stop: ms(45)})
+	}
+	v := crListVariants(cfg.page, benchCRD(0))
+	pages := (crs + cfg.page - 1) / cfg.page
+	size := crs * 1650
+	cr := func(v listVariant, alloc float64, pages int, from float64, times ...float64) crListStats {
+		return crListStats{listStats: listFixture(v, alloc, pages, size, times...), fromCache: from, requests: pages * cfg.lists}
+	}
+	return crdsResult{
+		starts:   starts,
+		populate: populateStats{objects: crs, duration: ms(11460)},
+		cache: crListRun{path: cachePath, first: ms(1290), lists: []crListStats{
+			cr(v[0], 54.1*(1<<20), 1, fromCache, 231, 212, 305),
+			cr(v[1], 61.9*(1<<20), pages, float64(pages*cfg.lists), 452, 431, 520),
+		}},
+		etcd: crListRun{path: etcdPath, first: ms(1480), lists: []crListStats{
+			cr(v[0], 531.7*(1<<20), 1, 0, 1320, 1250, 1410),
+			cr(v[1], 524.2*(1<<20), pages, 0, 1610, 1540, 1700),
+		}},
+	}
+}
+
+// crdsOnlyReport is the crds section alone: no empty-data-dir start or
+// ConfigMap LIST to compare with, a missed start target, custom resources
+// fewer than -objects, and one-request LISTs that the cache left to etcd.
+func crdsOnlyReport() report {
+	cfg := baseConfig("crds")
+	cfg.starts, cfg.lists, cfg.crs = 3, 3, 2000
+	r := report{cfg: cfg, version: "miniapiserver v1.37.2", os: "linux", arch: "amd64", cpus: 2, elapsed: 61 * time.Second}
+	r.crds = crdsFixture(cfg, 2000, 1, durations(6440, 6420, 6500))
 	return r
 }
