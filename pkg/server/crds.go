@@ -8,13 +8,13 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"slices"
-	"strings"
 	"time"
 
+	"golang.org/x/sync/errgroup"
 	apiextensionshelpers "k8s.io/apiextensions-apiserver/pkg/apihelpers"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apiextensionsclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
+	apiextensionsv1client "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset/typed/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -111,72 +111,104 @@ func readCRDFile(file string) ([]*apiextensionsv1.CustomResourceDefinition, erro
 // installCRDs creates the CRDs (or updates them to what the manifests say:
 // a restarted server has them already), then waits until each is
 // Established and its resources are in discovery, as envtest's WaitForCRDs.
+// The CRDs are applied concurrently and checked together, with no client
+// rate limit: the server's own controllers establish them in a few
+// milliseconds each.
 func installCRDs(ctx context.Context, cfg *rest.Config, crds []*apiextensionsv1.CustomResourceDefinition) error {
 	if len(crds) == 0 {
 		return nil
 	}
+	cfg = rest.CopyConfig(cfg)
+	cfg.QPS = -1
 	client, err := apiextensionsclient.NewForConfig(cfg)
 	if err != nil {
 		return err
-	}
-	for _, want := range crds {
-		_, err := client.ApiextensionsV1().CustomResourceDefinitions().Create(ctx, want, metav1.CreateOptions{})
-		if apierrors.IsAlreadyExists(err) {
-			err = retry.RetryOnConflict(retry.DefaultRetry, func() error {
-				current, err := client.ApiextensionsV1().CustomResourceDefinitions().Get(ctx, want.Name, metav1.GetOptions{})
-				if err != nil {
-					return err
-				}
-				update := want.DeepCopy()
-				update.ResourceVersion = current.ResourceVersion
-				_, err = client.ApiextensionsV1().CustomResourceDefinitions().Update(ctx, update, metav1.UpdateOptions{})
-				return err
-			})
-		}
-		if err != nil {
-			return fmt.Errorf("installing CustomResourceDefinition %q: %w", want.Name, err)
-		}
 	}
 	disco, err := discovery.NewDiscoveryClientForConfig(cfg)
 	if err != nil {
 		return err
 	}
+	crdClient := client.ApiextensionsV1().CustomResourceDefinitions()
+	var g errgroup.Group
 	for _, want := range crds {
-		var last string
-		err := wait.PollUntilContextTimeout(ctx, 10*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
-			crd, err := client.ApiextensionsV1().CustomResourceDefinitions().Get(ctx, want.Name, metav1.GetOptions{})
-			if err != nil {
-				last = err.Error()
-				return false, nil
+		g.Go(func() error {
+			if err := applyCRD(ctx, crdClient, want); err != nil {
+				return fmt.Errorf("installing CustomResourceDefinition %q: %w", want.Name, err)
 			}
-			for _, c := range crd.Status.Conditions {
-				if c.Type == apiextensionsv1.NamesAccepted && c.Status == apiextensionsv1.ConditionFalse {
-					return false, fmt.Errorf("names not accepted: %s", c.Message)
-				}
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return err
+	}
+
+	var pending string // what is still awaited
+	err = wait.PollUntilContextTimeout(ctx, 10*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+		list, err := crdClient.List(ctx, metav1.ListOptions{})
+		if err != nil {
+			pending = err.Error()
+			return false, nil
+		}
+		current := map[string]*apiextensionsv1.CustomResourceDefinition{}
+		for i := range list.Items {
+			current[list.Items[i].Name] = &list.Items[i]
+		}
+		for _, want := range crds {
+			crd, ok := current[want.Name]
+			if !ok {
+				return false, fmt.Errorf("CustomResourceDefinition %q is gone", want.Name)
+			}
+			if apiextensionshelpers.IsCRDConditionFalse(crd, apiextensionsv1.NamesAccepted) {
+				c := apiextensionshelpers.FindCRDCondition(crd, apiextensionsv1.NamesAccepted)
+				return false, fmt.Errorf("CustomResourceDefinition %q: names not accepted: %s", want.Name, c.Message)
 			}
 			if !apiextensionshelpers.IsCRDConditionTrue(crd, apiextensionsv1.Established) {
-				last = "not Established yet"
+				pending = fmt.Sprintf("%s not Established", want.Name)
 				return false, nil
 			}
+		}
+		_, resources, err := disco.ServerGroupsAndResources()
+		if err != nil {
+			pending = err.Error()
+			return false, nil
+		}
+		served := map[string]bool{} // group/version/resource
+		for _, list := range resources {
+			for _, r := range list.APIResources {
+				served[list.GroupVersion+"/"+r.Name] = true
+			}
+		}
+		for _, want := range crds {
+			crd := current[want.Name]
 			for _, v := range crd.Spec.Versions {
-				if !v.Served {
-					continue
-				}
-				resources, err := disco.ServerResourcesForGroupVersion(crd.Spec.Group + "/" + v.Name)
-				if err != nil {
-					last = err.Error()
-					return false, nil
-				}
-				if !slices.ContainsFunc(resources.APIResources, func(r metav1.APIResource) bool { return r.Name == crd.Spec.Names.Plural }) {
-					last = fmt.Sprintf("%s not yet in the discovery of %s", crd.Spec.Names.Plural, resources.GroupVersion)
+				if v.Served && !served[crd.Spec.Group+"/"+v.Name+"/"+crd.Status.AcceptedNames.Plural] {
+					pending = fmt.Sprintf("%s/%s %s not in discovery", crd.Spec.Group, v.Name, crd.Status.AcceptedNames.Plural)
 					return false, nil
 				}
 			}
-			return true, nil
-		})
-		if err != nil {
-			return fmt.Errorf("CustomResourceDefinition %q not served: %w (%s)", want.Name, err, strings.TrimSpace(last))
 		}
+		return true, nil
+	})
+	if err != nil {
+		return fmt.Errorf("CustomResourceDefinitions not served: %w (%s)", err, pending)
 	}
 	return nil
+}
+
+// applyCRD creates want, or updates the CRD of its name to it.
+func applyCRD(ctx context.Context, client apiextensionsv1client.CustomResourceDefinitionInterface, want *apiextensionsv1.CustomResourceDefinition) error {
+	_, err := client.Create(ctx, want, metav1.CreateOptions{})
+	if !apierrors.IsAlreadyExists(err) {
+		return err
+	}
+	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		current, err := client.Get(ctx, want.Name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		update := want.DeepCopy()
+		update.ResourceVersion = current.ResourceVersion
+		_, err = client.Update(ctx, update, metav1.UpdateOptions{})
+		return err
+	})
 }
