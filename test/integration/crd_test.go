@@ -22,8 +22,11 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/watch"
+	utilfeature "k8s.io/apiserver/pkg/util/feature"
 	"k8s.io/client-go/dynamic"
+	featuregatetesting "k8s.io/component-base/featuregate/testing"
 
+	"github.com/miniapiserver/miniapiserver/pkg/features"
 	"github.com/miniapiserver/miniapiserver/pkg/server"
 	"github.com/miniapiserver/miniapiserver/pkg/testserver"
 )
@@ -237,6 +240,48 @@ func TestCustomResourcesListAndWatch(t *testing.T) {
 			t.Fatal(err)
 		}
 		expectEvents(t, w, "ADDED after")
+	})
+}
+
+// TestCustomResourcesFollowTheGates: the storage gates switch custom
+// resources as they switch built-in types, since both go through one
+// storage decorator.
+func TestCustomResourcesFollowTheGates(t *testing.T) {
+	page := func(t *testing.T, s *testserver.Server) (pages int, routes map[string]float64) {
+		t.Helper()
+		crs := dynamic.NewForConfigOrDie(s.Config).Resource(cronTabs).Namespace("default")
+		for i := range 5 {
+			if _, err := crs.Create(t.Context(), cronTab(fmt.Sprint("ct-", i), 1, 0), metav1.CreateOptions{}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		routes = routesOf(t, s, "stable.example.com/crontabs", func() {
+			opts := metav1.ListOptions{Limit: 2}
+			for {
+				list, err := crs.List(t.Context(), opts)
+				if err != nil {
+					t.Fatal(err)
+				}
+				pages++
+				if opts.Continue = list.GetContinue(); opts.Continue == "" {
+					return
+				}
+			}
+		})
+		return pages, routes
+	}
+	t.Run("PaginationFromCache off", func(t *testing.T) {
+		featuregatetesting.SetFeatureGateDuringTest(t, utilfeature.DefaultFeatureGate, features.PaginationFromCache, false)
+		pages, routes := page(t, testserver.Start(t, testserver.WithCRDs(crdBases)))
+		if want := map[string]float64{"cache/consistent": 1, "etcd/snapshots_disabled": 2}; pages != 3 || !maps.Equal(routes, want) {
+			t.Errorf("%d pages, routes %v; want 3 pages, routes %v", pages, routes, want)
+		}
+	})
+	t.Run("APIListChunking off", func(t *testing.T) {
+		featuregatetesting.SetFeatureGateDuringTest(t, utilfeature.DefaultFeatureGate, features.APIListChunking, false)
+		if pages, _ := page(t, testserver.Start(t, testserver.WithCRDs(crdBases))); pages != 1 {
+			t.Errorf("limit 2 over 5 CronTabs gave %d pages; want 1 (limit ignored)", pages)
+		}
 	})
 }
 
