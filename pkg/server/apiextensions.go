@@ -10,6 +10,7 @@ import (
 	apiextensionshelpers "k8s.io/apiextensions-apiserver/pkg/apihelpers"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apiextensionsapiserver "k8s.io/apiextensions-apiserver/pkg/apiserver"
+	apiextensionslisters "k8s.io/apiextensions-apiserver/pkg/client/listers/apiextensions/v1"
 	openapicontroller "k8s.io/apiextensions-apiserver/pkg/controller/openapi"
 	openapibuilder "k8s.io/apiextensions-apiserver/pkg/controller/openapi/builder"
 	openapiv3controller "k8s.io/apiextensions-apiserver/pkg/controller/openapiv3"
@@ -140,11 +141,9 @@ func serveAPIExtensions(core *genericapiserver.GenericAPIServer, ext *apiExtensi
 // in Kubernetes version order, the first preferred.
 type crdGroups struct {
 	manager discovery.GroupManager
-	lister  interface {
-		List(labels.Selector) ([]*apiextensionsv1.CustomResourceDefinition, error)
-	}
-	mu    sync.Mutex
-	added map[string]bool
+	lister  apiextensionslisters.CustomResourceDefinitionLister
+	mu      sync.Mutex      // serializes sync, which guards added
+	added   map[string]bool // the groups sync added to manager
 }
 
 func (g *crdGroups) sync() {
@@ -183,11 +182,9 @@ func (g *crdGroups) sync() {
 	}
 }
 
-// customResources returns the namespaced custom resources served now (at
-// each CRD's storage version), for the namespace controller.
-func customResources(lister interface {
-	List(labels.Selector) ([]*apiextensionsv1.CustomResourceDefinition, error)
-}) []schema.GroupVersionResource {
+// customResources returns the namespaced custom resources served now (each
+// at a version it is served in), for the namespace controller.
+func customResources(lister apiextensionslisters.CustomResourceDefinitionLister) []schema.GroupVersionResource {
 	crds, _ := lister.List(labels.Everything())
 	var out []schema.GroupVersionResource
 	for _, crd := range crds {
