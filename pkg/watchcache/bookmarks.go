@@ -60,7 +60,7 @@ func (c *Cache) sendDueBookmarks() {
 	now := c.cfg.Clock.Now()
 	var bookmark *event
 	for w := range c.watchers {
-		if w.nextBookmark.IsZero() || now.Before(w.nextBookmark) {
+		if w.lagging || w.nextBookmark.IsZero() || now.Before(w.nextBookmark) {
 			continue
 		}
 		if bookmark == nil {
@@ -99,7 +99,11 @@ func (c *Cache) Shutdown(ctx context.Context) {
 	}
 	for w := range c.watchers {
 		delete(c.watchers, w)
-		w.end(bookmark)
+		if w.lagging { // a bookmark past the events it missed would skip them
+			w.end(nil)
+		} else {
+			w.end(bookmark)
+		}
 	}
 	c.stopStorageWatchesLocked()
 }

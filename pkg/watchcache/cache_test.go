@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	goruntime "runtime"
+	"slices"
 	"testing"
 	"time"
 
@@ -193,7 +194,11 @@ func TestWatchFromBeforeTheListGets410Expired(t *testing.T) {
 	}
 }
 
-func TestSlowWatcherIsClosedWithoutBlockingOthers(t *testing.T) {
+// TestSlowWatcherCatchesUpWithoutBlockingOthers: a watcher that falls
+// more than a buffer behind is not closed but replays what it missed from
+// the history, in order, with no gap and no duplicate, while the others
+// are served at once.
+func TestSlowWatcherCatchesUpWithoutBlockingOthers(t *testing.T) {
 	s, _ := newEtcdStore(t)
 	c := newConformanceCacheOn(t, s)
 	ctx := context.Background()
@@ -208,30 +213,102 @@ func TestSlowWatcherIsClosedWithoutBlockingOthers(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer fast.Stop()
-	const n = watchBufferSize + 50
-	received := make(chan int)
-	go func() {
-		count := 0
-		for range fast.ResultChan() {
-			if count++; count == n {
-				break
-			}
-		}
-		received <- count
-	}()
+	const n = 3*watchBufferSize + replayChunk // several buffers, more than a chunk
+	var want []string
 	for i := range n {
-		createPod(t, s, fmt.Sprintf("p%03d", i))
+		want = append(want, fmt.Sprintf("p%04d", i))
 	}
-	if got := <-received; got != n {
-		t.Errorf("fast watcher: got %d events, want %d", got, n)
+	received := make(chan []string)
+	go func() { received <- names(t, fast, n) }()
+	for _, name := range want {
+		createPod(t, s, name)
+	}
+	if got := <-received; !slices.Equal(got, want) {
+		t.Fatalf("fast watcher got %v, want %v", got, want)
+	}
+	c.mu.RLock()
+	lagging := slow.(*watcher).lagging
+	c.mu.RUnlock()
+	if !lagging {
+		t.Fatal("the slow watcher is not lagging: the test did not make it fall behind")
+	}
+	// Now the slow client reads: everything, in order, then live events again.
+	if got := names(t, slow, n); !slices.Equal(got, want) {
+		t.Fatalf("slow watcher got %v, want %v", got, want)
+	}
+	createPod(t, s, "live")
+	if got := names(t, slow, 1); got[0] != "live" {
+		t.Errorf("after catching up, got %v, want the live event", got)
+	}
+	c.mu.RLock()
+	lagging = slow.(*watcher).lagging
+	c.mu.RUnlock()
+	if lagging {
+		t.Error("the slow watcher is still lagging after catching up")
+	}
+}
+
+// TestLaggingWatcherPastTheHistoryIsClosed: a lagging watcher whose
+// position has left the history is closed, as upstream closes a watcher
+// that falls behind: its client resumes from its last event.
+func TestLaggingWatcherPastTheHistoryIsClosed(t *testing.T) {
+	s, _ := newEtcdStore(t)
+	cfg := podCacheConfig(s)
+	cfg.MaxEvents = watchBufferSize + 10
+	c, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	runCache(t, c)
+	if err := c.waitUntilFresh(context.Background(), 1, 30*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	slow, err := c.Watch(context.Background(), "/pods/", storage.ListOptions{Recursive: true, Predicate: storage.Everything})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer slow.Stop()
+	// resultBufferSize events fill its result channel and its goroutine
+	// blocks; watchBufferSize more fill its input; then it lags, and the
+	// history (MaxEvents) moves past where it lags from.
+	total := resultBufferSize + 1 + watchBufferSize + 1 + 3*cfg.MaxEvents
+	for i := range total {
+		createPod(t, s, fmt.Sprintf("p%04d", i))
 	}
 	got := 0
-	for range slow.ResultChan() { // closes once the slow watcher is terminated
+	for range slow.ResultChan() { // closes once the watcher is closed
 		got++
 	}
-	if got >= n {
-		t.Errorf("slow watcher: got all %d events, want it closed after falling %d behind", got, watchBufferSize)
+	if got >= total {
+		t.Errorf("got all %d events; want the watcher closed once its position left the history", got)
 	}
+}
+
+// names reads n events from w and returns their objects' names; it fails
+// the test if w closes first or takes more than 30s.
+func names(t *testing.T, w watch.Interface, n int) []string {
+	t.Helper()
+	var out []string
+	timeout := time.After(30 * time.Second)
+	for len(out) < n {
+		select {
+		case ev, ok := <-w.ResultChan():
+			if !ok {
+				t.Errorf("watch closed after %d of %d events", len(out), n)
+				return out
+			}
+			m, err := meta.Accessor(ev.Object)
+			if err != nil {
+				t.Errorf("event %s: %v", ev.Type, err)
+				return out
+			}
+			out = append(out, m.GetName())
+		case <-timeout:
+			t.Errorf("got %d of %d events in 30s", len(out), n)
+			return out
+		}
+	}
+	return out
 }
 
 // runCache runs c until the test ends.

@@ -124,6 +124,12 @@ func (e tooOldError) Error() string {
 // since returns the events with RV > rv, oldest first, or a tooOldError if
 // events after rv have already been dropped.
 func (h *history) since(rv uint64) ([]*event, error) {
+	return h.after(rv, h.n)
+}
+
+// after returns at most limit of the events with RV > rv, oldest first, or
+// a tooOldError if events after rv have already been dropped.
+func (h *history) after(rv uint64, limit int) ([]*event, error) {
 	if rv < h.startRV {
 		return nil, tooOldError{requested: rv, oldest: h.startRV}
 	}
@@ -131,9 +137,9 @@ func (h *history) since(rv uint64) ([]*event, error) {
 	if i == h.n {
 		return nil, nil
 	}
-	out := make([]*event, 0, h.n-i)
-	for ; i < h.n; i++ {
-		out = append(out, h.at(i))
+	out := make([]*event, min(h.n-i, limit))
+	for j := range out {
+		out[j] = h.at(i + j)
 	}
 	return out, nil
 }

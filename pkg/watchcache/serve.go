@@ -12,9 +12,14 @@ import (
 	"k8s.io/apiserver/pkg/storage"
 )
 
-// watchBufferSize is how many events a watcher may fall behind by before it
-// is closed (upstream sizes it to about a second of events, 10 to 1000).
+// watchBufferSize is how many events dispatch queues for a watcher; one
+// that falls further behind catches up from the history instead (upstream
+// sizes it to about a second of events, 10 to 1000, and closes the watcher).
 const watchBufferSize = 100
+
+// replayChunk is how many history events a lagging watcher takes at a time
+// (each take holds the cache's lock briefly).
+const replayChunk = 256
 
 // Watch serves watches from the cache, as upstream's cacher does:
 //
@@ -159,6 +164,7 @@ func (c *Cache) register(preparedKey string, opts storage.ListOptions, req watch
 		w.countInitEvents = c.recordInitEvents
 	}
 	w.scheduleBookmark(c.cfg.Clock.Now())
+	w.replay = func() ([]*event, bool) { return c.replay(w) }
 	c.watchers[w] = struct{}{}
 	c.running.Add(1) // under c.mu, so never after Run has begun to join
 	return w, nil
@@ -170,21 +176,52 @@ func (c *Cache) unregister(w *watcher) {
 	delete(c.watchers, w)
 }
 
-// dispatchLocked offers e to every watcher; one that has fallen a whole
-// buffer behind is closed (its client resumes from its last RV).
+// dispatchLocked offers e to every watcher but the lagging ones. One that
+// has fallen a whole buffer behind is not closed, as upstream 1.37 closes
+// it, but marked lagging: it replays the rest from the history (replay),
+// then rejoins, with no gap and no duplicate (KEP-6268's direction).
 func (c *Cache) dispatchLocked(e *event) {
 	for w := range c.watchers {
-		if !w.concerns(e) {
+		if w.lagging || !w.concerns(e) {
 			continue
 		}
 		if !w.offer(e) {
-			w.Stop()
-			delete(c.watchers, w)
-			c.recordTerminatedWatcher()
+			w.lagging, w.resumeAfter = true, e.rv-1 // e, in the history, is the first it missed
+			select {
+			case w.lag <- struct{}{}:
+			default:
+			}
 		}
 	}
 	e.shared.release() // dispatch's own reference (see sharedEncoding)
 	c.recordEventDispatched()
+}
+
+// replay returns the next history events a lagging watcher missed. With
+// none left it puts the watcher back into dispatch (caughtUp), atomically
+// with the events being applied, which take the same lock. ok is false if
+// the watcher is gone (stopped, or the cache relisted or shut down) or its
+// position has left the history: then it is closed, as upstream closes a
+// watcher that falls behind, and its client resumes from its last event.
+func (c *Cache) replay(w *watcher) (events []*event, ok bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if _, registered := c.watchers[w]; !registered {
+		return nil, false
+	}
+	events, err := c.history.after(w.resumeAfter, replayChunk)
+	if err != nil {
+		delete(c.watchers, w)
+		w.Stop()
+		c.recordTerminatedWatcher()
+		return nil, false
+	}
+	if len(events) == 0 {
+		w.lagging = false
+		return nil, true
+	}
+	w.resumeAfter = events[len(events)-1].rv
+	return events, true
 }
 
 // stopWatchersLocked closes every watcher, as after a relist.

@@ -49,6 +49,16 @@ type watcher struct {
 	done   chan struct{}
 	once   sync.Once
 
+	// lagging: its input was full when dispatch had an event for it, so
+	// dispatch offers it nothing more; run delivers what input holds, then
+	// replays the events after resumeAfter from the history (replay), and
+	// rejoins dispatch once it has them all. Both are guarded by the
+	// cache's lock. lag tells run that lagging began.
+	lagging     bool
+	resumeAfter uint64
+	lag         chan struct{}
+	replay      func() (events []*event, ok bool)
+
 	// matches reports whether an object belongs to this watch (namespace, name, selectors).
 	matches func(*element) bool
 	// sinceRV: only events after it are delivered, so a watcher never goes
@@ -70,6 +80,7 @@ var _ watch.Interface = (*watcher)(nil)
 func newWatcher(bufferSize int, sinceRV uint64, matches func(*element) bool, versioner storage.Versioner) *watcher {
 	return &watcher{
 		input:     make(chan *event, bufferSize),
+		lag:       make(chan struct{}, 1),
 		result:    make(chan watch.Event, resultBufferSize),
 		done:      make(chan struct{}),
 		matches:   matches,
@@ -162,6 +173,51 @@ func (w *watcher) run() {
 			e.shared.release() // the reference dispatch took for this watcher
 			if !delivered {
 				return // stopped
+			}
+		case <-w.lag:
+			if !w.drain() || !w.catchUp() {
+				return
+			}
+		}
+	}
+}
+
+// drain delivers what the watcher's input holds (what dispatch offered it
+// before it fell behind); false once it is stopped, or ended while behind
+// (its client resumes from its last event).
+func (w *watcher) drain() bool {
+	for {
+		select {
+		case e, ok := <-w.input:
+			if !ok {
+				return false
+			}
+			delivered := w.deliver(e)
+			e.shared.release()
+			if !delivered {
+				return false
+			}
+		default:
+			return true
+		}
+	}
+}
+
+// catchUp delivers the events dispatch did not offer, from the history, a
+// chunk at a time, until replay has put the watcher back into dispatch;
+// false once it is stopped or closed.
+func (w *watcher) catchUp() bool {
+	for {
+		events, ok := w.replay()
+		if !ok {
+			return false
+		}
+		if len(events) == 0 {
+			return true
+		}
+		for _, e := range events {
+			if w.concerns(e) && !w.deliver(e) {
+				return false
 			}
 		}
 	}
