@@ -139,7 +139,7 @@ func TestSoak(t *testing.T) {
 		t.FailNow()
 	}
 
-	var events, resumes, restarts, timeouts int
+	var events, resumes, restarts, timeouts, stalled int
 	for _, w := range watchers {
 		for _, p := range w.check(ctx, etcd, finalRV) {
 			t.Errorf("%s: %s", w, p)
@@ -150,6 +150,14 @@ func TestSoak(t *testing.T) {
 		resumes += w.resumes
 		restarts += w.restarts
 		timeouts += w.timeouts
+		if w.stalled {
+			stalled++
+		}
+	}
+	// The history holds every write: a watcher that stalled caught up
+	// from it rather than being closed.
+	if stalled == 0 || resumes+restarts != 0 {
+		t.Errorf("%d watchers stalled, %d watches closed and resumed, %d restarted; want some stalled and none closed", stalled, resumes, restarts)
 	}
 	t.Logf("%d writes (last at RV %d, end markers to RV %d), %d watchers, %d events delivered, "+
 		"%d resumptions from the last RV, %d restarts (closed before the initial state was complete), %d watches refused with 504, in %v",
@@ -442,6 +450,7 @@ type soakWatcher struct {
 	maxRV             uint64
 	resumable         bool
 	resumes, restarts int
+	stalled           bool // it stopped reading for soakStallEvents events
 	timeouts          int // watches refused with 504 (the cache was not fresh enough in time)
 }
 
@@ -470,7 +479,8 @@ func (e soakEvent) String() string { return fmt.Sprintf("%s %s@%d", e.typ, e.key
 
 // newSoakWatcher makes watcher i of a soak of writes writes; the combination
 // of selector, start mode and namespace differs for every i below 13*4*3.
-// The watchers without selectors stall once, so that the cache closes them.
+// The watchers without selectors stall once, so that they fall behind and
+// must catch up from the cache's history.
 func newSoakWatcher(i, writes int) *soakWatcher {
 	w := &soakWatcher{
 		index:  i,
@@ -614,8 +624,8 @@ func (w *soakWatcher) consume(ctx context.Context, c *Cache, wi watch.Interface)
 const soakStallEvents = 3 * (watchBufferSize + resultBufferSize)
 
 // maybeStall stops reading, once, until the cache has applied
-// soakStallEvents more events, if the writes are to go that far; the cache
-// then closes the watch, as a slow client's.
+// soakStallEvents more events, if the writes are to go that far: the
+// watcher falls behind, as a slow client's, and must catch up with no gap.
 func (w *soakWatcher) maybeStall(ctx context.Context, c *Cache) {
 	if w.stallBelow == 0 {
 		return
@@ -624,6 +634,7 @@ func (w *soakWatcher) maybeStall(ctx context.Context, c *Cache) {
 	if until <= w.stallBelow {
 		// Whether the cache catches up in time or not, reading goes on.
 		_ = c.waitUntilFresh(ctx, until, soakDeadline)
+		w.stalled = true
 	}
 	w.stallBelow = 0
 }
