@@ -94,7 +94,8 @@ func (s soakStart) String() string {
 // detector: every watcher's stream must be, per object, gap-free and in
 // resourceVersion order, and replaying it must end at the state etcd has.
 func TestSoak(t *testing.T) {
-	writes := 3000
+	// About 100,000 events delivered to the 50 watchers.
+	writes := 10000
 	if testing.Short() {
 		writes = 600
 	}
