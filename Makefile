@@ -5,7 +5,7 @@ COMMIT   := $(shell git rev-parse --short HEAD 2>/dev/null)
 LDFLAGS  := -X $(PKG)/pkg/version.gitCommit=$(COMMIT) -X $(PKG)/pkg/version.buildDate=$(shell date -u +%Y-%m-%dT%H:%M:%SZ)
 ARGS     ?=
 
-.PHONY: help build run test bench bench-readme fuzz verify update clean
+.PHONY: help build run test bench bench-upstream bench-readme fuzz verify update clean
 
 ## help: list the targets
 help:
@@ -30,6 +30,11 @@ test:
 ## bench: build, then print the benchmark tables (start-up, LIST, LIST RV=0 cache vs etcd, watch fan-out, informer memory, pagination from cache vs etcd, stop with open watches, informer relists across a restart)
 bench: build
 	$(GO) run ./hack/bench -server bin/miniapiserver
+
+## bench-upstream: build, build kube-apiserver 1.37 and etcd from source (hack/upstream/build.sh, minutes the first time, cached after), then the benchmarks with start-to-ready and the LISTs side by side with them (ARGS="-starts 3 -objects 2000 -lists 3" to add flags)
+bench-upstream: build
+	bins=$$(hack/upstream/build.sh) && \
+		$(GO) run ./hack/bench -server bin/miniapiserver -upstream "$$(dirname "$$(echo "$$bins" | head -n1)")" $(ARGS)
 
 ## bench-readme: build, run every benchmark, and write the report into README.md between its <!-- bench:begin --> and <!-- bench:end --> lines
 bench-readme: build

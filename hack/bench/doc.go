@@ -63,6 +63,14 @@
 //     server's ready line until every informer has seen an object created
 //     after it.
 //
+// With -upstream DIR (kube-apiserver and etcd, as hack/upstream/build.sh
+// builds them from source), the starts section's empty data dir starts and
+// the lists section (plus RV=0 and exact-RV LISTs) also run on upstream
+// kube-apiserver with its own etcd, interleaved with miniapiserver's runs,
+// and the report compares the two against the targets (upstream.go,
+// upstream_pki.go, upstream_bench.go, report_upstream.go); make
+// bench-upstream does this. The other sections run on miniapiserver only.
+//
 // Usage:
 //
 //	go run ./hack/bench -server bin/miniapiserver
@@ -75,6 +83,8 @@
 //	go run ./hack/bench -server bin/miniapiserver -only stops,restarts -stop-watches 200 -stop-rounds 2 \
 //		-restart-objects 20 -restart-rounds 2
 //	go run ./hack/bench -server bin/miniapiserver -readme README.md
+//	go run ./hack/bench -server bin/miniapiserver -only starts,lists -starts 3 -objects 2000 -lists 3 \
+//		-upstream "$(dirname "$(hack/upstream/build.sh | head -n1)")"
 //
 // The report goes to stdout and progress to stderr. With -readme FILE it
 // also replaces the lines between FILE's <!-- bench:begin --> and

@@ -154,7 +154,8 @@ type listing struct {
 }
 
 // listAll lists every ConfigMap (or what v.path names), following
-// continue tokens when the variant is paged (and not firstPage). If page is
+// continue tokens when the variant is paged (and not firstPage); v's
+// resourceVersion goes with the first page only. If page is
 // not nil, it is called with every response body.
 func listAll(ctx context.Context, rc rest.Interface, v listVariant, page func(body []byte) error) (listing, error) {
 	var l listing
@@ -165,14 +166,14 @@ func listAll(ctx context.Context, rc rest.Interface, v listVariant, page func(bo
 		if v.limit > 0 {
 			req = req.Param("limit", strconv.Itoa(v.limit))
 		}
-		if v.rv != "" {
-			req = req.Param("resourceVersion", v.rv)
-		}
-		if v.match != "" {
-			req = req.Param("resourceVersionMatch", v.match)
-		}
-		if token != "" {
+		switch {
+		case token != "":
+			// The token holds the resourceVersion; the API rejects both.
 			req = req.Param("continue", token)
+		case v.match != "":
+			req = req.Param("resourceVersion", v.rv).Param("resourceVersionMatch", v.match)
+		case v.rv != "":
+			req = req.Param("resourceVersion", v.rv)
 		}
 		body, err := req.DoRaw(ctx)
 		if err != nil {

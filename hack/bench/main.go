@@ -32,6 +32,9 @@ type config struct {
 	gzip       bool     // let LIST responses be gzip-compressed
 	readme     string   // README whose generated part to replace with the report; "": none
 
+	upstream     string   // -upstream: dir of kube-apiserver and etcd to compare with; "": none
+	upstreamArgs []string // extra kube-apiserver flags
+
 	crds int // CRDs installed by the crds section's starts
 	crs  int // custom resources in its populated data dir
 
@@ -79,7 +82,7 @@ func main() {
 
 func parseFlags(args []string) (config, error) {
 	var cfg config
-	var extra, only, watchers string
+	var extra, only, watchers, upstreamArgs string
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
 	fs.StringVar(&cfg.server, "server", "bin/miniapiserver", "path of the miniapiserver binary to measure")
 	fs.StringVar(&extra, "server-args", "", "extra flags for every server start, space separated (e.g. --feature-gates=APIListChunking=false)")
@@ -92,6 +95,9 @@ func parseFlags(args []string) (config, error) {
 	fs.BoolVar(&cfg.gzip, "gzip", true, "accept gzip-compressed LIST responses, as client-go does by default")
 	fs.StringVar(&cfg.readme, "readme", "", "also write the report (below its heading) into this Markdown file, "+
 		"replacing the lines between its "+beginMarker+" and "+endMarker+" lines")
+	fs.StringVar(&cfg.upstream, "upstream", "", "directory holding kube-apiserver and etcd (hack/upstream/build.sh builds them): "+
+		"run the starts and lists sections on both servers, interleaved, and compare")
+	fs.StringVar(&upstreamArgs, "upstream-args", "", "extra kube-apiserver flags with -upstream, space separated (e.g. --enable-priority-and-fairness=false)")
 	fs.IntVar(&cfg.crds, "crds", 20, "CustomResourceDefinitions the crds section's servers install on start (--crds)")
 	fs.IntVar(&cfg.crs, "crs", 10000, "custom resources (~1 KiB each) in the crds section's own data dir")
 	fs.StringVar(&watchers, "watchers", "100,1000", "comma-separated watcher counts of the watch fan-out runs")
@@ -128,6 +134,7 @@ func parseFlags(args []string) (config, error) {
 	}
 	cfg.server, cfg.serverFlag = abs, cfg.server
 	cfg.serverArgs = strings.Fields(extra)
+	cfg.upstreamArgs = strings.Fields(upstreamArgs)
 	return cfg, nil
 }
 
@@ -175,7 +182,18 @@ func run(ctx context.Context, cfg config, out io.Writer) (err error) {
 	if r.version, err = binaryVersion(ctx, cfg.server); err != nil {
 		return err
 	}
-	if err := runConfigMapSections(ctx, cfg, root, &r); err != nil {
+	var ub *upstreamBench
+	if cfg.upstream != "" {
+		bins, err := findUpstream(ctx, cfg.upstream, cfg.upstreamArgs)
+		if err != nil {
+			return err
+		}
+		if ub, err = newUpstreamBench(bins, root); err != nil {
+			return err
+		}
+		r.upstream = &upstreamResult{bins: bins}
+	}
+	if err := runConfigMapSections(ctx, cfg, root, &r, ub); err != nil {
 		return err
 	}
 	if cfg.sections.has("crds") {
@@ -236,11 +254,19 @@ func writeReadme(cfg config, r report) error {
 }
 
 // runConfigMapSections runs the sections that share the data dir populated
-// with cfg.objects ConfigMaps: starts, lists and rv0.
-func runConfigMapSections(ctx context.Context, cfg config, root string, r *report) error {
+// with cfg.objects ConfigMaps: starts, lists and rv0. With ub (-upstream),
+// the empty data dir starts and the lists run on upstream too, interleaved
+// with miniapiserver's, and upstream gets a populated data dir of its own.
+func runConfigMapSections(ctx context.Context, cfg config, root string, r *report, ub *upstreamBench) error {
 	var err error
 	if cfg.sections.has("starts") {
-		if r.empty, err = benchEmptyStarts(ctx, cfg, root); err != nil {
+		if ub != nil {
+			r.upstream.starts, err = ub.benchEmptyStarts(ctx, cfg)
+			r.empty = r.upstream.starts.ours
+		} else {
+			r.empty, err = benchEmptyStarts(ctx, cfg, root)
+		}
+		if err != nil {
 			return err
 		}
 	}
@@ -257,7 +283,12 @@ func runConfigMapSections(ctx context.Context, cfg config, root string, r *repor
 		}
 	}
 	if cfg.sections.has("lists") {
-		if r.lists, err = benchLists(ctx, cfg, populated); err != nil {
+		if ub != nil {
+			err = listsSideBySide(ctx, cfg, ub, populated, r)
+		} else {
+			r.lists, err = benchLists(ctx, cfg, populated)
+		}
+		if err != nil {
 			return err
 		}
 	}
@@ -267,6 +298,18 @@ func runConfigMapSections(ctx context.Context, cfg config, root string, r *repor
 		}
 	}
 	return nil
+}
+
+// listsSideBySide populates upstream's own data dir, then runs the lists
+// section on both servers.
+func listsSideBySide(ctx context.Context, cfg config, ub *upstreamBench, populated string, r *report) error {
+	upstreamPopulated := filepath.Join(ub.root, "upstream-populated")
+	var err error
+	if r.upstream.populate, err = ub.populate(ctx, cfg, upstreamPopulated); err != nil {
+		return err
+	}
+	r.lists, r.upstream.lists, err = ub.benchLists(ctx, cfg, populated, upstreamPopulated)
+	return err
 }
 
 // binaryVersion is what the binary's --version prints, e.g.

@@ -35,6 +35,7 @@ type report struct {
 	informers  informersResult
 	stops      []stopStats // watch cache, then etcd
 	restarts   restartsResult
+	upstream   *upstreamResult // with -upstream
 	elapsed    time.Duration
 }
 
@@ -51,6 +52,7 @@ func (r report) write(w io.Writer) error {
 func (r report) body() (string, error) {
 	var b markdown
 	r.writeSummary(&b)
+	r.writeUpstream(&b)
 	r.writeResults(&b)
 	r.writeRatios(&b)
 	r.writeRV0Ratios(&b)

@@ -25,6 +25,7 @@ func TestReportGolden(t *testing.T) {
 		{name: "variants", r: variantsReport()},
 		{name: "cache-only-watch", r: cacheOnlyWatchReport()},
 		{name: "crds-only", r: crdsOnlyReport()},
+		{name: "upstream", r: upstreamReport()},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -23,7 +23,8 @@ const (
 	stderrTail   = 4 << 10          // bytes of server stderr kept for errors
 )
 
-// server is one running miniapiserver process.
+// server is one running miniapiserver process (or, started by launch, one
+// of the processes of upstream kube-apiserver, see upstream.go).
 type server struct {
 	cmd        *exec.Cmd
 	stderr     *tailWriter
@@ -34,6 +35,9 @@ type server struct {
 	kubeconfig string        // from the ready line
 
 	stopAfter time.Duration // how long Stop waits before SIGKILL; 0: stopTimeout
+	// diesOnSIGTERM: death by the SIGTERM Stop sent is a clean stop (etcd
+	// re-raises it after its own shutdown).
+	diesOnSIGTERM bool
 
 	stopOnce sync.Once
 	stopped  time.Duration // from SIGTERM to exit
@@ -51,26 +55,39 @@ func startServer(ctx context.Context, cfg config, dataDir string) (*server, erro
 	if err != nil {
 		return nil, fmt.Errorf("creating stdout pipe: %w", err)
 	}
-	s := &server{
-		cmd:    exec.Command(cfg.server, args...),
-		stderr: &tailWriter{max: stderrTail},
-		exited: make(chan struct{}),
-	}
-	s.cmd.Stdout, s.cmd.Stderr, s.cmd.SysProcAttr = w, s.stderr, sysProcAttr()
 	began := time.Now()
-	err = s.cmd.Start()
+	s, err := launch(cfg.server, args, w)
 	w.Close()
 	if err != nil {
 		stdout.Close()
-		return nil, fmt.Errorf("starting %s: %w", cfg.server, err)
+		return nil, err
 	}
-	go func() { s.waitErr = s.cmd.Wait(); close(s.exited) }()
 	if err := s.awaitReady(ctx, stdout, began); err != nil {
 		if s.hasExited() {
 			return nil, err
 		}
 		return nil, errors.Join(err, s.Stop())
 	}
+	return s, nil
+}
+
+// launch execs path with args in a process group of its own, its stdout
+// to stdout (nil: discarded) and the tail of its stderr kept for errors.
+// The returned server is not ready yet: its caller waits for that.
+func launch(path string, args []string, stdout *os.File) (*server, error) {
+	s := &server{
+		cmd:    exec.Command(path, args...),
+		stderr: &tailWriter{max: stderrTail},
+		exited: make(chan struct{}),
+	}
+	s.cmd.Stderr, s.cmd.SysProcAttr = s.stderr, sysProcAttr()
+	if stdout != nil {
+		s.cmd.Stdout = stdout
+	}
+	if err := s.cmd.Start(); err != nil {
+		return nil, fmt.Errorf("starting %s: %w", path, err)
+	}
+	go func() { s.waitErr = s.cmd.Wait(); close(s.exited) }()
 	return s, nil
 }
 
@@ -165,7 +182,7 @@ func (s *server) stop() error {
 	select {
 	case <-s.exited:
 		s.stopped = time.Since(began)
-		if s.waitErr != nil {
+		if s.waitErr != nil && !(s.diesOnSIGTERM && terminatedBy(s.waitErr, syscall.SIGTERM)) {
 			return fmt.Errorf("server failed after SIGTERM (%w)%s", s.waitErr, s.stderr.excerpt())
 		}
 		return nil
@@ -175,6 +192,19 @@ func (s *server) stop() error {
 		s.stopped = time.Since(began)
 		return errors.Join(fmt.Errorf("%w %s; killed it%s", errStopTimeout, limit, s.stderr.excerpt()), err)
 	}
+}
+
+// terminatedBy is whether a cmd.Wait error says the process died of sig.
+func terminatedBy(err error, sig syscall.Signal) bool {
+	var exitErr *exec.ExitError
+	if !errors.As(err, &exitErr) {
+		return false
+	}
+	status, ok := exitErr.Sys().(interface {
+		Signaled() bool
+		Signal() syscall.Signal
+	})
+	return ok && status.Signaled() && status.Signal() == sig
 }
 
 // tailWriter keeps the last max bytes written to it. Read it only after the

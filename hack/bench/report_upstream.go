@@ -1,0 +1,112 @@
+package main
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"time"
+)
+
+// upstreamProse is the "upstream" paragraph.
+type upstreamProse struct {
+	APIServer, Etcd string   // the binaries' versions
+	Dir             string   // -upstream as given
+	Args            []string // -upstream-args
+	Starts          int      // rounds of start-to-ready; 0: the starts section did not run
+	Poll            time.Duration
+	Lists           int // timed rounds per LIST variant; 0: the lists section did not run
+	Objects         int
+	Namespace       string
+	Workers         int
+	Populate        time.Duration // upstream's
+	OursPopulate    time.Duration // miniapiserver's
+	ExactRVWrites   int
+	AllocMetric     string
+	Gzip            bool
+	OursOnly        []string // what ran on miniapiserver only
+}
+
+// writeUpstream is the side-by-side part: its paragraph, then a table for
+// start-to-ready and one for the LISTs.
+func (r report) writeUpstream(b *markdown) {
+	u := r.upstream
+	if u == nil || (len(u.starts.ours.runs) == 0 && len(u.lists) == 0) {
+		return
+	}
+	p := upstreamProse{
+		APIServer: u.bins.apiserverVersion, Etcd: u.bins.etcdVersion, Dir: r.cfg.upstream, Args: u.bins.args,
+		Poll: readyzPoll, Objects: r.cfg.objects, Namespace: namespace, Workers: r.cfg.workers,
+		Populate: u.populate.duration, OursPopulate: r.populate.duration, ExactRVWrites: exactRVWrites,
+		AllocMetric: allocBytesTotal, Gzip: r.cfg.gzip,
+	}
+	if len(u.starts.ours.runs) > 0 {
+		p.Starts = r.cfg.starts
+	}
+	if len(u.lists) > 0 {
+		p.Lists = r.cfg.lists
+	}
+	if p.Starts > 0 {
+		p.OursOnly = append(p.OursOnly, "start-to-ready on the populated data dir")
+	}
+	for _, name := range r.ranSections() {
+		if name != "starts" && name != "lists" {
+			p.OursOnly = append(p.OursOnly, "the "+name+" section")
+		}
+	}
+	b.paragraph("upstream", p)
+	r.writeUpstreamStarts(b)
+	r.writeUpstreamLists(b)
+}
+
+func (r report) writeUpstreamStarts(b *markdown) {
+	st := r.upstream.starts
+	if len(st.ours.runs) == 0 {
+		return
+	}
+	b.WriteString("| vs kube-apiserver | miniapiserver median | kube-apiserver + etcd median | upstream / ours | target |\n")
+	b.WriteString("|---|---|---|---|---|\n")
+	ready := [2]time.Duration{median(st.ours.readyTimes()), median(st.upstream.readyTimes())}
+	writePairRow(b, "start-to-ready, empty data dir", ready, upstreamTargetNote(ratioOf(ready), upstreamStartTarget))
+	stop := [2]time.Duration{median(st.ours.stopTimes()), median(st.upstream.stopTimes())}
+	writePairRow(b, "SIGTERM→exit after it", stop, "none")
+	b.WriteString("\n")
+}
+
+func writePairRow(b *markdown, label string, medians [2]time.Duration, note string) {
+	fmt.Fprintf(b, "| %s | %s | %s | %s | %s |\n", label, fmtDuration(medians[0]), fmtDuration(medians[1]),
+		fmtRatio(ratioOf(medians)), note)
+}
+
+// ratioOf is upstream's median over ours.
+func ratioOf(medians [2]time.Duration) float64 {
+	return medians[1].Seconds() / medians[0].Seconds()
+}
+
+func upstreamTargetNote(ratio, target float64) string {
+	return fmt.Sprintf("≥ %g×: %s", target, metNote(ratio >= target))
+}
+
+func (r report) writeUpstreamLists(b *markdown) {
+	lists := r.upstream.lists
+	if len(lists) == 0 {
+		return
+	}
+	fmt.Fprintf(b, "| vs kube-apiserver: LIST %s ConfigMaps | miniapiserver median | kube-apiserver median | upstream / ours "+
+		"| miniapiserver alloc/op | kube-apiserver + etcd alloc/op | target |\n", fmtCount(r.cfg.objects))
+	b.WriteString("|---|---|---|---|---|---|---|\n")
+	met := 0
+	for _, p := range lists {
+		ratio := listTimeRatio(p.upstream, p.ours)
+		if ratio >= p.target {
+			met++
+		}
+		fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s | %s |\n", pairLabel(p.ours.variant),
+			fmtDuration(median(p.ours.times)), fmtDuration(median(p.upstream.times)), fmtRatio(ratio),
+			fmtBytes(p.ours.allocPerOp), fmtBytes(p.upstream.allocPerOp), upstreamTargetNote(ratio, p.target))
+	}
+	worst := slices.MinFunc(lists, func(a, b listPair) int {
+		return cmp.Compare(listTimeRatio(a.upstream, a.ours)/a.target, listTimeRatio(b.upstream, b.ours)/b.target)
+	})
+	fmt.Fprintf(b, "\n%d of %d LIST targets met; the furthest from its target: %s at %s (target %g×).\n\n", met, len(lists),
+		pairLabel(worst.ours.variant), fmtRatio(listTimeRatio(worst.upstream, worst.ours)), worst.target)
+}

@@ -1,0 +1,292 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+)
+
+// Targets of miniapiserver against upstream kube-apiserver: how many times
+// faster (upstream's median over ours) it should be, at least.
+const (
+	upstreamStartTarget = 10.0 // start-to-ready on an empty data dir
+	upstreamListTarget  = 1.5  // LISTs served from the cache: RV unset (one request and paged) and RV=0
+	upstreamExactTarget = 3.0  // exact-resourceVersion LISTs
+)
+
+// upstreamResult is what ran side by side with upstream kube-apiserver;
+// nil in a report without -upstream.
+type upstreamResult struct {
+	bins     upstreamBinaries
+	starts   startPair     // empty data dirs; no runs if the starts section did not run
+	populate populateStats // of upstream's own populated data dir
+	lists    []listPair    // in upstreamListVariants order; none if the lists section did not run
+}
+
+// startPair are the start-to-ready runs of both servers.
+type startPair struct{ ours, upstream startStats }
+
+// listPair is one LIST variant timed on both servers.
+type listPair struct {
+	ours, upstream listStats
+	target         float64 // upstream/ours wall time to reach
+}
+
+// upstreamBench is what the side-by-side runs share.
+type upstreamBench struct {
+	bins upstreamBinaries
+	pki  *upstreamPKI
+	root string // where upstream's data dirs go
+}
+
+func newUpstreamBench(bins upstreamBinaries, root string) (*upstreamBench, error) {
+	pki, err := newUpstreamPKI(filepath.Join(root, "upstream-pki"))
+	if err != nil {
+		return nil, err
+	}
+	return &upstreamBench{bins: bins, pki: pki, root: root}, nil
+}
+
+// benchEmptyStarts measures start-to-ready on fresh data dirs,
+// cfg.starts rounds of miniapiserver then upstream.
+func (ub *upstreamBench) benchEmptyStarts(ctx context.Context, cfg config) (startPair, error) {
+	var st startPair
+	for i := range cfg.starts {
+		dir := filepath.Join(ub.root, fmt.Sprintf("empty-%d", i))
+		run, version, err := startStop(ctx, cfg, dir)
+		if err = errors.Join(err, os.RemoveAll(dir)); err != nil {
+			return startPair{}, fmt.Errorf("start-to-ready (empty data dir), run %d/%d: %w", i+1, cfg.starts, err)
+		}
+		st.ours.runs, st.ours.version = append(st.ours.runs, run), version
+		dir = filepath.Join(ub.root, fmt.Sprintf("upstream-empty-%d", i))
+		urun, err := ub.startStop(ctx, dir)
+		if err = errors.Join(err, os.RemoveAll(dir)); err != nil {
+			return startPair{}, fmt.Errorf("kube-apiserver start-to-ready (empty data dir), run %d/%d: %w", i+1, cfg.starts, err)
+		}
+		st.upstream.runs, st.upstream.version = append(st.upstream.runs, urun), ub.bins.apiserverVersion
+		progress("start-to-ready (empty data dir) %d/%d: miniapiserver ready in %s, stopped in %s; kube-apiserver ready in %s, stopped in %s",
+			i+1, cfg.starts, fmtDuration(run.ready), fmtDuration(run.stop), fmtDuration(urun.ready), fmtDuration(urun.stop))
+	}
+	return st, nil
+}
+
+func (ub *upstreamBench) startStop(ctx context.Context, dir string) (startRun, error) {
+	u, err := startUpstream(ctx, ub.bins, ub.pki, dir)
+	if err != nil {
+		return startRun{}, err
+	}
+	if err := u.Stop(); err != nil {
+		return startRun{}, err
+	}
+	return startRun{ready: u.ready, stop: u.stopped}, nil
+}
+
+// populate starts upstream on dir, creates objects ConfigMaps as populate
+// does for miniapiserver, and stops it.
+func (ub *upstreamBench) populate(ctx context.Context, cfg config, dir string) (populateStats, error) {
+	u, err := startUpstream(ctx, ub.bins, ub.pki, dir)
+	if err != nil {
+		return populateStats{}, fmt.Errorf("kube-apiserver populate: %w", err)
+	}
+	progress("kube-apiserver populate: creating %d ConfigMaps with %d clients", cfg.objects, cfg.workers)
+	st, err := createOnUpstream(ctx, cfg, u)
+	if err = errors.Join(err, u.Stop()); err != nil {
+		return populateStats{}, fmt.Errorf("kube-apiserver populate: %w", err)
+	}
+	progress("kube-apiserver populate: done in %s (%.0f creates/s)", fmtDuration(st.duration), float64(st.objects)/st.duration.Seconds())
+	return st, nil
+}
+
+// createOnUpstream creates the namespace, which kube-apiserver's own
+// controller may not have yet, then the ConfigMaps.
+func createOnUpstream(ctx context.Context, cfg config, u *upstreamServer) (populateStats, error) {
+	rc, err := u.api.restConfig()
+	if err != nil {
+		return populateStats{}, err
+	}
+	client, err := kubernetes.NewForConfig(rc)
+	if err != nil {
+		return populateStats{}, fmt.Errorf("creating client: %w", err)
+	}
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: namespace}}
+	if _, err := client.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		return populateStats{}, fmt.Errorf("creating namespace %s: %w", namespace, err)
+	}
+	began := time.Now()
+	err = createConfigMaps(ctx, u.api, cfg.objects, cfg.workers)
+	return populateStats{objects: cfg.objects, duration: time.Since(began)}, err
+}
+
+// benchLists starts miniapiserver on its populated data dir and upstream
+// on its own, both with cfg.objects ConfigMaps, updates exactRVWrites of
+// them on each after taking a resourceVersion, then times every
+// upstreamListVariants on both. It also returns miniapiserver's results for
+// listVariants, which the lists section's own tables show.
+func (ub *upstreamBench) benchLists(ctx context.Context, cfg config, oursDir, upstreamDir string) (ours []listStats, pairs []listPair, err error) {
+	s, err := startServer(ctx, cfg, oursDir)
+	if err != nil {
+		return nil, nil, fmt.Errorf("LIST: %w", err)
+	}
+	defer func() { err = errors.Join(err, s.Stop()) }()
+	u, err := startUpstream(ctx, ub.bins, ub.pki, upstreamDir)
+	if err != nil {
+		return nil, nil, fmt.Errorf("kube-apiserver LIST: %w", err)
+	}
+	defer func() { err = errors.Join(err, u.Stop()) }()
+	sides, err := listSides(ctx, cfg, s, u)
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, v := range upstreamListVariants(cfg.page) {
+		p, err := benchListPair(ctx, sides, v, cfg.objects, cfg.lists)
+		if err != nil {
+			return nil, nil, fmt.Errorf("LIST %s: %w", v, err)
+		}
+		pairs = append(pairs, p)
+		if v.match == "" && v.rv == "" {
+			ours = append(ours, p.ours)
+		}
+	}
+	return ours, pairs, nil
+}
+
+// listSide is one server of a side-by-side LIST.
+type listSide struct {
+	name    string
+	rc      rest.Interface
+	exactRV string                                 // taken before exactRVWrites updates
+	alloc   func(context.Context) (float64, error) // cumulative bytes allocated by the server (and its etcd)
+}
+
+// listSides are miniapiserver then upstream, each with the resourceVersion
+// of its exact-RV LISTs.
+func listSides(ctx context.Context, cfg config, s *server, u *upstreamServer) ([2]listSide, error) {
+	var sides [2]listSide
+	for i, api := range []*server{s, u.api} {
+		client, err := api.listClient(cfg.gzip)
+		if err != nil {
+			return sides, err
+		}
+		rc := client.CoreV1().RESTClient()
+		sides[i] = listSide{name: "miniapiserver", rc: rc, alloc: func(ctx context.Context) (float64, error) {
+			return serverAllocBytes(ctx, rc)
+		}}
+		if sides[i].exactRV, err = rvBeforeWrites(ctx, client, cfg.objects); err != nil {
+			return sides, fmt.Errorf("%s: %w", sides[i].name, err)
+		}
+	}
+	sides[1].name = "kube-apiserver"
+	sides[1].alloc = func(ctx context.Context) (float64, error) {
+		api, err := serverAllocBytes(ctx, sides[1].rc)
+		if err != nil {
+			return 0, err
+		}
+		etcd, err := etcdAllocBytes(ctx, u.etcdURL)
+		return api + etcd, err
+	}
+	return sides, nil
+}
+
+// upstreamListVariants are the lists section's variants, the rv0 section's,
+// and exact-RV LISTs, whose resourceVersion ("exact" here) each server
+// fills in with its own.
+func upstreamListVariants(page int) []listVariant {
+	vs := append(listVariants(page), rv0Variants()...)
+	exact := string(metav1.ResourceVersionMatchExact)
+	return append(vs,
+		listVariant{encoding: "JSON", accept: acceptJSON, rv: "exact", match: exact},
+		listVariant{encoding: "protobuf", accept: acceptProtobuf, rv: "exact", match: exact},
+		listVariant{encoding: "protobuf", accept: acceptProtobuf, limit: page, rv: "exact", match: exact},
+	)
+}
+
+// benchListPair verifies one untimed listing of v on each side, then times
+// runs rounds of one listing on each, miniapiserver first.
+func benchListPair(ctx context.Context, sides [2]listSide, v listVariant, objects, runs int) (listPair, error) {
+	var st [2]listStats
+	var before [2]float64
+	for i, side := range sides {
+		sv := v
+		if v.match != "" {
+			sv.rv = side.exactRV
+		}
+		st[i].variant = sv
+		var err error
+		if st[i].shape, err = verifiedListing(ctx, side.rc, sv, sv.items(objects)); err != nil {
+			return listPair{}, fmt.Errorf("%s: %w", side.name, err)
+		}
+		if before[i], err = side.alloc(ctx); err != nil {
+			return listPair{}, fmt.Errorf("%s: %w", side.name, err)
+		}
+	}
+	for n := range runs {
+		for i, side := range sides {
+			began := time.Now()
+			shape, err := listAll(ctx, side.rc, st[i].variant, nil)
+			if err != nil {
+				return listPair{}, fmt.Errorf("%s: %w", side.name, err)
+			}
+			st[i].times = append(st[i].times, time.Since(began))
+			if shape != st[i].shape {
+				return listPair{}, fmt.Errorf("%s: listing %d: got %+v, the verified warm-up got %+v", side.name, n+1, shape, st[i].shape)
+			}
+		}
+	}
+	for i, side := range sides {
+		after, err := side.alloc(ctx)
+		if err != nil {
+			return listPair{}, fmt.Errorf("%s: %w", side.name, err)
+		}
+		st[i].allocPerOp = (after - before[i]) / float64(runs)
+	}
+	p := listPair{ours: st[0], upstream: st[1], target: upstreamListTarget}
+	if v.match != "" {
+		p.target = upstreamExactTarget
+	}
+	progress("LIST %s: miniapiserver median %s, kube-apiserver median %s (%s)", pairLabel(v),
+		fmtDuration(median(p.ours.times)), fmtDuration(median(p.upstream.times)), fmtRatio(listTimeRatio(p.upstream, p.ours)))
+	return p, nil
+}
+
+// pairLabel is v as the side-by-side table names it: an exact RV is each
+// server's own.
+func pairLabel(v listVariant) string {
+	if v.match == string(metav1.ResourceVersionMatchExact) {
+		v.rv, v.match = "", ""
+		return v.String() + ", exact RV"
+	}
+	return v.String()
+}
+
+// etcdAllocBytes scrapes etcd's cumulative allocated bytes from its client
+// URL, that metric only (see scrapeMetrics).
+func etcdAllocBytes(ctx context.Context, etcdURL string) (float64, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, etcdURL+"/metrics?name[]="+allocBytesTotal, nil)
+	if err != nil {
+		return 0, err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return 0, fmt.Errorf("scraping etcd's /metrics: %w", err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return 0, fmt.Errorf("scraping etcd's /metrics: %w", err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		return 0, fmt.Errorf("scraping etcd's /metrics: %s", resp.Status)
+	}
+	return metrics(body).value(allocBytesTotal)
+}
