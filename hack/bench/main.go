@@ -156,6 +156,9 @@ func (cfg *config) validate(only, watchers string) error {
 				"-informers, -informer-rounds, -secrets, -secret-size and the -pagination-*, -stop-* and -restart-* counts must be positive")
 		}
 	}
+	if cfg.upstream != "" && !cfg.sections.has("starts") && !cfg.sections.has("lists") {
+		return errors.New("-upstream compares the starts and lists sections, and -only runs neither")
+	}
 	if cfg.etcdWatchersMax < 0 || cfg.eventInterval < 0 || cfg.heapSample <= 0 {
 		return errors.New("-etcd-watchers-max and -event-interval must not be negative, -heap-sample must be positive")
 	}
