@@ -39,6 +39,12 @@ func upstreamReport() report {
 		if v.match != "" {
 			p.target = upstreamExactTarget
 		}
+		// Upstream's watch cache serves first pages only, and no exact RV.
+		requests := float64(pages * cfg.lists)
+		p.fromCache, p.requests = [2]float64{requests, float64(cfg.lists)}, [2]float64{requests, requests}
+		if v.match != "" {
+			p.fromCache[1] = 0
+		}
 		r.upstream.lists = append(r.upstream.lists, p)
 		if v.rv == "" {
 			r.lists = append(r.lists, p.ours)

@@ -41,6 +41,9 @@ type startPair struct{ ours, upstream startStats }
 type listPair struct {
 	ours, upstream listStats
 	target         float64 // upstream/ours wall time to reach
+	// Of the timed listings' requests (ours, upstream's), how many each
+	// server's watch cache served itself.
+	fromCache, requests [2]float64
 }
 
 // upstreamBench is what the side-by-side runs share.
@@ -165,37 +168,71 @@ func (ub *upstreamBench) benchLists(ctx context.Context, cfg config, oursDir, up
 type listSide struct {
 	name    string
 	rc      rest.Interface
-	exactRV string                                 // taken before exactRVWrites updates
-	alloc   func(context.Context) (float64, error) // cumulative bytes allocated by the server (and its etcd)
+	exactRV string // taken before exactRVWrites updates
+	// counters reads the bytes the server (and its etcd) has allocated so
+	// far and how many ConfigMap LISTs its watch cache has served itself.
+	counters func(context.Context) (alloc, fromCache float64, err error)
 }
+
+// upstreamListsTotal counts upstream's LISTs by resource and storage
+// ("watchcache" or "etcd").
+const upstreamListsTotal = "apiserver_storage_list_total"
 
 // listSides are miniapiserver then upstream, each with the resourceVersion
 // of its exact-RV LISTs.
 func listSides(ctx context.Context, cfg config, s *server, u *upstreamServer) ([2]listSide, error) {
-	var sides [2]listSide
+	sides := [2]listSide{{name: "miniapiserver"}, {name: "kube-apiserver"}}
 	for i, api := range []*server{s, u.api} {
 		client, err := api.listClient(cfg.gzip)
 		if err != nil {
 			return sides, err
 		}
-		rc := client.CoreV1().RESTClient()
-		sides[i] = listSide{name: "miniapiserver", rc: rc, alloc: func(ctx context.Context) (float64, error) {
-			return serverAllocBytes(ctx, rc)
-		}}
+		sides[i].rc = client.CoreV1().RESTClient()
 		if sides[i].exactRV, err = rvBeforeWrites(ctx, client, cfg.objects); err != nil {
 			return sides, fmt.Errorf("%s: %w", sides[i].name, err)
 		}
 	}
-	sides[1].name = "kube-apiserver"
-	sides[1].alloc = func(ctx context.Context) (float64, error) {
-		api, err := serverAllocBytes(ctx, sides[1].rc)
+	ours, upstream := sides[0].rc, sides[1].rc
+	sides[0].counters = func(ctx context.Context) (float64, float64, error) {
+		m, err := scrapeMetrics(ctx, ours, allocBytesTotal, cacheListRequests)
 		if err != nil {
-			return 0, err
+			return 0, 0, err
+		}
+		return ourCounters(m)
+	}
+	sides[1].counters = func(ctx context.Context) (float64, float64, error) {
+		m, err := scrapeMetrics(ctx, upstream, allocBytesTotal, upstreamListsTotal)
+		if err != nil {
+			return 0, 0, err
+		}
+		alloc, err := m.value(allocBytesTotal)
+		if err != nil {
+			return 0, 0, err
+		}
+		fromCache, err := m.sum(upstreamListsTotal, `resource="configmaps"`, `storage="watchcache"`)
+		if err != nil {
+			return 0, 0, err
 		}
 		etcd, err := etcdAllocBytes(ctx, u.etcdURL)
-		return api + etcd, err
+		return alloc + etcd, fromCache, err
 	}
 	return sides, nil
+}
+
+// ourCounters are miniapiserver's allocated bytes and the ConfigMap LISTs
+// its watch cache served, from its latest state or a snapshot.
+func ourCounters(m metrics) (alloc, fromCache float64, err error) {
+	if alloc, err = m.value(allocBytesTotal); err != nil {
+		return 0, 0, err
+	}
+	for _, source := range []string{routeCache, routeSnapshot} {
+		n, err := m.sum(cacheListRequests, `resource="configmaps"`, `source="`+source+`"`)
+		if err != nil {
+			return 0, 0, err
+		}
+		fromCache += n
+	}
+	return alloc, fromCache, nil
 }
 
 // upstreamListVariants are the lists section's variants, the rv0 section's,
@@ -215,7 +252,7 @@ func upstreamListVariants(page int) []listVariant {
 // runs rounds of one listing on each, miniapiserver first.
 func benchListPair(ctx context.Context, sides [2]listSide, v listVariant, objects, runs int) (listPair, error) {
 	var st [2]listStats
-	var before [2]float64
+	var alloc, fromCache [2]float64
 	for i, side := range sides {
 		sv := v
 		if v.match != "" {
@@ -226,7 +263,7 @@ func benchListPair(ctx context.Context, sides [2]listSide, v listVariant, object
 		if st[i].shape, err = verifiedListing(ctx, side.rc, sv, sv.items(objects)); err != nil {
 			return listPair{}, fmt.Errorf("%s: %w", side.name, err)
 		}
-		if before[i], err = side.alloc(ctx); err != nil {
+		if alloc[i], fromCache[i], err = side.counters(ctx); err != nil {
 			return listPair{}, fmt.Errorf("%s: %w", side.name, err)
 		}
 	}
@@ -243,17 +280,19 @@ func benchListPair(ctx context.Context, sides [2]listSide, v listVariant, object
 			}
 		}
 	}
-	for i, side := range sides {
-		after, err := side.alloc(ctx)
-		if err != nil {
-			return listPair{}, fmt.Errorf("%s: %w", side.name, err)
-		}
-		st[i].allocPerOp = (after - before[i]) / float64(runs)
-	}
-	p := listPair{ours: st[0], upstream: st[1], target: upstreamListTarget}
+	p := listPair{target: upstreamListTarget}
 	if v.match != "" {
 		p.target = upstreamExactTarget
 	}
+	for i, side := range sides {
+		allocAfter, fromCacheAfter, err := side.counters(ctx)
+		if err != nil {
+			return listPair{}, fmt.Errorf("%s: %w", side.name, err)
+		}
+		st[i].allocPerOp = (allocAfter - alloc[i]) / float64(runs)
+		p.fromCache[i], p.requests[i] = fromCacheAfter-fromCache[i], float64(st[i].shape.pages*runs)
+	}
+	p.ours, p.upstream = st[0], st[1]
 	progress("LIST %s: miniapiserver median %s, kube-apiserver median %s (%s)", pairLabel(v),
 		fmtDuration(median(p.ours.times)), fmtDuration(median(p.upstream.times)), fmtRatio(listTimeRatio(p.upstream, p.ours)))
 	return p, nil
