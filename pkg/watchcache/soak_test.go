@@ -452,7 +452,7 @@ type soakWatcher struct {
 	resumable         bool
 	resumes, restarts int
 	stalled           bool // it stopped reading for soakStallEvents events
-	timeouts          int // watches refused with 504 (the cache was not fresh enough in time)
+	timeouts          int  // watches refused with 504 (the cache was not fresh enough in time)
 }
 
 // segment is one watch of a soak watcher: how it was opened and what it delivered.
