@@ -42,6 +42,14 @@
 //     bytes allocated per delivered event, and bytes per event; with the
 //     watch cache, and without it for the counts up to -etcd-watchers-max;
 //     each run on a server of its own with a fresh data dir;
+//   - throughput: events/s one resource sustains: -throughput-watchers
+//     JSON watches of the ConfigMaps in one namespace, each of which must
+//     get every event, while -throughput-writers clients merge-patch
+//     ConfigMaps as fast as they can, -throughput-updates in all; with the
+//     watch cache and without it, each on a fresh data dir. Then the
+//     default server's heap in use after a forced GC on -objects ConfigMaps
+//     (the lists section's data dir, or one of its own), before and after a
+//     JSON and a protobuf LIST, minus that on an empty data dir, per object;
 //   - informers: -informers client-go Secret informers, each with its own
 //     connection, started at once against -secrets Secrets of -secret-size
 //     bytes, with watch-list (the server's default) and with
@@ -95,7 +103,7 @@
 //
 // What is measured and how it is printed live apart. Each section's file
 // (starts.go, lists.go, rv0.go, crds.go with crd_manifests.go,
-// pagination.go, watch.go with watchers.go, informers.go, stops.go,
+// pagination.go, watch.go with watchers.go, throughput.go, informers.go, stops.go,
 // restarts.go with restart_informers.go) runs servers and returns plain
 // result structs; server.go, populate.go, clients.go, metrics.go and
 // decode.go are what they share.

@@ -56,6 +56,10 @@ type config struct {
 	firstPages        int // first pages issued in its memory measurement
 	writeRate         int // ConfigMap updates per second meanwhile
 
+	throughputWriters  int // concurrent writers in the throughput section
+	throughputWatchers int // watchers that must each get every event
+	throughputUpdates  int // updates per throughput run
+
 	stopWatches    int // watches open when the stops section sends SIGTERM
 	stopRounds     int // stops per storage path
 	restartObjects int // ConfigMaps, Secrets and Pods (each) the restarts section's informers watch
@@ -115,6 +119,9 @@ func parseFlags(args []string) (config, error) {
 	fs.IntVar(&cfg.paginationRuns, "pagination-runs", 5, "timed listings per pagination variant (after one verified untimed one)")
 	fs.IntVar(&cfg.firstPages, "pagination-first-pages", 1000, "first pages (never continued) issued while measuring the cache's heap growth")
 	fs.IntVar(&cfg.writeRate, "pagination-write-rate", 50, "ConfigMap updates per second while those first pages are issued")
+	fs.IntVar(&cfg.throughputWriters, "throughput-writers", 16, "concurrent clients updating ConfigMaps in the throughput section")
+	fs.IntVar(&cfg.throughputWatchers, "throughput-watchers", 10, "ConfigMap watches that must each get every event in the throughput section")
+	fs.IntVar(&cfg.throughputUpdates, "throughput-updates", 5000, "ConfigMap updates per throughput run")
 	fs.IntVar(&cfg.stopWatches, "stop-watches", 1000, "ConfigMap watches open when the stops section sends SIGTERM")
 	fs.IntVar(&cfg.stopRounds, "stop-rounds", 3, "stops with open watches per storage path (watch cache, etcd)")
 	fs.IntVar(&cfg.restartObjects, "restart-objects", 100, "ConfigMaps, Secrets and Pods (of each) that the restarts section's informers watch")
@@ -150,10 +157,11 @@ func (cfg *config) validate(only, watchers string) error {
 	for _, n := range []int{cfg.starts, cfg.lists, cfg.objects, cfg.page, cfg.workers, cfg.crds, cfg.crs, cfg.watchersPerConn,
 		cfg.events, cfg.informers, cfg.informerRounds, cfg.secrets, cfg.secretSize,
 		cfg.paginationObjects, cfg.paginationLimit, cfg.paginationRuns, cfg.firstPages, cfg.writeRate,
+		cfg.throughputWriters, cfg.throughputWatchers, cfg.throughputUpdates,
 		cfg.stopWatches, cfg.stopRounds, cfg.restartObjects, cfg.restartRounds} {
 		if n < 1 {
 			return errors.New("-starts, -lists, -objects, -page, -workers, -crds, -crs, -watchers-per-conn, -events, " +
-				"-informers, -informer-rounds, -secrets, -secret-size and the -pagination-*, -stop-* and -restart-* counts must be positive")
+				"-informers, -informer-rounds, -secrets, -secret-size and the -pagination-*, -throughput-*, -stop-* and -restart-* counts must be positive")
 		}
 	}
 	if cfg.upstream != "" && !cfg.sections.has("starts") && !cfg.sections.has("lists") {
@@ -211,6 +219,11 @@ func run(ctx context.Context, cfg config, out io.Writer) (err error) {
 	}
 	if cfg.sections.has("watch") {
 		if r.watch, err = benchWatch(ctx, cfg, root); err != nil {
+			return err
+		}
+	}
+	if cfg.sections.has("throughput") {
+		if r.throughput, err = benchThroughput(ctx, cfg, root, filepath.Join(root, "populated")); err != nil {
 			return err
 		}
 	}
@@ -326,7 +339,7 @@ func binaryVersion(ctx context.Context, server string) (string, error) {
 }
 
 // allSections are the -only values, in the order they run.
-var allSections = []string{"starts", "lists", "rv0", "crds", "pagination", "watch", "informers", "stops", "restarts"}
+var allSections = []string{"starts", "lists", "rv0", "crds", "pagination", "watch", "throughput", "informers", "stops", "restarts"}
 
 // sections is the set of benchmarks to run.
 type sections map[string]bool

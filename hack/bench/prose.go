@@ -86,6 +86,21 @@ type watchProse struct {
 	EtcdMax     int   // -etcd-watchers-max
 }
 
+// throughputProse is the "throughput" paragraph.
+type throughputProse struct {
+	Namespace  string
+	Writers    int           // concurrent clients updating
+	Watchers   int           // that must each get every event
+	Updates    int           // per run
+	Timeout    time.Duration // for the deliveries after the last update
+	Objects    int           // ConfigMaps of the heap measurement
+	Payload    float64       // bytes of data per ConfigMap
+	OwnDataDir bool          // populated for this section: starts, lists and rv0 did not run
+	Workers    int           // clients that created them, then
+	Populate   time.Duration // creating them, then
+	HeapMetric string
+}
+
 // informersProse is the "informers" paragraph.
 type informersProse struct {
 	Informers  int     // per round

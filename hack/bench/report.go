@@ -32,6 +32,7 @@ type report struct {
 	crds       crdsResult
 	pagination paginationResult
 	watch      []watchRun
+	throughput throughputResult
 	informers  informersResult
 	stops      []stopStats // watch cache, then etcd
 	restarts   restartsResult
@@ -59,6 +60,7 @@ func (r report) body() (string, error) {
 	r.writeCRDs(&b)
 	r.writePagination(&b)
 	r.writeWatch(&b)
+	r.writeThroughput(&b)
 	r.writeInformers(&b)
 	r.writeStops(&b)
 	r.writeRestarts(&b)

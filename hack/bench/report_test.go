@@ -88,6 +88,7 @@ func baseConfig(only string) config {
 		crds: 20, crs: 10000,
 		watchers: []int{100, 1000}, etcdWatchersMax: 1000, watchersPerConn: 100, events: 1000,
 		informers: 16, informerRounds: 3, secrets: 100, secretSize: 1 << 20, heapSample: 20 * time.Millisecond,
+		throughputWriters: 16, throughputWatchers: 10, throughputUpdates: 5000,
 		paginationObjects: 50000, paginationLimit: 500, paginationRuns: 5, firstPages: 1000, writeRate: 50,
 		stopWatches: 1000, stopRounds: 3, restartObjects: 100, restartRounds: 3,
 	}
@@ -103,7 +104,7 @@ func listFixture(v listVariant, alloc float64, pages, size int, times ...float64
 }
 
 func fullReport() report {
-	cfg := baseConfig("starts,lists,rv0,crds,pagination,watch,informers,stops,restarts")
+	cfg := baseConfig("starts,lists,rv0,crds,pagination,watch,throughput,informers,stops,restarts")
 	r := report{cfg: cfg, version: "miniapiserver v1.37.2", os: "linux", arch: "amd64", cpus: 2, elapsed: 219 * time.Second}
 	r.empty = startStats{runs: []startRun{{ms(206), ms(6.2)}, {ms(150), ms(5)}, {ms(232), ms(7)}}}
 	r.populated = startStats{runs: []startRun{{ms(376), ms(10.9)}, {ms(327), ms(9)}, {ms(433), ms(12)}}}
@@ -128,6 +129,7 @@ func fullReport() report {
 		watchFixture("cache", 1000, 1000, 10, 24.6, 56.5, 108, 22950, 297.5*1024*1000),
 		watchFixture("etcd", 1000, 1000, 10, 3810, 14510, 22990, 43870, 5*(1<<20)*1000),
 	}
+	r.throughput = throughputFixture(cfg, 50000, false)
 	r.informers = informersFixture(0, 16)
 	r.stops = stopsFixture(1000, stopRun{})
 	r.restarts = restartsFixture(0, 1)
@@ -197,6 +199,25 @@ func watchFixture(path string, watchers, events, conns int, p50, p99, maxLat, cp
 		writing: ms(3150), cpu: ms(cpuMS), allocBytes: alloc}
 }
 
+// throughputFixture is the throughput section with events events read by
+// the etcd run's watchers (the cache's get all of them), timed out if fewer,
+// and the heap measured on a data dir of its own if own.
+func throughputFixture(cfg config, events int64, own bool) throughputResult {
+	run := func(path storagePath, writing, delivered float64, events int64) throughputRun {
+		return throughputRun{path: path, writers: cfg.throughputWriters, watchers: cfg.throughputWatchers, updates: cfg.throughputUpdates,
+			writing: ms(writing), delivered: ms(delivered), events: events,
+			timedOut: events < int64(cfg.throughputWatchers*cfg.throughputUpdates)}
+	}
+	res := throughputResult{
+		runs: []throughputRun{run(cachePath, 4140, 4170, 50000), run(etcdPath, 5270, 5510, events)},
+		heap: heapPerObject{objects: cfg.objects, empty: 45.7 * (1 << 20), before: 120.3 * (1 << 20), after: 133.1 * (1 << 20)},
+	}
+	if own {
+		res.heap.populate, res.heap.populatedFromOwn = populateStats{objects: cfg.objects, duration: ms(6880)}, true
+	}
+	return res
+}
+
 func informersFixture(watchListLists, listLists float64) informersResult {
 	rounds := func(lists float64, syncs ...float64) []informerRound {
 		var rs []informerRound
@@ -220,7 +241,7 @@ func informersFixture(watchListLists, listLists float64) informersResult {
 // oddly, an informer that relisted with EfficientWatchResumption on and
 // none that did with it off.
 func variantsReport() report {
-	cfg := baseConfig("starts,pagination,watch,informers,stops,restarts")
+	cfg := baseConfig("starts,pagination,watch,throughput,informers,stops,restarts")
 	cfg.serverArgs = []string{"--feature-gates=APIListChunking=false"}
 	cfg.gzip = false
 	cfg.eventInterval = 5 * time.Millisecond
@@ -239,6 +260,7 @@ func variantsReport() report {
 		watchFixture("etcd", 10, 20, 1, 9.8, 20.2, 42, 300, 4<<20),
 		ended,
 	}
+	r.throughput = throughputFixture(cfg, 49990, true)
 	r.informers = informersFixture(16, 0)
 	cfg.stopWatches = 200
 	r.cfg = cfg

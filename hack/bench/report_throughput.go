@@ -1,0 +1,58 @@
+package main
+
+import (
+	"fmt"
+	"math"
+	"strings"
+)
+
+// writeThroughput is the throughput section: events/s one resource
+// sustains, and the default server's heap per ConfigMap.
+func (r report) writeThroughput(b *markdown) {
+	t := r.throughput
+	if len(t.runs) == 0 {
+		return
+	}
+	b.paragraph("throughput", throughputProse{
+		Namespace: namespace, Writers: r.cfg.throughputWriters, Watchers: r.cfg.throughputWatchers,
+		Updates: r.cfg.throughputUpdates, Timeout: deliveryTimeout, Objects: t.heap.objects, Payload: payloadSize,
+		OwnDataDir: t.heap.populatedFromOwn, Workers: r.cfg.workers, Populate: t.heap.populate.duration, HeapMetric: heapInuseBytes,
+	})
+	b.WriteString("| throughput, one resource | variant | writes/s (acknowledged) | events/s (delivered) | note |\n")
+	b.WriteString("|---|---|---|---|---|\n")
+	for _, run := range t.runs {
+		fmt.Fprintf(b, "| %s writers × %s updates → %s watchers | %s | %s | %s | %s |\n",
+			fmtCount(run.writers), fmtCount(run.updates), fmtCount(run.watchers), run.path.name,
+			fmtRate(run.writesPerSec()), fmtRate(run.eventsPerSec()), throughputNote(run))
+	}
+	b.WriteString("\n")
+	h := t.heap
+	b.WriteString("| heap per object (default server) | heap in use after GC | per ConfigMap | note |\n")
+	b.WriteString("|---|---|---|---|\n")
+	fmt.Fprintf(b, "| empty data dir | %s | – | baseline |\n", fmtBytes(h.empty))
+	fmt.Fprintf(b, "| %s ConfigMaps, after start | %s | %s | no LIST served yet |\n",
+		fmtCount(h.objects), fmtBytes(h.before), fmtBytes(h.perObject(h.before)))
+	fmt.Fprintf(b, "| %s ConfigMaps, after a JSON and a protobuf LIST | %s | %s | growth over after start: %s |\n",
+		fmtCount(h.objects), fmtBytes(h.after), fmtBytes(h.perObject(h.after)), fmtBytes(h.after-h.before))
+	b.WriteString("\n")
+}
+
+// fmtRate is a per-second rate as a whole count: "12,000".
+func fmtRate(x float64) string {
+	if math.IsNaN(x) || math.IsInf(x, 0) {
+		return "–"
+	}
+	return fmtCount(int(math.Round(x)))
+}
+
+func throughputNote(run throughputRun) string {
+	want := int64(run.watchers) * int64(run.updates)
+	var note []string
+	if run.events < want || run.timedOut {
+		note = append(note, "**incomplete**")
+	}
+	note = append(note, fmt.Sprintf("%s of %s events", fmtCount(int(run.events)), fmtCount(int(want))),
+		fmt.Sprintf("updates took %s, deliveries %s", fmtDuration(run.writing), fmtDuration(run.delivered)),
+		fmt.Sprintf("`%s`", strings.Join(run.path.args, " ")))
+	return strings.Join(note, "; ")
+}

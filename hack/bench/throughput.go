@@ -1,0 +1,273 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+)
+
+// throughputResult is the throughput section.
+type throughputResult struct {
+	runs []throughputRun // watch cache, then etcd
+	heap heapPerObject
+}
+
+// throughputRun is the events one resource sustained on one server.
+type throughputRun struct {
+	path      storagePath
+	writers   int
+	watchers  int
+	updates   int
+	writing   time.Duration // from the first update to the last one's response
+	delivered time.Duration // from the first update until every watcher had every event
+	events    int64         // MODIFIED events the watchers read, all together
+	timedOut  bool          // some watcher lacked events deliveryTimeout after the last update
+}
+
+func (r throughputRun) writesPerSec() float64 { return float64(r.updates) / r.writing.Seconds() }
+func (r throughputRun) eventsPerSec() float64 { return float64(r.events) / r.delivered.Seconds() }
+
+// heapPerObject is the default server's heap in use after a forced GC on an
+// empty data dir and on one holding objects ConfigMaps, the latter before
+// and after one JSON and one protobuf LIST of them.
+type heapPerObject struct {
+	objects          int
+	empty            float64
+	before, after    float64
+	populate         populateStats // zero when the lists section's data dir was reused
+	populatedFromOwn bool
+}
+
+func (h heapPerObject) perObject(heap float64) float64 { return (heap - h.empty) / float64(h.objects) }
+
+// benchThroughput measures the events/s one resource sustains with the watch
+// cache and without it, each on a server of its own on a fresh data dir,
+// then the default server's heap per ConfigMap on populated (when it exists,
+// the data dir the starts, lists and rv0 sections share) or on a data dir
+// of its own.
+func benchThroughput(ctx context.Context, cfg config, root, populated string) (res throughputResult, err error) {
+	for _, path := range []storagePath{cachePath, etcdPath} {
+		dir := filepath.Join(root, "throughput-"+path.name)
+		run, empty, err := throughputOnce(ctx, cfg, dir, path)
+		if err != nil {
+			return throughputResult{}, fmt.Errorf("throughput (%s): %w", path.name, err)
+		}
+		if path.name == cachePath.name {
+			res.heap.empty = empty
+		}
+		progress("throughput (%s): %d updates by %d writers at %.0f/s; %d events to %d watchers at %.0f/s",
+			path.name, run.updates, run.writers, run.writesPerSec(), run.events, run.watchers, run.eventsPerSec())
+		res.runs = append(res.runs, run)
+	}
+	res.heap.objects = cfg.objects
+	if _, err := os.Stat(populated); err != nil {
+		populated = filepath.Join(root, "throughput-heap")
+		defer func() { err = errors.Join(err, os.RemoveAll(populated)) }()
+		if res.heap.populate, err = populate(ctx, cfg, populated, cfg.objects); err != nil {
+			return throughputResult{}, fmt.Errorf("throughput: %w", err)
+		}
+		res.heap.populatedFromOwn = true
+	}
+	if res.heap.before, res.heap.after, err = heapWithObjects(ctx, cfg, populated); err != nil {
+		return throughputResult{}, fmt.Errorf("throughput, heap: %w", err)
+	}
+	progress("throughput: heap after GC empty %s, with %d ConfigMaps %s, after a JSON and a protobuf LIST %s",
+		fmtBytes(res.heap.empty), res.heap.objects, fmtBytes(res.heap.before), fmtBytes(res.heap.after))
+	return res, nil
+}
+
+// throughputOnce starts a server for path on a fresh dataDir, reads its heap
+// after GC while it is empty, creates one ConfigMap per writer, opens the
+// watchers, and times cfg.throughputUpdates updates and their deliveries.
+func throughputOnce(ctx context.Context, cfg config, dataDir string, path storagePath) (run throughputRun, empty float64, err error) {
+	defer func() { err = errors.Join(err, os.RemoveAll(dataDir)) }()
+	s, err := startServer(ctx, withArgs(cfg, path.args...), dataDir)
+	if err != nil {
+		return throughputRun{}, 0, err
+	}
+	defer func() { err = errors.Join(err, s.Stop()) }()
+	rc, err := s.restConfig()
+	if err != nil {
+		return throughputRun{}, 0, err
+	}
+	rc.Timeout = 0 // the watches stream for as long as the run takes
+	client, hc, err := ownClient(rc)
+	if err != nil {
+		return throughputRun{}, 0, err
+	}
+	defer closeIdle(hc)
+	if _, empty, err = heapAfterGC(ctx, client.CoreV1().RESTClient()); err != nil {
+		return throughputRun{}, 0, err
+	}
+	for i := range cfg.throughputWriters {
+		if err := createConfigMap(ctx, client, i); err != nil {
+			return throughputRun{}, 0, err
+		}
+	}
+	list, err := client.CoreV1().ConfigMaps(namespace).List(ctx, metav1.ListOptions{Limit: 1})
+	if err != nil {
+		return throughputRun{}, 0, fmt.Errorf("listing ConfigMaps: %w", err)
+	}
+	c := newEventCounter(cfg.throughputWatchers, int64(cfg.throughputUpdates))
+	defer c.close()
+	if err := c.open(ctx, client.CoreV1().RESTClient(), list.ResourceVersion); err != nil {
+		return throughputRun{}, 0, err
+	}
+	run = throughputRun{path: path, writers: cfg.throughputWriters, watchers: cfg.throughputWatchers, updates: cfg.throughputUpdates}
+	began := time.Now()
+	if err := writeConcurrently(ctx, client, cfg.throughputWriters, cfg.throughputUpdates); err != nil {
+		return throughputRun{}, 0, err
+	}
+	run.writing = time.Since(began)
+	if err := waitGroupFor(ctx, &c.done, deliveryTimeout); errors.Is(err, errWaitTimeout) {
+		run.timedOut = true
+	} else if err != nil {
+		return throughputRun{}, 0, err
+	}
+	run.delivered = c.last() - began.Sub(c.began)
+	c.close()
+	run.events = c.total()
+	if err := c.err(); err != nil && !run.timedOut {
+		return throughputRun{}, 0, err
+	}
+	return run, empty, nil
+}
+
+// writeConcurrently has writers clients update ConfigMaps as fast as they
+// can, updates in all, spread round-robin over writers ConfigMaps, stopping
+// at the first error.
+func writeConcurrently(ctx context.Context, client kubernetes.Interface, writers, updates int) error {
+	return forEach(ctx, updates, writers, func(ctx context.Context, i int) error {
+		// Each value is new, so every patch is a write; two writers may patch
+		// one ConfigMap at once, which a merge patch retries on the server.
+		return touchConfigMap(ctx, client, i%writers, "tp-"+strconv.Itoa(i))
+	})
+}
+
+// heapWithObjects starts the default server on dataDir and reads its heap
+// after GC, then again after one JSON and one protobuf LIST of every
+// ConfigMap in one request.
+func heapWithObjects(ctx context.Context, cfg config, dataDir string) (before, after float64, err error) {
+	s, err := startServer(ctx, withArgs(cfg, cachePath.args...), dataDir)
+	if err != nil {
+		return 0, 0, err
+	}
+	defer func() { err = errors.Join(err, s.Stop()) }()
+	client, err := s.listClient(cfg.gzip)
+	if err != nil {
+		return 0, 0, err
+	}
+	rc := client.CoreV1().RESTClient()
+	if _, before, err = heapAfterGC(ctx, rc); err != nil {
+		return 0, 0, err
+	}
+	for _, v := range listVariants(cfg.page) {
+		if v.limit > 0 {
+			continue
+		}
+		if _, err := verifiedListing(ctx, rc, v, cfg.objects); err != nil {
+			return 0, 0, fmt.Errorf("%s: %w", v, err)
+		}
+	}
+	_, after, err = heapAfterGC(ctx, rc)
+	return before, after, err
+}
+
+// eventCounter is watchers that each count the MODIFIED events of one JSON
+// watch of the ConfigMaps in namespace, until they have want of them.
+type eventCounter struct {
+	want     int64
+	began    time.Time // origin of lastAt
+	counts   []atomic.Int64
+	lastAt   atomic.Int64 // when the latest watcher got its last event, since began
+	cancel   context.CancelFunc
+	running  sync.WaitGroup
+	done     sync.WaitGroup // one Done per watcher: all its events, or its stream ended
+	mu       sync.Mutex     // guards firstErr
+	firstErr error
+}
+
+func newEventCounter(watchers int, want int64) *eventCounter {
+	return &eventCounter{want: want, began: time.Now(), counts: make([]atomic.Int64, watchers), cancel: func() {}}
+}
+
+// open starts every watch from rv over rc's connection and returns once the
+// server has answered each.
+func (c *eventCounter) open(ctx context.Context, rc rest.Interface, rv string) error {
+	ctx, c.cancel = context.WithCancel(ctx)
+	opened := make(chan error, len(c.counts))
+	c.done.Add(len(c.counts))
+	for i := range c.counts {
+		c.running.Go(func() { c.watch(ctx, rc, rv, i, opened) })
+	}
+	var errs []error
+	for range c.counts {
+		if err := <-opened; err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func (c *eventCounter) watch(ctx context.Context, rc rest.Interface, rv string, i int, opened chan<- error) {
+	defer c.done.Done()
+	body, err := rc.Get().AbsPath(listPath).Param("watch", "true").Param("resourceVersion", rv).
+		SetHeader("Accept", acceptJSON).Stream(ctx)
+	opened <- err
+	if err != nil {
+		return
+	}
+	defer body.Close()
+	sc := bufio.NewScanner(body)
+	sc.Buffer(make([]byte, 0, 4<<10), 1<<20)
+	for sc.Scan() {
+		if !bytes.HasPrefix(sc.Bytes(), []byte(`{"type":"MODIFIED"`)) {
+			continue
+		}
+		if c.counts[i].Add(1) == c.want {
+			at := int64(time.Since(c.began))
+			for {
+				old := c.lastAt.Load()
+				if at <= old || c.lastAt.CompareAndSwap(old, at) {
+					break
+				}
+			}
+			return
+		}
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.firstErr == nil && ctx.Err() == nil {
+		c.firstErr = fmt.Errorf("watch %d ended after %d of %d events: %v", i, c.counts[i].Load(), c.want, sc.Err())
+	}
+}
+
+func (c *eventCounter) close() { c.cancel(); c.running.Wait() }
+
+func (c *eventCounter) last() time.Duration { return time.Duration(c.lastAt.Load()) }
+
+func (c *eventCounter) total() int64 {
+	var n int64
+	for i := range c.counts {
+		n += c.counts[i].Load()
+	}
+	return n
+}
+
+func (c *eventCounter) err() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.firstErr
+}
