@@ -198,8 +198,8 @@ func (c *Cache) dispatchLocked(e *event) {
 }
 
 // replay returns the next history events a lagging watcher missed. With
-// none left it puts the watcher back into dispatch (caughtUp), atomically
-// with the events being applied, which take the same lock. ok is false if
+// none left it returns none and puts the watcher back into dispatch,
+// atomically with the events being applied, which take the same lock. ok is false if
 // the watcher is gone (stopped, or the cache relisted or shut down) or its
 // position has left the history: then it is closed, as upstream closes a
 // watcher that falls behind, and its client resumes from its last event.
