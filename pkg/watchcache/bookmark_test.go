@@ -113,7 +113,7 @@ func TestBookmarkTiming(t *testing.T) {
 	nextBookmark := func() time.Duration {
 		c.mu.Lock()
 		defer c.mu.Unlock()
-		for w := range c.watchers {
+		for w := range c.watchers.all {
 			if w.nextBookmark.IsZero() {
 				return -1
 			}

@@ -59,7 +59,7 @@ func (c *Cache) sendDueBookmarks() {
 	defer c.mu.Unlock()
 	now := c.cfg.Clock.Now()
 	var bookmark *event
-	for w := range c.watchers {
+	for w := range c.watchers.all {
 		if w.lagging || w.nextBookmark.IsZero() || now.Before(w.nextBookmark) {
 			continue
 		}
@@ -97,8 +97,8 @@ func (c *Cache) Shutdown(ctx context.Context) {
 	if c.cfg.ShutdownBookmarks {
 		bookmark = &event{typ: watch.Bookmark, rv: c.rv, final: true}
 	}
-	for w := range c.watchers {
-		delete(c.watchers, w)
+	for w := range c.watchers.all {
+		c.watchers.remove(w)
 		if w.lagging { // a bookmark past the events it missed would skip them
 			w.end(nil)
 		} else {
@@ -112,7 +112,7 @@ func (c *Cache) Shutdown(ctx context.Context) {
 func (c *Cache) anyWatcherAllowsBookmarks() bool {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
-	for w := range c.watchers {
+	for w := range c.watchers.all {
 		if w.allowBookmarks {
 			return true
 		}

@@ -110,7 +110,7 @@ type Cache struct {
 	relistRequested chan struct{}
 	// rvChanged is closed (and replaced) whenever rv advances.
 	rvChanged chan struct{}
-	watchers  map[*watcher]struct{}
+	watchers  watcherSet
 	// storageWatches are the watches served by the storage (ResumeFromStorage).
 	storageWatches map[*storageWatch]struct{}
 	// shuttingDown: Shutdown (or the end of Run) has ended the watchers;
@@ -160,7 +160,7 @@ func New(c Config) (*Cache, error) {
 	cache := &Cache{
 		cfg:             c,
 		progress:        newProgressRequester(c.Storage.RequestWatchProgress, c.Clock),
-		watchers:        map[*watcher]struct{}{},
+		watchers:        newWatcherSet(c.IndexFields),
 		storageWatches:  map[*storageWatch]struct{}{},
 		store:           newStore(c.IndexFields...),
 		history:         newHistory(c.Clock, c.HistoryWindow, minHistory, c.MaxEvents),

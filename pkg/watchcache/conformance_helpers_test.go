@@ -213,14 +213,14 @@ func compactWatch(c *Cache, client *clientv3.Client) storagetesting.Compaction {
 		_ = wait.PollUntilContextTimeout(ctx, 10*time.Millisecond, wait.ForeverTestTimeout, true, func(context.Context) (bool, error) {
 			c.mu.RLock()
 			defer c.mu.RUnlock()
-			return len(c.watchers) == 0, nil
+			return len(c.watchers.all) == 0, nil
 		})
 		c.mu.Lock()
 		defer c.mu.Unlock()
 		if c.rv < rv {
 			t.Fatalf("Can't compact into a future version: %v", resourceVersion)
 		}
-		if len(c.watchers) > 0 {
+		if len(c.watchers.all) > 0 {
 			// As upstream: the cache does not support compaction, and the
 			// suite does not compact with watchers open.
 			t.Error("Open watchers are not supported during compaction")

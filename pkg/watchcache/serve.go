@@ -165,7 +165,8 @@ func (c *Cache) register(preparedKey string, opts storage.ListOptions, req watch
 	}
 	w.scheduleBookmark(c.cfg.Clock.Now())
 	w.replay = func() ([]*event, bool) { return c.replay(w) }
-	c.watchers[w] = struct{}{}
+	w.scope = c.watchers.scopeOf(preparedKey, opts.Predicate)
+	c.watchers.add(w)
 	c.running.Add(1) // under c.mu, so never after Run has begun to join
 	return w, nil
 }
@@ -173,17 +174,18 @@ func (c *Cache) register(preparedKey string, opts storage.ListOptions, req watch
 func (c *Cache) unregister(w *watcher) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	delete(c.watchers, w)
+	c.watchers.remove(w)
 }
 
-// dispatchLocked offers e to every watcher but the lagging ones. One that
+// dispatchLocked offers e to every watcher it concerns but the lagging
+// ones, found through the watchers' index (watcherSet). One that
 // has fallen a whole buffer behind is not closed, as upstream 1.37 closes
 // it, but marked lagging: it replays the rest from the history (replay),
 // then rejoins, with no gap and no duplicate (KEP-6268's direction).
 func (c *Cache) dispatchLocked(e *event) {
-	for w := range c.watchers {
+	c.watchers.candidates(e, func(w *watcher) {
 		if w.lagging || !w.concerns(e) {
-			continue
+			return
 		}
 		if !w.offer(e) {
 			w.lagging, w.resumeAfter = true, e.rv-1 // e, in the history, is the first it missed
@@ -192,7 +194,7 @@ func (c *Cache) dispatchLocked(e *event) {
 			default:
 			}
 		}
-	}
+	})
 	e.shared.release() // dispatch's own reference (see sharedEncoding)
 	c.recordEventDispatched()
 }
@@ -206,12 +208,12 @@ func (c *Cache) dispatchLocked(e *event) {
 func (c *Cache) replay(w *watcher) (events []*event, ok bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if _, registered := c.watchers[w]; !registered {
+	if !c.watchers.has(w) {
 		return nil, false
 	}
 	events, err := c.history.after(w.resumeAfter, replayChunk)
 	if err != nil {
-		delete(c.watchers, w)
+		c.watchers.remove(w)
 		w.Stop()
 		c.recordTerminatedWatcher()
 		return nil, false
@@ -226,9 +228,9 @@ func (c *Cache) replay(w *watcher) (events []*event, ok bool) {
 
 // stopWatchersLocked closes every watcher, as after a relist.
 func (c *Cache) stopWatchersLocked() {
-	for w := range c.watchers {
+	for w := range c.watchers.all {
 		w.Stop()
-		delete(c.watchers, w)
+		c.watchers.remove(w)
 	}
 }
 

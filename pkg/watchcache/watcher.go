@@ -61,6 +61,8 @@ type watcher struct {
 
 	// matches reports whether an object belongs to this watch (namespace, name, selectors).
 	matches func(*element) bool
+	// scope is the watcherSet bucket the cache finds it in.
+	scope watchScope
 	// sinceRV: only events after it are delivered, so a watcher never goes
 	// back in time. Owned by run.
 	sinceRV   uint64
