@@ -16,9 +16,11 @@ import (
 // The consistency checker is upstream's DetectCacheInconsistency: every
 // Config.ConsistencyCheckPeriod the cache compares a digest (keys and
 // resourceVersions, in key order) of its newest state with one of the
-// storage's LIST at exactly that resourceVersion. A mismatch is counted
+// storage's LIST at exactly that resourceVersion, and does the same for
+// the oldest snapshot. A mismatch is counted
 // (apiserver_storage_consistency_checks_total{status="failure"}), sends
-// exact and continue reads to the storage, and relists; with
+// exact and continue reads to the storage (markConsistent), and relists,
+// where upstream waits for a later check to pass; with
 // Config.PanicOnInconsistency it panics instead, so that a test suite
 // cannot miss it.
 
@@ -40,20 +42,56 @@ func (c *Cache) checkConsistencyEvery(ctx context.Context) {
 
 // checkConsistency runs one check; it reports whether the cache matched
 // (true too when there was nothing to compare: not ready, or compacted).
+// It checks the newest state and, with snapshots, the oldest one still
+// served: a write to the live store that leaked into a clone would show
+// there first.
 func (c *Cache) checkConsistency(ctx context.Context) bool {
 	c.mu.Lock() // clone writes the tree's copy-on-write context
 	ready, rv, state := c.ready, c.rv, c.store.clone()
+	var olderRV uint64
+	var older *store
+	if c.snaps != nil && !c.inconsistent {
+		if oldest, ok := c.snaps.oldest(); ok {
+			olderRV, older = max(oldest.rv, c.snaps.floor), oldest.store
+		}
+	}
 	c.mu.Unlock()
 	if !ready {
 		return true
 	}
+	msg := c.compare(ctx, rv, state)
+	if msg == "" && older != nil && olderRV < rv {
+		msg = c.compare(ctx, olderRV, older)
+	}
+	if msg == "" {
+		c.recordConsistencyCheck(true)
+		c.markConsistent(true)
+		return true
+	}
+	c.recordConsistencyCheck(false)
+	if c.cfg.PanicOnInconsistency {
+		panic(msg)
+	}
+	klog.FromContext(ctx).Error(nil, msg+"; relisting")
+	c.markConsistent(false)
+	select {
+	case c.relistRequested <- struct{}{}:
+	default: // one is pending
+	}
+	return false
+}
+
+// compare compares state, the cache's state at rv, with the storage's; it
+// returns what differs, or "" if nothing does or the storage cannot tell
+// (it has compacted rv).
+func (c *Cache) compare(ctx context.Context, rv uint64, state *store) string {
 	list := c.cfg.NewListFunc()
 	opts := storage.ListOptions{ResourceVersion: fmt.Sprint(rv), ResourceVersionMatch: metav1.ResourceVersionMatchExact, Recursive: true, Predicate: storage.Everything}
 	if err := c.cfg.Storage.GetList(ctx, c.cfg.ResourcePrefix, opts, list); err != nil {
 		if !apierrors.IsResourceExpired(err) && !apierrors.IsGone(err) && ctx.Err() == nil {
 			klog.FromContext(ctx).V(2).Info("Watch cache consistency check could not list", "prefix", c.cfg.ResourcePrefix, "rv", rv, "err", err)
 		}
-		return true
+		return ""
 	}
 	cached := newDigest()
 	state.ascend(c.cfg.ResourcePrefix, "", func(e *element) bool {
@@ -70,27 +108,31 @@ func (c *Cache) checkConsistency(ctx context.Context) bool {
 	})
 	if err != nil {
 		klog.FromContext(ctx).Error(err, "Watch cache consistency check could not read the list", "prefix", c.cfg.ResourcePrefix)
-		return true
+		return ""
 	}
 	if cached == stored {
-		c.recordConsistencyCheck(true)
-		return true
+		return ""
 	}
-	c.recordConsistencyCheck(false)
-	msg := fmt.Sprintf("watch cache of %s is inconsistent with the storage at resourceVersion %d: %d objects (digest %x) cached, %d stored (digest %x)",
+	return fmt.Sprintf("watch cache of %s is inconsistent with the storage at resourceVersion %d: %d objects (digest %x) cached, %d stored (digest %x)",
 		c.cfg.ResourcePrefix, rv, cached.n, cached.sum, stored.n, stored.sum)
-	if c.cfg.PanicOnInconsistency {
-		panic(msg)
-	}
-	klog.FromContext(ctx).Error(nil, msg+"; relisting")
+}
+
+// markConsistent is upstream's MarkConsistent. While a cache is
+// inconsistent, exact and continue reads go to the storage (routeExact).
+// Either way its snapshots start again from the live state (which
+// listLatest reads): those from before it was found inconsistent may be
+// as wrong, and so may those taken while it was.
+func (c *Cache) markConsistent(consistent bool) {
 	c.mu.Lock()
-	c.inconsistent = true
-	c.mu.Unlock()
-	select {
-	case c.relistRequested <- struct{}{}:
-	default: // one is pending
+	defer c.mu.Unlock()
+	if c.inconsistent != consistent {
+		return // no change
 	}
-	return false
+	c.inconsistent = !consistent
+	if c.snaps != nil {
+		c.snaps.reset(c.rv, c.store)
+		c.recordSnapshots()
+	}
 }
 
 // digest summarises a list of objects by their keys and resourceVersions, in order.

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"k8s.io/utils/clock"
+
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apiserver/pkg/storage"
 )
@@ -91,4 +93,69 @@ func TestConsistencyCheckPanicsWhenAsked(t *testing.T) {
 		}
 	}()
 	c.checkConsistency(context.Background())
+}
+
+// TestConsistencyCheckComparesTheOldestSnapshot: a snapshot that has gone
+// wrong while the live state is right (a write leaking into a clone) is
+// found too.
+func TestConsistencyCheckComparesTheOldestSnapshot(t *testing.T) {
+	c, s := newCheckedCache(t, false)
+	createPod(t, s, "d")
+	rv := createPod(t, s, "e")
+	waitFor(t, "the cache to see the writes", func() bool { return c.ResourceVersion() >= rv })
+	if !c.checkConsistency(context.Background()) {
+		t.Fatal("check of a cache in sync: failed, want it to pass")
+	}
+	c.mu.Lock()
+	oldest, ok := c.snaps.oldest()
+	if ok && oldest.rv < rv {
+		oldest.store.remove("/pods/ns/a")
+	}
+	c.mu.Unlock()
+	if !ok || oldest.rv >= rv {
+		t.Fatalf("oldest snapshot: %+v (%v), want one older than %d", oldest.rv, ok, rv)
+	}
+	if c.checkConsistency(context.Background()) {
+		t.Error("check with a wrong older snapshot: passed, want it to fail")
+	}
+}
+
+// TestMarkConsistent is upstream's (cacher_test.go): exact LISTs skip etcd
+// while the cache is consistent; once it is marked inconsistent its
+// snapshots are dropped and exact LISTs go to etcd, also at
+// resourceVersions it reaches meanwhile; marked consistent again, it
+// serves the ones after that from its snapshots.
+func TestMarkConsistent(t *testing.T) {
+	s, _ := newEtcdStore(t)
+	c, counting := newSnapshotCache(t, s, clock.RealClock{})
+	etcdLists := func(rv uint64) int64 {
+		t.Helper()
+		waitFor(t, "the cache to reach the write", func() bool { return c.ResourceVersion() >= rv })
+		before := counting.lists.Load()
+		podsAt(t, c, storage.ListOptions{ResourceVersion: fmt.Sprint(rv), ResourceVersionMatch: metav1.ResourceVersionMatchExact})
+		return counting.lists.Load() - before
+	}
+
+	rv1 := createPod(t, s, "a")
+	if n := etcdLists(rv1); n != 0 {
+		t.Errorf("consistent cache, exact LIST: %d LISTs reached etcd, want 0", n)
+	}
+
+	c.markConsistent(false)
+	if n := etcdLists(rv1); n != 1 {
+		t.Errorf("inconsistent cache, exact LIST at an older snapshot: %d LISTs reached etcd, want 1", n)
+	}
+	rv2 := createPod(t, s, "b")
+	if n := etcdLists(rv2); n != 1 {
+		t.Errorf("inconsistent cache, exact LIST at a new resourceVersion: %d LISTs reached etcd, want 1", n)
+	}
+
+	c.markConsistent(true)
+	rv3 := createPod(t, s, "c")
+	if n := etcdLists(rv3); n != 0 {
+		t.Errorf("consistent again, exact LIST at a new resourceVersion: %d LISTs reached etcd, want 0", n)
+	}
+	if n := etcdLists(rv1); n != 1 {
+		t.Errorf("consistent again, exact LIST at a snapshot dropped while inconsistent: %d LISTs reached etcd, want 1", n)
+	}
 }

@@ -45,6 +45,11 @@ func (ss *snapshots) at(rv uint64) (*store, bool) {
 	return found, found != nil
 }
 
+// oldest returns the oldest snapshot; it holds the state from max(its RV, floor).
+func (ss *snapshots) oldest() (snapshot, bool) {
+	return ss.tree.Min()
+}
+
 // latest returns the newest snapshot.
 func (ss *snapshots) latest() (snapshot, bool) {
 	return ss.tree.Max()
