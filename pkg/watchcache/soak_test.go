@@ -94,8 +94,8 @@ func (s soakStart) String() string {
 // detector: every watcher's stream must be, per object, gap-free and in
 // resourceVersion order, and replaying it must end at the state etcd has.
 func TestSoak(t *testing.T) {
-	// About 100,000 events delivered to the 50 watchers.
-	writes := 10000
+	// About 110,000 events delivered to the 50 watchers.
+	writes := 11000
 	if testing.Short() {
 		writes = 600
 	}
@@ -141,6 +141,7 @@ func TestSoak(t *testing.T) {
 	}
 
 	var events, resumes, restarts, timeouts, stalled int
+	var longestStall time.Duration
 	for _, w := range watchers {
 		for _, p := range w.check(ctx, etcd, finalRV) {
 			t.Errorf("%s: %s", w, p)
@@ -153,6 +154,7 @@ func TestSoak(t *testing.T) {
 		timeouts += w.timeouts
 		if w.stalled {
 			stalled++
+			longestStall = max(longestStall, w.stalledFor)
 		}
 	}
 	// The history holds every write: a watcher that stalled caught up
@@ -160,9 +162,14 @@ func TestSoak(t *testing.T) {
 	if stalled == 0 || resumes+restarts != 0 {
 		t.Errorf("%d watchers stalled, %d watches closed and resumed, %d restarted; want some stalled and none closed", stalled, resumes, restarts)
 	}
+	if !testing.Short() && events < 100000 {
+		t.Errorf("%d events delivered, want at least 100,000 (the soak's size)", events)
+	}
 	t.Logf("%d writes (last at RV %d, end markers to RV %d), %d watchers, %d events delivered, "+
-		"%d resumptions from the last RV, %d restarts (closed before the initial state was complete), %d watches refused with 504, in %v",
-		len(log), lastWrite, finalRV, len(watchers), events, resumes, restarts, timeouts, time.Since(began).Round(time.Millisecond))
+		"%d resumptions from the last RV, %d restarts (closed before the initial state was complete), %d watches refused with 504, "+
+		"%d watchers stalled (the longest for %v), in %v",
+		len(log), lastWrite, finalRV, len(watchers), events, resumes, restarts, timeouts,
+		stalled, longestStall.Round(time.Millisecond), time.Since(began).Round(time.Millisecond))
 }
 
 // runSoakWrites runs the writers until writes writes are acknowledged, and
@@ -451,8 +458,9 @@ type soakWatcher struct {
 	maxRV             uint64
 	resumable         bool
 	resumes, restarts int
-	stalled           bool // it stopped reading for soakStallEvents events
-	timeouts          int  // watches refused with 504 (the cache was not fresh enough in time)
+	stalled           bool          // it stopped reading for soakStallEvents events
+	stalledFor        time.Duration // for how long
+	timeouts          int           // watches refused with 504 (the cache was not fresh enough in time)
 }
 
 // segment is one watch of a soak watcher: how it was opened and what it delivered.
@@ -620,9 +628,9 @@ func (w *soakWatcher) consume(ctx context.Context, c *Cache, wi watch.Interface)
 	}
 }
 
-// soakStallEvents is how many events a stalled watcher lets pass: more than
-// its buffers hold, even when a third of them are for it.
-const soakStallEvents = 3 * (watchBufferSize + resultBufferSize)
+// soakStallEvents is how many events a stalled watcher lets pass: far more
+// than its buffers hold, about 3 s of the soak's writes under -race.
+const soakStallEvents = 2000
 
 // maybeStall stops reading, once, until the cache has applied
 // soakStallEvents more events, if the writes are to go that far: the
@@ -634,8 +642,9 @@ func (w *soakWatcher) maybeStall(ctx context.Context, c *Cache) {
 	until := c.ResourceVersion() + soakStallEvents
 	if until <= w.stallBelow {
 		// Whether the cache catches up in time or not, reading goes on.
+		began := time.Now()
 		_ = c.waitUntilFresh(ctx, until, soakDeadline)
-		w.stalled = true
+		w.stalled, w.stalledFor = true, time.Since(began)
 	}
 	w.stallBelow = 0
 }
