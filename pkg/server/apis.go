@@ -62,6 +62,9 @@ var apiGroups = []struct {
 // encodings, which encodings hands over (nil without watch caches). It
 // returns the namespaced resources, which the namespace controller empties.
 func installAPIs(s *genericapiserver.GenericAPIServer, optsGetter generic.RESTOptionsGetter, encodings *watchcache.Encodings) ([]schema.GroupVersionResource, error) {
+	if encodings != nil {
+		encodings.SetEventWriter(newEventWriter(withCachedListEncoding(api.Codecs, encodings), api.Scheme))
+	}
 	core := genericapiserver.NewDefaultAPIGroupInfo("", api.Scheme, api.ParameterCodec, api.Codecs)
 	core.NegotiatedSerializer = withCachedListEncoding(core.NegotiatedSerializer, encodings)
 	coreStorage, err := collect(optsGetter, namespace.NewStorage, configmap.NewStorage, secret.NewStorage,

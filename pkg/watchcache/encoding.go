@@ -1,12 +1,14 @@
 package watchcache
 
 import (
+	"io"
 	"reflect"
 	"runtime"
 	"sync"
 	"weak"
 
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	k8sruntime "k8s.io/apimachinery/pkg/runtime"
 )
 
@@ -31,6 +33,7 @@ const (
 // when the list is encoded or garbage-collected.
 type Encodings struct {
 	listed sync.Map // weak.Pointer[byte] -> []*element
+	events EventWriter
 }
 
 // NewEncodings returns an empty Encodings.
@@ -110,3 +113,76 @@ func (e *element) encoded(f Format, encode func(k8sruntime.Object) ([]byte, erro
 	e.encodings[f].Store(&b)
 	return b, nil
 }
+
+// EventWriter writes a watch event carrying a cached object from the
+// object's kept encodings, for the response encoders it recognises by
+// their identifier (the watch encoder's, which names its event type and
+// both of its encoders); ok is false for any other, which then encodes the
+// event as usual. It must write exactly what that encoder would.
+//
+// A server sets one with SetEventWriter. The cache hands it the objects of
+// the initial events of watches (watch-list, or a watch from
+// resourceVersion 0): every watcher starting then sends the same objects,
+// which the encoder would otherwise encode for each watcher through buffers
+// sized to the largest object, once per watcher.
+type EventWriter interface {
+	WriteEvent(id k8sruntime.Identifier, obj k8sruntime.Object, kept KeptEncoding, w io.Writer) (ok bool, err error)
+}
+
+// KeptEncoding returns the kept encoding, in format f, of a cached object,
+// made by encode on first use (see Encodings.Items).
+type KeptEncoding func(f Format, encode func(k8sruntime.Object) ([]byte, error)) ([]byte, error)
+
+// SetEventWriter makes the cache's initial watch events go through ew.
+// Call it before handing en to a cache.
+func (en *Encodings) SetEventWriter(ew EventWriter) { en.events = ew }
+
+// eventWriter is en's EventWriter; nil for a nil Encodings.
+func (en *Encodings) eventWriter() EventWriter {
+	if en == nil {
+		return nil
+	}
+	return en.events
+}
+
+// keptObject is an initial event's object as a watcher sends it: a
+// shallow copy of the cached object (the encoder sets its kind), and the
+// cached element, from whose kept encodings the EventWriter writes the
+// event. Anything the EventWriter does not recognise is encoded as usual.
+type keptObject struct {
+	metaObject
+	elem   *element
+	events EventWriter
+}
+
+type metaObject interface {
+	k8sruntime.Object
+	metav1.Object
+}
+
+var _ k8sruntime.CacheableObject = (*keptObject)(nil)
+
+// newKeptObject wraps e's object for events, or returns a plain shallow
+// copy if there is no EventWriter.
+func newKeptObject(e *element, events EventWriter) k8sruntime.Object {
+	obj := shallowCopy(e.object)
+	m, ok := obj.(metaObject)
+	if events == nil || !ok {
+		return obj
+	}
+	return &keptObject{metaObject: m, elem: e, events: events}
+}
+
+// CacheEncode implements runtime.CacheableObject.
+func (o *keptObject) CacheEncode(id k8sruntime.Identifier, encode func(k8sruntime.Object, io.Writer) error, w io.Writer) error {
+	if ok, err := o.events.WriteEvent(id, o.metaObject, o.elem.encoded, w); ok {
+		return err
+	}
+	return encode(o.metaObject, w)
+}
+
+// GetObject implements runtime.CacheableObject; the caller owns the copy.
+func (o *keptObject) GetObject() k8sruntime.Object { return o.elem.object.DeepCopyObject() }
+
+// DeepCopyObject implements runtime.Object.
+func (o *keptObject) DeepCopyObject() k8sruntime.Object { return o.elem.object.DeepCopyObject() }

@@ -157,6 +157,7 @@ func (c *Cache) register(preparedKey string, opts storage.ListOptions, req watch
 	w.backlog = backlog
 	w.prefix = preparedKey
 	w.newFunc = c.cfg.NewFunc
+	w.events = c.cfg.Encodings.eventWriter()
 	w.allowBookmarks = opts.Predicate.AllowWatchBookmarks
 	w.deadline = deadline
 	if req.initial {

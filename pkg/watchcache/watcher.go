@@ -69,6 +69,8 @@ type watcher struct {
 	startRV   uint64 // where the watch started
 	versioner storage.Versioner
 	newFunc   func() runtime.Object
+	// events writes initial events from kept encodings (nil: none does).
+	events EventWriter
 
 	// allowBookmarks, deadline and nextBookmark schedule periodic bookmarks;
 	// nextBookmark is guarded by the cache's lock (zero: none scheduled).
@@ -242,16 +244,15 @@ func (w *watcher) end(final *event) {
 // sendInitial streams the snapshot's matching objects as ADDED events, then
 // the end bookmark if asked for.
 //
-// Each object goes out as a shallow copy (the encoder sets its kind), not
-// a cachingObject: each encoding is garbage as soon as it is written, where
-// cached encodings would stay alive as long as their wrappers. Sharing them
-// among informers starting together did not lower the server's peak heap
-// (measured; the encoder allocates per object either way).
+// Each object goes out as a keptObject, not a cachingObject: a
+// cachingObject would keep each whole event's encoding for as long as it
+// lives; a keptObject is written from the object's kept encoding (shared
+// with LISTs) by the server's EventWriter, with no per-watcher copy.
 func (w *watcher) sendInitial() bool {
 	ok, sent := true, 0
 	w.initial.ascend(w.prefix, "", func(e *element) bool {
 		if w.matches(e) {
-			ok = w.send(watch.Event{Type: watch.Added, Object: shallowCopy(e.object)})
+			ok = w.send(watch.Event{Type: watch.Added, Object: newKeptObject(e, w.events)})
 			sent++
 		}
 		return ok

@@ -1,0 +1,155 @@
+package server
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+)
+
+// startServer runs a whole server on dir until the test ends or stop is called.
+func startServer(t *testing.T, dir string, watchCache bool) (cfg *rest.Config, stop func()) {
+	t.Helper()
+	o := NewOptions()
+	o.DataDir, o.SecurePort, o.EtcdUnsafeNoFsync, o.WatchCache = dir, 0, true, watchCache
+	c, err := o.Config()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	s, err := c.Complete().New(ctx)
+	if err != nil {
+		cancel()
+		c.Close()
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- errors.Join(s.Run(ctx), c.Close()) }()
+	stopped := false
+	stop = func() {
+		if !stopped {
+			stopped = true
+			cancel()
+			if err := <-done; err != nil {
+				t.Errorf("server: %v", err)
+			}
+		}
+	}
+	t.Cleanup(stop)
+	readyCtx, readyCancel := context.WithTimeout(ctx, time.Minute)
+	defer readyCancel()
+	if err := s.WaitReady(readyCtx); err != nil {
+		t.Fatal(err)
+	}
+	return rest.CopyConfig(s.Admin), stop
+}
+
+// TestKeptWatchEventsAreTheEtcdPaths: the initial events of a watch from
+// resourceVersion 0, served by the watch cache from kept encodings, are
+// byte for byte those the same server sends with --watch-cache=false,
+// where upstream's watch encoder encodes objects read from etcd, in JSON
+// and in protobuf.
+func TestKeptWatchEventsAreTheEtcdPaths(t *testing.T) {
+	dir := t.TempDir()
+	cfg, stop := startServer(t, dir, true)
+	client := kubernetes.NewForConfigOrDie(cfg)
+	ctx := context.Background()
+	const ns = "enc"
+	if _, err := client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 3 {
+		secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprint("s", i), Annotations: map[string]string{"a": "<b>&\u2028é"}},
+			Data: map[string][]byte{"k": bytes.Repeat([]byte{0, 0xff, '\n', byte(i)}, 100000*i)}}
+		if _, err := client.CoreV1().Secrets(ns).Create(ctx, secret, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprint("p", i)}, Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "i",
+			Resources: corev1.ResourceRequirements{Limits: corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("512Mi"), corev1.ResourceCPU: resource.MustParse("1.5")}}}}}}
+		if _, err := client.CoreV1().Pods(ns).Create(ctx, pod, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	requests := []struct{ resource, accept string }{
+		{"secrets", runtime.ContentTypeJSON}, {"secrets", runtime.ContentTypeProtobuf},
+		{"pods", runtime.ContentTypeJSON}, {"pods", runtime.ContentTypeProtobuf},
+	}
+	before := keptEventsWritten.Load()
+	cached := make([][][]byte, len(requests))
+	for i, r := range requests {
+		cached[i] = initialEvents(t, cfg, ns, r.resource, r.accept, 3)
+	}
+	if n := keptEventsWritten.Load() - before; n != 3*int64(len(requests)) {
+		t.Errorf("%d events written from kept encodings, want %d", n, 3*len(requests))
+	}
+	stop()
+
+	cfg, _ = startServer(t, dir, false)
+	for i, r := range requests {
+		fromEtcd := initialEvents(t, cfg, ns, r.resource, r.accept, 3)
+		for j := range fromEtcd {
+			if !bytes.Equal(cached[i][j], fromEtcd[j]) {
+				t.Errorf("%s as %s, event %d: the cache sent\n%q\nthe etcd path sends\n%q", r.resource, r.accept, j, trim(cached[i][j]), trim(fromEtcd[j]))
+			}
+		}
+	}
+}
+
+// initialEvents reads the first n events of a watch of resource in ns from
+// resourceVersion 0, as raw frames.
+func initialEvents(t *testing.T, cfg *rest.Config, ns, resource, accept string, n int) [][]byte {
+	t.Helper()
+	cfg = rest.CopyConfig(cfg)
+	cfg.DisableCompression = true
+	hc, err := rest.HTTPClientFor(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	url := fmt.Sprintf("%s/api/v1/namespaces/%s/%s?watch=1&resourceVersion=0", cfg.Host, ns, resource)
+	req, err := http.NewRequest(http.MethodGet, url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Accept", accept)
+	resp, err := hc.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("watch %s: %s", url, resp.Status)
+	}
+	r := bufio.NewReader(resp.Body)
+	var frames [][]byte
+	for range n {
+		var frame []byte
+		if accept == runtime.ContentTypeProtobuf {
+			var size uint32
+			if err := binary.Read(r, binary.BigEndian, &size); err != nil {
+				t.Fatal(err)
+			}
+			frame = make([]byte, size)
+			_, err = io.ReadFull(r, frame)
+		} else {
+			frame, err = r.ReadBytes('\n')
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		frames = append(frames, frame)
+	}
+	return frames
+}
