@@ -52,11 +52,16 @@
 //     JSON and a protobuf LIST, minus that on an empty data dir, per object;
 //   - informers: -informers client-go Secret informers, each with its own
 //     connection, started at once against -secrets Secrets of -secret-size
-//     bytes, with watch-list (the server's default) and with
-//     --feature-gates=ConsistentWatchList=false (LIST+WATCH): time until all
-//     have synced, and the server's peak heap growth (go_memstats_heap_inuse_bytes
+//     bytes, with watch-list (client-go's default) and with LIST+WATCH
+//     (client-go's WatchListClient gate turned off in the bench's process;
+//     the server runs its defaults for both): time until all have synced,
+//     and the server's peak heap growth (go_memstats_heap_inuse_bytes
 //     sampled every -heap-sample, minus its value after a forced GC just
-//     before the informers start);
+//     before the informers start); -informer-rounds rounds, each of both
+//     modes on one server. It writes an SVG of the heap over time of each
+//     mode's median round: with -readme to docs/bench-informers-heap.svg
+//     next to the README, which the report links, otherwise to a new file
+//     in the temporary directory;
 //   - stops: SIGTERM→exit of a server with -stop-watches ConfigMap watches
 //     open (half with allowWatchBookmarks, -watchers-per-conn streams per
 //     HTTP/2 connection), with the watch cache and with --watch-cache=false,
@@ -72,12 +77,13 @@
 //     after it.
 //
 // With -upstream DIR (kube-apiserver and etcd, as hack/upstream/build.sh
-// builds them from source), the starts section's empty data dir starts and
-// the lists section (plus RV=0 and exact-RV LISTs) also run on upstream
-// kube-apiserver with its own etcd, interleaved with miniapiserver's runs,
-// and the report compares the two against the targets (upstream.go,
-// upstream_pki.go, upstream_bench.go, report_upstream.go); make
-// bench-upstream does this. The other sections run on miniapiserver only.
+// builds them from source), the starts section's empty data dir starts,
+// the lists section (plus RV=0 and exact-RV LISTs) and the informers
+// section also run on upstream kube-apiserver with its own etcd,
+// interleaved with miniapiserver's runs, and the report compares the two
+// (upstream.go, upstream_pki.go, upstream_bench.go, report_upstream.go;
+// informers.go, report_informers.go); make bench-upstream does this. The
+// other sections run on miniapiserver only.
 //
 // Usage:
 //

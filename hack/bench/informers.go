@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -8,11 +9,13 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	clientfeatures "k8s.io/client-go/features"
 	coreinformers "k8s.io/client-go/informers/core/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
@@ -26,29 +29,58 @@ const (
 	protobufFirst = acceptProtobuf + "," + acceptJSON
 )
 
-// informerMode is how the server lets informers fill their caches.
+// informerMode is how the informers fill their caches. The servers run
+// with their defaults in both: the client chooses, with client-go's
+// WatchListClient gate, which the bench sets in-process for each round.
 type informerMode struct {
-	name string   // "watch-list" or "LIST"
-	args []string // server flags selecting it
+	name      string // "watch-list" or "LIST"
+	watchList bool   // client-go's WatchListClient gate during its rounds
 }
 
 var (
-	watchListMode = informerMode{name: "watch-list"}
-	listMode      = informerMode{name: "LIST", args: []string{"--feature-gates=ConsistentWatchList=false"}}
+	watchListMode = informerMode{name: "watch-list", watchList: true}
+	listMode      = informerMode{name: "LIST", watchList: false}
+	// informerModes are the modes in the order each round runs them.
+	informerModes = []informerMode{watchListMode, listMode}
 )
 
-// informerRound is one start of all the informers.
+// gate is how the report names the mode's client-go setting.
+func (m informerMode) gate() string {
+	return fmt.Sprintf("client-go %s=%t", clientfeatures.WatchListClient, m.watchList)
+}
+
+// setWatchListClient sets client-go's WatchListClient gate for this
+// process, through the Set method of client-go's default gates (which
+// KUBE_FEATURE_WatchListClient would otherwise set, once, for the whole
+// process). Reflectors read the gate when they are created, so it holds
+// for the informers started after the call.
+func setWatchListClient(on bool) error {
+	gates, ok := clientfeatures.FeatureGates().(interface {
+		Set(clientfeatures.Feature, bool) error
+	})
+	if !ok {
+		return fmt.Errorf("client-go's feature gates (%T) cannot be set in-process", clientfeatures.FeatureGates())
+	}
+	if err := gates.Set(clientfeatures.WatchListClient, on); err != nil {
+		return fmt.Errorf("setting client-go's %s gate: %w", clientfeatures.WatchListClient, err)
+	}
+	return nil
+}
+
+// informerRound is one start of all the informers on one server.
 type informerRound struct {
 	sync     time.Duration // from starting them to the last one synced
 	baseline float64       // server heap in use after a forced GC, before they started
 	peak     float64       // largest heap in use sampled while they synced
 	samples  int           // heap samples taken while they synced
-	lists    float64       // LISTs of Secrets the server answered meanwhile
+	lists    float64       // LISTs of Secrets in the namespace the server answered meanwhile
+	watches  float64       // and watches (watch-lists included)
+	series   []heapPoint   // the heap samples, for the picture
 }
 
 func (r informerRound) growth() float64 { return r.peak - r.baseline }
 
-// informerStats are the rounds of one variant.
+// informerStats are the rounds of one mode on one server.
 type informerStats struct {
 	mode   informerMode
 	rounds []informerRound
@@ -60,6 +92,14 @@ func (st informerStats) lists() []float64 {
 		lists = append(lists, round.lists)
 	}
 	return lists
+}
+
+func (st informerStats) watches() []float64 {
+	var watches []float64
+	for _, round := range st.rounds {
+		watches = append(watches, round.watches)
+	}
+	return watches
 }
 
 func (st informerStats) syncTimes() []time.Duration {
@@ -78,28 +118,178 @@ func (st informerStats) growths() []float64 {
 	return growths
 }
 
+func (st informerStats) baselines() []float64 {
+	var baselines []float64
+	for _, round := range st.rounds {
+		baselines = append(baselines, round.baseline)
+	}
+	return baselines
+}
+
+// medianRound is the round of median peak heap growth (of two middle
+// ones, the smaller), whose samples the heap picture draws.
+func (st informerStats) medianRound() informerRound {
+	sorted := slices.SortedStableFunc(slices.Values(st.rounds), func(a, b informerRound) int {
+		return cmp.Compare(a.growth(), b.growth())
+	})
+	return sorted[(len(sorted)-1)/2]
+}
+
 // informersResult is the informer memory benchmark.
 type informersResult struct {
 	populate  time.Duration // creating the Secrets
 	watchList informerStats
 	list      informerStats
+	upstream  *upstreamInformers // with -upstream
+	heapSVG   string             // the heap picture as the report links it; "": none written
 }
 
-// benchInformers creates the Secrets in a data dir of their own, then runs
-// the informer rounds on a server with watch-list and on one without.
-func benchInformers(ctx context.Context, cfg config, root string) (res informersResult, err error) {
+// upstreamInformers are the same rounds on kube-apiserver, interleaved with
+// miniapiserver's.
+type upstreamInformers struct {
+	populate  time.Duration // creating the same Secrets through it
+	watchList informerStats
+	list      informerStats
+}
+
+// informerSide is one server the informer rounds run on.
+type informerSide struct {
+	name  string         // "miniapiserver" or "kube-apiserver"
+	rc    *rest.Config   // the informers' config
+	admin rest.Interface // scrapes, forced GCs, the warm-up LIST
+	// etcdURL is upstream's etcd, whose heap counts with kube-apiserver's
+	// (miniapiserver's etcd is embedded, in its heap); "" for miniapiserver.
+	etcdURL string
+	stats   map[string]*informerStats // by mode name
+}
+
+// benchInformers creates the Secrets in a data dir of their own (and, with
+// ub, through upstream in its own etcd), starts each server on them once,
+// and runs cfg.informerRounds rounds of every mode on each, interleaved:
+// per round, watch-list on miniapiserver then on upstream, then LIST on
+// each.
+func benchInformers(ctx context.Context, cfg config, root string, ub *upstreamBench) (res informersResult, err error) {
 	dir := filepath.Join(root, "secrets")
 	defer func() { err = errors.Join(err, os.RemoveAll(dir)) }()
 	if res.populate, err = populateSecrets(ctx, cfg, dir); err != nil {
 		return informersResult{}, fmt.Errorf("informers: %w", err)
 	}
-	if res.watchList, err = informerRounds(ctx, cfg, dir, watchListMode); err != nil {
+	var upstreamDir string
+	if ub != nil {
+		upstreamDir = filepath.Join(ub.root, "upstream-secrets")
+		defer func() { err = errors.Join(err, os.RemoveAll(upstreamDir)) }()
+		res.upstream = &upstreamInformers{}
+		if res.upstream.populate, err = ub.populateSecrets(ctx, cfg, upstreamDir); err != nil {
+			return informersResult{}, err
+		}
+	}
+
+	s, err := startServer(ctx, cfg, dir)
+	if err != nil {
+		return informersResult{}, fmt.Errorf("informers: %w", err)
+	}
+	defer func() { err = errors.Join(err, s.Stop()) }()
+	res.watchList, res.list = informerStats{mode: watchListMode}, informerStats{mode: listMode}
+	ours, err := newInformerSide(cfg, "miniapiserver", s, "", &res.watchList, &res.list)
+	if err != nil {
 		return informersResult{}, err
 	}
-	if res.list, err = informerRounds(ctx, cfg, dir, listMode); err != nil {
-		return informersResult{}, err
+	sides := []*informerSide{ours}
+	if ub != nil {
+		u, err := startUpstream(ctx, ub.bins, ub.pki, upstreamDir)
+		if err != nil {
+			return informersResult{}, fmt.Errorf("informers: kube-apiserver: %w", err)
+		}
+		defer func() { err = errors.Join(err, u.Stop()) }()
+		res.upstream.watchList, res.upstream.list = informerStats{mode: watchListMode}, informerStats{mode: listMode}
+		theirs, err := newInformerSide(cfg, "kube-apiserver", u.api, u.etcdURL, &res.upstream.watchList, &res.upstream.list)
+		if err != nil {
+			return informersResult{}, err
+		}
+		sides = append(sides, theirs)
+	}
+	for _, side := range sides {
+		// Untimed: an RV=0 LIST with limit 1, which with a watch cache that
+		// is not ready yet waits for it (and may return every item).
+		if _, err := side.admin.Get().Namespace(namespace).Resource("secrets").
+			Param("resourceVersion", "0").Param("limit", "1").DoRaw(ctx); err != nil {
+			return informersResult{}, fmt.Errorf("informers (%s): listing Secrets: %w", side.name, err)
+		}
+	}
+
+	before := clientfeatures.FeatureGates().Enabled(clientfeatures.WatchListClient)
+	defer func() { err = errors.Join(err, setWatchListClient(before)) }()
+	for i := range cfg.informerRounds {
+		for _, m := range informerModes {
+			if err := setWatchListClient(m.watchList); err != nil {
+				return informersResult{}, err
+			}
+			for _, side := range sides {
+				round, err := runInformerRound(ctx, cfg, side)
+				if err != nil {
+					return informersResult{}, fmt.Errorf("informers (%s, %s), round %d/%d: %w", side.name, m.name, i+1, cfg.informerRounds, err)
+				}
+				progress("informers (%s) %d/%d on %s: %d synced in %s; heap %s at start, peak +%s (%d samples); %.0f Secret LISTs, %.0f watches",
+					m.name, i+1, cfg.informerRounds, side.name, cfg.informers, fmtDuration(round.sync), fmtBytes(round.baseline),
+					fmtBytes(round.growth()), round.samples, round.lists, round.watches)
+				st := side.stats[m.name]
+				st.rounds = append(st.rounds, round)
+			}
+		}
 	}
 	return res, nil
+}
+
+// newInformerSide is the side of api, whose informers' rounds go to
+// watchList and list.
+func newInformerSide(cfg config, name string, api *server, etcdURL string, watchList, list *informerStats) (*informerSide, error) {
+	rc, err := api.restConfig()
+	if err != nil {
+		return nil, err
+	}
+	rc.Timeout = 0 // the informers' watches stream for as long as a round takes
+	rc.ContentType, rc.AcceptContentTypes = acceptProtobuf, protobufFirst
+	rc.DisableCompression = !cfg.gzip
+	admin, err := kubernetes.NewForConfig(rc)
+	if err != nil {
+		return nil, fmt.Errorf("creating client: %w", err)
+	}
+	return &informerSide{name: name, rc: rc, admin: admin.CoreV1().RESTClient(), etcdURL: etcdURL,
+		stats: map[string]*informerStats{watchListMode.name: watchList, listMode.name: list}}, nil
+}
+
+// heapAfterGC forces a GC in the server (and in upstream's etcd), then
+// returns a scrape of its request counts and its heap in use (plus etcd's).
+func (s *informerSide) heapAfterGC(ctx context.Context) (metrics, float64, error) {
+	if s.etcdURL != "" {
+		if err := forceEtcdGC(ctx, s.etcdURL); err != nil {
+			return nil, 0, err
+		}
+	}
+	m, heap, err := heapAfterGC(ctx, s.admin, requestTotal)
+	if err != nil || s.etcdURL == "" {
+		return m, heap, err
+	}
+	etcd, err := etcdHeapInuse(ctx, s.etcdURL)
+	return m, heap + etcd, err
+}
+
+// heap is one sample of the server's heap in use (plus its etcd's, scraped
+// at the same time).
+func (s *informerSide) heap(ctx context.Context) (float64, error) {
+	var etcd float64
+	var etcdErr error
+	var scraping sync.WaitGroup
+	if s.etcdURL != "" {
+		scraping.Go(func() { etcd, etcdErr = etcdHeapInuse(ctx, s.etcdURL) })
+	}
+	m, err := scrapeMetrics(ctx, s.admin, heapInuseBytes)
+	var heap float64
+	if err == nil {
+		heap, err = m.value(heapInuseBytes)
+	}
+	scraping.Wait()
+	return heap + etcd, errors.Join(err, etcdErr)
 }
 
 // populateSecrets starts a server on dataDir, creates cfg.secrets Secrets of
@@ -115,6 +305,27 @@ func populateSecrets(ctx context.Context, cfg config, dataDir string) (time.Dura
 	took := time.Since(began)
 	if err = errors.Join(err, s.Stop()); err != nil {
 		return 0, err
+	}
+	return took, nil
+}
+
+// populateSecrets starts upstream on dir, creates the same Secrets as
+// populateSecrets does for miniapiserver (the namespace first, which
+// kube-apiserver's own controller may not have made yet), and stops it.
+func (ub *upstreamBench) populateSecrets(ctx context.Context, cfg config, dir string) (time.Duration, error) {
+	u, err := startUpstream(ctx, ub.bins, ub.pki, dir)
+	if err != nil {
+		return 0, fmt.Errorf("informers: kube-apiserver: %w", err)
+	}
+	progress("informers: creating %d Secrets of %s through kube-apiserver", cfg.secrets, fmtBytes(float64(cfg.secretSize)))
+	began := time.Now()
+	err = ensureNamespace(ctx, u.api)
+	if err == nil {
+		err = createSecrets(ctx, u.api, cfg)
+	}
+	took := time.Since(began)
+	if err = errors.Join(err, u.Stop()); err != nil {
+		return 0, fmt.Errorf("informers: kube-apiserver: %w", err)
 	}
 	return took, nil
 }
@@ -143,64 +354,27 @@ func createSecrets(ctx context.Context, s *server, cfg config) error {
 	})
 }
 
-// informerRounds starts a server for the variant on the Secrets' data dir
-// and runs cfg.informerRounds rounds on it.
-func informerRounds(ctx context.Context, cfg config, dataDir string, m informerMode) (st informerStats, err error) {
-	s, err := startServer(ctx, withArgs(cfg, m.args...), dataDir)
-	if err != nil {
-		return informerStats{}, fmt.Errorf("informers (%s): %w", m.name, err)
-	}
-	defer func() { err = errors.Join(err, s.Stop()) }()
-	rc, err := s.restConfig()
-	if err != nil {
-		return informerStats{}, err
-	}
-	rc.Timeout = 0 // the informers' watches stream for as long as a round takes
-	rc.ContentType, rc.AcceptContentTypes = acceptProtobuf, protobufFirst
-	rc.DisableCompression = !cfg.gzip
-	admin, adminHTTP, err := ownClient(rc)
-	if err != nil {
-		return informerStats{}, err
-	}
-	defer closeIdle(adminHTTP)
-	// Untimed: an RV=0 LIST with limit 1, which with a watch cache that is
-	// not ready yet waits for it (and may return every item).
-	if _, err := admin.CoreV1().Secrets(namespace).List(ctx, metav1.ListOptions{ResourceVersion: "0", Limit: 1}); err != nil {
-		return informerStats{}, fmt.Errorf("informers (%s): listing Secrets: %w", m.name, err)
-	}
-	st.mode = m
-	for i := range cfg.informerRounds {
-		round, err := runInformerRound(ctx, cfg, rc, admin.CoreV1().RESTClient())
-		if err != nil {
-			return informerStats{}, fmt.Errorf("informers (%s), round %d/%d: %w", m.name, i+1, cfg.informerRounds, err)
-		}
-		progress("informers (%s) %d/%d: %d synced in %s; server heap %s at start, peak +%s (%d samples); %.0f LISTs",
-			m.name, i+1, cfg.informerRounds, cfg.informers, fmtDuration(round.sync), fmtBytes(round.baseline),
-			fmtBytes(round.growth()), round.samples, round.lists)
-		st.rounds = append(st.rounds, round)
-	}
-	return st, nil
-}
-
 // runInformerRound forces a server GC, then starts cfg.informers informers
-// at once and samples the server's heap until all have synced.
-func runInformerRound(ctx context.Context, cfg config, rc *rest.Config, admin rest.Interface) (informerRound, error) {
-	if err := awaitNoSecretWatches(ctx, admin); err != nil {
+// at once and samples the server's heap until all have synced; once they
+// have stopped and the server has ended their watches, it counts the
+// Secret LISTs and watches the server answered.
+func runInformerRound(ctx context.Context, cfg config, side *informerSide) (informerRound, error) {
+	if err := awaitNoSecretWatches(ctx, side.admin); err != nil {
 		return informerRound{}, err
 	}
-	before, baseline, err := heapAfterGC(ctx, admin, requestTotal)
+	before, baseline, err := side.heapAfterGC(ctx)
 	if err != nil {
 		return informerRound{}, err
 	}
 	round := informerRound{baseline: baseline}
-	sampler := &heapSampler{rc: admin, period: cfg.heapSample}
+	began := time.Now()
+	sampler := &heapSampler{heap: side.heap, period: cfg.heapSample, origin: began}
 	samplingCtx, stopSampling := context.WithCancel(ctx)
 	defer stopSampling()
 	var sampling sync.WaitGroup
 	sampling.Go(func() { sampler.run(samplingCtx) })
 
-	began := time.Now()
-	set, err := startInformers(ctx, rc, cfg.informers)
+	set, err := startInformers(ctx, side.rc, cfg.informers)
 	if err != nil {
 		return informerRound{}, err
 	}
@@ -212,53 +386,85 @@ func runInformerRound(ctx context.Context, cfg config, rc *rest.Config, admin re
 	if err != nil {
 		return informerRound{}, err
 	}
-	if round.peak, round.samples, err = sampler.result(); err != nil {
+	if round.series, err = sampler.result(); err != nil {
 		return informerRound{}, err
+	}
+	round.samples = len(round.series)
+	for _, p := range round.series {
+		round.peak = max(round.peak, p.bytes)
 	}
 	if err := set.verify(cfg.secrets); err != nil {
 		return informerRound{}, err
 	}
+	// A LIST informer has synced before it sends its WATCH: let every
+	// informer open it (or drainTimeout pass; the count then shows it),
+	// so that the rounds' watch counts compare.
+	if _, err := awaitSecretWatches(ctx, side.admin, func(open float64) bool { return open >= float64(cfg.informers) }); err != nil {
+		return informerRound{}, err
+	}
 	set.stop()
-	return round, countLists(ctx, admin, before, &round)
+	if err := awaitNoSecretWatches(ctx, side.admin); err != nil {
+		return informerRound{}, err
+	}
+	return round, countRequests(ctx, side.admin, before, &round)
 }
 
+// secretLabels select the bench's Secret requests: kube-apiserver's own
+// loopback informer lists and watches Secrets in every namespace
+// (scope="cluster").
+var secretLabels = []string{`resource="secrets"`, `scope="namespace"`}
+
 // awaitNoSecretWatches waits until the server has let go of the previous
-// round's watches, so that the forced GC can free what they held.
+// round's watches, so that the forced GC can free what they held and the
+// request counts include them (the server counts a watch when it ends).
 func awaitNoSecretWatches(ctx context.Context, admin rest.Interface) error {
+	open, err := awaitSecretWatches(ctx, admin, func(open float64) bool { return open == 0 })
+	if err == nil && open > 0 {
+		err = fmt.Errorf("the server still serves %.0f Secret watches %s after the round", open, drainTimeout)
+	}
+	return err
+}
+
+// awaitSecretWatches polls the server's open Secret watches in the
+// namespace until done says so or drainTimeout has passed, and returns the
+// last count.
+func awaitSecretWatches(ctx context.Context, admin rest.Interface, done func(open float64) bool) (float64, error) {
 	deadline := time.Now().Add(drainTimeout)
 	for {
 		m, err := scrapeMetrics(ctx, admin, longRunning)
 		if err != nil {
-			return err
+			return 0, err
 		}
-		open, err := m.sum(longRunning, `resource="secrets"`, `verb="WATCH"`)
-		switch {
-		case err != nil:
-			return err
-		case open == 0:
-			return nil
-		case time.Now().After(deadline):
-			return fmt.Errorf("the server still serves %.0f Secret watches %s after the previous round", open, drainTimeout)
+		open, err := m.sum(longRunning, append(slices.Clone(secretLabels), `verb="WATCH"`)...)
+		if err != nil || done(open) || time.Now().After(deadline) {
+			return open, err
 		}
 		select {
 		case <-time.After(20 * time.Millisecond):
 		case <-ctx.Done():
-			return ctx.Err()
+			return 0, ctx.Err()
 		}
 	}
 }
 
-// countLists sets round.lists to the Secret LISTs answered since before.
-func countLists(ctx context.Context, admin rest.Interface, before metrics, round *informerRound) error {
+// countRequests sets round.lists and round.watches to the Secret LISTs and
+// watches in the namespace that the server answered since before, by
+// apiserver_request_total, which both servers have.
+func countRequests(ctx context.Context, admin rest.Interface, before metrics, round *informerRound) error {
 	after, err := scrapeMetrics(ctx, admin, requestTotal)
 	if err != nil {
 		return err
 	}
-	labels := []string{`resource="secrets"`, `verb="LIST"`}
-	n0, err0 := before.sum(requestTotal, labels...)
-	n1, err1 := after.sum(requestTotal, labels...)
-	round.lists = n1 - n0
-	return errors.Join(err0, err1)
+	var errs []error
+	delta := func(verb string) float64 {
+		labels := append(slices.Clone(secretLabels), `verb="`+verb+`"`)
+		n0, err0 := before.sum(requestTotal, labels...)
+		n1, err1 := after.sum(requestTotal, labels...)
+		errs = append(errs, err0, err1)
+		return n1 - n0
+	}
+	round.lists, round.watches = delta("LIST"), delta("WATCH")
+	return errors.Join(errs...)
 }
 
 // informerSet is the informers of one round, each on a client and so a

@@ -100,7 +100,7 @@ func parseFlags(args []string) (config, error) {
 	fs.StringVar(&cfg.readme, "readme", "", "also write the report (below its heading) into this Markdown file, "+
 		"replacing the lines between its "+beginMarker+" and "+endMarker+" lines")
 	fs.StringVar(&cfg.upstream, "upstream", "", "directory holding kube-apiserver and etcd (hack/upstream/build.sh builds them): "+
-		"run the starts and lists sections on both servers, interleaved, and compare")
+		"run the starts, lists and informers sections on both servers, interleaved, and compare")
 	fs.StringVar(&upstreamArgs, "upstream-args", "", "extra kube-apiserver flags with -upstream, space separated (e.g. --enable-priority-and-fairness=false)")
 	fs.IntVar(&cfg.crds, "crds", 20, "CustomResourceDefinitions the crds section's servers install on start (--crds)")
 	fs.IntVar(&cfg.crs, "crs", 10000, "custom resources (~1 KiB each) in the crds section's own data dir")
@@ -164,8 +164,8 @@ func (cfg *config) validate(only, watchers string) error {
 				"-informers, -informer-rounds, -secrets, -secret-size and the -pagination-*, -throughput-*, -stop-* and -restart-* counts must be positive")
 		}
 	}
-	if cfg.upstream != "" && !cfg.sections.has("starts") && !cfg.sections.has("lists") {
-		return errors.New("-upstream compares the starts and lists sections, and -only runs neither")
+	if cfg.upstream != "" && !cfg.sections.has("starts") && !cfg.sections.has("lists") && !cfg.sections.has("informers") {
+		return errors.New("-upstream compares the starts, lists and informers sections, and -only runs none of them")
 	}
 	if cfg.etcdWatchersMax < 0 || cfg.eventInterval < 0 || cfg.heapSample <= 0 {
 		return errors.New("-etcd-watchers-max and -event-interval must not be negative, -heap-sample must be positive")
@@ -228,7 +228,10 @@ func run(ctx context.Context, cfg config, out io.Writer) (err error) {
 		}
 	}
 	if cfg.sections.has("informers") {
-		if r.informers, err = benchInformers(ctx, cfg, root); err != nil {
+		if r.informers, err = benchInformers(ctx, cfg, root, ub); err != nil {
+			return err
+		}
+		if err := writeInformersHeap(cfg, &r.informers); err != nil {
 			return err
 		}
 	}

@@ -125,15 +125,22 @@ func heapAfterGC(ctx context.Context, rc rest.Interface, names ...string) (metri
 	return m, heap, err
 }
 
-// heapSampler records the largest go_memstats_heap_inuse_bytes it sees.
-type heapSampler struct {
-	rc     rest.Interface
-	period time.Duration
+// heapPoint is one sample of a server's heap in use.
+type heapPoint struct {
+	at    time.Duration // since the sampler's origin
+	bytes float64
+}
 
-	mu      sync.Mutex // guards the fields below
-	peak    float64
-	samples int
-	err     error // the first failed scrape
+// heapSampler samples a server's heap in use every period, one sample at a
+// time, and keeps every sample with its time.
+type heapSampler struct {
+	heap   func(context.Context) (float64, error) // takes one sample
+	period time.Duration
+	origin time.Time // the samples' time zero
+
+	mu     sync.Mutex // guards the fields below
+	points []heapPoint
+	err    error // the first failed sample
 }
 
 // run samples every period until ctx is done.
@@ -153,25 +160,21 @@ func (h *heapSampler) run(ctx context.Context) {
 func (h *heapSampler) sample(ctx context.Context) {
 	sctx, cancel := context.WithTimeout(ctx, heapSampleTimeout)
 	defer cancel()
-	m, err := scrapeMetrics(sctx, h.rc, heapInuseBytes)
-	var v float64
-	if err == nil {
-		v, err = m.value(heapInuseBytes)
-	}
+	v, err := h.heap(sctx)
+	at := time.Since(h.origin)
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	switch {
 	case err != nil && ctx.Err() == nil && h.err == nil:
 		h.err = err
 	case err == nil:
-		h.peak = max(h.peak, v)
-		h.samples++
+		h.points = append(h.points, heapPoint{at: at, bytes: v})
 	}
 }
 
-// result is the peak and the number of samples, or the first error.
-func (h *heapSampler) result() (peak float64, samples int, err error) {
+// result is the samples, or the first error.
+func (h *heapSampler) result() ([]heapPoint, error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	return h.peak, h.samples, h.err
+	return h.points, h.err
 }

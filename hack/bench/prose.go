@@ -112,6 +112,12 @@ type informersProse struct {
 	Rounds     int // per variant
 	HeapMetric string
 	HeapSample time.Duration // sampling period
+	Gate       string        // client-go's gate that picks the variant
+	// RequestMetric counts the Secret LISTs and watches.
+	RequestMetric    string
+	Upstream         bool          // the rounds ran on kube-apiserver too
+	UpstreamPopulate time.Duration // creating the Secrets through it
+	Picture          bool          // the heap picture follows the tables
 }
 
 // stopsProse is the "stops" paragraph.

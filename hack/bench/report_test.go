@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"flag"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -26,6 +27,7 @@ func TestReportGolden(t *testing.T) {
 		{name: "cache-only-watch", r: cacheOnlyWatchReport()},
 		{name: "crds-only", r: crdsOnlyReport()},
 		{name: "upstream", r: upstreamReport()},
+		{name: "upstream-informers", r: upstreamInformersReport()},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -131,6 +133,7 @@ func fullReport() report {
 	}
 	r.throughput = throughputFixture(cfg, 50000, false)
 	r.informers = informersFixture(0, 16)
+	r.informers.heapSVG = readmeHeapSVG
 	r.stops = stopsFixture(1000, stopRun{})
 	r.restarts = restartsFixture(0, 1)
 	return r
@@ -219,19 +222,29 @@ func throughputFixture(cfg config, events int64, own bool) throughputResult {
 }
 
 func informersFixture(watchListLists, listLists float64) informersResult {
-	rounds := func(lists float64, syncs ...float64) []informerRound {
-		var rs []informerRound
-		for i, s := range syncs {
-			rs = append(rs, informerRound{sync: ms(s), baseline: 328.2 * (1 << 20), peak: (328.2 + 160 + float64(i)*10) * (1 << 20),
-				samples: 61 - i, lists: lists})
-		}
-		return rs
-	}
 	return informersResult{
 		populate:  ms(2140),
-		watchList: informerStats{mode: watchListMode, rounds: rounds(watchListLists, 6520, 6270, 6580)},
-		list:      informerStats{mode: listMode, rounds: rounds(listLists, 7130, 5820, 10520)},
+		watchList: informerStats{mode: watchListMode, rounds: informerRounds(328.2, 160, watchListLists, 6520, 6270, 6580)},
+		list:      informerStats{mode: listMode, rounds: informerRounds(328.2, 160, listLists, 7130, 5820, 10520)},
 	}
+}
+
+// informerRounds are rounds with the given sync times (ms), each with 16
+// watches, lists LISTs, a heap of baseMiB after GC and a peak growMiB above
+// it (10 MiB more each round), reached halfway through its samples.
+func informerRounds(baseMiB, growMiB, lists float64, syncs ...float64) []informerRound {
+	var rs []informerRound
+	for i, s := range syncs {
+		peak := baseMiB + growMiB + float64(i)*10
+		r := informerRound{sync: ms(s), baseline: baseMiB * (1 << 20), peak: peak * (1 << 20), samples: 61 - i, lists: lists, watches: 16}
+		for j := range r.samples {
+			frac := float64(j) / float64(r.samples-1)
+			heap := baseMiB + (peak-baseMiB)*(1-math.Abs(2*frac-1))
+			r.series = append(r.series, heapPoint{at: time.Duration(frac * float64(ms(s))), bytes: heap * (1 << 20)})
+		}
+		rs = append(rs, r)
+	}
+	return rs
 }
 
 // variantsReport exercises the other branches: server args, gzip off,

@@ -26,6 +26,7 @@ type upstreamProse struct {
 	// UpstreamRouteMetric counts upstream's LISTs by storage.
 	UpstreamRouteMetric string
 	Gzip                bool
+	Informers           bool     // the informers section ran side by side too
 	OursOnly            []string // what ran on miniapiserver only
 }
 
@@ -33,7 +34,8 @@ type upstreamProse struct {
 // start-to-ready and one for the LISTs.
 func (r report) writeUpstream(b *markdown) {
 	u := r.upstream
-	if u == nil || (len(u.starts.ours.runs) == 0 && len(u.lists) == 0) {
+	informers := r.informers.upstream != nil
+	if u == nil || (len(u.starts.ours.runs) == 0 && len(u.lists) == 0 && !informers) {
 		return
 	}
 	p := upstreamProse{
@@ -41,6 +43,7 @@ func (r report) writeUpstream(b *markdown) {
 		Poll: readyzPoll, Objects: r.cfg.objects, Namespace: namespace, Workers: r.cfg.workers,
 		Populate: u.populate.duration, OursPopulate: r.populate.duration, ExactRVWrites: exactRVWrites,
 		AllocMetric: allocBytesTotal, RouteMetric: cacheListRequests, UpstreamRouteMetric: upstreamListsTotal, Gzip: r.cfg.gzip,
+		Informers: informers,
 	}
 	if len(u.starts.ours.runs) > 0 {
 		p.Starts = r.cfg.starts
@@ -52,7 +55,7 @@ func (r report) writeUpstream(b *markdown) {
 		p.OursOnly = append(p.OursOnly, "start-to-ready on the populated data dir")
 	}
 	for _, name := range r.ranSections() {
-		if name != "starts" && name != "lists" {
+		if name != "starts" && name != "lists" && (name != "informers" || !informers) {
 			p.OursOnly = append(p.OursOnly, "the "+name+" section")
 		}
 	}

@@ -57,3 +57,21 @@ func upstreamReport() report {
 	}
 	return r
 }
+
+// upstreamInformersReport is the informers section alone side by side with
+// kube-apiserver, its heap picture in a temporary file (no -readme), and
+// kube-apiserver's watch-list rounds falling back to LIST.
+func upstreamInformersReport() report {
+	cfg := baseConfig("informers")
+	cfg.upstream = "/root/.cache/go-build/miniapiserver-upstream/v1.37.2-etcd-v3.7.2"
+	r := report{cfg: cfg, version: "miniapiserver v1.37.2", os: "linux", arch: "amd64", cpus: 2, elapsed: 140 * time.Second}
+	r.informers = informersFixture(0, 16)
+	r.informers.upstream = &upstreamInformers{
+		populate:  ms(3310),
+		watchList: informerStats{mode: watchListMode, rounds: informerRounds(512.4, 190, 16, 7020, 6810, 7450)},
+		list:      informerStats{mode: listMode, rounds: informerRounds(512.4, 95, 16, 6900, 6620, 7010)},
+	}
+	r.informers.heapSVG = "/tmp/miniapiserver-bench-informers-heap-123.svg"
+	r.upstream = &upstreamResult{bins: upstreamBinaries{apiserverVersion: "Kubernetes v1.37.2", etcdVersion: "etcd Version: 3.7.2"}}
+	return r
+}

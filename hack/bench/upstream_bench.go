@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"time"
@@ -122,13 +123,34 @@ func createOnUpstream(ctx context.Context, cfg config, u *upstreamServer) (popul
 	if err != nil {
 		return populateStats{}, fmt.Errorf("creating client: %w", err)
 	}
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: namespace}}
-	if _, err := client.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
-		return populateStats{}, fmt.Errorf("creating namespace %s: %w", namespace, err)
+	if err := createNamespace(ctx, client); err != nil {
+		return populateStats{}, err
 	}
 	began := time.Now()
 	err = createConfigMaps(ctx, u.api, cfg.objects, cfg.workers)
 	return populateStats{objects: cfg.objects, duration: time.Since(began)}, err
+}
+
+// ensureNamespace creates the bench's namespace on upstream unless it
+// exists already.
+func ensureNamespace(ctx context.Context, api *server) error {
+	rc, err := api.restConfig()
+	if err != nil {
+		return err
+	}
+	client, err := kubernetes.NewForConfig(rc)
+	if err != nil {
+		return fmt.Errorf("creating client: %w", err)
+	}
+	return createNamespace(ctx, client)
+}
+
+func createNamespace(ctx context.Context, client kubernetes.Interface) error {
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: namespace}}
+	if _, err := client.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("creating namespace %s: %w", namespace, err)
+	}
+	return nil
 }
 
 // benchLists starts miniapiserver on its populated data dir and upstream
@@ -311,21 +333,60 @@ func pairLabel(v listVariant) string {
 // etcdAllocBytes scrapes etcd's cumulative allocated bytes from its client
 // URL, that metric only (see scrapeMetrics).
 func etcdAllocBytes(ctx context.Context, etcdURL string) (float64, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, etcdURL+"/metrics?name[]="+allocBytesTotal, nil)
+	m, err := scrapeEtcd(ctx, etcdURL, allocBytesTotal)
 	if err != nil {
 		return 0, err
 	}
+	return m.value(allocBytesTotal)
+}
+
+// etcdHeapInuse scrapes etcd's go_memstats_heap_inuse_bytes.
+func etcdHeapInuse(ctx context.Context, etcdURL string) (float64, error) {
+	m, err := scrapeEtcd(ctx, etcdURL, heapInuseBytes)
+	if err != nil {
+		return 0, err
+	}
+	return m.value(heapInuseBytes)
+}
+
+// scrapeEtcd fetches the named metric families from etcd's client URL.
+func scrapeEtcd(ctx context.Context, etcdURL string, names ...string) (metrics, error) {
+	q := url.Values{"name[]": names}
+	body, err := getEtcd(ctx, etcdURL+"/metrics?"+q.Encode())
+	if err != nil {
+		return nil, fmt.Errorf("scraping etcd's /metrics: %w", err)
+	}
+	return body, nil
+}
+
+// forceEtcdGC makes etcd collect its garbage as forceServerGC does the
+// server, through the heap profile etcd serves with --enable-pprof.
+func forceEtcdGC(ctx context.Context, etcdURL string) error {
+	for range 2 {
+		if _, err := getEtcd(ctx, etcdURL+"/debug/pprof/heap?gc=1"); err != nil {
+			return fmt.Errorf("forcing an etcd GC via /debug/pprof/heap?gc=1: %w", err)
+		}
+	}
+	return nil
+}
+
+// getEtcd is the body of a GET of u, an etcd client URL, if it answers 200.
+func getEtcd(ctx context.Context, u string) ([]byte, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	if err != nil {
+		return nil, err
+	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
-		return 0, fmt.Errorf("scraping etcd's /metrics: %w", err)
+		return nil, err
 	}
 	defer resp.Body.Close()
 	body, err := io.ReadAll(resp.Body)
 	if err != nil {
-		return 0, fmt.Errorf("scraping etcd's /metrics: %w", err)
+		return nil, err
 	}
 	if resp.StatusCode != http.StatusOK {
-		return 0, fmt.Errorf("scraping etcd's /metrics: %s", resp.Status)
+		return nil, errors.New(resp.Status)
 	}
-	return metrics(body).value(allocBytesTotal)
+	return body, nil
 }
