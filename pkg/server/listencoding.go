@@ -9,7 +9,10 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/watch"
 
+	"github.com/miniapiserver/miniapiserver/pkg/api"
 	"github.com/miniapiserver/miniapiserver/pkg/watchcache"
 )
 
@@ -81,9 +84,9 @@ func (s *listSerializer) encodeList(obj runtime.Object, w io.Writer) (bool, erro
 	if !ok || gvk.Kind == "" {
 		return false, nil
 	}
-	encode := marshalJSON
+	encode := keepJSON
 	if s.format == watchcache.FormatProtobuf {
-		encode = marshalProtobuf
+		encode = keepProtobuf
 	}
 	encoded, ok, err := s.encodings.Items(obj, s.format, encode)
 	if !ok || err != nil {
@@ -115,14 +118,60 @@ func (s *listSerializer) encodeList(obj runtime.Object, w io.Writer) (bool, erro
 
 var writeBuffers = sync.Pool{New: func() any { return bufio.NewWriterSize(nil, 256<<10) }}
 
-func marshalJSON(obj runtime.Object) ([]byte, error) { return json.Marshal(obj) }
+// keepJSON makes a cached object's kept JSON encoding: what json.Marshal
+// gives it (cached objects have no kind, as list items have none).
+func keepJSON(obj runtime.Object) (watchcache.Encoded, error) {
+	b, err := json.Marshal(obj)
+	return watchcache.Encoded{Bytes: b, End: len(b)}, err
+}
 
-func marshalProtobuf(obj runtime.Object) ([]byte, error) {
-	m, ok := obj.(interface{ Marshal() ([]byte, error) })
+// keepProtobuf makes a cached object's kept protobuf encoding, framed as
+// the protobuf watch encoder frames an ADDED event carrying the object at
+// its version (see protobufEventHead): the initial events of watches are
+// then written straight from it, with no copy.
+func keepProtobuf(obj runtime.Object) (watchcache.Encoded, error) {
+	m, ok := obj.(interface {
+		Size() int
+		MarshalToSizedBuffer([]byte) (int, error)
+	})
 	if !ok {
-		return nil, fmt.Errorf("%T is not a protobuf message", obj)
+		return watchcache.Encoded{}, fmt.Errorf("%T is not a protobuf message", obj)
 	}
-	return m.Marshal()
+	size := m.Size()
+	var head, tail []byte
+	if gvk, ok := externalKind(api.Scheme, obj); ok {
+		head, tail = appendProtobufEventHead(nil, watch.Added, gvk.GroupVersion().String(), gvk.Kind, size), protobufEventTail
+	}
+	b := make([]byte, len(head)+size+len(tail))
+	copy(b, head)
+	end := len(head) + size
+	if n, err := m.MarshalToSizedBuffer(b[len(head):end]); err != nil {
+		return watchcache.Encoded{}, err
+	} else if n != size {
+		return watchcache.Encoded{}, fmt.Errorf("%T of %d bytes marshalled into %d", obj, size, n)
+	}
+	copy(b[end:], tail)
+	return watchcache.Encoded{Bytes: b, Start: len(head), End: end}, nil
+}
+
+// externalKind is obj's one served kind, if its Go type has exactly one
+// outside the internal version.
+func externalKind(scheme *runtime.Scheme, obj runtime.Object) (schema.GroupVersionKind, bool) {
+	kinds, _, err := scheme.ObjectKinds(obj)
+	if err != nil {
+		return schema.GroupVersionKind{}, false
+	}
+	var found schema.GroupVersionKind
+	for _, k := range kinds {
+		if k.Version == runtime.APIVersionInternal || k == found {
+			continue
+		}
+		if !found.Empty() {
+			return schema.GroupVersionKind{}, false
+		}
+		found = k
+	}
+	return found, !found.Empty()
 }
 
 // writeJSONList writes what apimachinery's streaming JSON list encoder

@@ -116,11 +116,11 @@ func TestCachedListEncodingIsUpstreams(t *testing.T) {
 	}
 }
 
-func marshalerOf(mediaType string) func(runtime.Object) ([]byte, error) {
+func marshalerOf(mediaType string) watchcache.Encoder {
 	if mediaType == runtime.ContentTypeProtobuf {
-		return marshalProtobuf
+		return keepProtobuf
 	}
-	return marshalJSON
+	return keepJSON
 }
 
 func formatOf(mediaType string) watchcache.Format {

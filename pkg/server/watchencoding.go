@@ -1,13 +1,12 @@
 package server
 
 import (
+	"bytes"
 	"encoding/json"
-	"fmt"
 	"io"
 	"sync"
 	"sync/atomic"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/watch"
@@ -23,7 +22,9 @@ import (
 // 1 MiB that is over 100 MiB of allocations per start-up, more than the
 // same informers' LISTs cost. eventWriter writes such an event, byte for
 // byte as that encoder would, from the object's kept encoding (the one
-// LISTs use, made once) through one pooled buffer.
+// LISTs use, made once): in protobuf straight from it, as the kept
+// encoding is framed as the ADDED event that carries the object
+// (keepProtobuf); otherwise through one pooled buffer.
 
 // eventWriter is a watchcache.EventWriter for the plain JSON and protobuf
 // watch encoders of the served group versions: no Table, no
@@ -108,67 +109,84 @@ func (ew *eventWriter) WriteEvent(id runtime.Identifier, obj runtime.Object, kep
 		return false, nil // a conversion: the encoder's own business
 	}
 	apiVersion := f.gv.String()
-	var event []byte
-	buf := getEventBuffer()
-	defer putEventBuffer(buf)
 	switch f.format {
 	case watchcache.FormatProtobuf:
-		raw, err := kept(f.format, marshalProtobuf)
+		kept, err := kept(f.format, keepProtobuf)
 		if err != nil {
 			return true, err
 		}
-		event, err = protobufEvent(buf, f.eventType, apiVersion, kind, raw)
-		if err != nil {
+		size := kept.End - kept.Start
+		var scratch [128]byte
+		head := appendProtobufEventHead(scratch[:0], f.eventType, apiVersion, kind, size)
+		keptEventsWritten.Add(1)
+		if kept.Start == len(head) && bytes.Equal(kept.Bytes[:kept.Start], head) && bytes.Equal(kept.Bytes[kept.End:], protobufEventTail) {
+			keptFramesWritten.Add(1)
+			_, err = w.Write(kept.Bytes) // the kept encoding is framed as this very event
 			return true, err
 		}
+		buf := getEventBuffer()
+		defer putEventBuffer(buf)
+		event := append(append(append(grow(buf, len(head)+size+len(protobufEventTail))[:0], head...), kept.Object()...), protobufEventTail...)
+		_, err = w.Write(event)
+		return true, err
 	case watchcache.FormatJSON:
-		raw, err := kept(f.format, marshalJSON)
+		kept, err := kept(f.format, keepJSON)
 		if err != nil {
 			return true, err
 		}
-		event = jsonEvent(buf, f.eventType, apiVersion, kind, raw)
-	default:
-		return false, nil
+		keptEventsWritten.Add(1)
+		buf := getEventBuffer()
+		defer putEventBuffer(buf)
+		_, err = w.Write(jsonEvent(buf, f.eventType, apiVersion, kind, kept.Object()))
+		return true, err
 	}
-	keptEventsWritten.Add(1)
-	_, err = w.Write(event)
-	return true, err
+	return false, nil
 }
 
-// keptEventsWritten counts the events written from kept encodings (tests
-// check that the path is taken).
-var keptEventsWritten atomic.Int64
+// keptEventsWritten counts the events written from kept encodings, and
+// keptFramesWritten the protobuf events written straight from the
+// kept encoding, framed as the event (tests check that the paths are taken).
+var keptEventsWritten, keptFramesWritten atomic.Int64
 
-// protobufEvent builds in buf what the protobuf watch encoder writes for
-// an event of type t carrying an object of apiVersion and kind whose
-// protobuf encoding is raw: a metav1.WatchEvent whose object's raw bytes
-// are the protobuf prefix and a runtime.Unknown holding raw. It marshals
-// from the end backwards (as the encoders do), so the object's bytes are
-// copied once, into their final place.
-func protobufEvent(buf *[]byte, t watch.EventType, apiVersion, kind string, raw []byte) ([]byte, error) {
-	unknown := runtime.Unknown{TypeMeta: runtime.TypeMeta{APIVersion: apiVersion, Kind: kind}, Raw: raw}
-	embeddedSize := len(protobufPrefix) + unknown.Size()
-	// The envelope adds the type and two field headers: well under 32 bytes
-	// more than the type itself. Its size depends only on the embedded
-	// bytes' length, so any slice of that length sizes it.
-	b := grow(buf, embeddedSize+len(t)+32)
-	event := metav1.WatchEvent{Type: string(t), Object: runtime.RawExtension{Raw: b[:embeddedSize]}}
-	size := event.Size()
-	b = b[:size]
-	embedded := b[size-embeddedSize:] // where marshalling puts the object's raw bytes
-	copy(embedded, protobufPrefix)
-	if _, err := unknown.MarshalToSizedBuffer(embedded[len(protobufPrefix):]); err != nil {
-		return nil, err
+// protobufEventTail ends a protobuf watch event after the object's bytes:
+// the runtime.Unknown's empty contentEncoding (field 3) and contentType
+// (field 4), which its marshaller always writes.
+var protobufEventTail = []byte{3<<3 | 2, 0, 4<<3 | 2, 0}
+
+// appendProtobufEventHead appends what the protobuf watch encoder writes
+// before the bytes of an object of size bytes, of apiVersion and kind, in
+// an event of type t: a metav1.WatchEvent (type, field 1; object, field
+// 2) whose runtime.RawExtension (raw, field 1) holds the protobuf prefix
+// and a runtime.Unknown (typeMeta, field 1: apiVersion, kind; raw, field
+// 2), as the generated marshallers write them. protobufEventTail follows
+// the object.
+func appendProtobufEventHead(b []byte, t watch.EventType, apiVersion, kind string, size int) []byte {
+	typeMeta := fieldSize(len(apiVersion)) + fieldSize(len(kind))
+	unknown := fieldSize(typeMeta) + fieldSize(size) + len(protobufEventTail)
+	embedded := len(protobufPrefix) + unknown
+	rawExtension := fieldSize(embedded)
+	b = appendFieldHead(b, 1, len(t))
+	b = append(b, t...)
+	b = appendFieldHead(b, 2, rawExtension)
+	b = appendFieldHead(b, 1, embedded)
+	b = append(b, protobufPrefix...)
+	b = appendFieldHead(b, 1, typeMeta)
+	b = appendFieldHead(b, 1, len(apiVersion))
+	b = append(b, apiVersion...)
+	b = appendFieldHead(b, 2, len(kind))
+	b = append(b, kind...)
+	return appendFieldHead(b, 2, size)
+}
+
+// appendFieldHead appends the tag (wire type 2) and length of a
+// length-delimited field of n bytes.
+func appendFieldHead(b []byte, field, n int) []byte {
+	b = append(b, byte(field<<3|2))
+	v := uint64(n)
+	for ; v >= 0x80; v >>= 7 {
+		b = append(b, byte(v)|0x80)
 	}
-	event.Object.Raw = embedded // so marshalling copies them onto themselves
-	n, err := event.MarshalToSizedBuffer(b)
-	if err != nil {
-		return nil, err
-	}
-	if n != size {
-		return nil, fmt.Errorf("watch event of %d bytes marshalled into %d", size, n)
-	}
-	return b, nil
+	return append(b, byte(v))
 }
 
 // jsonEvent builds in buf what the JSON watch encoder writes for an event

@@ -87,13 +87,16 @@ func TestKeptWatchEventsAreTheEtcdPaths(t *testing.T) {
 		{"secrets", runtime.ContentTypeJSON}, {"secrets", runtime.ContentTypeProtobuf},
 		{"pods", runtime.ContentTypeJSON}, {"pods", runtime.ContentTypeProtobuf},
 	}
-	before := keptEventsWritten.Load()
+	events, frames := keptEventsWritten.Load(), keptFramesWritten.Load()
 	cached := make([][][]byte, len(requests))
 	for i, r := range requests {
 		cached[i] = initialEvents(t, cfg, ns, r.resource, r.accept, 3)
 	}
-	if n := keptEventsWritten.Load() - before; n != 3*int64(len(requests)) {
+	if n := keptEventsWritten.Load() - events; n != 3*int64(len(requests)) {
 		t.Errorf("%d events written from kept encodings, want %d", n, 3*len(requests))
+	}
+	if n := keptFramesWritten.Load() - frames; n != 3*2 { // the protobuf ones
+		t.Errorf("%d events written straight from kept protobuf encodings framed as the event, want %d", n, 3*2)
 	}
 	stop()
 

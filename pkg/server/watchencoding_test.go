@@ -83,6 +83,7 @@ func TestKeptWatchEventsAreUpstreams(t *testing.T) {
 		&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "empty", Namespace: "ns"}},
 		&appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "d", Namespace: "ns", ResourceVersion: "9"}, Spec: appsv1.DeploymentSpec{Replicas: &replicas}},
 	}
+	frames := keptFramesWritten.Load()
 	for _, mediaType := range []string{runtime.ContentTypeJSON, runtime.ContentTypeProtobuf} {
 		for _, obj := range objects {
 			gv := corev1.SchemeGroupVersion
@@ -106,6 +107,11 @@ func TestKeptWatchEventsAreUpstreams(t *testing.T) {
 		}
 	}
 
+	// The protobuf ADDED events were written straight from the kept encodings.
+	if n := keptFramesWritten.Load() - frames; n != int64(len(objects)) {
+		t.Errorf("%d events written straight from kept encodings framed as the event, want %d (the protobuf ADDED ones)", n, len(objects))
+	}
+
 	declined := map[string]struct {
 		id  runtime.Identifier
 		obj runtime.Object
@@ -125,7 +131,7 @@ func TestKeptWatchEventsAreUpstreams(t *testing.T) {
 
 // keptOf encodes obj as the cache's kept encodings are made.
 func keptOf(obj runtime.Object) watchcache.KeptEncoding {
-	return func(_ watchcache.Format, encode func(runtime.Object) ([]byte, error)) ([]byte, error) {
+	return func(_ watchcache.Format, encode watchcache.Encoder) (watchcache.Encoded, error) {
 		return encode(obj)
 	}
 }

@@ -64,7 +64,7 @@ func (en *Encodings) remember(list k8sruntime.Object, elems []*element) {
 // with it (cached objects never change). ok is false for any other list,
 // or if its items are no longer the cached ones; encode must give the same
 // bytes for the same object every time.
-func (en *Encodings) Items(list k8sruntime.Object, f Format, encode func(k8sruntime.Object) ([]byte, error)) (encoded [][]byte, ok bool, err error) {
+func (en *Encodings) Items(list k8sruntime.Object, f Format, encode Encoder) (encoded [][]byte, ok bool, err error) {
 	p, ok := listKey(list)
 	if !ok {
 		return nil, false, nil
@@ -85,12 +85,30 @@ func (en *Encodings) Items(list k8sruntime.Object, f Format, encode func(k8srunt
 	}
 	encoded = make([][]byte, len(elems))
 	for i, e := range elems {
-		if encoded[i], err = e.encoded(f, encode); err != nil {
+		kept, err := e.encoded(f, encode)
+		if err != nil {
 			return nil, true, err
 		}
+		encoded[i] = kept.Object()
 	}
 	return encoded, true, nil
 }
+
+// Encoded is a cached object's kept encoding in one format:
+// Bytes[Start:End] is the object's own encoding, which LISTs write. An
+// Encoder may put more around it (the server puts the envelope of the
+// watch event that would carry the object), for an EventWriter to write
+// in one piece.
+type Encoded struct {
+	Bytes      []byte
+	Start, End int
+}
+
+// Object is the object's own encoding.
+func (e Encoded) Object() []byte { return e.Bytes[e.Start:e.End] }
+
+// Encoder makes an object's kept encoding in one format.
+type Encoder func(k8sruntime.Object) (Encoded, error)
 
 // sameObject reports whether a and b are the same object at the same
 // resourceVersion, hence have the same content.
@@ -102,16 +120,16 @@ func sameObject(a, b k8sruntime.Object) bool {
 }
 
 // encoded returns e's object encoded in format f, made by encode on first use.
-func (e *element) encoded(f Format, encode func(k8sruntime.Object) ([]byte, error)) ([]byte, error) {
-	if b := e.encodings[f].Load(); b != nil {
-		return *b, nil
+func (e *element) encoded(f Format, encode Encoder) (Encoded, error) {
+	if kept := e.encodings[f].Load(); kept != nil {
+		return *kept, nil
 	}
-	b, err := encode(e.object)
+	kept, err := encode(e.object)
 	if err != nil {
-		return nil, err
+		return Encoded{}, err
 	}
-	e.encodings[f].Store(&b)
-	return b, nil
+	e.encodings[f].Store(&kept)
+	return kept, nil
 }
 
 // EventWriter writes a watch event carrying a cached object from the
@@ -131,7 +149,7 @@ type EventWriter interface {
 
 // KeptEncoding returns the kept encoding, in format f, of a cached object,
 // made by encode on first use (see Encodings.Items).
-type KeptEncoding func(f Format, encode func(k8sruntime.Object) ([]byte, error)) ([]byte, error)
+type KeptEncoding func(f Format, encode Encoder) (Encoded, error)
 
 // SetEventWriter makes the cache's initial watch events go through ew.
 // Call it before handing en to a cache.

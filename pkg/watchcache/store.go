@@ -22,7 +22,7 @@ type element struct {
 	labels labels.Set
 	fields fields.Set
 
-	encodings [numFormats]atomic.Pointer[[]byte]
+	encodings [numFormats]atomic.Pointer[Encoded]
 }
 
 func lessByKey(a, b *element) bool { return a.key < b.key }
