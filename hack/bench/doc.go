@@ -78,12 +78,16 @@
 //
 // With -upstream DIR (kube-apiserver and etcd, as hack/upstream/build.sh
 // builds them from source), the starts section's empty data dir starts,
-// the lists section (plus RV=0 and exact-RV LISTs) and the informers
-// section also run on upstream kube-apiserver with its own etcd,
-// interleaved with miniapiserver's runs, and the report compares the two
-// (upstream.go, upstream_pki.go, upstream_bench.go, report_upstream.go;
-// informers.go, report_informers.go); make bench-upstream does this. The
-// other sections run on miniapiserver only.
+// the lists section (plus RV=0 and exact-RV LISTs), the pagination
+// section's paged and unpaginated listings (on as many ConfigMaps in
+// upstream's own etcd), the watch section's fan-out at every -watchers
+// count, the informers section and the stops section's stops with
+// -stop-watches watches also run on upstream kube-apiserver with its own
+// etcd, interleaved with miniapiserver's runs, and the report compares the
+// two (upstream.go, upstream_pki.go, upstream_bench.go, report_upstream.go;
+// pagination.go, watch.go, informers.go, stops.go and their report*.go);
+// make bench-upstream does this. The other sections run on miniapiserver
+// only.
 //
 // Usage:
 //

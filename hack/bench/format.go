@@ -70,6 +70,24 @@ func fmtRatio(x float64) string {
 	return fmt.Sprintf("%.2f×", x)
 }
 
+// fmtSmallRatio is fmtRatio, but with two significant digits below 0.01:
+// "0.00054×".
+func fmtSmallRatio(x float64) string {
+	if x > 0 && x < 0.01 {
+		return fmt.Sprintf("%.2g×", x)
+	}
+	return fmtRatio(x)
+}
+
+// fmtTimes is a factor of 10 or more as a whole count, "1,853×", a
+// smaller one as fmtRatio does.
+func fmtTimes(x float64) string {
+	if x >= 10 && !math.IsInf(x, 0) {
+		return fmtCount(int(math.Round(x))) + "×"
+	}
+	return fmtRatio(x)
+}
+
 // fmtCount writes n with thousands separators: 10000 → "10,000".
 func fmtCount(n int) string {
 	s := fmt.Sprint(n)

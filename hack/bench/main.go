@@ -100,7 +100,7 @@ func parseFlags(args []string) (config, error) {
 	fs.StringVar(&cfg.readme, "readme", "", "also write the report (below its heading) into this Markdown file, "+
 		"replacing the lines between its "+beginMarker+" and "+endMarker+" lines")
 	fs.StringVar(&cfg.upstream, "upstream", "", "directory holding kube-apiserver and etcd (hack/upstream/build.sh builds them): "+
-		"run the starts, lists and informers sections on both servers, interleaved, and compare")
+		"run the "+joinAnd(upstreamSections)+" sections on both servers, interleaved, and compare")
 	fs.StringVar(&upstreamArgs, "upstream-args", "", "extra kube-apiserver flags with -upstream, space separated (e.g. --enable-priority-and-fairness=false)")
 	fs.IntVar(&cfg.crds, "crds", 20, "CustomResourceDefinitions the crds section's servers install on start (--crds)")
 	fs.IntVar(&cfg.crs, "crs", 10000, "custom resources (~1 KiB each) in the crds section's own data dir")
@@ -164,8 +164,8 @@ func (cfg *config) validate(only, watchers string) error {
 				"-informers, -informer-rounds, -secrets, -secret-size and the -pagination-*, -throughput-*, -stop-* and -restart-* counts must be positive")
 		}
 	}
-	if cfg.upstream != "" && !cfg.sections.has("starts") && !cfg.sections.has("lists") && !cfg.sections.has("informers") {
-		return errors.New("-upstream compares the starts, lists and informers sections, and -only runs none of them")
+	if cfg.upstream != "" && !slices.ContainsFunc(upstreamSections, cfg.sections.has) {
+		return errors.New("-upstream compares the " + joinAnd(upstreamSections) + " sections, and -only runs none of them")
 	}
 	if cfg.etcdWatchersMax < 0 || cfg.eventInterval < 0 || cfg.heapSample <= 0 {
 		return errors.New("-etcd-watchers-max and -event-interval must not be negative, -heap-sample must be positive")
@@ -213,13 +213,17 @@ func run(ctx context.Context, cfg config, out io.Writer) (err error) {
 		}
 	}
 	if cfg.sections.has("pagination") {
-		if r.pagination, err = benchPagination(ctx, cfg, root); err != nil {
+		if r.pagination, err = benchPagination(ctx, cfg, root, ub); err != nil {
 			return err
 		}
 	}
 	if cfg.sections.has("watch") {
-		if r.watch, err = benchWatch(ctx, cfg, root); err != nil {
+		var upstream []watchRun
+		if r.watch, upstream, err = benchWatch(ctx, cfg, root, ub); err != nil {
 			return err
+		}
+		if r.upstream != nil {
+			r.upstream.watch = upstream
 		}
 	}
 	if cfg.sections.has("throughput") {
@@ -236,8 +240,12 @@ func run(ctx context.Context, cfg config, out io.Writer) (err error) {
 		}
 	}
 	if cfg.sections.has("stops") {
-		if r.stops, err = benchStops(ctx, cfg, root); err != nil {
+		var upstream stopStats
+		if r.stops, upstream, err = benchStops(ctx, cfg, root, ub); err != nil {
 			return err
+		}
+		if r.upstream != nil {
+			r.upstream.stops = upstream
 		}
 	}
 	if cfg.sections.has("restarts") {
@@ -324,7 +332,7 @@ func runConfigMapSections(ctx context.Context, cfg config, root string, r *repor
 func listsSideBySide(ctx context.Context, cfg config, ub *upstreamBench, populated string, r *report) error {
 	upstreamPopulated := filepath.Join(ub.root, "upstream-populated")
 	var err error
-	if r.upstream.populate, err = ub.populate(ctx, cfg, upstreamPopulated); err != nil {
+	if r.upstream.populate, err = ub.populate(ctx, cfg, upstreamPopulated, cfg.objects); err != nil {
 		return err
 	}
 	r.lists, r.upstream.lists, err = ub.benchLists(ctx, cfg, populated, upstreamPopulated)
@@ -343,6 +351,18 @@ func binaryVersion(ctx context.Context, server string) (string, error) {
 
 // allSections are the -only values, in the order they run.
 var allSections = []string{"starts", "lists", "rv0", "crds", "pagination", "watch", "throughput", "informers", "stops", "restarts"}
+
+// upstreamSections are the sections that -upstream runs on kube-apiserver
+// too, in the order they run.
+var upstreamSections = []string{"starts", "lists", "pagination", "watch", "informers", "stops"}
+
+// joinAnd is "a, b and c".
+func joinAnd(words []string) string {
+	if len(words) < 2 {
+		return strings.Join(words, "")
+	}
+	return strings.Join(words[:len(words)-1], ", ") + " and " + words[len(words)-1]
+}
 
 // sections is the set of benchmarks to run.
 type sections map[string]bool

@@ -35,7 +35,21 @@ type paginationResult struct {
 	rv       string // the cache's exact-RV LISTs read at it (the etcd server had its own)
 	cache    paginationRun
 	etcd     paginationRun
+	upstream *upstreamPagination // with -upstream
 }
+
+// upstreamPagination is the cache server's paged and unpaginated listings
+// timed side by side with kube-apiserver's on the same number of
+// ConfigMaps, interleaved.
+type upstreamPagination struct {
+	populate populateStats // creating them through kube-apiserver in its own etcd
+	pairs    []listPair    // listVariants order; ours are the cache run's lists
+}
+
+// Target against upstream: how many times faster (upstream's median over
+// ours) miniapiserver's cache should page through every object; its
+// unpaginated LISTs have the lists section's target (upstreamListTarget).
+const upstreamPagingTarget = 1.5
 
 // paginationRun is what one server measured.
 type paginationRun struct {
@@ -79,27 +93,49 @@ type memoryRun struct {
 func (m memoryRun) growth() float64 { return m.after - m.before }
 
 // benchPagination populates a data dir of its own, then measures the
-// default server and one without the watch cache on it, in turn.
-func benchPagination(ctx context.Context, cfg config, root string) (res paginationResult, err error) {
+// default server and one without the watch cache on it, in turn. With ub
+// it populates upstream's etcd with as many ConfigMaps too, and the
+// default server's paged and unpaginated listings run side by side with
+// upstream's.
+func benchPagination(ctx context.Context, cfg config, root string, ub *upstreamBench) (res paginationResult, err error) {
 	dir := filepath.Join(root, "pagination")
 	defer func() { err = errors.Join(err, os.RemoveAll(dir)) }()
 	if res.populate, err = populate(ctx, cfg, dir, cfg.paginationObjects); err != nil {
 		return paginationResult{}, fmt.Errorf("pagination: %w", err)
 	}
-	if res.cache, res.rv, err = paginationOnServer(ctx, cfg, dir, cachePath); err != nil {
+	var up *upstreamPaging
+	if ub != nil {
+		up = &upstreamPaging{ub: ub, dir: filepath.Join(ub.root, "upstream-pagination")}
+		defer func() { err = errors.Join(err, os.RemoveAll(up.dir)) }()
+		res.upstream = &upstreamPagination{}
+		if res.upstream.populate, err = ub.populate(ctx, cfg, up.dir, cfg.paginationObjects); err != nil {
+			return paginationResult{}, fmt.Errorf("pagination: %w", err)
+		}
+	}
+	if res.cache, res.rv, err = paginationOnServer(ctx, cfg, dir, cachePath, up); err != nil {
 		return paginationResult{}, err
 	}
-	if res.etcd, _, err = paginationOnServer(ctx, cfg, dir, etcdPath); err != nil {
+	if up != nil {
+		res.upstream.pairs = up.pairs
+	}
+	if res.etcd, _, err = paginationOnServer(ctx, cfg, dir, etcdPath, nil); err != nil {
 		return paginationResult{}, err
 	}
 	return res, nil
 }
 
+// upstreamPaging is upstream's part in the cache server's listings.
+type upstreamPaging struct {
+	ub    *upstreamBench
+	dir   string     // its populated dir
+	pairs []listPair // what the listings measured on both
+}
+
 // paginationOnServer starts a server for path on dataDir and runs the
-// listings, the exact-RV LISTs, a heap reading after GC and, with the
-// watch cache, the first-pages memory measurement. rv is what the exact-RV
-// LISTs read at.
-func paginationOnServer(ctx context.Context, cfg config, dataDir string, path storagePath) (run paginationRun, rv string, err error) {
+// listings (with up, side by side with upstream's), the exact-RV LISTs, a
+// heap reading after GC and, with the watch cache, the first-pages memory
+// measurement. rv is what the exact-RV LISTs read at.
+func paginationOnServer(ctx context.Context, cfg config, dataDir string, path storagePath, up *upstreamPaging) (run paginationRun, rv string, err error) {
 	label := "pagination (" + path.name + ")"
 	s, err := startServer(ctx, withArgs(cfg, path.args...), dataDir)
 	if err != nil {
@@ -112,7 +148,12 @@ func paginationOnServer(ctx context.Context, cfg config, dataDir string, path st
 	}
 	rc := client.CoreV1().RESTClient()
 	run.path = path
-	if run.lists, err = pagingListings(ctx, cfg, rc, path, label); err != nil {
+	if up != nil {
+		run.lists, up.pairs, err = up.listings(ctx, cfg, rc, label)
+	} else {
+		run.lists, err = pagingListings(ctx, cfg, rc, path, label)
+	}
+	if err != nil {
 		return paginationRun{}, "", err
 	}
 	if run.exact, rv, err = exactListings(ctx, cfg, client, label); err != nil {
@@ -149,6 +190,46 @@ func pagingListings(ctx context.Context, cfg config, rc rest.Interface, path sto
 		results = append(results, st)
 	}
 	return results, nil
+}
+
+// listings starts upstream on its populated dir and times listVariants on
+// the cache server (rc) and on upstream, interleaved (benchListPair),
+// counting the cache's continuations served from snapshots as routedList
+// does; then it stops upstream, so that it is not running while the cache
+// server's other measurements are.
+func (up *upstreamPaging) listings(ctx context.Context, cfg config, rc rest.Interface, label string) (ours []routedStats, pairs []listPair, err error) {
+	u, err := startUpstream(ctx, up.ub.bins, up.ub.pki, up.dir)
+	if err != nil {
+		return nil, nil, fmt.Errorf("pagination (kube-apiserver): %w", err)
+	}
+	defer func() { err = errors.Join(err, prefixErr("pagination (kube-apiserver)", u.Stop())) }()
+	client, err := u.api.listClient(cfg.gzip)
+	if err != nil {
+		return nil, nil, err
+	}
+	sides := [2]listSide{ourListSide(rc), upstreamListSide(client.CoreV1().RESTClient(), u.etcdURL)}
+	for _, v := range listVariants(cfg.paginationLimit) {
+		var p listPair
+		served, err := countRoutes(ctx, rc, routeSnapshot, routeContinue, func() error {
+			var err error
+			p, err = benchListPair(ctx, "pagination", sides, v, cfg.paginationObjects, cfg.paginationRuns)
+			return err
+		})
+		if err != nil {
+			return nil, nil, fmt.Errorf("%s %s: %w", label, v, err)
+		}
+		if v.limit > 0 {
+			p.target = upstreamPagingTarget
+		}
+		st := routedStats{listStats: p.ours}
+		if v.limit > 0 {
+			// As routedList: the continuations of the verified listing
+			// and the timed ones.
+			st.fromSnapshot, st.snapshotable = served, float64((st.shape.pages-1)*(cfg.paginationRuns+1))
+		}
+		ours, pairs = append(ours, st), append(pairs, p)
+	}
+	return ours, pairs, nil
 }
 
 // exactListings updates exactRVWrites ConfigMaps after taking a

@@ -21,6 +21,7 @@ var prose = template.Must(template.New("prose.tmpl").Funcs(template.FuncMap{
 	"counts":   fmtCounts,
 	"duration": fmtDuration,
 	"join":     strings.Join,
+	"and":      joinAnd,
 }).Parse(lineBreaks.ReplaceAllString(proseSource, " ")))
 
 // lineBreaks are the line breaks of prose.tmpl with the blanks around them.
@@ -72,6 +73,12 @@ type paginationProse struct {
 	HeapMetric    string
 	FirstPages    int // issued during the memory measurement
 	WriteRate     int // updates per second meanwhile
+	// With -upstream: the paged and unpaginated listings ran side by side.
+	Upstream         bool
+	UpstreamPopulate time.Duration // creating the ConfigMaps through kube-apiserver
+	RouteMetric      string        // counts the LISTs miniapiserver's watch cache served
+	// UpstreamRouteMetric counts upstream's LISTs by storage.
+	UpstreamRouteMetric string
 }
 
 // watchProse is the "watch" paragraph.
@@ -84,6 +91,7 @@ type watchProse struct {
 	Watchers    []int // the watcher counts
 	EtcdSkipped []int // the watcher counts that ran with the watch cache only
 	EtcdMax     int   // -etcd-watchers-max
+	Upstream    bool  // every count ran on kube-apiserver too
 }
 
 // throughputProse is the "throughput" paragraph.
@@ -128,6 +136,10 @@ type stopsProse struct {
 	OpenMetric string
 	Rounds     int           // per variant
 	KillAfter  time.Duration // SIGTERM→SIGKILL
+	Upstream   bool          // kube-apiserver stopped with as many watches too
+	// UpstreamShutdownTimeout is how long kube-apiserver's HTTP server
+	// waits for open requests on shutdown.
+	UpstreamShutdownTimeout time.Duration
 }
 
 // restartsProse is the "restarts" paragraph.

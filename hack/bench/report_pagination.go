@@ -27,16 +27,22 @@ func (r report) writePagination(b *markdown) {
 	r.writePaginationResults(b)
 	r.writePaginationRatios(b)
 	r.writePaginationMemory(b)
+	r.writeUpstreamPagination(b)
 }
 
 func (r report) writePaginationProse(b *markdown) {
 	p, cfg := r.pagination, r.cfg
-	b.paragraph("pagination", paginationProse{
+	prose := paginationProse{
 		Objects: p.populate.objects, Payload: payloadSize, Namespace: namespace, Workers: cfg.workers,
 		Populate: p.populate.duration, Limit: cfg.paginationLimit, ExactRVWrites: exactRVWrites,
 		Runs: cfg.paginationRuns, AllocMetric: allocBytesTotal, Gzip: cfg.gzip, HeapMetric: heapInuseBytes,
 		FirstPages: cfg.firstPages, WriteRate: cfg.writeRate,
-	})
+	}
+	if u := p.upstream; u != nil {
+		prose.Upstream, prose.UpstreamPopulate = true, u.populate.duration
+		prose.RouteMetric, prose.UpstreamRouteMetric = cacheListRequests, upstreamListsTotal
+	}
+	b.paragraph("pagination", prose)
 }
 
 // writePaginationResults is the table of every timed listing.
@@ -134,4 +140,67 @@ func (r report) writePaginationMemory(b *markdown) {
 
 func writesNote(m memoryRun) string {
 	return fmt.Sprintf("%s updates in %s (%.0f/s)", fmtCount(m.writes), fmtDuration(m.took), float64(m.writes)/m.took.Seconds())
+}
+
+// upstreamPair is the side-by-side listing of encoding, paged or not.
+func (u *upstreamPagination) pair(encoding string, paged bool) (listPair, bool) {
+	for _, p := range u.pairs {
+		if p.ours.variant.encoding == encoding && (p.ours.variant.limit > 0) == paged {
+			return p, true
+		}
+	}
+	return listPair{}, false
+}
+
+// writeUpstreamPagination is a row per listing and server with the absolute
+// figures, then the ratios of miniapiserver's medians over upstream's.
+func (r report) writeUpstreamPagination(b *markdown) {
+	u, limit := r.pagination.upstream, r.cfg.paginationLimit
+	if u == nil || len(u.pairs) == 0 {
+		return
+	}
+	type row struct {
+		label string
+		p     listPair
+	}
+	var rows []row
+	for _, enc := range paginationEncodings {
+		for _, paged := range []bool{true, false} {
+			if p, ok := u.pair(enc, paged); ok {
+				label := enc + ", one LIST (no limit)"
+				if paged {
+					label = fmt.Sprintf("%s, page through all (limit %d)", enc, limit)
+				}
+				rows = append(rows, row{label, p})
+			}
+		}
+	}
+	fmt.Fprintf(b, "| vs kube-apiserver: pagination, %s ConfigMaps | server | median | min | max | server alloc/op "+
+		"| requests its watch cache served | note |\n", fmtCount(r.pagination.populate.objects))
+	b.WriteString("|---|---|---|---|---|---|---|---|\n")
+	for _, row := range rows {
+		for i, side := range []struct {
+			server string
+			st     listStats
+		}{{"miniapiserver (watch cache)", row.p.ours}, {"kube-apiserver + etcd", row.p.upstream}} {
+			st := side.st
+			fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s | %s | %s page(s), %s uncompressed |\n", row.label, side.server,
+				fmtDuration(median(st.times)), fmtDuration(slices.Min(st.times)), fmtDuration(slices.Max(st.times)),
+				fmtBytes(st.allocPerOp), fromCacheNote(row.p.fromCache[i], row.p.requests[i]),
+				fmtCount(st.shape.pages), fmtBytes(float64(st.shape.bytes)))
+		}
+	}
+	b.WriteString("\n| pagination: ours / upstream (of medians) | wall time | server alloc (upstream: kube-apiserver + etcd) | note |\n")
+	b.WriteString("|---|---|---|---|\n")
+	for _, row := range rows {
+		p := row.p
+		ratio := listTimeRatio(p.ours, p.upstream)
+		whose := "the pagination target"
+		if p.ours.variant.limit == 0 {
+			whose = "the lists section's target for LISTs from the cache"
+		}
+		writeRatioRow(b, row.label, ratio, p.ours.allocPerOp/p.upstream.allocPerOp, fmt.Sprintf(
+			"target ours ≥ %g× faster (≤ %.2f×), %s: %s", p.target, 1/p.target, whose, metNote(ratio <= 1/p.target)))
+	}
+	b.WriteString("\n")
 }

@@ -17,9 +17,10 @@ func (r report) writeStops(b *markdown) {
 	if len(r.stops) == 0 {
 		return
 	}
+	upstream := r.upstream != nil && len(r.upstream.stops.runs) > 0
 	b.paragraph("stops", stopsProse{
 		Watches: r.cfg.stopWatches, Namespace: namespace, PerConn: r.cfg.watchersPerConn, OpenMetric: longRunning,
-		Rounds: r.cfg.stopRounds, KillAfter: stopKillAfter,
+		Rounds: r.cfg.stopRounds, KillAfter: stopKillAfter, Upstream: upstream, UpstreamShutdownTimeout: upstreamShutdownTimeout,
 	})
 	b.WriteString("| stop with open watches | variant | SIGTERM→exit median | min | max | final BOOKMARKs per round | note |\n")
 	b.WriteString("|---|---|---|---|---|---|---|\n")
@@ -32,6 +33,49 @@ func (r report) writeStops(b *markdown) {
 		fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s | %s |\n", bench, st.path.name,
 			fmtDuration(median(times)), fmtDuration(slices.Min(times)), fmtDuration(slices.Max(times)),
 			bookmarkCell(st), r.stopsNote(st))
+	}
+	b.WriteString("\n")
+	if upstream {
+		r.writeUpstreamStops(b)
+	}
+}
+
+// upstreamShutdownTimeout is how long kube-apiserver's HTTP server waits
+// for open requests on shutdown: its --request-timeout default.
+const upstreamShutdownTimeout = time.Minute
+
+// writeUpstreamStops is a row per server with watches open, then the
+// ratios of miniapiserver's medians over kube-apiserver's.
+func (r report) writeUpstreamStops(b *markdown) {
+	up := r.upstream.stops
+	var ours []stopStats
+	for _, st := range r.stops {
+		if st.watches > 0 {
+			ours = append(ours, st)
+		}
+	}
+	fmt.Fprintf(b, "| vs kube-apiserver: stop with %s open watches | server | SIGTERM→exit median | min | max | final BOOKMARKs per round | note |\n",
+		fmtCount(up.watches))
+	b.WriteString("|---|---|---|---|---|---|---|\n")
+	for _, st := range append(ours, up) {
+		times := st.stopTimes()
+		server := "miniapiserver `" + strings.Join(st.path.args, " ") + "`"
+		note := strings.Join(stopAnomalies(st), "; ")
+		if st.upstream {
+			server = "kube-apiserver (its etcd not included)"
+			note = strings.Join(append([]string{"its defaults `--shutdown-delay-duration=0s --shutdown-watch-termination-grace-period=0s`"},
+				stopAnomalies(st)...), "; ")
+		}
+		fmt.Fprintf(b, "| %s watches | %s | %s | %s | %s | %s | %s |\n", fmtCount(st.watches), server,
+			fmtDuration(median(times)), fmtDuration(slices.Min(times)), fmtDuration(slices.Max(times)), bookmarkCell(st), note)
+	}
+	b.WriteString("\n| stops: ours / upstream (of medians) | SIGTERM→exit | note |\n")
+	b.WriteString("|---|---|---|\n")
+	for _, st := range ours {
+		ratio := median(st.stopTimes()).Seconds() / median(up.stopTimes()).Seconds()
+		fmt.Fprintf(b, "| %s watches: miniapiserver `%s` / kube-apiserver | %s | kube-apiserver takes %s as long; "+
+			"no target against upstream; miniapiserver's own %s |\n",
+			fmtCount(st.watches), strings.Join(st.path.args, " "), fmtSmallRatio(ratio), fmtTimes(1/ratio), stopTargetNote(st))
 	}
 	b.WriteString("\n")
 }
@@ -48,6 +92,8 @@ func bookmarkCell(st stopStats) string {
 	}
 	cell := fmt.Sprintf("%s of %s", fmtIntRange(got), fmtCount(st.runs[0].bookmarkable))
 	switch {
+	case st.upstream && slices.Max(got) > 0:
+		return cell + " (periodic ones, not final)"
 	case st.path.name == etcdPath.name && slices.Max(got) == 0:
 		return cell + " (none expected)"
 	case st.path.name == cachePath.name && slices.Min(got) < st.runs[0].bookmarkable:
@@ -59,14 +105,30 @@ func bookmarkCell(st stopStats) string {
 // stopsNote checks the target and flags kills, streams that outlived the
 // server and unexpected events.
 func (r report) stopsNote(st stopStats) string {
-	target := fmt.Sprintf("target ≤ %s median: %s", fmtDuration(stopTarget), metNote(median(st.stopTimes()) <= stopTarget))
-	switch {
-	case st.watches == 0:
+	target := stopTargetNote(st)
+	if st.watches == 0 {
 		target = "control: one idle client connection, no watch"
-	case st.watches < stopTargetWatches:
+	}
+	note := append([]string{target, "`" + strings.Join(st.path.args, " ") + "`"}, stopAnomalies(st)...)
+	if st.watches == 0 && len(r.empty.runs) > 0 {
+		note = append(note, "no connection ever (start-to-ready, empty data dir): "+fmtDuration(median(r.empty.stopTimes())))
+	}
+	return strings.Join(note, "; ")
+}
+
+// stopTargetNote checks st against the target.
+func stopTargetNote(st stopStats) string {
+	target := fmt.Sprintf("target ≤ %s median: %s", fmtDuration(stopTarget), metNote(median(st.stopTimes()) <= stopTarget))
+	if st.watches < stopTargetWatches {
 		target += fmt.Sprintf(" (the target is for %s watches)", fmtCount(stopTargetWatches))
 	}
-	note := []string{target, "`" + strings.Join(st.path.args, " ") + "`"}
+	return target
+}
+
+// stopAnomalies flags kills, streams that outlived the server and
+// unexpected events, then gives the watch connections.
+func stopAnomalies(st stopStats) []string {
+	var note []string
 	var killed, unended, stray int
 	var first string
 	for _, run := range st.runs {
@@ -91,10 +153,7 @@ func (r report) stopsNote(st stopStats) string {
 	if st.watches > 0 {
 		note = append(note, fmt.Sprintf("%d watch connection(s)", st.runs[0].conns))
 	}
-	if st.watches == 0 && len(r.empty.runs) > 0 {
-		note = append(note, "no connection ever (start-to-ready, empty data dir): "+fmtDuration(median(r.empty.stopTimes())))
-	}
-	return strings.Join(note, "; ")
+	return note
 }
 
 // fmtIntRange is "3" when every value is 3, else "min–max".

@@ -28,6 +28,7 @@ func TestReportGolden(t *testing.T) {
 		{name: "crds-only", r: crdsOnlyReport()},
 		{name: "upstream", r: upstreamReport()},
 		{name: "upstream-informers", r: upstreamInformersReport()},
+		{name: "upstream-sections", r: upstreamSectionsReport()},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

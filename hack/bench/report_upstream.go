@@ -26,16 +26,21 @@ type upstreamProse struct {
 	// UpstreamRouteMetric counts upstream's LISTs by storage.
 	UpstreamRouteMetric string
 	Gzip                bool
-	Informers           bool     // the informers section ran side by side too
-	OursOnly            []string // what ran on miniapiserver only
+	// Both are the other sections that ran side by side too: pagination,
+	// watch, informers, stops.
+	Both     []string
+	OursOnly []string // what ran on miniapiserver only
 }
 
 // writeUpstream is the side-by-side part: its paragraph, then a table for
 // start-to-ready and one for the LISTs.
 func (r report) writeUpstream(b *markdown) {
 	u := r.upstream
-	informers := r.informers.upstream != nil
-	if u == nil || (len(u.starts.ours.runs) == 0 && len(u.lists) == 0 && !informers) {
+	if u == nil {
+		return
+	}
+	both := r.upstreamBoth()
+	if len(u.starts.ours.runs) == 0 && len(u.lists) == 0 && len(both) == 0 {
 		return
 	}
 	p := upstreamProse{
@@ -43,7 +48,7 @@ func (r report) writeUpstream(b *markdown) {
 		Poll: readyzPoll, Objects: r.cfg.objects, Namespace: namespace, Workers: r.cfg.workers,
 		Populate: u.populate.duration, OursPopulate: r.populate.duration, ExactRVWrites: exactRVWrites,
 		AllocMetric: allocBytesTotal, RouteMetric: cacheListRequests, UpstreamRouteMetric: upstreamListsTotal, Gzip: r.cfg.gzip,
-		Informers: informers,
+		Both: both,
 	}
 	if len(u.starts.ours.runs) > 0 {
 		p.Starts = r.cfg.starts
@@ -55,13 +60,43 @@ func (r report) writeUpstream(b *markdown) {
 		p.OursOnly = append(p.OursOnly, "start-to-ready on the populated data dir")
 	}
 	for _, name := range r.ranSections() {
-		if name != "starts" && name != "lists" && (name != "informers" || !informers) {
+		switch {
+		case name == "starts" || name == "lists":
+		case !slices.Contains(both, name):
 			p.OursOnly = append(p.OursOnly, "the "+name+" section")
+		case partlyOursOnly[name] != "":
+			p.OursOnly = append(p.OursOnly, partlyOursOnly[name])
 		}
 	}
 	b.paragraph("upstream", p)
 	r.writeUpstreamStarts(b)
 	r.writeUpstreamLists(b)
+}
+
+// partlyOursOnly is what of a section that runs side by side runs on
+// miniapiserver only.
+var partlyOursOnly = map[string]string{
+	"pagination": "the pagination section's `--watch-cache=false` server, exact-RV LISTs and first-pages memory",
+	"watch":      "the watch section's `--watch-cache=false` runs",
+	"stops":      "the stops section's `--watch-cache=false` stops and its control",
+}
+
+// upstreamBoth are the sections other than starts and lists that ran on
+// upstream too, in the order they ran.
+func (r report) upstreamBoth() []string {
+	ran := map[string]bool{
+		"pagination": r.pagination.upstream != nil,
+		"watch":      len(r.upstream.watch) > 0,
+		"informers":  r.informers.upstream != nil,
+		"stops":      len(r.upstream.stops.runs) > 0,
+	}
+	var both []string
+	for _, name := range r.ranSections() {
+		if ran[name] {
+			both = append(both, name)
+		}
+	}
+	return both
 }
 
 func (r report) writeUpstreamStarts(b *markdown) {

@@ -1,6 +1,9 @@
 package main
 
-import "time"
+import (
+	"errors"
+	"time"
+)
 
 // upstreamReport is a run with -upstream: the starts and lists sections
 // side by side with kube-apiserver, one LIST target missed, -upstream-args
@@ -73,5 +76,58 @@ func upstreamInformersReport() report {
 	}
 	r.informers.heapSVG = "/tmp/miniapiserver-bench-informers-heap-123.svg"
 	r.upstream = &upstreamResult{bins: upstreamBinaries{apiserverVersion: "Kubernetes v1.37.2", etcdVersion: "etcd Version: 3.7.2"}}
+	return r
+}
+
+// upstreamSectionsReport is the pagination, watch and stops sections side by
+// side with kube-apiserver: one pagination target missed, kube-apiserver's
+// 1,000 watchers incomplete (some closed as unresponsive), and its stops
+// waiting out its shutdown timeout, in one round long enough for a periodic
+// BOOKMARK.
+func upstreamSectionsReport() report {
+	cfg := baseConfig("pagination,watch,stops")
+	cfg.upstream = "/root/.cache/go-build/miniapiserver-upstream/v1.37.2-etcd-v3.7.2"
+	r := report{cfg: cfg, version: "miniapiserver v1.37.2", os: "linux", arch: "amd64", cpus: 2, elapsed: 612 * time.Second}
+	r.pagination = paginationFixture(cfg, 594, 594)
+	r.pagination.upstream = &upstreamPagination{populate: populateStats{objects: cfg.paginationObjects, duration: ms(71200)}}
+	// Upstream's medians per cache listing (listVariants order): the
+	// protobuf paging is 1.2× ours, the rest at least 1.5×.
+	upstreamMedians := []float64{802, 1190, 512, 544}
+	for i, ours := range r.pagination.cache.lists {
+		theirs := ours.listStats
+		theirs.times = durations(upstreamMedians[i]*0.9, upstreamMedians[i], upstreamMedians[i]*1.2)
+		theirs.allocPerOp *= 3.1
+		theirs.shape.bytes += 2_000_000
+		requests := float64(ours.shape.pages * cfg.paginationRuns)
+		target := upstreamListTarget
+		if ours.variant.limit > 0 {
+			target = upstreamPagingTarget
+		}
+		r.pagination.upstream.pairs = append(r.pagination.upstream.pairs, listPair{ours: ours.listStats, upstream: theirs, target: target,
+			fromCache: [2]float64{requests, requests}, requests: [2]float64{requests, requests}})
+	}
+	r.watch = []watchRun{
+		watchFixture("cache", 100, 1000, 1, 3.8, 10.2, 22, 3570, 133.5*1024*1000),
+		watchFixture("etcd", 100, 1000, 1, 69.1, 156, 200, 5770, 615.8*1024*1000),
+		watchFixture("cache", 1000, 1000, 10, 24.6, 56.5, 108, 22950, 297.5*1024*1000),
+		watchFixture("etcd", 1000, 1000, 10, 3810, 14510, 22990, 43870, 5*(1<<20)*1000),
+	}
+	small := watchFixture(upstreamWatchPath, 100, 1000, 1, 4.1, 9.8, 31, 3410, 150.2*1024*1000)
+	small.etcdCPU, small.etcdAlloc = ms(610), 30.1*1024*1000
+	large := watchFixture(upstreamWatchPath, 1000, 1000, 10, 61.2, 240.3, 1210, 25110, 400.4*1024*1000)
+	large.etcdCPU, large.etcdAlloc = ms(650), 31.7*1024*1000
+	large.latencies = large.latencies[:len(large.latencies)-3000]
+	large.ended, large.endErr = 3, errors.New("the server ended the watch stream")
+	r.stops = stopsFixture(1000, stopRun{})
+	upstream := stopStats{upstream: true, watches: 1000}
+	for i, stop := range []float64{60040, 60060, 60050} {
+		run := stopRun{stop: ms(stop), conns: 10, bookmarkable: 500}
+		if i == 0 {
+			run.bookmarked = 500 // its watch cache's periodic BOOKMARK came before the exit
+		}
+		upstream.runs = append(upstream.runs, run)
+	}
+	r.upstream = &upstreamResult{bins: upstreamBinaries{apiserverVersion: "Kubernetes v1.37.2", etcdVersion: "etcd Version: 3.7.2"},
+		watch: []watchRun{small, large}, stops: upstream}
 	return r
 }

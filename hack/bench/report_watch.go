@@ -16,6 +16,7 @@ func (r report) writeWatch(b *markdown) {
 	b.paragraph("watch", watchProse{
 		Namespace: namespace, PerConn: r.cfg.watchersPerConn, Events: r.cfg.events, Interval: r.cfg.eventInterval,
 		AllocMetric: allocBytesTotal, Watchers: r.cfg.watchers, EtcdSkipped: r.etcdSkipped(), EtcdMax: r.cfg.etcdWatchersMax,
+		Upstream: r.upstream != nil && len(r.upstream.watch) > 0,
 	})
 	b.WriteString("| watch fan-out | variant | latency p50 | p99 | max | server CPU/delivery | server alloc/delivery | server alloc/event | note |\n")
 	b.WriteString("|---|---|---|---|---|---|---|---|---|\n")
@@ -28,6 +29,7 @@ func (r report) writeWatch(b *markdown) {
 	}
 	b.WriteString("\n")
 	r.writeWatchRatios(b)
+	r.writeUpstreamWatch(b)
 }
 
 // etcdSkipped are the watcher counts that ran with the watch cache only.
@@ -58,7 +60,7 @@ func allocPer(bytes float64, n int) string {
 func watchNote(run watchRun) string {
 	want := run.watchers * run.events
 	var note []string
-	if run.deliveries() < want || run.timedOut || run.ended > 0 {
+	if incomplete(run) {
 		note = append(note, "**incomplete**")
 	}
 	note = append(note, fmt.Sprintf("%s of %s deliveries", fmtCount(run.deliveries()), fmtCount(want)))
@@ -128,4 +130,100 @@ func watchRatioRow(label string, num, den watchRun, note string) string {
 		fmtRatio(durRatio(percentile(num.latencies, 0.5), percentile(den.latencies, 0.5))),
 		fmtRatio(durRatio(percentile(num.latencies, 0.99), percentile(den.latencies, 0.99))),
 		cpu, fmtRatio((num.allocBytes/float64(num.deliveries()))/(den.allocBytes/float64(den.deliveries()))), note)
+}
+
+// Target against upstream: how many times lower miniapiserver's p99
+// delivery latency should be than kube-apiserver's, at
+// upstreamWatchTargetWatchers watchers.
+const (
+	upstreamWatchP99Target      = 1.5
+	upstreamWatchTargetWatchers = 1000
+)
+
+// watchPair is miniapiserver's watch cache run and kube-apiserver's at one
+// watcher count.
+type watchPair struct{ ours, upstream watchRun }
+
+// upstreamWatchPairs pairs the cache runs with upstream's by watcher count.
+func (r report) upstreamWatchPairs() []watchPair {
+	if r.upstream == nil {
+		return nil
+	}
+	var pairs []watchPair
+	for _, u := range r.upstream.watch {
+		for _, run := range r.watch {
+			if run.path == cachePath.name && run.watchers == u.watchers {
+				pairs = append(pairs, watchPair{run, u})
+			}
+		}
+	}
+	return pairs
+}
+
+// writeUpstreamWatch is a row per server and watcher count with the
+// absolute figures, then the ratios of miniapiserver's over upstream's.
+func (r report) writeUpstreamWatch(b *markdown) {
+	pairs := r.upstreamWatchPairs()
+	if len(pairs) == 0 {
+		return
+	}
+	b.WriteString("| vs kube-apiserver: watch fan-out | server | latency p50 | p99 | max | server CPU/delivery | server alloc/delivery " +
+		"| its etcd: CPU; alloc per event | note |\n")
+	b.WriteString("|---|---|---|---|---|---|---|---|---|\n")
+	for _, p := range pairs {
+		bench := fmt.Sprintf("%s watchers × %s events", fmtCount(p.ours.watchers), fmtCount(p.ours.events))
+		for _, row := range []struct {
+			server, etcd string
+			run          watchRun
+		}{
+			{"miniapiserver (watch cache)", "embedded: in the server's figures", p.ours},
+			{"kube-apiserver (its watch cache)", etcdPerEvent(p.upstream), p.upstream},
+		} {
+			run := row.run
+			fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", bench, row.server,
+				fmtDuration(percentile(run.latencies, 0.5)), fmtDuration(percentile(run.latencies, 0.99)),
+				fmtDuration(percentile(run.latencies, 1)), cpuPerDelivery(run), allocPer(run.allocBytes, run.deliveries()),
+				row.etcd, watchNote(run))
+		}
+	}
+	b.WriteString("\n| watch fan-out: ours / upstream | latency p50 | latency p99 | CPU/delivery (upstream: kube-apiserver + etcd) " +
+		"| alloc/delivery (upstream: kube-apiserver + etcd) | note |\n")
+	b.WriteString("|---|---|---|---|---|---|\n")
+	for _, p := range pairs {
+		ours, up := p.ours, p.upstream
+		p99 := percentile(ours.latencies, 0.99).Seconds() / percentile(up.latencies, 0.99).Seconds()
+		cpu := "–"
+		if ours.cpu >= 0 && up.cpu >= 0 && up.etcdCPU >= 0 {
+			cpu = fmtRatio(perDelivery(ours.cpu.Seconds(), ours) / perDelivery((up.cpu+up.etcdCPU).Seconds(), up))
+		}
+		note := fmt.Sprintf("target p99 ≥ %g× lower (≤ %.2f×): %s", upstreamWatchP99Target, 1/upstreamWatchP99Target,
+			metNote(p99 <= 1/upstreamWatchP99Target))
+		if ours.watchers != upstreamWatchTargetWatchers {
+			note += fmt.Sprintf(" (the target is for %s watchers)", fmtCount(upstreamWatchTargetWatchers))
+		}
+		if incomplete(ours) || incomplete(up) {
+			note += "; **a run is incomplete** (its note says how)"
+		}
+		fmt.Fprintf(b, "| %s watchers | %s | %s | %s | %s | %s |\n", fmtCount(ours.watchers),
+			fmtRatio(percentile(ours.latencies, 0.5).Seconds()/percentile(up.latencies, 0.5).Seconds()), fmtRatio(p99), cpu,
+			fmtRatio(perDelivery(ours.allocBytes, ours)/perDelivery(up.allocBytes+up.etcdAlloc, up)), note)
+	}
+	b.WriteString("\n")
+}
+
+// etcdPerEvent is upstream's etcd's CPU time and bytes allocated per timed
+// update: it stores each once and sends it to kube-apiserver's watch cache
+// once, whatever the watchers.
+func etcdPerEvent(run watchRun) string {
+	cpu := "–"
+	if run.etcdCPU >= 0 && run.events > 0 {
+		cpu = fmtDuration(run.etcdCPU / time.Duration(run.events))
+	}
+	return cpu + "; " + allocPer(run.etcdAlloc, run.events)
+}
+
+func perDelivery(x float64, run watchRun) float64 { return x / float64(run.deliveries()) }
+
+func incomplete(run watchRun) bool {
+	return run.deliveries() < run.watchers*run.events || run.timedOut || run.ended > 0
 }

@@ -37,9 +37,10 @@ type stopRun struct {
 
 // stopStats are the rounds of one variant.
 type stopStats struct {
-	path    storagePath
-	watches int // open at SIGTERM; 0: the control, with one idle client connection only
-	runs    []stopRun
+	path     storagePath
+	upstream bool // kube-apiserver with its defaults (path is then unset)
+	watches  int  // open at SIGTERM; 0: the control, with one idle client connection only
+	runs     []stopRun
 }
 
 func (st stopStats) stopTimes() []time.Duration {
@@ -50,33 +51,56 @@ func (st stopStats) stopTimes() []time.Duration {
 	return times
 }
 
+// label names the variant in errors and progress lines.
+func (st stopStats) label() string {
+	switch {
+	case st.upstream:
+		return fmt.Sprintf("stop with %d watches (kube-apiserver)", st.watches)
+	case st.watches == 0:
+		return "stop with one idle connection (control)"
+	}
+	return fmt.Sprintf("stop with %d watches (%s)", st.watches, st.path.name)
+}
+
 // benchStops stops servers with cfg.stopWatches watches open, cfg.stopRounds
 // times with the watch cache and as many without; then, as a control, as
 // many times with the watch cache and no watch, just one idle client
 // connection. Each round runs on a server of its own with a fresh data dir.
-func benchStops(ctx context.Context, cfg config, root string) ([]stopStats, error) {
+// The variants take turns, one stop each per round; with ub, upstream's
+// stop with as many watches takes its turn right after miniapiserver's with
+// the watch cache, and is returned apart.
+func benchStops(ctx context.Context, cfg config, root string, ub *upstreamBench) ([]stopStats, stopStats, error) {
 	all := []stopStats{
 		{path: cachePath, watches: cfg.stopWatches},
 		{path: etcdPath, watches: cfg.stopWatches},
 		{path: cachePath},
 	}
-	for v := range all {
-		st := &all[v]
-		for i := range cfg.stopRounds {
-			label := fmt.Sprintf("stop with %d watches (%s)", st.watches, st.path.name)
-			if st.watches == 0 {
-				label = "stop with one idle connection (control)"
-			}
+	upstream := stopStats{upstream: true, watches: cfg.stopWatches}
+	for i := range cfg.stopRounds {
+		for v := range all {
+			st := &all[v]
 			run, err := stopOnce(ctx, cfg, filepath.Join(root, fmt.Sprintf("stop-%d-%d", v, i)), st.path, st.watches)
 			if err != nil {
-				return nil, fmt.Errorf("%s, round %d/%d: %w", label, i+1, cfg.stopRounds, err)
+				return nil, stopStats{}, fmt.Errorf("%s, round %d/%d: %w", st.label(), i+1, cfg.stopRounds, err)
 			}
-			progress("%s %d/%d: SIGTERM→exit %s%s; final BOOKMARK on %d of %d watches that allow them",
-				label, i+1, cfg.stopRounds, fmtDuration(run.stop), killedNote(run.killed), run.bookmarked, run.bookmarkable)
+			progressStop(*st, i, cfg.stopRounds, run)
 			st.runs = append(st.runs, run)
+			if ub == nil || v != 0 {
+				continue
+			}
+			if run, err = ub.stopOnce(ctx, cfg, filepath.Join(ub.root, fmt.Sprintf("upstream-stop-%d", i)), upstream.watches); err != nil {
+				return nil, stopStats{}, fmt.Errorf("%s, round %d/%d: %w", upstream.label(), i+1, cfg.stopRounds, err)
+			}
+			progressStop(upstream, i, cfg.stopRounds, run)
+			upstream.runs = append(upstream.runs, run)
 		}
 	}
-	return all, nil
+	return all, upstream, nil
+}
+
+func progressStop(st stopStats, i, rounds int, run stopRun) {
+	progress("%s %d/%d: SIGTERM→exit %s%s; final BOOKMARK on %d of %d watches that allow them",
+		st.label(), i+1, rounds, fmtDuration(run.stop), killedNote(run.killed), run.bookmarked, run.bookmarkable)
 }
 
 func killedNote(killed bool) string {
@@ -86,24 +110,50 @@ func killedNote(killed bool) string {
 	return ""
 }
 
-// stopOnce starts a server on dataDir, opens n watches, waits until the
-// server counts them all, then times SIGTERM→exit and reads how each
-// stream ended. The client that lists and scrapes closes its connection
-// before the signal, unless n is 0: then that idle connection is all the
-// control has open.
+// stopOnce starts a server on dataDir, then times its stop with n watches
+// open (timedStop).
 func stopOnce(ctx context.Context, cfg config, dataDir string, path storagePath, n int) (run stopRun, err error) {
 	defer func() { err = errors.Join(err, os.RemoveAll(dataDir)) }()
 	s, err := startServer(ctx, withArgs(cfg, path.args...), dataDir)
 	if err != nil {
 		return stopRun{}, err
 	}
-	s.stopAfter = stopKillAfter
-	stopped := false
 	defer func() {
-		if !stopped {
+		if !s.hasExited() {
 			err = errors.Join(err, s.Stop())
 		}
 	}()
+	return timedStop(ctx, cfg, s, n)
+}
+
+// stopOnce starts upstream on a fresh dir, then times kube-apiserver's stop
+// with n watches open (timedStop), and then stops its etcd, untimed.
+func (ub *upstreamBench) stopOnce(ctx context.Context, cfg config, dir string, n int) (run stopRun, err error) {
+	defer func() { err = errors.Join(err, os.RemoveAll(dir)) }()
+	u, err := startUpstream(ctx, ub.bins, ub.pki, dir)
+	if err != nil {
+		return stopRun{}, err
+	}
+	defer func() {
+		if u.api.hasExited() {
+			err = errors.Join(err, prefixErr("etcd", u.etcd.Stop()))
+		} else {
+			err = errors.Join(err, u.Stop())
+		}
+	}()
+	if err := ensureNamespace(ctx, u.api); err != nil {
+		return stopRun{}, err
+	}
+	return timedStop(ctx, cfg, u.api, n)
+}
+
+// timedStop opens n watches on the running server s, waits until it
+// counts them all, then times SIGTERM→exit and reads how each stream
+// ended. The client that lists and scrapes closes its connection before
+// the signal, unless n is 0: then that idle connection is all the control
+// has open.
+func timedStop(ctx context.Context, cfg config, s *server, n int) (stopRun, error) {
+	s.stopAfter = stopKillAfter
 	rc, err := s.restConfig()
 	if err != nil {
 		return stopRun{}, err
@@ -118,44 +168,55 @@ func stopOnce(ctx context.Context, cfg config, dataDir string, path storagePath,
 	if err != nil {
 		return stopRun{}, fmt.Errorf("listing ConfigMaps: %w", err)
 	}
+	// The server's own ConfigMap watches, if any (kube-apiserver has some).
+	own, err := openConfigMapWatches(ctx, admin.CoreV1().RESTClient())
+	if err != nil {
+		return stopRun{}, err
+	}
 	ws := newStopWatches(n)
 	defer ws.close()
 	if err := ws.open(ctx, rc, list.ResourceVersion, cfg.watchersPerConn); err != nil {
 		return stopRun{}, err
 	}
-	if err := awaitOpenWatches(ctx, admin.CoreV1().RESTClient(), n); err != nil {
+	if err := awaitOpenWatches(ctx, admin.CoreV1().RESTClient(), own+float64(n)); err != nil {
 		return stopRun{}, err
 	}
 	if n > 0 {
 		closeIdle(adminHTTP)
 	}
-	err, stopped = s.Stop(), true
+	err = s.Stop()
 	killed := errors.Is(err, errStopTimeout)
 	if err != nil && !killed {
 		return stopRun{}, err
 	}
-	run = ws.results(ctx)
+	run := ws.results(ctx)
 	run.stop, run.killed, run.conns = s.stopped, killed, len(ws.clients)
 	return run, nil
 }
 
+// openConfigMapWatches is how many ConfigMap watches the server counts open
+// in apiserver_longrunning_requests.
+func openConfigMapWatches(ctx context.Context, admin rest.Interface) (float64, error) {
+	m, err := scrapeMetrics(ctx, admin, longRunning)
+	if err != nil {
+		return 0, err
+	}
+	return m.sum(longRunning, `resource="configmaps"`, `verb="WATCH"`)
+}
+
 // awaitOpenWatches polls apiserver_longrunning_requests until the server
 // counts at least n open ConfigMap watches.
-func awaitOpenWatches(ctx context.Context, admin rest.Interface, n int) error {
+func awaitOpenWatches(ctx context.Context, admin rest.Interface, n float64) error {
 	deadline := time.Now().Add(stopOpenTimeout)
 	for {
-		m, err := scrapeMetrics(ctx, admin, longRunning)
-		if err != nil {
-			return err
-		}
-		open, err := m.sum(longRunning, `resource="configmaps"`, `verb="WATCH"`)
+		open, err := openConfigMapWatches(ctx, admin)
 		switch {
 		case err != nil:
 			return err
-		case open >= float64(n):
+		case open >= n:
 			return nil
 		case time.Now().After(deadline):
-			return fmt.Errorf("the server counts %.0f open ConfigMap watches %s after the last one opened, want %d", open, stopOpenTimeout, n)
+			return fmt.Errorf("the server counts %.0f open ConfigMap watches %s after the last one opened, want %.0f", open, stopOpenTimeout, n)
 		}
 		select {
 		case <-time.After(20 * time.Millisecond):

@@ -33,6 +33,8 @@ type upstreamResult struct {
 	starts   startPair     // empty data dirs; no runs if the starts section did not run
 	populate populateStats // of upstream's own populated data dir
 	lists    []listPair    // in upstreamListVariants order; none if the lists section did not run
+	watch    []watchRun    // kube-apiserver's fan-out runs, in -watchers order; none if the watch section did not run
+	stops    stopStats     // kube-apiserver's stops with open watches; no runs if the stops section did not run
 }
 
 // startPair are the start-to-ready runs of both servers.
@@ -98,13 +100,13 @@ func (ub *upstreamBench) startStop(ctx context.Context, dir string) (startRun, e
 
 // populate starts upstream on dir, creates objects ConfigMaps as populate
 // does for miniapiserver, and stops it.
-func (ub *upstreamBench) populate(ctx context.Context, cfg config, dir string) (populateStats, error) {
+func (ub *upstreamBench) populate(ctx context.Context, cfg config, dir string, objects int) (populateStats, error) {
 	u, err := startUpstream(ctx, ub.bins, ub.pki, dir)
 	if err != nil {
 		return populateStats{}, fmt.Errorf("kube-apiserver populate: %w", err)
 	}
-	progress("kube-apiserver populate: creating %d ConfigMaps with %d clients", cfg.objects, cfg.workers)
-	st, err := createOnUpstream(ctx, cfg, u)
+	progress("kube-apiserver populate: creating %d ConfigMaps with %d clients", objects, cfg.workers)
+	st, err := createOnUpstream(ctx, cfg, u, objects)
 	if err = errors.Join(err, u.Stop()); err != nil {
 		return populateStats{}, fmt.Errorf("kube-apiserver populate: %w", err)
 	}
@@ -114,7 +116,7 @@ func (ub *upstreamBench) populate(ctx context.Context, cfg config, dir string) (
 
 // createOnUpstream creates the namespace, which kube-apiserver's own
 // controller may not have yet, then the ConfigMaps.
-func createOnUpstream(ctx context.Context, cfg config, u *upstreamServer) (populateStats, error) {
+func createOnUpstream(ctx context.Context, cfg config, u *upstreamServer, objects int) (populateStats, error) {
 	rc, err := u.api.restConfig()
 	if err != nil {
 		return populateStats{}, err
@@ -127,8 +129,8 @@ func createOnUpstream(ctx context.Context, cfg config, u *upstreamServer) (popul
 		return populateStats{}, err
 	}
 	began := time.Now()
-	err = createConfigMaps(ctx, u.api, cfg.objects, cfg.workers)
-	return populateStats{objects: cfg.objects, duration: time.Since(began)}, err
+	err = createConfigMaps(ctx, u.api, objects, cfg.workers)
+	return populateStats{objects: objects, duration: time.Since(began)}, err
 }
 
 // ensureNamespace creates the bench's namespace on upstream unless it
@@ -174,7 +176,7 @@ func (ub *upstreamBench) benchLists(ctx context.Context, cfg config, oursDir, up
 		return nil, nil, err
 	}
 	for _, v := range upstreamListVariants(cfg.page) {
-		p, err := benchListPair(ctx, sides, v, cfg.objects, cfg.lists)
+		p, err := benchListPair(ctx, "LIST", sides, v, cfg.objects, cfg.lists)
 		if err != nil {
 			return nil, nil, fmt.Errorf("LIST %s: %w", v, err)
 		}
@@ -203,27 +205,41 @@ const upstreamListsTotal = "apiserver_storage_list_total"
 // listSides are miniapiserver then upstream, each with the resourceVersion
 // of its exact-RV LISTs.
 func listSides(ctx context.Context, cfg config, s *server, u *upstreamServer) ([2]listSide, error) {
-	sides := [2]listSide{{name: "miniapiserver"}, {name: "kube-apiserver"}}
+	var sides [2]listSide
 	for i, api := range []*server{s, u.api} {
 		client, err := api.listClient(cfg.gzip)
 		if err != nil {
 			return sides, err
 		}
-		sides[i].rc = client.CoreV1().RESTClient()
+		if i == 0 {
+			sides[i] = ourListSide(client.CoreV1().RESTClient())
+		} else {
+			sides[i] = upstreamListSide(client.CoreV1().RESTClient(), u.etcdURL)
+		}
 		if sides[i].exactRV, err = rvBeforeWrites(ctx, client, cfg.objects); err != nil {
 			return sides, fmt.Errorf("%s: %w", sides[i].name, err)
 		}
 	}
-	ours, upstream := sides[0].rc, sides[1].rc
-	sides[0].counters = func(ctx context.Context) (float64, float64, error) {
-		m, err := scrapeMetrics(ctx, ours, allocBytesTotal, cacheListRequests)
+	return sides, nil
+}
+
+// ourListSide is miniapiserver's side of a side-by-side LIST: its
+// allocated bytes, and the ConfigMap LISTs its watch cache served.
+func ourListSide(rc rest.Interface) listSide {
+	return listSide{name: "miniapiserver", rc: rc, counters: func(ctx context.Context) (float64, float64, error) {
+		m, err := scrapeMetrics(ctx, rc, allocBytesTotal, cacheListRequests)
 		if err != nil {
 			return 0, 0, err
 		}
 		return ourCounters(m)
-	}
-	sides[1].counters = func(ctx context.Context) (float64, float64, error) {
-		m, err := scrapeMetrics(ctx, upstream, allocBytesTotal, upstreamListsTotal)
+	}}
+}
+
+// upstreamListSide is kube-apiserver's side: its allocated bytes plus its
+// etcd's, and the ConfigMap LISTs its watch cache served.
+func upstreamListSide(rc rest.Interface, etcdURL string) listSide {
+	return listSide{name: "kube-apiserver", rc: rc, counters: func(ctx context.Context) (float64, float64, error) {
+		m, err := scrapeMetrics(ctx, rc, allocBytesTotal, upstreamListsTotal)
 		if err != nil {
 			return 0, 0, err
 		}
@@ -235,10 +251,9 @@ func listSides(ctx context.Context, cfg config, s *server, u *upstreamServer) ([
 		if err != nil {
 			return 0, 0, err
 		}
-		etcd, err := etcdAllocBytes(ctx, u.etcdURL)
+		etcd, err := etcdAllocBytes(ctx, etcdURL)
 		return alloc + etcd, fromCache, err
-	}
-	return sides, nil
+	}}
 }
 
 // ourCounters are miniapiserver's allocated bytes and the ConfigMap LISTs
@@ -271,8 +286,9 @@ func upstreamListVariants(page int) []listVariant {
 }
 
 // benchListPair verifies one untimed listing of v on each side, then times
-// runs rounds of one listing on each, miniapiserver first.
-func benchListPair(ctx context.Context, sides [2]listSide, v listVariant, objects, runs int) (listPair, error) {
+// runs rounds of one listing on each, miniapiserver first; label starts its
+// progress line.
+func benchListPair(ctx context.Context, label string, sides [2]listSide, v listVariant, objects, runs int) (listPair, error) {
 	var st [2]listStats
 	var alloc, fromCache [2]float64
 	for i, side := range sides {
@@ -315,7 +331,7 @@ func benchListPair(ctx context.Context, sides [2]listSide, v listVariant, object
 		p.fromCache[i], p.requests[i] = fromCacheAfter-fromCache[i], float64(st[i].shape.pages*runs)
 	}
 	p.ours, p.upstream = st[0], st[1]
-	progress("LIST %s: miniapiserver median %s, kube-apiserver median %s (%s)", pairLabel(v),
+	progress("%s %s: miniapiserver median %s, kube-apiserver median %s (upstream/ours %s)", label, pairLabel(v),
 		fmtDuration(median(p.ours.times)), fmtDuration(median(p.upstream.times)), fmtRatio(listTimeRatio(p.upstream, p.ours)))
 	return p, nil
 }

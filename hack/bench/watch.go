@@ -24,7 +24,7 @@ const (
 
 // watchRun is one watch fan-out measurement.
 type watchRun struct {
-	path       string // "cache" or "etcd"
+	path       string // "cache" or "etcd"; upstreamWatchPath for kube-apiserver
 	watchers   int
 	conns      int // HTTP/2 connections the watchers were spread over
 	events     int
@@ -35,15 +35,24 @@ type watchRun struct {
 	writing    time.Duration   // from the first update to the last one's response
 	cpu        time.Duration   // server CPU time in the timed phase; -1: unknown
 	allocBytes float64         // server bytes allocated in the timed phase
+	// Upstream's etcd, a process of its own, over the same phase (zero for
+	// miniapiserver, whose etcd is embedded: in cpu and allocBytes).
+	etcdCPU   time.Duration // -1: unknown
+	etcdAlloc float64
 }
 
 func (r watchRun) deliveries() int { return len(r.latencies) }
 
+// upstreamWatchPath is the path of kube-apiserver's runs: its defaults,
+// which serve watches from its watch cache.
+const upstreamWatchPath = "kube-apiserver"
+
 // benchWatch runs the fan-out for every watcher count, with the watch cache
 // and, up to cfg.etcdWatchersMax watchers, without it; each run on a server
-// of its own on a fresh data dir.
-func benchWatch(ctx context.Context, cfg config, root string) ([]watchRun, error) {
-	var runs []watchRun
+// of its own on a fresh data dir. With ub it also runs every count on
+// upstream, right after miniapiserver's watch cache run at that count, and
+// returns those runs apart.
+func benchWatch(ctx context.Context, cfg config, root string, ub *upstreamBench) (runs, upstream []watchRun, err error) {
 	for _, n := range cfg.watchers {
 		for _, path := range []storagePath{cachePath, etcdPath} {
 			if path.name == etcdPath.name && n > cfg.etcdWatchersMax {
@@ -51,19 +60,30 @@ func benchWatch(ctx context.Context, cfg config, root string) ([]watchRun, error
 			}
 			run, err := watchOnce(ctx, cfg, filepath.Join(root, fmt.Sprintf("watch-%s-%d", path.name, n)), path, n)
 			if err != nil {
-				return nil, fmt.Errorf("watch fan-out (%s, %d watchers): %w", path.name, n, err)
+				return nil, nil, fmt.Errorf("watch fan-out (%s, %d watchers): %w", path.name, n, err)
 			}
-			progress("watch fan-out (%s, %d watchers): %d deliveries, latency p50 %s p99 %s, %s allocated per delivery",
-				path.name, n, run.deliveries(), fmtDuration(percentile(run.latencies, 0.5)),
-				fmtDuration(percentile(run.latencies, 0.99)), fmtBytes(run.allocBytes/float64(max(run.deliveries(), 1))))
+			progressWatch(run)
 			runs = append(runs, run)
+			if ub == nil || path.name != cachePath.name {
+				continue
+			}
+			if run, err = ub.watchOnce(ctx, cfg, filepath.Join(ub.root, fmt.Sprintf("upstream-watch-%d", n)), n); err != nil {
+				return nil, nil, fmt.Errorf("watch fan-out (kube-apiserver, %d watchers): %w", n, err)
+			}
+			progressWatch(run)
+			upstream = append(upstream, run)
 		}
 	}
-	return runs, nil
+	return runs, upstream, nil
 }
 
-// watchOnce starts a server on dataDir, opens n watches, warms them up with
-// one update, then times cfg.events updates and their deliveries.
+func progressWatch(run watchRun) {
+	progress("watch fan-out (%s, %d watchers): %d deliveries, latency p50 %s p99 %s, %s allocated per delivery",
+		run.path, run.watchers, run.deliveries(), fmtDuration(percentile(run.latencies, 0.5)),
+		fmtDuration(percentile(run.latencies, 0.99)), fmtBytes(run.allocBytes/float64(max(run.deliveries(), 1))))
+}
+
+// watchOnce starts a server on dataDir, then runs the fan-out on it.
 func watchOnce(ctx context.Context, cfg config, dataDir string, path storagePath, n int) (run watchRun, err error) {
 	defer func() { err = errors.Join(err, os.RemoveAll(dataDir)) }()
 	s, err := startServer(ctx, withArgs(cfg, path.args...), dataDir)
@@ -75,6 +95,50 @@ func watchOnce(ctx context.Context, cfg config, dataDir string, path storagePath
 	if err != nil {
 		return watchRun{}, err
 	}
+	run, err = fanOutRun(ctx, cfg, rc, path.name, n, func(ctx context.Context, metrics rest.Interface) (usage, usage, error) {
+		u, err := readUsage(ctx, s, metrics)
+		return u, usage{}, err
+	})
+	run.path = path.name
+	return run, err
+}
+
+// watchOnce starts upstream on a fresh dir (its etcd's data dir), then runs
+// the fan-out on it as on miniapiserver.
+func (ub *upstreamBench) watchOnce(ctx context.Context, cfg config, dir string, n int) (run watchRun, err error) {
+	defer func() { err = errors.Join(err, os.RemoveAll(dir)) }()
+	u, err := startUpstream(ctx, ub.bins, ub.pki, dir)
+	if err != nil {
+		return watchRun{}, err
+	}
+	defer func() { err = errors.Join(err, u.Stop()) }()
+	if err := ensureNamespace(ctx, u.api); err != nil {
+		return watchRun{}, err
+	}
+	rc, err := u.api.restConfig()
+	if err != nil {
+		return watchRun{}, err
+	}
+	run, err = fanOutRun(ctx, cfg, rc, upstreamWatchPath, n, func(ctx context.Context, metrics rest.Interface) (usage, usage, error) {
+		api, err := readUsage(ctx, u.api, metrics)
+		if err != nil {
+			return usage{}, usage{}, err
+		}
+		etcd, err := readEtcdUsage(ctx, u)
+		return api, etcd, err
+	})
+	run.path = upstreamWatchPath
+	return run, err
+}
+
+// usageFunc reads the server's cumulative resource use and, for upstream,
+// its etcd's, with metrics (the writer's client) scraping /metrics.
+type usageFunc func(ctx context.Context, metrics rest.Interface) (server, etcd usage, err error)
+
+// fanOutRun creates the watched ConfigMap, opens n watches of it, warms
+// them up with one update, then times cfg.events updates and their
+// deliveries; label names the server in progress lines.
+func fanOutRun(ctx context.Context, cfg config, rc *rest.Config, label string, n int, readUsage usageFunc) (watchRun, error) {
 	rc.Timeout = 0 // the watches stream for as long as the run takes
 	writer, writerHTTP, err := ownClient(rc)
 	if err != nil {
@@ -101,17 +165,16 @@ func watchOnce(ctx context.Context, cfg config, dataDir string, path storagePath
 		return watchRun{}, err
 	}
 	progress("watch fan-out (%s, %d watchers): all watches established over %d connection(s); %d timed updates",
-		path.name, n, len(f.clients), cfg.events)
-	run, err = f.measure(ctx, s, writer, cm, cfg.eventInterval)
-	run.path = path.name
-	return run, err
+		label, n, len(f.clients), cfg.events)
+	return f.measure(ctx, readUsage, writer, cm, cfg.eventInterval)
 }
 
-// measure writes the timed events between two readings of the server's CPU
-// time and allocation counter, and waits for their deliveries.
-func (f *fanOut) measure(ctx context.Context, s *server, writer kubernetes.Interface, cm *corev1.ConfigMap, interval time.Duration) (watchRun, error) {
+// measure writes the timed events between two readings of the server's
+// (and upstream's etcd's) CPU time and allocation counter, and waits for
+// their deliveries.
+func (f *fanOut) measure(ctx context.Context, readUsage usageFunc, writer kubernetes.Interface, cm *corev1.ConfigMap, interval time.Duration) (watchRun, error) {
 	metricsClient := writer.CoreV1().RESTClient()
-	before, err := readUsage(ctx, s, metricsClient)
+	before, etcdBefore, err := readUsage(ctx, metricsClient)
 	if err != nil {
 		return watchRun{}, err
 	}
@@ -125,17 +188,25 @@ func (f *fanOut) measure(ctx context.Context, s *server, writer kubernetes.Inter
 	} else if err != nil {
 		return watchRun{}, err
 	}
-	after, err := readUsage(ctx, s, metricsClient)
+	after, etcdAfter, err := readUsage(ctx, metricsClient)
 	if err != nil {
 		return watchRun{}, err
 	}
 	f.close()
-	run.cpu, run.allocBytes = after.cpu-before.cpu, after.allocBytes-before.allocBytes
-	if before.cpu < 0 {
-		run.cpu = -1
-	}
+	run.cpu, run.allocBytes = usageDelta(before, after)
+	run.etcdCPU, run.etcdAlloc = usageDelta(etcdBefore, etcdAfter)
 	run.latencies, run.ended, run.endErr = f.results()
 	return run, nil
+}
+
+// usageDelta is the CPU time (-1 if unknown) and bytes allocated between
+// two readings.
+func usageDelta(before, after usage) (time.Duration, float64) {
+	cpu := after.cpu - before.cpu
+	if before.cpu < 0 {
+		cpu = -1
+	}
+	return cpu, after.allocBytes - before.allocBytes
 }
 
 // write sends the timed updates one after another, each at least interval
@@ -177,11 +248,8 @@ type usage struct {
 }
 
 func readUsage(ctx context.Context, s *server, rc rest.Interface) (usage, error) {
-	cpu, err := processCPU(s.cmd.Process.Pid)
-	switch {
-	case errors.Is(err, errors.ErrUnsupported):
-		cpu = -1
-	case err != nil:
+	cpu, err := cpuOf(s)
+	if err != nil {
 		return usage{}, err
 	}
 	alloc, err := serverAllocBytes(ctx, rc)
@@ -189,6 +257,29 @@ func readUsage(ctx context.Context, s *server, rc rest.Interface) (usage, error)
 		return usage{}, err
 	}
 	return usage{cpu: cpu, allocBytes: alloc}, nil
+}
+
+// readEtcdUsage is readUsage for upstream's etcd, its allocated bytes
+// scraped from its client URL.
+func readEtcdUsage(ctx context.Context, u *upstreamServer) (usage, error) {
+	cpu, err := cpuOf(u.etcd)
+	if err != nil {
+		return usage{}, err
+	}
+	alloc, err := etcdAllocBytes(ctx, u.etcdURL)
+	if err != nil {
+		return usage{}, err
+	}
+	return usage{cpu: cpu, allocBytes: alloc}, nil
+}
+
+// cpuOf is the process's CPU time so far; -1 where the OS does not tell.
+func cpuOf(s *server) (time.Duration, error) {
+	cpu, err := processCPU(s.cmd.Process.Pid)
+	if errors.Is(err, errors.ErrUnsupported) {
+		return -1, nil
+	}
+	return cpu, err
 }
 
 var errWaitTimeout = errors.New("timed out")
