@@ -31,12 +31,12 @@ test:
 bench: build
 	$(GO) run ./hack/bench -server bin/miniapiserver
 
-## bench-upstream: build, build kube-apiserver 1.37 and etcd from source (hack/upstream/build.sh, minutes the first time, cached after), then the benchmarks with start-to-ready, the LISTs, pagination, watch fan-out, informer memory and stop with open watches side by side with them (ARGS="-starts 3 -objects 2000 -lists 3" to add flags)
+## bench-upstream: build, build kube-apiserver 1.37 and etcd from source (hack/upstream/build.sh, minutes the first time, cached after), then every benchmark (start-to-ready, the LISTs, LIST RV=0, custom resources, pagination, watch fan-out, throughput, informer memory, stop with open watches and informer relists across a restart) side by side with them (ARGS="-starts 3 -objects 2000 -lists 3" to add flags)
 bench-upstream: build
 	bins=$$(hack/upstream/build.sh) && \
 		$(GO) run ./hack/bench -server bin/miniapiserver -upstream "$$(dirname "$$(echo "$$bins" | head -n1)")" $(ARGS)
 
-## bench-readme: as bench-upstream (every benchmark; start-to-ready, LISTs, pagination, watch fan-out, informers and stops with kube-apiserver side by side), and write the report into README.md between its <!-- bench:begin --> and <!-- bench:end --> lines
+## bench-readme: as bench-upstream (every benchmark, each side by side with kube-apiserver), and write the report into README.md between its <!-- bench:begin --> and <!-- bench:end --> lines
 bench-readme: build
 	bins=$$(hack/upstream/build.sh) && \
 		$(GO) run ./hack/bench -server bin/miniapiserver -upstream "$$(dirname "$$(echo "$$bins" | head -n1)")" -readme README.md

@@ -20,6 +20,7 @@ type crdsResult struct {
 	populate populateStats // creating cfg.crs custom resources
 	cache    crListRun
 	etcd     crListRun
+	upstream *upstreamCRDs // with -upstream
 }
 
 // crListRun is what one server on the populated data dir measured.
@@ -35,8 +36,9 @@ type crListRun struct {
 // their requests the watch cache served.
 type crListStats struct {
 	listStats
-	fromCache float64 // requests served from the cache's latest state or a snapshot
-	requests  int     // requests of the timed listings
+	fromCache float64  // requests served from the cache's latest state or a snapshot
+	requests  int      // requests of the timed listings
+	pair      listPair // with -upstream, of the cache server: the listings interleaved with kube-apiserver's
 }
 
 // crListVariants are the LISTs of the custom resources: JSON only, as
@@ -52,7 +54,13 @@ func crListVariants(page int, crd crdNames) []listVariant {
 // them (--crds) on fresh data dirs; then it populates a data dir of its own
 // with cfg.crs custom resources of the first CRD and lists them from a
 // server with the watch cache and from one without it.
-func benchCRDs(ctx context.Context, cfg config, root string) (res crdsResult, err error) {
+//
+// With ub (-upstream), kube-apiserver first gets the same CRDs in an etcd
+// of its own, and as many custom resources in another; each of
+// miniapiserver's starts is followed by one of kube-apiserver on the
+// former, and the cache server's listings are interleaved with
+// kube-apiserver's on the latter.
+func benchCRDs(ctx context.Context, cfg config, root string, ub *upstreamBench) (res crdsResult, err error) {
 	dir := filepath.Join(root, "crds")
 	defer func() { err = errors.Join(err, os.RemoveAll(dir)) }()
 	manifests := filepath.Join(dir, "manifests")
@@ -61,7 +69,13 @@ func benchCRDs(ctx context.Context, cfg config, root string) (res crdsResult, er
 	}
 	withCRDs := withArgs(cfg, "--crds", manifests)
 	fresh := func(i int) string { return filepath.Join(dir, fmt.Sprintf("empty-%d", i)) }
-	if res.starts, err = measureStarts(ctx, withCRDs, fmt.Sprintf("%d CRDs, empty", cfg.crds), fresh, true); err != nil {
+	var upstreamPopulated string
+	if ub == nil {
+		res.starts, err = measureStarts(ctx, withCRDs, fmt.Sprintf("%d CRDs, empty", cfg.crds), fresh, true)
+	} else {
+		res.upstream, upstreamPopulated, err = ub.crdStartsSideBySide(ctx, withCRDs, fresh, &res)
+	}
+	if err != nil {
 		return crdsResult{}, err
 	}
 	crd := benchCRD(0)
@@ -71,13 +85,43 @@ func benchCRDs(ctx context.Context, cfg config, root string) (res crdsResult, er
 	}
 	// The LIST servers get --crds too, so that their ready line waits until
 	// the CRD is served again.
-	if res.cache, err = listCustomResources(ctx, withCRDs, populated, crd, cachePath); err != nil {
+	var pairs func(context.Context, *server) ([]listPair, error)
+	if ub != nil {
+		pairs = func(ctx context.Context, s *server) ([]listPair, error) {
+			return ub.benchCRListPairs(ctx, withCRDs, s, upstreamPopulated, crd)
+		}
+	}
+	if res.cache, err = listCustomResources(ctx, withCRDs, populated, crd, cachePath, pairs); err != nil {
 		return crdsResult{}, err
 	}
-	if res.etcd, err = listCustomResources(ctx, withCRDs, populated, crd, etcdPath); err != nil {
+	if res.upstream != nil {
+		for _, l := range res.cache.lists {
+			res.upstream.lists = append(res.upstream.lists, l.pair)
+		}
+	}
+	if res.etcd, err = listCustomResources(ctx, withCRDs, populated, crd, etcdPath, nil); err != nil {
 		return crdsResult{}, err
 	}
 	return res, nil
+}
+
+// crdStartsSideBySide prepares upstream's two etcd data dirs, then times
+// the starts of both servers, interleaved. It returns the populated dir.
+func (ub *upstreamBench) crdStartsSideBySide(ctx context.Context, cfg config, fresh func(int) string, res *crdsResult) (*upstreamCRDs, string, error) {
+	up := &upstreamCRDs{}
+	startsDir, populatedDir := ub.upstreamCRDDirs()
+	var err error
+	if up.setup, _, err = ub.prepareCRDs(ctx, cfg, startsDir, 0); err != nil {
+		return nil, "", fmt.Errorf("kube-apiserver, creating %d CRDs: %w", cfg.crds, err)
+	}
+	progress("kube-apiserver: %d CRDs created and in discovery in %s", cfg.crds, fmtDuration(up.setup))
+	if _, up.populate, err = ub.prepareCRDs(ctx, cfg, populatedDir, cfg.crs); err != nil {
+		return nil, "", fmt.Errorf("kube-apiserver, creating %d custom resources: %w", cfg.crs, err)
+	}
+	if res.starts, up.starts, err = ub.benchCRDStarts(ctx, cfg, fresh, startsDir); err != nil {
+		return nil, "", err
+	}
+	return up, populatedDir, os.RemoveAll(startsDir)
 }
 
 // populateCustomResources starts a server (which installs the CRDs) on a
@@ -106,8 +150,10 @@ func populateCustomResources(ctx context.Context, cfg config, dataDir string, cr
 
 // listCustomResources starts a server for path on the populated data dir,
 // times its first LIST of the custom resources, then measures every
-// crListVariants listing.
-func listCustomResources(ctx context.Context, cfg config, dataDir string, crd crdNames, path storagePath) (run crListRun, err error) {
+// crListVariants listing; with pairs, that measures them, side by side
+// with upstream.
+func listCustomResources(ctx context.Context, cfg config, dataDir string, crd crdNames, path storagePath,
+	pairs func(context.Context, *server) ([]listPair, error)) (run crListRun, err error) {
 	label := "LIST custom resources (" + path.name + ")"
 	s, err := startServer(ctx, withArgs(cfg, path.args...), dataDir)
 	if err != nil {
@@ -127,6 +173,16 @@ func listCustomResources(ctx context.Context, cfg config, dataDir string, crd cr
 	}
 	run.first = time.Since(began)
 	progress("%s: first LIST after the start took %s", label, fmtDuration(run.first))
+	if pairs != nil {
+		ps, err := pairs(ctx, s)
+		if err != nil {
+			return crListRun{}, err
+		}
+		for _, p := range ps {
+			run.lists = append(run.lists, crListStats{listStats: p.ours, fromCache: p.fromCache[0], requests: int(p.requests[0]), pair: p})
+		}
+		return run, nil
+	}
 	for _, v := range variants {
 		st, err := benchCustomResourceList(ctx, cfg, rc, v, crd, label)
 		if err != nil {

@@ -86,8 +86,13 @@
 // etcd, interleaved with miniapiserver's runs, and the report compares the
 // two (upstream.go, upstream_pki.go, upstream_bench.go, report_upstream.go;
 // pagination.go, watch.go, informers.go, stops.go and their report*.go);
-// make bench-upstream does this. The other sections run on miniapiserver
-// only.
+// so do the rv0 section's LISTs (the lists section's, when it ran), the
+// crds section's starts (kube-apiserver on an etcd already holding the
+// CRDs, until they are in discovery) and cache LISTs (crds_upstream.go),
+// the throughput section's run with the watch cache, and the restarts
+// section's restarts (kube-apiserver alone restarted, its etcd kept
+// running); make bench-upstream does this. What else those sections
+// measure runs on miniapiserver only.
 //
 // Usage:
 //

@@ -208,7 +208,7 @@ func run(ctx context.Context, cfg config, out io.Writer) (err error) {
 		return err
 	}
 	if cfg.sections.has("crds") {
-		if r.crds, err = benchCRDs(ctx, cfg, root); err != nil {
+		if r.crds, err = benchCRDs(ctx, cfg, root, ub); err != nil {
 			return err
 		}
 	}
@@ -227,7 +227,7 @@ func run(ctx context.Context, cfg config, out io.Writer) (err error) {
 		}
 	}
 	if cfg.sections.has("throughput") {
-		if r.throughput, err = benchThroughput(ctx, cfg, root, filepath.Join(root, "populated")); err != nil {
+		if r.throughput, err = benchThroughput(ctx, cfg, root, filepath.Join(root, "populated"), ub); err != nil {
 			return err
 		}
 	}
@@ -249,7 +249,7 @@ func run(ctx context.Context, cfg config, out io.Writer) (err error) {
 		}
 	}
 	if cfg.sections.has("restarts") {
-		if r.restarts, err = benchRestarts(ctx, cfg, root); err != nil {
+		if r.restarts, err = benchRestarts(ctx, cfg, root, ub); err != nil {
 			return err
 		}
 	}
@@ -323,6 +323,9 @@ func runConfigMapSections(ctx context.Context, cfg config, root string, r *repor
 		if r.rv0, err = benchRV0(ctx, cfg, populated); err != nil {
 			return err
 		}
+		if ub != nil {
+			return rv0SideBySide(ctx, cfg, ub, populated, r)
+		}
 	}
 	return nil
 }
@@ -336,6 +339,23 @@ func listsSideBySide(ctx context.Context, cfg config, ub *upstreamBench, populat
 		return err
 	}
 	r.lists, r.upstream.lists, err = ub.benchLists(ctx, cfg, populated, upstreamPopulated)
+	return err
+}
+
+// rv0SideBySide takes the rv0 section's upstream figures from the lists
+// section's side-by-side LISTs, which include them, or, if that did not
+// run, populates upstream's own data dir and times them on both servers.
+func rv0SideBySide(ctx context.Context, cfg config, ub *upstreamBench, populated string, r *report) error {
+	if pairs := rv0Pairs(r.upstream.lists); len(pairs) == len(rv0Variants()) {
+		r.upstream.rv0, r.upstream.rv0FromLists = pairs, true
+		return nil
+	}
+	upstreamPopulated := filepath.Join(ub.root, "upstream-populated")
+	var err error
+	if r.upstream.populate, err = ub.populate(ctx, cfg, upstreamPopulated, cfg.objects); err != nil {
+		return err
+	}
+	r.upstream.rv0, err = ub.benchRV0(ctx, cfg, populated, upstreamPopulated)
 	return err
 }
 
@@ -354,7 +374,7 @@ var allSections = []string{"starts", "lists", "rv0", "crds", "pagination", "watc
 
 // upstreamSections are the sections that -upstream runs on kube-apiserver
 // too, in the order they run.
-var upstreamSections = []string{"starts", "lists", "pagination", "watch", "informers", "stops"}
+var upstreamSections = []string{"starts", "lists", "rv0", "crds", "pagination", "watch", "throughput", "informers", "stops", "restarts"}
 
 // joinAnd is "a, b and c".
 func joinAnd(words []string) string {

@@ -107,6 +107,7 @@ type throughputProse struct {
 	Workers    int           // clients that created them, then
 	Populate   time.Duration // creating them, then
 	HeapMetric string
+	Upstream   bool // the run with the watch cache ran on kube-apiserver too
 }
 
 // informersProse is the "informers" paragraph.
@@ -149,4 +150,37 @@ type restartsProse struct {
 	Leases    int // written before the restart
 	Rounds    int // per variant
 	Timeout   time.Duration
+	Upstream  bool // kube-apiserver restarted under the same informers too
+	// UpstreamShutdownTimeout is how long kube-apiserver's HTTP server
+	// waits for open requests on shutdown.
+	UpstreamShutdownTimeout time.Duration
+}
+
+// rv0UpstreamProse is the "rv0-upstream" paragraph.
+type rv0UpstreamProse struct {
+	FromLists   bool // the lists section's side-by-side LISTs, reused
+	Objects     int
+	Runs        int           // timed rounds
+	Workers     int           // clients that populated upstream's etcd
+	Populate    time.Duration // upstream's
+	AllocMetric string
+	RouteMetric string // counts the LISTs miniapiserver's watch cache served
+	// UpstreamRouteMetric counts upstream's LISTs by storage.
+	UpstreamRouteMetric string
+	Gzip                bool
+}
+
+// crdsUpstreamProse is the "crds-upstream" paragraph.
+type crdsUpstreamProse struct {
+	CRDs        int
+	Setup       time.Duration // creating the CRDs through kube-apiserver until in discovery
+	Poll        time.Duration // between two polls of /readyz and of discovery
+	CRs         int
+	Workers     int
+	Populate    time.Duration // creating the custom resources through kube-apiserver
+	Runs        int           // timed rounds per LIST variant
+	AllocMetric string
+	RouteMetric string // counts the LISTs miniapiserver's watch cache served
+	// UpstreamRouteMetric counts upstream's LISTs by storage.
+	UpstreamRouteMetric string
 }

@@ -197,6 +197,30 @@ func (r report) writeRV0Ratios(b *markdown) {
 			fmtRatio(timeRatio), fmtRatio(allocRatio), target, metNote(met))
 	}
 	b.WriteString("\n")
+	r.writeUpstreamRV0(b)
+}
+
+// writeUpstreamRV0 is the RV=0 LISTs side by side with kube-apiserver:
+// both servers' medians and miniapiserver's over upstream's.
+func (r report) writeUpstreamRV0(b *markdown) {
+	if r.upstream == nil || len(r.upstream.rv0) == 0 {
+		return
+	}
+	u := r.upstream
+	p := rv0UpstreamProse{FromLists: u.rv0FromLists, Objects: r.cfg.objects, Runs: r.cfg.lists, Workers: r.cfg.workers,
+		Populate: u.populate.duration, AllocMetric: allocBytesTotal, RouteMetric: cacheListRequests,
+		UpstreamRouteMetric: upstreamListsTotal, Gzip: r.cfg.gzip}
+	b.paragraph("rv0-upstream", p)
+	fmt.Fprintf(b, "| vs kube-apiserver: LIST RV=0 %s ConfigMaps | miniapiserver (cache) median | kube-apiserver median | ours / upstream "+
+		"| miniapiserver alloc/op | kube-apiserver + etcd alloc/op | ours / upstream alloc | from the watch cache: ours; upstream's |\n", fmtCount(r.cfg.objects))
+	b.WriteString("|---|---|---|---|---|---|---|---|\n")
+	for _, p := range u.rv0 {
+		fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s | %s | %s; %s |\n", p.ours.variant.encoding,
+			fmtDuration(median(p.ours.times)), fmtDuration(median(p.upstream.times)), fmtRatio(listTimeRatio(p.ours, p.upstream)),
+			fmtBytes(p.ours.allocPerOp), fmtBytes(p.upstream.allocPerOp), fmtRatio(p.ours.allocPerOp/p.upstream.allocPerOp),
+			fromCacheNote(p.fromCache[0], p.requests[0]), fromCacheNote(p.fromCache[1], p.requests[1]))
+	}
+	b.WriteString("\n")
 }
 
 func metNote(met bool) string {

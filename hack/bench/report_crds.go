@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"slices"
 	"time"
 )
 
@@ -21,6 +22,44 @@ func (r report) writeCRDs(b *markdown) {
 	})
 	r.writeCRDResults(b)
 	r.writeCRDRatios(b)
+	r.writeUpstreamCRDs(b)
+}
+
+// writeUpstreamCRDs is the crds section side by side with kube-apiserver:
+// its paragraph, then a table of starts and one of LISTs.
+func (r report) writeUpstreamCRDs(b *markdown) {
+	u := r.crds.upstream
+	if u == nil || len(u.starts) == 0 {
+		return
+	}
+	b.paragraph("crds-upstream", crdsUpstreamProse{
+		CRDs: r.cfg.crds, Setup: u.setup, Poll: readyzPoll, CRs: u.populate.objects, Workers: r.cfg.workers,
+		Populate: u.populate.duration, Runs: r.cfg.lists, AllocMetric: allocBytesTotal,
+		RouteMetric: cacheListRequests, UpstreamRouteMetric: upstreamListsTotal,
+	})
+	ours := r.crds.starts
+	b.WriteString("| vs kube-apiserver: custom resources | miniapiserver median | kube-apiserver median | ours / upstream | note |\n")
+	b.WriteString("|---|---|---|---|---|\n")
+	ready := [2]time.Duration{median(ours.readyTimes()), median(u.servedTimes())}
+	fmt.Fprintf(b, "| start-to-ready, %d CRDs | %s | %s | %s | ours: exec→ready line, fresh data dir, `--crds`; "+
+		"upstream: etcd's exec→every CRD in discovery, etcd holding the CRDs (its /readyz: median %s, min %s, max %s) |\n",
+		r.cfg.crds, fmtDuration(ready[0]), fmtDuration(ready[1]), fmtRatio(1/ratioOf(ready)),
+		fmtDuration(median(u.readyzTimes())), fmtDuration(slices.Min(u.readyzTimes())), fmtDuration(slices.Max(u.readyzTimes())))
+	stop := [2]time.Duration{median(ours.stopTimes()), median(u.stopTimes())}
+	fmt.Fprintf(b, "| SIGTERM→exit after it | %s | %s | %s | upstream: kube-apiserver's, then etcd's |\n",
+		fmtDuration(stop[0]), fmtDuration(stop[1]), fmtRatio(1/ratioOf(stop)))
+	b.WriteString("\n")
+	fmt.Fprintf(b, "| vs kube-apiserver: LIST %s custom resources | miniapiserver (cache) median | kube-apiserver median | ours / upstream "+
+		"| miniapiserver alloc/op | kube-apiserver + etcd alloc/op | ours / upstream alloc | from the watch cache: ours; upstream's |\n",
+		fmtCount(u.populate.objects))
+	b.WriteString("|---|---|---|---|---|---|---|---|\n")
+	for _, p := range u.lists {
+		fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s | %s | %s; %s |\n", p.ours.variant.String(),
+			fmtDuration(median(p.ours.times)), fmtDuration(median(p.upstream.times)), fmtRatio(listTimeRatio(p.ours, p.upstream)),
+			fmtBytes(p.ours.allocPerOp), fmtBytes(p.upstream.allocPerOp), fmtRatio(p.ours.allocPerOp/p.upstream.allocPerOp),
+			fromCacheNote(p.fromCache[0], p.requests[0]), fromCacheNote(p.fromCache[1], p.requests[1]))
+	}
+	b.WriteString("\n")
 }
 
 func (r report) writeCRDResults(b *markdown) {

@@ -14,7 +14,7 @@ func (r report) writeRestarts(b *markdown) {
 	}
 	b.paragraph("restarts", restartsProse{
 		Objects: r.cfg.restartObjects, Namespace: namespace, Leases: restartLeases, Rounds: r.cfg.restartRounds,
-		Timeout: resyncTimeout,
+		Timeout: resyncTimeout, Upstream: res.upstream != nil, UpstreamShutdownTimeout: upstreamShutdownTimeout,
 	})
 	b.WriteString("| restart under informers | variant |")
 	for _, res := range watchedResources {
@@ -23,7 +23,11 @@ func (r report) writeRestarts(b *markdown) {
 	b.WriteString(" resync median | min | max | note |\n|---|---|")
 	b.WriteString(strings.Repeat("---|", len(watchedResources)+4) + "\n")
 	bench := fmt.Sprintf("%s each of ConfigMaps, Secrets, Pods", fmtCount(r.cfg.restartObjects))
-	for _, st := range []restartStats{res.resume, res.relist} {
+	all := []restartStats{res.resume, res.relist}
+	if res.upstream != nil {
+		all = append(all, *res.upstream)
+	}
+	for _, st := range all {
 		fmt.Fprintf(b, "| %s | %s |", bench, st.mode.name)
 		for i := range watchedResources {
 			cell := fmtIntRange(st.relists(i))
@@ -45,8 +49,26 @@ func (r report) writeRestarts(b *markdown) {
 	}
 	b.WriteString("| restart comparison | resync time (of medians) | relists, all rounds | note |\n")
 	b.WriteString("|---|---|---|---|\n")
-	fmt.Fprintf(b, "| EfficientWatchResumption off / on | %s | %d / %d | %s; resync time is no target (client-go's retry backoff) |\n\n",
+	fmt.Fprintf(b, "| EfficientWatchResumption off / on | %s | %d / %d | %s; resync time is no target (client-go's retry backoff) |\n",
 		fmtRatio(median(res.relist.resyncTimes()).Seconds()/median(res.resume.resyncTimes()).Seconds()), off, on, note)
+	if up := res.upstream; up != nil {
+		for _, st := range []restartStats{res.resume, res.relist} {
+			fmt.Fprintf(b, "| miniapiserver %s / kube-apiserver | %s | %d / %d | relists per restart: %s / %s; resync time is no target |\n",
+				st.mode.name, fmtRatio(median(st.resyncTimes()).Seconds()/median(up.resyncTimes()).Seconds()),
+				totalRelists(st), totalRelists(*up), fmtPerRestart(st), fmtPerRestart(*up))
+		}
+	}
+	b.WriteString("\n")
+}
+
+// fmtPerRestart is the relists of all informers per restart: "3", or "0.67"
+// when the rounds differ.
+func fmtPerRestart(st restartStats) string {
+	per := float64(totalRelists(st)) / float64(len(st.runs))
+	if per == float64(int(per)) {
+		return fmt.Sprint(int(per))
+	}
+	return fmt.Sprintf("%.2f", per)
 }
 
 func totalRelists(st restartStats) int {
@@ -65,6 +87,11 @@ func restartNote(st restartStats) string {
 	flags := "server defaults"
 	if len(st.mode.args) > 0 {
 		flags = "`" + strings.Join(st.mode.args, " ") + "`"
+	}
+	if st.mode.name == upstreamRestartMode.name {
+		return fmt.Sprintf("its defaults; kube-apiserver's SIGTERM→exit median %s (max %s); its restart exec→/readyz 200 median %s (max %s)",
+			fmtDuration(median(st.stopTimes())), fmtDuration(slices.Max(st.stopTimes())),
+			fmtDuration(median(st.restartTimes())), fmtDuration(slices.Max(st.restartTimes())))
 	}
 	return fmt.Sprintf("%s; SIGTERM→exit median %s (max %s); restart exec→ready median %s (max %s)", flags,
 		fmtDuration(median(st.stopTimes())), fmtDuration(slices.Max(st.stopTimes())),

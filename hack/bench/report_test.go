@@ -29,6 +29,7 @@ func TestReportGolden(t *testing.T) {
 		{name: "upstream", r: upstreamReport()},
 		{name: "upstream-informers", r: upstreamInformersReport()},
 		{name: "upstream-sections", r: upstreamSectionsReport()},
+		{name: "upstream-more", r: upstreamMoreReport()},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

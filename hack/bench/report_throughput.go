@@ -17,6 +17,7 @@ func (r report) writeThroughput(b *markdown) {
 		Namespace: namespace, Writers: r.cfg.throughputWriters, Watchers: r.cfg.throughputWatchers,
 		Updates: r.cfg.throughputUpdates, Timeout: deliveryTimeout, Objects: t.heap.objects, Payload: payloadSize,
 		OwnDataDir: t.heap.populatedFromOwn, Workers: r.cfg.workers, Populate: t.heap.populate.duration, HeapMetric: heapInuseBytes,
+		Upstream: t.upstream != nil,
 	})
 	b.WriteString("| throughput, one resource | variant | writes/s (acknowledged) | events/s (delivered) | note |\n")
 	b.WriteString("|---|---|---|---|---|\n")
@@ -26,6 +27,7 @@ func (r report) writeThroughput(b *markdown) {
 			fmtRate(run.writesPerSec()), fmtRate(run.eventsPerSec()), throughputNote(run))
 	}
 	b.WriteString("\n")
+	r.writeUpstreamThroughput(b)
 	h := t.heap
 	b.WriteString("| heap per object (default server) | heap in use after GC | per ConfigMap | note |\n")
 	b.WriteString("|---|---|---|---|\n")
@@ -46,13 +48,42 @@ func fmtRate(x float64) string {
 }
 
 func throughputNote(run throughputRun) string {
+	return strings.Join(append(throughputNotes(run), fmt.Sprintf("`%s`", strings.Join(run.path.args, " "))), "; ")
+}
+
+// throughputNotes flags an incomplete run, then gives its events and
+// durations.
+func throughputNotes(run throughputRun) []string {
 	want := int64(run.watchers) * int64(run.updates)
 	var note []string
 	if run.events < want || run.timedOut {
 		note = append(note, "**incomplete**")
 	}
 	note = append(note, fmt.Sprintf("%s of %s events", fmtCount(int(run.events)), fmtCount(int(want))),
-		fmt.Sprintf("updates took %s, deliveries %s", fmtDuration(run.writing), fmtDuration(run.delivered)),
-		fmt.Sprintf("`%s`", strings.Join(run.path.args, " ")))
-	return strings.Join(note, "; ")
+		fmt.Sprintf("updates took %s, deliveries %s", fmtDuration(run.writing), fmtDuration(run.delivered)))
+	if run.resumed > 0 {
+		note = append(note, fmt.Sprintf("**the server ended %d watch stream(s) early**; each was watched again from the last event's resourceVersion", run.resumed))
+	}
+	return note
+}
+
+// writeUpstreamThroughput is kube-apiserver's run and the ratios of
+// miniapiserver's rates over its.
+func (r report) writeUpstreamThroughput(b *markdown) {
+	up := r.throughput.upstream
+	if up == nil {
+		return
+	}
+	b.WriteString("| vs kube-apiserver: throughput | server | writes/s (acknowledged) | events/s (delivered) | note |\n")
+	b.WriteString("|---|---|---|---|---|\n")
+	fmt.Fprintf(b, "| %s writers × %s updates → %s watchers | kube-apiserver + etcd | %s | %s | %s |\n",
+		fmtCount(up.writers), fmtCount(up.updates), fmtCount(up.watchers), fmtRate(up.writesPerSec()), fmtRate(up.eventsPerSec()),
+		strings.Join(append(throughputNotes(*up), "its defaults (watch cache on), etcd with fsync"), "; "))
+	b.WriteString("\n| throughput: ours / upstream | writes/s | events/s | note |\n")
+	b.WriteString("|---|---|---|---|\n")
+	for _, run := range r.throughput.runs {
+		fmt.Fprintf(b, "| miniapiserver `%s` / kube-apiserver | %s | %s | rates: higher is better for miniapiserver |\n",
+			strings.Join(run.path.args, " "), fmtRatio(run.writesPerSec()/up.writesPerSec()), fmtRatio(run.eventsPerSec()/up.eventsPerSec()))
+	}
+	b.WriteString("\n")
 }

@@ -26,8 +26,8 @@ type upstreamProse struct {
 	// UpstreamRouteMetric counts upstream's LISTs by storage.
 	UpstreamRouteMetric string
 	Gzip                bool
-	// Both are the other sections that ran side by side too: pagination,
-	// watch, informers, stops.
+	// Both are the other sections that ran side by side too: rv0, crds,
+	// pagination, watch, throughput, informers, stops, restarts.
 	Both     []string
 	OursOnly []string // what ran on miniapiserver only
 }
@@ -76,6 +76,9 @@ func (r report) writeUpstream(b *markdown) {
 // partlyOursOnly is what of a section that runs side by side runs on
 // miniapiserver only.
 var partlyOursOnly = map[string]string{
+	"rv0":        "the rv0 section's `--watch-cache=false` LISTs",
+	"crds":       "the crds section's `--watch-cache=false` LISTs and first LISTs after the start",
+	"throughput": "the throughput section's heap per object",
 	"pagination": "the pagination section's `--watch-cache=false` server, exact-RV LISTs and first-pages memory",
 	"watch":      "the watch section's `--watch-cache=false` runs",
 	"stops":      "the stops section's `--watch-cache=false` stops and its control",
@@ -85,6 +88,10 @@ var partlyOursOnly = map[string]string{
 // upstream too, in the order they ran.
 func (r report) upstreamBoth() []string {
 	ran := map[string]bool{
+		"rv0":        len(r.upstream.rv0) > 0,
+		"crds":       r.crds.upstream != nil,
+		"throughput": r.throughput.upstream != nil,
+		"restarts":   r.restarts.upstream != nil,
 		"pagination": r.pagination.upstream != nil,
 		"watch":      len(r.upstream.watch) > 0,
 		"informers":  r.informers.upstream != nil,

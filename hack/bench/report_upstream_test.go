@@ -58,6 +58,58 @@ func upstreamReport() report {
 		cache: []listStats{listFixture(rv[0], 0.8*(1<<20), 1, 2_800_000, 15, 12, 21), listFixture(rv[1], 0.7*(1<<20), 1, 2_400_000, 10, 9, 17)},
 		etcd:  []listStats{listFixture(rv[0], 18*(1<<20), 1, 2_800_000, 36, 31, 44), listFixture(rv[1], 18*(1<<20), 1, 2_400_000, 24, 21, 36)},
 	}
+	// The rv0 section's upstream figures are the lists section's.
+	r.upstream.rv0, r.upstream.rv0FromLists = rv0Pairs(r.upstream.lists), true
+	return r
+}
+
+// upstreamMoreReport is the rv0, crds, throughput and restarts sections
+// side by side with kube-apiserver: rv0 measured on its own (no lists
+// section), upstream's listings of custom resources partly from etcd, and
+// kube-apiserver relisting every informer on every restart.
+func upstreamMoreReport() report {
+	cfg := baseConfig("rv0,crds,throughput,restarts")
+	cfg.upstream = "/root/.cache/go-build/miniapiserver-upstream/v1.37.2-etcd-v3.7.2"
+	r := report{cfg: cfg, version: "miniapiserver v1.37.2", os: "linux", arch: "amd64", cpus: 2, elapsed: 702 * time.Second}
+	r.populate = populateStats{objects: 10000, duration: ms(6880)}
+	rv := rv0Variants()
+	r.rv0 = rv0Stats{
+		cache: []listStats{listFixture(rv[0], 4.0*(1<<20), 1, 13_900_000, 78.4, 59.3, 107), listFixture(rv[1], 3.8*(1<<20), 1, 12_000_000, 54.3, 44.5, 83)},
+		etcd:  []listStats{listFixture(rv[0], 90.9*(1<<20), 1, 13_900_000, 180, 157, 220), listFixture(rv[1], 90.7*(1<<20), 1, 12_000_000, 122, 104, 179)},
+	}
+	r.upstream = &upstreamResult{bins: upstreamBinaries{apiserverVersion: "Kubernetes v1.37.2", etcdVersion: "etcd Version: 3.7.2"},
+		populate: populateStats{objects: 10000, duration: ms(14900)}}
+	for i, theirs := range []float64{131, 88.2} {
+		ours := r.rv0.cache[i]
+		ours.times = durations([]float64{74.1, 51.7}[i], []float64{77.9, 53.8}[i], []float64{96, 70}[i])
+		up := listFixture(rv[i], 30.2*(1<<20), 1, ours.shape.bytes, theirs*0.9, theirs, theirs*1.2)
+		r.upstream.rv0 = append(r.upstream.rv0, listPair{ours: ours, upstream: up, target: upstreamListTarget,
+			fromCache: [2]float64{3, 3}, requests: [2]float64{3, 3}})
+	}
+	r.crds = crdsFixture(cfg, 10000, 10, durations(642, 598, 701))
+	up := &upstreamCRDs{setup: ms(412), populate: populateStats{objects: 10000, duration: ms(38200)}}
+	for _, served := range []float64{5210, 4980, 5630} {
+		up.starts = append(up.starts, upstreamStart{readyz: ms(served - 15), served: ms(served), stop: ms(1180)})
+	}
+	for i, l := range r.crds.cache.lists {
+		theirs := listFixture(l.variant, 140.4*(1<<20), l.shape.pages, l.shape.bytes+20_000, 702, 651, 780)
+		if i == 1 {
+			theirs.times = durations(1540, 1390, 1720)
+		}
+		// Some of upstream's pages from etcd, for the bold note.
+		up.lists = append(up.lists, listPair{ours: l.listStats, upstream: theirs,
+			fromCache: [2]float64{l.fromCache, float64(r.cfg.lists)}, requests: [2]float64{float64(l.requests), float64(l.requests)}})
+	}
+	r.crds.upstream = up
+	r.throughput = throughputFixture(cfg, 50000, true)
+	r.throughput.upstream = &throughputRun{writers: cfg.throughputWriters, watchers: cfg.throughputWatchers, updates: cfg.throughputUpdates,
+		writing: ms(7310), delivered: ms(7330), events: 50000, resumed: 4}
+	r.restarts = restartsFixture(0, 1)
+	r.restarts.upstream = &restartStats{mode: upstreamRestartMode, runs: []restartRun{
+		{relists: []int{1, 1, 1}, stop: ms(60040), restart: ms(4120), resync: ms(1830)},
+		{relists: []int{1, 1, 1}, stop: ms(60050), restart: ms(3980), resync: ms(2410)},
+		{relists: []int{1, 2, 1}, stop: ms(60030), restart: ms(4210), resync: ms(1650)},
+	}}
 	return r
 }
 

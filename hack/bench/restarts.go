@@ -12,6 +12,8 @@ import (
 	"time"
 
 	coordinationv1 "k8s.io/api/coordination/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 )
@@ -85,17 +87,36 @@ func (st restartStats) relists(i int) []int {
 // restartsResult is the restarts section: the gate on (the server's
 // default), then off.
 type restartsResult struct {
-	resume restartStats
-	relist restartStats
+	resume   restartStats
+	relist   restartStats
+	upstream *restartStats // kube-apiserver restarted alone, with -upstream
 }
 
+// upstreamRestartMode is kube-apiserver with its defaults, restarted while
+// its etcd keeps running.
+var upstreamRestartMode = restartMode{name: "kube-apiserver, its etcd kept running"}
+
 // benchRestarts runs cfg.restartRounds restarts in each mode, each on a
-// fresh data dir of its own.
-func benchRestarts(ctx context.Context, cfg config, root string) (restartsResult, error) {
+// fresh data dir of its own; the modes take turns, one restart each per
+// round, and with ub (-upstream) kube-apiserver's restart follows
+// miniapiserver's in each round.
+func benchRestarts(ctx context.Context, cfg config, root string, ub *upstreamBench) (restartsResult, error) {
 	res := restartsResult{resume: restartStats{mode: resumeMode}, relist: restartStats{mode: relistMode}}
-	for m, st := range []*restartStats{&res.resume, &res.relist} {
-		for i := range cfg.restartRounds {
-			run, err := restartOnce(ctx, cfg, filepath.Join(root, fmt.Sprintf("restart-%d-%d", m, i)), st.mode)
+	if ub != nil {
+		res.upstream = &restartStats{mode: upstreamRestartMode}
+	}
+	for i := range cfg.restartRounds {
+		for m, st := range []*restartStats{&res.resume, &res.relist, res.upstream} {
+			if st == nil {
+				continue
+			}
+			var run restartRun
+			var err error
+			if st.mode.name == upstreamRestartMode.name {
+				run, err = ub.restartOnce(ctx, cfg, filepath.Join(ub.root, fmt.Sprintf("upstream-restart-%d", i)))
+			} else {
+				run, err = restartOnce(ctx, cfg, filepath.Join(root, fmt.Sprintf("restart-%d-%d", m, i)), st.mode)
+			}
 			if err != nil {
 				return restartsResult{}, fmt.Errorf("restart (%s), round %d/%d: %w", st.mode.name, i+1, cfg.restartRounds, err)
 			}
@@ -106,6 +127,70 @@ func benchRestarts(ctx context.Context, cfg config, root string) (restartsResult
 		}
 	}
 	return res, nil
+}
+
+// restartOnce starts upstream on a fresh dir, creates the watched objects
+// through kube-apiserver, syncs the informers and writes Leases as
+// restartOnce does, then restarts kube-apiserver alone (SIGTERM, then a new
+// process on the same port and the same etcd), writes one more object of
+// each watched type and waits until every informer has it.
+func (ub *upstreamBench) restartOnce(ctx context.Context, cfg config, dir string) (run restartRun, err error) {
+	defer func() { err = errors.Join(err, os.RemoveAll(dir)) }()
+	u, err := startUpstream(ctx, ub.bins, ub.pki, dir)
+	if err != nil {
+		return restartRun{}, err
+	}
+	defer func() { err = errors.Join(err, u.Stop()) }()
+	rc, err := u.api.restConfig()
+	if err != nil {
+		return restartRun{}, err
+	}
+	rc.Timeout = 0 // the informers' watches stream across the restart
+	client, clientHTTP, err := ownClient(rc)
+	if err != nil {
+		return restartRun{}, err
+	}
+	defer closeIdle(clientHTTP)
+	if err := createNamespace(ctx, client); err != nil {
+		return restartRun{}, err
+	}
+	if err := ensureDefaultServiceAccount(ctx, client); err != nil {
+		return restartRun{}, err
+	}
+	if err := createWatched(ctx, client, cfg.restartObjects); err != nil {
+		return restartRun{}, err
+	}
+	informers, err := startCountingInformers(ctx, client, afterRestart)
+	if err != nil {
+		return restartRun{}, err
+	}
+	defer informers.stop()
+	if err := writeLeases(ctx, client, restartLeases); err != nil {
+		return restartRun{}, err
+	}
+	// Its HTTP server waits for the open watches up to its shutdown
+	// timeout, past stopTimeout.
+	u.api.stopAfter = stopKillAfter
+	if err := u.api.Stop(); err != nil {
+		return restartRun{}, prefixErr("kube-apiserver", err)
+	}
+	run.stop = u.api.stopped
+	if err := u.restartAPI(ctx, ub.bins, ub.pki); err != nil {
+		return restartRun{}, fmt.Errorf("restarting kube-apiserver: %w", err)
+	}
+	run.restart = u.ready
+	return awaitResync(ctx, u.api, u.began.Add(u.ready), informers, run)
+}
+
+// ensureDefaultServiceAccount creates the namespace's default
+// ServiceAccount, which kube-apiserver's admission requires of a Pod and
+// which, without kube-controller-manager, nothing else creates.
+func ensureDefaultServiceAccount(ctx context.Context, client kubernetes.Interface) error {
+	sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "default"}}
+	if _, err := client.CoreV1().ServiceAccounts(namespace).Create(ctx, sa, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("creating ServiceAccount default: %w", err)
+	}
+	return nil
 }
 
 func resourceNames() string {
@@ -177,6 +262,13 @@ func resumeAfterRestart(ctx context.Context, cfg config, dataDir string, informe
 	ready := time.Now()
 	defer func() { err = errors.Join(err, second.Stop()) }()
 	run.restart = second.ready
+	return awaitResync(ctx, second, ready, informers, run)
+}
+
+// awaitResync writes, on the restarted server, the objects the informers
+// wait for, and fills in the rest of run; ready is when the server was
+// ready again.
+func awaitResync(ctx context.Context, second *server, ready time.Time, informers *informerGroup, run restartRun) (restartRun, error) {
 	rc, err := second.restConfig()
 	if err != nil {
 		return restartRun{}, err

@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -20,8 +21,14 @@ import (
 
 // throughputResult is the throughput section.
 type throughputResult struct {
-	runs []throughputRun // watch cache, then etcd
-	heap heapPerObject
+	runs     []throughputRun // watch cache, then etcd
+	heap     heapPerObject
+	upstream *throughputRun // kube-apiserver's, with -upstream (its path unset)
+}
+
+func progressThroughput(name string, run throughputRun) {
+	progress("throughput (%s): %d updates by %d writers at %.0f/s; %d events to %d watchers at %.0f/s",
+		name, run.updates, run.writers, run.writesPerSec(), run.events, run.watchers, run.eventsPerSec())
 }
 
 // throughputRun is the events one resource sustained on one server.
@@ -34,6 +41,7 @@ type throughputRun struct {
 	delivered time.Duration // from the first update until every watcher had every event
 	events    int64         // MODIFIED events the watchers read, all together
 	timedOut  bool          // some watcher lacked events deliveryTimeout after the last update
+	resumed   int64         // watch streams the server ended early, which the watchers reopened
 }
 
 func (r throughputRun) writesPerSec() float64 { return float64(r.updates) / r.writing.Seconds() }
@@ -57,7 +65,10 @@ func (h heapPerObject) perObject(heap float64) float64 { return (heap - h.empty)
 // then the default server's heap per ConfigMap on populated (when it exists,
 // the data dir the starts, lists and rv0 sections share) or on a data dir
 // of its own.
-func benchThroughput(ctx context.Context, cfg config, root, populated string) (res throughputResult, err error) {
+//
+// With ub (-upstream), kube-apiserver on a fresh etcd data dir gets the same
+// run right after miniapiserver's with the watch cache.
+func benchThroughput(ctx context.Context, cfg config, root, populated string, ub *upstreamBench) (res throughputResult, err error) {
 	for _, path := range []storagePath{cachePath, etcdPath} {
 		dir := filepath.Join(root, "throughput-"+path.name)
 		run, empty, err := throughputOnce(ctx, cfg, dir, path)
@@ -67,9 +78,17 @@ func benchThroughput(ctx context.Context, cfg config, root, populated string) (r
 		if path.name == cachePath.name {
 			res.heap.empty = empty
 		}
-		progress("throughput (%s): %d updates by %d writers at %.0f/s; %d events to %d watchers at %.0f/s",
-			path.name, run.updates, run.writers, run.writesPerSec(), run.events, run.watchers, run.eventsPerSec())
+		progressThroughput(path.name, run)
 		res.runs = append(res.runs, run)
+		if ub == nil || path.name != cachePath.name {
+			continue
+		}
+		up, err := ub.throughputOnce(ctx, cfg, filepath.Join(ub.root, "upstream-throughput"))
+		if err != nil {
+			return throughputResult{}, fmt.Errorf("throughput (kube-apiserver): %w", err)
+		}
+		progressThroughput("kube-apiserver", up)
+		res.upstream = &up
 	}
 	res.heap.objects = cfg.objects
 	if _, err := os.Stat(populated); err != nil {
@@ -111,38 +130,72 @@ func throughputOnce(ctx context.Context, cfg config, dataDir string, path storag
 	if _, empty, err = heapAfterGC(ctx, client.CoreV1().RESTClient()); err != nil {
 		return throughputRun{}, 0, err
 	}
+	run, err = throughputWorkload(ctx, cfg, client)
+	run.path = path
+	return run, empty, err
+}
+
+// throughputWorkload creates one ConfigMap per writer, opens the watchers,
+// and times cfg.throughputUpdates updates and their deliveries, all over
+// client's connection.
+func throughputWorkload(ctx context.Context, cfg config, client *kubernetes.Clientset) (throughputRun, error) {
 	for i := range cfg.throughputWriters {
 		if err := createConfigMap(ctx, client, i); err != nil {
-			return throughputRun{}, 0, err
+			return throughputRun{}, err
 		}
 	}
 	list, err := client.CoreV1().ConfigMaps(namespace).List(ctx, metav1.ListOptions{Limit: 1})
 	if err != nil {
-		return throughputRun{}, 0, fmt.Errorf("listing ConfigMaps: %w", err)
+		return throughputRun{}, fmt.Errorf("listing ConfigMaps: %w", err)
 	}
 	c := newEventCounter(cfg.throughputWatchers, int64(cfg.throughputUpdates))
 	defer c.close()
 	if err := c.open(ctx, client.CoreV1().RESTClient(), list.ResourceVersion); err != nil {
-		return throughputRun{}, 0, err
+		return throughputRun{}, err
 	}
-	run = throughputRun{path: path, writers: cfg.throughputWriters, watchers: cfg.throughputWatchers, updates: cfg.throughputUpdates}
+	run := throughputRun{writers: cfg.throughputWriters, watchers: cfg.throughputWatchers, updates: cfg.throughputUpdates}
 	began := time.Now()
 	if err := writeConcurrently(ctx, client, cfg.throughputWriters, cfg.throughputUpdates); err != nil {
-		return throughputRun{}, 0, err
+		return throughputRun{}, err
 	}
 	run.writing = time.Since(began)
 	if err := waitGroupFor(ctx, &c.done, deliveryTimeout); errors.Is(err, errWaitTimeout) {
 		run.timedOut = true
 	} else if err != nil {
-		return throughputRun{}, 0, err
+		return throughputRun{}, err
 	}
 	run.delivered = c.last() - began.Sub(c.began)
 	c.close()
-	run.events = c.total()
+	run.events, run.resumed = c.total(), c.resumed.Load()
 	if err := c.err(); err != nil && !run.timedOut {
-		return throughputRun{}, 0, err
+		return throughputRun{}, err
 	}
-	return run, empty, nil
+	return run, nil
+}
+
+// throughputOnce runs the throughput workload on upstream on a fresh dir,
+// its client on one connection as miniapiserver's.
+func (ub *upstreamBench) throughputOnce(ctx context.Context, cfg config, dir string) (run throughputRun, err error) {
+	defer func() { err = errors.Join(err, os.RemoveAll(dir)) }()
+	u, err := startUpstream(ctx, ub.bins, ub.pki, dir)
+	if err != nil {
+		return throughputRun{}, err
+	}
+	defer func() { err = errors.Join(err, u.Stop()) }()
+	if err := ensureNamespace(ctx, u.api); err != nil {
+		return throughputRun{}, err
+	}
+	rc, err := u.api.restConfig()
+	if err != nil {
+		return throughputRun{}, err
+	}
+	rc.Timeout = 0
+	client, hc, err := ownClient(rc)
+	if err != nil {
+		return throughputRun{}, err
+	}
+	defer closeIdle(hc)
+	return throughputWorkload(ctx, cfg, client)
 }
 
 // writeConcurrently has writers clients update ConfigMaps as fast as they
@@ -192,6 +245,7 @@ type eventCounter struct {
 	began    time.Time // origin of lastAt
 	counts   []atomic.Int64
 	lastAt   atomic.Int64 // when the latest watcher got its last event, since began
+	resumed  atomic.Int64 // streams the server ended early, watched again
 	cancel   context.CancelFunc
 	running  sync.WaitGroup
 	done     sync.WaitGroup // one Done per watcher: all its events, or its stream ended
@@ -221,21 +275,57 @@ func (c *eventCounter) open(ctx context.Context, rc rest.Interface, rv string) e
 	return errors.Join(errs...)
 }
 
+// watch counts the events of watcher i. A stream the server ends before
+// the watcher has all its events is watched again from the resourceVersion
+// of the last event read, as client-go's reflector does (kube-apiserver
+// ends a watcher that falls behind); a failed reopen or an ERROR event
+// ends it.
 func (c *eventCounter) watch(ctx context.Context, rc rest.Interface, rv string, i int, opened chan<- error) {
 	defer c.done.Done()
-	body, err := rc.Get().AbsPath(listPath).Param("watch", "true").Param("resourceVersion", rv).
-		SetHeader("Accept", acceptJSON).Stream(ctx)
-	opened <- err
-	if err != nil {
-		return
+	var last []byte // the last MODIFIED event read
+	for first := true; ; first = false {
+		body, err := rc.Get().AbsPath(listPath).Param("watch", "true").Param("resourceVersion", rv).
+			SetHeader("Accept", acceptJSON).Stream(ctx)
+		if first {
+			opened <- err
+		}
+		if err != nil {
+			if !first {
+				c.fail(ctx, fmt.Errorf("watch %d, reopening at resourceVersion %s after %d of %d events: %w", i, rv, c.counts[i].Load(), c.want, err))
+			}
+			return
+		}
+		done, err := c.read(body, i, &last)
+		body.Close()
+		if done || ctx.Err() != nil {
+			return
+		}
+		if err != nil {
+			c.fail(ctx, fmt.Errorf("watch %d ended after %d of %d events: %w", i, c.counts[i].Load(), c.want, err))
+			return
+		}
+		c.resumed.Add(1)
+		if v := eventResourceVersion(last); v != "" {
+			rv = v
+		}
 	}
-	defer body.Close()
+}
+
+// read counts the MODIFIED events of one stream, keeping the last in last,
+// until watcher i has them all (done) or the stream ends (err: why, if it
+// did not just end).
+func (c *eventCounter) read(body io.Reader, i int, last *[]byte) (done bool, err error) {
 	sc := bufio.NewScanner(body)
 	sc.Buffer(make([]byte, 0, 4<<10), 1<<20)
 	for sc.Scan() {
-		if !bytes.HasPrefix(sc.Bytes(), []byte(`{"type":"MODIFIED"`)) {
+		line := sc.Bytes()
+		if bytes.HasPrefix(line, []byte(`{"type":"ERROR"`)) {
+			return false, fmt.Errorf("ERROR event %s", line)
+		}
+		if !bytes.HasPrefix(line, []byte(`{"type":"MODIFIED"`)) {
 			continue
 		}
+		*last = append((*last)[:0], line...)
 		if c.counts[i].Add(1) == c.want {
 			at := int64(time.Since(c.began))
 			for {
@@ -244,13 +334,32 @@ func (c *eventCounter) watch(ctx context.Context, rc rest.Interface, rv string, 
 					break
 				}
 			}
-			return
+			return true, nil
 		}
 	}
+	return false, sc.Err()
+}
+
+// eventResourceVersion is the object's resourceVersion in a JSON watch
+// event of a ConfigMap, whose only resourceVersion is its metadata's.
+func eventResourceVersion(event []byte) string {
+	const key = `"resourceVersion":"`
+	_, rest, ok := bytes.Cut(event, []byte(key))
+	if !ok {
+		return ""
+	}
+	rv, _, ok := bytes.Cut(rest, []byte(`"`))
+	if !ok {
+		return ""
+	}
+	return string(rv)
+}
+
+func (c *eventCounter) fail(ctx context.Context, err error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.firstErr == nil && ctx.Err() == nil {
-		c.firstErr = fmt.Errorf("watch %d ended after %d of %d events: %v", i, c.counts[i].Load(), c.want, sc.Err())
+		c.firstErr = err
 	}
 }
 

@@ -59,7 +59,9 @@ type upstreamServer struct {
 	api     *server // kube-apiserver; its kubeconfig is the bench's admin one
 	etcd    *server
 	etcdURL string        // etcd's client URL, where its /metrics are
-	ready   time.Duration // from etcd's exec to the first 200 from /readyz
+	apiPort int           // kube-apiserver's secure port, kept across restartAPI
+	began   time.Time     // etcd's exec; after restartAPI, kube-apiserver's
+	ready   time.Duration // from began to the first 200 from /readyz
 	stopped time.Duration // from SIGTERM to kube-apiserver's exit, then etcd's
 
 	stopOnce sync.Once
@@ -81,8 +83,9 @@ func startUpstream(ctx context.Context, b upstreamBinaries, pki *upstreamPKI, di
 	if err := pki.writeKubeconfig(kubeconfig, apiURL); err != nil {
 		return nil, err
 	}
-	u := &upstreamServer{etcdURL: etcdURL}
+	u := &upstreamServer{etcdURL: etcdURL, apiPort: ports[2]}
 	began := time.Now()
+	u.began = began
 	if u.etcd, err = launch(b.etcd, etcdArgs(filepath.Join(dir, "etcd"), etcdURL, peerURL), nil); err != nil {
 		return nil, err
 	}
@@ -95,6 +98,25 @@ func startUpstream(ctx context.Context, b upstreamBinaries, pki *upstreamPKI, di
 		return nil, errors.Join(err, u.Stop())
 	}
 	return u, nil
+}
+
+// restartAPI starts kube-apiserver again on the running etcd, with the
+// same flags and port, once the previous one has been stopped, and polls
+// its /readyz as startUpstream does; u.began and u.ready are then this
+// kube-apiserver's exec and readiness. On error it has been stopped.
+func (u *upstreamServer) restartAPI(ctx context.Context, b upstreamBinaries, pki *upstreamPKI) error {
+	kubeconfig := u.api.kubeconfig
+	began := time.Now()
+	api, err := launch(b.apiserver, apiserverArgs(b, pki, u.etcdURL, u.apiPort), nil)
+	if err != nil {
+		return err
+	}
+	api.kubeconfig = kubeconfig
+	u.api, u.began = api, began
+	if err := u.awaitReadyz(ctx, began); err != nil {
+		return errors.Join(err, prefixErr("kube-apiserver", api.Stop()))
+	}
+	return nil
 }
 
 // etcdArgs are etcd's defaults (fsync included, as the bench's

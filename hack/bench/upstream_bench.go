@@ -33,8 +33,12 @@ type upstreamResult struct {
 	starts   startPair     // empty data dirs; no runs if the starts section did not run
 	populate populateStats // of upstream's own populated data dir
 	lists    []listPair    // in upstreamListVariants order; none if the lists section did not run
-	watch    []watchRun    // kube-apiserver's fan-out runs, in -watchers order; none if the watch section did not run
-	stops    stopStats     // kube-apiserver's stops with open watches; no runs if the stops section did not run
+	// rv0 are the rv0 section's LISTs (rv0Variants order) side by side;
+	// rv0FromLists: they are the lists section's, not measured again.
+	rv0          []listPair
+	rv0FromLists bool
+	watch        []watchRun // kube-apiserver's fan-out runs, in -watchers order; none if the watch section did not run
+	stops        stopStats  // kube-apiserver's stops with open watches; no runs if the stops section did not run
 }
 
 // startPair are the start-to-ready runs of both servers.
@@ -193,6 +197,9 @@ type listSide struct {
 	name    string
 	rc      rest.Interface
 	exactRV string // taken before exactRVWrites updates
+	// verify lists once, checking every object; nil: verifiedListing, for
+	// ConfigMaps.
+	verify func(ctx context.Context, rc rest.Interface, v listVariant, want int) (listing, error)
 	// counters reads the bytes the server (and its etcd) has allocated so
 	// far and how many ConfigMap LISTs its watch cache has served itself.
 	counters func(context.Context) (alloc, fromCache float64, err error)
@@ -205,6 +212,15 @@ const upstreamListsTotal = "apiserver_storage_list_total"
 // listSides are miniapiserver then upstream, each with the resourceVersion
 // of its exact-RV LISTs.
 func listSides(ctx context.Context, cfg config, s *server, u *upstreamServer) ([2]listSide, error) {
+	return listSidesWith(ctx, cfg, s, u, func(ctx context.Context, client kubernetes.Interface) (string, error) {
+		return rvBeforeWrites(ctx, client, cfg.objects)
+	})
+}
+
+// listSidesWith are miniapiserver then upstream; exactRV, if not nil, gives
+// each side's exact-RV LISTs their resourceVersion.
+func listSidesWith(ctx context.Context, cfg config, s *server, u *upstreamServer,
+	exactRV func(context.Context, kubernetes.Interface) (string, error)) ([2]listSide, error) {
 	var sides [2]listSide
 	for i, api := range []*server{s, u.api} {
 		client, err := api.listClient(cfg.gzip)
@@ -216,11 +232,53 @@ func listSides(ctx context.Context, cfg config, s *server, u *upstreamServer) ([
 		} else {
 			sides[i] = upstreamListSide(client.CoreV1().RESTClient(), u.etcdURL)
 		}
-		if sides[i].exactRV, err = rvBeforeWrites(ctx, client, cfg.objects); err != nil {
+		if exactRV == nil {
+			continue
+		}
+		if sides[i].exactRV, err = exactRV(ctx, client); err != nil {
 			return sides, fmt.Errorf("%s: %w", sides[i].name, err)
 		}
 	}
 	return sides, nil
+}
+
+// benchRV0 starts miniapiserver with the watch cache on its populated data
+// dir and upstream on its own, then times the rv0 section's LISTs on both,
+// interleaved as the lists section's are.
+func (ub *upstreamBench) benchRV0(ctx context.Context, cfg config, oursDir, upstreamDir string) (pairs []listPair, err error) {
+	s, err := startServer(ctx, withArgs(cfg, cachePath.args...), oursDir)
+	if err != nil {
+		return nil, fmt.Errorf("LIST RV=0: %w", err)
+	}
+	defer func() { err = errors.Join(err, s.Stop()) }()
+	u, err := startUpstream(ctx, ub.bins, ub.pki, upstreamDir)
+	if err != nil {
+		return nil, fmt.Errorf("kube-apiserver LIST RV=0: %w", err)
+	}
+	defer func() { err = errors.Join(err, u.Stop()) }()
+	sides, err := listSidesWith(ctx, cfg, s, u, nil)
+	if err != nil {
+		return nil, err
+	}
+	for _, v := range rv0Variants() {
+		p, err := benchListPair(ctx, "LIST RV=0", sides, v, cfg.objects, cfg.lists)
+		if err != nil {
+			return nil, fmt.Errorf("LIST %s: %w", v, err)
+		}
+		pairs = append(pairs, p)
+	}
+	return pairs, nil
+}
+
+// rv0Pairs are the RV=0 LISTs among the lists section's side-by-side ones.
+func rv0Pairs(lists []listPair) []listPair {
+	var pairs []listPair
+	for _, p := range lists {
+		if p.ours.variant.rv == "0" && p.ours.variant.match == "" && p.ours.variant.limit == 0 {
+			pairs = append(pairs, p)
+		}
+	}
+	return pairs
 }
 
 // ourListSide is miniapiserver's side of a side-by-side LIST: its
@@ -297,8 +355,12 @@ func benchListPair(ctx context.Context, label string, sides [2]listSide, v listV
 			sv.rv = side.exactRV
 		}
 		st[i].variant = sv
+		verify := verifiedListing
+		if side.verify != nil {
+			verify = side.verify
+		}
 		var err error
-		if st[i].shape, err = verifiedListing(ctx, side.rc, sv, sv.items(objects)); err != nil {
+		if st[i].shape, err = verify(ctx, side.rc, sv, sv.items(objects)); err != nil {
 			return listPair{}, fmt.Errorf("%s: %w", side.name, err)
 		}
 		if alloc[i], fromCache[i], err = side.counters(ctx); err != nil {
