@@ -222,22 +222,7 @@ func (ub *upstreamBench) benchCRListPairs(ctx context.Context, cfg config, s *se
 		}
 		return crCounters(m, crd)
 	}
-	sides[1].counters = func(ctx context.Context) (float64, float64, error) {
-		m, err := scrapeMetrics(ctx, sides[1].rc, allocBytesTotal, upstreamListsTotal)
-		if err != nil {
-			return 0, 0, err
-		}
-		alloc, err := m.value(allocBytesTotal)
-		if err != nil {
-			return 0, 0, err
-		}
-		fromCache, err := m.sum(upstreamListsTotal, `resource="`+crd.plural+`"`, `storage="watchcache"`)
-		if err != nil {
-			return 0, 0, err
-		}
-		etcd, err := etcdAllocBytes(ctx, u.etcdURL)
-		return alloc + etcd, fromCache, err
-	}
+	sides[1].counters = upstreamListSide(sides[1].rc, u.etcdURL, crd.plural).counters
 	for i := range sides {
 		sides[i].verify = verify
 	}

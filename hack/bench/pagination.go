@@ -207,7 +207,7 @@ func (up *upstreamPaging) listings(ctx context.Context, cfg config, rc rest.Inte
 	if err != nil {
 		return nil, nil, err
 	}
-	sides := [2]listSide{ourListSide(rc), upstreamListSide(client.CoreV1().RESTClient(), u.etcdURL)}
+	sides := [2]listSide{ourListSide(rc), upstreamListSide(client.CoreV1().RESTClient(), u.etcdURL, "configmaps")}
 	for _, v := range listVariants(cfg.paginationLimit) {
 		var p listPair
 		served, err := countRoutes(ctx, rc, routeSnapshot, routeContinue, func() error {

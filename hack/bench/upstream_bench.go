@@ -230,7 +230,7 @@ func listSidesWith(ctx context.Context, cfg config, s *server, u *upstreamServer
 		if i == 0 {
 			sides[i] = ourListSide(client.CoreV1().RESTClient())
 		} else {
-			sides[i] = upstreamListSide(client.CoreV1().RESTClient(), u.etcdURL)
+			sides[i] = upstreamListSide(client.CoreV1().RESTClient(), u.etcdURL, "configmaps")
 		}
 		if exactRV == nil {
 			continue
@@ -294,8 +294,8 @@ func ourListSide(rc rest.Interface) listSide {
 }
 
 // upstreamListSide is kube-apiserver's side: its allocated bytes plus its
-// etcd's, and the ConfigMap LISTs its watch cache served.
-func upstreamListSide(rc rest.Interface, etcdURL string) listSide {
+// etcd's, and the LISTs of resource its watch cache served.
+func upstreamListSide(rc rest.Interface, etcdURL, resource string) listSide {
 	return listSide{name: "kube-apiserver", rc: rc, counters: func(ctx context.Context) (float64, float64, error) {
 		m, err := scrapeMetrics(ctx, rc, allocBytesTotal, upstreamListsTotal)
 		if err != nil {
@@ -305,7 +305,7 @@ func upstreamListSide(rc rest.Interface, etcdURL string) listSide {
 		if err != nil {
 			return 0, 0, err
 		}
-		fromCache, err := m.sum(upstreamListsTotal, `resource="configmaps"`, `storage="watchcache"`)
+		fromCache, err := m.sum(upstreamListsTotal, `resource="`+resource+`"`, `storage="watchcache"`)
 		if err != nil {
 			return 0, 0, err
 		}
