@@ -152,7 +152,7 @@ type EventWriter interface {
 type KeptEncoding func(f Format, encode Encoder) (Encoded, error)
 
 // SetEventWriter makes the cache's initial watch events go through ew.
-// Call it before handing en to a cache.
+// Call it before any cache given en serves a watch.
 func (en *Encodings) SetEventWriter(ew EventWriter) { en.events = ew }
 
 // eventWriter is en's EventWriter; nil for a nil Encodings.
