@@ -13,7 +13,6 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/dynamic"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 )
 
@@ -160,13 +159,9 @@ func (ub *upstreamBench) prepareCRDs(ctx context.Context, cfg config, dir string
 // of each of the first n bench CRDs is in its group version's resource
 // list, or crdServedTimeout passes.
 func awaitCRDsInDiscovery(ctx context.Context, api *server, n int) error {
-	rc, err := api.restConfig()
+	client, err := api.client()
 	if err != nil {
 		return err
-	}
-	client, err := kubernetes.NewForConfig(rc)
-	if err != nil {
-		return fmt.Errorf("creating client: %w", err)
 	}
 	deadline := time.Now().Add(crdServedTimeout)
 	for i := 0; i < n; {

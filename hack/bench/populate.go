@@ -56,13 +56,9 @@ func populateWith(ctx context.Context, cfg config, dataDir string, objects int, 
 // createConfigMaps creates n ConfigMaps named bench-00000... in namespace,
 // stopping at the first error.
 func createConfigMaps(ctx context.Context, s *server, n, workers int) error {
-	rc, err := s.restConfig()
+	client, err := s.client()
 	if err != nil {
 		return err
-	}
-	client, err := kubernetes.NewForConfig(rc)
-	if err != nil {
-		return fmt.Errorf("creating client: %w", err)
 	}
 	return forEach(ctx, n, workers, func(ctx context.Context, i int) error {
 		return createConfigMap(ctx, client, i)

@@ -157,17 +157,11 @@ func (ub *upstreamBench) restartOnce(ctx context.Context, cfg config, dir string
 	if err := ensureDefaultServiceAccount(ctx, client); err != nil {
 		return restartRun{}, err
 	}
-	if err := createWatched(ctx, client, cfg.restartObjects); err != nil {
-		return restartRun{}, err
-	}
-	informers, err := startCountingInformers(ctx, client, afterRestart)
+	informers, err := watchedAndSynced(ctx, client, cfg.restartObjects)
 	if err != nil {
 		return restartRun{}, err
 	}
 	defer informers.stop()
-	if err := writeLeases(ctx, client, restartLeases); err != nil {
-		return restartRun{}, err
-	}
 	// Its HTTP server waits for the open watches up to its shutdown
 	// timeout, past stopTimeout.
 	u.api.stopAfter = stopKillAfter
@@ -232,17 +226,11 @@ func restartOnce(ctx context.Context, cfg config, dataDir string, mode restartMo
 		return restartRun{}, err
 	}
 	defer closeIdle(clientHTTP)
-	if err := createWatched(ctx, client, cfg.restartObjects); err != nil {
-		return restartRun{}, err
-	}
-	informers, err := startCountingInformers(ctx, client, afterRestart)
+	informers, err := watchedAndSynced(ctx, client, cfg.restartObjects)
 	if err != nil {
 		return restartRun{}, err
 	}
 	defer informers.stop()
-	if err := writeLeases(ctx, client, restartLeases); err != nil {
-		return restartRun{}, err
-	}
 
 	err, firstStopped = first.Stop(), true
 	if err != nil {
@@ -293,6 +281,24 @@ func awaitResync(ctx context.Context, second *server, ready time.Time, informers
 }
 
 // createWatched creates n objects of each watched type, named bench-00000...
+// watchedAndSynced creates n objects of each watched type, starts the
+// counting informers on them and writes the Leases that move the
+// resourceVersion on before a restart; the caller stops the informers.
+func watchedAndSynced(ctx context.Context, client kubernetes.Interface, n int) (*informerGroup, error) {
+	if err := createWatched(ctx, client, n); err != nil {
+		return nil, err
+	}
+	informers, err := startCountingInformers(ctx, client, afterRestart)
+	if err != nil {
+		return nil, err
+	}
+	if err := writeLeases(ctx, client, restartLeases); err != nil {
+		informers.stop()
+		return nil, err
+	}
+	return informers, nil
+}
+
 func createWatched(ctx context.Context, client kubernetes.Interface, n int) error {
 	for _, res := range watchedResources {
 		err := forEach(ctx, n, restartWorkers, func(ctx context.Context, i int) error {

@@ -13,6 +13,7 @@ import (
 	"syscall"
 	"time"
 
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 )
@@ -155,6 +156,19 @@ func (s *server) restConfig() (*rest.Config, error) {
 	}
 	rc.QPS, rc.Burst, rc.Timeout = -1, 1000, 5*time.Minute
 	return rc, nil
+}
+
+// client is an admin clientset on restConfig.
+func (s *server) client() (*kubernetes.Clientset, error) {
+	rc, err := s.restConfig()
+	if err != nil {
+		return nil, err
+	}
+	client, err := kubernetes.NewForConfig(rc)
+	if err != nil {
+		return nil, fmt.Errorf("creating client: %w", err)
+	}
+	return client, nil
 }
 
 // Stop sends SIGTERM and waits for the exit, killing the process after

@@ -121,32 +121,20 @@ func (ub *upstreamBench) populate(ctx context.Context, cfg config, dir string, o
 // createOnUpstream creates the namespace, which kube-apiserver's own
 // controller may not have yet, then the ConfigMaps.
 func createOnUpstream(ctx context.Context, cfg config, u *upstreamServer, objects int) (populateStats, error) {
-	rc, err := u.api.restConfig()
-	if err != nil {
-		return populateStats{}, err
-	}
-	client, err := kubernetes.NewForConfig(rc)
-	if err != nil {
-		return populateStats{}, fmt.Errorf("creating client: %w", err)
-	}
-	if err := createNamespace(ctx, client); err != nil {
+	if err := ensureNamespace(ctx, u.api); err != nil {
 		return populateStats{}, err
 	}
 	began := time.Now()
-	err = createConfigMaps(ctx, u.api, objects, cfg.workers)
+	err := createConfigMaps(ctx, u.api, objects, cfg.workers)
 	return populateStats{objects: objects, duration: time.Since(began)}, err
 }
 
 // ensureNamespace creates the bench's namespace on upstream unless it
 // exists already.
 func ensureNamespace(ctx context.Context, api *server) error {
-	rc, err := api.restConfig()
+	client, err := api.client()
 	if err != nil {
 		return err
-	}
-	client, err := kubernetes.NewForConfig(rc)
-	if err != nil {
-		return fmt.Errorf("creating client: %w", err)
 	}
 	return createNamespace(ctx, client)
 }
