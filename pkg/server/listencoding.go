@@ -258,12 +258,7 @@ func varintSize(v uint64) int {
 // writeField writes field number field (wire type 2, length-delimited)
 // holding b, building its header in header's capacity.
 func writeField(w io.Writer, header []byte, field int, b []byte) (int, error) {
-	header = append(header[:0], byte(field<<3|2))
-	v := uint64(len(b))
-	for ; v >= 0x80; v >>= 7 {
-		header = append(header, byte(v)|0x80)
-	}
-	header = append(header, byte(v))
+	header = appendFieldHead(header[:0], field, len(b))
 	m, err := w.Write(header)
 	if err != nil {
 		return m, err
