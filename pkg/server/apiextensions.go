@@ -1,9 +1,12 @@
 package server
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"sync"
+
+	"github.com/google/uuid"
 
 	"github.com/emicklei/go-restful/v3"
 	"go.opentelemetry.io/otel/trace/noop"
@@ -18,16 +21,21 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/apimachinery/pkg/version"
 	"k8s.io/apiserver/pkg/endpoints/discovery"
 	"k8s.io/apiserver/pkg/endpoints/openapi"
 	genericapiserver "k8s.io/apiserver/pkg/server"
 	"k8s.io/apiserver/pkg/util/webhook"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/kube-openapi/pkg/builder"
 	"k8s.io/kube-openapi/pkg/builder3"
+	"k8s.io/kube-openapi/pkg/cached"
 	"k8s.io/kube-openapi/pkg/common"
 	"k8s.io/kube-openapi/pkg/common/restfuladapter"
+	"k8s.io/kube-openapi/pkg/handler"
+	"k8s.io/kube-openapi/pkg/validation/spec"
 
 	"github.com/miniapiserver/miniapiserver/pkg/storage"
 )
@@ -43,8 +51,16 @@ import (
 // discovery and OpenAPI. This server has no aggregator: the two servers share
 // the aggregated discovery manager, and serveAPIExtensions adds the rest to
 // the core server once it exists.
-func newAPIExtensions(core *genericapiserver.Config, getter storage.RESTOptionsGetter) (*apiExtensions, error) {
+//
+// Its own clients of the server (its CRD informer and controllers) go
+// through loopback, which serves them in process: Server.Run syncs the CRD
+// informer before the server listens, so that the readiness check waiting
+// for it passes at once.
+func newAPIExtensions(core *genericapiserver.Config, getter storage.RESTOptionsGetter, loopback *inProcess) (*apiExtensions, error) {
 	gc := *core
+	gc.LoopbackClientConfig = rest.CopyConfig(core.LoopbackClientConfig)
+	gc.LoopbackClientConfig.TLSClientConfig = rest.TLSClientConfig{}
+	gc.LoopbackClientConfig.Transport = loopback
 	gc.PostStartHooks = map[string]genericapiserver.PostStartHookConfigEntry{}
 	gc.RESTOptionsGetter = storage.CRDRESTOptionsGetter(getter)
 	gc.MergedResourceConfig = apiextensionsapiserver.DefaultAPIResourceConfigSource()
@@ -64,7 +80,7 @@ func newAPIExtensions(core *genericapiserver.Config, getter storage.RESTOptionsG
 			MasterCount:          1,
 			// Conversion webhooks: a service reference resolves by cluster DNS.
 			ServiceResolver:     webhook.NewDefaultServiceResolver(),
-			AuthResolverWrapper: webhook.NewDefaultAuthenticationInfoResolverWrapper(nil, nil, gc.LoopbackClientConfig, noop.NewTracerProvider()),
+			AuthResolverWrapper: webhook.NewDefaultAuthenticationInfoResolverWrapper(nil, nil, core.LoopbackClientConfig, noop.NewTracerProvider()),
 		},
 	}
 	s, err := config.Complete().New(genericapiserver.NewEmptyDelegate())
@@ -86,7 +102,10 @@ type apiExtensions struct {
 // apiextensions server ext serves, as kube-apiserver's aggregator does:
 // apiextensions.k8s.io and every CRD group in the legacy /apis list (the
 // aggregated one is shared already), and their OpenAPI v2 and v3.
-func serveAPIExtensions(core *genericapiserver.GenericAPIServer, ext *apiExtensions) error {
+//
+// v2 is served by the core server (see openAPIV2) and holds the CRDs once
+// its static spec is built.
+func serveAPIExtensions(core *genericapiserver.GenericAPIServer, ext *apiExtensions, v2 *openAPIV2) error {
 	crds := ext.Informers.Apiextensions().V1().CustomResourceDefinitions()
 	groups := &crdGroups{manager: core.DiscoveryGroupManager, lister: crds.Lister(), added: map[string]bool{}}
 	core.DiscoveryGroupManager.AddGroup(metav1.APIGroup{
@@ -102,25 +121,10 @@ func serveAPIExtensions(core *genericapiserver.GenericAPIServer, ext *apiExtensi
 		return err
 	}
 
-	// apiextensions.k8s.io/v1 (the group's own web service, /apis/<group>,
-	// is discovery, which the core server serves).
-	var extServices []*restful.WebService
-	for _, ws := range ext.GenericAPIServer.Handler.GoRestfulContainer.RegisteredWebServices() {
-		if strings.HasPrefix(ws.RootPath(), "/apis/"+apiextensionsv1.GroupName+"/") {
-			extServices = append(extServices, ws)
-		}
-	}
+	extServices := ext.webServices()
 	core.AddPostStartHookOrDie("apiextensions-openapi", func(hc genericapiserver.PostStartHookContext) error {
-		// The core server's OpenAPI services exist once PrepareRun has run,
-		// as post-start hooks do.
-		v2, err := builder.BuildOpenAPISpecFromRoutes(restfuladapter.AdaptWebServices(extServices), ext.openAPIConfig)
-		if err != nil {
-			return err
-		}
-		static, err := openapibuilder.MergeSpecs(core.StaticOpenAPISpec, v2)
-		if err != nil {
-			return err
-		}
+		// The core server's OpenAPI v3 service exists once PrepareRun has
+		// run, as post-start hooks do.
 		for _, ws := range extServices {
 			v3, err := builder3.BuildOpenAPISpecFromRoutes(restfuladapter.AdaptWebServices([]*restful.WebService{ws}), ext.openAPIV3Config)
 			if err != nil {
@@ -128,11 +132,67 @@ func serveAPIExtensions(core *genericapiserver.GenericAPIServer, ext *apiExtensi
 			}
 			core.OpenAPIV3VersionedService.UpdateGroupVersion(strings.TrimPrefix(ws.RootPath(), "/"), v3)
 		}
-		go openapicontroller.NewController(crds).Run(static, core.OpenAPIVersionedService, hc.Done())
+		go func() {
+			static, _, err := v2.static.Get()
+			if err != nil {
+				utilruntime.HandleErrorWithContext(hc, err, "Serving no CRD in /openapi/v2")
+				return
+			}
+			openapicontroller.NewController(crds).Run(static, v2.service, hc.Done())
+		}()
 		go openapiv3controller.NewController(crds).Run(core.OpenAPIV3VersionedService, hc.Done())
 		return nil
 	})
 	return nil
+}
+
+// webServices are apiextensions.k8s.io/v1's (the group's own web service,
+// /apis/<group>, is discovery, which the core server serves).
+func (ext *apiExtensions) webServices() []*restful.WebService {
+	var services []*restful.WebService
+	for _, ws := range ext.GenericAPIServer.Handler.GoRestfulContainer.RegisteredWebServices() {
+		if strings.HasPrefix(ws.RootPath(), "/apis/"+apiextensionsv1.GroupName+"/") {
+			services = append(services, ws)
+		}
+	}
+	return services
+}
+
+// openAPIV2 is /openapi/v2: the static spec (the core server's APIs and
+// apiextensions.k8s.io), merged with every CRD's by apiextensions-apiserver's
+// OpenAPI controller once the static spec is built.
+//
+// genericapiserver's PrepareRun would build the static spec before the
+// server listens, a fifth of a start; Server.Run starts building it in the
+// background instead, and requests wait for it. (kube-apiserver's own
+// /openapi/v2 may also lack the CRDs for a moment after a start.)
+type openAPIV2 struct {
+	service *handler.OpenAPIService
+	static  cached.Value[*spec.Swagger] // built on the first Get
+}
+
+// newOpenAPIV2 serves /openapi/v2 on core, whose APIs are installed, from
+// coreConfig (completed) and ext's own config.
+func newOpenAPIV2(core *genericapiserver.GenericAPIServer, coreConfig *common.Config, ext *apiExtensions) *openAPIV2 {
+	static := cached.Once(cached.Func(func() (*spec.Swagger, string, error) {
+		coreSpec, err := builder.BuildOpenAPISpecFromRoutes(restfuladapter.AdaptWebServices(core.Handler.GoRestfulContainer.RegisteredWebServices()), coreConfig)
+		if err != nil {
+			return nil, "", fmt.Errorf("building the OpenAPI v2 spec: %w", err)
+		}
+		coreSpec.Definitions = handler.PruneDefaults(coreSpec.Definitions) // as genericapiserver's InstallV2
+		extSpec, err := builder.BuildOpenAPISpecFromRoutes(restfuladapter.AdaptWebServices(ext.webServices()), ext.openAPIConfig)
+		if err != nil {
+			return nil, "", fmt.Errorf("building the OpenAPI v2 spec of %s: %w", apiextensionsv1.GroupName, err)
+		}
+		merged, err := openapibuilder.MergeSpecs(coreSpec, extSpec)
+		if err != nil {
+			return nil, "", err
+		}
+		return merged, uuid.New().String(), nil
+	}))
+	v2 := &openAPIV2{service: handler.NewOpenAPIServiceLazy(static), static: static}
+	v2.service.RegisterOpenAPIVersionedService("/openapi/v2", core.Handler.NonGoRestfulMux)
+	return v2
 }
 
 // crdGroups keeps the core server's legacy /apis list in step with the

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apiextensionsinformers "k8s.io/apiextensions-apiserver/pkg/client/informers/externalversions"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	utilnet "k8s.io/apimachinery/pkg/util/net"
 	"k8s.io/apimachinery/pkg/util/sets"
@@ -140,7 +141,11 @@ func (c *Config) Complete() CompletedConfig {
 // Server is a running miniapiserver.
 type Server struct {
 	generic *genericapiserver.GenericAPIServer
-	etcd    *storage.Etcd
+	// crdInformers are the apiextensions-apiserver's (in process, see
+	// newAPIExtensions).
+	crdInformers apiextensionsinformers.SharedInformerFactory
+	openAPIV2    *openAPIV2
+	etcd         *storage.Etcd
 	// Admin is a client config for the admin user (what the kubeconfig holds).
 	Admin *rest.Config
 	// KubeconfigPath is the admin kubeconfig written in the data dir.
@@ -192,15 +197,21 @@ func (c CompletedConfig) New(ctx context.Context) (s *Server, err error) {
 	}
 	// CRDs and custom resources: the apiextensions-apiserver, which the
 	// core server delegates to (kube-apiserver chains them so too).
-	ext, err := newAPIExtensions(gc, gc.RESTOptionsGetter.(storage.RESTOptionsGetter))
+	inProcess := &inProcess{}
+	ext, err := newAPIExtensions(gc, gc.RESTOptionsGetter.(storage.RESTOptionsGetter), inProcess)
 	if err != nil {
 		return nil, err
 	}
-	generic, err := gc.Complete(nil).New("miniapiserver", ext.GenericAPIServer)
+	completed := gc.Complete(nil)
+	// Not PrepareRun's: see openAPIV2.
+	openAPIV2Config := completed.OpenAPIConfig
+	completed.OpenAPIConfig = nil
+	generic, err := completed.New("miniapiserver", ext.GenericAPIServer)
 	if err != nil {
 		ext.GenericAPIServer.Destroy()
 		return nil, err
 	}
+	inProcess.setHandler(generic.Handler)
 	c.generic.Store(generic)
 	defer func() {
 		if err != nil {
@@ -211,7 +222,8 @@ func (c CompletedConfig) New(ctx context.Context) (s *Server, err error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := serveAPIExtensions(generic, ext); err != nil {
+	openAPIV2 := newOpenAPIV2(generic, openAPIV2Config, ext)
+	if err := serveAPIExtensions(generic, ext, openAPIV2); err != nil {
 		return nil, err
 	}
 	crdLister := ext.Informers.Apiextensions().V1().CustomResourceDefinitions().Lister()
@@ -238,7 +250,7 @@ func (c CompletedConfig) New(ctx context.Context) (s *Server, err error) {
 	if err := writeFile(c.KubeconfigPath, kc); err != nil {
 		return nil, fmt.Errorf("writing kubeconfig: %w", err)
 	}
-	return &Server{generic: generic, etcd: etcd, Admin: c.Admin, KubeconfigPath: c.KubeconfigPath, EtcdServers: servers, crds: crds}, nil
+	return &Server{generic: generic, crdInformers: ext.Informers, openAPIV2: openAPIV2, etcd: etcd, Admin: c.Admin, KubeconfigPath: c.KubeconfigPath, EtcdServers: servers, crds: crds}, nil
 }
 
 // addLoopbackClients runs the clients the server has of itself: the shared
@@ -383,6 +395,13 @@ func (s *Server) Run(ctx context.Context) error {
 			s.etcd.Close()
 		}
 	}()
+	// apiextensions-apiserver's readiness check ("crd-informer-synced")
+	// looks at its CRD informer as soon as the server listens, then every
+	// 100 ms. The informer lists and watches in process (its post-start
+	// hook's Start does nothing more), so it can sync before that.
+	s.crdInformers.Start(ctx.Done())
+	s.crdInformers.WaitForCacheSync(ctx.Done())
+	go func() { _, _, _ = s.openAPIV2.static.Get() }() // see openAPIV2
 	return s.generic.PrepareRun().RunWithContext(ctx)
 }
 

@@ -1,0 +1,118 @@
+package server
+
+import (
+	"bufio"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestInProcessStreamsTheResponseAndClosingItEndsTheRequest(t *testing.T) {
+	next := make(chan string)
+	handlerDone := make(chan error, 1)
+	transport := &inProcess{}
+	transport.setHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.RequestURI != "/watch?x=1" || r.Header.Get("Authorization") != "Bearer t" {
+			t.Errorf("the handler got %q with Authorization %q", r.RequestURI, r.Header.Get("Authorization"))
+		}
+		w.Header().Set("Content-Type", "text/plain")
+		w.WriteHeader(http.StatusAccepted)
+		w.(http.Flusher).Flush()
+		for line := range next {
+			if _, err := io.WriteString(w, line+"\n"); err != nil {
+				handlerDone <- err
+				return
+			}
+		}
+		<-r.Context().Done()
+		handlerDone <- r.Context().Err()
+	}))
+
+	req, err := http.NewRequest(http.MethodGet, "https://127.0.0.1:6443/watch?x=1", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer t")
+	resp, err := transport.RoundTrip(req) // returns while the handler still runs
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.StatusCode != http.StatusAccepted || resp.Header.Get("Content-Type") != "text/plain" {
+		t.Fatalf("status %d, Content-Type %q; want 202 and text/plain", resp.StatusCode, resp.Header.Get("Content-Type"))
+	}
+	lines := bufio.NewReader(resp.Body)
+	for _, want := range []string{"one", "two"} {
+		next <- want
+		got, err := lines.ReadString('\n')
+		if err != nil || got != want+"\n" {
+			t.Fatalf("read %q, %v; want %q", got, err, want)
+		}
+	}
+	close(next)
+	if err := resp.Body.Close(); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-handlerDone:
+		if err == nil {
+			t.Fatal("the handler's context did not end")
+		}
+	case <-time.After(time.Minute):
+		t.Fatal("closing the body did not end the handler's request")
+	}
+}
+
+func TestInProcessEndsTheBodyWhenTheHandlerReturns(t *testing.T) {
+	transport := &inProcess{}
+	transport.setHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		http.Error(w, "got "+string(body), http.StatusConflict)
+	}))
+	req, err := http.NewRequest(http.MethodPost, "https://127.0.0.1:6443/api", strings.NewReader("payload"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := transport.RoundTrip(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = resp.Body.Close() }()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil || resp.StatusCode != http.StatusConflict || string(body) != "got payload\n" {
+		t.Fatalf("status %d, body %q, %v; want 409 and %q", resp.StatusCode, body, err, "got payload\n")
+	}
+}
+
+func TestInProcessTurnsAHandlerPanicIntoAReadError(t *testing.T) {
+	transport := &inProcess{}
+	transport.setHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.WriteString(w, "partial")
+		panic("boom")
+	}))
+	req, err := http.NewRequest(http.MethodGet, "https://127.0.0.1:6443/", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := transport.RoundTrip(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = resp.Body.Close() }()
+	body, err := io.ReadAll(resp.Body)
+	if err == nil || !strings.Contains(err.Error(), "boom") || string(body) != "partial" {
+		t.Fatalf("read %q, %v; want %q and an error naming the panic", body, err, "partial")
+	}
+}
+
+func TestInProcessBeforeTheServerExists(t *testing.T) {
+	req, err := http.NewRequest(http.MethodGet, "https://127.0.0.1:6443/", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp, err := (&inProcess{}).RoundTrip(req); err == nil {
+		_ = resp.Body.Close()
+		t.Fatal("a request before setHandler succeeded")
+	}
+}
