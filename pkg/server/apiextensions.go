@@ -1,12 +1,9 @@
 package server
 
 import (
-	"fmt"
 	"slices"
 	"strings"
 	"sync"
-
-	"github.com/google/uuid"
 
 	"github.com/emicklei/go-restful/v3"
 	"go.opentelemetry.io/otel/trace/noop"
@@ -15,7 +12,6 @@ import (
 	apiextensionsapiserver "k8s.io/apiextensions-apiserver/pkg/apiserver"
 	apiextensionslisters "k8s.io/apiextensions-apiserver/pkg/client/listers/apiextensions/v1"
 	openapicontroller "k8s.io/apiextensions-apiserver/pkg/controller/openapi"
-	openapibuilder "k8s.io/apiextensions-apiserver/pkg/controller/openapi/builder"
 	openapiv3controller "k8s.io/apiextensions-apiserver/pkg/controller/openapiv3"
 	apiextensionsopenapi "k8s.io/apiextensions-apiserver/pkg/generated/openapi"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -29,13 +25,7 @@ import (
 	"k8s.io/apiserver/pkg/util/webhook"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
-	"k8s.io/kube-openapi/pkg/builder"
-	"k8s.io/kube-openapi/pkg/builder3"
-	"k8s.io/kube-openapi/pkg/cached"
 	"k8s.io/kube-openapi/pkg/common"
-	"k8s.io/kube-openapi/pkg/common/restfuladapter"
-	"k8s.io/kube-openapi/pkg/handler"
-	"k8s.io/kube-openapi/pkg/validation/spec"
 
 	"github.com/miniapiserver/miniapiserver/pkg/storage"
 )
@@ -102,10 +92,8 @@ type apiExtensions struct {
 // apiextensions server ext serves, as kube-apiserver's aggregator does:
 // apiextensions.k8s.io and every CRD group in the legacy /apis list (the
 // aggregated one is shared already), and their OpenAPI v2 and v3.
-//
-// v2 is served by the core server (see openAPIV2) and holds the CRDs once
-// its static spec is built.
-func serveAPIExtensions(core *genericapiserver.GenericAPIServer, ext *apiExtensions, v2 *openAPIV2) error {
+// The CRDs join the core server's OpenAPI (see openAPI) once it is built.
+func serveAPIExtensions(core *genericapiserver.GenericAPIServer, ext *apiExtensions, openAPI *openAPI) error {
 	crds := ext.Informers.Apiextensions().V1().CustomResourceDefinitions()
 	groups := &crdGroups{manager: core.DiscoveryGroupManager, lister: crds.Lister(), added: map[string]bool{}}
 	core.DiscoveryGroupManager.AddGroup(metav1.APIGroup{
@@ -121,26 +109,20 @@ func serveAPIExtensions(core *genericapiserver.GenericAPIServer, ext *apiExtensi
 		return err
 	}
 
-	extServices := ext.webServices()
 	core.AddPostStartHookOrDie("apiextensions-openapi", func(hc genericapiserver.PostStartHookContext) error {
-		// The core server's OpenAPI v3 service exists once PrepareRun has
-		// run, as post-start hooks do.
-		for _, ws := range extServices {
-			v3, err := builder3.BuildOpenAPISpecFromRoutes(restfuladapter.AdaptWebServices([]*restful.WebService{ws}), ext.openAPIV3Config)
-			if err != nil {
-				return err
-			}
-			core.OpenAPIV3VersionedService.UpdateGroupVersion(strings.TrimPrefix(ws.RootPath(), "/"), v3)
-		}
 		go func() {
-			static, _, err := v2.static.Get()
-			if err != nil {
-				utilruntime.HandleErrorWithContext(hc, err, "Serving no CRD in /openapi/v2")
+			select {
+			case <-openAPI.built:
+			case <-hc.Done():
 				return
 			}
-			openapicontroller.NewController(crds).Run(static, v2.service, hc.Done())
+			if openAPI.err != nil {
+				utilruntime.HandleErrorWithContext(hc, openAPI.err, "Serving no OpenAPI")
+				return
+			}
+			go openapicontroller.NewController(crds).Run(openAPI.static, openAPI.v2, hc.Done())
+			openapiv3controller.NewController(crds).Run(openAPI.v3, hc.Done())
 		}()
-		go openapiv3controller.NewController(crds).Run(core.OpenAPIV3VersionedService, hc.Done())
 		return nil
 	})
 	return nil
@@ -156,43 +138,6 @@ func (ext *apiExtensions) webServices() []*restful.WebService {
 		}
 	}
 	return services
-}
-
-// openAPIV2 is /openapi/v2: the static spec (the core server's APIs and
-// apiextensions.k8s.io), merged with every CRD's by apiextensions-apiserver's
-// OpenAPI controller once the static spec is built.
-//
-// genericapiserver's PrepareRun would build the static spec before the
-// server listens, a fifth of a start; Server.Run starts building it in the
-// background instead, and requests wait for it. (kube-apiserver's own
-// /openapi/v2 may also lack the CRDs for a moment after a start.)
-type openAPIV2 struct {
-	service *handler.OpenAPIService
-	static  cached.Value[*spec.Swagger] // built on the first Get
-}
-
-// newOpenAPIV2 serves /openapi/v2 on core, whose APIs are installed, from
-// coreConfig (completed) and ext's own config.
-func newOpenAPIV2(core *genericapiserver.GenericAPIServer, coreConfig *common.Config, ext *apiExtensions) *openAPIV2 {
-	static := cached.Once(cached.Func(func() (*spec.Swagger, string, error) {
-		coreSpec, err := builder.BuildOpenAPISpecFromRoutes(restfuladapter.AdaptWebServices(core.Handler.GoRestfulContainer.RegisteredWebServices()), coreConfig)
-		if err != nil {
-			return nil, "", fmt.Errorf("building the OpenAPI v2 spec: %w", err)
-		}
-		coreSpec.Definitions = handler.PruneDefaults(coreSpec.Definitions) // as genericapiserver's InstallV2
-		extSpec, err := builder.BuildOpenAPISpecFromRoutes(restfuladapter.AdaptWebServices(ext.webServices()), ext.openAPIConfig)
-		if err != nil {
-			return nil, "", fmt.Errorf("building the OpenAPI v2 spec of %s: %w", apiextensionsv1.GroupName, err)
-		}
-		merged, err := openapibuilder.MergeSpecs(coreSpec, extSpec)
-		if err != nil {
-			return nil, "", err
-		}
-		return merged, uuid.New().String(), nil
-	}))
-	v2 := &openAPIV2{service: handler.NewOpenAPIServiceLazy(static), static: static}
-	v2.service.RegisterOpenAPIVersionedService("/openapi/v2", core.Handler.NonGoRestfulMux)
-	return v2
 }
 
 // crdGroups keeps the core server's legacy /apis list in step with the

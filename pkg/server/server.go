@@ -144,7 +144,7 @@ type Server struct {
 	// crdInformers are the apiextensions-apiserver's (in process, see
 	// newAPIExtensions).
 	crdInformers apiextensionsinformers.SharedInformerFactory
-	openAPIV2    *openAPIV2
+	openAPI      *openAPI
 	etcd         *storage.Etcd
 	// Admin is a client config for the admin user (what the kubeconfig holds).
 	Admin *rest.Config
@@ -202,11 +202,7 @@ func (c CompletedConfig) New(ctx context.Context) (s *Server, err error) {
 	if err != nil {
 		return nil, err
 	}
-	completed := gc.Complete(nil)
-	// Not PrepareRun's: see openAPIV2.
-	openAPIV2Config := completed.OpenAPIConfig
-	completed.OpenAPIConfig = nil
-	generic, err := completed.New("miniapiserver", ext.GenericAPIServer)
+	generic, err := gc.Complete(nil).New("miniapiserver", ext.GenericAPIServer)
 	if err != nil {
 		ext.GenericAPIServer.Destroy()
 		return nil, err
@@ -222,8 +218,8 @@ func (c CompletedConfig) New(ctx context.Context) (s *Server, err error) {
 	if err != nil {
 		return nil, err
 	}
-	openAPIV2 := newOpenAPIV2(generic, openAPIV2Config, ext)
-	if err := serveAPIExtensions(generic, ext, openAPIV2); err != nil {
+	openAPI := newOpenAPI(generic, ext, gc.OpenAPIConfig, gc.OpenAPIV3Config)
+	if err := serveAPIExtensions(generic, ext, openAPI); err != nil {
 		return nil, err
 	}
 	crdLister := ext.Informers.Apiextensions().V1().CustomResourceDefinitions().Lister()
@@ -250,7 +246,7 @@ func (c CompletedConfig) New(ctx context.Context) (s *Server, err error) {
 	if err := writeFile(c.KubeconfigPath, kc); err != nil {
 		return nil, fmt.Errorf("writing kubeconfig: %w", err)
 	}
-	return &Server{generic: generic, crdInformers: ext.Informers, openAPIV2: openAPIV2, etcd: etcd, Admin: c.Admin, KubeconfigPath: c.KubeconfigPath, EtcdServers: servers, crds: crds}, nil
+	return &Server{generic: generic, crdInformers: ext.Informers, openAPI: openAPI, etcd: etcd, Admin: c.Admin, KubeconfigPath: c.KubeconfigPath, EtcdServers: servers, crds: crds}, nil
 }
 
 // addLoopbackClients runs the clients the server has of itself: the shared
@@ -343,6 +339,7 @@ func (c CompletedConfig) genericConfig(ctx context.Context, backend *storageback
 	gc.OpenAPIV3Config = genericapiserver.DefaultOpenAPIV3Config(generatedopenapi.GetOpenAPIDefinitions, namer)
 	gc.OpenAPIV3Config.Info.Title = "Kubernetes"
 	gc.OpenAPIV3Config.Info.Version = version.GitVersion()
+	gc.SkipOpenAPIInstallation = true // see openAPI
 
 	gc.RESTOptionsGetter = storage.RESTOptionsGetter{Config: backend, Decorator: storages.Decorator, GarbageCollection: c.Options.GarbageCollector}
 	// Shared with the apiextensions server, which adds the CRD groups.
@@ -401,7 +398,7 @@ func (s *Server) Run(ctx context.Context) error {
 	// hook's Start does nothing more), so it can sync before that.
 	s.crdInformers.Start(ctx.Done())
 	s.crdInformers.WaitForCacheSync(ctx.Done())
-	go func() { _, _, _ = s.openAPIV2.static.Get() }() // see openAPIV2
+	go s.openAPI.build()
 	return s.generic.PrepareRun().RunWithContext(ctx)
 }
 

@@ -2,6 +2,7 @@ package integration
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"maps"
@@ -21,9 +22,11 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/apimachinery/pkg/watch"
 	utilfeature "k8s.io/apiserver/pkg/util/feature"
 	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
 	featuregatetesting "k8s.io/component-base/featuregate/testing"
 
 	"github.com/miniapiserver/miniapiserver/pkg/features"
@@ -391,6 +394,43 @@ func TestWithCRDsOnRestart(t *testing.T) {
 	}
 	if d := crd.Spec.Versions[0].Schema.OpenAPIV3Schema.Properties["spec"].Properties["cronSpec"].Description; d != "When to run." {
 		t.Errorf("cronSpec's description after the restart: %q, want the changed manifest's", d)
+	}
+}
+
+// TestOpenAPIRightAfterStart asks for the OpenAPI the moment a server with
+// a CRD is ready: the server builds it in the background from its start,
+// and requests wait for it, so each answers in full, apiextensions.k8s.io
+// merged in, and the CRD's soon after (as kube-apiserver's controllers add
+// it).
+func TestOpenAPIRightAfterStart(t *testing.T) {
+	s := testserver.Start(t, testserver.WithCRDs(crdBases))
+	client := kubernetes.NewForConfigOrDie(s.Config).Discovery().RESTClient()
+	get := func(path string) string {
+		t.Helper()
+		body, err := client.Get().AbsPath(path).DoRaw(t.Context())
+		if err != nil {
+			t.Fatalf("GET %s: %v", path, err)
+		}
+		return string(body)
+	}
+	if v2 := get("/openapi/v2"); !strings.Contains(v2, `"io.k8s.api.apps.v1.Deployment"`) ||
+		!strings.Contains(v2, `"io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.CustomResourceDefinition"`) {
+		t.Errorf("/openapi/v2 lacks Deployment or CustomResourceDefinition (%d bytes)", len(v2))
+	}
+	for _, gv := range []string{"api/v1", "apis/apps/v1", "apis/apiextensions.k8s.io/v1"} {
+		if !strings.Contains(get("/openapi/v3"), `"`+gv+`"`) {
+			t.Errorf("/openapi/v3 does not list %s", gv)
+		}
+	}
+	if v3 := get("/openapi/v3/apis/apps/v1"); !strings.Contains(v3, `"io.k8s.api.apps.v1.Deployment"`) {
+		t.Errorf("/openapi/v3/apis/apps/v1 lacks Deployment (%d bytes)", len(v3))
+	}
+	err := wait.PollUntilContextTimeout(t.Context(), 10*time.Millisecond, time.Minute, true, func(context.Context) (bool, error) {
+		return strings.Contains(get("/openapi/v2"), `"com.example.stable.v1.CronTab"`) &&
+			strings.Contains(get("/openapi/v3"), `"apis/stable.example.com/v1"`), nil
+	})
+	if err != nil {
+		t.Errorf("the CRD never joined /openapi/v2 and /openapi/v3: %v", err)
 	}
 }
 
