@@ -57,7 +57,8 @@
 //     the server runs its defaults for both): time until all have synced,
 //     and the server's peak heap growth (go_memstats_heap_inuse_bytes
 //     sampled every -heap-sample, minus its value after a forced GC just
-//     before the informers start); -informer-rounds rounds, each of both
+//     before the informers start, net of what the sampler's own /metrics
+//     scrapes allocate, measured alone); -informer-rounds rounds, each of both
 //     modes on one server. It writes an SVG of the heap over time of each
 //     mode's median round: with -readme to docs/bench-informers-heap.svg
 //     next to the README, which the report links, otherwise to a new file

@@ -199,6 +199,6 @@ func heapPictureNote(link string, upstream bool) string {
 	if upstream {
 		servers = "miniapiserver and kube-apiserver + etcd"
 	}
-	return fmt.Sprintf("![Server heap in use over time while the informers sync, %s, LIST and watch-list, median round](%s)",
+	return fmt.Sprintf("![Server heap in use over time while the informers sync (as sampled: the sampler's scrapes included), %s, LIST and watch-list, median round](%s)",
 		servers, link)
 }

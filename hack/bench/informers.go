@@ -72,18 +72,48 @@ type informerRound struct {
 	sync     time.Duration // from starting them to the last one synced
 	baseline float64       // server heap in use after a forced GC, before they started
 	peak     float64       // largest heap in use sampled while they synced
-	samples  int           // heap samples taken while they synced
-	lists    float64       // LISTs of Secrets in the namespace the server answered meanwhile
-	watches  float64       // and watches (watch-lists included)
-	series   []heapPoint   // the heap samples, for the picture
+	// sampler is what the sampler's own scrapes had left on the heap at the
+	// sample of the largest net growth (see netPeak).
+	sampler float64
+	netPeak float64     // largest heap in use less the sampler's scrapes
+	samples int         // heap samples taken while they synced
+	lists   float64     // LISTs of Secrets in the namespace the server answered meanwhile
+	watches float64     // and watches (watch-lists included)
+	series  []heapPoint // the heap samples, for the picture
 }
 
-func (r informerRound) growth() float64 { return r.peak - r.baseline }
+// growth is the round's peak heap growth net of the sampler's own scrapes.
+func (r informerRound) growth() float64 { return r.netPeak - r.baseline }
+
+// rawGrowth is the largest heap sampled over the baseline, the sampler's
+// scrapes included.
+func (r informerRound) rawGrowth() float64 { return r.peak - r.baseline }
+
+// netOfSampler sets the round's peak and net peak from its series, given
+// what one scrape of the sampler allocates (perSample). A scrape's garbage
+// stays on the heap until the next GC, which shows as a drop in the series:
+// at each sample, the scrapes since the last drop (or since the baseline,
+// itself after a GC), this one included, are subtracted.
+func (r *informerRound) netOfSampler(perSample float64) {
+	since := 0
+	for i, p := range r.series {
+		if i > 0 && p.bytes < r.series[i-1].bytes {
+			since = 0
+		}
+		since++
+		r.peak = max(r.peak, p.bytes)
+		if sampler := float64(since) * perSample; i == 0 || p.bytes-sampler > r.netPeak {
+			r.netPeak, r.sampler = p.bytes-sampler, sampler
+		}
+	}
+	r.netPeak = max(r.netPeak, r.baseline)
+}
 
 // informerStats are the rounds of one mode on one server.
 type informerStats struct {
-	mode   informerMode
-	rounds []informerRound
+	mode      informerMode
+	rounds    []informerRound
+	perSample float64 // what one heap sample allocates on the server (informerSide.perSample)
 }
 
 func (st informerStats) lists() []float64 {
@@ -116,6 +146,22 @@ func (st informerStats) growths() []float64 {
 		growths = append(growths, round.growth())
 	}
 	return growths
+}
+
+func (st informerStats) rawGrowths() []float64 {
+	var growths []float64
+	for _, round := range st.rounds {
+		growths = append(growths, round.rawGrowth())
+	}
+	return growths
+}
+
+func (st informerStats) samplers() []float64 {
+	var samplers []float64
+	for _, round := range st.rounds {
+		samplers = append(samplers, round.sampler)
+	}
+	return samplers
 }
 
 func (st informerStats) baselines() []float64 {
@@ -161,6 +207,39 @@ type informerSide struct {
 	// (miniapiserver's etcd is embedded, in its heap); "" for miniapiserver.
 	etcdURL string
 	stats   map[string]*informerStats // by mode name
+	// perSample is what one heap sample's scrapes allocate in the server
+	// (and its etcd), measured alone (measureSampler).
+	perSample float64
+}
+
+// samplerRuns is how many samples measureSampler takes.
+const samplerRuns = 20
+
+// measureSampler takes samplerRuns heap samples back to back on the idle
+// server, after a forced GC, and sets perSample to the heap's growth per
+// sample: a /metrics scrape allocates about a MiB in either server, which
+// would otherwise count as the informers' (a round takes 20-50 samples).
+func (s *informerSide) measureSampler(ctx context.Context) error {
+	if _, _, err := s.heapAfterGC(ctx); err != nil {
+		return err
+	}
+	var first, last float64
+	for i := range samplerRuns {
+		heap, err := s.heap(ctx)
+		if err != nil {
+			return err
+		}
+		if i == 0 {
+			first = heap
+		}
+		if heap < last {
+			return fmt.Errorf("measuring the heap sampler on %s: the server collected garbage meanwhile (heap %s after %s)", s.name, fmtBytes(heap), fmtBytes(last))
+		}
+		last = heap
+	}
+	s.perSample = (last - first) / (samplerRuns - 1)
+	progress("informers: a heap sample allocates %s in %s", fmtBytes(s.perSample), s.name)
+	return nil
 }
 
 // benchInformers creates the Secrets in a data dir of their own (and, with
@@ -215,6 +294,12 @@ func benchInformers(ctx context.Context, cfg config, root string, ub *upstreamBe
 			Param("resourceVersion", "0").Param("limit", "1").DoRaw(ctx); err != nil {
 			return informersResult{}, fmt.Errorf("informers (%s): listing Secrets: %w", side.name, err)
 		}
+		if err := side.measureSampler(ctx); err != nil {
+			return informersResult{}, fmt.Errorf("informers: %w", err)
+		}
+		for _, st := range side.stats {
+			st.perSample = side.perSample
+		}
 	}
 
 	before := clientfeatures.FeatureGates().Enabled(clientfeatures.WatchListClient)
@@ -229,9 +314,9 @@ func benchInformers(ctx context.Context, cfg config, root string, ub *upstreamBe
 				if err != nil {
 					return informersResult{}, fmt.Errorf("informers (%s, %s), round %d/%d: %w", side.name, m.name, i+1, cfg.informerRounds, err)
 				}
-				progress("informers (%s) %d/%d on %s: %d synced in %s; heap %s at start, peak +%s (%d samples); %.0f Secret LISTs, %.0f watches",
+				progress("informers (%s) %d/%d on %s: %d synced in %s; heap %s at start, peak +%s (%d samples; +%s less %s of the sampler's); %.0f Secret LISTs, %.0f watches",
 					m.name, i+1, cfg.informerRounds, side.name, cfg.informers, fmtDuration(round.sync), fmtBytes(round.baseline),
-					fmtBytes(round.growth()), round.samples, round.lists, round.watches)
+					fmtBytes(round.growth()), round.samples, fmtBytes(round.rawGrowth()), fmtBytes(round.sampler), round.lists, round.watches)
 				st := side.stats[m.name]
 				st.rounds = append(st.rounds, round)
 			}
@@ -390,9 +475,7 @@ func runInformerRound(ctx context.Context, cfg config, side *informerSide) (info
 		return informerRound{}, err
 	}
 	round.samples = len(round.series)
-	for _, p := range round.series {
-		round.peak = max(round.peak, p.bytes)
-	}
+	round.netOfSampler(side.perSample)
 	if err := set.verify(cfg.secrets); err != nil {
 		return informerRound{}, err
 	}

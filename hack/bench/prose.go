@@ -121,7 +121,9 @@ type informersProse struct {
 	Rounds     int // per variant
 	HeapMetric string
 	HeapSample time.Duration // sampling period
-	Gate       string        // client-go's gate that picks the variant
+	// SamplerRuns are the samples that measure what one allocates.
+	SamplerRuns int
+	Gate        string // client-go's gate that picks the variant
 	// RequestMetric counts the Secret LISTs and watches.
 	RequestMetric    string
 	Upstream         bool          // the rounds ran on kube-apiserver too

@@ -13,7 +13,7 @@ const (
 	startTarget      = time.Second // start-to-ready median on an empty data dir
 	rv0TimeTarget    = 3.0         // etcd/cache wall time of protobuf RV=0 LISTs, at least
 	rv0AllocTarget   = 1.0         // etcd/cache server alloc of RV=0 LISTs, more than
-	informerShare    = 0.2         // watch-list/LIST peak heap growth, at most
+	informerShare    = 1.0 / 3     // watch-list/LIST peak heap growth, at most
 	perInformerBytes = 4 << 20     // watch-list peak heap growth per informer, at most
 )
 

@@ -19,7 +19,7 @@ func (r report) writeInformers(b *markdown) {
 	p := informersProse{
 		Informers: r.cfg.informers, Secrets: r.cfg.secrets, SecretSize: float64(r.cfg.secretSize), Namespace: namespace,
 		Populate: res.populate, Gzip: r.cfg.gzip, Rounds: r.cfg.informerRounds, HeapMetric: heapInuseBytes,
-		HeapSample: r.cfg.heapSample, Gate: string(clientfeatures.WatchListClient), RequestMetric: requestTotal,
+		HeapSample: r.cfg.heapSample, SamplerRuns: samplerRuns, Gate: string(clientfeatures.WatchListClient), RequestMetric: requestTotal,
 		Picture: res.heapSVG != "",
 	}
 	if res.upstream != nil {
@@ -40,7 +40,7 @@ func (r report) writeInformers(b *markdown) {
 	met := growthRatio <= informerShare && medianFloat(res.watchList.growths()) <= limit
 	b.WriteString("| informer ratio (of medians) | sync time | peak heap growth | note |\n")
 	b.WriteString("|---|---|---|---|\n")
-	fmt.Fprintf(b, "| watch-list / LIST | %s | %s | target ≤ %.2f× and watch-list growth ≤ %d × %s = %s: %s%s |\n\n",
+	fmt.Fprintf(b, "| watch-list / LIST | %s | %s | target ≤ %.2f× (1/3) and watch-list growth ≤ %d × %s = %s: %s%s |\n\n",
 		fmtRatio(median(res.watchList.syncTimes()).Seconds()/median(res.list.syncTimes()).Seconds()), fmtRatio(growthRatio),
 		informerShare, r.cfg.informers, fmtBytes(perInformerBytes), fmtBytes(limit), metNote(met),
 		r.informerModesNote(res.watchList, res.list))
@@ -65,7 +65,7 @@ func (r report) writeUpstreamInformers(b *markdown) {
 		return
 	}
 	b.WriteString("| vs kube-apiserver: informers | server | variant | sync median | min | max | peak heap growth (median) " +
-		"| heap after GC (median) | Secret LISTs; watches per round (median) | heap samples per round (median) |\n")
+		"| heap after GC (median) | Secret LISTs; watches per round (median) | heap samples per round (median); the sampler's share |\n")
 	b.WriteString("|---|---|---|---|---|---|---|---|---|---|\n")
 	type row struct {
 		server string
@@ -78,7 +78,7 @@ func (r report) writeUpstreamInformers(b *markdown) {
 		st := row.st
 		fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", r.informersBench(), row.server, st.mode.name,
 			fmtDuration(median(st.syncTimes())), fmtDuration(slices.Min(st.syncTimes())), fmtDuration(slices.Max(st.syncTimes())),
-			fmtBytes(medianFloat(st.growths())), fmtBytes(medianFloat(st.baselines())), r.requestsNote(st), samplesNote(st, ""))
+			fmtBytes(medianFloat(st.growths())), fmtBytes(medianFloat(st.baselines())), r.requestsNote(st), samplesNote(st, "")+"; "+samplerNote(st))
 	}
 	b.WriteString("\n| informers: ours / upstream (of medians) | sync time | peak heap growth | note |\n")
 	b.WriteString("|---|---|---|---|\n")
@@ -139,7 +139,14 @@ func samplesNote(st informerStats, what string) string {
 // Secret LISTs and watches per round, flagging a watch-list run that fell
 // back to LIST.
 func (r report) informerNote(st informerStats) string {
-	return fmt.Sprintf("`%s`, server defaults; heap after GC %s; %s%.0f Secret LISTs, %.0f watches per round; %s",
+	return fmt.Sprintf("`%s`, server defaults; heap after GC %s; %s%.0f Secret LISTs, %.0f watches per round; %s; %s",
 		st.mode.gate(), fmtBytes(medianFloat(st.baselines())), r.modeWarning(st), medianFloat(st.lists()),
-		medianFloat(st.watches()), samplesNote(st, " heap samples per round"))
+		medianFloat(st.watches()), samplesNote(st, " heap samples per round"), samplerNote(st))
+}
+
+// samplerNote is the raw peak heap growth and what the sampler's scrapes
+// made of it (medians over the rounds).
+func samplerNote(st informerStats) string {
+	return fmt.Sprintf("raw peak growth %s, less %s of the sampler's scrapes (%s a sample)",
+		fmtBytes(medianFloat(st.rawGrowths())), fmtBytes(medianFloat(st.samplers())), fmtBytes(st.perSample))
 }

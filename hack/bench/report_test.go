@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"errors"
 	"flag"
-	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -226,24 +225,29 @@ func throughputFixture(cfg config, events int64, own bool) throughputResult {
 func informersFixture(watchListLists, listLists float64) informersResult {
 	return informersResult{
 		populate:  ms(2140),
-		watchList: informerStats{mode: watchListMode, rounds: informerRounds(328.2, 160, watchListLists, 6520, 6270, 6580)},
-		list:      informerStats{mode: listMode, rounds: informerRounds(328.2, 160, listLists, 7130, 5820, 10520)},
+		watchList: informerStats{mode: watchListMode, rounds: informerRounds(328.2, 160, 0.9, watchListLists, 6520, 6270, 6580), perSample: 0.9 * (1 << 20)},
+		list:      informerStats{mode: listMode, rounds: informerRounds(328.2, 160, 0.9, listLists, 7130, 5820, 10520), perSample: 0.9 * (1 << 20)},
 	}
 }
 
 // informerRounds are rounds with the given sync times (ms), each with 16
 // watches, lists LISTs, a heap of baseMiB after GC and a peak growMiB above
-// it (10 MiB more each round), reached halfway through its samples.
-func informerRounds(baseMiB, growMiB, lists float64, syncs ...float64) []informerRound {
+// it (10 MiB more each round), reached halfway through its samples (then a
+// GC), of which the sampler's scrapes made samplerMiB a sample.
+func informerRounds(baseMiB, growMiB, samplerMiB, lists float64, syncs ...float64) []informerRound {
 	var rs []informerRound
 	for i, s := range syncs {
 		peak := baseMiB + growMiB + float64(i)*10
-		r := informerRound{sync: ms(s), baseline: baseMiB * (1 << 20), peak: peak * (1 << 20), samples: 61 - i, lists: lists, watches: 16}
+		r := informerRound{sync: ms(s), baseline: baseMiB * (1 << 20), samples: 61 - i, lists: lists, watches: 16}
 		for j := range r.samples {
 			frac := float64(j) / float64(r.samples-1)
-			heap := baseMiB + (peak-baseMiB)*(1-math.Abs(2*frac-1))
+			heap := baseMiB + (peak-baseMiB)*2*frac
+			if frac > 0.5 { // a GC, then steady
+				heap = baseMiB + (peak-baseMiB)/5
+			}
 			r.series = append(r.series, heapPoint{at: time.Duration(frac * float64(ms(s))), bytes: heap * (1 << 20)})
 		}
+		r.netOfSampler(samplerMiB * (1 << 20))
 		rs = append(rs, r)
 	}
 	return rs
@@ -331,4 +335,25 @@ func crdsOnlyReport() report {
 	r := report{cfg: cfg, version: "miniapiserver v1.37.2", os: "linux", arch: "amd64", cpus: 2, elapsed: 61 * time.Second}
 	r.crds = crdsFixture(cfg, 2000, 1, durations(6440, 6420, 6500))
 	return r
+}
+
+func TestNetOfSamplerSubtractsTheScrapesSinceTheLastGC(t *testing.T) {
+	const mib = 1 << 20
+	r := informerRound{baseline: 100 * mib}
+	// 110, 120, 130 MiB; a GC; 115, 150 MiB: at 150, two scrapes' garbage
+	// (the one after the GC and its own) is on the heap, not five.
+	for _, heap := range []float64{110, 120, 130, 115, 150} {
+		r.series = append(r.series, heapPoint{bytes: heap * mib})
+	}
+	r.netOfSampler(4 * mib)
+	if r.peak != 150*mib || r.growth() != 42*mib || r.sampler != 8*mib || r.rawGrowth() != 50*mib {
+		t.Fatalf("peak %s, growth %s (raw %s), sampler %s; want 150 MiB, 42 MiB (raw 50 MiB), 8 MiB",
+			fmtBytes(r.peak), fmtBytes(r.growth()), fmtBytes(r.rawGrowth()), fmtBytes(r.sampler))
+	}
+	// A growth the sampler alone explains is none.
+	r = informerRound{baseline: 100 * mib, series: []heapPoint{{bytes: 101 * mib}, {bytes: 102 * mib}}}
+	r.netOfSampler(4 * mib)
+	if r.growth() != 0 {
+		t.Fatalf("growth %s; want 0", fmtBytes(r.growth()))
+	}
 }

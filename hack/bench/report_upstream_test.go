@@ -123,8 +123,8 @@ func upstreamInformersReport() report {
 	r.informers = informersFixture(0, 16)
 	r.informers.upstream = &upstreamInformers{
 		populate:  ms(3310),
-		watchList: informerStats{mode: watchListMode, rounds: informerRounds(512.4, 190, 16, 7020, 6810, 7450)},
-		list:      informerStats{mode: listMode, rounds: informerRounds(512.4, 95, 16, 6900, 6620, 7010)},
+		watchList: informerStats{mode: watchListMode, rounds: informerRounds(512.4, 190, 0.9, 16, 7020, 6810, 7450), perSample: 0.9 * (1 << 20)},
+		list:      informerStats{mode: listMode, rounds: informerRounds(512.4, 95, 0.9, 16, 6900, 6620, 7010), perSample: 0.9 * (1 << 20)},
 	}
 	r.informers.heapSVG = "/tmp/miniapiserver-bench-informers-heap-123.svg"
 	r.upstream = &upstreamResult{bins: upstreamBinaries{apiserverVersion: "Kubernetes v1.37.2", etcdVersion: "etcd Version: 3.7.2"}}
