@@ -385,6 +385,9 @@ func addEtcdChecks(ctx context.Context, gc *genericapiserver.Config, backend *st
 // to return once it has ended their watches.
 const watchDrainTimeout = 5 * time.Second
 
+// crdSyncTimeout bounds Run's wait for the CRD informer before serving.
+const crdSyncTimeout = 5 * time.Second
+
 // Run serves until ctx is cancelled, then shuts down gracefully and stops etcd.
 func (s *Server) Run(ctx context.Context) error {
 	defer func() {
@@ -395,9 +398,13 @@ func (s *Server) Run(ctx context.Context) error {
 	// apiextensions-apiserver's readiness check ("crd-informer-synced")
 	// looks at its CRD informer as soon as the server listens, then every
 	// 100 ms. The informer lists and watches in process (its post-start
-	// hook's Start does nothing more), so it can sync before that.
+	// hook's Start does nothing more), so it can sync before that. (If it
+	// can't within crdSyncTimeout, the server serves all the same, and
+	// /readyz says what it waits for.)
 	s.crdInformers.Start(ctx.Done())
-	s.crdInformers.WaitForCacheSync(ctx.Done())
+	syncCtx, cancel := context.WithTimeout(ctx, crdSyncTimeout)
+	s.crdInformers.WaitForCacheSync(syncCtx.Done())
+	cancel()
 	go s.openAPI.build()
 	return s.generic.PrepareRun().RunWithContext(ctx)
 }
