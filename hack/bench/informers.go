@@ -116,60 +116,37 @@ type informerStats struct {
 	perSample float64 // what one heap sample allocates on the server (informerSide.perSample)
 }
 
-func (st informerStats) lists() []float64 {
-	var lists []float64
+// perRound is f of each of st's rounds, in order.
+func perRound[T any](st informerStats, f func(informerRound) T) []T {
+	out := make([]T, 0, len(st.rounds))
 	for _, round := range st.rounds {
-		lists = append(lists, round.lists)
+		out = append(out, f(round))
 	}
-	return lists
+	return out
+}
+
+func (st informerStats) lists() []float64 {
+	return perRound(st, func(r informerRound) float64 { return r.lists })
 }
 
 func (st informerStats) watches() []float64 {
-	var watches []float64
-	for _, round := range st.rounds {
-		watches = append(watches, round.watches)
-	}
-	return watches
+	return perRound(st, func(r informerRound) float64 { return r.watches })
 }
 
 func (st informerStats) syncTimes() []time.Duration {
-	var times []time.Duration
-	for _, round := range st.rounds {
-		times = append(times, round.sync)
-	}
-	return times
+	return perRound(st, func(r informerRound) time.Duration { return r.sync })
 }
 
-func (st informerStats) growths() []float64 {
-	var growths []float64
-	for _, round := range st.rounds {
-		growths = append(growths, round.growth())
-	}
-	return growths
-}
+func (st informerStats) growths() []float64 { return perRound(st, informerRound.growth) }
 
-func (st informerStats) rawGrowths() []float64 {
-	var growths []float64
-	for _, round := range st.rounds {
-		growths = append(growths, round.rawGrowth())
-	}
-	return growths
-}
+func (st informerStats) rawGrowths() []float64 { return perRound(st, informerRound.rawGrowth) }
 
 func (st informerStats) samplers() []float64 {
-	var samplers []float64
-	for _, round := range st.rounds {
-		samplers = append(samplers, round.sampler)
-	}
-	return samplers
+	return perRound(st, func(r informerRound) float64 { return r.sampler })
 }
 
 func (st informerStats) baselines() []float64 {
-	var baselines []float64
-	for _, round := range st.rounds {
-		baselines = append(baselines, round.baseline)
-	}
-	return baselines
+	return perRound(st, func(r informerRound) float64 { return r.baseline })
 }
 
 // medianRound is the round of median peak heap growth (of two middle

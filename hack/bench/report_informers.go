@@ -127,10 +127,7 @@ func (r report) requestsNote(st informerStats) string {
 // samplesNote is the median heap samples per round, what followed by the
 // period they achieved.
 func samplesNote(st informerStats, what string) string {
-	var samples []float64
-	for _, round := range st.rounds {
-		samples = append(samples, float64(round.samples))
-	}
+	samples := perRound(st, func(r informerRound) float64 { return float64(r.samples) })
 	every := median(st.syncTimes()) / time.Duration(max(medianFloat(samples), 1))
 	return fmt.Sprintf("%.0f%s (one per %s)", medianFloat(samples), what, fmtDuration(every))
 }

@@ -70,16 +70,7 @@ func TestInProcessEndsTheBodyWhenTheHandlerReturns(t *testing.T) {
 		body, _ := io.ReadAll(r.Body)
 		http.Error(w, "got "+string(body), http.StatusConflict)
 	}))
-	req, err := http.NewRequest(http.MethodPost, "https://127.0.0.1:6443/api", strings.NewReader("payload"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp, err := transport.RoundTrip(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = resp.Body.Close() }()
-	body, err := io.ReadAll(resp.Body)
+	resp, body, err := roundTrip(t, transport, http.MethodPost, strings.NewReader("payload"))
 	if err != nil || resp.StatusCode != http.StatusConflict || string(body) != "got payload\n" {
 		t.Fatalf("status %d, body %q, %v; want 409 and %q", resp.StatusCode, body, err, "got payload\n")
 	}
@@ -91,7 +82,17 @@ func TestInProcessTurnsAHandlerPanicIntoAReadError(t *testing.T) {
 		_, _ = io.WriteString(w, "partial")
 		panic("boom")
 	}))
-	req, err := http.NewRequest(http.MethodGet, "https://127.0.0.1:6443/", nil)
+	_, body, err := roundTrip(t, transport, http.MethodGet, nil)
+	if err == nil || !strings.Contains(err.Error(), "boom") || string(body) != "partial" {
+		t.Fatalf("read %q, %v; want %q and an error naming the panic", body, err, "partial")
+	}
+}
+
+// roundTrip sends a request with body through transport and reads the
+// response's body to its end; err is the read's.
+func roundTrip(t *testing.T, transport *inProcess, method string, body io.Reader) (*http.Response, []byte, error) {
+	t.Helper()
+	req, err := http.NewRequest(method, "https://127.0.0.1:6443/api", body)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -100,10 +101,8 @@ func TestInProcessTurnsAHandlerPanicIntoAReadError(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer func() { _ = resp.Body.Close() }()
-	body, err := io.ReadAll(resp.Body)
-	if err == nil || !strings.Contains(err.Error(), "boom") || string(body) != "partial" {
-		t.Fatalf("read %q, %v; want %q and an error naming the panic", body, err, "partial")
-	}
+	read, err := io.ReadAll(resp.Body)
+	return resp, read, err
 }
 
 func TestInProcessBeforeTheServerExists(t *testing.T) {
