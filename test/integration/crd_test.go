@@ -329,9 +329,12 @@ func TestDeletingCRDDeletesCustomResources(t *testing.T) {
 	if n := stored(); n != 0 {
 		t.Errorf("%d CronTabs left in etcd after their CRD was deleted", n)
 	}
-	if _, err := client.Discovery().ServerResourcesForGroupVersion("stable.example.com/v1"); !apierrors.IsNotFound(err) {
-		t.Errorf("discovery of stable.example.com/v1 after the CRD went: %v, want 404", err)
-	}
+	// Discovery follows the CRD's delete event (apiextensions-apiserver's
+	// discovery controller), a moment after the CRD itself has gone.
+	waitUntil(t, func() bool {
+		_, err := client.Discovery().ServerResourcesForGroupVersion("stable.example.com/v1")
+		return apierrors.IsNotFound(err)
+	}, "discovery of stable.example.com/v1 to answer 404 after the CRD went")
 }
 
 // TestDeletingNamespaceDeletesCustomResources: the namespace controller
