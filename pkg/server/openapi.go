@@ -7,6 +7,7 @@ import (
 
 	restful "github.com/emicklei/go-restful/v3"
 	openapibuilder "k8s.io/apiextensions-apiserver/pkg/controller/openapi/builder"
+	genericapiserver "k8s.io/apiserver/pkg/server"
 	"k8s.io/apiserver/pkg/server/mux"
 	"k8s.io/apiserver/pkg/server/routes"
 	"k8s.io/kube-openapi/pkg/builder"
@@ -16,8 +17,6 @@ import (
 	"k8s.io/kube-openapi/pkg/handler"
 	"k8s.io/kube-openapi/pkg/handler3"
 	"k8s.io/kube-openapi/pkg/validation/spec"
-
-	genericapiserver "k8s.io/apiserver/pkg/server"
 )
 
 // openAPI is /openapi/v2 and /openapi/v3: the core server's APIs and
@@ -25,7 +24,7 @@ import (
 // CRD (apiextensions-apiserver's OpenAPI controllers add them once built).
 //
 // genericapiserver's PrepareRun would build both specs before the server
-// listens, a third of a start. Server.Run builds them in the background
+// listens (~75 ms of CPU, a fifth of a start then). Server.Run builds them in the background
 // instead, with upstream's own InstallV2 and InstallV3, and requests wait
 // for them. (Right after a start, kube-apiserver's own OpenAPI lacks the
 // CRDs for a moment too, until the controllers have added them.)
