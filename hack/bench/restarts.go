@@ -141,12 +141,7 @@ func (ub *upstreamBench) restartOnce(ctx context.Context, cfg config, dir string
 		return restartRun{}, err
 	}
 	defer func() { err = errors.Join(err, u.Stop()) }()
-	rc, err := u.api.restConfig()
-	if err != nil {
-		return restartRun{}, err
-	}
-	rc.Timeout = 0 // the informers' watches stream across the restart
-	client, clientHTTP, err := ownClient(rc)
+	client, clientHTTP, err := u.api.streamingClient() // the informers' watches stream across the restart
 	if err != nil {
 		return restartRun{}, err
 	}
@@ -216,12 +211,7 @@ func restartOnce(ctx context.Context, cfg config, dataDir string, mode restartMo
 			err = errors.Join(err, first.Stop())
 		}
 	}()
-	rc, err := first.restConfig()
-	if err != nil {
-		return restartRun{}, err
-	}
-	rc.Timeout = 0 // the informers' watches stream across the restart
-	client, clientHTTP, err := ownClient(rc)
+	client, clientHTTP, err := first.streamingClient() // the informers' watches stream across the restart
 	if err != nil {
 		return restartRun{}, err
 	}

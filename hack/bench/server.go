@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"strings"
@@ -169,6 +170,19 @@ func (s *server) client() (*kubernetes.Clientset, error) {
 		return nil, fmt.Errorf("creating client: %w", err)
 	}
 	return client, nil
+}
+
+// streamingClient is an admin clientset on a connection of its own, with
+// no request timeout, for watches that stream as long as a run takes (or
+// across a restart, or until the server exits). Close its HTTP client's
+// idle connections when done (closeIdle).
+func (s *server) streamingClient() (*kubernetes.Clientset, *http.Client, error) {
+	rc, err := s.restConfig()
+	if err != nil {
+		return nil, nil, err
+	}
+	rc.Timeout = 0
+	return ownClient(rc)
 }
 
 // Stop sends SIGTERM and waits for the exit, killing the process after

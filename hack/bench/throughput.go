@@ -117,12 +117,7 @@ func throughputOnce(ctx context.Context, cfg config, dataDir string, path storag
 		return throughputRun{}, 0, err
 	}
 	defer func() { err = errors.Join(err, s.Stop()) }()
-	rc, err := s.restConfig()
-	if err != nil {
-		return throughputRun{}, 0, err
-	}
-	rc.Timeout = 0 // the watches stream for as long as the run takes
-	client, hc, err := ownClient(rc)
+	client, hc, err := s.streamingClient()
 	if err != nil {
 		return throughputRun{}, 0, err
 	}
@@ -185,12 +180,7 @@ func (ub *upstreamBench) throughputOnce(ctx context.Context, cfg config, dir str
 	if err := ensureNamespace(ctx, u.api); err != nil {
 		return throughputRun{}, err
 	}
-	rc, err := u.api.restConfig()
-	if err != nil {
-		return throughputRun{}, err
-	}
-	rc.Timeout = 0
-	client, hc, err := ownClient(rc)
+	client, hc, err := u.api.streamingClient()
 	if err != nil {
 		return throughputRun{}, err
 	}
