@@ -71,6 +71,7 @@ func TestKeptWatchEventsAreTheEtcdPaths(t *testing.T) {
 	if _, err := client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
+	var last string
 	for i := range 3 {
 		secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprint("s", i), Annotations: map[string]string{"a": "<b>&\u2028é"}},
 			Data: map[string][]byte{"k": bytes.Repeat([]byte{0, 0xff, '\n', byte(i)}, 100000*i)}}
@@ -79,9 +80,20 @@ func TestKeptWatchEventsAreTheEtcdPaths(t *testing.T) {
 		}
 		pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprint("p", i)}, Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "i",
 			Resources: corev1.ResourceRequirements{Limits: corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("512Mi"), corev1.ResourceCPU: resource.MustParse("1.5")}}}}}}
-		if _, err := client.CoreV1().Pods(ns).Create(ctx, pod, metav1.CreateOptions{}); err != nil {
+		created, err := client.CoreV1().Pods(ns).Create(ctx, pod, metav1.CreateOptions{})
+		if err != nil {
 			t.Fatal(err)
 		}
+		last = created.ResourceVersion
+	}
+	// A LIST at the last write's resourceVersion returns once each cache
+	// has seen it, so the watches below get all three as initial events
+	// (not some as later events, which take another path).
+	if _, err := client.CoreV1().Secrets(ns).List(ctx, metav1.ListOptions{ResourceVersion: last}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := client.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{ResourceVersion: last}); err != nil {
+		t.Fatal(err)
 	}
 	requests := []struct{ resource, accept string }{
 		{"secrets", runtime.ContentTypeJSON}, {"secrets", runtime.ContentTypeProtobuf},

@@ -272,12 +272,26 @@ func TestLaggingWatcherPastTheHistoryIsClosed(t *testing.T) {
 	// blocks; watchBufferSize more fill its input; then it lags, and the
 	// history (MaxEvents) moves past where it lags from.
 	total := resultBufferSize + 1 + watchBufferSize + 1 + 3*cfg.MaxEvents
+	var last uint64
 	for i := range total {
-		createPod(t, s, fmt.Sprintf("p%04d", i))
+		last = createPod(t, s, fmt.Sprintf("p%04d", i))
 	}
-	got := 0
-	for range slow.ResultChan() { // closes once the watcher is closed
-		got++
+	// Once the cache has dispatched every write, the watcher's position has
+	// left the history whatever the scheduling: it has read nothing yet.
+	if err := c.waitUntilFresh(context.Background(), last, 30*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	got, timeout := 0, time.After(30*time.Second)
+	for closed := false; !closed; {
+		select {
+		case _, ok := <-slow.ResultChan():
+			if ok {
+				got++
+			}
+			closed = !ok
+		case <-timeout:
+			t.Fatalf("the watcher is still open after %d of %d events; want it closed once its position left the history", got, total)
+		}
 	}
 	if got >= total {
 		t.Errorf("got all %d events; want the watcher closed once its position left the history", got)
