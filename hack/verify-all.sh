@@ -36,6 +36,7 @@ check "go vet" go vet ./...
 check "go mod tidy" tidy_clean
 check codegen hack/verify-codegen.sh
 check "import direction" hack/verify-imports.sh
+check "license headers" hack/verify-boilerplate.sh
 
 if (( ${#failed[@]} > 0 )); then
   echo "FAILED: ${failed[*]}"
