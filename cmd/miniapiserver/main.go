@@ -1,3 +1,19 @@
+/*
+Copyright The miniapiserver Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
 package main
 
 import (
@@ -38,6 +54,10 @@ func run(ctx context.Context, args []string) error {
 	fs.IntVar(&opts.SecurePort, "secure-port", opts.SecurePort, "Port to serve HTTPS on; 0 picks a free port.")
 	fs.StringVar(&opts.BindAddress, "bind-address", opts.BindAddress, "IP address to serve HTTPS on (0.0.0.0 for all interfaces).")
 	fs.StringSliceVar(&opts.EtcdServers, "etcd-servers", opts.EtcdServers, "External etcd client URLs (comma separated). Empty: run an embedded etcd in --data-dir.")
+	fs.StringVar(&opts.EtcdPrefix, "etcd-prefix", opts.EtcdPrefix, "The prefix of every key in etcd.")
+	fs.StringVar(&opts.EtcdCAFile, "etcd-cafile", opts.EtcdCAFile, "CA bundle that verifies the --etcd-servers' TLS certificates.")
+	fs.StringVar(&opts.EtcdCertFile, "etcd-certfile", opts.EtcdCertFile, "Client certificate for TLS to --etcd-servers.")
+	fs.StringVar(&opts.EtcdKeyFile, "etcd-keyfile", opts.EtcdKeyFile, "Key of --etcd-certfile.")
 	fs.BoolVar(&opts.WatchCache, "watch-cache", opts.WatchCache, "Serve reads and watches from the watch cache; false serves everything from etcd.")
 	fs.DurationVar(&opts.WatchCacheHistoryWindow, "watch-cache-history-window", opts.WatchCacheHistoryWindow, "How long the watch cache keeps events watches can resume from (at least 75s).")
 	fs.IntVar(&opts.WatchCacheHistorySize, "watch-cache-history-size", opts.WatchCacheHistorySize, "The most events the watch cache keeps per resource, whatever their age.")

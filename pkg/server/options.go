@@ -1,11 +1,31 @@
+/*
+Copyright The miniapiserver Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
 package server
 
 import (
 	"errors"
 	"fmt"
 	"net"
+	"strings"
 	"time"
 
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+
+	"github.com/miniapiserver/miniapiserver/pkg/storage"
 	"github.com/miniapiserver/miniapiserver/pkg/watchcache"
 )
 
@@ -20,6 +40,11 @@ type Options struct {
 	SecurePort int
 	// EtcdServers are external etcd client URLs; empty starts an embedded etcd in DataDir.
 	EtcdServers []string
+	// EtcdPrefix is prepended to every key in etcd (kube-apiserver's --etcd-prefix).
+	EtcdPrefix string
+	// EtcdCAFile, EtcdCertFile and EtcdKeyFile secure the connection to
+	// external etcd servers with TLS and a client certificate.
+	EtcdCAFile, EtcdCertFile, EtcdKeyFile string
 	// WatchCache serves reads and watches from the watch cache (the etcd path when false).
 	WatchCache bool
 	// WatchCacheHistoryWindow is how long the watch cache keeps events that
@@ -38,6 +63,8 @@ type Options struct {
 	// server installs, or updates, on start; WaitReady waits until they are
 	// served.
 	CRDPaths []string
+	// CRDs are installed on start as CRDPaths' are (envtest's CRDs).
+	CRDs []*apiextensionsv1.CustomResourceDefinition
 	// EtcdCompactionInterval is how often old etcd revisions are compacted; 0 disables it.
 	EtcdCompactionInterval time.Duration
 
@@ -54,6 +81,7 @@ func NewOptions() *Options {
 		DataDir:                 "./.miniapiserver",
 		BindAddress:             "127.0.0.1",
 		SecurePort:              6443,
+		EtcdPrefix:              storage.DefaultPrefix,
 		WatchCache:              true,
 		WatchCacheHistoryWindow: watchcache.DefaultHistoryWindow,
 		WatchCacheHistorySize:   watchcache.DefaultMaxEvents,
@@ -78,6 +106,15 @@ func (o *Options) Validate() error {
 	}
 	if o.WatchCacheHistorySize < 1 {
 		errs = append(errs, fmt.Errorf("--watch-cache-history-size %d must be positive", o.WatchCacheHistorySize))
+	}
+	if !strings.HasPrefix(o.EtcdPrefix, "/") {
+		errs = append(errs, fmt.Errorf("--etcd-prefix %q must start with /", o.EtcdPrefix))
+	}
+	if (o.EtcdCAFile != "" || o.EtcdCertFile != "" || o.EtcdKeyFile != "") && len(o.EtcdServers) == 0 {
+		errs = append(errs, errors.New("--etcd-cafile, --etcd-certfile and --etcd-keyfile need --etcd-servers (the embedded etcd is reached over a private unix socket)"))
+	}
+	if (o.EtcdCertFile == "") != (o.EtcdKeyFile == "") {
+		errs = append(errs, errors.New("--etcd-certfile and --etcd-keyfile go together"))
 	}
 	if o.EtcdCompactionInterval < 0 {
 		errs = append(errs, fmt.Errorf("--etcd-compaction-interval %s must not be negative", o.EtcdCompactionInterval))

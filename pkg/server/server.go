@@ -1,3 +1,19 @@
+/*
+Copyright The miniapiserver Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
 package server
 
 import (
@@ -178,7 +194,11 @@ func (c CompletedConfig) New(ctx context.Context) (s *Server, err error) {
 		}()
 		servers = []string{etcd.URL()}
 	}
-	backend := storage.BackendConfig(servers, o.EtcdCompactionInterval)
+	backend := storage.Backend{
+		Servers: servers, Prefix: o.EtcdPrefix,
+		CAFile: o.EtcdCAFile, CertFile: o.EtcdCertFile, KeyFile: o.EtcdKeyFile,
+		CompactionInterval: o.EtcdCompactionInterval,
+	}.Config()
 
 	if err := features.SyncUpstream(); err != nil {
 		return nil, err
@@ -186,6 +206,9 @@ func (c CompletedConfig) New(ctx context.Context) (s *Server, err error) {
 	crds, err := readCRDs(o.CRDPaths)
 	if err != nil {
 		return nil, err
+	}
+	for _, crd := range o.CRDs {
+		crds = append(crds, crd.DeepCopy())
 	}
 	storages, err := newStorages(&c.Options)
 	if err != nil {
@@ -311,8 +334,11 @@ func (c CompletedConfig) genericConfig(ctx context.Context, backend *storageback
 	// watch handlers have returned (the generic server, made from gc, is
 	// not there yet when this runs).
 	watches := &watchHandlers{}
+	logger := klog.FromContext(ctx)
 	gc.BuildHandlerChainFunc = func(h http.Handler, c *genericapiserver.Config) http.Handler {
-		return genericapiserver.DefaultBuildHandlerChain(watches.wrap(h), c)
+		// The authenticator is complete now, loopback token included.
+		c.Authentication.Authenticator = quietFailures(c.Authentication.Authenticator)
+		return withLogger(genericapiserver.DefaultBuildHandlerChain(watches.wrap(h), c), logger)
 	}
 	drained := func() {
 		if g := c.generic.Load(); g != nil {
@@ -330,7 +356,7 @@ func (c CompletedConfig) genericConfig(ctx context.Context, backend *storageback
 	gc.LoopbackClientConfig = loopback
 	gc.Authentication.Authenticator = newAuthenticator(c.creds.adminToken)
 	gc.Authorization.Authorizer = authorizerfactory.NewAlwaysAllowAuthorizer()
-	genericapiserver.AuthorizeClientBearerToken(loopback, &gc.Authentication, &gc.Authorization)
+	// Complete adds the loopback token (AuthorizeClientBearerToken).
 
 	namer := openapi.NewDefinitionNamer(api.Scheme)
 	gc.OpenAPIConfig = genericapiserver.DefaultOpenAPIConfig(generatedopenapi.GetOpenAPIDefinitions, namer)
@@ -341,7 +367,8 @@ func (c CompletedConfig) genericConfig(ctx context.Context, backend *storageback
 	gc.OpenAPIV3Config.Info.Version = version.GitVersion()
 	gc.SkipOpenAPIInstallation = true // see openAPI
 
-	gc.RESTOptionsGetter = storage.RESTOptionsGetter{Config: backend, Decorator: storages.Decorator, GarbageCollection: c.Options.GarbageCollector}
+	gc.RESTOptionsGetter = storage.RESTOptionsGetter{Config: backend, Decorator: storages.Decorator, GarbageCollection: c.Options.GarbageCollector,
+		SoleServer: len(c.Options.EtcdServers) == 0}
 	// Shared with the apiextensions server, which adds the CRD groups.
 	gc.AggregatedDiscoveryGroupManager = discoveryendpoint.NewResourceManager("apis")
 	if err := addEtcdChecks(ctx, gc, backend); err != nil {
@@ -364,6 +391,15 @@ func (c CompletedConfig) genericConfig(ctx context.Context, backend *storageback
 	}
 	gc.AdmissionControl = admission.NewChainHandler(nsLifecycle)
 	return gc, factory, nil
+}
+
+// withLogger puts logger into every request's context, so that what the
+// handlers log through klog.FromContext is attributed to this server (the
+// in-process test server gives each server a logger of its own).
+func withLogger(h http.Handler, logger klog.Logger) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		h.ServeHTTP(w, req.WithContext(klog.NewContext(req.Context(), logger)))
+	})
 }
 
 // addEtcdChecks adds etcd to /healthz, /livez and /readyz, as kube-apiserver does.

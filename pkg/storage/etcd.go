@@ -1,3 +1,19 @@
+/*
+Copyright The miniapiserver Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
 package storage
 
 import (
@@ -15,6 +31,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 	berrors "go.etcd.io/bbolt/errors"
 	"go.etcd.io/etcd/server/v3/embed"
+	"go.etcd.io/etcd/server/v3/storage/wal"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 	"k8s.io/klog/v2"
@@ -33,15 +50,64 @@ type EtcdConfig struct {
 	StartTimeout time.Duration
 }
 
-// Etcd is a running embedded etcd listening on loopback only.
+// Etcd is a running embedded etcd that only the process's own OS user can
+// reach: it serves clients on a unix socket in a 0700 directory (its data
+// dir, or a private temporary one if that path is too long for a socket),
+// and has no peer listener, since it is a single member. On loopback TCP
+// any local user could read and write every object, past authentication,
+// validation and admission.
 type Etcd struct {
 	etcd      *embed.Etcd
 	url       string
+	cleanup   func()
 	closeOnce sync.Once
 	closing   *atomic.Bool
 }
 
-// StartEtcd starts an embedded etcd on free loopback ports and waits until it serves.
+// walSegmentBytes is the size etcd preallocates for each WAL file: it
+// keeps one in use and one ready, so a fresh data dir is about twice this.
+// etcd's default, 64 MB, made every in-process test server leave over
+// 120 MB on disk; an entry larger than a segment still fits (the segment
+// grows), so a small segment only means more, smaller files.
+const walSegmentBytes = 4 << 20
+
+// etcd reads its WAL segment size from a package variable; it is set once,
+// before any etcd of this process starts.
+func init() { wal.SegmentSizeBytes = walSegmentBytes }
+
+// maxSocketPath is the longest unix socket path every platform takes
+// (sockaddr_un's sun_path is 104 bytes on macOS and BSDs, 108 on Linux,
+// with the terminating NUL).
+const maxSocketPath = 103
+
+// socketPath returns where etcd's client socket goes for dataDir, and a
+// func that removes what it made. The path is inside dataDir, unless that
+// is too long for a socket: then it is inside a new private directory.
+// A stale socket left by a killed process is removed (the caller owns the
+// data dir).
+func socketPath(dataDir string) (path string, cleanup func(), err error) {
+	if err := os.MkdirAll(dataDir, 0o700); err != nil {
+		return "", nil, fmt.Errorf("creating etcd data dir: %w", err)
+	}
+	if err := os.Chmod(dataDir, 0o700); err != nil {
+		return "", nil, fmt.Errorf("etcd data dir: %w", err)
+	}
+	path = filepath.Join(dataDir, "etcd.sock")
+	if len(path) <= maxSocketPath {
+		if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return "", nil, fmt.Errorf("removing stale etcd socket: %w", err)
+		}
+		return path, func() { os.Remove(path) }, nil
+	}
+	dir, err := os.MkdirTemp("", "miniapiserver-etcd-") // 0700
+	if err != nil {
+		return "", nil, fmt.Errorf("etcd socket dir: %w", err)
+	}
+	return filepath.Join(dir, "etcd.sock"), func() { os.RemoveAll(dir) }, nil
+}
+
+// StartEtcd starts an embedded etcd on a unix socket only its user can
+// reach (see Etcd) and waits until it serves.
 func StartEtcd(ctx context.Context, c EtcdConfig) (e *Etcd, err error) {
 	if c.Dir == "" {
 		return nil, errors.New("etcd config: Dir is required")
@@ -55,15 +121,27 @@ func StartEtcd(ctx context.Context, c EtcdConfig) (e *Etcd, err error) {
 	if err := checkDatabase(c.Dir); err != nil {
 		return nil, err
 	}
+	sock, cleanup, err := socketPath(c.Dir)
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		if err != nil {
+			cleanup()
+		}
+	}()
 	cfg := embed.NewConfig()
 	cfg.Name = "miniapiserver"
 	cfg.Dir = c.Dir
-	// Port 0: the kernel picks free ports; the real client address is read back below.
-	loopback := url.URL{Scheme: "http", Host: "127.0.0.1:0"}
-	cfg.ListenClientUrls = []url.URL{loopback}
-	cfg.AdvertiseClientUrls = []url.URL{loopback}
-	cfg.ListenPeerUrls = []url.URL{loopback}
-	cfg.AdvertisePeerUrls = []url.URL{loopback}
+	client := url.URL{Scheme: "unix", Path: sock}
+	cfg.ListenClientUrls = []url.URL{client}
+	cfg.AdvertiseClientUrls = []url.URL{client}
+	// A single member talks to no peer: no peer listener. The advertised
+	// peer URL only names the member (its ID is derived from it on the
+	// first start), so it stays what earlier versions advertised, and data
+	// dirs made by them keep their member.
+	cfg.ListenPeerUrls = nil
+	cfg.AdvertisePeerUrls = []url.URL{{Scheme: "http", Host: "127.0.0.1:0"}}
 	cfg.InitialCluster = cfg.InitialClusterFromName(cfg.Name)
 	// One member, no peers: a 10ms tick and the shortest election timeout
 	// etcd allows (5 ticks) elect it leader 10-50ms after start, instead of
@@ -105,7 +183,7 @@ func StartEtcd(ctx context.Context, c EtcdConfig) (e *Etcd, err error) {
 	if len(ee.Clients) == 0 {
 		return nil, errors.New("embedded etcd has no client listener")
 	}
-	return &Etcd{etcd: ee, url: "http://" + ee.Clients[0].Addr().String(), closing: closing}, nil
+	return &Etcd{etcd: ee, url: client.String(), cleanup: cleanup, closing: closing}, nil
 }
 
 // checkDatabase returns an error naming etcd's database in dir if it is
@@ -143,14 +221,15 @@ func checkDatabase(dir string) error {
 	})
 }
 
-// URL is the client URL to dial, e.g. "http://127.0.0.1:40123".
+// URL is the client URL to dial, e.g. "unix:///data/etcd/etcd.sock".
 func (e *Etcd) URL() string { return e.url }
 
-// Close stops etcd. It is safe to call more than once.
+// Close stops etcd and removes its socket. It is safe to call more than once.
 func (e *Etcd) Close() {
 	e.closeOnce.Do(func() {
 		e.closing.Store(true)
 		e.etcd.Close()
+		e.cleanup()
 	})
 }
 

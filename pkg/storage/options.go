@@ -1,3 +1,19 @@
+/*
+Copyright The miniapiserver Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
 package storage
 
 import (
@@ -16,16 +32,37 @@ import (
 	"github.com/miniapiserver/miniapiserver/pkg/api"
 )
 
-// Prefix is where every object lives in etcd, as in kube-apiserver: /registry/<resource>/<namespace>/<name>.
-const Prefix = "/registry"
+// DefaultPrefix is where every object lives in etcd unless configured
+// otherwise, as in kube-apiserver: /registry/<resource>/<namespace>/<name>.
+const DefaultPrefix = "/registry"
 
-// BackendConfig returns the etcd3 storage config for the given etcd endpoints.
+// Backend says how to reach etcd: kube-apiserver's --etcd-* flags.
+type Backend struct {
+	// Servers are the client URLs (http, https or unix).
+	Servers []string
+	// Prefix is prepended to every key; empty means DefaultPrefix.
+	Prefix string
+	// CAFile, CertFile and KeyFile secure the connection with TLS, and
+	// authenticate the server to etcd by client certificate.
+	CAFile, CertFile, KeyFile string
+	// CompactionInterval is how often old revisions are compacted; 0 never.
+	CompactionInterval time.Duration
+}
+
+// Config returns the etcd3 storage config for b.
 // storagebackend.NewDefaultConfig sets the 75s events history window and the
-// health timeouts upstream uses; compactionInterval 0 disables compaction.
-func BackendConfig(servers []string, compactionInterval time.Duration) *storagebackend.Config {
-	cfg := storagebackend.NewDefaultConfig(Prefix, nil)
-	cfg.Transport.ServerList = servers
-	cfg.CompactionInterval = compactionInterval
+// health timeouts upstream uses.
+func (b Backend) Config() *storagebackend.Config {
+	prefix := b.Prefix
+	if prefix == "" {
+		prefix = DefaultPrefix
+	}
+	cfg := storagebackend.NewDefaultConfig(prefix, nil)
+	cfg.Transport.ServerList = b.Servers
+	cfg.Transport.TrustedCAFile = b.CAFile
+	cfg.Transport.CertFile = b.CertFile
+	cfg.Transport.KeyFile = b.KeyFile
+	cfg.CompactionInterval = b.CompactionInterval
 	return cfg
 }
 
@@ -40,6 +77,9 @@ type RESTOptionsGetter struct {
 	// for a garbage collector to act on (kube-apiserver's
 	// --enable-garbage-collector). Without it they delete at once.
 	GarbageCollection bool
+	// SoleServer says that no other API server shares this etcd (as with
+	// the embedded etcd): nothing need wait for peers to catch up.
+	SoleServer bool
 }
 
 var _ generic.RESTOptionsGetter = RESTOptionsGetter{}

@@ -1,3 +1,19 @@
+/*
+Copyright The miniapiserver Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
 package integration
 
 import (
@@ -441,4 +457,37 @@ func regexpMatch(pattern, s string) bool { return regexp.MustCompile(pattern).Ma
 
 func namespace(name string) *corev1.Namespace {
 	return &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}
+}
+
+// TestFirstCustomResourceCreateDoesNotWait: apiextensions-apiserver holds
+// the creates of a CRD's custom resources for 2s after the CRD becomes
+// Established, for the other servers of an HA cluster to see it. A server
+// on its embedded etcd has none: its first create is served at once, as
+// its CRD's Established condition is stored 2s earlier. With an external
+// etcd, which other servers may share, the condition's time is the true one.
+func TestFirstCustomResourceCreateDoesNotWait(t *testing.T) {
+	const haWait = 2 * time.Second // apiextensions-apiserver's
+	t.Run("embedded etcd", func(t *testing.T) {
+		s := testserver.Start(t, testserver.WithCRDs(crdBases))
+		crs := dynamic.NewForConfigOrDie(s.Config).Resource(cronTabs).Namespace("default")
+		start := time.Now()
+		if _, err := crs.Create(t.Context(), cronTab("first", 1, 0), metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		if d := time.Since(start); d >= haWait {
+			t.Errorf("the first create took %s, want no %s wait", d, haWait)
+		}
+	})
+	t.Run("external etcd", func(t *testing.T) {
+		s := testserver.Start(t, externalEtcd(t, 0), testserver.WithCRDs(crdBases))
+		crd, err := apiextensionsclient.NewForConfigOrDie(s.Config).ApiextensionsV1().CustomResourceDefinitions().Get(t.Context(), "crontabs.stable.example.com", metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range crd.Status.Conditions {
+			if c.Type == "Established" && c.LastTransitionTime.Before(&crd.CreationTimestamp) {
+				t.Errorf("Established at %s, before the CRD was created (%s): want the true time where servers may share etcd", c.LastTransitionTime, crd.CreationTimestamp)
+			}
+		}
+	})
 }
