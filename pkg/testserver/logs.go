@@ -1,3 +1,19 @@
+/*
+Copyright The miniapiserver Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
 package testserver
 
 import (
@@ -5,7 +21,6 @@ import (
 	"os"
 	"strings"
 	"sync"
-	"testing"
 
 	"github.com/go-logr/logr"
 	"k8s.io/klog/v2"
@@ -18,11 +33,15 @@ const LogsEnv = "MINIAPISERVER_TEST_LOGS"
 
 // The servers log through klog, which is process-wide. Quiet by default:
 // importing testserver routes klog to a logger that drops info lines
-// (unless LogsEnv asks for them) and writes errors to the t.Log of the
-// tests whose servers are running (to stderr while none is), so that a
-// test's -v output is its own. It is installed at init, before any
-// goroutine can log, because klog.SetLogger must not race with logging;
-// klog output from the test itself goes the same way.
+// (unless LogsEnv asks for them) and sends errors to the servers' tests.
+// Each server also gets a logger of its own, in the context it runs
+// with (klog.FromContext), which the server puts into every request's
+// context too: what is logged through it reaches that server's test only,
+// whatever else runs in parallel. A line logged through klog's global
+// functions says no server: it goes to every running server's test (to
+// stderr while none runs). It is installed at init, before any goroutine
+// can log, because klog.SetLogger must not race with logging; klog output
+// from the test itself goes the same way.
 var router = &logRouter{}
 
 func init() { router.install() }
@@ -39,10 +58,40 @@ type logRouter struct {
 
 // serverLog is what one running server's test receives.
 type serverLog struct {
-	t testing.TB
-	// mu guards errs.
+	// out writes a line to the test's log; nil writes errors to stderr
+	// and drops info lines.
+	out func(args ...any)
+	// mu guards errs and done.
 	mu   sync.Mutex
 	errs []string
+	// done: the server has stopped, and its test may have ended.
+	done bool
+}
+
+func newServerLog(out func(args ...any)) *serverLog { return &serverLog{out: out} }
+
+// write records line (an error if isError) and hands it to the test,
+// unless the server has stopped.
+func (l *serverLog) write(line string, isError bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.done {
+		return
+	}
+	if isError {
+		l.errs = append(l.errs, line)
+	}
+	switch {
+	case l.out != nil:
+		l.out(line)
+	case isError:
+		fmt.Fprintln(os.Stderr, line)
+	}
+}
+
+// logger is the server's own logger: its lines reach l only.
+func (l *serverLog) logger() logr.Logger {
+	return logr.New(&routerSink{verbosity: router.verbosity, write: l.write})
 }
 
 func (r *logRouter) install() {
@@ -53,17 +102,20 @@ func (r *logRouter) install() {
 				r.verbosity = 0
 			}
 		}
-		klog.SetLogger(logr.New(&routerSink{router: r}))
+		klog.SetLogger(logr.New(&routerSink{verbosity: r.verbosity, write: r.write}))
 	})
 }
 
-// add routes logs to t until the returned func is called (before t ends).
-func (r *logRouter) add(t testing.TB) (*serverLog, func()) {
-	l := &serverLog{t: t}
+// add routes the global log lines to l until the returned func is called
+// (once the server has stopped, before its test ends).
+func (r *logRouter) add(l *serverLog) func() {
 	r.mu.Lock()
 	r.live = append(r.live, l)
 	r.mu.Unlock()
-	return l, func() {
+	return func() {
+		l.mu.Lock()
+		l.done = true
+		l.mu.Unlock()
 		r.mu.Lock()
 		defer r.mu.Unlock()
 		for i, x := range r.live {
@@ -75,8 +127,8 @@ func (r *logRouter) add(t testing.TB) (*serverLog, func()) {
 	}
 }
 
-// write hands line to every live server's test (under the read lock, so
-// never after a test has removed itself); with none, errors go to stderr.
+// write hands a global line to every live server's test; with none,
+// errors go to stderr.
 func (r *logRouter) write(line string, isError bool) {
 	r.mu.RLock()
 	defer r.mu.RUnlock()
@@ -87,43 +139,44 @@ func (r *logRouter) write(line string, isError bool) {
 		return
 	}
 	for _, l := range r.live {
-		if isError {
-			l.mu.Lock()
-			l.errs = append(l.errs, line)
-			l.mu.Unlock()
-		}
-		l.t.Log(line)
+		l.write(line, isError)
 	}
 }
 
-// routerSink is a logr.LogSink over the router.
+// routerSink is a logr.LogSink that formats lines for write.
 type routerSink struct {
-	router *logRouter
-	name   string
-	values []any
+	verbosity int
+	write     func(line string, isError bool)
+	name      string
+	values    []any
 }
 
 func (s *routerSink) Init(logr.RuntimeInfo) {}
 
-func (s *routerSink) Enabled(level int) bool { return level <= s.router.verbosity }
+func (s *routerSink) Enabled(level int) bool { return level <= s.verbosity }
 
 func (s *routerSink) Info(level int, msg string, kv ...any) {
-	s.router.write(s.format("I", msg, kv), false)
+	s.write(s.format("I", msg, kv), false)
 }
 
 func (s *routerSink) Error(err error, msg string, kv ...any) {
-	s.router.write(s.format("E", msg, append([]any{"err", err}, kv...)), true)
+	s.write(s.format("E", msg, append([]any{"err", err}, kv...)), true)
 }
 
 func (s *routerSink) WithValues(kv ...any) logr.LogSink {
-	return &routerSink{router: s.router, name: s.name, values: append(append([]any(nil), s.values...), kv...)}
+	c := *s
+	c.values = append(append([]any(nil), s.values...), kv...)
+	return &c
 }
 
 func (s *routerSink) WithName(name string) logr.LogSink {
+	c := *s
 	if s.name != "" {
-		name = s.name + "/" + name
+		c.name = s.name + "/" + name
+	} else {
+		c.name = name
 	}
-	return &routerSink{router: s.router, name: name, values: s.values}
+	return &c
 }
 
 func (s *routerSink) format(severity, msg string, kv []any) string {

@@ -1,18 +1,37 @@
+/*
+Copyright The miniapiserver Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
 package testserver
 
 import (
 	"context"
 	"errors"
+	"fmt"
+	"os"
 	"sync"
 	"testing"
 	"time"
 
 	"k8s.io/client-go/rest"
+	"k8s.io/klog/v2"
 
 	"github.com/miniapiserver/miniapiserver/pkg/server"
 )
 
-// Server is a miniapiserver running in this test process.
+// Server is a miniapiserver running in this process.
 type Server struct {
 	// Config is an admin client config for the server, without client-side
 	// rate limiting (QPS -1) so tests are not throttled to client-go's default 5 QPS.
@@ -20,7 +39,7 @@ type Server struct {
 	// KubeconfigPath is the admin kubeconfig (for kubectl: KUBECONFIG=<path>).
 	KubeconfigPath string
 	// DataDir holds the server's etcd data; start another Server on it to
-	// restart, after Stop: starting one on a dir in use fails the test.
+	// restart, after Stop: starting one on a dir in use fails.
 	DataDir string
 	// EtcdServers are the etcd client URLs the server stores objects in.
 	EtcdServers []string
@@ -29,19 +48,56 @@ type Server struct {
 	unroute  func()
 	cancel   context.CancelFunc
 	done     chan error
+	cleanup  func() // removes a data dir New made
 	stopOnce sync.Once
 	stopErr  error
 }
 
 // Start starts a server and waits until it is ready. Without options it uses
 // a fresh t.TempDir(), a free port, an embedded etcd without fsync, and the
-// same defaults as the binary. The server stops when the test ends.
+// same defaults as the binary. Its logs go to t (see LogsEnv), and it stops
+// when the test ends.
 func Start(t testing.TB, options ...func(*server.Options)) *Server {
 	t.Helper()
-	logs, unroute := router.add(t)
-	t.Cleanup(unroute) // also when Start fails
+	dir := t.TempDir()
+	s, err := start(newServerLog(t.Log), append([]func(*server.Options){func(o *server.Options) { o.DataDir = dir }}, options...))
+	if err != nil {
+		t.Fatalf("testserver: %v", err)
+	}
+	t.Cleanup(func() {
+		if err := s.Stop(); err != nil {
+			t.Errorf("testserver: stopping: %v", err)
+		}
+	})
+	return s
+}
+
+// New starts a server and waits until it is ready, as Start does, for
+// code with no testing.TB: TestMain, or a Ginkgo BeforeSuite. Its data
+// dir is a new temporary directory (unless an option sets one), removed
+// by Stop; its errors are written to stderr. Call Stop when done.
+func New(options ...func(*server.Options)) (*Server, error) {
+	dir, err := os.MkdirTemp("", "miniapiserver-")
+	if err != nil {
+		return nil, fmt.Errorf("testserver: %w", err)
+	}
+	s, err := start(newServerLog(nil), append([]func(*server.Options){func(o *server.Options) { o.DataDir = dir }}, options...))
+	if err != nil {
+		os.RemoveAll(dir)
+		return nil, fmt.Errorf("testserver: %w", err)
+	}
+	if s.DataDir == dir {
+		s.cleanup = func() { os.RemoveAll(dir) }
+	} else {
+		os.Remove(dir) // an option chose another; ours is still empty
+	}
+	return s, nil
+}
+
+// start runs a server whose logs go to logs, and waits until it is ready.
+func start(logs *serverLog, options []func(*server.Options)) (*Server, error) {
+	unroute := router.add(logs)
 	opts := server.NewOptions()
-	opts.DataDir = t.TempDir()
 	opts.SecurePort = 0
 	opts.EtcdUnsafeNoFsync = true
 	for _, o := range options {
@@ -49,14 +105,18 @@ func Start(t testing.TB, options ...func(*server.Options)) *Server {
 	}
 	cfg, err := opts.Config()
 	if err != nil {
-		t.Fatalf("testserver: %v", err)
+		unroute()
+		return nil, err
 	}
-	ctx, cancel := context.WithCancel(context.Background())
+	// The server logs through this context's logger where it can say which
+	// server a line is about; those lines reach this server's test only.
+	ctx, cancel := context.WithCancel(klog.NewContext(context.Background(), logs.logger()))
 	s, err := cfg.Complete().New(ctx)
 	if err != nil {
 		cancel()
 		cfg.Close()
-		t.Fatalf("testserver: %v", err)
+		unroute()
+		return nil, err
 	}
 	ts := &Server{
 		Config:         rest.CopyConfig(s.Admin),
@@ -74,17 +134,12 @@ func Start(t testing.TB, options ...func(*server.Options)) *Server {
 		// Only now is the data dir free for another server.
 		ts.done <- errors.Join(err, cfg.Close())
 	}()
-	t.Cleanup(func() {
-		if err := ts.Stop(); err != nil {
-			t.Errorf("testserver: stopping: %v", err)
-		}
-	})
 	readyCtx, readyCancel := context.WithTimeout(ctx, time.Minute)
 	defer readyCancel()
 	if err := s.WaitReady(readyCtx); err != nil {
-		t.Fatalf("testserver: %v", err)
+		return nil, errors.Join(err, ts.Stop())
 	}
-	return ts
+	return ts, nil
 }
 
 // WithCRDs installs the CustomResourceDefinitions in paths (YAML or JSON
@@ -103,18 +158,22 @@ func WithGarbageCollector() func(*server.Options) {
 }
 
 // Stop shuts the server down gracefully and waits until it and its etcd have
-// stopped and its data dir is free. It is safe to call more than once.
+// stopped and its data dir is free (and removed, if New made it). It is
+// safe to call more than once.
 func (s *Server) Stop() error {
 	s.stopOnce.Do(func() {
 		s.cancel()
 		s.stopErr = <-s.done
 		s.unroute()
+		if s.cleanup != nil {
+			s.cleanup()
+		}
 	})
 	return s.stopErr
 }
 
-// LoggedErrors returns the errors the process logged through klog while
-// the server ran (they also appear in the test's log).
+// LoggedErrors returns the errors logged about this server while it ran
+// (they also appear in its test's log).
 func (s *Server) LoggedErrors() []string {
 	s.logs.mu.Lock()
 	defer s.logs.mu.Unlock()

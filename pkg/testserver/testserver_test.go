@@ -1,13 +1,32 @@
+/*
+Copyright The miniapiserver Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
 package testserver_test
 
 import (
 	"net"
 	"net/url"
+	"os"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 
 	"github.com/miniapiserver/miniapiserver/pkg/server"
 	"github.com/miniapiserver/miniapiserver/pkg/testserver"
@@ -54,5 +73,51 @@ func TestRestartOnTheSameDataDirKeepsObjects(t *testing.T) {
 	}
 	if s2.Config.BearerToken != s.Config.BearerToken {
 		t.Errorf("admin token changed across restart")
+	}
+}
+
+// TestNewNeedsNoTestingTB: New starts a server outside any test (as
+// TestMain or a Ginkgo BeforeSuite does); Stop removes the data dir it made.
+func TestNewNeedsNoTestingTB(t *testing.T) {
+	s, err := testserver.New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	client := kubernetes.NewForConfigOrDie(s.Config)
+	if _, err := client.CoreV1().Namespaces().Get(t.Context(), "default", metav1.GetOptions{}); err != nil {
+		t.Errorf("get namespace default: %v", err)
+	}
+	if err := s.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(s.DataDir); !os.IsNotExist(err) {
+		t.Errorf("data dir %s after Stop: %v, want it removed", s.DataDir, err)
+	}
+}
+
+// TestLogsBelongToTheirServer: two servers run in parallel; one is sent
+// bad tokens, and asked for what is not there. It answers 401 and 404,
+// and the other's LoggedErrors stays empty.
+func TestLogsBelongToTheirServer(t *testing.T) {
+	quiet := testserver.Start(t)
+	noisy := testserver.Start(t)
+	cfg := rest.CopyConfig(noisy.Config)
+	cfg.BearerToken = "not-the-token"
+	bad := kubernetes.NewForConfigOrDie(cfg)
+	for range 5 {
+		_, err := bad.CoreV1().ConfigMaps("default").List(t.Context(), metav1.ListOptions{})
+		if !apierrors.IsUnauthorized(err) {
+			t.Fatalf("a bad token: got %v, want 401", err)
+		}
+	}
+	good := kubernetes.NewForConfigOrDie(noisy.Config)
+	if _, err := good.CoreV1().ConfigMaps("default").Get(t.Context(), "missing", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Fatalf("a missing object: got %v, want 404", err)
+	}
+	if errs := quiet.LoggedErrors(); len(errs) > 0 {
+		t.Errorf("the quiet server's test got the other's errors: %q", errs)
+	}
+	if errs := noisy.LoggedErrors(); len(errs) > 0 {
+		t.Errorf("bad tokens logged errors: %q; want 401 answered quietly", errs)
 	}
 }
