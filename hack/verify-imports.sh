@@ -24,6 +24,7 @@ forbid "${mod}/pkg/api" "^${mod}/" "other packages of this module (it is a leaf)
 forbid "${mod}/pkg/watchcache" "^(${mod}/|go\.etcd\.io/|k8s\.io/api/)" "anything of this module, etcd or resource types"
 forbid "${mod}/pkg/garbagecollector" "^${mod}/" "other packages of this module (it is a client of the API only)"
 forbid "${mod}/pkg/storage" "^${mod}/pkg/(watchcache|registry|server|testserver)" "the watch cache, registry or server"
+forbid "${mod}/pkg/envtest" "^sigs\.k8s\.io/controller-runtime" "controller-runtime (its users bring their own)"
 for p in $(go list ./pkg/registry/...); do
   forbid "${p}" "^${mod}/pkg/(features|server|storage|testserver|watchcache)" "anything of this module but pkg/api and the registry"
 done

@@ -1,0 +1,200 @@
+/*
+Copyright The miniapiserver Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package envtest
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"time"
+
+	admissionv1 "k8s.io/api/admissionregistration/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/miniapiserver/miniapiserver/pkg/server"
+	"github.com/miniapiserver/miniapiserver/pkg/testserver"
+)
+
+// Environment is controller-runtime's envtest.Environment, served by an
+// in-process miniapiserver. Start starts it; Stop stops it and removes its
+// data. Differences: there is no ControlPlane field (no processes to
+// configure) and no AddUser yet; webhooks cannot be installed yet (Start
+// fails if WebhookInstallOptions names any).
+type Environment struct {
+	// Scheme is accepted for envtest's sake; CRDs are installed as they are.
+	Scheme *runtime.Scheme
+
+	// Config is set by Start: an admin client config for the server.
+	Config *rest.Config
+
+	// KubeConfig is set by Start: an admin kubeconfig for the server.
+	KubeConfig []byte
+
+	// CRDInstallOptions are merged with CRDs, CRDDirectoryPaths and
+	// ErrorIfCRDPathMissing.
+	CRDInstallOptions CRDInstallOptions
+
+	// WebhookInstallOptions: not served yet; any webhook or path is an error.
+	WebhookInstallOptions WebhookInstallOptions
+
+	// ErrorIfCRDPathMissing makes a CRD path that does not exist an error;
+	// otherwise it is skipped, as envtest skips it.
+	ErrorIfCRDPathMissing bool
+
+	// CRDs are installed, and Start returns once they are Established and
+	// in discovery.
+	CRDs []*apiextensionsv1.CustomResourceDefinition
+
+	// CRDDirectoryPaths are files or directories of CRD manifests (YAML or
+	// JSON), installed as CRDs are.
+	CRDDirectoryPaths []string
+
+	// UseExistingCluster makes Start use the cluster of the current
+	// kubeconfig (KUBECONFIG, as envtest) instead of starting a server;
+	// USE_EXISTING_CLUSTER=true does the same when it is nil.
+	UseExistingCluster *bool
+
+	// Accepted and unused: there are no binaries to find or download.
+	DownloadBinaryAssets         bool
+	DownloadBinaryAssetsVersion  string
+	DownloadBinaryAssetsIndexURL string
+	BinaryAssetsDirectory        string
+
+	// Accepted and unused: the server starts and stops in process, in well
+	// under a second; its errors go to stderr.
+	ControlPlaneStartTimeout time.Duration
+	ControlPlaneStopTimeout  time.Duration
+	AttachControlPlaneOutput bool
+
+	// ServerOptions adjust the miniapiserver before it starts (its own
+	// options, e.g. testserver.WithGarbageCollector()).
+	ServerOptions []func(*server.Options)
+
+	server *testserver.Server
+}
+
+// CRDInstallOptions are envtest's options for installing CRDs.
+type CRDInstallOptions struct {
+	// Scheme is accepted and unused, as Environment.Scheme.
+	Scheme *runtime.Scheme
+	// Paths are files or directories of CRD manifests.
+	Paths []string
+	// CRDs are CRD objects.
+	CRDs []*apiextensionsv1.CustomResourceDefinition
+	// ErrorIfPathMissing makes a path that does not exist an error.
+	ErrorIfPathMissing bool
+	// MaxTime, PollInterval and CleanUpAfterUse are accepted and unused: the
+	// server waits until its CRDs are served, and is thrown away by Stop.
+	MaxTime         time.Duration
+	PollInterval    time.Duration
+	CleanUpAfterUse bool
+	// WebhookOptions: not served yet, as Environment.WebhookInstallOptions.
+	WebhookOptions WebhookInstallOptions
+}
+
+// WebhookInstallOptions are envtest's options for installing webhooks.
+// miniapiserver does not serve admissionregistration.k8s.io yet: Start
+// fails if any webhook or path is given.
+type WebhookInstallOptions struct {
+	Paths                        []string
+	MutatingWebhooks             []*admissionv1.MutatingWebhookConfiguration
+	ValidatingWebhooks           []*admissionv1.ValidatingWebhookConfiguration
+	IgnoreSchemeConvertible      bool
+	IgnoreErrorIfPathMissing     bool
+	LocalServingHost             string
+	LocalServingPort             int
+	LocalServingCertDir          string
+	LocalServingCAData           []byte
+	LocalServingHostExternalName string
+	MaxTime                      time.Duration
+	PollInterval                 time.Duration
+}
+
+func (o WebhookInstallOptions) empty() bool {
+	return len(o.Paths) == 0 && len(o.MutatingWebhooks) == 0 && len(o.ValidatingWebhooks) == 0
+}
+
+// Start starts the server, installs the CRDs, and returns an admin config
+// once they are served.
+func (te *Environment) Start() (*rest.Config, error) {
+	if te.useExistingCluster() {
+		cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(clientcmd.NewDefaultClientConfigLoadingRules(), nil).ClientConfig()
+		if err != nil {
+			return nil, fmt.Errorf("envtest: existing cluster: %w", err)
+		}
+		te.Config = cfg
+		return cfg, nil
+	}
+	if !te.WebhookInstallOptions.empty() || !te.CRDInstallOptions.WebhookOptions.empty() {
+		return nil, errors.New("envtest: webhooks are not served by miniapiserver yet (admissionregistration.k8s.io)")
+	}
+	paths, err := te.crdPaths()
+	if err != nil {
+		return nil, err
+	}
+	crds := append(append([]*apiextensionsv1.CustomResourceDefinition(nil), te.CRDs...), te.CRDInstallOptions.CRDs...)
+	opts := append([]func(*server.Options){func(o *server.Options) {
+		o.CRDPaths = append(o.CRDPaths, paths...)
+		o.CRDs = append(o.CRDs, crds...)
+	}}, te.ServerOptions...)
+	s, err := testserver.New(opts...)
+	if err != nil {
+		return nil, fmt.Errorf("envtest: %w", err)
+	}
+	kubeconfig, err := os.ReadFile(s.KubeconfigPath)
+	if err != nil {
+		return nil, errors.Join(fmt.Errorf("envtest: %w", err), s.Stop())
+	}
+	te.server, te.Config, te.KubeConfig = s, rest.CopyConfig(s.Config), kubeconfig
+	return te.Config, nil
+}
+
+// crdPaths merges the CRD paths, leaving out those that do not exist
+// unless that is an error.
+func (te *Environment) crdPaths() ([]string, error) {
+	mustExist := te.ErrorIfCRDPathMissing || te.CRDInstallOptions.ErrorIfPathMissing
+	var paths []string
+	for _, p := range append(append([]string(nil), te.CRDDirectoryPaths...), te.CRDInstallOptions.Paths...) {
+		if _, err := os.Stat(p); err != nil {
+			if mustExist || !os.IsNotExist(err) {
+				return nil, fmt.Errorf("envtest: CRD path: %w", err)
+			}
+			continue
+		}
+		paths = append(paths, p)
+	}
+	return paths, nil
+}
+
+// Stop stops the server and removes its data. It is safe to call more
+// than once, and after a Start that failed.
+func (te *Environment) Stop() error {
+	if te.server == nil {
+		return nil
+	}
+	return te.server.Stop()
+}
+
+func (te *Environment) useExistingCluster() bool {
+	if te.UseExistingCluster != nil {
+		return *te.UseExistingCluster
+	}
+	return os.Getenv("USE_EXISTING_CLUSTER") == "true"
+}
