@@ -1,3 +1,19 @@
+/*
+Copyright The miniapiserver Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
 package watchcache
 
 import (
@@ -96,7 +112,7 @@ type Cache struct {
 	progress *progressRequester
 
 	// mu guards store, history, snaps, rv, ready, inconsistent, rvChanged,
-	// watchers, storageWatches and shuttingDown.
+	// watchers, resumed and shuttingDown.
 	mu      sync.RWMutex
 	store   *store
 	history *history
@@ -111,8 +127,8 @@ type Cache struct {
 	// rvChanged is closed (and replaced) whenever rv advances.
 	rvChanged chan struct{}
 	watchers  watcherSet
-	// storageWatches are the watches served by the storage (ResumeFromStorage).
-	storageWatches map[*storageWatch]struct{}
+	// resumed are the watches from before the history (ResumeFromStorage).
+	resumed map[*resumedWatch]struct{}
 	// shuttingDown: Shutdown (or the end of Run) has ended the watchers;
 	// new watches are refused.
 	shuttingDown bool
@@ -161,7 +177,7 @@ func New(c Config) (*Cache, error) {
 		cfg:             c,
 		progress:        newProgressRequester(c.Storage.RequestWatchProgress, c.Clock),
 		watchers:        newWatcherSet(c.IndexFields),
-		storageWatches:  map[*storageWatch]struct{}{},
+		resumed:         map[*resumedWatch]struct{}{},
 		store:           newStore(c.IndexFields...),
 		history:         newHistory(c.Clock, c.HistoryWindow, minHistory, c.MaxEvents),
 		rvChanged:       make(chan struct{}),
@@ -196,7 +212,10 @@ func (c *Cache) Run(ctx context.Context) {
 	c.mu.Lock()
 	c.shuttingDown = true
 	c.stopWatchersLocked()
-	c.stopStorageWatchesLocked()
+	for r := range c.resumed {
+		delete(c.resumed, r)
+		r.Stop()
+	}
 	c.mu.Unlock()
 	c.running.Wait()
 }

@@ -1,9 +1,28 @@
+/*
+Copyright The miniapiserver Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
 package watchcache
 
 import (
 	"context"
 	"fmt"
 	"net/http"
+	"slices"
+	"sync"
+	"sync/atomic"
 	"testing"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -105,4 +124,111 @@ func TestWatchListAtAnIdleResourcesFutureRevision(t *testing.T) {
 	if ev := nextEvent(t, w); ev.Type != watch.Bookmark || eventRV(t, ev) < rv {
 		t.Fatalf("got %s at %d, want the initial-events-end BOOKMARK at %d or later", ev.Type, eventRV(t, ev), rv)
 	}
+}
+
+// watchCountingStorage counts the watches opened on the storage and
+// those still open.
+type watchCountingStorage struct {
+	storage.Interface
+	opened, open atomic.Int64
+}
+
+func (s *watchCountingStorage) Watch(ctx context.Context, key string, opts storage.ListOptions) (watch.Interface, error) {
+	w, err := s.Interface.Watch(ctx, key, opts)
+	if err != nil {
+		return nil, err
+	}
+	s.opened.Add(1)
+	s.open.Add(1)
+	return &countedWatch{Interface: w, open: &s.open}, nil
+}
+
+type countedWatch struct {
+	watch.Interface
+	open *atomic.Int64
+	once sync.Once
+}
+
+func (w *countedWatch) Stop() {
+	w.once.Do(func() {
+		w.open.Add(-1)
+		w.Interface.Stop()
+	})
+}
+
+// TestStalledResumedWatchLetsGoOfTheStorage: a watch resumed from etcd's
+// history whose client stops reading holds no more than its buffer: it
+// stops etcd's watch (whose client would buffer the whole backlog) and
+// opens a new one from its last event once the client reads again. The
+// client gets every event once, in order, then live ones from the cache.
+func TestStalledResumedWatchLetsGoOfTheStorage(t *testing.T) {
+	defer func(n int) { resumedBufferSize = n }(resumedBufferSize)
+	resumedBufferSize = 8
+	s, _ := newEtcdStore(t)
+	first := createPod(t, s, "p0000")
+	const backlog = 100
+	var want []uint64
+	for i := range backlog {
+		want = append(want, createPod(t, s, fmt.Sprintf("p%04d", i+1)))
+	}
+	counting := &watchCountingStorage{Interface: s}
+	c := newResumingCache(t, counting, true)
+	own := counting.open.Load() // the cache's own watch
+
+	w := watchAllFrom(t, c, first)
+	waitFor(t, "the stalled watch to stop its storage watch", func() bool {
+		return counting.opened.Load() > own && counting.open.Load() == own
+	})
+	var got []uint64
+	for range backlog {
+		ev := nextEvent(t, w)
+		if ev.Type != watch.Added {
+			t.Fatalf("got a %s event, want ADDED", ev.Type)
+		}
+		got = append(got, eventRV(t, ev))
+	}
+	if !slices.Equal(got, want) {
+		t.Fatalf("got events at %v, want at %v", got, want)
+	}
+	if n := counting.opened.Load() - own; n < int64(backlog/resumedBufferSize/2) {
+		t.Errorf("the storage was watched %d times for a backlog of %d events and a buffer of %d, want a new watch after each stall", n, backlog, resumedBufferSize)
+	}
+	live := createPod(t, s, "live")
+	if ev := nextEvent(t, w); ev.Type != watch.Added || eventRV(t, ev) != live {
+		t.Fatalf("got %s at %d, want the live ADDED at %d", ev.Type, eventRV(t, ev), live)
+	}
+	waitFor(t, "the watch to join the cache's stream", func() bool { return counting.open.Load() == own })
+}
+
+// TestResumedWatchGetsTheFinalBookmark: a watch resumed from etcd's
+// history that allows bookmarks joins the cache's stream once it has caught
+// up, and so gets the final bookmark on Shutdown, as the cache's own
+// watchers do (a watch left on etcd's would end with none).
+func TestResumedWatchGetsTheFinalBookmark(t *testing.T) {
+	s, _ := newEtcdStore(t)
+	first := createPod(t, s, "a")
+	second := createPod(t, s, "b")
+	cfg := podCacheConfig(s)
+	cfg.ProgressNotify, cfg.ResumeFromStorage, cfg.ShutdownBookmarks = true, true, true
+	c, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	runCache(t, c)
+	waitFor(t, "the cache to be ready", c.Ready)
+	pred := storage.Everything
+	pred.AllowWatchBookmarks = true
+	w, err := c.Watch(context.Background(), "/pods/", storage.ListOptions{ResourceVersion: fmt.Sprint(first), Recursive: true, Predicate: pred})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop()
+	if ev := nextEvent(t, w); ev.Type != watch.Added || eventRV(t, ev) != second {
+		t.Fatalf("got %s at %d, want the ADDED event of b at %d", ev.Type, eventRV(t, ev), second)
+	}
+	c.Shutdown(context.Background())
+	if ev := nextEvent(t, w); ev.Type != watch.Bookmark || eventRV(t, ev) < second {
+		t.Fatalf("got %s at %d, want a final BOOKMARK at %d or later", ev.Type, eventRV(t, ev), second)
+	}
+	expectClosed(t, w)
 }

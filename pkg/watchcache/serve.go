@@ -1,3 +1,19 @@
+/*
+Copyright The miniapiserver Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
 package watchcache
 
 import (
@@ -84,7 +100,7 @@ func (c *Cache) Watch(ctx context.Context, key string, opts storage.ListOptions)
 		return nil, err // an HTTP 429, before the stream starts
 	}
 	if errors.As(err, new(tooOldError)) && c.cfg.ResumeFromStorage {
-		return c.watchStorage(ctx, key, opts)
+		return c.resume(ctx, key, preparedKey, opts, req.from)
 	}
 	if err != nil {
 		return watchFailure(err)
@@ -92,6 +108,13 @@ func (c *Cache) Watch(ctx context.Context, key string, opts storage.ListOptions)
 	if c.cfg.WatchInitialized != nil {
 		w.initialized = func() { c.cfg.WatchInitialized(ctx) }
 	}
+	c.serve(ctx, w)
+	return w, nil
+}
+
+// serve runs w, which register returned, until it is stopped, ended, or
+// ctx ends.
+func (c *Cache) serve(ctx context.Context, w *watcher) {
 	go func() { // counted in c.running by register; Run joins it
 		defer c.running.Done()
 		defer utilruntime.HandleCrash()
@@ -100,7 +123,6 @@ func (c *Cache) Watch(ctx context.Context, key string, opts storage.ListOptions)
 		defer stop()
 		w.run()
 	}()
-	return w, nil
 }
 
 // errShuttingDown answers watches once Shutdown has ended the cache's
