@@ -2,7 +2,9 @@
 GO       ?= go
 PKG      := github.com/miniapiserver/miniapiserver
 COMMIT   := $(shell git rev-parse --short HEAD 2>/dev/null)
-LDFLAGS  := -X $(PKG)/pkg/version.gitCommit=$(COMMIT) -X $(PKG)/pkg/version.buildDate=$(shell date -u +%Y-%m-%dT%H:%M:%SZ)
+# The commit's date, not the clock's: with nothing changed, go build links nothing anew.
+DATE     := $(shell TZ=UTC git log -1 --format=%cd --date=format-local:%Y-%m-%dT%H:%M:%SZ 2>/dev/null)
+LDFLAGS  := -X $(PKG)/pkg/version.gitCommit=$(COMMIT) -X $(PKG)/pkg/version.buildDate=$(DATE)
 ARGS     ?=
 
 .PHONY: help build run test bench bench-upstream bench-readme fuzz verify update clean
@@ -17,9 +19,7 @@ build:
 	flags=$$(GO=$(GO) hack/kubectl-ldflags.sh) && $(GO) build -ldflags "$$flags" -o bin/kubectl ./hack/tools/kubectl
 
 ## run: build and start miniapiserver with its defaults (ARGS="--secure-port 7443" to add flags)
-run:
-	$(GO) build -ldflags "$(LDFLAGS)" -o bin/miniapiserver ./cmd/miniapiserver
-	flags=$$(GO=$(GO) hack/kubectl-ldflags.sh) && $(GO) build -ldflags "$$flags" -o bin/kubectl ./hack/tools/kubectl
+run: build
 	./bin/miniapiserver $(ARGS)
 
 ## test: go vet, then every test with the race detector (integration tests included)
@@ -46,13 +46,14 @@ fuzz:
 	$(GO) test ./test/integration -run '^$$' -fuzz FuzzContinueToken -fuzztime 30s
 	$(GO) test ./pkg/watchcache -run '^$$' -fuzz FuzzContinueTokenOnCache -fuzztime 30s
 
-## verify: gofmt, go vet, go mod tidy drift, codegen drift, import direction
+## verify: gofmt, go vet, go mod tidy drift, codegen drift, import direction, license headers
 verify:
 	hack/verify-all.sh
 
-## update: regenerate generated code (OpenAPI definitions)
+## update: regenerate generated code (OpenAPI definitions) and add missing license headers
 update:
 	hack/update-codegen.sh
+	hack/update-boilerplate.sh
 
 ## clean: remove build output and the default data dir
 clean:

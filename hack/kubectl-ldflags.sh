@@ -15,7 +15,8 @@ fi
 version="v1.${module#v0.}"
 minor=${BASH_REMATCH[1]}
 commit=$(git rev-parse HEAD 2>/dev/null || true)
-date=$(date -u +%Y-%m-%dT%H:%M:%SZ)
+# The commit's date, not the clock's, so that an unchanged tree links nothing anew.
+date=$(TZ=UTC git log -1 --format=%cd --date=format-local:%Y-%m-%dT%H:%M:%SZ 2>/dev/null || true)
 
 flags=()
 for pkg in k8s.io/client-go/pkg/version k8s.io/component-base/version; do
