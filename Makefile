@@ -36,10 +36,10 @@ bench-upstream: build
 	bins=$$(hack/upstream/build.sh) && \
 		$(GO) run ./hack/bench -server bin/miniapiserver -upstream "$$(dirname "$$(echo "$$bins" | head -n1)")" $(ARGS)
 
-## bench-readme: as bench-upstream (every benchmark, each side by side with kube-apiserver), and write the report into README.md between its <!-- bench:begin --> and <!-- bench:end --> lines
+## bench-readme: as bench-upstream (every benchmark, each side by side with kube-apiserver), and write the report into docs/benchmarks.md between its <!-- bench:begin --> and <!-- bench:end --> lines
 bench-readme: build
 	bins=$$(hack/upstream/build.sh) && \
-		$(GO) run ./hack/bench -server bin/miniapiserver -upstream "$$(dirname "$$(echo "$$bins" | head -n1)")" -readme README.md
+		$(GO) run ./hack/bench -server bin/miniapiserver -upstream "$$(dirname "$$(echo "$$bins" | head -n1)")" -readme docs/benchmarks.md
 
 ## fuzz: run each fuzz target briefly
 fuzz:

@@ -76,8 +76,8 @@ limitations under the License.
 //     before the informers start, net of what the sampler's own /metrics
 //     scrapes allocate, measured alone); -informer-rounds rounds, each of both
 //     modes on one server. It writes an SVG of the heap over time of each
-//     mode's median round: with -readme to docs/bench-informers-heap.svg
-//     next to the README, which the report links, otherwise to a new file
+//     mode's median round: with -readme to bench-informers-heap.svg next
+//     to the -readme file, which the report links, otherwise to a new file
 //     in the temporary directory;
 //   - stops: SIGTERM→exit of a server with -stop-watches ConfigMap watches
 //     open (half with allowWatchBookmarks, -watchers-per-conn streams per
@@ -122,14 +122,14 @@ limitations under the License.
 //		-pagination-runs 2 -pagination-first-pages 100
 //	go run ./hack/bench -server bin/miniapiserver -only stops,restarts -stop-watches 200 -stop-rounds 2 \
 //		-restart-objects 20 -restart-rounds 2
-//	go run ./hack/bench -server bin/miniapiserver -readme README.md
+//	go run ./hack/bench -server bin/miniapiserver -readme docs/benchmarks.md
 //	go run ./hack/bench -server bin/miniapiserver -only starts,lists -starts 3 -objects 2000 -lists 3 \
 //		-upstream "$(dirname "$(hack/upstream/build.sh | head -n1)")"
 //
 // The report goes to stdout and progress to stderr. With -readme FILE it
 // also replaces the lines between FILE's <!-- bench:begin --> and
 // <!-- bench:end --> lines with the report below its heading (make
-// bench-readme does this for README.md), so the README's tables are never
+// bench-readme does this for docs/benchmarks.md), so its tables are never
 // copied by hand. Every server it starts is stopped and every temporary data
 // dir removed before it exits, on errors and on SIGINT/SIGTERM too.
 //

@@ -30,7 +30,7 @@ import (
 
 // readmeHeapSVG is where -readme puts the informers section's heap
 // picture, relative to the README's directory (and so as its link).
-const readmeHeapSVG = "docs/bench-informers-heap.svg"
+const readmeHeapSVG = "bench-informers-heap.svg"
 
 // heapSeries is one line of a heap picture.
 type heapSeries struct {
