@@ -25,6 +25,10 @@ forbid "${mod}/pkg/watchcache" "^(${mod}/|go\.etcd\.io/|k8s\.io/api/)" "anything
 forbid "${mod}/pkg/garbagecollector" "^${mod}/" "other packages of this module (it is a client of the API only)"
 forbid "${mod}/pkg/storage" "^${mod}/pkg/(watchcache|registry|server|testserver)" "the watch cache, registry or server"
 forbid "${mod}/pkg/envtest" "^sigs\.k8s\.io/controller-runtime" "controller-runtime (its users bring their own)"
+forbid "${mod}/pkg/auth" "^${mod}/" "other packages of this module (it decides from RBAC objects only)"
+for p in $(go list ./pkg/controller/...); do
+  forbid "${p}" "^${mod}/" "other packages of this module (a controller is a client of the API only)"
+done
 for p in $(go list ./pkg/registry/...); do
   forbid "${p}" "^${mod}/pkg/(features|server|storage|testserver|watchcache)" "anything of this module but pkg/api and the registry"
 done

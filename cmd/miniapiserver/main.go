@@ -21,6 +21,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 
 	"github.com/spf13/pflag"
@@ -44,6 +45,9 @@ func main() {
 }
 
 func run(ctx context.Context, args []string) error {
+	if len(args) > 0 && args[0] == "kubeconfig" {
+		return runKubeconfig(args[1:], os.Stdout)
+	}
 	opts := server.NewOptions()
 	fs := pflag.NewFlagSet("miniapiserver", pflag.ContinueOnError)
 	fs.SortFlags = false
@@ -58,6 +62,8 @@ func run(ctx context.Context, args []string) error {
 	fs.StringVar(&opts.EtcdCAFile, "etcd-cafile", opts.EtcdCAFile, "CA bundle that verifies the --etcd-servers' TLS certificates.")
 	fs.StringVar(&opts.EtcdCertFile, "etcd-certfile", opts.EtcdCertFile, "Client certificate for TLS to --etcd-servers.")
 	fs.StringVar(&opts.EtcdKeyFile, "etcd-keyfile", opts.EtcdKeyFile, "Key of --etcd-certfile.")
+	fs.StringVar(&opts.AuthorizationMode, "authorization-mode", opts.AuthorizationMode, "RBAC (system:masters may do anything, other users what their roles allow) or AlwaysAllow.")
+	fs.StringVar(&opts.TokenAuthFile, "token-auth-file", opts.TokenAuthFile, "CSV of bearer tokens: token,user,uid,\"group1,group2\" (as kube-apiserver's).")
 	fs.BoolVar(&opts.WatchCache, "watch-cache", opts.WatchCache, "Serve reads and watches from the watch cache; false serves everything from etcd.")
 	fs.DurationVar(&opts.WatchCacheHistoryWindow, "watch-cache-history-window", opts.WatchCacheHistoryWindow, "How long the watch cache keeps events watches can resume from (at least 75s).")
 	fs.IntVar(&opts.WatchCacheHistorySize, "watch-cache-history-size", opts.WatchCacheHistorySize, "The most events the watch cache keeps per resource, whatever their age.")
@@ -109,4 +115,32 @@ func run(ctx context.Context, args []string) error {
 	}
 	fmt.Printf("miniapiserver %s ready on %s — export KUBECONFIG=%s\n", version.GitVersion(), s.Admin.Host, s.KubeconfigPath)
 	return <-done
+}
+
+// runKubeconfig writes to out a kubeconfig for a user of the server of a
+// data dir: `miniapiserver kubeconfig --user bob --group dev > bob.kubeconfig`.
+func runKubeconfig(args []string, out io.Writer) error {
+	fs := pflag.NewFlagSet("miniapiserver kubeconfig", pflag.ContinueOnError)
+	dataDir := fs.String("data-dir", server.NewOptions().DataDir, "The data dir of the server the user is for (it must have started once).")
+	user := fs.String("user", "", "The user's name (required).")
+	groups := fs.StringArray("group", nil, "A group of the user (repeatable).")
+	fs.Usage = func() {
+		fmt.Fprintf(os.Stderr, "miniapiserver kubeconfig prints a kubeconfig for a user, with a client certificate the server trusts.\n"+
+			"What the user may do is what RBAC allows it (--group system:masters: anything).\n\nUsage:\n  miniapiserver kubeconfig --user NAME [--group GROUP]... [--data-dir DIR]\n\nFlags:\n%s", fs.FlagUsages())
+	}
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("unexpected arguments %q", fs.Args())
+	}
+	if *user == "" {
+		return errors.New("kubeconfig: --user is required")
+	}
+	kc, err := server.UserKubeconfig(*dataDir, *user, *groups)
+	if err != nil {
+		return fmt.Errorf("kubeconfig: %w", err)
+	}
+	_, err = out.Write(kc)
+	return err
 }

@@ -38,6 +38,13 @@ func TestFlagErrorsStopBeforeStarting(t *testing.T) {
 		{"bad port", []string{"--secure-port=70000", "--data-dir=" + t.TempDir()}, "--secure-port"},
 		{"short history window", []string{"--watch-cache-history-window=10s", "--data-dir=" + t.TempDir()}, "--watch-cache-history-window"},
 		{"empty history", []string{"--watch-cache-history-size=0", "--data-dir=" + t.TempDir()}, "--watch-cache-history-size"},
+		{"unknown authorization mode", []string{"--authorization-mode=ABAC", "--data-dir=" + t.TempDir()}, "--authorization-mode"},
+		{"etcd TLS without servers", []string{"--etcd-cafile=ca.crt", "--data-dir=" + t.TempDir()}, "need --etcd-servers"},
+		{"etcd cert without key", []string{"--etcd-servers=https://127.0.0.1:2379", "--etcd-certfile=c.crt", "--data-dir=" + t.TempDir()}, "go together"},
+		{"relative etcd prefix", []string{"--etcd-prefix=registry", "--data-dir=" + t.TempDir()}, "--etcd-prefix"},
+		{"missing token file", []string{"--token-auth-file=/no/such/file", "--data-dir=" + t.TempDir()}, "--token-auth-file"},
+		{"kubeconfig without a user", []string{"kubeconfig", "--data-dir=" + t.TempDir()}, "--user is required"},
+		{"kubeconfig of a data dir never started", []string{"kubeconfig", "--user=bob", "--data-dir=" + t.TempDir()}, "admin kubeconfig"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			err := run(t.Context(), tc.args)

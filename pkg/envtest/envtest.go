@@ -35,8 +35,8 @@ import (
 // Environment is controller-runtime's envtest.Environment, served by an
 // in-process miniapiserver. Start starts it; Stop stops it and removes its
 // data. Differences: there is no ControlPlane field (no processes to
-// configure) and no AddUser yet; webhooks cannot be installed yet (Start
-// fails if WebhookInstallOptions names any).
+// configure), and webhooks cannot be installed yet (Start fails if
+// WebhookInstallOptions names any).
 type Environment struct {
 	// Scheme is accepted for envtest's sake; CRDs are installed as they are.
 	Scheme *runtime.Scheme
@@ -164,6 +164,40 @@ func (te *Environment) Start() (*rest.Config, error) {
 	}
 	te.server, te.Config, te.KubeConfig = s, rest.CopyConfig(s.Config), kubeconfig
 	return te.Config, nil
+}
+
+// User is a user to add with AddUser: its name and groups.
+type User struct {
+	Name   string
+	Groups []string
+}
+
+// AuthenticatedUser is a user AddUser added.
+type AuthenticatedUser struct {
+	cfg *rest.Config
+}
+
+// Config returns a client config that authenticates as the user.
+func (u *AuthenticatedUser) Config() *rest.Config { return rest.CopyConfig(u.cfg) }
+
+// AddUser returns a user authenticated by a client certificate the server
+// trusts, as envtest's: it may do what RBAC allows it (system:masters may
+// do anything). baseConfig's settings other than the server and the
+// credentials are kept (nil: none).
+func (te *Environment) AddUser(user User, baseConfig *rest.Config) (*AuthenticatedUser, error) {
+	if te.server == nil {
+		return nil, errors.New("envtest: AddUser before Start")
+	}
+	cfg, err := te.server.AddUser(user.Name, user.Groups...)
+	if err != nil {
+		return nil, fmt.Errorf("envtest: %w", err)
+	}
+	if baseConfig != nil {
+		base := rest.AnonymousClientConfig(baseConfig)
+		base.Host, base.TLSClientConfig = cfg.Host, cfg.TLSClientConfig
+		cfg = base
+	}
+	return &AuthenticatedUser{cfg: cfg}, nil
 }
 
 // crdPaths merges the CRD paths, leaving out those that do not exist

@@ -19,33 +19,62 @@ package server
 import (
 	"context"
 	"crypto/subtle"
+	"crypto/x509"
+	"errors"
+	"fmt"
 	"net/http"
 	"strings"
 
 	"k8s.io/apiserver/pkg/authentication/authenticator"
+	"k8s.io/apiserver/pkg/authentication/group"
 	"k8s.io/apiserver/pkg/authentication/request/bearertoken"
+	"k8s.io/apiserver/pkg/authentication/request/union"
+	x509request "k8s.io/apiserver/pkg/authentication/request/x509"
+	"k8s.io/apiserver/pkg/authentication/token/tokenfile"
 	"k8s.io/apiserver/pkg/authentication/user"
+	"k8s.io/apiserver/pkg/authorization/authorizer"
+	"k8s.io/apiserver/pkg/authorization/authorizerfactory"
+	authorizerunion "k8s.io/apiserver/pkg/authorization/union"
+	"k8s.io/client-go/informers"
 	"k8s.io/klog/v2"
+
+	"github.com/miniapiserver/miniapiserver/pkg/auth"
 )
 
-// publicPaths are served to anonymous clients; everything else needs the
-// admin token (or the loopback token) and answers 401 without it.
+// publicPaths are served to anonymous clients; everything else needs
+// credentials and answers 401 without them.
 var publicPaths = []string{"/livez", "/readyz", "/healthz", "/version"}
 
-// newAuthenticator authenticates the admin bearer token as a cluster admin and
-// lets anonymous requests through to the public paths only.
-func newAuthenticator(adminToken string) authenticator.Request {
-	tokens := bearertoken.New(authenticator.TokenFunc(func(_ context.Context, token string) (*authenticator.Response, bool, error) {
+// newAuthenticator authenticates as kube-apiserver does, in its order:
+// client certificates signed by the data dir's CA (the user is the
+// certificate's CN, its groups its O), the tokens of tokenFile (upstream's
+// --token-auth-file CSV; "" for none), the admin token (a member of
+// system:masters); every authenticated user is in system:authenticated.
+// Anonymous requests reach the public paths only.
+func newAuthenticator(adminToken string, caPEM []byte, tokenFile string) (authenticator.Request, error) {
+	roots := x509.NewCertPool()
+	if !roots.AppendCertsFromPEM(caPEM) {
+		return nil, errors.New("the data dir's CA certificate does not parse")
+	}
+	opts := x509request.DefaultVerifyOptions()
+	opts.Roots = roots
+	chain := []authenticator.Request{x509request.New(opts, x509request.CommonNameUserConversion)}
+	if tokenFile != "" {
+		tokens, err := tokenfile.NewCSV(tokenFile)
+		if err != nil {
+			return nil, fmt.Errorf("--token-auth-file: %w", err)
+		}
+		chain = append(chain, bearertoken.New(tokens))
+	}
+	chain = append(chain, bearertoken.New(authenticator.TokenFunc(func(_ context.Context, token string) (*authenticator.Response, bool, error) {
 		if subtle.ConstantTimeCompare([]byte(token), []byte(adminToken)) != 1 {
 			return nil, false, nil
 		}
-		return &authenticator.Response{User: &user.DefaultInfo{
-			Name:   "admin",
-			Groups: []string{user.SystemPrivilegedGroup, user.AllAuthenticated},
-		}}, true, nil
-	}))
+		return &authenticator.Response{User: &user.DefaultInfo{Name: "admin", Groups: []string{user.SystemPrivilegedGroup}}}, true, nil
+	})))
+	authenticated := group.NewAuthenticatedGroupAdder(union.New(chain...))
 	return authenticator.RequestFunc(func(req *http.Request) (*authenticator.Response, bool, error) {
-		resp, ok, err := tokens.AuthenticateRequest(req)
+		resp, ok, err := authenticated.AuthenticateRequest(req)
 		if ok || err != nil || !isPublic(req.URL.Path) {
 			return resp, ok, err
 		}
@@ -53,7 +82,61 @@ func newAuthenticator(adminToken string) authenticator.Request {
 			Name:   user.Anonymous,
 			Groups: []string{user.AllUnauthenticated},
 		}}, true, nil
-	})
+	}), nil
+}
+
+// Authorization modes (--authorization-mode).
+const (
+	AuthorizationRBAC        = "RBAC"
+	AuthorizationAlwaysAllow = "AlwaysAllow"
+)
+
+// newAuthorizer authorizes as kube-apiserver with --authorization-mode=RBAC
+// (Node aside): members of system:masters may do anything, everyone the
+// public paths, and the others what RBAC allows, from the RBAC objects in
+// factory's informers. AlwaysAllow allows everything.
+func newAuthorizer(mode string, factory informers.SharedInformerFactory) (authorizer.Authorizer, authorizer.RuleResolver, error) {
+	if mode == AuthorizationAlwaysAllow {
+		a := authorizerfactory.NewAlwaysAllowAuthorizer()
+		return a, a, nil
+	}
+	rbac := factory.Rbac().V1()
+	r := &auth.RBAC{
+		Roles:               rbac.Roles().Lister(),
+		RoleBindings:        rbac.RoleBindings().Lister(),
+		ClusterRoles:        rbac.ClusterRoles().Lister(),
+		ClusterRoleBindings: rbac.ClusterRoleBindings().Lister(),
+	}
+	masters := authorizerfactory.NewPrivilegedGroups(user.SystemPrivilegedGroup)
+	a, err := authorizerunion.New(
+		authorizerunion.NamedAuthorizer{AuthorizerName: "system:masters", Authorizer: masters},
+		authorizerunion.NamedAuthorizer{AuthorizerName: "public-info", Authorizer: publicInfo{}},
+		authorizerunion.NamedAuthorizer{AuthorizerName: "RBAC", Authorizer: r},
+	)
+	if err != nil {
+		return nil, nil, err
+	}
+	return a, r, nil
+}
+
+// publicInfo lets everyone get the public paths, as the default binding of
+// system:public-info-viewer does, from the first request on (before the
+// RBAC informers have the default roles).
+type publicInfo struct{}
+
+func (publicInfo) Authorize(_ context.Context, a authorizer.Attributes) (authorizer.Decision, string, error) {
+	if !a.IsResourceRequest() && a.GetVerb() == "get" && (isPublic(a.GetPath()) || a.GetPath() == "/version/") {
+		return authorizer.DecisionAllow, "", nil
+	}
+	return authorizer.DecisionNoOpinion, "", nil
+}
+
+func (p publicInfo) ConditionsAwareAuthorize(ctx context.Context, a authorizer.Attributes) authorizer.ConditionsAwareDecision {
+	return authorizer.ConditionsAwareDecisionFromParts(p.Authorize(ctx, a))
+}
+
+func (publicInfo) EvaluateConditions(context.Context, authorizer.ConditionsAwareDecision, authorizer.ConditionsData) (authorizer.Decision, string, error) {
+	return authorizer.DecisionDeny, "", authorizer.ErrorConditionEvaluationNotSupported
 }
 
 func isPublic(path string) bool {

@@ -48,6 +48,7 @@ const (
 // credentials are the CA, the serving certificate and the admin token.
 type credentials struct {
 	caCert      []byte // PEM
+	caKey       []byte // PEM
 	servingCert []byte // PEM
 	servingKey  []byte // PEM
 	adminToken  string
@@ -70,7 +71,7 @@ func loadOrCreateCredentials(dir string, hosts []string) (*credentials, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &credentials{caCert: caCertPEM, servingCert: certPEM, servingKey: keyPEM, adminToken: token}, nil
+	return &credentials{caCert: caCertPEM, caKey: caKeyPEM, servingCert: certPEM, servingKey: keyPEM, adminToken: token}, nil
 }
 
 // loadOrCreateToken reads the admin token from path, or creates one if there
@@ -162,7 +163,30 @@ func issue(tmpl, parent *x509.Certificate, parentKey any, certPath, keyPath stri
 	}
 	certPEM = pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})
 	keyPEM = pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: keyDER})
+	if certPath == "" {
+		return certPEM, keyPEM, nil
+	}
 	return certPEM, keyPEM, errors.Join(writeFile(keyPath, keyPEM), writeFile(certPath, certPEM))
+}
+
+// clientCertificate issues a client certificate for user name in groups
+// (its CN and O, as kube-apiserver's x509 authenticator reads them),
+// signed by the CA, valid for a year; it writes no file.
+func clientCertificate(caCertPEM, caKeyPEM []byte, name string, groups []string) (certPEM, keyPEM []byte, err error) {
+	if name == "" {
+		return nil, nil, errors.New("a user needs a name")
+	}
+	ca, caKey, err := parse(caCertPEM, caKeyPEM, caCertFile, caKeyFile)
+	if err != nil {
+		return nil, nil, err
+	}
+	tmpl := &x509.Certificate{
+		Subject:     pkix.Name{CommonName: name, Organization: groups},
+		NotAfter:    time.Now().AddDate(1, 0, 0),
+		KeyUsage:    x509.KeyUsageDigitalSignature,
+		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
+	}
+	return issue(tmpl, ca, caKey, "", "")
 }
 
 // covers reports whether the certificate chains to the CA, is valid for a day

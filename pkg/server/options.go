@@ -24,6 +24,7 @@ import (
 	"time"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apiserver/pkg/authentication/token/tokenfile"
 
 	"github.com/miniapiserver/miniapiserver/pkg/storage"
 	"github.com/miniapiserver/miniapiserver/pkg/watchcache"
@@ -45,6 +46,12 @@ type Options struct {
 	// EtcdCAFile, EtcdCertFile and EtcdKeyFile secure the connection to
 	// external etcd servers with TLS and a client certificate.
 	EtcdCAFile, EtcdCertFile, EtcdKeyFile string
+	// AuthorizationMode is RBAC (kube-apiserver's, with system:masters
+	// allowed everything) or AlwaysAllow.
+	AuthorizationMode string
+	// TokenAuthFile is a CSV of bearer tokens (kube-apiserver's
+	// --token-auth-file): token,user,uid,"group1,group2,...".
+	TokenAuthFile string
 	// WatchCache serves reads and watches from the watch cache (the etcd path when false).
 	WatchCache bool
 	// WatchCacheHistoryWindow is how long the watch cache keeps events that
@@ -82,6 +89,7 @@ func NewOptions() *Options {
 		BindAddress:             "127.0.0.1",
 		SecurePort:              6443,
 		EtcdPrefix:              storage.DefaultPrefix,
+		AuthorizationMode:       AuthorizationRBAC,
 		WatchCache:              true,
 		WatchCacheHistoryWindow: watchcache.DefaultHistoryWindow,
 		WatchCacheHistorySize:   watchcache.DefaultMaxEvents,
@@ -106,6 +114,14 @@ func (o *Options) Validate() error {
 	}
 	if o.WatchCacheHistorySize < 1 {
 		errs = append(errs, fmt.Errorf("--watch-cache-history-size %d must be positive", o.WatchCacheHistorySize))
+	}
+	if o.AuthorizationMode != AuthorizationRBAC && o.AuthorizationMode != AuthorizationAlwaysAllow {
+		errs = append(errs, fmt.Errorf("--authorization-mode %q must be %s or %s", o.AuthorizationMode, AuthorizationRBAC, AuthorizationAlwaysAllow))
+	}
+	if o.TokenAuthFile != "" {
+		if _, err := tokenfile.NewCSV(o.TokenAuthFile); err != nil {
+			errs = append(errs, fmt.Errorf("--token-auth-file: %w", err))
+		}
 	}
 	if !strings.HasPrefix(o.EtcdPrefix, "/") {
 		errs = append(errs, fmt.Errorf("--etcd-prefix %q must start with /", o.EtcdPrefix))

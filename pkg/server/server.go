@@ -38,7 +38,6 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/apiserver/pkg/admission"
 	"k8s.io/apiserver/pkg/admission/plugin/namespace/lifecycle"
-	"k8s.io/apiserver/pkg/authorization/authorizerfactory"
 	discoveryendpoint "k8s.io/apiserver/pkg/endpoints/discovery/aggregated"
 	"k8s.io/apiserver/pkg/endpoints/openapi"
 	genericapiserver "k8s.io/apiserver/pkg/server"
@@ -51,9 +50,12 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
 
 	"github.com/miniapiserver/miniapiserver/pkg/api"
+	"github.com/miniapiserver/miniapiserver/pkg/auth"
+	"github.com/miniapiserver/miniapiserver/pkg/controller/clusterroleaggregation"
 	"github.com/miniapiserver/miniapiserver/pkg/features"
 	generatedopenapi "github.com/miniapiserver/miniapiserver/pkg/generated/openapi"
 	"github.com/miniapiserver/miniapiserver/pkg/storage"
@@ -168,6 +170,8 @@ type Server struct {
 	KubeconfigPath string
 	// EtcdServers are the etcd client URLs the server stores objects in.
 	EtcdServers []string
+	// creds are the data dir's CA and tokens (UserConfig signs with its CA).
+	creds *credentials
 	// crds are the CRDs WaitReady installs (read from Options.CRDPaths).
 	crds []*apiextensionsv1.CustomResourceDefinition
 }
@@ -251,7 +255,10 @@ func (c CompletedConfig) New(ctx context.Context) (s *Server, err error) {
 	}
 	// /readyz waits for the watch caches' initial lists, as kube-apiserver's does.
 	generic.AddPostStartHookOrDie("storage-readiness", generic.StorageReadinessHook.Hook)
-	stopLoopbackClients := addLoopbackClients(generic, factory, gc.LoopbackClientConfig, c.Admin, namespacedNow, o.GarbageCollector)
+	stopLoopbackClients, err := addLoopbackClients(generic, factory, gc.LoopbackClientConfig, c.Admin, namespacedNow, o.GarbageCollector)
+	if err != nil {
+		return nil, err
+	}
 	// On shutdown the server's own clients stop first (their watches would
 	// come straight back), then every watch ends at once, after the caches'
 	// final bookmarks, instead of holding the HTTP server's shutdown until
@@ -269,14 +276,18 @@ func (c CompletedConfig) New(ctx context.Context) (s *Server, err error) {
 	if err := writeFile(c.KubeconfigPath, kc); err != nil {
 		return nil, fmt.Errorf("writing kubeconfig: %w", err)
 	}
-	return &Server{generic: generic, crdInformers: ext.Informers, openAPI: openAPI, etcd: etcd, Admin: c.Admin, KubeconfigPath: c.KubeconfigPath, EtcdServers: servers, crds: crds}, nil
+	return &Server{generic: generic, crdInformers: ext.Informers, openAPI: openAPI, etcd: etcd, Admin: c.Admin, KubeconfigPath: c.KubeconfigPath, EtcdServers: servers, creds: c.creds, crds: crds}, nil
 }
 
 // addLoopbackClients runs the clients the server has of itself: the shared
 // informers (for namespace admission), the system namespaces' bootstrap,
 // the namespace controller and, if garbageCollector, the garbage collector.
 // The returned func stops them, before the HTTP server stops.
-func addLoopbackClients(generic *genericapiserver.GenericAPIServer, factory informers.SharedInformerFactory, loopback, admin *rest.Config, namespaced func() []schema.GroupVersionResource, garbageCollector bool) (stop func()) {
+func addLoopbackClients(generic *genericapiserver.GenericAPIServer, factory informers.SharedInformerFactory, loopback, admin *rest.Config, namespaced func() []schema.GroupVersionResource, garbageCollector bool) (stop func(), err error) {
+	loopbackClient, err := kubernetes.NewForConfig(loopback)
+	if err != nil {
+		return nil, err
+	}
 	loopbackCtx, stopLoopback := context.WithCancel(context.Background())
 	var controllers sync.WaitGroup
 	stop = func() {
@@ -309,10 +320,42 @@ func addLoopbackClients(generic *genericapiserver.GenericAPIServer, factory info
 		controllers.Go(func() { controller.run(loopbackCtx) })
 		return nil
 	})
+	// The RBAC informers (the authorizer's, and the aggregation
+	// controller's) are made now, so that start-informers starts them.
+	rbac := factory.Rbac().V1()
+	rbacSynced := []cache.InformerSynced{rbac.Roles().Informer().HasSynced, rbac.RoleBindings().Informer().HasSynced,
+		rbac.ClusterRoles().Informer().HasSynced, rbac.ClusterRoleBindings().Informer().HasSynced}
+	aggregation := clusterroleaggregation.New(loopbackClient.RbacV1(), rbac.ClusterRoles())
+	generic.AddPostStartHookOrDie("rbac/bootstrap-roles", func(hc genericapiserver.PostStartHookContext) error {
+		return bootstrapRBAC(hc, loopbackClient, rbacSynced)
+	})
+	generic.AddPostStartHookOrDie("clusterrole-aggregation", func(genericapiserver.PostStartHookContext) error {
+		controllers.Go(func() { aggregation.Run(loopbackCtx) })
+		return nil
+	})
 	if garbageCollector {
 		addGarbageCollector(loopbackCtx, generic, &controllers)
 	}
-	return stop
+	return stop, nil
+}
+
+// bootstrapRBAC creates (or reconciles) the default roles and bindings,
+// then waits until the authorizer's informers have synced: the server is
+// not ready before. It gives up when ctx ends, or after 30s.
+func bootstrapRBAC(ctx context.Context, client kubernetes.Interface, synced []cache.InformerSynced) error {
+	var lastErr error
+	err := wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
+		lastErr = auth.Bootstrap(client)
+		return lastErr == nil, nil
+	})
+	if ctx.Err() != nil {
+		return nil // stopped while starting: no failure
+	}
+	if err != nil {
+		return fmt.Errorf("default RBAC roles: %w (%v)", err, lastErr)
+	}
+	cache.WaitForCacheSync(ctx.Done(), synced...)
+	return nil
 }
 
 // genericConfig is the generic API server's config: serving, authn/z,
@@ -346,7 +389,11 @@ func (c CompletedConfig) genericConfig(ctx context.Context, backend *storageback
 		}
 		watches.wait(watchDrainTimeout)
 	}
-	gc.SecureServing = &genericapiserver.SecureServingInfo{Listener: newClosingListener(c.Listener, drained), Cert: cert, HTTP2MaxStreamsPerConnection: 1000}
+	clientCA, err := dynamiccertificates.NewStaticCAContent("client-ca", c.creds.caCert)
+	if err != nil {
+		return nil, nil, err
+	}
+	gc.SecureServing = &genericapiserver.SecureServingInfo{Listener: newClosingListener(c.Listener, drained), Cert: cert, ClientCA: clientCA, HTTP2MaxStreamsPerConnection: 1000}
 
 	loopback := rest.CopyConfig(c.Admin)
 	loopback.BearerToken = newToken()
@@ -354,8 +401,17 @@ func (c CompletedConfig) genericConfig(ctx context.Context, backend *storageback
 	loopback.ContentType = "application/vnd.kubernetes.protobuf"
 	loopback.AcceptContentTypes = "application/vnd.kubernetes.protobuf,application/json"
 	gc.LoopbackClientConfig = loopback
-	gc.Authentication.Authenticator = newAuthenticator(c.creds.adminToken)
-	gc.Authorization.Authorizer = authorizerfactory.NewAlwaysAllowAuthorizer()
+	if gc.Authentication.Authenticator, err = newAuthenticator(c.creds.adminToken, c.creds.caCert, c.Options.TokenAuthFile); err != nil {
+		return nil, nil, err
+	}
+	client, err := kubernetes.NewForConfig(loopback)
+	if err != nil {
+		return nil, nil, err
+	}
+	factory := informers.NewSharedInformerFactory(client, 0)
+	if gc.Authorization.Authorizer, gc.RuleResolver, err = newAuthorizer(c.Options.AuthorizationMode, factory); err != nil {
+		return nil, nil, err
+	}
 	// Complete adds the loopback token (AuthorizeClientBearerToken).
 
 	namer := openapi.NewDefinitionNamer(api.Scheme)
@@ -375,11 +431,6 @@ func (c CompletedConfig) genericConfig(ctx context.Context, backend *storageback
 		return nil, nil, err
 	}
 
-	client, err := kubernetes.NewForConfig(loopback)
-	if err != nil {
-		return nil, nil, err
-	}
-	factory := informers.NewSharedInformerFactory(client, 0)
 	nsLifecycle, err := lifecycle.NewLifecycle(sets.New(systemNamespaces...))
 	if err != nil {
 		return nil, nil, err

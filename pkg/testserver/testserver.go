@@ -44,6 +44,7 @@ type Server struct {
 	// EtcdServers are the etcd client URLs the server stores objects in.
 	EtcdServers []string
 
+	server   *server.Server
 	logs     *serverLog
 	unroute  func()
 	cancel   context.CancelFunc
@@ -123,6 +124,7 @@ func start(logs *serverLog, options []func(*server.Options)) (*Server, error) {
 		KubeconfigPath: s.KubeconfigPath,
 		DataDir:        cfg.Options.DataDir,
 		EtcdServers:    s.EtcdServers,
+		server:         s,
 		cancel:         cancel,
 		done:           make(chan error, 1),
 		logs:           logs,
@@ -170,6 +172,19 @@ func (s *Server) Stop() error {
 		}
 	})
 	return s.stopErr
+}
+
+// AddUser returns a client config for user name in groups, authenticated
+// by a client certificate the server trusts (envtest's AddUser). The user
+// may do what RBAC allows it: bind roles to it, or to one of its groups
+// (system:masters may do anything).
+func (s *Server) AddUser(name string, groups ...string) (*rest.Config, error) {
+	cfg, err := s.server.UserConfig(name, groups...)
+	if err != nil {
+		return nil, err
+	}
+	cfg.QPS = -1
+	return cfg, nil
 }
 
 // LoggedErrors returns the errors logged about this server while it ran

@@ -1,0 +1,104 @@
+/*
+Copyright The miniapiserver Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package auth
+
+import (
+	_ "embed"
+	"encoding/json"
+	"fmt"
+
+	rbacv1 "k8s.io/api/rbac/v1"
+	"k8s.io/apimachinery/pkg/util/errors"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/component-helpers/auth/rbac/reconciliation"
+	"sigs.k8s.io/yaml"
+)
+
+//go:embed bootstrap.yaml
+var bootstrapYAML []byte
+
+// DefaultClusterRoles and DefaultClusterRoleBindings are the ones
+// kube-apiserver bootstraps that users and tools rely on: cluster-admin,
+// admin, edit, view (aggregated from the system:aggregate-to-* roles),
+// system:discovery, system:basic-user, system:public-info-viewer and
+// system:auth-delegator, with upstream's names, rules, labels and
+// annotations, and their default bindings.
+func DefaultClusterRoles() ([]*rbacv1.ClusterRole, []*rbacv1.ClusterRoleBinding, error) {
+	var list struct {
+		Items []json.RawMessage `json:"items"`
+	}
+	if err := yaml.Unmarshal(bootstrapYAML, &list); err != nil {
+		return nil, nil, fmt.Errorf("bootstrap policy: %w", err)
+	}
+	var roles []*rbacv1.ClusterRole
+	var bindings []*rbacv1.ClusterRoleBinding
+	for _, raw := range list.Items {
+		var kind struct{ Kind string }
+		if err := json.Unmarshal(raw, &kind); err != nil {
+			return nil, nil, fmt.Errorf("bootstrap policy: %w", err)
+		}
+		var err error
+		switch kind.Kind {
+		case "ClusterRole":
+			r := &rbacv1.ClusterRole{}
+			err = json.Unmarshal(raw, r)
+			roles = append(roles, r)
+		case "ClusterRoleBinding":
+			b := &rbacv1.ClusterRoleBinding{}
+			err = json.Unmarshal(raw, b)
+			bindings = append(bindings, b)
+		default:
+			err = fmt.Errorf("unexpected kind %q", kind.Kind)
+		}
+		if err != nil {
+			return nil, nil, fmt.Errorf("bootstrap policy: %w", err)
+		}
+	}
+	return roles, bindings, nil
+}
+
+// Bootstrap creates the default roles and bindings, or reconciles them as
+// kube-apiserver does on every start: what is missing from them is added,
+// what users added to them is kept.
+func Bootstrap(client kubernetes.Interface) error {
+	roles, bindings, err := DefaultClusterRoles()
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for _, r := range roles {
+		opts := reconciliation.ReconcileRoleOptions{
+			Role:    reconciliation.ClusterRoleRuleOwner{ClusterRole: r},
+			Client:  reconciliation.ClusterRoleModifier{Client: client.RbacV1().ClusterRoles()},
+			Confirm: true,
+		}
+		if _, err := opts.Run(); err != nil {
+			errs = append(errs, fmt.Errorf("ClusterRole %s: %w", r.Name, err))
+		}
+	}
+	for _, b := range bindings {
+		opts := reconciliation.ReconcileRoleBindingOptions{
+			RoleBinding: reconciliation.ClusterRoleBindingAdapter{ClusterRoleBinding: b},
+			Client:      reconciliation.ClusterRoleBindingClientAdapter{Client: client.RbacV1().ClusterRoleBindings()},
+			Confirm:     true,
+		}
+		if _, err := opts.Run(); err != nil {
+			errs = append(errs, fmt.Errorf("ClusterRoleBinding %s: %w", b.Name, err))
+		}
+	}
+	return errors.NewAggregate(errs)
+}
