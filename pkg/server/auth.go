@@ -25,17 +25,21 @@ import (
 	"net/http"
 	"strings"
 
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apiserver/pkg/authentication/authenticator"
 	"k8s.io/apiserver/pkg/authentication/group"
 	"k8s.io/apiserver/pkg/authentication/request/bearertoken"
 	"k8s.io/apiserver/pkg/authentication/request/union"
 	x509request "k8s.io/apiserver/pkg/authentication/request/x509"
 	"k8s.io/apiserver/pkg/authentication/token/tokenfile"
+	tokenunion "k8s.io/apiserver/pkg/authentication/token/union"
 	"k8s.io/apiserver/pkg/authentication/user"
 	"k8s.io/apiserver/pkg/authorization/authorizer"
 	"k8s.io/apiserver/pkg/authorization/authorizerfactory"
 	authorizerunion "k8s.io/apiserver/pkg/authorization/union"
 	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/klog/v2"
 
 	"github.com/miniapiserver/miniapiserver/pkg/auth"
@@ -45,34 +49,44 @@ import (
 // credentials and answers 401 without them.
 var publicPaths = []string{"/livez", "/readyz", "/healthz", "/version"}
 
-// newAuthenticator authenticates as kube-apiserver does, in its order:
-// client certificates signed by the data dir's CA (the user is the
-// certificate's CN, its groups its O), the tokens of tokenFile (upstream's
-// --token-auth-file CSV; "" for none), the admin token (a member of
-// system:masters); every authenticated user is in system:authenticated.
-// Anonymous requests reach the public paths only.
-func newAuthenticator(adminToken string, caPEM []byte, tokenFile string) (authenticator.Request, error) {
+// serviceAccountIssuer is the issuer of the service account tokens, and
+// the API's audience (kubeadm's --service-account-issuer).
+const serviceAccountIssuer = "https://kubernetes.default.svc.cluster.local"
+
+// newTokenAuthenticator authenticates the bearer tokens kube-apiserver
+// would, in its order: the tokens of tokenFile (upstream's
+// --token-auth-file CSV; "" for none), service account tokens, and the
+// admin token (a member of system:masters).
+func newTokenAuthenticator(adminToken, tokenFile string, serviceAccounts *auth.ServiceAccountTokens) (authenticator.Token, error) {
+	var chain []authenticator.Token
+	if tokenFile != "" {
+		tokens, err := tokenfile.NewCSV(tokenFile)
+		if err != nil {
+			return nil, fmt.Errorf("--token-auth-file: %w", err)
+		}
+		chain = append(chain, tokens)
+	}
+	chain = append(chain, serviceAccounts, authenticator.TokenFunc(func(_ context.Context, token string) (*authenticator.Response, bool, error) {
+		if subtle.ConstantTimeCompare([]byte(token), []byte(adminToken)) != 1 {
+			return nil, false, nil
+		}
+		return &authenticator.Response{User: &user.DefaultInfo{Name: "admin", Groups: []string{user.SystemPrivilegedGroup}}}, true, nil
+	}))
+	return tokenunion.New(chain...), nil
+}
+
+// newAuthenticator authenticates as kube-apiserver does: client
+// certificates signed by the data dir's CA (the user is the certificate's
+// CN, its groups its O), then bearer tokens; every authenticated user is
+// in system:authenticated. Anonymous requests reach the public paths only.
+func newAuthenticator(caPEM []byte, tokens authenticator.Token) (authenticator.Request, error) {
 	roots := x509.NewCertPool()
 	if !roots.AppendCertsFromPEM(caPEM) {
 		return nil, errors.New("the data dir's CA certificate does not parse")
 	}
 	opts := x509request.DefaultVerifyOptions()
 	opts.Roots = roots
-	chain := []authenticator.Request{x509request.New(opts, x509request.CommonNameUserConversion)}
-	if tokenFile != "" {
-		tokens, err := tokenfile.NewCSV(tokenFile)
-		if err != nil {
-			return nil, fmt.Errorf("--token-auth-file: %w", err)
-		}
-		chain = append(chain, bearertoken.New(tokens))
-	}
-	chain = append(chain, bearertoken.New(authenticator.TokenFunc(func(_ context.Context, token string) (*authenticator.Response, bool, error) {
-		if subtle.ConstantTimeCompare([]byte(token), []byte(adminToken)) != 1 {
-			return nil, false, nil
-		}
-		return &authenticator.Response{User: &user.DefaultInfo{Name: "admin", Groups: []string{user.SystemPrivilegedGroup}}}, true, nil
-	})))
-	authenticated := group.NewAuthenticatedGroupAdder(union.New(chain...))
+	authenticated := group.NewAuthenticatedGroupAdder(union.New(x509request.New(opts, x509request.CommonNameUserConversion), bearertoken.New(tokens)))
 	return authenticator.RequestFunc(func(req *http.Request) (*authenticator.Response, bool, error) {
 		resp, ok, err := authenticated.AuthenticateRequest(req)
 		if ok || err != nil || !isPublic(req.URL.Path) {
@@ -83,6 +97,24 @@ func newAuthenticator(adminToken string, caPEM []byte, tokenFile string) (authen
 			Groups: []string{user.AllUnauthenticated},
 		}}, true, nil
 	}), nil
+}
+
+// clientLookup finds the objects service account tokens name through the
+// server's own (loopback) client.
+type clientLookup struct {
+	client kubernetes.Interface
+}
+
+func (l clientLookup) ServiceAccount(ctx context.Context, ns, name string) (*corev1.ServiceAccount, error) {
+	return l.client.CoreV1().ServiceAccounts(ns).Get(ctx, name, metav1.GetOptions{})
+}
+
+func (l clientLookup) Pod(ctx context.Context, ns, name string) (*corev1.Pod, error) {
+	return l.client.CoreV1().Pods(ns).Get(ctx, name, metav1.GetOptions{})
+}
+
+func (l clientLookup) Secret(ctx context.Context, ns, name string) (*corev1.Secret, error) {
+	return l.client.CoreV1().Secrets(ns).Get(ctx, name, metav1.GetOptions{})
 }
 
 // Authorization modes (--authorization-mode).

@@ -42,6 +42,7 @@ const (
 	servingCertFile = "apiserver.crt"
 	servingKeyFile  = "apiserver.key"
 	tokenFile       = "admin.token"
+	saKeyFile       = "sa.key"
 	kubeconfigFile  = "kubeconfig"
 )
 
@@ -49,6 +50,8 @@ const (
 type credentials struct {
 	caCert      []byte // PEM
 	caKey       []byte // PEM
+	// saKey signs service account tokens.
+	saKey *ecdsa.PrivateKey
 	servingCert []byte // PEM
 	servingKey  []byte // PEM
 	adminToken  string
@@ -71,7 +74,11 @@ func loadOrCreateCredentials(dir string, hosts []string) (*credentials, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &credentials{caCert: caCertPEM, caKey: caKeyPEM, servingCert: certPEM, servingKey: keyPEM, adminToken: token}, nil
+	saKey, err := loadOrCreateKey(filepath.Join(dir, saKeyFile))
+	if err != nil {
+		return nil, err
+	}
+	return &credentials{caCert: caCertPEM, caKey: caKeyPEM, saKey: saKey, servingCert: certPEM, servingKey: keyPEM, adminToken: token}, nil
 }
 
 // loadOrCreateToken reads the admin token from path, or creates one if there
@@ -110,6 +117,34 @@ func loadOrCreateCA(dir string) (certPEM, keyPEM []byte, err error) {
 		BasicConstraintsValid: true,
 		IsCA:                  true,
 	}, nil, nil, certPath, keyPath)
+}
+
+// loadOrCreateKey reads the EC private key at path, or creates one.
+func loadOrCreateKey(path string) (*ecdsa.PrivateKey, error) {
+	keyPEM, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+		if err != nil {
+			return nil, err
+		}
+		der, err := x509.MarshalECPrivateKey(key)
+		if err != nil {
+			return nil, err
+		}
+		return key, writeFile(path, pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: der}))
+	}
+	if err != nil {
+		return nil, err
+	}
+	block, _ := pem.Decode(keyPEM)
+	if block == nil {
+		return nil, fmt.Errorf("%s holds no PEM key: remove it to make a new one (tokens signed by the old key stop working)", path)
+	}
+	key, err := x509.ParseECPrivateKey(block.Bytes)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return key, nil
 }
 
 func loadOrCreateServing(dir string, caCertPEM, caKeyPEM []byte, hosts []string) (certPEM, keyPEM []byte, err error) {

@@ -38,6 +38,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/apiserver/pkg/admission"
 	"k8s.io/apiserver/pkg/admission/plugin/namespace/lifecycle"
+	"k8s.io/apiserver/pkg/authentication/authenticator"
 	discoveryendpoint "k8s.io/apiserver/pkg/endpoints/discovery/aggregated"
 	"k8s.io/apiserver/pkg/endpoints/openapi"
 	genericapiserver "k8s.io/apiserver/pkg/server"
@@ -134,6 +135,11 @@ type completedConfig struct {
 	generic atomic.Pointer[genericapiserver.GenericAPIServer]
 	// Admin is a client config with the admin token, as written to the kubeconfig.
 	Admin *rest.Config
+	// serviceAccounts issues and checks service account tokens, and tokens
+	// authenticates every bearer token (TokenReview asks it); genericConfig
+	// makes them.
+	serviceAccounts *auth.ServiceAccountTokens
+	tokens          authenticator.Token
 }
 
 // CompletedConfig can only be made by Complete.
@@ -401,11 +407,16 @@ func (c CompletedConfig) genericConfig(ctx context.Context, backend *storageback
 	loopback.ContentType = "application/vnd.kubernetes.protobuf"
 	loopback.AcceptContentTypes = "application/vnd.kubernetes.protobuf,application/json"
 	gc.LoopbackClientConfig = loopback
-	if gc.Authentication.Authenticator, err = newAuthenticator(c.creds.adminToken, c.creds.caCert, c.Options.TokenAuthFile); err != nil {
-		return nil, nil, err
-	}
 	client, err := kubernetes.NewForConfig(loopback)
 	if err != nil {
+		return nil, nil, err
+	}
+	gc.Authentication.APIAudiences = authenticator.Audiences{serviceAccountIssuer}
+	c.serviceAccounts = &auth.ServiceAccountTokens{Key: c.creds.saKey, Issuer: serviceAccountIssuer, Audiences: gc.Authentication.APIAudiences, Lookup: clientLookup{client}}
+	if c.tokens, err = newTokenAuthenticator(c.creds.adminToken, c.Options.TokenAuthFile, c.serviceAccounts); err != nil {
+		return nil, nil, err
+	}
+	if gc.Authentication.Authenticator, err = newAuthenticator(c.creds.caCert, c.tokens); err != nil {
 		return nil, nil, err
 	}
 	factory := informers.NewSharedInformerFactory(client, 0)

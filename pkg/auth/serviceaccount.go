@@ -1,0 +1,202 @@
+/*
+Copyright The miniapiserver Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package auth
+
+import (
+	"context"
+	"crypto/ecdsa"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/golang-jwt/jwt/v5"
+	"github.com/google/uuid"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apiserver/pkg/authentication/authenticator"
+	"k8s.io/apiserver/pkg/authentication/serviceaccount"
+	"k8s.io/apiserver/pkg/authentication/user"
+)
+
+// Service account tokens are kube-apiserver's bound tokens (TokenRequest):
+// JWTs signed with the data dir's key (ES256), with upstream's claims, whose
+// subject is system:serviceaccount:<namespace>:<name>.
+
+// ServiceAccountTokens issues and checks service account tokens.
+type ServiceAccountTokens struct {
+	// Key signs the tokens; its public half checks them.
+	Key *ecdsa.PrivateKey
+	// Issuer is the tokens' iss (kube-apiserver's --service-account-issuer).
+	Issuer string
+	// Audiences are the API's audiences (--api-audiences): a token for
+	// none of them does not authenticate to the API.
+	Audiences []string
+	// Lookup finds the objects a token names: a token whose service
+	// account, pod or secret is gone, or is another object of the same
+	// name (another UID), does not authenticate.
+	Lookup Lookup
+	// Now is the clock (time.Now if nil).
+	Now func() time.Time
+}
+
+// Lookup reads the objects tokens refer to; a missing one is a NotFound error.
+type Lookup interface {
+	ServiceAccount(ctx context.Context, namespace, name string) (*corev1.ServiceAccount, error)
+	Pod(ctx context.Context, namespace, name string) (*corev1.Pod, error)
+	Secret(ctx context.Context, namespace, name string) (*corev1.Secret, error)
+}
+
+// Binding is the object a token is bound to: it stops authenticating
+// when that object is deleted.
+type Binding struct {
+	Kind      string // Pod or Secret
+	Name, UID string
+}
+
+// claims are upstream's: the registered ones and "kubernetes.io".
+type claims struct {
+	jwt.RegisteredClaims
+	Kubernetes kubernetesClaims `json:"kubernetes.io,omitempty"`
+}
+
+type kubernetesClaims struct {
+	Namespace      string `json:"namespace,omitempty"`
+	ServiceAccount ref    `json:"serviceaccount,omitempty"`
+	Pod            *ref   `json:"pod,omitempty"`
+	Secret         *ref   `json:"secret,omitempty"`
+}
+
+type ref struct {
+	Name string `json:"name,omitempty"`
+	UID  string `json:"uid,omitempty"`
+}
+
+func (t *ServiceAccountTokens) now() time.Time {
+	if t.Now != nil {
+		return t.Now()
+	}
+	return time.Now()
+}
+
+// Issue returns a token for sa, for audiences, valid for ttl, bound to
+// binding if it is not nil, and when it expires.
+func (t *ServiceAccountTokens) Issue(sa *corev1.ServiceAccount, audiences []string, ttl time.Duration, binding *Binding) (string, time.Time, error) {
+	now := t.now().Truncate(time.Second)
+	exp := now.Add(ttl)
+	c := claims{
+		RegisteredClaims: jwt.RegisteredClaims{
+			Issuer: t.Issuer, Subject: serviceaccount.MakeUsername(sa.Namespace, sa.Name), Audience: audiences,
+			IssuedAt: jwt.NewNumericDate(now), NotBefore: jwt.NewNumericDate(now), ExpiresAt: jwt.NewNumericDate(exp),
+			ID: uuid.NewString(),
+		},
+		Kubernetes: kubernetesClaims{Namespace: sa.Namespace, ServiceAccount: ref{Name: sa.Name, UID: string(sa.UID)}},
+	}
+	if binding != nil {
+		r := &ref{Name: binding.Name, UID: binding.UID}
+		switch binding.Kind {
+		case "Pod":
+			c.Kubernetes.Pod = r
+		case "Secret":
+			c.Kubernetes.Secret = r
+		default:
+			return "", time.Time{}, fmt.Errorf("a token cannot be bound to a %s", binding.Kind)
+		}
+	}
+	token, err := jwt.NewWithClaims(jwt.SigningMethodES256, c).SignedString(t.Key)
+	return token, exp, err
+}
+
+var _ authenticator.Token = (*ServiceAccountTokens)(nil)
+
+// errNotOurs: the token is no JWT of this issuer; other authenticators may take it.
+var errNotOurs = errors.New("not a service account token of this server")
+
+// AuthenticateToken implements authenticator.Token: a token this server
+// issued, for one of the request's audiences (the API's by default), not
+// expired, whose service account (and bound object) still exist.
+func (t *ServiceAccountTokens) AuthenticateToken(ctx context.Context, token string) (*authenticator.Response, bool, error) {
+	var c claims
+	parsed, err := jwt.ParseWithClaims(token, &c, func(*jwt.Token) (any, error) { return &t.Key.PublicKey, nil },
+		jwt.WithValidMethods([]string{jwt.SigningMethodES256.Alg()}), jwt.WithIssuer(t.Issuer), jwt.WithTimeFunc(t.now), jwt.WithLeeway(time.Minute))
+	switch {
+	case errors.Is(err, jwt.ErrTokenMalformed) || errors.Is(err, jwt.ErrTokenInvalidIssuer) || errors.Is(err, jwt.ErrTokenSignatureInvalid) || errors.Is(err, jwt.ErrTokenUnverifiable):
+		return nil, false, nil // someone else's token, or none at all
+	case err != nil:
+		return nil, false, err // ours, but expired or not yet valid
+	case !parsed.Valid:
+		return nil, false, errNotOurs
+	}
+	audiences, ok := authenticator.AudiencesFrom(ctx)
+	if !ok || len(audiences) == 0 {
+		audiences = t.Audiences
+	}
+	matched := []string{}
+	for _, a := range c.Audience {
+		if slices.Contains(audiences, a) {
+			matched = append(matched, a)
+		}
+	}
+	if len(matched) == 0 {
+		return nil, false, errors.New("token audiences do not match the API's")
+	}
+	k := c.Kubernetes
+	sa, err := t.Lookup.ServiceAccount(ctx, k.Namespace, k.ServiceAccount.Name)
+	if err := gone("service account", k.Namespace, k.ServiceAccount, sa, err); err != nil {
+		return nil, false, err
+	}
+	extra := map[string][]string{"authentication.kubernetes.io/credential-id": {"JTI=" + c.ID}}
+	if k.Pod != nil {
+		pod, err := t.Lookup.Pod(ctx, k.Namespace, k.Pod.Name)
+		if err := gone("pod", k.Namespace, *k.Pod, pod, err); err != nil {
+			return nil, false, err
+		}
+		extra["authentication.kubernetes.io/pod-name"] = []string{k.Pod.Name}
+		extra["authentication.kubernetes.io/pod-uid"] = []string{k.Pod.UID}
+	}
+	if k.Secret != nil {
+		secret, err := t.Lookup.Secret(ctx, k.Namespace, k.Secret.Name)
+		if err := gone("secret", k.Namespace, *k.Secret, secret, err); err != nil {
+			return nil, false, err
+		}
+	}
+	return &authenticator.Response{
+		Audiences: matched,
+		User: &user.DefaultInfo{
+			Name:   serviceaccount.MakeUsername(k.Namespace, k.ServiceAccount.Name),
+			UID:    k.ServiceAccount.UID,
+			Groups: serviceaccount.MakeGroupNames(k.Namespace),
+			Extra:  extra,
+		},
+	}, true, nil
+}
+
+// gone returns the error that makes a token invalid when the object it
+// names (found as obj, or err) is not there, or is another of its name.
+func gone[T interface{ GetUID() types.UID }](what, namespace string, want ref, obj T, err error) error {
+	if apierrors.IsNotFound(err) {
+		return fmt.Errorf("%s %s/%s has been deleted", what, namespace, want.Name)
+	}
+	if err != nil {
+		return fmt.Errorf("looking up %s %s/%s: %w", what, namespace, want.Name, err)
+	}
+	if string(obj.GetUID()) != want.UID {
+		return fmt.Errorf("%s UID (%s) does not match claim (%s)", what, obj.GetUID(), want.UID)
+	}
+	return nil
+}
