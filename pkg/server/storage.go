@@ -170,6 +170,11 @@ func (s *storages) newCache(raw apistorage.Interface, config *storagebackend.Con
 		s.mu.Lock()
 		delete(s.caches, c)
 		s.mu.Unlock()
+		// A storage is destroyed while the server runs when its CRD
+		// changes: its watches end as on a shutdown, those that allow
+		// bookmarks after a final one, and their clients resume on the new
+		// storage without relisting.
+		c.Shutdown(ctx)
 		cancel()
 		<-done
 	}, nil

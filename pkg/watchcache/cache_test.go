@@ -401,6 +401,13 @@ func TestRequestsToANotReadyCache(t *testing.T) {
 			t.Errorf("%s while not ready: got %v, want 429", tc.name, err)
 		}
 	}
+	// A watch whose own deadline (timeoutSeconds) ends first gets 429 too,
+	// not the context's error (a 500).
+	expired, cancel := context.WithDeadline(context.Background(), time.Now())
+	defer cancel()
+	if _, err := c.Watch(expired, "/pods/", storage.ListOptions{ResourceVersion: "0", Recursive: true, Predicate: storage.Everything}); !apierrors.IsTooManyRequests(err) {
+		t.Errorf("WATCH whose deadline passes while not ready: got %v, want 429", err)
+	}
 	result := make(chan error, 1)
 
 	// One that starts waiting before the cache is ready is served once it is.

@@ -18,6 +18,7 @@ package watchcache
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"time"
 
@@ -63,10 +64,16 @@ func (c *Cache) waitWithProgress(ctx context.Context, target uint64) error {
 // as upstream's cacher answers one while it initializes.
 var errNotReady = apierrors.NewTooManyRequests("storage is (re)initializing", 1)
 
-// waitReady waits until the cache is ready, for at most 3 s.
+// waitReady waits until the cache is ready, for at most 3 s, or until the
+// request's own deadline (a watch's timeoutSeconds): either way, a cache
+// still not ready answers 429, as upstream's answers at once.
 func (c *Cache) waitReady(ctx context.Context) error {
-	return c.waitFor(ctx, freshnessTimeout, func(ready bool, _ uint64) bool { return ready },
+	err := c.waitFor(ctx, freshnessTimeout, func(ready bool, _ uint64) bool { return ready },
 		func(uint64) error { return errNotReady })
+	if errors.Is(err, context.DeadlineExceeded) {
+		return errNotReady
+	}
+	return err
 }
 
 // waitUntilFresh blocks until the cache has seen rv, for at most timeout,

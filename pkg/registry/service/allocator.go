@@ -18,6 +18,7 @@ package service
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"net/netip"
@@ -85,6 +86,12 @@ func (a *allocator) allocate(ctx context.Context, svc *corev1.Service) error {
 	if needsNodePorts(svc) {
 		errs = append(errs, allocateNodePorts(svc, ports)...)
 	}
+	// A full range is no fault of the Service's: upstream answers 500.
+	for _, e := range errs {
+		if e.Type == field.ErrorTypeInternal {
+			return apierrors.NewInternalError(errors.New(e.Detail))
+		}
+	}
 	if len(errs) > 0 {
 		return apierrors.NewInvalid(corev1.SchemeGroupVersion.WithKind("Service").GroupKind(), svc.Name, errs)
 	}
@@ -109,7 +116,7 @@ func allocateIP(svc *corev1.Service, used map[netip.Addr]bool) field.ErrorList {
 	case "":
 		addr, ok := freeIP(used)
 		if !ok {
-			return field.ErrorList{field.InternalError(path, fmt.Errorf("failed to allocate a serviceIP: range is full"))}
+			return field.ErrorList{field.InternalError(path, fmt.Errorf("failed to allocate a serviceIP for Service %q: range is full", svc.Name))}
 		}
 		ip = addr.String()
 	default:
