@@ -40,6 +40,10 @@ import (
 // systemNamespaces exist from the first start and can never be deleted.
 var systemNamespaces = []string{metav1.NamespaceDefault, metav1.NamespaceSystem, metav1.NamespacePublic}
 
+// bootstrapped are the namespaces kube-apiserver creates on start: the
+// system ones and kube-node-lease (which can be deleted, as upstream's).
+var bootstrapped = append(slices.Clone(systemNamespaces), corev1.NamespaceNodeLease)
+
 // bootstrapNamespaces creates the system namespaces. It fails only if they
 // cannot be created in 30s; a server stopped before it is done is no failure
 // (a post-start hook's error is fatal).
@@ -50,7 +54,7 @@ func bootstrapNamespaces(ctx context.Context, cfg *rest.Config) error {
 	}
 	// Retry briefly: the first requests may race the storage becoming ready.
 	err = wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
-		for _, name := range systemNamespaces {
+		for _, name := range bootstrapped {
 			_, err := client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{})
 			if err != nil && !apierrors.IsAlreadyExists(err) {
 				klog.FromContext(ctx).V(2).Info("Creating system namespace", "namespace", name, "err", err)

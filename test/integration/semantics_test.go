@@ -49,6 +49,10 @@ func TestNamespaceLifecycle(t *testing.T) {
 				t.Errorf("delete %s: got %v, want 403 Forbidden", name, err)
 			}
 		}
+		// kube-apiserver creates kube-node-lease too (a namespace like any other).
+		if _, err := client.CoreV1().Namespaces().Get(ctx, corev1.NamespaceNodeLease, metav1.GetOptions{}); err != nil {
+			t.Errorf("get kube-node-lease: %v", err)
+		}
 
 		ns, err := client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "doomed"}}, metav1.CreateOptions{})
 		if err != nil {
