@@ -48,10 +48,10 @@ const (
 
 // credentials are the CA, the serving certificate and the admin token.
 type credentials struct {
-	caCert      []byte // PEM
-	caKey       []byte // PEM
+	caCert []byte // PEM
+	caKey  []byte // PEM
 	// saKey signs service account tokens.
-	saKey *ecdsa.PrivateKey
+	saKey       *ecdsa.PrivateKey
 	servingCert []byte // PEM
 	servingKey  []byte // PEM
 	adminToken  string

@@ -140,5 +140,3 @@ func TestTokenReview(t *testing.T) {
 		t.Errorf("no token: got %v, want 400", err)
 	}
 }
-
-
