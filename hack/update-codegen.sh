@@ -52,8 +52,12 @@ INPUT_PKGS=(
     k8s.io/api/discovery/v1
     k8s.io/api/events/v1
     k8s.io/api/networking/v1
+    k8s.io/api/node/v1
+    k8s.io/api/policy/v1
     k8s.io/api/rbac/v1
+    k8s.io/api/scheduling/v1
     k8s.io/api/scheduling/v1alpha3
+    k8s.io/api/storage/v1
     k8s.io/apimachinery/pkg/apis/meta/v1
     k8s.io/apimachinery/pkg/api/resource
     k8s.io/apimachinery/pkg/runtime

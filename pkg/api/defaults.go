@@ -17,6 +17,7 @@ limitations under the License.
 package api
 
 import (
+	"slices"
 	"strings"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -43,8 +44,9 @@ func addDefaultingFuncs(s *runtime.Scheme) error {
 	if err := addWorkloadDefaults(s); err != nil {
 		return err
 	}
+	addBuiltinDefaults(s)
 	// Lists default their items, as upstream's generated defaulters do.
-	for _, list := range defaultedLists {
+	for _, list := range slices.Concat(defaultedLists, builtinDefaultedLists) {
 		s.AddTypeDefaultingFunc(list, func(obj any) {
 			_ = meta.EachListItem(obj.(runtime.Object), func(item runtime.Object) error {
 				s.Default(item)

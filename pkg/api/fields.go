@@ -99,6 +99,11 @@ func ReplicaSetFields(rs *appsv1.ReplicaSet) fields.Set {
 	return generic.AddObjectMetaFieldsSet(fields.Set{"status.replicas": fmt.Sprint(rs.Status.Replicas)}, &rs.ObjectMeta, true)
 }
 
+// ReplicationControllerFields is the field set a replication controller is selected by.
+func ReplicationControllerFields(rc *corev1.ReplicationController) fields.Set {
+	return generic.AddObjectMetaFieldsSet(fields.Set{"status.replicas": fmt.Sprint(rc.Status.Replicas)}, &rc.ObjectMeta, true)
+}
+
 // JobFields is the field set a job is selected by.
 func JobFields(j *batchv1.Job) fields.Set {
 	return generic.AddObjectMetaFieldsSet(fields.Set{"status.successful": fmt.Sprint(j.Status.Succeeded)}, &j.ObjectMeta, true)
@@ -108,14 +113,15 @@ func JobFields(j *batchv1.Job) fields.Set {
 // kinds without one accept metadata.name and metadata.namespace (the scheme's default).
 func addFieldLabelConversions(s *runtime.Scheme) error {
 	for gvk, set := range map[schema.GroupVersionKind]fields.Set{
-		corev1.SchemeGroupVersion.WithKind("Pod"):        PodFields(&corev1.Pod{}),
-		corev1.SchemeGroupVersion.WithKind("Event"):      EventFields(&corev1.Event{}),
-		corev1.SchemeGroupVersion.WithKind("Namespace"):  NamespaceFields(&corev1.Namespace{}),
-		corev1.SchemeGroupVersion.WithKind("Secret"):     SecretFields(&corev1.Secret{}),
-		corev1.SchemeGroupVersion.WithKind("Service"):    ServiceFields(&corev1.Service{}),
-		corev1.SchemeGroupVersion.WithKind("Node"):       NodeFields(&corev1.Node{}),
-		appsv1.SchemeGroupVersion.WithKind("ReplicaSet"): ReplicaSetFields(&appsv1.ReplicaSet{}),
-		batchv1.SchemeGroupVersion.WithKind("Job"):       JobFields(&batchv1.Job{}),
+		corev1.SchemeGroupVersion.WithKind("Pod"):                   PodFields(&corev1.Pod{}),
+		corev1.SchemeGroupVersion.WithKind("Event"):                 EventFields(&corev1.Event{}),
+		corev1.SchemeGroupVersion.WithKind("Namespace"):             NamespaceFields(&corev1.Namespace{}),
+		corev1.SchemeGroupVersion.WithKind("Secret"):                SecretFields(&corev1.Secret{}),
+		corev1.SchemeGroupVersion.WithKind("Service"):               ServiceFields(&corev1.Service{}),
+		corev1.SchemeGroupVersion.WithKind("Node"):                  NodeFields(&corev1.Node{}),
+		appsv1.SchemeGroupVersion.WithKind("ReplicaSet"):            ReplicaSetFields(&appsv1.ReplicaSet{}),
+		corev1.SchemeGroupVersion.WithKind("ReplicationController"): ReplicationControllerFields(&corev1.ReplicationController{}),
+		batchv1.SchemeGroupVersion.WithKind("Job"):                  JobFields(&batchv1.Job{}),
 	} {
 		if err := s.AddFieldLabelConversionFunc(gvk, labelsOf(set)); err != nil {
 			return err

@@ -24,6 +24,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -34,6 +35,7 @@ var (
 	serviceFieldsKind    = corev1.SchemeGroupVersion.WithKind("Service")
 	nodeFieldsKind       = corev1.SchemeGroupVersion.WithKind("Node")
 	replicaSetFieldsKind = appsv1.SchemeGroupVersion.WithKind("ReplicaSet")
+	rcFieldsKind         = corev1.SchemeGroupVersion.WithKind("ReplicationController")
 	jobFieldsKind        = batchv1.SchemeGroupVersion.WithKind("Job")
 )
 
@@ -83,6 +85,12 @@ func TestWorkloadFieldSets(t *testing.T) {
 			want: fields.Set{"metadata.name": "web", "metadata.namespace": "prod", "status.replicas": "0"},
 		},
 		{
+			name: "replication controller",
+			got: ReplicationControllerFields(&corev1.ReplicationController{ObjectMeta: meta, Spec: corev1.ReplicationControllerSpec{Replicas: ptr.To[int32](5)},
+				Status: corev1.ReplicationControllerStatus{Replicas: 4, ReadyReplicas: 2}}),
+			want: fields.Set{"metadata.name": "web", "metadata.namespace": "prod", "status.replicas": "4"},
+		},
+		{
 			name: "job",
 			got:  JobFields(&batchv1.Job{ObjectMeta: meta, Status: batchv1.JobStatus{Succeeded: 2, Failed: 1, Active: 4}}),
 			want: fields.Set{"metadata.name": "web", "metadata.namespace": "prod", "status.successful": "2"},
@@ -129,6 +137,12 @@ func TestConvertWorkloadFieldLabels(t *testing.T) {
 		{kind: replicaSetFieldsKind, label: "spec.replicas", wantErr: true},
 		{kind: replicaSetFieldsKind, label: "status.readyReplicas", wantErr: true},
 
+		{kind: rcFieldsKind, label: "metadata.name"},
+		{kind: rcFieldsKind, label: "metadata.namespace"},
+		{kind: rcFieldsKind, label: "status.replicas"},
+		{kind: rcFieldsKind, label: "spec.replicas", wantErr: true},
+		{kind: rcFieldsKind, label: "status.readyReplicas", wantErr: true},
+
 		{kind: jobFieldsKind, label: "metadata.name"},
 		{kind: jobFieldsKind, label: "metadata.namespace"},
 		{kind: jobFieldsKind, label: "status.successful"},
@@ -145,6 +159,10 @@ func TestConvertWorkloadFieldLabels(t *testing.T) {
 		{kind: batchv1.SchemeGroupVersion.WithKind("CronJob"), label: "metadata.namespace"},
 		{kind: batchv1.SchemeGroupVersion.WithKind("CronJob"), label: "status.successful", wantErr: true},
 		{kind: corev1.SchemeGroupVersion.WithKind("PersistentVolumeClaim"), label: "status.phase", wantErr: true},
+		{kind: policyv1.SchemeGroupVersion.WithKind("PodDisruptionBudget"), label: "metadata.namespace"},
+		{kind: policyv1.SchemeGroupVersion.WithKind("PodDisruptionBudget"), label: "spec.minAvailable", wantErr: true},
+		{kind: corev1.SchemeGroupVersion.WithKind("ResourceQuota"), label: "metadata.name"},
+		{kind: corev1.SchemeGroupVersion.WithKind("ResourceQuota"), label: "spec.hard", wantErr: true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.kind.Kind+" "+tt.label, func(t *testing.T) {
@@ -177,6 +195,7 @@ func TestWorkloadFieldSetsAgreeWithLabelConversions(t *testing.T) {
 		{kind: serviceFieldsKind, set: ServiceFields(&corev1.Service{}), wantKeys: []string{"metadata.name", "metadata.namespace", "spec.clusterIP", "spec.type"}},
 		{kind: nodeFieldsKind, set: NodeFields(&corev1.Node{}), wantKeys: []string{"metadata.name", "spec.unschedulable"}},
 		{kind: replicaSetFieldsKind, set: ReplicaSetFields(&appsv1.ReplicaSet{}), wantKeys: []string{"metadata.name", "metadata.namespace", "status.replicas"}},
+		{kind: rcFieldsKind, set: ReplicationControllerFields(&corev1.ReplicationController{}), wantKeys: []string{"metadata.name", "metadata.namespace", "status.replicas"}},
 		{kind: jobFieldsKind, set: JobFields(&batchv1.Job{}), wantKeys: []string{"metadata.name", "metadata.namespace", "status.successful"}},
 	}
 	for _, tt := range tests {

@@ -25,7 +25,11 @@ import (
 	discoveryv1 "k8s.io/api/discovery/v1"
 	eventsv1 "k8s.io/api/events/v1"
 	networkingv1 "k8s.io/api/networking/v1"
+	nodev1 "k8s.io/api/node/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	schedulingv1 "k8s.io/api/scheduling/v1"
+	storagev1 "k8s.io/api/storage/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -52,7 +56,11 @@ var StorageVersions = []schema.GroupVersion{
 	batchv1.SchemeGroupVersion,
 	discoveryv1.SchemeGroupVersion,
 	networkingv1.SchemeGroupVersion,
+	nodev1.SchemeGroupVersion,
+	policyv1.SchemeGroupVersion,
 	rbacv1.SchemeGroupVersion,
+	schedulingv1.SchemeGroupVersion,
+	storagev1.SchemeGroupVersion,
 }
 
 // internalTypes are the served types registered again as the internal
@@ -78,6 +86,9 @@ var internalTypes = []struct {
 		&corev1.PersistentVolumeClaim{}, &corev1.PersistentVolumeClaimList{},
 		&corev1.PersistentVolume{}, &corev1.PersistentVolumeList{},
 		&corev1.Node{}, &corev1.NodeList{},
+		&corev1.ResourceQuota{}, &corev1.ResourceQuotaList{},
+		&corev1.LimitRange{}, &corev1.LimitRangeList{},
+		&corev1.ReplicationController{}, &corev1.ReplicationControllerList{},
 	}},
 	{coordinationv1.GroupName, []runtime.Object{&coordinationv1.Lease{}, &coordinationv1.LeaseList{}}},
 	{appsv1.GroupName, []runtime.Object{
@@ -85,16 +96,28 @@ var internalTypes = []struct {
 		&appsv1.StatefulSet{}, &appsv1.StatefulSetList{},
 		&appsv1.DaemonSet{}, &appsv1.DaemonSetList{},
 		&appsv1.ReplicaSet{}, &appsv1.ReplicaSetList{},
+		&appsv1.ControllerRevision{}, &appsv1.ControllerRevisionList{},
 	}},
 	{autoscalingv1.GroupName, []runtime.Object{&autoscalingv1.Scale{}}},
 	{batchv1.GroupName, []runtime.Object{&batchv1.Job{}, &batchv1.JobList{}, &batchv1.CronJob{}, &batchv1.CronJobList{}}},
 	{discoveryv1.GroupName, []runtime.Object{&discoveryv1.EndpointSlice{}, &discoveryv1.EndpointSliceList{}}},
-	{networkingv1.GroupName, []runtime.Object{&networkingv1.Ingress{}, &networkingv1.IngressList{}}},
+	{networkingv1.GroupName, []runtime.Object{
+		&networkingv1.Ingress{}, &networkingv1.IngressList{},
+		&networkingv1.NetworkPolicy{}, &networkingv1.NetworkPolicyList{},
+		&networkingv1.IngressClass{}, &networkingv1.IngressClassList{},
+	}},
+	{nodev1.GroupName, []runtime.Object{&nodev1.RuntimeClass{}, &nodev1.RuntimeClassList{}}},
+	{policyv1.GroupName, []runtime.Object{&policyv1.PodDisruptionBudget{}, &policyv1.PodDisruptionBudgetList{}}},
 	{rbacv1.GroupName, []runtime.Object{
 		&rbacv1.Role{}, &rbacv1.RoleList{},
 		&rbacv1.ClusterRole{}, &rbacv1.ClusterRoleList{},
 		&rbacv1.RoleBinding{}, &rbacv1.RoleBindingList{},
 		&rbacv1.ClusterRoleBinding{}, &rbacv1.ClusterRoleBindingList{},
+	}},
+	{schedulingv1.GroupName, []runtime.Object{&schedulingv1.PriorityClass{}, &schedulingv1.PriorityClassList{}}},
+	{storagev1.GroupName, []runtime.Object{
+		&storagev1.StorageClass{}, &storagev1.StorageClassList{},
+		&storagev1.CSIDriver{}, &storagev1.CSIDriverList{},
 	}},
 	{eventsv1.GroupName, []runtime.Object{&corev1.Event{}, &corev1.EventList{}}},
 }
@@ -114,7 +137,11 @@ func AddToScheme(s *runtime.Scheme) error {
 		batchv1.AddToScheme,
 		discoveryv1.AddToScheme,
 		networkingv1.AddToScheme,
+		nodev1.AddToScheme,
+		policyv1.AddToScheme,
 		rbacv1.AddToScheme,
+		schedulingv1.AddToScheme,
+		storagev1.AddToScheme,
 		eventsv1.AddToScheme,
 		addDefaultingFuncs,
 		addEventConversions,

@@ -19,8 +19,14 @@ package api
 import (
 	"testing"
 
+	appsv1 "k8s.io/api/apps/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+	nodev1 "k8s.io/api/node/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	schedulingv1 "k8s.io/api/scheduling/v1"
+	storagev1 "k8s.io/api/storage/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
@@ -28,6 +34,9 @@ import (
 func TestSchemeKnowsServedTypesInBothVersions(t *testing.T) {
 	internalCore := schema.GroupVersion{Group: corev1.GroupName, Version: runtime.APIVersionInternal}
 	internalCoordination := schema.GroupVersion{Group: coordinationv1.GroupName, Version: runtime.APIVersionInternal}
+	internal := func(group string) schema.GroupVersion {
+		return schema.GroupVersion{Group: group, Version: runtime.APIVersionInternal}
+	}
 	tests := []struct {
 		name string
 		obj  runtime.Object
@@ -36,6 +45,13 @@ func TestSchemeKnowsServedTypesInBothVersions(t *testing.T) {
 		{name: "pod", obj: &corev1.Pod{}, want: []schema.GroupVersionKind{corev1.SchemeGroupVersion.WithKind("Pod"), internalCore.WithKind("Pod")}},
 		{name: "configmap list", obj: &corev1.ConfigMapList{}, want: []schema.GroupVersionKind{corev1.SchemeGroupVersion.WithKind("ConfigMapList"), internalCore.WithKind("ConfigMapList")}},
 		{name: "lease", obj: &coordinationv1.Lease{}, want: []schema.GroupVersionKind{coordinationv1.SchemeGroupVersion.WithKind("Lease"), internalCoordination.WithKind("Lease")}},
+		{name: "replication controller", obj: &corev1.ReplicationController{}, want: []schema.GroupVersionKind{corev1.SchemeGroupVersion.WithKind("ReplicationController"), internalCore.WithKind("ReplicationController")}},
+		{name: "pod disruption budget", obj: &policyv1.PodDisruptionBudget{}, want: []schema.GroupVersionKind{policyv1.SchemeGroupVersion.WithKind("PodDisruptionBudget"), internal(policyv1.GroupName).WithKind("PodDisruptionBudget")}},
+		{name: "priority class list", obj: &schedulingv1.PriorityClassList{}, want: []schema.GroupVersionKind{schedulingv1.SchemeGroupVersion.WithKind("PriorityClassList"), internal(schedulingv1.GroupName).WithKind("PriorityClassList")}},
+		{name: "csi driver", obj: &storagev1.CSIDriver{}, want: []schema.GroupVersionKind{storagev1.SchemeGroupVersion.WithKind("CSIDriver"), internal(storagev1.GroupName).WithKind("CSIDriver")}},
+		{name: "runtime class", obj: &nodev1.RuntimeClass{}, want: []schema.GroupVersionKind{nodev1.SchemeGroupVersion.WithKind("RuntimeClass"), internal(nodev1.GroupName).WithKind("RuntimeClass")}},
+		{name: "network policy", obj: &networkingv1.NetworkPolicy{}, want: []schema.GroupVersionKind{networkingv1.SchemeGroupVersion.WithKind("NetworkPolicy"), internal(networkingv1.GroupName).WithKind("NetworkPolicy")}},
+		{name: "controller revision", obj: &appsv1.ControllerRevision{}, want: []schema.GroupVersionKind{appsv1.SchemeGroupVersion.WithKind("ControllerRevision"), internal(appsv1.GroupName).WithKind("ControllerRevision")}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -100,7 +116,8 @@ func TestDecodeAppliesDefaults(t *testing.T) {
 
 func TestStorageVersions(t *testing.T) {
 	want := map[string]string{"": "v1", "coordination.k8s.io": "v1", "apps": "v1", "batch": "v1",
-		"discovery.k8s.io": "v1", "networking.k8s.io": "v1", "rbac.authorization.k8s.io": "v1"}
+		"discovery.k8s.io": "v1", "networking.k8s.io": "v1", "node.k8s.io": "v1", "policy": "v1",
+		"rbac.authorization.k8s.io": "v1", "scheduling.k8s.io": "v1", "storage.k8s.io": "v1"}
 	if len(StorageVersions) != len(want) {
 		t.Fatalf("StorageVersions: got %v, want one per group of %v", StorageVersions, want)
 	}

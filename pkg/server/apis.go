@@ -29,7 +29,11 @@ import (
 	discoveryv1 "k8s.io/api/discovery/v1"
 	eventsv1 "k8s.io/api/events/v1"
 	networkingv1 "k8s.io/api/networking/v1"
+	nodev1 "k8s.io/api/node/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	schedulingv1 "k8s.io/api/scheduling/v1"
+	storagev1 "k8s.io/api/storage/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apiserver/pkg/registry/generic"
 	"k8s.io/apiserver/pkg/registry/rest"
@@ -39,21 +43,32 @@ import (
 	"github.com/miniapiserver/miniapiserver/pkg/registry/apps"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/batch"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/configmap"
+	"github.com/miniapiserver/miniapiserver/pkg/registry/controllerrevision"
+	"github.com/miniapiserver/miniapiserver/pkg/registry/csidriver"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/endpoints"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/endpointslice"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/event"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/ingress"
+	"github.com/miniapiserver/miniapiserver/pkg/registry/ingressclass"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/lease"
+	"github.com/miniapiserver/miniapiserver/pkg/registry/limitrange"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/namespace"
+	"github.com/miniapiserver/miniapiserver/pkg/registry/networkpolicy"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/node"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/persistentvolume"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/persistentvolumeclaim"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/pod"
+	"github.com/miniapiserver/miniapiserver/pkg/registry/poddisruptionbudget"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/podtemplate"
+	"github.com/miniapiserver/miniapiserver/pkg/registry/priorityclass"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/rbac"
+	"github.com/miniapiserver/miniapiserver/pkg/registry/replicationcontroller"
+	"github.com/miniapiserver/miniapiserver/pkg/registry/resourcequota"
+	"github.com/miniapiserver/miniapiserver/pkg/registry/runtimeclass"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/secret"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/service"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/serviceaccount"
+	"github.com/miniapiserver/miniapiserver/pkg/registry/storageclass"
 	"github.com/miniapiserver/miniapiserver/pkg/watchcache"
 )
 
@@ -65,12 +80,16 @@ var apiGroups = []struct {
 	group    string
 	storages []storageFunc
 }{
-	{appsv1.GroupName, []storageFunc{apps.NewStorage}},
+	{appsv1.GroupName, []storageFunc{apps.NewStorage, controllerrevision.NewStorage}},
 	{batchv1.GroupName, []storageFunc{batch.NewStorage}},
 	{coordinationv1.GroupName, []storageFunc{lease.NewStorage}},
 	{discoveryv1.GroupName, []storageFunc{endpointslice.NewStorage}},
-	{networkingv1.GroupName, []storageFunc{ingress.NewStorage}},
+	{networkingv1.GroupName, []storageFunc{ingress.NewStorage, networkpolicy.NewStorage, ingressclass.NewStorage}},
+	{nodev1.GroupName, []storageFunc{runtimeclass.NewStorage}},
+	{policyv1.GroupName, []storageFunc{poddisruptionbudget.NewStorage}},
 	{rbacv1.GroupName, []storageFunc{rbac.NewStorage}},
+	{schedulingv1.GroupName, []storageFunc{priorityclass.NewStorage}},
+	{storagev1.GroupName, []storageFunc{storageclass.NewStorage, csidriver.NewStorage}},
 }
 
 // installAPIs serves core/v1 under /api and the other groups under /apis;
@@ -85,7 +104,8 @@ func installAPIs(s *genericapiserver.GenericAPIServer, optsGetter generic.RESTOp
 	core.NegotiatedSerializer = withCachedListEncoding(core.NegotiatedSerializer, encodings)
 	coreStorage, err := collect(optsGetter, namespace.NewStorage, configmap.NewStorage, secret.NewStorage,
 		pod.NewStorage, podtemplate.NewStorage, serviceaccount.NewStorage, event.NewStorage,
-		service.NewStorage, endpoints.NewStorage, persistentvolumeclaim.NewStorage, persistentvolume.NewStorage, node.NewStorage)
+		service.NewStorage, endpoints.NewStorage, persistentvolumeclaim.NewStorage, persistentvolume.NewStorage, node.NewStorage,
+		resourcequota.NewStorage, limitrange.NewStorage, replicationcontroller.NewStorage)
 	if err != nil {
 		return nil, err
 	}

@@ -72,10 +72,16 @@ var servedResources = []servedResource{
 	{gvr: gvr("", "persistentvolumes"), kind: "PersistentVolume", cluster: true, body: map[string]any{"spec": map[string]any{
 		"capacity": map[string]any{"storage": "1Gi"}, "accessModes": []any{"ReadWriteOnce"}, "hostPath": map[string]any{"path": "/tmp/pv"}}}},
 	{gvr: gvr("", "nodes"), kind: "Node", cluster: true},
+	{gvr: gvr("", "resourcequotas"), kind: "ResourceQuota", body: map[string]any{"spec": map[string]any{"hard": map[string]any{"pods": "10"}}}},
+	{gvr: gvr("", "limitranges"), kind: "LimitRange", body: map[string]any{"spec": map[string]any{
+		"limits": []any{map[string]any{"type": "Container", "max": map[string]any{"cpu": "1"}}}}}},
+	{gvr: gvr("", "replicationcontrollers"), kind: "ReplicationController", body: map[string]any{"spec": map[string]any{
+		"template": map[string]any{"metadata": map[string]any{"labels": labelsX}, "spec": podSpec}}}},
 	{gvr: gvr("apps", "deployments"), kind: "Deployment", body: map[string]any{"spec": workloadSpec}},
 	{gvr: gvr("apps", "statefulsets"), kind: "StatefulSet", body: map[string]any{"spec": workloadSpec}},
 	{gvr: gvr("apps", "daemonsets"), kind: "DaemonSet", body: map[string]any{"spec": workloadSpec}},
 	{gvr: gvr("apps", "replicasets"), kind: "ReplicaSet", body: map[string]any{"spec": workloadSpec}},
+	{gvr: gvr("apps", "controllerrevisions"), kind: "ControllerRevision", body: map[string]any{"revision": int64(1), "data": map[string]any{"spec": map[string]any{}}}},
 	{gvr: gvr("batch", "jobs"), kind: "Job", body: map[string]any{"spec": map[string]any{"template": map[string]any{"spec": jobPodSpec}}}},
 	{gvr: gvr("batch", "cronjobs"), kind: "CronJob", body: map[string]any{"spec": map[string]any{"schedule": "*/5 * * * *",
 		"jobTemplate": map[string]any{"spec": map[string]any{"template": map[string]any{"spec": jobPodSpec}}}}}},
@@ -87,10 +93,18 @@ var servedResources = []servedResource{
 		"regarding": map[string]any{"kind": "Pod", "name": "p", "namespace": "default"}}},
 	{gvr: gvr("networking.k8s.io", "ingresses"), kind: "Ingress", body: map[string]any{"spec": map[string]any{
 		"defaultBackend": map[string]any{"service": map[string]any{"name": "svc", "port": map[string]any{"number": 80}}}}}},
+	{gvr: gvr("networking.k8s.io", "networkpolicies"), kind: "NetworkPolicy", body: map[string]any{"spec": map[string]any{"podSelector": map[string]any{}}}},
+	{gvr: gvr("networking.k8s.io", "ingressclasses"), kind: "IngressClass", cluster: true, body: map[string]any{"spec": map[string]any{"controller": "example.com/ingress"}}},
+	{gvr: gvr("node.k8s.io", "runtimeclasses"), kind: "RuntimeClass", cluster: true, body: map[string]any{"handler": "runc"}},
+	{gvr: gvr("policy", "poddisruptionbudgets"), kind: "PodDisruptionBudget", body: map[string]any{"spec": map[string]any{
+		"minAvailable": int64(1), "selector": map[string]any{"matchLabels": labelsX}}}},
 	{gvr: gvr("rbac.authorization.k8s.io", "roles"), kind: "Role", body: map[string]any{"rules": policyRules}},
 	{gvr: gvr("rbac.authorization.k8s.io", "clusterroles"), kind: "ClusterRole", cluster: true, body: map[string]any{"rules": policyRules}},
 	{gvr: gvr("rbac.authorization.k8s.io", "rolebindings"), kind: "RoleBinding", body: bindingToRole("Role")},
 	{gvr: gvr("rbac.authorization.k8s.io", "clusterrolebindings"), kind: "ClusterRoleBinding", cluster: true, body: bindingToRole("ClusterRole")},
+	{gvr: gvr("scheduling.k8s.io", "priorityclasses"), kind: "PriorityClass", cluster: true, body: map[string]any{"value": int64(1000)}},
+	{gvr: gvr("storage.k8s.io", "storageclasses"), kind: "StorageClass", cluster: true, body: map[string]any{"provisioner": "example.com/csi"}},
+	{gvr: gvr("storage.k8s.io", "csidrivers"), kind: "CSIDriver", cluster: true},
 }
 
 // client is the dynamic client of r: in namespace default unless r is cluster-scoped.

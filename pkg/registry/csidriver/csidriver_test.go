@@ -1,0 +1,229 @@
+/*
+Copyright The miniapiserver Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package csidriver
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	storagev1 "k8s.io/api/storage/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/utils/ptr"
+
+	"github.com/miniapiserver/miniapiserver/pkg/registry/registrytest"
+)
+
+// validDriver is a driver as the scheme's defaults leave it.
+func validDriver() *storagev1.CSIDriver {
+	return &storagev1.CSIDriver{
+		ObjectMeta: metav1.ObjectMeta{Name: "ebs.csi.aws.com", UID: "uid-1", ResourceVersion: "1"},
+		Spec: storagev1.CSIDriverSpec{
+			AttachRequired: ptr.To(true), PodInfoOnMount: ptr.To(false), StorageCapacity: ptr.To(false), RequiresRepublish: ptr.To(false),
+			SELinuxMount: ptr.To(false), PreventPodSchedulingIfMissing: ptr.To(false),
+			FSGroupPolicy:        ptr.To(storagev1.ReadWriteOnceWithFSTypeFSGroupPolicy),
+			VolumeLifecycleModes: []storagev1.VolumeLifecycleMode{storagev1.VolumeLifecyclePersistent},
+		},
+	}
+}
+
+func modified(d *storagev1.CSIDriver, mutate func(*storagev1.CSIDriver)) *storagev1.CSIDriver {
+	d = d.DeepCopy()
+	mutate(d)
+	return d
+}
+
+func TestStorage(t *testing.T) {
+	store := registrytest.REST(t, NewStorage, "csidrivers")
+	if got, want := store.DefaultQualifiedResource, storagev1.Resource("csidrivers"); got != want {
+		t.Errorf("resource: got %v, want %v", got, want)
+	}
+	if got, want := store.SingularQualifiedResource, storagev1.Resource("csidriver"); got != want {
+		t.Errorf("singular: got %v, want %v", got, want)
+	}
+	if store.NamespaceScoped() {
+		t.Errorf("NamespaceScoped: got true, want false")
+	}
+	if got := store.ShortNames(); len(got) != 0 {
+		t.Errorf("ShortNames: got %v, want none (as upstream)", got)
+	}
+}
+
+func TestValidate(t *testing.T) {
+	tests := []struct {
+		name   string
+		mutate func(*storagev1.CSIDriver)
+		want   []string
+	}{
+		{name: "valid", mutate: func(*storagev1.CSIDriver) {}, want: []string{}},
+		{name: "name not a DNS subdomain", mutate: func(d *storagev1.CSIDriver) { d.Name = "Bad_Driver" }, want: []string{"metadata.name: Invalid value"}},
+		{name: "name too long", mutate: func(d *storagev1.CSIDriver) { d.Name = strings.Repeat("a", 254) }, want: []string{"metadata.name: Invalid value"}},
+		{
+			name: "unset booleans",
+			mutate: func(d *storagev1.CSIDriver) {
+				d.Spec.AttachRequired, d.Spec.PodInfoOnMount, d.Spec.StorageCapacity, d.Spec.SELinuxMount, d.Spec.PreventPodSchedulingIfMissing = nil, nil, nil, nil, nil
+			},
+			want: []string{
+				"spec.attachedRequired: Required value", "spec.podInfoOnMount: Required value", "spec.preventPodSchedulingIfMissing: Required value",
+				"spec.seLinuxMount: Required value", "spec.storageCapacity: Required value",
+			},
+		},
+		{
+			name: "unknown fsGroupPolicy and mode",
+			mutate: func(d *storagev1.CSIDriver) {
+				d.Spec.FSGroupPolicy, d.Spec.VolumeLifecycleModes = ptr.To(storagev1.FSGroupPolicy("Maybe")), []storagev1.VolumeLifecycleMode{"Forever"}
+			},
+			want: []string{"spec.fsGroupPolicy: Unsupported value", "spec.volumeLifecycleModes: Unsupported value"},
+		},
+		{
+			name: "token requests: duplicate audience, short and long expirations",
+			mutate: func(d *storagev1.CSIDriver) {
+				d.Spec.TokenRequests = []storagev1.TokenRequest{
+					{Audience: "a", ExpirationSeconds: ptr.To[int64](60)}, {Audience: "a"}, {Audience: "b", ExpirationSeconds: ptr.To[int64](1 << 33)}, {Audience: "c", ExpirationSeconds: ptr.To[int64](600)},
+				}
+			},
+			want: []string{"spec.tokenRequests[0].expirationSeconds: Invalid value", "spec.tokenRequests[1].audience: Duplicate value", "spec.tokenRequests[2].expirationSeconds: Invalid value"},
+		},
+		{
+			name:   "serviceAccountTokenInSecrets without token requests",
+			mutate: func(d *storagev1.CSIDriver) { d.Spec.ServiceAccountTokenInSecrets = ptr.To(true) },
+			want:   []string{"spec.serviceAccountTokenInSecrets: Invalid value"},
+		},
+		{
+			name:   "short nodeAllocatableUpdatePeriodSeconds",
+			mutate: func(d *storagev1.CSIDriver) { d.Spec.NodeAllocatableUpdatePeriodSeconds = ptr.To[int64](5) },
+			want:   []string{"spec.nodeAllocatableUpdatePeriodSeconds: Invalid value"},
+		},
+	}
+	store := registrytest.REST(t, NewStorage, "csidrivers")
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			d := modified(validDriver(), tt.mutate)
+			got := registrytest.ErrorPaths(store.CreateStrategy.Validate(context.Background(), d))
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("Validate errors (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestValidateUpdate(t *testing.T) {
+	tests := []struct {
+		name   string
+		mutate func(*storagev1.CSIDriver)
+		want   []string
+	}{
+		{name: "podInfoOnMount may change", mutate: func(d *storagev1.CSIDriver) { d.Spec.PodInfoOnMount = ptr.To(true) }, want: []string{}},
+		{name: "attachRequired is immutable", mutate: func(d *storagev1.CSIDriver) { d.Spec.AttachRequired = ptr.To(false) }, want: []string{"spec.attachedRequired: Invalid value"}},
+		{
+			name: "volumeLifecycleModes are immutable",
+			mutate: func(d *storagev1.CSIDriver) {
+				d.Spec.VolumeLifecycleModes = append(d.Spec.VolumeLifecycleModes, storagev1.VolumeLifecycleEphemeral)
+			},
+			want: []string{"spec.volumeLifecycleModes: Invalid value"},
+		},
+		{name: "update also validates", mutate: func(d *storagev1.CSIDriver) { d.Spec.StorageCapacity = nil }, want: []string{"spec.storageCapacity: Required value"}},
+	}
+	store := registrytest.REST(t, NewStorage, "csidrivers")
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := registrytest.ErrorPaths(store.UpdateStrategy.ValidateUpdate(context.Background(), modified(validDriver(), tt.mutate), validDriver()))
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("ValidateUpdate errors (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestPrepareForCreateAndUpdate(t *testing.T) {
+	store := registrytest.REST(t, NewStorage, "csidrivers")
+	d := validDriver()
+	store.CreateStrategy.PrepareForCreate(context.Background(), d)
+	if d.Generation != 0 {
+		t.Errorf("generation after PrepareForCreate: got %d, want 0 (upstream sets none)", d.Generation)
+	}
+	tests := []struct {
+		name           string
+		mutate         func(*storagev1.CSIDriver)
+		wantGeneration int64
+	}{
+		{name: "labels", mutate: func(d *storagev1.CSIDriver) { d.Labels = map[string]string{"a": "b"} }, wantGeneration: 0},
+		{name: "spec", mutate: func(d *storagev1.CSIDriver) { d.Spec.PodInfoOnMount = ptr.To(true) }, wantGeneration: 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			obj := modified(d, tt.mutate)
+			store.UpdateStrategy.PrepareForUpdate(context.Background(), obj, d)
+			if obj.Generation != tt.wantGeneration {
+				t.Errorf("generation: got %d, want %d", obj.Generation, tt.wantGeneration)
+			}
+		})
+	}
+}
+
+func TestFieldSelectors(t *testing.T) {
+	_, got, err := registrytest.REST(t, NewStorage, "csidrivers").PredicateFunc(labels.Everything(), fields.Everything()).GetAttrs(validDriver())
+	if err != nil {
+		t.Fatalf("GetAttrs: got error %v, want none", err)
+	}
+	if diff := cmp.Diff(fields.Set{"metadata.name": "ebs.csi.aws.com"}, got); diff != "" {
+		t.Errorf("fields (-want +got):\n%s", diff)
+	}
+}
+
+func TestTable(t *testing.T) {
+	tests := []struct {
+		name string
+		d    *storagev1.CSIDriver
+		want []any
+	}{
+		{name: "defaulted", d: validDriver(), want: []any{"ebs.csi.aws.com", true, false, false, "<unset>", false, "Persistent", "<unknown>"}},
+		{
+			name: "token requests, both modes",
+			d: modified(validDriver(), func(d *storagev1.CSIDriver) {
+				d.Spec.TokenRequests = []storagev1.TokenRequest{{Audience: "vault"}, {Audience: "gcp"}}
+				d.Spec.VolumeLifecycleModes = append(d.Spec.VolumeLifecycleModes, storagev1.VolumeLifecycleEphemeral)
+				d.Spec.PodInfoOnMount, d.Spec.RequiresRepublish = ptr.To(true), ptr.To(true)
+			}),
+			want: []any{"ebs.csi.aws.com", true, true, false, "vault,gcp", true, "Persistent,Ephemeral", "<unknown>"},
+		},
+		{
+			name: "unset fields",
+			d:    &storagev1.CSIDriver{ObjectMeta: metav1.ObjectMeta{Name: "x"}},
+			want: []any{"x", true, false, false, "<unset>", false, "<none>", "<unknown>"},
+		},
+	}
+	store := registrytest.REST(t, NewStorage, "csidrivers")
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			table, err := store.ConvertToTable(context.Background(), tt.d, nil)
+			if err != nil {
+				t.Fatalf("ConvertToTable: got error %v, want none", err)
+			}
+			want := []string{"Name", "AttachRequired", "PodInfoOnMount", "StorageCapacity", "TokenRequests", "RequiresRepublish", "Modes", "Age"}
+			if diff := cmp.Diff(want, registrytest.ColumnNames(table)); diff != "" {
+				t.Errorf("columns (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tt.want, table.Rows[0].Cells); diff != "" {
+				t.Errorf("cells (-want +got):\n%s", diff)
+			}
+		})
+	}
+}

@@ -1,0 +1,260 @@
+/*
+Copyright The miniapiserver Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package networkpolicy
+
+import (
+	"context"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/utils/ptr"
+
+	"github.com/miniapiserver/miniapiserver/pkg/registry/registrytest"
+)
+
+func port(p intstr.IntOrString) networkingv1.NetworkPolicyPort {
+	return networkingv1.NetworkPolicyPort{Protocol: ptr.To(corev1.ProtocolTCP), Port: &p}
+}
+
+func validPolicy() *networkingv1.NetworkPolicy {
+	return &networkingv1.NetworkPolicy{
+		ObjectMeta: metav1.ObjectMeta{Name: "allow-web", Namespace: "default", UID: "uid-1", ResourceVersion: "1"},
+		Spec: networkingv1.NetworkPolicySpec{
+			PodSelector: metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}},
+			Ingress: []networkingv1.NetworkPolicyIngressRule{{
+				Ports: []networkingv1.NetworkPolicyPort{port(intstr.FromInt32(80)), port(intstr.FromString("https"))},
+				From: []networkingv1.NetworkPolicyPeer{
+					{PodSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"role": "frontend"}}, NamespaceSelector: &metav1.LabelSelector{}},
+					{IPBlock: &networkingv1.IPBlock{CIDR: "10.0.0.0/16", Except: []string{"10.0.1.0/24"}}},
+				},
+			}},
+			Egress: []networkingv1.NetworkPolicyEgressRule{{
+				Ports: []networkingv1.NetworkPolicyPort{{Protocol: ptr.To(corev1.ProtocolUDP), Port: ptr.To(intstr.FromInt32(5000)), EndPort: ptr.To[int32](6000)}},
+			}},
+			PolicyTypes: []networkingv1.PolicyType{networkingv1.PolicyTypeIngress, networkingv1.PolicyTypeEgress},
+		},
+	}
+}
+
+func modified(np *networkingv1.NetworkPolicy, mutate func(*networkingv1.NetworkPolicy)) *networkingv1.NetworkPolicy {
+	np = np.DeepCopy()
+	mutate(np)
+	return np
+}
+
+func TestStorage(t *testing.T) {
+	store := registrytest.REST(t, NewStorage, "networkpolicies")
+	if got, want := store.DefaultQualifiedResource, networkingv1.Resource("networkpolicies"); got != want {
+		t.Errorf("resource: got %v, want %v", got, want)
+	}
+	if got, want := store.SingularQualifiedResource, networkingv1.Resource("networkpolicy"); got != want {
+		t.Errorf("singular: got %v, want %v", got, want)
+	}
+	if !store.NamespaceScoped() {
+		t.Errorf("NamespaceScoped: got false, want true")
+	}
+	if diff := cmp.Diff([]string{"netpol"}, store.ShortNames()); diff != "" {
+		t.Errorf("ShortNames (-want +got):\n%s", diff)
+	}
+}
+
+func TestValidate(t *testing.T) {
+	from := func(np *networkingv1.NetworkPolicy) *networkingv1.NetworkPolicyPeer {
+		return &np.Spec.Ingress[0].From[1]
+	}
+	tests := []struct {
+		name   string
+		mutate func(*networkingv1.NetworkPolicy)
+		want   []string
+	}{
+		{name: "valid", mutate: func(*networkingv1.NetworkPolicy) {}, want: []string{}},
+		{name: "empty spec", mutate: func(np *networkingv1.NetworkPolicy) { np.Spec = networkingv1.NetworkPolicySpec{} }, want: []string{}},
+		{
+			name: "bad pod selector",
+			mutate: func(np *networkingv1.NetworkPolicy) {
+				np.Spec.PodSelector.MatchExpressions = []metav1.LabelSelectorRequirement{{Key: "app", Operator: metav1.LabelSelectorOpIn}}
+			},
+			want: []string{"spec.podSelector.matchExpressions[0].values: Required value"},
+		},
+		{
+			name: "bad protocol, port number and port name",
+			mutate: func(np *networkingv1.NetworkPolicy) {
+				np.Spec.Ingress[0].Ports = []networkingv1.NetworkPolicyPort{
+					{Protocol: ptr.To(corev1.Protocol("ICMP"))}, port(intstr.FromInt32(70000)), port(intstr.FromString("not_a_name")),
+				}
+			},
+			want: []string{"spec.ingress[0].ports[0].protocol: Unsupported value", "spec.ingress[0].ports[1].port: Invalid value", "spec.ingress[0].ports[2].port: Invalid value"},
+		},
+		{
+			name: "endPort below port, with a named port, without a port",
+			mutate: func(np *networkingv1.NetworkPolicy) {
+				np.Spec.Egress[0].Ports = []networkingv1.NetworkPolicyPort{
+					{Port: ptr.To(intstr.FromInt32(6000)), EndPort: ptr.To[int32](5000)},
+					{Port: ptr.To(intstr.FromString("http")), EndPort: ptr.To[int32](5000)},
+					{EndPort: ptr.To[int32](5000)},
+				}
+			},
+			want: []string{"spec.egress[0].ports[0].endPort: Invalid value", "spec.egress[0].ports[1].endPort: Invalid value", "spec.egress[0].ports[2].endPort: Invalid value"},
+		},
+		{
+			name:   "empty peer",
+			mutate: func(np *networkingv1.NetworkPolicy) { np.Spec.Ingress[0].From[0] = networkingv1.NetworkPolicyPeer{} },
+			want:   []string{"spec.ingress[0].from[0]: Required value"},
+		},
+		{
+			name:   "ipBlock with a selector",
+			mutate: func(np *networkingv1.NetworkPolicy) { from(np).PodSelector = &metav1.LabelSelector{} },
+			want:   []string{"spec.ingress[0].from[1]: Forbidden"},
+		},
+		{
+			name:   "ipBlock without cidr",
+			mutate: func(np *networkingv1.NetworkPolicy) { from(np).IPBlock = &networkingv1.IPBlock{} },
+			want:   []string{"spec.ingress[0].from[1].ipBlock.cidr: Required value"},
+		},
+		{
+			name:   "bad cidr",
+			mutate: func(np *networkingv1.NetworkPolicy) { from(np).IPBlock = &networkingv1.IPBlock{CIDR: "10.0.0.0/33"} },
+			want:   []string{"spec.ingress[0].from[1].ipBlock.cidr: Invalid value"},
+		},
+		{
+			name:   "non-canonical cidr (strict validation)",
+			mutate: func(np *networkingv1.NetworkPolicy) { from(np).IPBlock = &networkingv1.IPBlock{CIDR: "10.0.0.1/16"} },
+			want:   []string{"spec.ingress[0].from[1].ipBlock.cidr: Invalid value"},
+		},
+		{
+			name: "except not a strict subset",
+			mutate: func(np *networkingv1.NetworkPolicy) {
+				from(np).IPBlock.Except = []string{"10.0.0.0/16", "192.168.0.0/24"}
+			},
+			want: []string{"spec.ingress[0].from[1].ipBlock.except[0]: Invalid value", "spec.ingress[0].from[1].ipBlock.except[1]: Invalid value"},
+		},
+		{
+			name:   "unknown policy type",
+			mutate: func(np *networkingv1.NetworkPolicy) { np.Spec.PolicyTypes = []networkingv1.PolicyType{"Sideways"} },
+			want:   []string{"spec.policyTypes[0]: Unsupported value"},
+		},
+		{
+			name:   "three policy types",
+			mutate: func(np *networkingv1.NetworkPolicy) { np.Spec.PolicyTypes = append(np.Spec.PolicyTypes, "Sideways") },
+			want:   []string{"spec.policyTypes: Invalid value"},
+		},
+	}
+	store := registrytest.REST(t, NewStorage, "networkpolicies")
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			np := modified(validPolicy(), tt.mutate)
+			got := registrytest.ErrorPaths(store.CreateStrategy.Validate(context.Background(), np))
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("Validate errors (-want +got):\n%s", diff)
+			}
+			got = registrytest.ErrorPaths(store.UpdateStrategy.ValidateUpdate(context.Background(), np, validPolicy()))
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("ValidateUpdate errors (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestValidateUpdateKeepsStoredValues: as upstream, an update may keep an
+// invalid CIDR or pod selector label value the stored policy already has.
+func TestValidateUpdateKeepsStoredValues(t *testing.T) {
+	old := modified(validPolicy(), func(np *networkingv1.NetworkPolicy) {
+		np.Spec.Ingress[0].From[1].IPBlock = &networkingv1.IPBlock{CIDR: "010.0.0.0/16"}
+		np.Spec.PodSelector.MatchExpressions = []metav1.LabelSelectorRequirement{{Key: "tier", Operator: metav1.LabelSelectorOpIn, Values: []string{"bad value!"}}}
+	})
+	store := registrytest.REST(t, NewStorage, "networkpolicies")
+	if got := store.CreateStrategy.Validate(context.Background(), old); len(got) != 2 {
+		t.Errorf("create: got %v, want two errors", got)
+	}
+	update := modified(old, func(np *networkingv1.NetworkPolicy) { np.Labels = map[string]string{"a": "b"} })
+	if got := registrytest.ErrorPaths(store.UpdateStrategy.ValidateUpdate(context.Background(), update, old)); len(got) != 0 {
+		t.Errorf("update keeping the stored values: got %v, want none", got)
+	}
+	newBad := modified(old, func(np *networkingv1.NetworkPolicy) { np.Spec.Ingress[0].From[1].IPBlock.CIDR = "011.0.0.0/16" })
+	if diff := cmp.Diff([]string{"spec.ingress[0].from[1].ipBlock.cidr: Invalid value"}, registrytest.ErrorPaths(store.UpdateStrategy.ValidateUpdate(context.Background(), newBad, old))); diff != "" {
+		t.Errorf("update to another invalid CIDR (-want +got):\n%s", diff)
+	}
+}
+
+func TestPrepareForCreateAndUpdate(t *testing.T) {
+	store := registrytest.REST(t, NewStorage, "networkpolicies")
+	np := modified(validPolicy(), func(np *networkingv1.NetworkPolicy) { np.Generation = 5 })
+	store.CreateStrategy.PrepareForCreate(context.Background(), np)
+	if np.Generation != 1 {
+		t.Errorf("generation after PrepareForCreate: got %d, want 1", np.Generation)
+	}
+	tests := []struct {
+		name           string
+		mutate         func(*networkingv1.NetworkPolicy)
+		wantGeneration int64
+	}{
+		{name: "labels", mutate: func(np *networkingv1.NetworkPolicy) { np.Labels = map[string]string{"a": "b"} }, wantGeneration: 1},
+		{name: "spec", mutate: func(np *networkingv1.NetworkPolicy) { np.Spec.Egress = nil }, wantGeneration: 2},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			obj := modified(np, tt.mutate)
+			store.UpdateStrategy.PrepareForUpdate(context.Background(), obj, np)
+			if obj.Generation != tt.wantGeneration {
+				t.Errorf("generation: got %d, want %d", obj.Generation, tt.wantGeneration)
+			}
+		})
+	}
+}
+
+func TestFieldSelectors(t *testing.T) {
+	store := registrytest.REST(t, NewStorage, "networkpolicies")
+	_, got, err := store.PredicateFunc(labels.Everything(), fields.Everything()).GetAttrs(validPolicy())
+	if err != nil {
+		t.Fatalf("GetAttrs: got error %v, want none", err)
+	}
+	if diff := cmp.Diff(fields.Set{"metadata.name": "allow-web", "metadata.namespace": "default"}, got); diff != "" {
+		t.Errorf("fields (-want +got):\n%s", diff)
+	}
+}
+
+func TestTable(t *testing.T) {
+	tests := []struct {
+		name string
+		np   *networkingv1.NetworkPolicy
+		want []any
+	}{
+		{name: "selector", np: validPolicy(), want: []any{"allow-web", "app=web", "<unknown>"}},
+		{name: "every pod", np: modified(validPolicy(), func(np *networkingv1.NetworkPolicy) { np.Spec.PodSelector = metav1.LabelSelector{} }), want: []any{"allow-web", "<none>", "<unknown>"}},
+	}
+	store := registrytest.REST(t, NewStorage, "networkpolicies")
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			table, err := store.ConvertToTable(context.Background(), tt.np, nil)
+			if err != nil {
+				t.Fatalf("ConvertToTable: got error %v, want none", err)
+			}
+			if diff := cmp.Diff([]string{"Name", "Pod-Selector", "Age"}, registrytest.ColumnNames(table)); diff != "" {
+				t.Errorf("columns (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tt.want, table.Rows[0].Cells); diff != "" {
+				t.Errorf("cells (-want +got):\n%s", diff)
+			}
+		})
+	}
+}

@@ -1,0 +1,153 @@
+/*
+Copyright The miniapiserver Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package poddisruptionbudget
+
+import (
+	"slices"
+	"strconv"
+	"strings"
+
+	policyv1 "k8s.io/api/policy/v1"
+	apimachineryvalidation "k8s.io/apimachinery/pkg/api/validation"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/apiserver/pkg/registry/generic"
+	"k8s.io/apiserver/pkg/registry/rest"
+
+	"github.com/miniapiserver/miniapiserver/pkg/registry"
+)
+
+// NewStorage returns the storage of poddisruptionbudgets and poddisruptionbudgets/status.
+func NewStorage(optsGetter generic.RESTOptionsGetter) (map[string]rest.Storage, error) {
+	base := registry.NewStrategy(true)
+	base.ValidateFields = func(obj runtime.Object) field.ErrorList {
+		return validateSpec(&obj.(*policyv1.PodDisruptionBudget).Spec, false)
+	}
+	// As upstream, a stored selector with an invalid label value may stay.
+	base.ValidateFieldsUpdate = func(obj, old runtime.Object) field.ErrorList {
+		oldSelector := old.(*policyv1.PodDisruptionBudget).Spec.Selector
+		keepInvalid := oldSelector != nil && len(metav1validation.ValidateLabelSelector(oldSelector, metav1validation.LabelSelectorValidationOptions{}, nil)) > 0
+		return validateSpec(&obj.(*policyv1.PodDisruptionBudget).Spec, keepInvalid)
+	}
+	main, status := registry.SpecAndStatus{GroupVersion: "policy/v1", Generation: true}.Strategies(base)
+	status.ValidateFieldsUpdate = func(obj, _ runtime.Object) field.ErrorList {
+		return validateStatus(&obj.(*policyv1.PodDisruptionBudget).Status)
+	}
+	store, err := registry.NewREST(optsGetter, registry.Resource{
+		Resource:   policyv1.Resource("poddisruptionbudgets"),
+		Singular:   "poddisruptionbudget",
+		ShortNames: []string{"pdb"},
+		New:        func() runtime.Object { return &policyv1.PodDisruptionBudget{} },
+		NewList:    func() runtime.Object { return &policyv1.PodDisruptionBudgetList{} },
+		Strategy:   main,
+		Table:      table,
+	})
+	if err != nil {
+		return nil, err
+	}
+	return map[string]rest.Storage{
+		"poddisruptionbudgets":        store,
+		"poddisruptionbudgets/status": registry.NewStatusREST(store, status),
+	}, nil
+}
+
+var table = registry.Table{
+	Columns: []metav1.TableColumnDefinition{
+		registry.NameColumn,
+		{Name: "Min Available", Type: "string", Description: "The minimum number of pods that must be available."},
+		{Name: "Max Unavailable", Type: "string", Description: "The maximum number of pods that may be unavailable."},
+		{Name: "Allowed Disruptions", Type: "integer", Description: "Calculated number of pods that may be disrupted at this time."},
+		registry.AgeColumn,
+	},
+	Cells: func(obj runtime.Object) []any {
+		pdb := obj.(*policyv1.PodDisruptionBudget)
+		return []any{pdb.Name, orNA(pdb.Spec.MinAvailable), orNA(pdb.Spec.MaxUnavailable), int64(pdb.Status.DisruptionsAllowed), registry.Age(pdb.CreationTimestamp)}
+	},
+}
+
+func orNA(v *intstr.IntOrString) string {
+	if v == nil {
+		return "N/A"
+	}
+	return v.String()
+}
+
+var supportedEvictionPolicies = []string{string(policyv1.AlwaysAllow), string(policyv1.IfHealthyBudget)}
+
+// validateSpec is upstream's ValidatePodDisruptionBudgetSpec.
+func validateSpec(spec *policyv1.PodDisruptionBudgetSpec, allowInvalidLabelValue bool) field.ErrorList {
+	p := field.NewPath("spec")
+	var errs field.ErrorList
+	if spec.MinAvailable != nil && spec.MaxUnavailable != nil {
+		errs = append(errs, field.Invalid(p, spec, "minAvailable and maxUnavailable cannot be both set"))
+	}
+	if spec.MinAvailable != nil {
+		errs = append(errs, validateIntOrPercent(*spec.MinAvailable, p.Child("minAvailable"))...)
+	}
+	if spec.MaxUnavailable != nil {
+		errs = append(errs, validateIntOrPercent(*spec.MaxUnavailable, p.Child("maxUnavailable"))...)
+	}
+	opts := metav1validation.LabelSelectorValidationOptions{AllowInvalidLabelValueInSelector: allowInvalidLabelValue}
+	errs = append(errs, metav1validation.ValidateLabelSelector(spec.Selector, opts, p.Child("selector"))...)
+	if policy := spec.UnhealthyPodEvictionPolicy; policy != nil && !slices.Contains(supportedEvictionPolicies, string(*policy)) {
+		errs = append(errs, field.NotSupported(p.Child("unhealthyPodEvictionPolicy"), *policy, supportedEvictionPolicies))
+	}
+	return errs
+}
+
+// validateIntOrPercent is upstream's ValidatePositiveIntOrPercent and
+// IsNotMoreThan100Percent: a non-negative integer or a percentage up to 100%.
+func validateIntOrPercent(v intstr.IntOrString, p *field.Path) field.ErrorList {
+	switch v.Type {
+	case intstr.String:
+		if msgs := validation.IsValidPercent(v.StrVal); len(msgs) > 0 {
+			var errs field.ErrorList
+			for _, msg := range msgs {
+				errs = append(errs, field.Invalid(p, v, msg))
+			}
+			return errs
+		}
+		if pct, _ := strconv.Atoi(strings.TrimSuffix(v.StrVal, "%")); pct > 100 {
+			return field.ErrorList{field.Invalid(p, v, "must not be greater than 100%")}
+		}
+		return nil
+	case intstr.Int:
+		return apimachineryvalidation.ValidateNonnegativeField(int64(v.IntValue()), p)
+	default:
+		return field.ErrorList{field.Invalid(p, v, "must be an integer or percentage (e.g '5%%')")}
+	}
+}
+
+// validateStatus is upstream's ValidatePodDisruptionBudgetStatusUpdate for policy/v1.
+func validateStatus(status *policyv1.PodDisruptionBudgetStatus) field.ErrorList {
+	p := field.NewPath("status")
+	errs := metav1validation.ValidateConditions(status.Conditions, p.Child("conditions"))
+	for _, f := range []struct {
+		name  string
+		value int32
+	}{
+		{"disruptionsAllowed", status.DisruptionsAllowed}, {"currentHealthy", status.CurrentHealthy},
+		{"desiredHealthy", status.DesiredHealthy}, {"expectedPods", status.ExpectedPods},
+	} {
+		errs = append(errs, apimachineryvalidation.ValidateNonnegativeField(int64(f.value), p.Child(f.name))...)
+	}
+	return errs
+}

@@ -1,0 +1,354 @@
+/*
+Copyright The miniapiserver Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package poddisruptionbudget
+
+import (
+	"context"
+	"maps"
+	"slices"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	policyv1 "k8s.io/api/policy/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
+	"k8s.io/apiserver/pkg/registry/rest"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
+
+	"github.com/miniapiserver/miniapiserver/pkg/registry"
+	"github.com/miniapiserver/miniapiserver/pkg/registry/registrytest"
+)
+
+func validPDB() *policyv1.PodDisruptionBudget {
+	return &policyv1.PodDisruptionBudget{
+		ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "default", UID: "uid-1", ResourceVersion: "1"},
+		Spec: policyv1.PodDisruptionBudgetSpec{
+			MinAvailable: ptr.To(intstr.FromInt32(1)),
+			Selector:     &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}},
+		},
+	}
+}
+
+func modified(pdb *policyv1.PodDisruptionBudget, mutate func(*policyv1.PodDisruptionBudget)) *policyv1.PodDisruptionBudget {
+	pdb = pdb.DeepCopy()
+	mutate(pdb)
+	return pdb
+}
+
+func TestStorage(t *testing.T) {
+	storages, err := NewStorage(registrytest.NewMemStorage().Options("poddisruptionbudgets"))
+	if err != nil {
+		t.Fatalf("NewStorage: got error %v, want none", err)
+	}
+	if diff := cmp.Diff([]string{"poddisruptionbudgets", "poddisruptionbudgets/status"}, slices.Sorted(maps.Keys(storages))); diff != "" {
+		t.Errorf("storage keys (-want +got):\n%s", diff)
+	}
+	status, ok := storages["poddisruptionbudgets/status"].(*registry.StatusREST)
+	if !ok {
+		t.Fatalf("storage %q: got %T, want *registry.StatusREST", "poddisruptionbudgets/status", storages["poddisruptionbudgets/status"])
+	}
+	store := registrytest.REST(t, NewStorage, "poddisruptionbudgets")
+	if got, want := store.DefaultQualifiedResource, policyv1.Resource("poddisruptionbudgets"); got != want {
+		t.Errorf("resource: got %v, want %v", got, want)
+	}
+	if got, want := store.SingularQualifiedResource, policyv1.Resource("poddisruptionbudget"); got != want {
+		t.Errorf("singular: got %v, want %v", got, want)
+	}
+	if !store.NamespaceScoped() {
+		t.Errorf("NamespaceScoped: got false, want true")
+	}
+	if diff := cmp.Diff([]string{"pdb"}, store.ShortNames()); diff != "" {
+		t.Errorf("ShortNames (-want +got):\n%s", diff)
+	}
+	equal := cmp.Comparer(func(a, b *fieldpath.Set) bool { return a.Equals(b) })
+	if diff := cmp.Diff(registry.Fieldpaths("policy/v1", "status"), store.GetResetFields(), equal); diff != "" {
+		t.Errorf("reset fields (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(registry.Fieldpaths("policy/v1", "spec"), status.GetResetFields(), equal); diff != "" {
+		t.Errorf("status reset fields (-want +got):\n%s", diff)
+	}
+}
+
+func TestValidate(t *testing.T) {
+	tests := []struct {
+		name string
+		pdb  *policyv1.PodDisruptionBudget
+		want []string
+	}{
+		{name: "valid", pdb: validPDB(), want: []string{}},
+		{
+			name: "maxUnavailable as a percentage, no selector",
+			pdb: modified(validPDB(), func(p *policyv1.PodDisruptionBudget) {
+				p.Spec.MinAvailable, p.Spec.MaxUnavailable, p.Spec.Selector = nil, ptr.To(intstr.FromString("100%")), nil
+			}),
+			want: []string{},
+		},
+		{
+			name: "both set",
+			pdb:  modified(validPDB(), func(p *policyv1.PodDisruptionBudget) { p.Spec.MaxUnavailable = ptr.To(intstr.FromInt32(1)) }),
+			want: []string{"spec: Invalid value"},
+		},
+		{
+			name: "negative minAvailable",
+			pdb:  modified(validPDB(), func(p *policyv1.PodDisruptionBudget) { p.Spec.MinAvailable = ptr.To(intstr.FromInt32(-1)) }),
+			want: []string{"spec.minAvailable: Invalid value"},
+		},
+		{
+			name: "not a percentage",
+			pdb:  modified(validPDB(), func(p *policyv1.PodDisruptionBudget) { p.Spec.MinAvailable = ptr.To(intstr.FromString("half")) }),
+			want: []string{"spec.minAvailable: Invalid value"},
+		},
+		{
+			name: "more than 100%",
+			pdb: modified(validPDB(), func(p *policyv1.PodDisruptionBudget) {
+				p.Spec.MinAvailable, p.Spec.MaxUnavailable = nil, ptr.To(intstr.FromString("101%"))
+			}),
+			want: []string{"spec.maxUnavailable: Invalid value"},
+		},
+		{
+			name: "invalid selector",
+			pdb: modified(validPDB(), func(p *policyv1.PodDisruptionBudget) {
+				p.Spec.Selector = &metav1.LabelSelector{MatchLabels: map[string]string{"app": "not valid!"},
+					MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "tier", Operator: "Near"}}}
+			}),
+			want: []string{"spec.selector.matchExpressions[0].operator: Invalid value", "spec.selector.matchLabels: Invalid value"},
+		},
+		{
+			name: "unknown unhealthyPodEvictionPolicy",
+			pdb: modified(validPDB(), func(p *policyv1.PodDisruptionBudget) {
+				p.Spec.UnhealthyPodEvictionPolicy = ptr.To(policyv1.UnhealthyPodEvictionPolicyType("Sometimes"))
+			}),
+			want: []string{"spec.unhealthyPodEvictionPolicy: Unsupported value"},
+		},
+		{
+			name: "AlwaysAllow",
+			pdb: modified(validPDB(), func(p *policyv1.PodDisruptionBudget) {
+				p.Spec.UnhealthyPodEvictionPolicy = ptr.To(policyv1.AlwaysAllow)
+			}),
+			want: []string{},
+		},
+	}
+	store := registrytest.REST(t, NewStorage, "poddisruptionbudgets")
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := registrytest.ErrorPaths(store.CreateStrategy.Validate(context.Background(), tt.pdb))
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("Validate errors (-want +got):\n%s", diff)
+			}
+			got = registrytest.ErrorPaths(store.UpdateStrategy.ValidateUpdate(context.Background(), tt.pdb, validPDB()))
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("ValidateUpdate errors (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestValidateMessages(t *testing.T) {
+	store := registrytest.REST(t, NewStorage, "poddisruptionbudgets")
+	both := modified(validPDB(), func(p *policyv1.PodDisruptionBudget) { p.Spec.MaxUnavailable = ptr.To(intstr.FromString("150%")) })
+	errs := store.CreateStrategy.Validate(context.Background(), both)
+	var got []string
+	for _, e := range errs {
+		got = append(got, e.Detail)
+	}
+	want := []string{"minAvailable and maxUnavailable cannot be both set", "must not be greater than 100%"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("error details (-want +got):\n%s", diff)
+	}
+}
+
+// TestValidateUpdateKeepsInvalidLabelValue: as upstream, a budget stored
+// with an invalid label value in its selector may be updated with it.
+func TestValidateUpdateKeepsInvalidLabelValue(t *testing.T) {
+	store := registrytest.REST(t, NewStorage, "poddisruptionbudgets")
+	invalid := modified(validPDB(), func(p *policyv1.PodDisruptionBudget) {
+		p.Spec.Selector.MatchExpressions = []metav1.LabelSelectorRequirement{{Key: "tier", Operator: metav1.LabelSelectorOpIn, Values: []string{"not valid!"}}}
+	})
+	if got := registrytest.ErrorPaths(store.CreateStrategy.Validate(context.Background(), invalid)); len(got) != 1 {
+		t.Errorf("create with an invalid label value: got %v, want one error", got)
+	}
+	if got := registrytest.ErrorPaths(store.UpdateStrategy.ValidateUpdate(context.Background(), invalid, invalid)); len(got) != 0 {
+		t.Errorf("update of a stored invalid label value: got %v, want none", got)
+	}
+}
+
+func TestPrepareForCreate(t *testing.T) {
+	pdb := modified(validPDB(), func(p *policyv1.PodDisruptionBudget) {
+		p.Generation = 7
+		p.Status = policyv1.PodDisruptionBudgetStatus{DisruptionsAllowed: 3, ExpectedPods: 4}
+	})
+	registrytest.REST(t, NewStorage, "poddisruptionbudgets").CreateStrategy.PrepareForCreate(context.Background(), pdb)
+	if diff := cmp.Diff(policyv1.PodDisruptionBudgetStatus{}, pdb.Status); diff != "" {
+		t.Errorf("status after PrepareForCreate (-want +got):\n%s", diff)
+	}
+	if pdb.Generation != 1 {
+		t.Errorf("generation after PrepareForCreate: got %d, want 1", pdb.Generation)
+	}
+}
+
+func TestPrepareForUpdate(t *testing.T) {
+	old := modified(validPDB(), func(p *policyv1.PodDisruptionBudget) {
+		p.Generation = 2
+		p.Status = policyv1.PodDisruptionBudgetStatus{DisruptionsAllowed: 1}
+	})
+	tests := []struct {
+		name           string
+		mutate         func(*policyv1.PodDisruptionBudget)
+		wantGeneration int64
+	}{
+		{name: "labels", mutate: func(p *policyv1.PodDisruptionBudget) { p.Labels = map[string]string{"a": "b"} }, wantGeneration: 2},
+		{name: "status", mutate: func(p *policyv1.PodDisruptionBudget) { p.Status.DisruptionsAllowed = 9 }, wantGeneration: 2},
+		{name: "spec", mutate: func(p *policyv1.PodDisruptionBudget) { p.Spec.MinAvailable = ptr.To(intstr.FromInt32(2)) }, wantGeneration: 3},
+	}
+	strategy := registrytest.REST(t, NewStorage, "poddisruptionbudgets").UpdateStrategy
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			obj := modified(old, tt.mutate)
+			strategy.PrepareForUpdate(context.Background(), obj, old)
+			if obj.Generation != tt.wantGeneration {
+				t.Errorf("generation: got %d, want %d", obj.Generation, tt.wantGeneration)
+			}
+			if diff := cmp.Diff(old.Status, obj.Status); diff != "" {
+				t.Errorf("status after PrepareForUpdate (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestUpdateThroughStores runs updates through the generic stores of
+// poddisruptionbudgets and of poddisruptionbudgets/status.
+func TestUpdateThroughStores(t *testing.T) {
+	newStatus := policyv1.PodDisruptionBudgetStatus{DisruptionsAllowed: 2, CurrentHealthy: 3, DesiredHealthy: 1, ExpectedPods: 3}
+	tests := []struct {
+		name        string
+		status      bool
+		newStatus   policyv1.PodDisruptionBudgetStatus
+		wantMin     intstr.IntOrString
+		wantStatus  policyv1.PodDisruptionBudgetStatus
+		wantInvalid []string
+	}{
+		{name: "main: spec changes, status kept", newStatus: newStatus, wantMin: intstr.FromInt32(2)},
+		{name: "status: status changes, spec kept", status: true, newStatus: newStatus, wantMin: intstr.FromInt32(1), wantStatus: newStatus},
+		{
+			name: "status: negative counts are invalid", status: true,
+			newStatus:   policyv1.PodDisruptionBudgetStatus{DisruptionsAllowed: -1, ExpectedPods: -2},
+			wantInvalid: []string{"status.disruptionsAllowed: FieldValueInvalid", "status.expectedPods: FieldValueInvalid"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			mem := registrytest.NewMemStorage()
+			storages, err := NewStorage(mem.Options("poddisruptionbudgets"))
+			if err != nil {
+				t.Fatalf("NewStorage: got error %v, want none", err)
+			}
+			store := storages["poddisruptionbudgets"].(*registry.REST)
+			ctx := genericapirequest.WithNamespace(context.Background(), "default")
+			key, err := store.KeyFunc(ctx, "web")
+			if err != nil {
+				t.Fatalf("KeyFunc: %v", err)
+			}
+			current := mem.Seed(t, key, modified(validPDB(), func(p *policyv1.PodDisruptionBudget) { p.Generation = 1 })).(*policyv1.PodDisruptionBudget)
+			update := modified(current, func(p *policyv1.PodDisruptionBudget) {
+				p.Spec.MinAvailable = ptr.To(intstr.FromInt32(2))
+				p.Status = tt.newStatus
+			})
+			var updater rest.Updater = store
+			if tt.status {
+				updater = storages["poddisruptionbudgets/status"].(*registry.StatusREST)
+			}
+			out, _, err := updater.Update(ctx, "web", rest.DefaultUpdatedObjectInfo(update), rest.ValidateAllObjectFunc, rest.ValidateAllObjectUpdateFunc, false, &metav1.UpdateOptions{})
+			if tt.wantInvalid != nil {
+				status, ok := err.(apierrors.APIStatus)
+				if !ok || !apierrors.IsInvalid(err) {
+					t.Fatalf("Update: got error %v, want Invalid", err)
+				}
+				var got []string
+				for _, c := range status.Status().Details.Causes {
+					got = append(got, c.Field+": "+string(c.Type))
+				}
+				slices.Sort(got)
+				if diff := cmp.Diff(tt.wantInvalid, got); diff != "" {
+					t.Errorf("causes (-want +got):\n%s", diff)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("Update: got error %v, want none", err)
+			}
+			got := out.(*policyv1.PodDisruptionBudget)
+			if *got.Spec.MinAvailable != tt.wantMin {
+				t.Errorf("minAvailable: got %v, want %v", got.Spec.MinAvailable, tt.wantMin)
+			}
+			if diff := cmp.Diff(tt.wantStatus, got.Status); diff != "" {
+				t.Errorf("status (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestFieldSelectors(t *testing.T) {
+	store := registrytest.REST(t, NewStorage, "poddisruptionbudgets")
+	_, got, err := store.PredicateFunc(labels.Everything(), fields.Everything()).GetAttrs(validPDB())
+	if err != nil {
+		t.Fatalf("GetAttrs: got error %v, want none", err)
+	}
+	if diff := cmp.Diff(fields.Set{"metadata.name": "web", "metadata.namespace": "default"}, got); diff != "" {
+		t.Errorf("fields (-want +got):\n%s", diff)
+	}
+}
+
+func TestTable(t *testing.T) {
+	tests := []struct {
+		name string
+		pdb  *policyv1.PodDisruptionBudget
+		want []any
+	}{
+		{name: "minAvailable", pdb: validPDB(), want: []any{"web", "1", "N/A", int64(0), "<unknown>"}},
+		{
+			name: "maxUnavailable, disruptions allowed",
+			pdb: modified(validPDB(), func(p *policyv1.PodDisruptionBudget) {
+				p.Spec.MinAvailable, p.Spec.MaxUnavailable = nil, ptr.To(intstr.FromString("25%"))
+				p.Status.DisruptionsAllowed = 2
+			}),
+			want: []any{"web", "N/A", "25%", int64(2), "<unknown>"},
+		},
+	}
+	store := registrytest.REST(t, NewStorage, "poddisruptionbudgets")
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			table, err := store.ConvertToTable(context.Background(), tt.pdb, nil)
+			if err != nil {
+				t.Fatalf("ConvertToTable: got error %v, want none", err)
+			}
+			if diff := cmp.Diff([]string{"Name", "Min Available", "Max Unavailable", "Allowed Disruptions", "Age"}, registrytest.ColumnNames(table)); diff != "" {
+				t.Errorf("columns (-want +got):\n%s", diff)
+			}
+			if len(table.Rows) != 1 {
+				t.Fatalf("rows: got %d, want 1", len(table.Rows))
+			}
+			if diff := cmp.Diff(tt.want, table.Rows[0].Cells); diff != "" {
+				t.Errorf("cells (-want +got):\n%s", diff)
+			}
+		})
+	}
+}

@@ -1,0 +1,371 @@
+/*
+Copyright The miniapiserver Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package resourcequota
+
+import (
+	"context"
+	"maps"
+	"slices"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
+	"k8s.io/apiserver/pkg/registry/rest"
+	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
+
+	"github.com/miniapiserver/miniapiserver/pkg/registry"
+	"github.com/miniapiserver/miniapiserver/pkg/registry/registrytest"
+)
+
+var q = resource.MustParse
+
+func validQuota() *corev1.ResourceQuota {
+	return &corev1.ResourceQuota{
+		ObjectMeta: metav1.ObjectMeta{Name: "compute", Namespace: "default", UID: "uid-1", ResourceVersion: "1"},
+		Spec: corev1.ResourceQuotaSpec{Hard: corev1.ResourceList{
+			"pods": q("10"), "requests.cpu": q("2"), "limits.memory": q("4Gi"), "count/deployments.apps": q("3"), "requests.nvidia.com/gpu": q("1"),
+		}},
+	}
+}
+
+func modified(rq *corev1.ResourceQuota, mutate func(*corev1.ResourceQuota)) *corev1.ResourceQuota {
+	rq = rq.DeepCopy()
+	mutate(rq)
+	return rq
+}
+
+func TestStorage(t *testing.T) {
+	storages, err := NewStorage(registrytest.NewMemStorage().Options("resourcequotas"))
+	if err != nil {
+		t.Fatalf("NewStorage: got error %v, want none", err)
+	}
+	if diff := cmp.Diff([]string{"resourcequotas", "resourcequotas/status"}, slices.Sorted(maps.Keys(storages))); diff != "" {
+		t.Errorf("storage keys (-want +got):\n%s", diff)
+	}
+	status := storages["resourcequotas/status"].(*registry.StatusREST)
+	store := registrytest.REST(t, NewStorage, "resourcequotas")
+	if got, want := store.DefaultQualifiedResource, corev1.Resource("resourcequotas"); got != want {
+		t.Errorf("resource: got %v, want %v", got, want)
+	}
+	if got, want := store.SingularQualifiedResource, corev1.Resource("resourcequota"); got != want {
+		t.Errorf("singular: got %v, want %v", got, want)
+	}
+	if !store.NamespaceScoped() {
+		t.Errorf("NamespaceScoped: got false, want true")
+	}
+	if diff := cmp.Diff([]string{"quota"}, store.ShortNames()); diff != "" {
+		t.Errorf("ShortNames (-want +got):\n%s", diff)
+	}
+	equal := cmp.Comparer(func(a, b *fieldpath.Set) bool { return a.Equals(b) })
+	if diff := cmp.Diff(registry.Fieldpaths("v1", "status"), store.GetResetFields(), equal); diff != "" {
+		t.Errorf("reset fields (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(registry.Fieldpaths("v1", "spec"), status.GetResetFields(), equal); diff != "" {
+		t.Errorf("status reset fields (-want +got):\n%s", diff)
+	}
+}
+
+func TestValidate(t *testing.T) {
+	hard := func(list corev1.ResourceList) func(*corev1.ResourceQuota) {
+		return func(rq *corev1.ResourceQuota) { rq.Spec.Hard = list }
+	}
+	tests := []struct {
+		name   string
+		mutate func(*corev1.ResourceQuota)
+		want   []string
+	}{
+		{name: "valid", mutate: func(*corev1.ResourceQuota) {}, want: []string{}},
+		{name: "negative", mutate: hard(corev1.ResourceList{"cpu": q("-1")}), want: []string{"spec.hard[cpu]: Invalid value"}},
+		{name: "fractional count", mutate: hard(corev1.ResourceList{"pods": q("1500m")}), want: []string{"spec.hard[pods]: Invalid value"}},
+		{name: "fractional extended resource", mutate: hard(corev1.ResourceList{"example.com/foo": q("0.5")}), want: []string{"spec.hard[example.com/foo]: Invalid value"}},
+		{name: "unknown unqualified resource", mutate: hard(corev1.ResourceList{"widgets": q("1")}), want: []string{"spec.hard[widgets]: Invalid value", "spec.hard[widgets]: Invalid value"}},
+		{name: "storage is not a quota resource", mutate: hard(corev1.ResourceList{"storage": q("1Gi")}), want: []string{"spec.hard[storage]: Invalid value"}},
+		{name: "not a qualified name", mutate: hard(corev1.ResourceList{"a b": q("1")}), want: []string{"spec.hard[a b]: Invalid value", "spec.hard[a b]: Invalid value"}},
+		{name: "huge pages", mutate: hard(corev1.ResourceList{"requests.hugepages-2Mi": q("1Gi")}), want: []string{}},
+		{
+			name: "scopes",
+			mutate: func(rq *corev1.ResourceQuota) {
+				rq.Spec = corev1.ResourceQuotaSpec{Hard: corev1.ResourceList{"pods": q("1")}, Scopes: []corev1.ResourceQuotaScope{"BestEffort"}}
+			},
+			want: []string{},
+		},
+		{
+			name: "unsupported, misapplied and conflicting scopes",
+			mutate: func(rq *corev1.ResourceQuota) {
+				rq.Spec = corev1.ResourceQuotaSpec{Hard: corev1.ResourceList{"cpu": q("1")}, Scopes: []corev1.ResourceQuotaScope{"Sometimes", "BestEffort", "NotBestEffort"}}
+			},
+			want: []string{"spec.scopes: Invalid value", "spec.scopes: Invalid value", "spec.scopes: Invalid value"},
+		},
+		{
+			name: "scope selector",
+			mutate: func(rq *corev1.ResourceQuota) {
+				rq.Spec = corev1.ResourceQuotaSpec{Hard: corev1.ResourceList{"pods": q("1")}, ScopeSelector: &corev1.ScopeSelector{MatchExpressions: []corev1.ScopedResourceSelectorRequirement{
+					{ScopeName: corev1.ResourceQuotaScopePriorityClass, Operator: corev1.ScopeSelectorOpIn, Values: []string{"high"}},
+				}}}
+			},
+			want: []string{},
+		},
+		{
+			name: "bad scope selector",
+			mutate: func(rq *corev1.ResourceQuota) {
+				rq.Spec = corev1.ResourceQuotaSpec{Hard: corev1.ResourceList{"pods": q("1")}, ScopeSelector: &corev1.ScopeSelector{MatchExpressions: []corev1.ScopedResourceSelectorRequirement{
+					{ScopeName: "Sometimes", Operator: corev1.ScopeSelectorOpExists},
+					{ScopeName: corev1.ResourceQuotaScopeTerminating, Operator: corev1.ScopeSelectorOpIn},
+					{ScopeName: corev1.ResourceQuotaScopePriorityClass, Operator: "Near", Values: []string{"x"}},
+				}}}
+			},
+			want: []string{
+				"spec.scopeSelector.matchExpressions.operator: Invalid value", "spec.scopeSelector.matchExpressions.operator: Invalid value",
+				"spec.scopeSelector.matchExpressions.scopeName: Invalid value", "spec.scopeSelector.matchExpressions.values: Required value",
+			},
+		},
+	}
+	store := registrytest.REST(t, NewStorage, "resourcequotas")
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			rq := modified(validQuota(), tt.mutate)
+			got := registrytest.ErrorPaths(store.CreateStrategy.Validate(context.Background(), rq))
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("Validate errors (-want +got):\n%s", diff)
+			}
+			old := modified(validQuota(), func(old *corev1.ResourceQuota) { old.Spec.Scopes = rq.Spec.Scopes })
+			got = registrytest.ErrorPaths(store.UpdateStrategy.ValidateUpdate(context.Background(), rq, old))
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("ValidateUpdate errors (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestValidateMessages(t *testing.T) {
+	tests := []struct {
+		name string
+		list corev1.ResourceList
+		want []string
+	}{
+		{name: "negative", list: corev1.ResourceList{"memory": q("-1Gi")}, want: []string{"must be greater than or equal to 0"}},
+		{name: "fraction", list: corev1.ResourceList{"services": q("0.5")}, want: []string{"must be an integer"}},
+		{name: "storage", list: corev1.ResourceList{"storage": q("1")}, want: []string{"must be a standard resource for quota"}},
+		{name: "unknown", list: corev1.ResourceList{"gpus": q("1")}, want: []string{"must be a standard resource type or fully qualified", "must be a standard resource for quota"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var got []string
+			for _, e := range validateSpec(&corev1.ResourceQuotaSpec{Hard: tt.list}) {
+				got = append(got, e.Detail)
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("details (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestValidateUpdateScopesImmutable(t *testing.T) {
+	store := registrytest.REST(t, NewStorage, "resourcequotas")
+	old := modified(validQuota(), func(rq *corev1.ResourceQuota) {
+		rq.Spec.Hard = corev1.ResourceList{"pods": q("1")}
+		rq.Spec.Scopes = []corev1.ResourceQuotaScope{corev1.ResourceQuotaScopeBestEffort}
+	})
+	tests := []struct {
+		name   string
+		scopes []corev1.ResourceQuotaScope
+		want   []string
+	}{
+		{name: "same", scopes: []corev1.ResourceQuotaScope{corev1.ResourceQuotaScopeBestEffort}, want: []string{}},
+		{name: "changed", scopes: []corev1.ResourceQuotaScope{corev1.ResourceQuotaScopeNotTerminating}, want: []string{"spec.scopes: Invalid value"}},
+		{name: "removed", scopes: nil, want: []string{"spec.scopes: Invalid value"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			rq := modified(old, func(rq *corev1.ResourceQuota) { rq.Spec.Scopes = tt.scopes })
+			if diff := cmp.Diff(tt.want, registrytest.ErrorPaths(store.UpdateStrategy.ValidateUpdate(context.Background(), rq, old))); diff != "" {
+				t.Errorf("ValidateUpdate errors (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestValidateContainerResourceName(t *testing.T) {
+	tests := []struct {
+		name corev1.ResourceName
+		want int
+	}{
+		{name: "cpu"}, {name: "memory"}, {name: "ephemeral-storage"}, {name: "hugepages-2Mi"}, {name: "nvidia.com/gpu"},
+		{name: "kubernetes.io/foo"},
+		{name: "pods", want: 1},
+		{name: "requests.example.com/foo", want: 1},
+		{name: "widgets", want: 2},
+	}
+	for _, tt := range tests {
+		t.Run(string(tt.name), func(t *testing.T) {
+			if got := ValidateContainerResourceName(tt.name, field.NewPath("r")); len(got) != tt.want {
+				t.Errorf("errors: got %v, want %d", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestPrepareForCreateAndUpdate(t *testing.T) {
+	store := registrytest.REST(t, NewStorage, "resourcequotas")
+	withStatus := modified(validQuota(), func(rq *corev1.ResourceQuota) {
+		rq.Status = corev1.ResourceQuotaStatus{Hard: corev1.ResourceList{"pods": q("10")}, Used: corev1.ResourceList{"pods": q("1")}}
+	})
+	created := withStatus.DeepCopy()
+	store.CreateStrategy.PrepareForCreate(context.Background(), created)
+	if diff := cmp.Diff(corev1.ResourceQuotaStatus{}, created.Status); diff != "" {
+		t.Errorf("status after PrepareForCreate (-want +got):\n%s", diff)
+	}
+	if created.Generation != 0 {
+		t.Errorf("generation after PrepareForCreate: got %d, want 0 (upstream does not count it)", created.Generation)
+	}
+	updated := modified(withStatus, func(rq *corev1.ResourceQuota) {
+		rq.Status = corev1.ResourceQuotaStatus{}
+		rq.Spec.Hard["pods"] = q("20")
+	})
+	store.UpdateStrategy.PrepareForUpdate(context.Background(), updated, withStatus)
+	if diff := cmp.Diff(withStatus.Status, updated.Status); diff != "" {
+		t.Errorf("status after PrepareForUpdate (-want +got):\n%s", diff)
+	}
+}
+
+// TestUpdateThroughStores runs updates through the generic stores of
+// resourcequotas and of resourcequotas/status.
+func TestUpdateThroughStores(t *testing.T) {
+	newStatus := corev1.ResourceQuotaStatus{Hard: corev1.ResourceList{"pods": q("20")}, Used: corev1.ResourceList{"pods": q("2")}}
+	tests := []struct {
+		name        string
+		status      bool
+		noRV        bool
+		newStatus   corev1.ResourceQuotaStatus
+		wantPods    string
+		wantStatus  corev1.ResourceQuotaStatus
+		wantInvalid []string
+	}{
+		{name: "main: spec changes, status kept", newStatus: newStatus, wantPods: "20"},
+		{name: "status: status changes, spec kept", status: true, newStatus: newStatus, wantPods: "10", wantStatus: newStatus},
+		{
+			name: "status: negative used", status: true,
+			newStatus:   corev1.ResourceQuotaStatus{Used: corev1.ResourceList{"pods": q("-1")}},
+			wantInvalid: []string{"status.used[pods]: FieldValueInvalid"},
+		},
+		{name: "status: without a resourceVersion (unconditional)", status: true, noRV: true, newStatus: newStatus, wantPods: "10", wantStatus: newStatus},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			mem := registrytest.NewMemStorage()
+			storages, err := NewStorage(mem.Options("resourcequotas"))
+			if err != nil {
+				t.Fatalf("NewStorage: got error %v, want none", err)
+			}
+			store := storages["resourcequotas"].(*registry.REST)
+			ctx := genericapirequest.WithNamespace(context.Background(), "default")
+			key, err := store.KeyFunc(ctx, "compute")
+			if err != nil {
+				t.Fatalf("KeyFunc: %v", err)
+			}
+			current := mem.Seed(t, key, validQuota()).(*corev1.ResourceQuota)
+			update := modified(current, func(rq *corev1.ResourceQuota) {
+				rq.Spec.Hard["pods"] = q("20")
+				rq.Status = tt.newStatus
+				if tt.noRV {
+					rq.ResourceVersion = ""
+				}
+			})
+			var updater rest.Updater = store
+			if tt.status {
+				updater = storages["resourcequotas/status"].(*registry.StatusREST)
+			}
+			out, _, err := updater.Update(ctx, "compute", rest.DefaultUpdatedObjectInfo(update), rest.ValidateAllObjectFunc, rest.ValidateAllObjectUpdateFunc, false, &metav1.UpdateOptions{})
+			if tt.wantInvalid != nil {
+				status, ok := err.(apierrors.APIStatus)
+				if !ok || !apierrors.IsInvalid(err) {
+					t.Fatalf("Update: got error %v, want Invalid", err)
+				}
+				var got []string
+				for _, c := range status.Status().Details.Causes {
+					got = append(got, c.Field+": "+string(c.Type))
+				}
+				if diff := cmp.Diff(tt.wantInvalid, got); diff != "" {
+					t.Errorf("causes (-want +got):\n%s", diff)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("Update: got error %v, want none", err)
+			}
+			got := out.(*corev1.ResourceQuota)
+			if pods := got.Spec.Hard["pods"]; pods.String() != tt.wantPods {
+				t.Errorf("spec.hard.pods: got %s, want %s", pods.String(), tt.wantPods)
+			}
+			if diff := cmp.Diff(tt.wantStatus, got.Status); diff != "" {
+				t.Errorf("status (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestFieldSelectors(t *testing.T) {
+	store := registrytest.REST(t, NewStorage, "resourcequotas")
+	_, got, err := store.PredicateFunc(labels.Everything(), fields.Everything()).GetAttrs(validQuota())
+	if err != nil {
+		t.Fatalf("GetAttrs: got error %v, want none", err)
+	}
+	if diff := cmp.Diff(fields.Set{"metadata.name": "compute", "metadata.namespace": "default"}, got); diff != "" {
+		t.Errorf("fields (-want +got):\n%s", diff)
+	}
+}
+
+func TestTable(t *testing.T) {
+	tests := []struct {
+		name   string
+		status corev1.ResourceQuotaStatus
+		want   []any
+	}{
+		{name: "no status yet", want: []any{"compute", "", "", "<unknown>"}},
+		{
+			name: "requests and limits, sorted",
+			status: corev1.ResourceQuotaStatus{
+				Hard: corev1.ResourceList{"pods": q("10"), "requests.cpu": q("2"), "limits.memory": q("4Gi"), "limits.cpu": q("4")},
+				Used: corev1.ResourceList{"pods": q("1"), "requests.cpu": q("500m")},
+			},
+			want: []any{"compute", "pods: 1/10, requests.cpu: 500m/2", "limits.cpu: 0/4, limits.memory: 0/4Gi", "<unknown>"},
+		},
+	}
+	store := registrytest.REST(t, NewStorage, "resourcequotas")
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			table, err := store.ConvertToTable(context.Background(), modified(validQuota(), func(rq *corev1.ResourceQuota) { rq.Status = tt.status }), nil)
+			if err != nil {
+				t.Fatalf("ConvertToTable: got error %v, want none", err)
+			}
+			if diff := cmp.Diff([]string{"Name", "Request", "Limit", "Age"}, registrytest.ColumnNames(table)); diff != "" {
+				t.Errorf("columns (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tt.want, table.Rows[0].Cells); diff != "" {
+				t.Errorf("cells (-want +got):\n%s", diff)
+			}
+		})
+	}
+}

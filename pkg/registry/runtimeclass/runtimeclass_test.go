@@ -1,0 +1,158 @@
+/*
+Copyright The miniapiserver Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package runtimeclass
+
+import (
+	"context"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	nodev1 "k8s.io/api/node/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/labels"
+
+	"github.com/miniapiserver/miniapiserver/pkg/registry/registrytest"
+)
+
+func validClass() *nodev1.RuntimeClass {
+	return &nodev1.RuntimeClass{
+		ObjectMeta: metav1.ObjectMeta{Name: "gvisor", UID: "uid-1", ResourceVersion: "1"},
+		Handler:    "runsc",
+		Overhead:   &nodev1.Overhead{PodFixed: corev1.ResourceList{"cpu": resource.MustParse("250m"), "memory": resource.MustParse("120Mi")}},
+		Scheduling: &nodev1.Scheduling{NodeSelector: map[string]string{"runtime": "gvisor"}},
+	}
+}
+
+func modified(rc *nodev1.RuntimeClass, mutate func(*nodev1.RuntimeClass)) *nodev1.RuntimeClass {
+	rc = rc.DeepCopy()
+	mutate(rc)
+	return rc
+}
+
+func TestStorage(t *testing.T) {
+	store := registrytest.REST(t, NewStorage, "runtimeclasses")
+	if got, want := store.DefaultQualifiedResource, nodev1.Resource("runtimeclasses"); got != want {
+		t.Errorf("resource: got %v, want %v", got, want)
+	}
+	if got, want := store.SingularQualifiedResource, nodev1.Resource("runtimeclass"); got != want {
+		t.Errorf("singular: got %v, want %v", got, want)
+	}
+	if store.NamespaceScoped() {
+		t.Errorf("NamespaceScoped: got true, want false")
+	}
+	if got := store.ShortNames(); len(got) != 0 {
+		t.Errorf("ShortNames: got %v, want none (as upstream)", got)
+	}
+	if !store.UpdateStrategy.AllowCreateOnUpdate(context.Background()) {
+		t.Errorf("AllowCreateOnUpdate: got false, want true (as upstream)")
+	}
+}
+
+func TestValidate(t *testing.T) {
+	tests := []struct {
+		name   string
+		mutate func(*nodev1.RuntimeClass)
+		want   []string
+	}{
+		{name: "valid", mutate: func(*nodev1.RuntimeClass) {}, want: []string{}},
+		{name: "handler only", mutate: func(rc *nodev1.RuntimeClass) { rc.Overhead, rc.Scheduling = nil, nil }, want: []string{}},
+		{name: "no handler", mutate: func(rc *nodev1.RuntimeClass) { rc.Handler = "" }, want: []string{"handler: Required value"}},
+		{name: "handler not a DNS label", mutate: func(rc *nodev1.RuntimeClass) { rc.Handler = "run.sc" }, want: []string{"handler: Invalid value"}},
+		{
+			name: "overhead: negative, not a container resource",
+			mutate: func(rc *nodev1.RuntimeClass) {
+				rc.Overhead.PodFixed = corev1.ResourceList{"cpu": resource.MustParse("-1"), "pods": resource.MustParse("1")}
+			},
+			want: []string{"overhead.limits[cpu]: Invalid value", "overhead.limits[pods]: Invalid value"},
+		},
+		{
+			name:   "bad node selector",
+			mutate: func(rc *nodev1.RuntimeClass) { rc.Scheduling.NodeSelector = map[string]string{"bad key!": "x"} },
+			want:   []string{"scheduling.nodeSelector: Invalid value"},
+		},
+		{name: "name not a DNS subdomain", mutate: func(rc *nodev1.RuntimeClass) { rc.Name = "G_Visor" }, want: []string{"metadata.name: Invalid value"}},
+	}
+	store := registrytest.REST(t, NewStorage, "runtimeclasses")
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			rc := modified(validClass(), tt.mutate)
+			got := registrytest.ErrorPaths(store.CreateStrategy.Validate(context.Background(), rc))
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("Validate errors (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestValidateUpdate(t *testing.T) {
+	tests := []struct {
+		name   string
+		mutate func(*nodev1.RuntimeClass)
+		want   []string
+	}{
+		{name: "scheduling may change", mutate: func(rc *nodev1.RuntimeClass) { rc.Scheduling = nil }, want: []string{}},
+		{name: "handler is immutable", mutate: func(rc *nodev1.RuntimeClass) { rc.Handler = "runc" }, want: []string{"handler: Invalid value"}},
+		{name: "update also validates", mutate: func(rc *nodev1.RuntimeClass) { rc.Scheduling.NodeSelector = map[string]string{"a": "bad value!"} }, want: []string{
+			"scheduling.nodeSelector: Invalid value"}},
+	}
+	store := registrytest.REST(t, NewStorage, "runtimeclasses")
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := registrytest.ErrorPaths(store.UpdateStrategy.ValidateUpdate(context.Background(), modified(validClass(), tt.mutate), validClass()))
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("ValidateUpdate errors (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestPrepareKeepsEverything(t *testing.T) {
+	store := registrytest.REST(t, NewStorage, "runtimeclasses")
+	rc := validClass()
+	store.CreateStrategy.PrepareForCreate(context.Background(), rc)
+	store.UpdateStrategy.PrepareForUpdate(context.Background(), rc, validClass())
+	if diff := cmp.Diff(validClass(), rc); diff != "" {
+		t.Errorf("after PrepareForCreate/PrepareForUpdate (-want +got):\n%s", diff)
+	}
+}
+
+func TestFieldSelectors(t *testing.T) {
+	_, got, err := registrytest.REST(t, NewStorage, "runtimeclasses").PredicateFunc(labels.Everything(), fields.Everything()).GetAttrs(validClass())
+	if err != nil {
+		t.Fatalf("GetAttrs: got error %v, want none", err)
+	}
+	if diff := cmp.Diff(fields.Set{"metadata.name": "gvisor"}, got); diff != "" {
+		t.Errorf("fields (-want +got):\n%s", diff)
+	}
+}
+
+func TestTable(t *testing.T) {
+	store := registrytest.REST(t, NewStorage, "runtimeclasses")
+	table, err := store.ConvertToTable(context.Background(), validClass(), nil)
+	if err != nil {
+		t.Fatalf("ConvertToTable: got error %v, want none", err)
+	}
+	if diff := cmp.Diff([]string{"Name", "Handler", "Age"}, registrytest.ColumnNames(table)); diff != "" {
+		t.Errorf("columns (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]any{"gvisor", "runsc", "<unknown>"}, table.Rows[0].Cells); diff != "" {
+		t.Errorf("cells (-want +got):\n%s", diff)
+	}
+}

@@ -1,0 +1,254 @@
+/*
+Copyright The miniapiserver Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package storageclass
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	storagev1 "k8s.io/api/storage/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/utils/ptr"
+
+	"github.com/miniapiserver/miniapiserver/pkg/registry/registrytest"
+)
+
+func validClass() *storagev1.StorageClass {
+	return &storagev1.StorageClass{
+		ObjectMeta:        metav1.ObjectMeta{Name: "fast", UID: "uid-1", ResourceVersion: "1"},
+		Provisioner:       "ebs.csi.aws.com",
+		Parameters:        map[string]string{"type": "gp3"},
+		ReclaimPolicy:     ptr.To(corev1.PersistentVolumeReclaimDelete),
+		VolumeBindingMode: ptr.To(storagev1.VolumeBindingWaitForFirstConsumer),
+		AllowedTopologies: []corev1.TopologySelectorTerm{{MatchLabelExpressions: []corev1.TopologySelectorLabelRequirement{
+			{Key: "topology.kubernetes.io/zone", Values: []string{"us-east-1a", "us-east-1b"}},
+		}}},
+	}
+}
+
+func modified(sc *storagev1.StorageClass, mutate func(*storagev1.StorageClass)) *storagev1.StorageClass {
+	sc = sc.DeepCopy()
+	mutate(sc)
+	return sc
+}
+
+func TestStorage(t *testing.T) {
+	store := registrytest.REST(t, NewStorage, "storageclasses")
+	if got, want := store.DefaultQualifiedResource, storagev1.Resource("storageclasses"); got != want {
+		t.Errorf("resource: got %v, want %v", got, want)
+	}
+	if got, want := store.SingularQualifiedResource, storagev1.Resource("storageclass"); got != want {
+		t.Errorf("singular: got %v, want %v", got, want)
+	}
+	if store.NamespaceScoped() {
+		t.Errorf("NamespaceScoped: got true, want false")
+	}
+	if diff := cmp.Diff([]string{"sc"}, store.ShortNames()); diff != "" {
+		t.Errorf("ShortNames (-want +got):\n%s", diff)
+	}
+}
+
+func TestValidate(t *testing.T) {
+	manyParams := map[string]string{}
+	for i := 0; i <= maxParameters; i++ {
+		manyParams[fmt.Sprint(i)] = "v"
+	}
+	tests := []struct {
+		name   string
+		mutate func(*storagev1.StorageClass)
+		want   []string
+	}{
+		{name: "valid", mutate: func(*storagev1.StorageClass) {}, want: []string{}},
+		{name: "upper-case provisioner", mutate: func(sc *storagev1.StorageClass) { sc.Provisioner = "Example.com/NFS" }, want: []string{}},
+		{name: "no provisioner", mutate: func(sc *storagev1.StorageClass) { sc.Provisioner = "" }, want: []string{"provisioner: Required value"}},
+		{name: "bad provisioner", mutate: func(sc *storagev1.StorageClass) { sc.Provisioner = "a/b/c" }, want: []string{"provisioner: Invalid value"}},
+		{name: "empty parameter key", mutate: func(sc *storagev1.StorageClass) { sc.Parameters[""] = "x" }, want: []string{"parameters: Invalid value"}},
+		{name: "too many parameters", mutate: func(sc *storagev1.StorageClass) { sc.Parameters = manyParams }, want: []string{"parameters: Too long"}},
+		{
+			name:   "Recycle is not a class reclaim policy",
+			mutate: func(sc *storagev1.StorageClass) { sc.ReclaimPolicy = ptr.To(corev1.PersistentVolumeReclaimRecycle) },
+			want:   []string{"reclaimPolicy: Unsupported value"},
+		},
+		{name: "no binding mode", mutate: func(sc *storagev1.StorageClass) { sc.VolumeBindingMode = nil }, want: []string{"volumeBindingMode: Required value"}},
+		{
+			name:   "unknown binding mode",
+			mutate: func(sc *storagev1.StorageClass) { sc.VolumeBindingMode = ptr.To(storagev1.VolumeBindingMode("Later")) },
+			want:   []string{"volumeBindingMode: Unsupported value"},
+		},
+		{
+			name: "topology: no values, duplicate value and key, bad key",
+			mutate: func(sc *storagev1.StorageClass) {
+				sc.AllowedTopologies[0].MatchLabelExpressions = []corev1.TopologySelectorLabelRequirement{
+					{Key: "zone", Values: []string{"a", "a"}}, {Key: "zone"}, {Key: "bad key!", Values: []string{"x"}},
+				}
+			},
+			want: []string{
+				"allowedTopologies[0].matchLabelExpressions[0].values[1]: Duplicate value", "allowedTopologies[0].matchLabelExpressions[1].key: Duplicate value",
+				"allowedTopologies[0].matchLabelExpressions[1].values: Required value", "allowedTopologies[0].matchLabelExpressions[2].key: Invalid value",
+			},
+		},
+		{
+			name: "topology: duplicate term",
+			mutate: func(sc *storagev1.StorageClass) {
+				sc.AllowedTopologies = append(sc.AllowedTopologies, sc.AllowedTopologies[0])
+			},
+			want: []string{"allowedTopologies[1].matchLabelExpressions: Duplicate value"},
+		},
+	}
+	store := registrytest.REST(t, NewStorage, "storageclasses")
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			sc := modified(validClass(), tt.mutate)
+			got := registrytest.ErrorPaths(store.CreateStrategy.Validate(context.Background(), sc))
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("Validate errors (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestValidateUpdate(t *testing.T) {
+	tests := []struct {
+		name   string
+		mutate func(*storagev1.StorageClass)
+		want   []string
+	}{
+		{name: "labels, mount options, expansion and topologies may change", mutate: func(sc *storagev1.StorageClass) {
+			sc.Labels, sc.MountOptions, sc.AllowVolumeExpansion, sc.AllowedTopologies = map[string]string{"a": "b"}, []string{"ro"}, ptr.To(true), nil
+		}, want: []string{}},
+		{name: "provisioner", mutate: func(sc *storagev1.StorageClass) { sc.Provisioner = "other.example.com" }, want: []string{"provisioner: Invalid value"}},
+		{name: "parameters", mutate: func(sc *storagev1.StorageClass) { sc.Parameters["type"] = "io2" }, want: []string{"parameters: Invalid value"}},
+		{
+			name:   "reclaimPolicy",
+			mutate: func(sc *storagev1.StorageClass) { sc.ReclaimPolicy = ptr.To(corev1.PersistentVolumeReclaimRetain) },
+			want:   []string{"reclaimPolicy: Invalid value"},
+		},
+		{
+			name:   "volumeBindingMode",
+			mutate: func(sc *storagev1.StorageClass) { sc.VolumeBindingMode = ptr.To(storagev1.VolumeBindingImmediate) },
+			want:   []string{"volumeBindingMode: Invalid value"},
+		},
+		{name: "update also validates", mutate: func(sc *storagev1.StorageClass) { sc.AllowedTopologies[0].MatchLabelExpressions[0].Values = nil }, want: []string{
+			"allowedTopologies[0].matchLabelExpressions[0].values: Required value"}},
+	}
+	store := registrytest.REST(t, NewStorage, "storageclasses")
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := registrytest.ErrorPaths(store.UpdateStrategy.ValidateUpdate(context.Background(), modified(validClass(), tt.mutate), validClass()))
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("ValidateUpdate errors (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestPrepareKeepsEverything(t *testing.T) {
+	store := registrytest.REST(t, NewStorage, "storageclasses")
+	sc := validClass()
+	store.CreateStrategy.PrepareForCreate(context.Background(), sc)
+	store.UpdateStrategy.PrepareForUpdate(context.Background(), sc, validClass())
+	if diff := cmp.Diff(validClass(), sc); diff != "" {
+		t.Errorf("after PrepareForCreate/PrepareForUpdate (-want +got):\n%s", diff)
+	}
+}
+
+func TestFieldSelectors(t *testing.T) {
+	_, got, err := registrytest.REST(t, NewStorage, "storageclasses").PredicateFunc(labels.Everything(), fields.Everything()).GetAttrs(validClass())
+	if err != nil {
+		t.Fatalf("GetAttrs: got error %v, want none", err)
+	}
+	if diff := cmp.Diff(fields.Set{"metadata.name": "fast"}, got); diff != "" {
+		t.Errorf("fields (-want +got):\n%s", diff)
+	}
+}
+
+func TestTable(t *testing.T) {
+	asDefault := func(name string, created time.Time, annotation string) storagev1.StorageClass {
+		sc := *modified(validClass(), func(sc *storagev1.StorageClass) {
+			sc.Name, sc.CreationTimestamp = name, metav1.NewTime(created)
+			if annotation != "" {
+				sc.Annotations = map[string]string{annotation: "true"}
+			}
+		})
+		return sc
+	}
+	t0 := time.Now().Add(-time.Hour)
+	tests := []struct {
+		name      string
+		object    any
+		wantNames []any
+	}{
+		{name: "single default class: no marker", object: ptr.To(asDefault("fast", t0, isDefaultAnnotation)), wantNames: []any{"fast"}},
+		{
+			name: "list: the newest default is marked",
+			object: &storagev1.StorageClassList{Items: []storagev1.StorageClass{
+				asDefault("old", t0, isDefaultAnnotation), asDefault("new", t0.Add(time.Minute), betaIsDefaultAnnotation), asDefault("plain", t0.Add(2*time.Minute), ""),
+			}},
+			wantNames: []any{"old", "new (default)", "plain"},
+		},
+		{
+			name: "list: a tie goes to the first name",
+			object: &storagev1.StorageClassList{Items: []storagev1.StorageClass{
+				asDefault("b", t0, isDefaultAnnotation), asDefault("a", t0, isDefaultAnnotation),
+			}},
+			wantNames: []any{"b", "a (default)"},
+		},
+	}
+	store := registrytest.REST(t, NewStorage, "storageclasses")
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var table *metav1.Table
+			var err error
+			switch o := tt.object.(type) {
+			case *storagev1.StorageClass:
+				table, err = store.ConvertToTable(context.Background(), o, nil)
+			case *storagev1.StorageClassList:
+				table, err = store.ConvertToTable(context.Background(), o, nil)
+			}
+			if err != nil {
+				t.Fatalf("ConvertToTable: got error %v, want none", err)
+			}
+			if diff := cmp.Diff([]string{"Name", "Provisioner", "ReclaimPolicy", "VolumeBindingMode", "AllowVolumeExpansion", "Age"}, registrytest.ColumnNames(table)); diff != "" {
+				t.Errorf("columns (-want +got):\n%s", diff)
+			}
+			var names []any
+			for _, row := range table.Rows {
+				names = append(names, row.Cells[0])
+			}
+			if diff := cmp.Diff(tt.wantNames, names); diff != "" {
+				t.Errorf("names (-want +got):\n%s", diff)
+			}
+		})
+	}
+	t.Run("cells", func(t *testing.T) {
+		sc := modified(validClass(), func(sc *storagev1.StorageClass) { sc.ReclaimPolicy, sc.VolumeBindingMode = nil, nil })
+		table, err := store.ConvertToTable(context.Background(), sc, nil)
+		if err != nil {
+			t.Fatalf("ConvertToTable: got error %v, want none", err)
+		}
+		want := []any{"fast", "ebs.csi.aws.com", "Delete", "Immediate", false, "<unknown>"}
+		if diff := cmp.Diff(want, table.Rows[0].Cells); diff != "" {
+			t.Errorf("cells (-want +got):\n%s", diff)
+		}
+	})
+}
