@@ -47,6 +47,8 @@ INPUT_PKGS=(
     k8s.io/api/core/v1
     k8s.io/api/coordination/v1
     k8s.io/api/apps/v1
+    k8s.io/api/authentication/v1
+    k8s.io/api/authorization/v1
     k8s.io/api/autoscaling/v1
     k8s.io/api/batch/v1
     k8s.io/api/discovery/v1

@@ -18,6 +18,8 @@ package api
 
 import (
 	appsv1 "k8s.io/api/apps/v1"
+	authenticationv1 "k8s.io/api/authentication/v1"
+	authorizationv1 "k8s.io/api/authorization/v1"
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
@@ -120,6 +122,13 @@ var internalTypes = []struct {
 		&storagev1.CSIDriver{}, &storagev1.CSIDriverList{},
 	}},
 	{eventsv1.GroupName, []runtime.Object{&corev1.Event{}, &corev1.EventList{}}},
+	// The reviews, which are only created (and TokenRequest, the
+	// serviceaccounts/token subresource's kind).
+	{authenticationv1.GroupName, []runtime.Object{&authenticationv1.TokenReview{}, &authenticationv1.SelfSubjectReview{}, &authenticationv1.TokenRequest{}}},
+	{authorizationv1.GroupName, []runtime.Object{
+		&authorizationv1.SubjectAccessReview{}, &authorizationv1.SelfSubjectAccessReview{},
+		&authorizationv1.LocalSubjectAccessReview{}, &authorizationv1.SelfSubjectRulesReview{},
+	}},
 }
 
 func init() {
@@ -131,6 +140,8 @@ func init() {
 func AddToScheme(s *runtime.Scheme) error {
 	for _, add := range []func(*runtime.Scheme) error{
 		corev1.AddToScheme,
+		authenticationv1.AddToScheme,
+		authorizationv1.AddToScheme,
 		coordinationv1.AddToScheme,
 		appsv1.AddToScheme,
 		autoscalingv1.AddToScheme,

@@ -21,8 +21,11 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
+	authenticationv1 "k8s.io/api/authentication/v1"
+	authorizationv1 "k8s.io/api/authorization/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -35,11 +38,16 @@ import (
 	schedulingv1 "k8s.io/api/scheduling/v1"
 	storagev1 "k8s.io/api/storage/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apiserver/pkg/authentication/authenticator"
+	"k8s.io/apiserver/pkg/authentication/request/bearertoken"
+	"k8s.io/apiserver/pkg/authorization/authorizer"
 	"k8s.io/apiserver/pkg/registry/generic"
 	"k8s.io/apiserver/pkg/registry/rest"
 	genericapiserver "k8s.io/apiserver/pkg/server"
 
 	"github.com/miniapiserver/miniapiserver/pkg/api"
+	"github.com/miniapiserver/miniapiserver/pkg/auth"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/apps"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/batch"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/configmap"
@@ -64,6 +72,7 @@ import (
 	"github.com/miniapiserver/miniapiserver/pkg/registry/rbac"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/replicationcontroller"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/resourcequota"
+	"github.com/miniapiserver/miniapiserver/pkg/registry/review"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/runtimeclass"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/secret"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/service"
@@ -96,7 +105,27 @@ var apiGroups = []struct {
 // lists from the watch caches are encoded from their items' kept
 // encodings, which encodings hands over (nil without watch caches). It
 // returns the namespaced resources, which the namespace controller empties.
-func installAPIs(s *genericapiserver.GenericAPIServer, optsGetter generic.RESTOptionsGetter, encodings *watchcache.Encodings) ([]schema.GroupVersionResource, error) {
+// identity is what the APIs that authenticate and authorize answer with:
+// the reviews and service account tokens.
+type identity struct {
+	authorizer authorizer.Authorizer
+	rules      authorizer.RuleResolver
+	// tokens authenticates bearer tokens (TokenReview).
+	tokens authenticator.Token
+	// serviceAccounts issues TokenRequest's tokens.
+	serviceAccounts *auth.ServiceAccountTokens
+}
+
+// issue is a serviceaccount.IssueFunc over id.serviceAccounts.
+func (id identity) issue(sa *corev1.ServiceAccount, audiences []string, ttl time.Duration, kind, name string, uid types.UID) (string, time.Time, error) {
+	var binding *auth.Binding
+	if kind != "" {
+		binding = &auth.Binding{Kind: kind, Name: name, UID: string(uid)}
+	}
+	return id.serviceAccounts.Issue(sa, audiences, ttl, binding)
+}
+
+func installAPIs(s *genericapiserver.GenericAPIServer, optsGetter generic.RESTOptionsGetter, encodings *watchcache.Encodings, id identity) ([]schema.GroupVersionResource, error) {
 	if encodings != nil {
 		encodings.SetEventWriter(newEventWriter(withCachedListEncoding(api.Codecs, encodings), api.Scheme))
 	}
@@ -108,6 +137,13 @@ func installAPIs(s *genericapiserver.GenericAPIServer, optsGetter generic.RESTOp
 		resourcequota.NewStorage, limitrange.NewStorage, replicationcontroller.NewStorage)
 	if err != nil {
 		return nil, err
+	}
+	coreStorage["serviceaccounts/token"] = &serviceaccount.TokenREST{
+		ServiceAccounts: coreStorage["serviceaccounts"].(rest.Getter),
+		Pods:            coreStorage["pods"].(rest.Getter),
+		Secrets:         coreStorage["secrets"].(rest.Getter),
+		Issue:           id.issue,
+		Audiences:       id.serviceAccounts.Audiences,
 	}
 	core.VersionedResourcesStorageMap["v1"] = coreStorage
 	if err := s.InstallLegacyAPIGroup(genericapiserver.DefaultLegacyAPIPrefix, &core); err != nil {
@@ -121,6 +157,14 @@ func installAPIs(s *genericapiserver.GenericAPIServer, optsGetter generic.RESTOp
 		if info.VersionedResourcesStorageMap["v1"], err = collect(optsGetter, g.storages...); err != nil {
 			return nil, err
 		}
+		groups = append(groups, &info)
+	}
+	for group, storage := range map[string]map[string]rest.Storage{
+		authorizationv1.GroupName:  review.NewAuthorizationStorage(id.authorizer, id.rules),
+		authenticationv1.GroupName: review.NewAuthenticationStorage(bearertoken.New(id.tokens)),
+	} {
+		info := genericapiserver.NewDefaultAPIGroupInfo(group, api.Scheme, api.ParameterCodec, api.Codecs)
+		info.VersionedResourcesStorageMap["v1"] = storage
 		groups = append(groups, &info)
 	}
 	// events.k8s.io/v1 Events are core Events, converted (upstream stores
@@ -138,11 +182,13 @@ func installAPIs(s *genericapiserver.GenericAPIServer, optsGetter generic.RESTOp
 	return namespaced, nil
 }
 
-// namespacedResources returns the namespaced resources (not subresources) of storage, sorted.
+// namespacedResources returns the namespaced resources (not subresources,
+// nor the reviews, which hold nothing) of storage, sorted.
 func namespacedResources(gv schema.GroupVersion, storage map[string]rest.Storage) []schema.GroupVersionResource {
 	var out []schema.GroupVersionResource
 	for _, resource := range slices.Sorted(maps.Keys(storage)) {
-		if s, ok := storage[resource].(rest.Scoper); ok && s.NamespaceScoped() && !strings.Contains(resource, "/") {
+		_, lister := storage[resource].(rest.Lister)
+		if s, ok := storage[resource].(rest.Scoper); ok && lister && s.NamespaceScoped() && !strings.Contains(resource, "/") {
 			out = append(out, gv.WithResource(resource))
 		}
 	}

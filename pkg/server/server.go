@@ -247,7 +247,8 @@ func (c CompletedConfig) New(ctx context.Context) (s *Server, err error) {
 			generic.Destroy()
 		}
 	}()
-	namespaced, err := installAPIs(generic, gc.RESTOptionsGetter, storages.encodings)
+	namespaced, err := installAPIs(generic, gc.RESTOptionsGetter, storages.encodings,
+		identity{authorizer: gc.Authorization.Authorizer, rules: gc.RuleResolver, tokens: c.tokens, serviceAccounts: c.serviceAccounts})
 	if err != nil {
 		return nil, err
 	}
