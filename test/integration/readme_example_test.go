@@ -94,20 +94,23 @@ func TestCronTabController(t *testing.T) {
 
 // readme:end
 
-// TestREADMEShowsTheCronTabController keeps the README's example this
-// test file's, word for word.
+// TestREADMEShowsTheCronTabController keeps the example in
+// docs/reference.md (which the README links) this test file's, word for word.
 func TestREADMEShowsTheCronTabController(t *testing.T) {
 	src, err := os.ReadFile("readme_example_test.go")
 	if err != nil {
 		t.Fatal(err)
 	}
-	readme, err := os.ReadFile("../../README.md")
+	doc, err := os.ReadFile("../../docs/reference.md")
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, example, _ := strings.Cut(string(src), "// readme:begin\n")
-	example, _, _ = strings.Cut(example, "\n// readme:end")
-	if !strings.Contains(string(readme), example) {
-		t.Errorf("README.md does not show TestCronTabController as readme_example_test.go has it:\n%s", example)
+	_, example, begins := strings.Cut(string(src), "// readme:begin\n")
+	example, _, ends := strings.Cut(example, "\n// readme:end")
+	if !begins || !ends || !strings.Contains(example, "func TestCronTabController") {
+		t.Fatalf("readme_example_test.go has lost its readme:begin and readme:end markers around TestCronTabController")
+	}
+	if !strings.Contains(string(doc), example) {
+		t.Errorf("docs/reference.md does not show TestCronTabController as readme_example_test.go has it:\n%s", example)
 	}
 }
