@@ -157,6 +157,9 @@ func installAPIs(s *genericapiserver.GenericAPIServer, optsGetter generic.RESTOp
 		if info.VersionedResourcesStorageMap["v1"], err = collect(optsGetter, g.storages...); err != nil {
 			return nil, err
 		}
+		if g.group == rbacv1.GroupName {
+			rbac.WithEscalationChecks(info.VersionedResourcesStorageMap["v1"], rbac.Escalation{Authorizer: id.authorizer, Rules: id.rules})
+		}
 		groups = append(groups, &info)
 	}
 	for group, storage := range map[string]map[string]rest.Storage{

@@ -35,8 +35,8 @@ import (
 )
 
 // NewStorage returns the storage of roles, clusterroles, rolebindings and
-// clusterrolebindings. Unlike upstream there is no authorizer behind them:
-// they are stored and validated, and no escalation check is made.
+// clusterrolebindings, stored and validated; WithEscalationChecks adds
+// upstream's escalation checks.
 func NewStorage(optsGetter generic.RESTOptionsGetter) (map[string]rest.Storage, error) {
 	resources := []registry.Resource{
 		{
