@@ -107,6 +107,7 @@ var internalTypes = []struct {
 		&networkingv1.Ingress{}, &networkingv1.IngressList{},
 		&networkingv1.NetworkPolicy{}, &networkingv1.NetworkPolicyList{},
 		&networkingv1.IngressClass{}, &networkingv1.IngressClassList{},
+		&networkingv1.IPAddress{}, &networkingv1.IPAddressList{},
 	}},
 	{nodev1.GroupName, []runtime.Object{&nodev1.RuntimeClass{}, &nodev1.RuntimeClassList{}}},
 	{policyv1.GroupName, []runtime.Object{&policyv1.PodDisruptionBudget{}, &policyv1.PodDisruptionBudgetList{}}},

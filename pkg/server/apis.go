@@ -58,6 +58,7 @@ import (
 	"github.com/miniapiserver/miniapiserver/pkg/registry/event"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/ingress"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/ingressclass"
+	"github.com/miniapiserver/miniapiserver/pkg/registry/ipaddress"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/lease"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/limitrange"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/namespace"
@@ -131,9 +132,14 @@ func installAPIs(s *genericapiserver.GenericAPIServer, optsGetter generic.RESTOp
 	}
 	core := genericapiserver.NewDefaultAPIGroupInfo("", api.Scheme, api.ParameterCodec, api.Codecs)
 	core.NegotiatedSerializer = withCachedListEncoding(core.NegotiatedSerializer, encodings)
+	// Services record their cluster IPs as networking.k8s.io IPAddresses.
+	ipAddresses, err := ipaddress.NewStorage(optsGetter)
+	if err != nil {
+		return nil, err
+	}
 	coreStorage, err := collect(optsGetter, namespace.NewStorage, configmap.NewStorage, secret.NewStorage,
 		pod.NewStorage, podtemplate.NewStorage, serviceaccount.NewStorage, event.NewStorage,
-		service.NewStorage, endpoints.NewStorage, persistentvolumeclaim.NewStorage, persistentvolume.NewStorage, node.NewStorage,
+		service.NewStorageRecordingIPs(ipAddresses["ipaddresses"].(service.IPAddresses)), endpoints.NewStorage, persistentvolumeclaim.NewStorage, persistentvolume.NewStorage, node.NewStorage,
 		resourcequota.NewStorage, limitrange.NewStorage, replicationcontroller.NewStorage)
 	if err != nil {
 		return nil, err
@@ -156,6 +162,9 @@ func installAPIs(s *genericapiserver.GenericAPIServer, optsGetter generic.RESTOp
 		info.NegotiatedSerializer = withCachedListEncoding(info.NegotiatedSerializer, encodings)
 		if info.VersionedResourcesStorageMap["v1"], err = collect(optsGetter, g.storages...); err != nil {
 			return nil, err
+		}
+		if g.group == networkingv1.GroupName {
+			maps.Copy(info.VersionedResourcesStorageMap["v1"], ipAddresses)
 		}
 		if g.group == rbacv1.GroupName {
 			rbac.WithEscalationChecks(info.VersionedResourcesStorageMap["v1"], rbac.Escalation{Authorizer: id.authorizer, Rules: id.rules})

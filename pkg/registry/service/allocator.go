@@ -45,6 +45,11 @@ type allocator struct {
 	mu sync.Mutex
 	// list returns every stored service, in all namespaces.
 	list func(ctx context.Context) ([]corev1.Service, error)
+	// ips, if set, records each cluster IP (see record); taken holds the
+	// addresses another server recorded since the last list, for the
+	// allocation under way (both guarded by mu).
+	ips   IPAddresses
+	taken map[netip.Addr]bool
 }
 
 // used returns the cluster IPs and node ports stored services hold, but for self.
@@ -53,7 +58,14 @@ func (a *allocator) used(ctx context.Context, self *corev1.Service) (map[netip.A
 	if err != nil {
 		return nil, nil, err
 	}
-	ips, ports := map[netip.Addr]bool{}, map[int32]bool{}
+	ips, err := a.recordedIPs(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	for addr := range a.taken {
+		ips[addr] = true
+	}
+	ports := map[int32]bool{}
 	for _, s := range services {
 		if s.Namespace == self.Namespace && s.Name == self.Name {
 			continue

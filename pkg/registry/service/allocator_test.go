@@ -26,9 +26,13 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metainternalversion "k8s.io/apimachinery/pkg/apis/meta/internalversion"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/apiserver/pkg/registry/rest"
 	"k8s.io/utils/ptr"
 )
 
@@ -497,5 +501,55 @@ func TestAllocateIPAndPortErrorsTogether(t *testing.T) {
 	}
 	if got := err.(apierrors.APIStatus).Status().Details.Kind; got != "Service" {
 		t.Errorf("error kind: got %q, want Service", got)
+	}
+}
+
+// ipRecords is an IPAddresses that holds some addresses already: what
+// other servers recorded since this one listed.
+type ipRecords struct {
+	IPAddresses
+	held    map[string]bool
+	created []string
+}
+
+func (r *ipRecords) Create(_ context.Context, obj runtime.Object, _ rest.ValidateObjectFunc, _ *metav1.CreateOptions) (runtime.Object, error) {
+	name := obj.(*networkingv1.IPAddress).Name
+	if r.held[name] {
+		return nil, apierrors.NewAlreadyExists(networkingv1.Resource("ipaddresses"), name)
+	}
+	r.held[name] = true
+	r.created = append(r.created, name)
+	return obj, nil
+}
+
+func (r *ipRecords) List(context.Context, *metainternalversion.ListOptions) (runtime.Object, error) {
+	return &networkingv1.IPAddressList{}, nil // as listed before the others recorded theirs
+}
+
+// TestRecordRetriesAnAddressAnotherServerTook: an allocated address that
+// another server recorded first (its IPAddress exists) is given up for
+// another free one; a requested one is refused.
+func TestRecordRetriesAnAddressAnotherServerTook(t *testing.T) {
+	held := map[string]bool{}
+	for _, addr := range usableAddrs()[:len(usableAddrs())-1] {
+		held[addr.String()] = true // all but one
+	}
+	records := &ipRecords{held: held}
+	a := &allocator{ips: records, taken: map[netip.Addr]bool{}, list: func(context.Context) ([]corev1.Service, error) { return nil, nil }}
+	svc := holding("late", "")
+	if err := a.allocate(context.Background(), &svc); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.record(context.Background(), &svc, false); err != nil {
+		t.Fatalf("record: %v", err)
+	}
+	last := usableAddrs()[len(usableAddrs())-1].String()
+	if svc.Spec.ClusterIP != last || len(records.created) != 1 || records.created[0] != last {
+		t.Errorf("got cluster IP %s and records %v, want the one free address %s recorded", svc.Spec.ClusterIP, records.created, last)
+	}
+
+	asked := holding("asks", usableAddrs()[0].String())
+	if _, err := a.record(context.Background(), &asked, true); !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), "provided IP is already allocated") {
+		t.Errorf("a requested address another holds: got %v, want 422", err)
 	}
 }

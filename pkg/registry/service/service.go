@@ -19,6 +19,7 @@ package service
 import (
 	"context"
 	"fmt"
+	"net/netip"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -42,8 +43,13 @@ import (
 	"github.com/miniapiserver/miniapiserver/pkg/registry"
 )
 
-// NewStorage returns the storage of services and services/status.
+// NewStorage returns the storage of services and services/status
+// (NewStorageRecordingIPs records their cluster IPs as IPAddresses).
 func NewStorage(optsGetter generic.RESTOptionsGetter) (map[string]rest.Storage, error) {
+	return newStorage(optsGetter, nil)
+}
+
+func newStorage(optsGetter generic.RESTOptionsGetter, ips IPAddresses) (map[string]rest.Storage, error) {
 	base := registry.NewStrategy(true)
 	base.ValidateName = apimachineryvalidation.NameIsDNS1035Label
 	base.ValidateFields = func(obj runtime.Object) field.ErrorList { return validate(obj.(*corev1.Service)) }
@@ -65,32 +71,56 @@ func NewStorage(optsGetter generic.RESTOptionsGetter) (map[string]rest.Storage, 
 	if err != nil {
 		return nil, err
 	}
-	a := &allocator{list: func(ctx context.Context) ([]corev1.Service, error) {
+	a := &allocator{ips: ips, list: func(ctx context.Context) ([]corev1.Service, error) {
 		list, err := store.List(genericapirequest.WithNamespace(ctx, metav1.NamespaceAll), &metainternalversion.ListOptions{})
 		if err != nil {
 			return nil, err
 		}
 		return list.(*corev1.ServiceList).Items, nil
 	}}
-	store.BeginCreate = func(ctx context.Context, obj runtime.Object, _ *metav1.CreateOptions) (genericregistry.FinishFunc, error) {
+	// allocate allocates what svc needs and records its cluster IP; the
+	// returned func ends the allocation: if the write failed, it releases
+	// the recorded address.
+	allocate := func(ctx context.Context, svc *corev1.Service) (genericregistry.FinishFunc, error) {
+		requested := svc.Spec.ClusterIP != "" || len(svc.Spec.ClusterIPs) > 0
 		a.mu.Lock()
-		if err := a.allocate(ctx, obj.(*corev1.Service)); err != nil {
+		a.taken = map[netip.Addr]bool{}
+		if err := a.allocate(ctx, svc); err != nil {
 			a.mu.Unlock()
 			return nil, err
 		}
-		return func(context.Context, bool) { a.mu.Unlock() }, nil
+		release, err := a.record(ctx, svc, requested)
+		if err != nil {
+			a.mu.Unlock()
+			return nil, err
+		}
+		return func(_ context.Context, success bool) {
+			if !success {
+				release()
+			}
+			a.mu.Unlock()
+		}, nil
+	}
+	store.BeginCreate = func(ctx context.Context, obj runtime.Object, _ *metav1.CreateOptions) (genericregistry.FinishFunc, error) {
+		return allocate(ctx, obj.(*corev1.Service))
 	}
 	store.BeginUpdate = func(ctx context.Context, obj, old runtime.Object, _ *metav1.UpdateOptions) (genericregistry.FinishFunc, error) {
 		svc, oldSvc := obj.(*corev1.Service), old.(*corev1.Service)
 		keepAllocated(svc, oldSvc)
-		a.mu.Lock()
-		defer a.mu.Unlock()
 		if needsClusterIP(svc) && !needsClusterIP(oldSvc) || needsNodePorts(svc) && !hasNodePorts(svc) {
-			if err := a.allocate(ctx, svc); err != nil {
-				return nil, err
-			}
+			return allocate(ctx, svc)
 		}
-		return func(context.Context, bool) {}, nil
+		// A Service that gives up its cluster IP gives up its IPAddress.
+		return func(ctx context.Context, success bool) {
+			if success && !needsClusterIP(svc) && needsClusterIP(oldSvc) {
+				a.release(ctx, oldSvc, oldSvc.Spec.ClusterIP)
+			}
+		}, nil
+	}
+	store.AfterDelete = func(obj runtime.Object, _ *metav1.DeleteOptions) {
+		if svc := obj.(*corev1.Service); needsClusterIP(svc) {
+			a.release(context.Background(), svc, svc.Spec.ClusterIP)
+		}
 	}
 	return map[string]rest.Storage{
 		"services":        store,

@@ -1,0 +1,128 @@
+/*
+Copyright The miniapiserver Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package ipaddress
+
+import (
+	"net/netip"
+	"strings"
+
+	networkingv1 "k8s.io/api/networking/v1"
+	apimachineryvalidation "k8s.io/apimachinery/pkg/api/validation"
+	"k8s.io/apimachinery/pkg/api/validation/path"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/apiserver/pkg/registry/generic"
+	"k8s.io/apiserver/pkg/registry/rest"
+
+	"github.com/miniapiserver/miniapiserver/pkg/registry"
+)
+
+// NewStorage returns the storage of ipaddresses.
+func NewStorage(optsGetter generic.RESTOptionsGetter) (map[string]rest.Storage, error) {
+	s := registry.NewStrategy(false)
+	s.ValidateName = func(name string, _ bool) []string { return nameMessages(name) }
+	s.ValidateFields = func(obj runtime.Object) field.ErrorList {
+		return validateParentRef(obj.(*networkingv1.IPAddress).Spec.ParentRef, field.NewPath("spec", "parentRef"))
+	}
+	s.ValidateFieldsUpdate = func(obj, old runtime.Object) field.ErrorList {
+		p := field.NewPath("spec", "parentRef")
+		errs := validateParentRef(obj.(*networkingv1.IPAddress).Spec.ParentRef, p)
+		return append(errs, apimachineryvalidation.ValidateImmutableField(obj.(*networkingv1.IPAddress).Spec.ParentRef, old.(*networkingv1.IPAddress).Spec.ParentRef, p)...)
+	}
+	store, err := registry.NewREST(optsGetter, registry.Resource{
+		Resource:   networkingv1.Resource("ipaddresses"),
+		Singular:   "ipaddress",
+		ShortNames: []string{"ip"},
+		New:        func() runtime.Object { return &networkingv1.IPAddress{} },
+		NewList:    func() runtime.Object { return &networkingv1.IPAddressList{} },
+		Strategy:   s,
+		Table:      table,
+	})
+	if err != nil {
+		return nil, err
+	}
+	return map[string]rest.Storage{"ipaddresses": store}, nil
+}
+
+// table is upstream's: NAME and PARENTREF (resource.group/namespace/name).
+var table = registry.Table{
+	Columns: []metav1.TableColumnDefinition{
+		registry.NameColumn,
+		{Name: "ParentRef", Type: "string", Description: networkingv1.IPAddressSpec{}.SwaggerDoc()["parentRef"]},
+	},
+	Cells: func(obj runtime.Object) []any {
+		ip := obj.(*networkingv1.IPAddress)
+		parent := "<none>"
+		if r := ip.Spec.ParentRef; r != nil {
+			parent = strings.ToLower(schema.GroupResource{Group: r.Group, Resource: r.Resource}.String())
+			if r.Namespace != "" {
+				parent += "/" + r.Namespace
+			}
+			parent += "/" + r.Name
+		}
+		return []any{ip.Name, parent}
+	},
+}
+
+// nameMessages: an IPAddress is named by its address, in canonical form
+// (upstream's ValidateIPAddressName).
+func nameMessages(name string) []string {
+	var msgs []string
+	for _, err := range validation.IsValidIP(&field.Path{}, name) {
+		msgs = append(msgs, err.Detail)
+	}
+	if addr, err := netip.ParseAddr(name); err == nil && len(msgs) == 0 && addr.String() != name {
+		msgs = append(msgs, "must be in canonical form (\""+addr.String()+"\")")
+	}
+	return msgs
+}
+
+// validateParentRef is upstream's validateIPAddressParentReference.
+func validateParentRef(ref *networkingv1.ParentReference, p *field.Path) field.ErrorList {
+	if ref == nil {
+		return field.ErrorList{field.Required(p, "")}
+	}
+	var errs field.ErrorList
+	if ref.Group != "" {
+		for _, msg := range validation.IsDNS1123Subdomain(ref.Group) {
+			errs = append(errs, field.Invalid(p.Child("group"), ref.Group, msg))
+		}
+	}
+	if ref.Resource == "" {
+		errs = append(errs, field.Required(p.Child("resource"), ""))
+	} else {
+		for _, msg := range path.IsValidPathSegmentName(ref.Resource) {
+			errs = append(errs, field.Invalid(p.Child("resource"), ref.Resource, msg))
+		}
+	}
+	if ref.Name == "" {
+		errs = append(errs, field.Required(p.Child("name"), ""))
+	} else {
+		for _, msg := range path.IsValidPathSegmentName(ref.Name) {
+			errs = append(errs, field.Invalid(p.Child("name"), ref.Name, msg))
+		}
+	}
+	if ref.Namespace != "" {
+		for _, msg := range path.IsValidPathSegmentName(ref.Namespace) {
+			errs = append(errs, field.Invalid(p.Child("namespace"), ref.Namespace, msg))
+		}
+	}
+	return errs
+}

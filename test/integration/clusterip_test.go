@@ -1,0 +1,119 @@
+/*
+Copyright The miniapiserver Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package integration
+
+import (
+	"fmt"
+	"net/netip"
+	"sync"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/miniapiserver/miniapiserver/pkg/registry/service"
+	"github.com/miniapiserver/miniapiserver/pkg/testserver"
+)
+
+// TestClusterIPsAreUniqueAcrossInstances: two servers on one etcd create
+// Services at once; every cluster IP is recorded as an IPAddress whose
+// parent is its Service, no two Services share one, a requested address
+// another holds is refused, and a deleted Service frees its address.
+func TestClusterIPsAreUniqueAcrossInstances(t *testing.T) {
+	// A small range, nearly filled by both servers at once: they must
+	// pick the same free addresses often.
+	// (Restored after the servers stop: cleanups run last first.)
+	cidr := service.ServiceCIDR
+	t.Cleanup(func() { service.ServiceCIDR = cidr })
+	service.ServiceCIDR = netip.MustParsePrefix("10.0.0.0/27")
+	external := externalEtcd(t, 0)
+	a := kubernetes.NewForConfigOrDie(testserver.Start(t, external).Config)
+	b := kubernetes.NewForConfigOrDie(testserver.Start(t, external).Config)
+	ctx := t.Context()
+
+	const perServer = 14 // of the 29 usable addresses
+	var wg sync.WaitGroup
+	errs := make(chan error, 2*perServer)
+	for s, client := range []kubernetes.Interface{a, b} {
+		for i := range perServer {
+			wg.Go(func() {
+				svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("s%d-%03d", s, i)},
+					Spec: corev1.ServiceSpec{Ports: []corev1.ServicePort{{Port: 80}}}}
+				if _, err := client.CoreV1().Services("default").Create(ctx, svc, metav1.CreateOptions{}); err != nil {
+					errs <- err
+				}
+			})
+		}
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Errorf("create: %v", err)
+	}
+	services, err := a.CoreV1().Services("default").List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ips, err := a.NetworkingV1().IPAddresses().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	parents := map[string]string{}
+	for _, ip := range ips.Items {
+		if ref := ip.Spec.ParentRef; ref != nil && ref.Resource == "services" {
+			parents[ip.Name] = ref.Namespace + "/" + ref.Name
+		}
+		if ip.Labels[networkingv1.LabelManagedBy] != "ipallocator.k8s.io" {
+			t.Errorf("IPAddress %s: labels %v, want upstream's allocator's", ip.Name, ip.Labels)
+		}
+	}
+	holder := map[string]string{}
+	for _, svc := range services.Items {
+		ip := svc.Spec.ClusterIP
+		if other, ok := holder[ip]; ok {
+			t.Errorf("Services %s and %s share cluster IP %s", other, svc.Name, ip)
+		}
+		holder[ip] = svc.Name
+		if got, want := parents[ip], "default/"+svc.Name; got != want {
+			t.Errorf("the IPAddress of %s's %s: parent %q, want %q", svc.Name, ip, got, want)
+		}
+	}
+	if len(services.Items) != 2*perServer {
+		t.Errorf("got %d Services, want %d", len(services.Items), 2*perServer)
+	}
+
+	// A requested address another Service holds is refused; one a deleted
+	// Service held is free again.
+	taken := services.Items[0]
+	want := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "wants-it"},
+		Spec: corev1.ServiceSpec{ClusterIP: taken.Spec.ClusterIP, Ports: []corev1.ServicePort{{Port: 80}}}}
+	if _, err := b.CoreV1().Services("default").Create(ctx, want, metav1.CreateOptions{}); !apierrors.IsInvalid(err) {
+		t.Errorf("a taken address: got %v, want 422", err)
+	}
+	if err := a.CoreV1().Services("default").Delete(ctx, taken.Name, metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.NetworkingV1().IPAddresses().Get(ctx, taken.Spec.ClusterIP, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Errorf("the IPAddress of a deleted Service: got %v, want NotFound", err)
+	}
+	if _, err := b.CoreV1().Services("default").Create(ctx, want, metav1.CreateOptions{}); err != nil {
+		t.Errorf("the freed address: %v", err)
+	}
+}
