@@ -68,7 +68,9 @@ var errStopTimeout = errors.New("server still running after SIGTERM")
 // startServer runs the binary on dataDir with a free port and waits for its
 // ready line. On error the process has already been stopped.
 func startServer(ctx context.Context, cfg config, dataDir string) (*server, error) {
-	args := append([]string{"--data-dir", dataDir, "--secure-port", "0"}, cfg.serverArgs...)
+	// No namespace defaults: kube-apiserver, which the bench compares with,
+	// runs without kube-controller-manager, and the LISTs count ConfigMaps.
+	args := append([]string{"--data-dir", dataDir, "--secure-port", "0", "--namespace-defaults=false"}, cfg.serverArgs...)
 	stdout, w, err := os.Pipe()
 	if err != nil {
 		return nil, fmt.Errorf("creating stdout pipe: %w", err)

@@ -65,6 +65,9 @@ type Options struct {
 	// policies wait for it (without it they delete at once, as
 	// kube-apiserver's --enable-garbage-collector=false).
 	GarbageCollector bool
+	// NamespaceDefaults gives every namespace a "default" ServiceAccount
+	// and the "kube-root-ca.crt" ConfigMap, as kube-controller-manager does.
+	NamespaceDefaults bool
 	// CRDPaths are CustomResourceDefinition manifests (YAML or JSON files,
 	// or directories of them, as envtest's CRDDirectoryPaths) that the
 	// server installs, or updates, on start; WaitReady waits until they are
@@ -90,6 +93,7 @@ func NewOptions() *Options {
 		SecurePort:              6443,
 		EtcdPrefix:              storage.DefaultPrefix,
 		AuthorizationMode:       AuthorizationRBAC,
+		NamespaceDefaults:       true,
 		WatchCache:              true,
 		WatchCacheHistoryWindow: watchcache.DefaultHistoryWindow,
 		WatchCacheHistorySize:   watchcache.DefaultMaxEvents,

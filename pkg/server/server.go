@@ -57,6 +57,7 @@ import (
 	"github.com/miniapiserver/miniapiserver/pkg/api"
 	"github.com/miniapiserver/miniapiserver/pkg/auth"
 	"github.com/miniapiserver/miniapiserver/pkg/controller/clusterroleaggregation"
+	"github.com/miniapiserver/miniapiserver/pkg/controller/namespacedefaults"
 	"github.com/miniapiserver/miniapiserver/pkg/features"
 	generatedopenapi "github.com/miniapiserver/miniapiserver/pkg/generated/openapi"
 	"github.com/miniapiserver/miniapiserver/pkg/storage"
@@ -262,7 +263,7 @@ func (c CompletedConfig) New(ctx context.Context) (s *Server, err error) {
 	}
 	// /readyz waits for the watch caches' initial lists, as kube-apiserver's does.
 	generic.AddPostStartHookOrDie("storage-readiness", generic.StorageReadinessHook.Hook)
-	stopLoopbackClients, err := addLoopbackClients(generic, factory, gc.LoopbackClientConfig, c.Admin, namespacedNow, o.GarbageCollector)
+	stopLoopbackClients, err := addLoopbackClients(generic, factory, gc.LoopbackClientConfig, c.Admin, c.creds.caCert, namespacedNow, o.GarbageCollector, o.NamespaceDefaults)
 	if err != nil {
 		return nil, err
 	}
@@ -290,7 +291,7 @@ func (c CompletedConfig) New(ctx context.Context) (s *Server, err error) {
 // informers (for namespace admission), the system namespaces' bootstrap,
 // the namespace controller and, if garbageCollector, the garbage collector.
 // The returned func stops them, before the HTTP server stops.
-func addLoopbackClients(generic *genericapiserver.GenericAPIServer, factory informers.SharedInformerFactory, loopback, admin *rest.Config, namespaced func() []schema.GroupVersionResource, garbageCollector bool) (stop func(), err error) {
+func addLoopbackClients(generic *genericapiserver.GenericAPIServer, factory informers.SharedInformerFactory, loopback, admin *rest.Config, caCert []byte, namespaced func() []schema.GroupVersionResource, garbageCollector, namespaceDefaults bool) (stop func(), err error) {
 	loopbackClient, err := kubernetes.NewForConfig(loopback)
 	if err != nil {
 		return nil, err
@@ -336,6 +337,13 @@ func addLoopbackClients(generic *genericapiserver.GenericAPIServer, factory info
 	generic.AddPostStartHookOrDie("rbac/bootstrap-roles", func(hc genericapiserver.PostStartHookContext) error {
 		return bootstrapRBAC(hc, loopbackClient, rbacSynced)
 	})
+	if namespaceDefaults {
+		defaults := namespacedefaults.New(loopbackClient, caCert, factory.Core().V1().Namespaces())
+		generic.AddPostStartHookOrDie("namespace-defaults", func(genericapiserver.PostStartHookContext) error {
+			controllers.Go(func() { defaults.Run(loopbackCtx) })
+			return nil
+		})
+	}
 	generic.AddPostStartHookOrDie("clusterrole-aggregation", func(genericapiserver.PostStartHookContext) error {
 		controllers.Go(func() { aggregation.Run(loopbackCtx) })
 		return nil

@@ -101,6 +101,8 @@ func start(logs *serverLog, options []func(*server.Options)) (*Server, error) {
 	opts := server.NewOptions()
 	opts.SecurePort = 0
 	opts.EtcdUnsafeNoFsync = true
+	// As envtest, which runs no kube-controller-manager: see WithNamespaceDefaults.
+	opts.NamespaceDefaults = false
 	for _, o := range options {
 		o(opts)
 	}
@@ -157,6 +159,14 @@ func WithCRDs(paths ...string) func(*server.Options) {
 // cleanup and the Foreground and Orphan propagation policies work.
 func WithGarbageCollector() func(*server.Options) {
 	return func(o *server.Options) { o.GarbageCollector = true }
+}
+
+// WithNamespaceDefaults gives every namespace a "default" ServiceAccount
+// and the "kube-root-ca.crt" ConfigMap, as a cluster's
+// kube-controller-manager does (the binary does by default; an in-process
+// server, like envtest's kube-apiserver, does not unless asked).
+func WithNamespaceDefaults() func(*server.Options) {
+	return func(o *server.Options) { o.NamespaceDefaults = true }
 }
 
 // Stop shuts the server down gracefully and waits until it and its etcd have

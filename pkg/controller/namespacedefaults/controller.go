@@ -1,0 +1,202 @@
+/*
+Copyright The miniapiserver Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package namespacedefaults
+
+import (
+	"context"
+	"errors"
+	"maps"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	coreinformers "k8s.io/client-go/informers/core/v1"
+	"k8s.io/client-go/informers/internalinterfaces"
+	"k8s.io/client-go/kubernetes"
+	corelisters "k8s.io/client-go/listers/core/v1"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/util/workqueue"
+	"k8s.io/klog/v2"
+)
+
+// Upstream's names (pkg/controller/certificates/rootcacertpublisher).
+const (
+	RootCAConfigMap       = "kube-root-ca.crt"
+	DescriptionAnnotation = "kubernetes.io/description"
+	Description           = "Contains a CA bundle that can be used to verify the kube-apiserver when using internal endpoints such as the internal service IP or kubernetes.default.svc. " +
+		"No other usage is guaranteed across distributions of Kubernetes clusters."
+	DefaultServiceAccount = "default"
+)
+
+// Controller keeps each active namespace's defaults.
+type Controller struct {
+	client     kubernetes.Interface
+	rootCA     string
+	namespaces corelisters.NamespaceLister
+	sas        corelisters.ServiceAccountLister
+	configMaps corelisters.ConfigMapLister
+	informers  []cache.SharedIndexInformer // its own, which Run runs
+	synced     []cache.InformerSynced
+	queue      workqueue.TypedRateLimitingInterface[string]
+}
+
+// New returns a controller that writes through client and publishes
+// rootCA (PEM). It watches the default ServiceAccounts and the
+// kube-root-ca.crt ConfigMaps only (informers of its own, by name), not
+// every ServiceAccount and ConfigMap.
+func New(client kubernetes.Interface, rootCA []byte, namespaces coreinformers.NamespaceInformer) *Controller {
+	byName := func(name string) internalinterfaces.TweakListOptionsFunc {
+		return func(o *metav1.ListOptions) {
+			o.FieldSelector = fields.OneTermEqualSelector("metadata.name", name).String()
+		}
+	}
+	sas := coreinformers.NewFilteredServiceAccountInformer(client, metav1.NamespaceAll, 0, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc}, byName(DefaultServiceAccount))
+	configMaps := coreinformers.NewFilteredConfigMapInformer(client, metav1.NamespaceAll, 0, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc}, byName(RootCAConfigMap))
+	c := &Controller{
+		client: client, rootCA: string(rootCA),
+		namespaces: namespaces.Lister(), sas: corelisters.NewServiceAccountLister(sas.GetIndexer()), configMaps: corelisters.NewConfigMapLister(configMaps.GetIndexer()),
+		informers: []cache.SharedIndexInformer{sas, configMaps},
+		synced:    []cache.InformerSynced{namespaces.Informer().HasSynced, sas.HasSynced, configMaps.HasSynced},
+		queue: workqueue.NewTypedRateLimitingQueueWithConfig(
+			workqueue.NewTypedItemExponentialFailureRateLimiter[string](10*time.Millisecond, time.Second),
+			workqueue.TypedRateLimitingQueueConfig[string]{Name: "namespace-defaults"}),
+	}
+	_, _ = namespaces.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    func(obj any) { c.enqueue(obj) },
+		UpdateFunc: func(_, obj any) { c.enqueue(obj) },
+	})
+	// A default deleted or changed is made again.
+	for _, informer := range c.informers {
+		_, _ = informer.AddEventHandler(cache.ResourceEventHandlerFuncs{
+			UpdateFunc: func(_, obj any) { c.enqueueNamespaceOf(obj) },
+			DeleteFunc: func(obj any) { c.enqueueNamespaceOf(obj) },
+		})
+	}
+	return c
+}
+
+func (c *Controller) enqueue(obj any) {
+	if ns, ok := obj.(*corev1.Namespace); ok {
+		c.queue.Add(ns.Name)
+	}
+}
+
+func (c *Controller) enqueueNamespaceOf(obj any) {
+	if tomb, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+		obj = tomb.Obj
+	}
+	switch o := obj.(type) {
+	case *corev1.ServiceAccount:
+		if o.Name == DefaultServiceAccount {
+			c.queue.Add(o.Namespace)
+		}
+	case *corev1.ConfigMap:
+		if o.Name == RootCAConfigMap {
+			c.queue.Add(o.Namespace)
+		}
+	}
+}
+
+// Run keeps the defaults until ctx ends.
+func (c *Controller) Run(ctx context.Context) {
+	defer utilruntime.HandleCrash()
+	defer c.queue.ShutDown()
+	var informers sync.WaitGroup
+	defer informers.Wait()
+	for _, informer := range c.informers {
+		informers.Go(func() { informer.RunWithContext(ctx) })
+	}
+	if !cache.WaitForCacheSync(ctx.Done(), c.synced...) {
+		return
+	}
+	stop := context.AfterFunc(ctx, c.queue.ShutDown)
+	defer stop()
+	for c.processNext(ctx) {
+	}
+}
+
+func (c *Controller) processNext(ctx context.Context) bool {
+	ns, quit := c.queue.Get()
+	if quit {
+		return false
+	}
+	defer c.queue.Done(ns)
+	if err := c.sync(ctx, ns); err != nil {
+		klog.FromContext(ctx).V(2).Info("Namespace defaults not written yet", "namespace", ns, "err", err)
+		c.queue.AddRateLimited(ns)
+		return true
+	}
+	c.queue.Forget(ns)
+	return true
+}
+
+// sync writes what is missing from namespace ns, if it is active.
+func (c *Controller) sync(ctx context.Context, ns string) error {
+	namespace, err := c.namespaces.Get(ns)
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	if err != nil || namespace.Status.Phase != corev1.NamespaceActive {
+		return err
+	}
+	return errors.Join(c.syncServiceAccount(ctx, ns), c.syncRootCA(ctx, ns))
+}
+
+func (c *Controller) syncServiceAccount(ctx context.Context, ns string) error {
+	if _, err := c.sas.ServiceAccounts(ns).Get(DefaultServiceAccount); !apierrors.IsNotFound(err) {
+		return err
+	}
+	sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: DefaultServiceAccount}}
+	_, err := c.client.CoreV1().ServiceAccounts(ns).Create(ctx, sa, metav1.CreateOptions{})
+	return ignorable(err)
+}
+
+func (c *Controller) syncRootCA(ctx context.Context, ns string) error {
+	data := map[string]string{"ca.crt": c.rootCA}
+	cm, err := c.configMaps.ConfigMaps(ns).Get(RootCAConfigMap)
+	switch {
+	case apierrors.IsNotFound(err):
+		cm = &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: RootCAConfigMap, Annotations: map[string]string{DescriptionAnnotation: Description}}, Data: data}
+		_, err = c.client.CoreV1().ConfigMaps(ns).Create(ctx, cm, metav1.CreateOptions{})
+		return ignorable(err)
+	case err != nil:
+		return err
+	case maps.Equal(cm.Data, data) && cm.Annotations[DescriptionAnnotation] != "":
+		return nil
+	}
+	cm = cm.DeepCopy()
+	cm.Data, cm.BinaryData = data, nil
+	if cm.Annotations == nil {
+		cm.Annotations = map[string]string{}
+	}
+	cm.Annotations[DescriptionAnnotation] = Description
+	_, err = c.client.CoreV1().ConfigMaps(ns).Update(ctx, cm, metav1.UpdateOptions{})
+	return ignorable(err)
+}
+
+// ignorable drops the errors of a write that raced another (it exists
+// already) or a namespace being deleted.
+func ignorable(err error) error {
+	if apierrors.IsAlreadyExists(err) || apierrors.HasStatusCause(err, corev1.NamespaceTerminatingCause) || apierrors.IsNotFound(err) {
+		return nil
+	}
+	return err
+}
