@@ -44,18 +44,7 @@ func revision(data string, rev int64) *appsv1.ControllerRevision {
 
 func TestStorage(t *testing.T) {
 	store := registrytest.REST(t, NewStorage, "controllerrevisions")
-	if got, want := store.DefaultQualifiedResource, appsv1.Resource("controllerrevisions"); got != want {
-		t.Errorf("resource: got %v, want %v", got, want)
-	}
-	if got, want := store.SingularQualifiedResource, appsv1.Resource("controllerrevision"); got != want {
-		t.Errorf("singular: got %v, want %v", got, want)
-	}
-	if !store.NamespaceScoped() {
-		t.Errorf("NamespaceScoped: got false, want true")
-	}
-	if got := store.ShortNames(); len(got) != 0 {
-		t.Errorf("ShortNames: got %v, want none (as upstream)", got)
-	}
+	registrytest.CheckShape(t, store, registrytest.Shape{Resource: appsv1.Resource("controllerrevisions"), Singular: "controllerrevision", Namespaced: true})
 }
 
 func TestValidate(t *testing.T) {

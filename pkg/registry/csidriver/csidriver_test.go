@@ -52,18 +52,7 @@ func modified(d *storagev1.CSIDriver, mutate func(*storagev1.CSIDriver)) *storag
 
 func TestStorage(t *testing.T) {
 	store := registrytest.REST(t, NewStorage, "csidrivers")
-	if got, want := store.DefaultQualifiedResource, storagev1.Resource("csidrivers"); got != want {
-		t.Errorf("resource: got %v, want %v", got, want)
-	}
-	if got, want := store.SingularQualifiedResource, storagev1.Resource("csidriver"); got != want {
-		t.Errorf("singular: got %v, want %v", got, want)
-	}
-	if store.NamespaceScoped() {
-		t.Errorf("NamespaceScoped: got true, want false")
-	}
-	if got := store.ShortNames(); len(got) != 0 {
-		t.Errorf("ShortNames: got %v, want none (as upstream)", got)
-	}
+	registrytest.CheckShape(t, store, registrytest.Shape{Resource: storagev1.Resource("csidrivers"), Singular: "csidriver"})
 }
 
 func TestValidate(t *testing.T) {

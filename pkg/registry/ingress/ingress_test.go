@@ -29,7 +29,6 @@ import (
 	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
 	"k8s.io/apiserver/pkg/registry/rest"
 	"k8s.io/utils/ptr"
-	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
 	"github.com/miniapiserver/miniapiserver/pkg/registry"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/registrytest"
@@ -79,22 +78,8 @@ func TestStorage(t *testing.T) {
 		t.Fatalf("storage %q: got %T, want *registry.StatusREST", "ingresses/status", storages["ingresses/status"])
 	}
 	store := registrytest.REST(t, NewStorage, "ingresses")
-	if got, want := store.DefaultQualifiedResource, networkingv1.Resource("ingresses"); got != want {
-		t.Errorf("resource: got %v, want %v", got, want)
-	}
-	if !store.NamespaceScoped() {
-		t.Errorf("NamespaceScoped: got false, want true")
-	}
-	if diff := cmp.Diff([]string{"ing"}, store.ShortNames()); diff != "" {
-		t.Errorf("ShortNames (-want +got):\n%s", diff)
-	}
-	equal := cmp.Comparer(func(a, b *fieldpath.Set) bool { return a.Equals(b) })
-	if diff := cmp.Diff(registry.Fieldpaths("networking.k8s.io/v1", "status"), store.GetResetFields(), equal); diff != "" {
-		t.Errorf("ingresses reset fields (-want +got):\n%s", diff)
-	}
-	if diff := cmp.Diff(registry.Fieldpaths("networking.k8s.io/v1", "spec"), status.GetResetFields(), equal); diff != "" {
-		t.Errorf("ingresses/status reset fields (-want +got):\n%s", diff)
-	}
+	registrytest.CheckShape(t, store, registrytest.Shape{Resource: networkingv1.Resource("ingresses"), Namespaced: true, ShortNames: []string{"ing"}})
+	registrytest.CheckSpecAndStatus(t, store, status, "networking.k8s.io/v1")
 }
 
 func TestStorageKeys(t *testing.T) {

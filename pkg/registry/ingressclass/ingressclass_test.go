@@ -52,18 +52,7 @@ func modified(ic *networkingv1.IngressClass, mutate func(*networkingv1.IngressCl
 
 func TestStorage(t *testing.T) {
 	store := registrytest.REST(t, NewStorage, "ingressclasses")
-	if got, want := store.DefaultQualifiedResource, networkingv1.Resource("ingressclasses"); got != want {
-		t.Errorf("resource: got %v, want %v", got, want)
-	}
-	if got, want := store.SingularQualifiedResource, networkingv1.Resource("ingressclass"); got != want {
-		t.Errorf("singular: got %v, want %v", got, want)
-	}
-	if store.NamespaceScoped() {
-		t.Errorf("NamespaceScoped: got true, want false")
-	}
-	if got := store.ShortNames(); len(got) != 0 {
-		t.Errorf("ShortNames: got %v, want none (as upstream)", got)
-	}
+	registrytest.CheckShape(t, store, registrytest.Shape{Resource: networkingv1.Resource("ingressclasses"), Singular: "ingressclass"})
 }
 
 func TestValidate(t *testing.T) {

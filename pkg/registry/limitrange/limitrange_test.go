@@ -43,18 +43,7 @@ func limitRange(items ...corev1.LimitRangeItem) *corev1.LimitRange {
 
 func TestStorage(t *testing.T) {
 	store := registrytest.REST(t, NewStorage, "limitranges")
-	if got, want := store.DefaultQualifiedResource, corev1.Resource("limitranges"); got != want {
-		t.Errorf("resource: got %v, want %v", got, want)
-	}
-	if got, want := store.SingularQualifiedResource, corev1.Resource("limitrange"); got != want {
-		t.Errorf("singular: got %v, want %v", got, want)
-	}
-	if !store.NamespaceScoped() {
-		t.Errorf("NamespaceScoped: got false, want true")
-	}
-	if diff := cmp.Diff([]string{"limits"}, store.ShortNames()); diff != "" {
-		t.Errorf("ShortNames (-want +got):\n%s", diff)
-	}
+	registrytest.CheckShape(t, store, registrytest.Shape{Resource: corev1.Resource("limitranges"), Singular: "limitrange", Namespaced: true, ShortNames: []string{"limits"}})
 	// As upstream: a PUT of a missing limit range creates it.
 	if !store.UpdateStrategy.AllowCreateOnUpdate(context.Background()) {
 		t.Errorf("AllowCreateOnUpdate: got false, want true")

@@ -64,18 +64,7 @@ func modified(np *networkingv1.NetworkPolicy, mutate func(*networkingv1.NetworkP
 
 func TestStorage(t *testing.T) {
 	store := registrytest.REST(t, NewStorage, "networkpolicies")
-	if got, want := store.DefaultQualifiedResource, networkingv1.Resource("networkpolicies"); got != want {
-		t.Errorf("resource: got %v, want %v", got, want)
-	}
-	if got, want := store.SingularQualifiedResource, networkingv1.Resource("networkpolicy"); got != want {
-		t.Errorf("singular: got %v, want %v", got, want)
-	}
-	if !store.NamespaceScoped() {
-		t.Errorf("NamespaceScoped: got false, want true")
-	}
-	if diff := cmp.Diff([]string{"netpol"}, store.ShortNames()); diff != "" {
-		t.Errorf("ShortNames (-want +got):\n%s", diff)
-	}
+	registrytest.CheckShape(t, store, registrytest.Shape{Resource: networkingv1.Resource("networkpolicies"), Singular: "networkpolicy", Namespaced: true, ShortNames: []string{"netpol"}})
 }
 
 func TestValidate(t *testing.T) {

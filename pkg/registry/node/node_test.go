@@ -30,7 +30,6 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
 	"k8s.io/apiserver/pkg/registry/rest"
-	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
 	"github.com/miniapiserver/miniapiserver/pkg/registry"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/registrytest"
@@ -80,13 +79,7 @@ func TestStorage(t *testing.T) {
 	if store.UpdateStrategy.AllowCreateOnUpdate(context.Background()) {
 		t.Errorf("AllowCreateOnUpdate: got true, want false")
 	}
-	equal := cmp.Comparer(func(a, b *fieldpath.Set) bool { return a.Equals(b) })
-	if diff := cmp.Diff(registry.Fieldpaths("v1", "status"), store.GetResetFields(), equal); diff != "" {
-		t.Errorf("nodes reset fields (-want +got):\n%s", diff)
-	}
-	if diff := cmp.Diff(registry.Fieldpaths("v1", "spec"), status.GetResetFields(), equal); diff != "" {
-		t.Errorf("nodes/status reset fields (-want +got):\n%s", diff)
-	}
+	registrytest.CheckSpecAndStatus(t, store, status, "v1")
 }
 
 func TestStorageKeys(t *testing.T) {

@@ -32,7 +32,6 @@ import (
 	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
 	"k8s.io/apiserver/pkg/registry/rest"
 	"k8s.io/utils/ptr"
-	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
 	"github.com/miniapiserver/miniapiserver/pkg/registry"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/registrytest"
@@ -67,25 +66,8 @@ func TestStorage(t *testing.T) {
 		t.Fatalf("storage %q: got %T, want *registry.StatusREST", "poddisruptionbudgets/status", storages["poddisruptionbudgets/status"])
 	}
 	store := registrytest.REST(t, NewStorage, "poddisruptionbudgets")
-	if got, want := store.DefaultQualifiedResource, policyv1.Resource("poddisruptionbudgets"); got != want {
-		t.Errorf("resource: got %v, want %v", got, want)
-	}
-	if got, want := store.SingularQualifiedResource, policyv1.Resource("poddisruptionbudget"); got != want {
-		t.Errorf("singular: got %v, want %v", got, want)
-	}
-	if !store.NamespaceScoped() {
-		t.Errorf("NamespaceScoped: got false, want true")
-	}
-	if diff := cmp.Diff([]string{"pdb"}, store.ShortNames()); diff != "" {
-		t.Errorf("ShortNames (-want +got):\n%s", diff)
-	}
-	equal := cmp.Comparer(func(a, b *fieldpath.Set) bool { return a.Equals(b) })
-	if diff := cmp.Diff(registry.Fieldpaths("policy/v1", "status"), store.GetResetFields(), equal); diff != "" {
-		t.Errorf("reset fields (-want +got):\n%s", diff)
-	}
-	if diff := cmp.Diff(registry.Fieldpaths("policy/v1", "spec"), status.GetResetFields(), equal); diff != "" {
-		t.Errorf("status reset fields (-want +got):\n%s", diff)
-	}
+	registrytest.CheckShape(t, store, registrytest.Shape{Resource: policyv1.Resource("poddisruptionbudgets"), Singular: "poddisruptionbudget", Namespaced: true, ShortNames: []string{"pdb"}})
+	registrytest.CheckSpecAndStatus(t, store, status, "policy/v1")
 }
 
 func TestValidate(t *testing.T) {

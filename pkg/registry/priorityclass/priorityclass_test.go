@@ -66,18 +66,7 @@ func class(name string, value int32) *schedulingv1.PriorityClass {
 
 func TestStorage(t *testing.T) {
 	s := store(t)
-	if got, want := s.DefaultQualifiedResource, schedulingv1.Resource("priorityclasses"); got != want {
-		t.Errorf("resource: got %v, want %v", got, want)
-	}
-	if got, want := s.SingularQualifiedResource, schedulingv1.Resource("priorityclass"); got != want {
-		t.Errorf("singular: got %v, want %v", got, want)
-	}
-	if s.NamespaceScoped() {
-		t.Errorf("NamespaceScoped: got true, want false")
-	}
-	if diff := cmp.Diff([]string{"pc"}, s.ShortNames()); diff != "" {
-		t.Errorf("ShortNames (-want +got):\n%s", diff)
-	}
+	registrytest.CheckShape(t, s, registrytest.Shape{Resource: schedulingv1.Resource("priorityclasses"), Singular: "priorityclass", ShortNames: []string{"pc"}})
 	var _ rest.StandardStorage = &REST{}
 }
 

@@ -21,8 +21,11 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/apiserver/pkg/registry/generic"
 	"k8s.io/apiserver/pkg/registry/rest"
@@ -30,6 +33,7 @@ import (
 	"k8s.io/apiserver/pkg/storage/storagebackend"
 	"k8s.io/apiserver/pkg/storage/storagebackend/factory"
 	"k8s.io/client-go/tools/cache"
+	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
 	"github.com/miniapiserver/miniapiserver/pkg/registry"
 )
@@ -75,4 +79,37 @@ func ColumnNames(table *metav1.Table) []string {
 		names = append(names, c.Name)
 	}
 	return names
+}
+
+// Shape is what a resource's store says of itself (Singular "": not checked).
+type Shape struct {
+	Resource   schema.GroupResource
+	Singular   string
+	Namespaced bool
+	ShortNames []string
+}
+
+// CheckShape fails t where r does not have the shape want.
+func CheckShape(t testing.TB, r *registry.REST, want Shape) {
+	t.Helper()
+	got := Shape{Resource: r.DefaultQualifiedResource, Namespaced: r.NamespaceScoped(), ShortNames: r.ShortNames()}
+	if want.Singular != "" {
+		got.Singular = r.SingularQualifiedResource.Resource
+	}
+	if diff := cmp.Diff(want, got, cmpopts.EquateEmpty()); diff != "" {
+		t.Errorf("storage (-want +got):\n%s", diff)
+	}
+}
+
+// CheckSpecAndStatus fails t unless store resets status and its status
+// store spec, in groupVersion (as registry.SpecAndStatus makes them).
+func CheckSpecAndStatus(t testing.TB, store *registry.REST, status *registry.StatusREST, groupVersion string) {
+	t.Helper()
+	equal := cmp.Comparer(func(a, b *fieldpath.Set) bool { return a.Equals(b) })
+	if diff := cmp.Diff(registry.Fieldpaths(groupVersion, "status"), store.GetResetFields(), equal); diff != "" {
+		t.Errorf("reset fields (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(registry.Fieldpaths(groupVersion, "spec"), status.GetResetFields(), equal); diff != "" {
+		t.Errorf("status reset fields (-want +got):\n%s", diff)
+	}
 }

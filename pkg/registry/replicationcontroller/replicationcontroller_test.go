@@ -32,7 +32,6 @@ import (
 	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
 	"k8s.io/apiserver/pkg/registry/rest"
 	"k8s.io/utils/ptr"
-	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
 	"github.com/miniapiserver/miniapiserver/pkg/registry"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/registrytest"
@@ -78,18 +77,7 @@ func TestStorage(t *testing.T) {
 	}
 	status := storages["replicationcontrollers/status"].(*registry.StatusREST)
 	store := registrytest.REST(t, NewStorage, "replicationcontrollers")
-	if got, want := store.DefaultQualifiedResource, corev1.Resource("replicationcontrollers"); got != want {
-		t.Errorf("resource: got %v, want %v", got, want)
-	}
-	if got, want := store.SingularQualifiedResource, corev1.Resource("replicationcontroller"); got != want {
-		t.Errorf("singular: got %v, want %v", got, want)
-	}
-	if !store.NamespaceScoped() {
-		t.Errorf("NamespaceScoped: got false, want true")
-	}
-	if diff := cmp.Diff([]string{"rc"}, store.ShortNames()); diff != "" {
-		t.Errorf("ShortNames (-want +got):\n%s", diff)
-	}
+	registrytest.CheckShape(t, store, registrytest.Shape{Resource: corev1.Resource("replicationcontrollers"), Singular: "replicationcontroller", Namespaced: true, ShortNames: []string{"rc"}})
 	if diff := cmp.Diff([]string{"all"}, store.Categories()); diff != "" {
 		t.Errorf("Categories (-want +got):\n%s", diff)
 	}
@@ -97,13 +85,7 @@ func TestStorage(t *testing.T) {
 	if !ok || gc.DefaultGarbageCollectionPolicy(context.Background()) != rest.OrphanDependents {
 		t.Errorf("default garbage collection policy: got %v, want OrphanDependents", store.DeleteStrategy)
 	}
-	equal := cmp.Comparer(func(a, b *fieldpath.Set) bool { return a.Equals(b) })
-	if diff := cmp.Diff(registry.Fieldpaths("v1", "status"), store.GetResetFields(), equal); diff != "" {
-		t.Errorf("reset fields (-want +got):\n%s", diff)
-	}
-	if diff := cmp.Diff(registry.Fieldpaths("v1", "spec"), status.GetResetFields(), equal); diff != "" {
-		t.Errorf("status reset fields (-want +got):\n%s", diff)
-	}
+	registrytest.CheckSpecAndStatus(t, store, status, "v1")
 }
 
 func TestValidate(t *testing.T) {

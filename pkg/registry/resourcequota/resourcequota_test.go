@@ -32,7 +32,6 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
 	"k8s.io/apiserver/pkg/registry/rest"
-	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
 	"github.com/miniapiserver/miniapiserver/pkg/registry"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/registrytest"
@@ -65,25 +64,8 @@ func TestStorage(t *testing.T) {
 	}
 	status := storages["resourcequotas/status"].(*registry.StatusREST)
 	store := registrytest.REST(t, NewStorage, "resourcequotas")
-	if got, want := store.DefaultQualifiedResource, corev1.Resource("resourcequotas"); got != want {
-		t.Errorf("resource: got %v, want %v", got, want)
-	}
-	if got, want := store.SingularQualifiedResource, corev1.Resource("resourcequota"); got != want {
-		t.Errorf("singular: got %v, want %v", got, want)
-	}
-	if !store.NamespaceScoped() {
-		t.Errorf("NamespaceScoped: got false, want true")
-	}
-	if diff := cmp.Diff([]string{"quota"}, store.ShortNames()); diff != "" {
-		t.Errorf("ShortNames (-want +got):\n%s", diff)
-	}
-	equal := cmp.Comparer(func(a, b *fieldpath.Set) bool { return a.Equals(b) })
-	if diff := cmp.Diff(registry.Fieldpaths("v1", "status"), store.GetResetFields(), equal); diff != "" {
-		t.Errorf("reset fields (-want +got):\n%s", diff)
-	}
-	if diff := cmp.Diff(registry.Fieldpaths("v1", "spec"), status.GetResetFields(), equal); diff != "" {
-		t.Errorf("status reset fields (-want +got):\n%s", diff)
-	}
+	registrytest.CheckShape(t, store, registrytest.Shape{Resource: corev1.Resource("resourcequotas"), Singular: "resourcequota", Namespaced: true, ShortNames: []string{"quota"}})
+	registrytest.CheckSpecAndStatus(t, store, status, "v1")
 }
 
 func TestValidate(t *testing.T) {

@@ -48,18 +48,7 @@ func modified(rc *nodev1.RuntimeClass, mutate func(*nodev1.RuntimeClass)) *nodev
 
 func TestStorage(t *testing.T) {
 	store := registrytest.REST(t, NewStorage, "runtimeclasses")
-	if got, want := store.DefaultQualifiedResource, nodev1.Resource("runtimeclasses"); got != want {
-		t.Errorf("resource: got %v, want %v", got, want)
-	}
-	if got, want := store.SingularQualifiedResource, nodev1.Resource("runtimeclass"); got != want {
-		t.Errorf("singular: got %v, want %v", got, want)
-	}
-	if store.NamespaceScoped() {
-		t.Errorf("NamespaceScoped: got true, want false")
-	}
-	if got := store.ShortNames(); len(got) != 0 {
-		t.Errorf("ShortNames: got %v, want none (as upstream)", got)
-	}
+	registrytest.CheckShape(t, store, registrytest.Shape{Resource: nodev1.Resource("runtimeclasses"), Singular: "runtimeclass"})
 	if !store.UpdateStrategy.AllowCreateOnUpdate(context.Background()) {
 		t.Errorf("AllowCreateOnUpdate: got false, want true (as upstream)")
 	}

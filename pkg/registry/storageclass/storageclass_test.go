@@ -54,18 +54,7 @@ func modified(sc *storagev1.StorageClass, mutate func(*storagev1.StorageClass)) 
 
 func TestStorage(t *testing.T) {
 	store := registrytest.REST(t, NewStorage, "storageclasses")
-	if got, want := store.DefaultQualifiedResource, storagev1.Resource("storageclasses"); got != want {
-		t.Errorf("resource: got %v, want %v", got, want)
-	}
-	if got, want := store.SingularQualifiedResource, storagev1.Resource("storageclass"); got != want {
-		t.Errorf("singular: got %v, want %v", got, want)
-	}
-	if store.NamespaceScoped() {
-		t.Errorf("NamespaceScoped: got true, want false")
-	}
-	if diff := cmp.Diff([]string{"sc"}, store.ShortNames()); diff != "" {
-		t.Errorf("ShortNames (-want +got):\n%s", diff)
-	}
+	registrytest.CheckShape(t, store, registrytest.Shape{Resource: storagev1.Resource("storageclasses"), Singular: "storageclass", ShortNames: []string{"sc"}})
 }
 
 func TestValidate(t *testing.T) {
