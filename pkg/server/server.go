@@ -288,9 +288,11 @@ func (c CompletedConfig) New(ctx context.Context) (s *Server, err error) {
 }
 
 // addLoopbackClients runs the clients the server has of itself: the shared
-// informers (for namespace admission), the system namespaces' bootstrap,
-// the namespace controller and, if garbageCollector, the garbage collector.
-// The returned func stops them, before the HTTP server stops.
+// informers (for namespace admission and RBAC), the system namespaces' and
+// the default RBAC roles' bootstrap, the namespace and ClusterRole
+// aggregation controllers and, if asked, the namespace defaults (with
+// caCert) and the garbage collector. The returned func stops them, before
+// the HTTP server stops.
 func addLoopbackClients(generic *genericapiserver.GenericAPIServer, factory informers.SharedInformerFactory, loopback, admin *rest.Config, caCert []byte, namespaced func() []schema.GroupVersionResource, garbageCollector, namespaceDefaults bool) (stop func(), err error) {
 	loopbackClient, err := kubernetes.NewForConfig(loopback)
 	if err != nil {
