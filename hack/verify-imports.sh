@@ -3,7 +3,9 @@
 # pkg/features and pkg/api are leaves, pkg/watchcache imports nothing of ours
 # (nor etcd or resource types), pkg/garbagecollector imports nothing of ours
 # (an API client only), pkg/storage does not import the watch cache,
-# the registry or the server, the registry imports only pkg/api of ours, and
+# the registry or the server, the registry imports only pkg/api of ours,
+# pkg/envtest does not import controller-runtime, pkg/auth imports nothing of
+# ours, pkg/controller/... only pkg/auth of the server's packages, and
 # nothing imports cmd/.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -27,7 +29,7 @@ forbid "${mod}/pkg/storage" "^${mod}/pkg/(watchcache|registry|server|testserver)
 forbid "${mod}/pkg/envtest" "^sigs\.k8s\.io/controller-runtime" "controller-runtime (its users bring their own)"
 forbid "${mod}/pkg/auth" "^${mod}/" "other packages of this module (it decides from RBAC objects only)"
 for p in $(go list ./pkg/controller/...); do
-  forbid "${p}" "^${mod}/" "other packages of this module (a controller is a client of the API only)"
+  forbid "${p}" "^${mod}/pkg/(api|registry|server|storage|testserver|watchcache|envtest)" "the server's packages (a controller is a client of the API, with pkg/auth's RBAC logic)"
 done
 for p in $(go list ./pkg/registry/...); do
   forbid "${p}" "^${mod}/pkg/(features|server|storage|testserver|watchcache)" "anything of this module but pkg/api and the registry"

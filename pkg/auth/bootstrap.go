@@ -20,6 +20,7 @@ import (
 	_ "embed"
 	"encoding/json"
 	"fmt"
+	"sync"
 
 	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/util/errors"
@@ -79,26 +80,64 @@ func Bootstrap(client kubernetes.Interface) error {
 	if err != nil {
 		return err
 	}
-	var errs []error
-	for _, r := range roles {
-		opts := reconciliation.ReconcileRoleOptions{
-			Role:    reconciliation.ClusterRoleRuleOwner{ClusterRole: r},
-			Client:  reconciliation.ClusterRoleModifier{Client: client.RbacV1().ClusterRoles()},
-			Confirm: true,
-		}
-		if _, err := opts.Run(); err != nil {
-			errs = append(errs, fmt.Errorf("ClusterRole %s: %w", r.Name, err))
-		}
+	// The aggregated roles are written with their rules (those of the
+	// defaults they select), as the aggregation controller will keep them:
+	// the server is not ready until they have them.
+	if err := aggregateDefaults(roles); err != nil {
+		return err
 	}
-	for _, b := range bindings {
-		opts := reconciliation.ReconcileRoleBindingOptions{
-			RoleBinding: reconciliation.ClusterRoleBindingAdapter{ClusterRoleBinding: b},
-			Client:      reconciliation.ClusterRoleBindingClientAdapter{Client: client.RbacV1().ClusterRoleBindings()},
-			Confirm:     true,
-		}
-		if _, err := opts.Run(); err != nil {
-			errs = append(errs, fmt.Errorf("ClusterRoleBinding %s: %w", b.Name, err))
-		}
+	// One at a time they would add their round trips to every start.
+	errs := make([]error, len(roles)+len(bindings))
+	var wg sync.WaitGroup
+	for i, r := range roles {
+		wg.Go(func() {
+			opts := reconciliation.ReconcileRoleOptions{
+				Role:    reconciliation.ClusterRoleRuleOwner{ClusterRole: r},
+				Client:  reconciliation.ClusterRoleModifier{Client: client.RbacV1().ClusterRoles()},
+				Confirm: true,
+			}
+			if _, err := opts.Run(); err != nil {
+				errs[i] = fmt.Errorf("ClusterRole %s: %w", r.Name, err)
+			}
+		})
 	}
+	for i, b := range bindings {
+		wg.Go(func() {
+			opts := reconciliation.ReconcileRoleBindingOptions{
+				RoleBinding: reconciliation.ClusterRoleBindingAdapter{ClusterRoleBinding: b},
+				Client:      reconciliation.ClusterRoleBindingClientAdapter{Client: client.RbacV1().ClusterRoleBindings()},
+				Confirm:     true,
+			}
+			if _, err := opts.Run(); err != nil {
+				errs[len(roles)+i] = fmt.Errorf("ClusterRoleBinding %s: %w", b.Name, err)
+			}
+		})
+	}
+	wg.Wait()
 	return errors.NewAggregate(errs)
+}
+
+// aggregateDefaults fills the aggregated roles among roles with their
+// rules, until they no longer change (admin aggregates edit, which
+// aggregates view), as the controller's passes would.
+func aggregateDefaults(roles []*rbacv1.ClusterRole) error {
+	for range roles {
+		changed := false
+		for _, r := range roles {
+			if r.AggregationRule == nil {
+				continue
+			}
+			rules, err := AggregatedRules(r, roles)
+			if err != nil {
+				return err
+			}
+			if len(rules) != len(r.Rules) {
+				r.Rules, changed = rules, true
+			}
+		}
+		if !changed {
+			return nil
+		}
+	}
+	return nil
 }

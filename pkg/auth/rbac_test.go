@@ -100,3 +100,42 @@ func TestDefaultClusterRolesParse(t *testing.T) {
 		}
 	}
 }
+
+func TestAggregatedRulesOfTheDefaults(t *testing.T) {
+	roles, _, err := DefaultClusterRoles()
+	if err != nil {
+		t.Fatal(err)
+	}
+	byName := map[string]*rbacv1.ClusterRole{}
+	for _, r := range roles {
+		byName[r.Name] = r
+	}
+	if rules, err := AggregatedRules(byName["cluster-admin"], roles); err != nil || len(rules) != 0 {
+		t.Errorf("a role without an aggregation rule: got %v, %v; want none", rules, err)
+	}
+	if err := aggregateDefaults(roles); err != nil {
+		t.Fatal(err)
+	}
+	// view is aggregate-to-view's; edit adds aggregate-to-edit's to view's
+	// (view is labelled aggregate-to-edit); admin adds aggregate-to-admin's
+	// to edit's (edit is labelled aggregate-to-admin).
+	count := func(names ...string) int {
+		n := 0
+		for _, name := range names {
+			n += len(byName[name].Rules)
+		}
+		return n
+	}
+	for _, tc := range []struct {
+		role string
+		want int
+	}{
+		{"view", count("system:aggregate-to-view")},
+		{"edit", count("system:aggregate-to-edit", "system:aggregate-to-view")},
+		{"admin", count("system:aggregate-to-admin", "system:aggregate-to-edit", "system:aggregate-to-view")},
+	} {
+		if got := len(byName[tc.role].Rules); got != tc.want || got == 0 {
+			t.Errorf("%s: got %d rules, want %d", tc.role, got, tc.want)
+		}
+	}
+}

@@ -49,6 +49,7 @@ import (
 	utilfeature "k8s.io/apiserver/pkg/util/feature"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
+	rbaclisters "k8s.io/client-go/listers/rbac/v1"
 	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
@@ -337,7 +338,7 @@ func addLoopbackClients(generic *genericapiserver.GenericAPIServer, factory info
 		rbac.ClusterRoles().Informer().HasSynced, rbac.ClusterRoleBindings().Informer().HasSynced}
 	aggregation := clusterroleaggregation.New(loopbackClient.RbacV1(), rbac.ClusterRoles())
 	generic.AddPostStartHookOrDie("rbac/bootstrap-roles", func(hc genericapiserver.PostStartHookContext) error {
-		return bootstrapRBAC(hc, loopbackClient, rbacSynced)
+		return bootstrapRBAC(hc, loopbackClient, rbacSynced, rbac.ClusterRoles().Lister())
 	})
 	if namespaceDefaults {
 		defaults := namespacedefaults.New(loopbackClient, caCert, factory.Core().V1().Namespaces())
@@ -357,9 +358,11 @@ func addLoopbackClients(generic *genericapiserver.GenericAPIServer, factory info
 }
 
 // bootstrapRBAC creates (or reconciles) the default roles and bindings,
-// then waits until the authorizer's informers have synced: the server is
-// not ready before. It gives up when ctx ends, or after 30s.
-func bootstrapRBAC(ctx context.Context, client kubernetes.Interface, synced []cache.InformerSynced) error {
+// then waits until the authorizer's informers have synced and the
+// aggregated default roles (admin, edit, view) have their rules: the server
+// is not ready before (an empty admin role would let anyone bind it). It
+// gives up when ctx ends, or after 30s.
+func bootstrapRBAC(ctx context.Context, client kubernetes.Interface, synced []cache.InformerSynced, clusterRoles rbaclisters.ClusterRoleLister) error {
 	var lastErr error
 	err := wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
 		lastErr = auth.Bootstrap(client)
@@ -372,6 +375,27 @@ func bootstrapRBAC(ctx context.Context, client kubernetes.Interface, synced []ca
 		return fmt.Errorf("default RBAC roles: %w (%v)", err, lastErr)
 	}
 	cache.WaitForCacheSync(ctx.Done(), synced...)
+	roles, _, err := auth.DefaultClusterRoles()
+	if err != nil {
+		return err
+	}
+	err = wait.PollUntilContextTimeout(ctx, 5*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
+		for _, r := range roles {
+			if r.AggregationRule == nil {
+				continue
+			}
+			if got, err := clusterRoles.Get(r.Name); err != nil || len(got.Rules) == 0 {
+				return false, nil
+			}
+		}
+		return true, nil
+	})
+	if ctx.Err() != nil {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("default RBAC roles not aggregated: %w", err)
+	}
 	return nil
 }
 

@@ -18,11 +18,8 @@ package clusterroleaggregation
 
 import (
 	"context"
-	"slices"
-	"strings"
 	"time"
 
-	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -34,6 +31,8 @@ import (
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/klog/v2"
+
+	"github.com/miniapiserver/miniapiserver/pkg/auth"
 )
 
 // Controller keeps aggregated ClusterRoles' rules up to date.
@@ -118,27 +117,13 @@ func (c *Controller) sync(ctx context.Context, name string) error {
 	if err != nil || role.AggregationRule == nil {
 		return err
 	}
-	rules := []rbacv1.PolicyRule{}
-	for i := range role.AggregationRule.ClusterRoleSelectors {
-		selector, err := metav1.LabelSelectorAsSelector(&role.AggregationRule.ClusterRoleSelectors[i])
-		if err != nil {
-			return err
-		}
-		matched, err := c.lister.List(selector)
-		if err != nil {
-			return err
-		}
-		slices.SortFunc(matched, func(a, b *rbacv1.ClusterRole) int { return strings.Compare(a.Name, b.Name) })
-		for _, m := range matched {
-			if m.Name == role.Name {
-				continue
-			}
-			for _, rule := range m.Rules {
-				if !slices.ContainsFunc(rules, func(r rbacv1.PolicyRule) bool { return equality.Semantic.DeepEqual(r, rule) }) {
-					rules = append(rules, rule)
-				}
-			}
-		}
+	all, err := c.lister.List(labels.Everything())
+	if err != nil {
+		return err
+	}
+	rules, err := auth.AggregatedRules(role, all)
+	if err != nil {
+		return err
 	}
 	if equality.Semantic.DeepEqual(rules, role.Rules) {
 		return nil
