@@ -26,7 +26,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/utils/ptr"
 
@@ -249,13 +248,7 @@ func TestPrepareLeavesConfigMapsAlone(t *testing.T) {
 
 func TestFieldSelectors(t *testing.T) {
 	rest := registrytest.REST(t, NewStorage, "configmaps")
-	_, got, err := rest.PredicateFunc(labels.Everything(), fields.Everything()).GetAttrs(newConfigMap(nil, nil))
-	if err != nil {
-		t.Fatalf("GetAttrs: got error %v, want none", err)
-	}
-	if diff := cmp.Diff(fields.Set{"metadata.name": "app", "metadata.namespace": "default"}, got); diff != "" {
-		t.Errorf("fields (-want +got):\n%s", diff)
-	}
+	registrytest.CheckFields(t, rest, newConfigMap(nil, nil), fields.Set{"metadata.name": "app", "metadata.namespace": "default"})
 }
 
 func TestTable(t *testing.T) {

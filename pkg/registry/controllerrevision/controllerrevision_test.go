@@ -24,7 +24,6 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/utils/ptr"
 
@@ -109,13 +108,7 @@ func TestPrepareKeepsEverything(t *testing.T) {
 
 func TestFieldSelectors(t *testing.T) {
 	store := registrytest.REST(t, NewStorage, "controllerrevisions")
-	_, got, err := store.PredicateFunc(labels.Everything(), fields.Everything()).GetAttrs(revision(`{}`, 1))
-	if err != nil {
-		t.Fatalf("GetAttrs: got error %v, want none", err)
-	}
-	if diff := cmp.Diff(fields.Set{"metadata.name": "agent-6c8b5", "metadata.namespace": "default"}, got); diff != "" {
-		t.Errorf("fields (-want +got):\n%s", diff)
-	}
+	registrytest.CheckFields(t, store, revision(`{}`, 1), fields.Set{"metadata.name": "agent-6c8b5", "metadata.namespace": "default"})
 }
 
 func TestTable(t *testing.T) {

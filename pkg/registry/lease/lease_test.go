@@ -24,7 +24,6 @@ import (
 	coordinationv1 "k8s.io/api/coordination/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/utils/ptr"
 
 	"github.com/miniapiserver/miniapiserver/pkg/registry/registrytest"
@@ -101,13 +100,7 @@ func TestPrepareKeepsSpec(t *testing.T) {
 
 func TestFieldSelectors(t *testing.T) {
 	rest := registrytest.REST(t, NewStorage, "leases")
-	_, got, err := rest.PredicateFunc(labels.Everything(), fields.Everything()).GetAttrs(newLease(coordinationv1.LeaseSpec{}))
-	if err != nil {
-		t.Fatalf("GetAttrs: got error %v, want none", err)
-	}
-	if diff := cmp.Diff(fields.Set{"metadata.name": "kube-scheduler", "metadata.namespace": "kube-system"}, got); diff != "" {
-		t.Errorf("fields (-want +got):\n%s", diff)
-	}
+	registrytest.CheckFields(t, rest, newLease(coordinationv1.LeaseSpec{}), fields.Set{"metadata.name": "kube-scheduler", "metadata.namespace": "kube-system"})
 }
 
 func TestTable(t *testing.T) {

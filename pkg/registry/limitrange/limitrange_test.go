@@ -25,7 +25,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
-	"k8s.io/apimachinery/pkg/labels"
 
 	"github.com/miniapiserver/miniapiserver/pkg/registry/registrytest"
 )
@@ -169,13 +168,7 @@ func TestPrepareForCreate(t *testing.T) {
 
 func TestFieldSelectors(t *testing.T) {
 	store := registrytest.REST(t, NewStorage, "limitranges")
-	_, got, err := store.PredicateFunc(labels.Everything(), fields.Everything()).GetAttrs(limitRange())
-	if err != nil {
-		t.Fatalf("GetAttrs: got error %v, want none", err)
-	}
-	if diff := cmp.Diff(fields.Set{"metadata.name": "limits", "metadata.namespace": "default"}, got); diff != "" {
-		t.Errorf("fields (-want +got):\n%s", diff)
-	}
+	registrytest.CheckFields(t, store, limitRange(), fields.Set{"metadata.name": "limits", "metadata.namespace": "default"})
 }
 
 // TestTable: upstream prints limit ranges with the default table (name, creation time).

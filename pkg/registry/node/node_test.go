@@ -27,7 +27,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
-	"k8s.io/apimachinery/pkg/labels"
 	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
 	"k8s.io/apiserver/pkg/registry/rest"
 
@@ -342,13 +341,7 @@ func TestStatusUpdateValidatesAddresses(t *testing.T) {
 func TestFieldSelectors(t *testing.T) {
 	store := registrytest.REST(t, NewStorage, "nodes")
 	node := modified(validNode(), func(n *corev1.Node) { n.Spec.Unschedulable = true })
-	_, got, err := store.PredicateFunc(labels.Everything(), fields.Everything()).GetAttrs(node)
-	if err != nil {
-		t.Fatalf("GetAttrs: got error %v, want none", err)
-	}
-	if diff := cmp.Diff(fields.Set{"metadata.name": "node-1", "spec.unschedulable": "true"}, got); diff != "" {
-		t.Errorf("fields (-want +got):\n%s", diff)
-	}
+	registrytest.CheckFields(t, store, node, fields.Set{"metadata.name": "node-1", "spec.unschedulable": "true"})
 }
 
 func TestTable(t *testing.T) {

@@ -27,7 +27,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
 	"k8s.io/apiserver/pkg/registry/rest"
@@ -290,13 +289,7 @@ func TestUpdateThroughStores(t *testing.T) {
 
 func TestFieldSelectors(t *testing.T) {
 	store := registrytest.REST(t, NewStorage, "poddisruptionbudgets")
-	_, got, err := store.PredicateFunc(labels.Everything(), fields.Everything()).GetAttrs(validPDB())
-	if err != nil {
-		t.Fatalf("GetAttrs: got error %v, want none", err)
-	}
-	if diff := cmp.Diff(fields.Set{"metadata.name": "web", "metadata.namespace": "default"}, got); diff != "" {
-		t.Errorf("fields (-want +got):\n%s", diff)
-	}
+	registrytest.CheckFields(t, store, validPDB(), fields.Set{"metadata.name": "web", "metadata.namespace": "default"})
 }
 
 func TestTable(t *testing.T) {

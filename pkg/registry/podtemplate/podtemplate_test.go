@@ -24,7 +24,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
-	"k8s.io/apimachinery/pkg/labels"
 
 	"github.com/miniapiserver/miniapiserver/pkg/registry/registrytest"
 )
@@ -124,13 +123,7 @@ func TestValidateUpdate(t *testing.T) {
 
 func TestFieldSelectors(t *testing.T) {
 	rest := registrytest.REST(t, NewStorage, "podtemplates")
-	_, got, err := rest.PredicateFunc(labels.Everything(), fields.Everything()).GetAttrs(newTemplate(nil))
-	if err != nil {
-		t.Fatalf("GetAttrs: got error %v, want none", err)
-	}
-	if diff := cmp.Diff(fields.Set{"metadata.name": "web", "metadata.namespace": "default"}, got); diff != "" {
-		t.Errorf("fields (-want +got):\n%s", diff)
-	}
+	registrytest.CheckFields(t, rest, newTemplate(nil), fields.Set{"metadata.name": "web", "metadata.namespace": "default"})
 }
 
 func TestTable(t *testing.T) {

@@ -24,6 +24,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -111,5 +113,17 @@ func CheckSpecAndStatus(t testing.TB, store *registry.REST, status *registry.Sta
 	}
 	if diff := cmp.Diff(registry.Fieldpaths(groupVersion, "spec"), status.GetResetFields(), equal); diff != "" {
 		t.Errorf("status reset fields (-want +got):\n%s", diff)
+	}
+}
+
+// CheckFields fails t unless r's field selectors see want in obj.
+func CheckFields(t testing.TB, r *registry.REST, obj runtime.Object, want fields.Set) {
+	t.Helper()
+	_, got, err := r.PredicateFunc(labels.Everything(), fields.Everything()).GetAttrs(obj)
+	if err != nil {
+		t.Fatalf("GetAttrs: got error %v, want none", err)
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("fields (-want +got):\n%s", diff)
 	}
 }

@@ -340,13 +340,7 @@ func TestScaleSubresource(t *testing.T) {
 func TestFieldSelectors(t *testing.T) {
 	store := registrytest.REST(t, NewStorage, "replicationcontrollers")
 	rc := modified(validRC(), func(rc *corev1.ReplicationController) { rc.Status.Replicas = 2 })
-	_, got, err := store.PredicateFunc(labels.Everything(), fields.Everything()).GetAttrs(rc)
-	if err != nil {
-		t.Fatalf("GetAttrs: got error %v, want none", err)
-	}
-	if diff := cmp.Diff(fields.Set{"metadata.name": "web", "metadata.namespace": "default", "status.replicas": "2"}, got); diff != "" {
-		t.Errorf("fields (-want +got):\n%s", diff)
-	}
+	registrytest.CheckFields(t, store, rc, fields.Set{"metadata.name": "web", "metadata.namespace": "default", "status.replicas": "2"})
 	p := store.PredicateFunc(labels.Everything(), fields.OneTermEqualSelector("status.replicas", "2"))
 	if ok, err := p.Matches(rc); err != nil || !ok {
 		t.Errorf("status.replicas=2 matches: got %v, %v; want true", ok, err)

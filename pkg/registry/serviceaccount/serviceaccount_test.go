@@ -24,7 +24,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
-	"k8s.io/apimachinery/pkg/labels"
 
 	"github.com/miniapiserver/miniapiserver/pkg/registry/registrytest"
 )
@@ -99,13 +98,7 @@ func TestValidateUpdate(t *testing.T) {
 
 func TestFieldSelectors(t *testing.T) {
 	rest := registrytest.REST(t, NewStorage, "serviceaccounts")
-	_, got, err := rest.PredicateFunc(labels.Everything(), fields.Everything()).GetAttrs(newServiceAccount("builder", "default"))
-	if err != nil {
-		t.Fatalf("GetAttrs: got error %v, want none", err)
-	}
-	if diff := cmp.Diff(fields.Set{"metadata.name": "builder", "metadata.namespace": "default"}, got); diff != "" {
-		t.Errorf("fields (-want +got):\n%s", diff)
-	}
+	registrytest.CheckFields(t, rest, newServiceAccount("builder", "default"), fields.Set{"metadata.name": "builder", "metadata.namespace": "default"})
 }
 
 func TestTable(t *testing.T) {
