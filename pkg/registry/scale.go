@@ -24,6 +24,7 @@ import (
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -32,8 +33,9 @@ import (
 )
 
 // ScaleREST serves the scale subresource (autoscaling/v1 Scale) of a type
-// with spec.replicas, spec.selector and status.replicas (Deployment,
-// ReplicaSet, StatefulSet), as upstream's ScaleREST of each: reads show
+// with spec.replicas, spec.selector (a LabelSelector, or a map) and
+// status.replicas (Deployment, ReplicaSet, StatefulSet,
+// ReplicationController), as upstream's ScaleREST of each: reads show
 // the replicas and the selector, writes change spec.replicas only.
 type ScaleREST struct {
 	store *genericregistry.Store
@@ -99,9 +101,15 @@ func (r *ScaleREST) ConvertToTable(ctx context.Context, object runtime.Object, t
 // toScale is the Scale of obj.
 func toScale(obj runtime.Object) (*autoscalingv1.Scale, error) {
 	spec := fieldOf(obj, "Spec")
-	selector, err := metav1.LabelSelectorAsSelector(spec.FieldByName("Selector").Interface().(*metav1.LabelSelector))
-	if err != nil {
-		return nil, apierrors.NewBadRequest(fmt.Sprintf("invalid label selector: %v", err))
+	var selector labels.Selector
+	switch s := spec.FieldByName("Selector").Interface().(type) {
+	case map[string]string: // a ReplicationController's
+		selector = labels.SelectorFromSet(s)
+	case *metav1.LabelSelector:
+		var err error
+		if selector, err = metav1.LabelSelectorAsSelector(s); err != nil {
+			return nil, apierrors.NewBadRequest(fmt.Sprintf("invalid label selector: %v", err))
+		}
 	}
 	m := fieldOf(obj, "ObjectMeta").Interface().(metav1.ObjectMeta)
 	var replicas int32

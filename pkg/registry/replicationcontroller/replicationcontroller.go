@@ -66,7 +66,7 @@ func NewStorage(optsGetter generic.RESTOptionsGetter) (map[string]rest.Storage, 
 	return map[string]rest.Storage{
 		"replicationcontrollers":        store,
 		"replicationcontrollers/status": registry.NewStatusREST(store, status),
-		"replicationcontrollers/scale":  &ScaleREST{store: store.Store},
+		"replicationcontrollers/scale":  registry.NewScaleREST(store),
 	}, nil
 }
 

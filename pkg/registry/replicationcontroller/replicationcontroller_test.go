@@ -71,7 +71,7 @@ func TestStorage(t *testing.T) {
 	if diff := cmp.Diff(want, slices.Sorted(maps.Keys(storages))); diff != "" {
 		t.Errorf("storage keys (-want +got):\n%s", diff)
 	}
-	scale := storages["replicationcontrollers/scale"].(*ScaleREST)
+	scale := storages["replicationcontrollers/scale"].(*registry.ScaleREST)
 	if got, want := scale.GroupVersionKind(corev1.SchemeGroupVersion), autoscalingv1.SchemeGroupVersion.WithKind("Scale"); got != want {
 		t.Errorf("scale kind: got %v, want %v", got, want)
 	}
@@ -272,7 +272,7 @@ func TestScaleSubresource(t *testing.T) {
 		rc.Generation = 1
 		rc.Status.Replicas = 2
 	}))
-	scaleREST := storages["replicationcontrollers/scale"].(*ScaleREST)
+	scaleREST := storages["replicationcontrollers/scale"].(*registry.ScaleREST)
 	store := storages["replicationcontrollers"].(*registry.REST)
 
 	got, err := scaleREST.Get(nsContext, "web", &metav1.GetOptions{})
