@@ -45,6 +45,7 @@ BOILERPLATE="${REPO_ROOT}/hack/boilerplate.go.txt"
 # returned map; hack/verify-codegen.sh checks that.
 INPUT_PKGS=(
     k8s.io/api/core/v1
+    k8s.io/api/admissionregistration/v1
     k8s.io/api/coordination/v1
     k8s.io/api/apps/v1
     k8s.io/api/authentication/v1

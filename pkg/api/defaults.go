@@ -45,8 +45,9 @@ func addDefaultingFuncs(s *runtime.Scheme) error {
 		return err
 	}
 	addBuiltinDefaults(s)
+	addAdmissionRegistrationDefaults(s)
 	// Lists default their items, as upstream's generated defaulters do.
-	for _, list := range slices.Concat(defaultedLists, builtinDefaultedLists) {
+	for _, list := range slices.Concat(defaultedLists, builtinDefaultedLists, admissionRegistrationDefaultedLists) {
 		s.AddTypeDefaultingFunc(list, func(obj any) {
 			_ = meta.EachListItem(obj.(runtime.Object), func(item runtime.Object) error {
 				s.Default(item)

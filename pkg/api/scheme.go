@@ -17,6 +17,7 @@ limitations under the License.
 package api
 
 import (
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	authenticationv1 "k8s.io/api/authentication/v1"
 	authorizationv1 "k8s.io/api/authorization/v1"
@@ -63,6 +64,7 @@ var StorageVersions = []schema.GroupVersion{
 	rbacv1.SchemeGroupVersion,
 	schedulingv1.SchemeGroupVersion,
 	storagev1.SchemeGroupVersion,
+	admissionregistrationv1.SchemeGroupVersion,
 }
 
 // internalTypes are the served types registered again as the internal
@@ -122,6 +124,14 @@ var internalTypes = []struct {
 		&storagev1.StorageClass{}, &storagev1.StorageClassList{},
 		&storagev1.CSIDriver{}, &storagev1.CSIDriverList{},
 	}},
+	{admissionregistrationv1.GroupName, []runtime.Object{
+		&admissionregistrationv1.ValidatingWebhookConfiguration{}, &admissionregistrationv1.ValidatingWebhookConfigurationList{},
+		&admissionregistrationv1.MutatingWebhookConfiguration{}, &admissionregistrationv1.MutatingWebhookConfigurationList{},
+		&admissionregistrationv1.ValidatingAdmissionPolicy{}, &admissionregistrationv1.ValidatingAdmissionPolicyList{},
+		&admissionregistrationv1.ValidatingAdmissionPolicyBinding{}, &admissionregistrationv1.ValidatingAdmissionPolicyBindingList{},
+		&admissionregistrationv1.MutatingAdmissionPolicy{}, &admissionregistrationv1.MutatingAdmissionPolicyList{},
+		&admissionregistrationv1.MutatingAdmissionPolicyBinding{}, &admissionregistrationv1.MutatingAdmissionPolicyBindingList{},
+	}},
 	{eventsv1.GroupName, []runtime.Object{&corev1.Event{}, &corev1.EventList{}}},
 	// The reviews, which are only created (and TokenRequest, the
 	// serviceaccounts/token subresource's kind).
@@ -155,6 +165,7 @@ func AddToScheme(s *runtime.Scheme) error {
 		schedulingv1.AddToScheme,
 		storagev1.AddToScheme,
 		eventsv1.AddToScheme,
+		admissionregistrationv1.AddToScheme,
 		addDefaultingFuncs,
 		addEventConversions,
 		addFieldLabelConversions,

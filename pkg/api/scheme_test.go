@@ -19,6 +19,7 @@ package api
 import (
 	"testing"
 
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -52,6 +53,10 @@ func TestSchemeKnowsServedTypesInBothVersions(t *testing.T) {
 		{name: "runtime class", obj: &nodev1.RuntimeClass{}, want: []schema.GroupVersionKind{nodev1.SchemeGroupVersion.WithKind("RuntimeClass"), internal(nodev1.GroupName).WithKind("RuntimeClass")}},
 		{name: "network policy", obj: &networkingv1.NetworkPolicy{}, want: []schema.GroupVersionKind{networkingv1.SchemeGroupVersion.WithKind("NetworkPolicy"), internal(networkingv1.GroupName).WithKind("NetworkPolicy")}},
 		{name: "controller revision", obj: &appsv1.ControllerRevision{}, want: []schema.GroupVersionKind{appsv1.SchemeGroupVersion.WithKind("ControllerRevision"), internal(appsv1.GroupName).WithKind("ControllerRevision")}},
+		{name: "validating webhook configuration", obj: &admissionregistrationv1.ValidatingWebhookConfiguration{}, want: []schema.GroupVersionKind{
+			admissionregistrationv1.SchemeGroupVersion.WithKind("ValidatingWebhookConfiguration"), internal(admissionregistrationv1.GroupName).WithKind("ValidatingWebhookConfiguration")}},
+		{name: "mutating admission policy binding list", obj: &admissionregistrationv1.MutatingAdmissionPolicyBindingList{}, want: []schema.GroupVersionKind{
+			admissionregistrationv1.SchemeGroupVersion.WithKind("MutatingAdmissionPolicyBindingList"), internal(admissionregistrationv1.GroupName).WithKind("MutatingAdmissionPolicyBindingList")}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -117,7 +122,7 @@ func TestDecodeAppliesDefaults(t *testing.T) {
 func TestStorageVersions(t *testing.T) {
 	want := map[string]string{"": "v1", "coordination.k8s.io": "v1", "apps": "v1", "batch": "v1",
 		"discovery.k8s.io": "v1", "networking.k8s.io": "v1", "node.k8s.io": "v1", "policy": "v1",
-		"rbac.authorization.k8s.io": "v1", "scheduling.k8s.io": "v1", "storage.k8s.io": "v1"}
+		"rbac.authorization.k8s.io": "v1", "scheduling.k8s.io": "v1", "storage.k8s.io": "v1", "admissionregistration.k8s.io": "v1"}
 	if len(StorageVersions) != len(want) {
 		t.Fatalf("StorageVersions: got %v, want one per group of %v", StorageVersions, want)
 	}
