@@ -68,6 +68,7 @@ func run(ctx context.Context, args []string) error {
 	fs.DurationVar(&opts.WatchCacheHistoryWindow, "watch-cache-history-window", opts.WatchCacheHistoryWindow, "How long the watch cache keeps events watches can resume from (at least 75s).")
 	fs.IntVar(&opts.WatchCacheHistorySize, "watch-cache-history-size", opts.WatchCacheHistorySize, "The most events the watch cache keeps per resource, whatever their age.")
 	fs.StringSliceVar(&opts.CRDPaths, "crds", opts.CRDPaths, "CustomResourceDefinition manifests to install on start: files or directories of .yaml/.yml/.json files (comma separated).")
+	fs.StringToStringVar((*map[string]string)(&opts.WebhookServices), "webhook-service", nil, "Where webhooks' Service references are served, there being no Service network: NAMESPACE/NAME:PORT=HOST:PORT (comma separated); used by admission and CRD conversion webhooks.")
 	fs.BoolVar(&opts.NamespaceDefaults, "namespace-defaults", opts.NamespaceDefaults, "Give every namespace a \"default\" ServiceAccount and the \"kube-root-ca.crt\" ConfigMap, as kube-controller-manager does.")
 	fs.BoolVar(&opts.GarbageCollector, "enable-garbage-collector", opts.GarbageCollector, "Run a garbage collector: delete dependents whose owners are gone, and honour the Foreground and Orphan propagation policies.")
 	fs.DurationVar(&opts.EtcdCompactionInterval, "etcd-compaction-interval", opts.EtcdCompactionInterval, "How often to compact old etcd revisions; 0 disables compaction.")

@@ -62,7 +62,7 @@ import (
 // through loopback, which serves them in process: Server.Run syncs the CRD
 // informer before the server listens, so that the readiness check waiting
 // for it passes at once.
-func newAPIExtensions(core *genericapiserver.Config, getter storage.RESTOptionsGetter, loopback *inProcess) (*apiExtensions, error) {
+func newAPIExtensions(core *genericapiserver.Config, getter storage.RESTOptionsGetter, loopback *inProcess, services webhook.ServiceResolver) (*apiExtensions, error) {
 	gc := *core
 	gc.LoopbackClientConfig = rest.CopyConfig(core.LoopbackClientConfig)
 	gc.LoopbackClientConfig.TLSClientConfig = rest.TLSClientConfig{}
@@ -84,8 +84,8 @@ func newAPIExtensions(core *genericapiserver.Config, getter storage.RESTOptionsG
 		ExtraConfig: apiextensionsapiserver.ExtraConfig{
 			CRDRESTOptionsGetter: storage.CustomResourceRESTOptionsGetter(getter),
 			MasterCount:          1,
-			// Conversion webhooks: a service reference resolves by cluster DNS.
-			ServiceResolver:     webhook.NewDefaultServiceResolver(),
+			// Conversion webhooks: a service reference resolves as admission webhooks' do.
+			ServiceResolver:     services,
 			AuthResolverWrapper: webhook.NewDefaultAuthenticationInfoResolverWrapper(nil, nil, core.LoopbackClientConfig, noop.NewTracerProvider()),
 		},
 	}

@@ -23,6 +23,7 @@ import (
 	"strings"
 	"time"
 
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	authenticationv1 "k8s.io/api/authentication/v1"
 	authorizationv1 "k8s.io/api/authorization/v1"
@@ -48,6 +49,7 @@ import (
 
 	"github.com/miniapiserver/miniapiserver/pkg/api"
 	"github.com/miniapiserver/miniapiserver/pkg/auth"
+	"github.com/miniapiserver/miniapiserver/pkg/registry/admissionregistration"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/apps"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/batch"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/configmap"
@@ -90,6 +92,7 @@ var apiGroups = []struct {
 	group    string
 	storages []storageFunc
 }{
+	{admissionregistrationv1.GroupName, []storageFunc{admissionregistration.NewStorage}},
 	{appsv1.GroupName, []storageFunc{apps.NewStorage, controllerrevision.NewStorage}},
 	{batchv1.GroupName, []storageFunc{batch.NewStorage}},
 	{coordinationv1.GroupName, []storageFunc{lease.NewStorage}},

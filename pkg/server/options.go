@@ -23,7 +23,9 @@ import (
 	"strings"
 	"time"
 
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apiserver/pkg/authentication/token/tokenfile"
 
 	"github.com/miniapiserver/miniapiserver/pkg/storage"
@@ -75,6 +77,23 @@ type Options struct {
 	CRDPaths []string
 	// CRDs are installed on start as CRDPaths' are (envtest's CRDs).
 	CRDs []*apiextensionsv1.CustomResourceDefinition
+	// ConversionWebhook, if set, points the CRDs installed on start that
+	// convert by webhook at a webhook server (as envtest points them at
+	// the test's).
+	ConversionWebhook *ConversionWebhook
+	// MutatingWebhooks and ValidatingWebhooks are installed on start, after
+	// the CRDs (envtest's WebhookInstallOptions): WaitReady returns once
+	// admission calls them.
+	MutatingWebhooks   []*admissionregistrationv1.MutatingWebhookConfiguration
+	ValidatingWebhooks []*admissionregistrationv1.ValidatingWebhookConfiguration
+	// Errors are what the code setting these options found wrong (e.g. a
+	// webhook manifest it could not read); Validate reports them.
+	Errors []error
+	// WebhookServices are the local addresses of the Services that
+	// webhooks refer to (admission webhooks and CRD conversion webhooks),
+	// since there is no Service network: ServiceKey(namespace, name, port)
+	// to "host:port".
+	WebhookServices ServiceAddresses
 	// EtcdCompactionInterval is how often old etcd revisions are compacted; 0 disables it.
 	EtcdCompactionInterval time.Duration
 
@@ -83,6 +102,15 @@ type Options struct {
 	EtcdProgressNotifyInterval time.Duration
 	// EtcdUnsafeNoFsync skips fsync in the embedded etcd: for throwaway test data only.
 	EtcdUnsafeNoFsync bool
+}
+
+// ConversionWebhook is the conversion webhook of the CRDs installed on
+// start that convert by webhook: those whose manifest says so, those of
+// Kinds, or all of them (that can: not those that preserve unknown fields).
+type ConversionWebhook struct {
+	ClientConfig apiextensionsv1.WebhookClientConfig
+	Kinds        []schema.GroupKind
+	AllKinds     bool
 }
 
 // NewOptions returns the defaults: ./.miniapiserver, 127.0.0.1:6443, embedded etcd, watch cache on.
@@ -139,5 +167,9 @@ func (o *Options) Validate() error {
 	if o.EtcdCompactionInterval < 0 {
 		errs = append(errs, fmt.Errorf("--etcd-compaction-interval %s must not be negative", o.EtcdCompactionInterval))
 	}
+	if _, err := ParseServiceAddresses(o.WebhookServices); err != nil {
+		errs = append(errs, fmt.Errorf("--webhook-service: %w", err))
+	}
+	errs = append(errs, o.Errors...)
 	return errors.Join(errs...)
 }

@@ -34,10 +34,7 @@ import (
 	apiextensionsinformers "k8s.io/apiextensions-apiserver/pkg/client/informers/externalversions"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	utilnet "k8s.io/apimachinery/pkg/util/net"
-	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apimachinery/pkg/util/wait"
-	"k8s.io/apiserver/pkg/admission"
-	"k8s.io/apiserver/pkg/admission/plugin/namespace/lifecycle"
 	"k8s.io/apiserver/pkg/authentication/authenticator"
 	discoveryendpoint "k8s.io/apiserver/pkg/endpoints/discovery/aggregated"
 	"k8s.io/apiserver/pkg/endpoints/openapi"
@@ -182,6 +179,9 @@ type Server struct {
 	creds *credentials
 	// crds are the CRDs WaitReady installs (read from Options.CRDPaths).
 	crds []*apiextensionsv1.CustomResourceDefinition
+	// webhooks are the webhook configurations WaitReady installs, and
+	// what admission sees of them.
+	webhooks webhookConfigurations
 }
 
 // New starts etcd (unless external servers are configured) and builds the API server.
@@ -222,18 +222,28 @@ func (c CompletedConfig) New(ctx context.Context) (s *Server, err error) {
 	for _, crd := range o.CRDs {
 		crds = append(crds, crd.DeepCopy())
 	}
+	setConversionWebhooks(crds, o.ConversionWebhook)
 	storages, err := newStorages(&c.Options)
 	if err != nil {
 		return nil, err
 	}
-	gc, factory, err := c.genericConfig(ctx, backend, storages)
+	// The admission plugins' informers and workers stop with the loopback
+	// clients (see end-watches), or when New fails.
+	admissionDone := make(chan struct{})
+	stopAdmission := sync.OnceFunc(func() { close(admissionDone) })
+	defer func() {
+		if err != nil {
+			stopAdmission()
+		}
+	}()
+	gc, factory, err := c.genericConfig(ctx, backend, storages, admissionDone)
 	if err != nil {
 		return nil, err
 	}
 	// CRDs and custom resources: the apiextensions-apiserver, which the
 	// core server delegates to (kube-apiserver chains them so too).
 	inProcess := &inProcess{}
-	ext, err := newAPIExtensions(gc, gc.RESTOptionsGetter.(storage.RESTOptionsGetter), inProcess)
+	ext, err := newAPIExtensions(gc, gc.RESTOptionsGetter.(storage.RESTOptionsGetter), inProcess, o.WebhookServices)
 	if err != nil {
 		return nil, err
 	}
@@ -273,6 +283,7 @@ func (c CompletedConfig) New(ctx context.Context) (s *Server, err error) {
 	// final bookmarks, instead of holding the HTTP server's shutdown until
 	// it times out. (Pre-shutdown hooks run in no set order: this is one.)
 	generic.AddPreShutdownHookOrDie("end-watches", func() error {
+		stopAdmission()
 		stopLoopbackClients()
 		storages.shutdown(context.Background())
 		return nil
@@ -285,7 +296,8 @@ func (c CompletedConfig) New(ctx context.Context) (s *Server, err error) {
 	if err := writeFile(c.KubeconfigPath, kc); err != nil {
 		return nil, fmt.Errorf("writing kubeconfig: %w", err)
 	}
-	return &Server{generic: generic, crdInformers: ext.Informers, openAPI: openAPI, etcd: etcd, Admin: c.Admin, KubeconfigPath: c.KubeconfigPath, EtcdServers: servers, creds: c.creds, crds: crds}, nil
+	return &Server{generic: generic, crdInformers: ext.Informers, openAPI: openAPI, etcd: etcd, Admin: c.Admin, KubeconfigPath: c.KubeconfigPath, EtcdServers: servers, creds: c.creds, crds: crds,
+		webhooks: webhookConfigurations{mutating: o.MutatingWebhooks, validating: o.ValidatingWebhooks, seen: factory.Admissionregistration().V1()}}, nil
 }
 
 // addLoopbackClients runs the clients the server has of itself: the shared
@@ -311,8 +323,11 @@ func addLoopbackClients(generic *genericapiserver.GenericAPIServer, factory info
 			}
 		}
 	}
-	generic.AddPostStartHookOrDie("start-informers", func(genericapiserver.PostStartHookContext) error {
+	// The server is ready once the informers have synced: the admission
+	// plugins' among them, which admit nothing before (they wait up to 10s).
+	generic.AddPostStartHookOrDie("start-informers", func(hc genericapiserver.PostStartHookContext) error {
 		factory.Start(loopbackCtx.Done())
+		factory.WaitForCacheSync(hc.Done())
 		return nil
 	})
 	generic.AddPostStartHookOrDie("bootstrap-namespaces", func(hc genericapiserver.PostStartHookContext) error {
@@ -349,6 +364,11 @@ func addLoopbackClients(generic *genericapiserver.GenericAPIServer, factory info
 	}
 	generic.AddPostStartHookOrDie("clusterrole-aggregation", func(genericapiserver.PostStartHookContext) error {
 		controllers.Go(func() { aggregation.Run(loopbackCtx) })
+		return nil
+	})
+	policyStatus := newPolicyStatusController(loopbackClient, factory)
+	generic.AddPostStartHookOrDie("validatingadmissionpolicy-status", func(genericapiserver.PostStartHookContext) error {
+		controllers.Go(func() { policyStatus.Run(loopbackCtx) })
 		return nil
 	})
 	if garbageCollector {
@@ -401,7 +421,7 @@ func bootstrapRBAC(ctx context.Context, client kubernetes.Interface, synced []ca
 
 // genericConfig is the generic API server's config: serving, authn/z,
 // admission, OpenAPI, health checks and storage.
-func (c CompletedConfig) genericConfig(ctx context.Context, backend *storagebackend.Config, storages *storages) (*genericapiserver.Config, informers.SharedInformerFactory, error) {
+func (c CompletedConfig) genericConfig(ctx context.Context, backend *storagebackend.Config, storages *storages, admissionDone <-chan struct{}) (*genericapiserver.Config, informers.SharedInformerFactory, error) {
 	gc := genericapiserver.NewConfig(api.Codecs)
 	gc.EffectiveVersion = version.EffectiveVersion()
 	gc.FeatureGate = utilfeature.DefaultFeatureGate
@@ -477,16 +497,9 @@ func (c CompletedConfig) genericConfig(ctx context.Context, backend *storageback
 		return nil, nil, err
 	}
 
-	nsLifecycle, err := lifecycle.NewLifecycle(sets.New(systemNamespaces...))
-	if err != nil {
+	if err := addAdmission(gc, factory, client, loopback, c.Options.WebhookServices, admissionDone); err != nil {
 		return nil, nil, err
 	}
-	nsLifecycle.SetExternalKubeClientSet(client)
-	nsLifecycle.SetExternalKubeInformerFactory(factory)
-	if err := nsLifecycle.ValidateInitialization(); err != nil {
-		return nil, nil, err
-	}
-	gc.AdmissionControl = admission.NewChainHandler(nsLifecycle)
 	return gc, factory, nil
 }
 
@@ -558,6 +571,9 @@ func (s *Server) WaitReady(ctx context.Context) error {
 		return fmt.Errorf("server not ready: %w (last /readyz error: %v)", err, lastErr)
 	}
 	if err := installCRDs(ctx, s.Admin, s.crds); err != nil {
+		return err
+	}
+	if err := s.webhooks.install(ctx, s.Admin); err != nil {
 		return err
 	}
 	klog.FromContext(ctx).V(2).Info("Server ready", "address", s.Admin.Host)

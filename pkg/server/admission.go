@@ -1,0 +1,153 @@
+/*
+Copyright The miniapiserver Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package server
+
+import (
+	"fmt"
+	"net"
+	"net/url"
+	"strconv"
+	"strings"
+
+	"go.opentelemetry.io/otel/trace/noop"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apiserver/pkg/admission"
+	"k8s.io/apiserver/pkg/admission/initializer"
+	"k8s.io/apiserver/pkg/admission/plugin/policy/validating"
+	webhookinit "k8s.io/apiserver/pkg/admission/plugin/webhook/initializer"
+	"k8s.io/apiserver/pkg/cel/openapi/resolver"
+	genericapiserver "k8s.io/apiserver/pkg/server"
+	genericoptions "k8s.io/apiserver/pkg/server/options"
+	utilfeature "k8s.io/apiserver/pkg/util/feature"
+	"k8s.io/apiserver/pkg/util/webhook"
+	"k8s.io/client-go/discovery/cached/memory"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/restmapper"
+
+	"github.com/miniapiserver/miniapiserver/pkg/api"
+	"github.com/miniapiserver/miniapiserver/pkg/controller/policystatus"
+	generatedopenapi "github.com/miniapiserver/miniapiserver/pkg/generated/openapi"
+	"github.com/miniapiserver/miniapiserver/pkg/version"
+)
+
+// addAdmission sets gc's admission chain as kube-apiserver's default one,
+// minus the plugins that live in k8s.io/kubernetes: NamespaceLifecycle,
+// MutatingAdmissionPolicy, MutatingAdmissionWebhook,
+// ValidatingAdmissionPolicy and ValidatingAdmissionWebhook, all
+// k8s.io/apiserver's, in its recommended order (the mutating ones run
+// before the validating ones). The apiextensions server shares gc's chain,
+// so custom resources get it too. Webhooks referring to a Service are
+// called at what services resolves them to. The plugins stop when done
+// closes (not when the server has drained, as upstream's: the informers
+// they start in the shared factory must stop before the server's other
+// loopback clients, which stop before the HTTP server does).
+func addAdmission(gc *genericapiserver.Config, factory informers.SharedInformerFactory, client kubernetes.Interface, loopback *rest.Config, services webhook.ServiceResolver, done <-chan struct{}) error {
+	dynamicClient, err := dynamic.NewForConfig(loopback)
+	if err != nil {
+		return err
+	}
+	authInfo := webhook.NewDefaultAuthenticationInfoResolverWrapper(nil, nil, loopback, noop.NewTracerProvider())
+	return genericoptions.NewAdmissionOptions().ApplyTo(gc, factory, client, dynamicClient, utilfeature.DefaultFeatureGate, version.EffectiveVersion(),
+		webhookinit.NewPluginInitializer(authInfo, services), pluginSettings{done: done})
+}
+
+// newPolicyStatusController returns the controller that type-checks
+// ValidatingAdmissionPolicies, with the schemas of the built-in types and,
+// for custom resources, those the server publishes, as
+// kube-controller-manager's.
+func newPolicyStatusController(client kubernetes.Interface, factory informers.SharedInformerFactory) *policystatus.Controller {
+	schemas := resolver.NewDefinitionsSchemaResolver(generatedopenapi.GetOpenAPIDefinitions, api.Scheme).
+		Combine(&resolver.ClientDiscoveryResolver{Discovery: client.Discovery()})
+	mapper := restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(client.Discovery()))
+	checker := &validating.TypeChecker{SchemaResolver: schemas, RestMapper: mapper}
+	return policystatus.New(client.AdmissionregistrationV1(), factory.Admissionregistration().V1().ValidatingAdmissionPolicies(), checker, mapper)
+}
+
+// pluginSettings are what the plugins get here and not from
+// k8s.io/apiserver's initializer (which runs first): their stop channel,
+// and kube-apiserver's list of resources the policy plugins leave alone
+// (the reviews, which are not stored and which a policy could use to lock
+// everyone out).
+type pluginSettings struct {
+	done <-chan struct{}
+}
+
+func (s pluginSettings) Initialize(plugin admission.Interface) {
+	if p, ok := plugin.(initializer.WantsDrainedNotification); ok {
+		p.SetDrainedNotification(s.done)
+	}
+	if p, ok := plugin.(interface {
+		SetExcludedAdmissionResources([]schema.GroupResource)
+	}); ok {
+		p.SetExcludedAdmissionResources([]schema.GroupResource{
+			{Group: "authentication.k8s.io", Resource: "selfsubjectreviews"},
+			{Group: "authentication.k8s.io", Resource: "tokenreviews"},
+			{Group: "authorization.k8s.io", Resource: "localsubjectaccessreviews"},
+			{Group: "authorization.k8s.io", Resource: "selfsubjectaccessreviews"},
+			{Group: "authorization.k8s.io", Resource: "selfsubjectrulesreviews"},
+			{Group: "authorization.k8s.io", Resource: "subjectaccessreviews"},
+		})
+	}
+}
+
+// ServiceAddresses maps the Services that webhooks (admission and CRD
+// conversion) refer to onto local addresses, since there is no Service
+// network here: "namespace/name:port" to "host:port".
+type ServiceAddresses map[string]string
+
+// ParseServiceAddresses checks m's keys and values.
+func ParseServiceAddresses(m map[string]string) (ServiceAddresses, error) {
+	for k, v := range m {
+		if _, _, _, err := splitServiceKey(k); err != nil {
+			return nil, err
+		}
+		if _, _, err := net.SplitHostPort(v); err != nil {
+			return nil, fmt.Errorf("webhook service %s: address %q is not host:port", k, v)
+		}
+	}
+	return ServiceAddresses(m), nil
+}
+
+// ServiceKey is the key of a Service's port in ServiceAddresses.
+func ServiceKey(namespace, name string, port int32) string {
+	return namespace + "/" + name + ":" + strconv.Itoa(int(port))
+}
+
+func splitServiceKey(k string) (namespace, name string, port int32, err error) {
+	ns, rest, ok := strings.Cut(k, "/")
+	name, p, ok2 := strings.Cut(rest, ":")
+	n, perr := strconv.ParseInt(p, 10, 32)
+	if !ok || !ok2 || ns == "" || name == "" || perr != nil || n < 1 || n > 65535 {
+		return "", "", 0, fmt.Errorf("webhook service %q is not namespace/name:port", k)
+	}
+	return ns, name, int32(n), nil
+}
+
+// ResolveEndpoint is a webhook.ServiceResolver: the webhook client calls
+// https://<address><path>, checking the serving certificate against the
+// Service's DNS name (name.namespace.svc), as kube-apiserver does.
+func (s ServiceAddresses) ResolveEndpoint(namespace, name string, port int32) (*url.URL, error) {
+	key := ServiceKey(namespace, name, port)
+	addr, ok := s[key]
+	if !ok {
+		return nil, fmt.Errorf("service %s has no address here (there is no Service network): map it to a local host:port with --webhook-service %s=HOST:PORT or testserver.WithWebhookService", key, key)
+	}
+	return &url.URL{Scheme: "https", Host: addr}, nil
+}
