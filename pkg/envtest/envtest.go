@@ -20,11 +20,12 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"reflect"
 	"time"
 
-	admissionv1 "k8s.io/api/admissionregistration/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
@@ -34,9 +35,8 @@ import (
 
 // Environment is controller-runtime's envtest.Environment, served by an
 // in-process miniapiserver. Start starts it; Stop stops it and removes its
-// data. Differences: there is no ControlPlane field (no processes to
-// configure), and webhooks cannot be installed yet (Start fails if
-// WebhookInstallOptions names any).
+// data. The difference: there is no ControlPlane field (no processes to
+// configure).
 type Environment struct {
 	// Scheme is accepted for envtest's sake; CRDs are installed as they are.
 	Scheme *runtime.Scheme
@@ -51,7 +51,8 @@ type Environment struct {
 	// ErrorIfCRDPathMissing.
 	CRDInstallOptions CRDInstallOptions
 
-	// WebhookInstallOptions: not served yet; any webhook or path is an error.
+	// WebhookInstallOptions are the webhooks to install, and where the
+	// suite's webhook server is to serve them (set by Start).
 	WebhookInstallOptions WebhookInstallOptions
 
 	// ErrorIfCRDPathMissing makes a CRD path that does not exist an error;
@@ -105,31 +106,17 @@ type CRDInstallOptions struct {
 	MaxTime         time.Duration
 	PollInterval    time.Duration
 	CleanUpAfterUse bool
-	// WebhookOptions: not served yet, as Environment.WebhookInstallOptions.
+	// WebhookOptions are set by Start to Environment.WebhookInstallOptions
+	// (as envtest does: its CRD conversion webhooks use them).
 	WebhookOptions WebhookInstallOptions
 }
 
-// WebhookInstallOptions are envtest's options for installing webhooks.
-// miniapiserver does not serve admissionregistration.k8s.io yet: Start
-// fails if any webhook or path is given.
-type WebhookInstallOptions struct {
-	Paths                        []string
-	MutatingWebhooks             []*admissionv1.MutatingWebhookConfiguration
-	ValidatingWebhooks           []*admissionv1.ValidatingWebhookConfiguration
-	IgnoreSchemeConvertible      bool
-	IgnoreErrorIfPathMissing     bool
-	LocalServingHost             string
-	LocalServingPort             int
-	LocalServingCertDir          string
-	LocalServingCAData           []byte
-	LocalServingHostExternalName string
-	MaxTime                      time.Duration
-	PollInterval                 time.Duration
-}
-
-func (o WebhookInstallOptions) empty() bool {
-	return len(o.Paths) == 0 && len(o.MutatingWebhooks) == 0 && len(o.ValidatingWebhooks) == 0
-}
+// WebhookInstallOptions are envtest's options for installing webhooks:
+// Start sets LocalServingHost, LocalServingPort, LocalServingCertDir and
+// LocalServingCAData, and installs the webhooks pointed at that address,
+// where controller-runtime's webhook server serves them (see
+// testserver.WebhookInstallOptions).
+type WebhookInstallOptions = testserver.WebhookInstallOptions
 
 // Start starts the server, installs the CRDs, and returns an admin config
 // once they are served.
@@ -142,9 +129,14 @@ func (te *Environment) Start() (*rest.Config, error) {
 		te.Config = cfg
 		return cfg, nil
 	}
-	if !te.WebhookInstallOptions.empty() || !te.CRDInstallOptions.WebhookOptions.empty() {
-		return nil, errors.New("envtest: webhooks are not served by miniapiserver yet (admissionregistration.k8s.io)")
+	// As envtest: the webhook server's address and certificate are ready
+	// whether or not there are webhooks, for the suite to start one.
+	hooks := &te.WebhookInstallOptions
+	hooks.ConvertibleKinds = append(hooks.ConvertibleKinds, convertibleKinds(te.Scheme)...)
+	if err := hooks.PrepWithoutInstalling(); err != nil {
+		return nil, fmt.Errorf("envtest: %w", err)
 	}
+	te.CRDInstallOptions.WebhookOptions = *hooks
 	paths, err := te.crdPaths()
 	if err != nil {
 		return nil, err
@@ -153,7 +145,7 @@ func (te *Environment) Start() (*rest.Config, error) {
 	opts := append([]func(*server.Options){func(o *server.Options) {
 		o.CRDPaths = append(o.CRDPaths, paths...)
 		o.CRDs = append(o.CRDs, crds...)
-	}}, te.ServerOptions...)
+	}, testserver.WithWebhooks(hooks)}, te.ServerOptions...)
 	s, err := testserver.New(opts...)
 	if err != nil {
 		return nil, fmt.Errorf("envtest: %w", err)
@@ -217,13 +209,59 @@ func (te *Environment) crdPaths() ([]string, error) {
 	return paths, nil
 }
 
-// Stop stops the server and removes its data. It is safe to call more
-// than once, and after a Start that failed.
+// Stop stops the server and removes its data and the webhook
+// certificates. It is safe to call more than once, and after a Start that
+// failed.
 func (te *Environment) Stop() error {
-	if te.server == nil {
+	var err error
+	if te.server != nil {
+		err = te.server.Stop()
+	}
+	return errors.Join(err, te.WebhookInstallOptions.Cleanup())
+}
+
+// convertibleKinds are the kinds in scheme that convert through a hub, as
+// controller-runtime's conversion.IsConvertible finds them: their CRDs
+// convert by webhook. (A kind is convertible when one of its versions is
+// the hub, with a Hub method, and the others convert to and from it.)
+func convertibleKinds(scheme *runtime.Scheme) []schema.GroupKind {
+	if scheme == nil {
 		return nil
 	}
-	return te.server.Stop()
+	type hub interface{ Hub() }
+	hubs, spokes := map[schema.GroupKind]int{}, map[schema.GroupKind]int{}
+	for gvk := range scheme.AllKnownTypes() {
+		obj, err := scheme.New(gvk)
+		if err != nil {
+			continue
+		}
+		if _, ok := obj.(hub); ok {
+			hubs[gvk.GroupKind()]++
+		} else if isConvertible(obj) {
+			spokes[gvk.GroupKind()]++
+		}
+	}
+	var kinds []schema.GroupKind
+	for gk, n := range hubs {
+		if n == 1 && spokes[gk] > 0 {
+			kinds = append(kinds, gk)
+		}
+	}
+	return kinds
+}
+
+// isConvertible reports whether obj has controller-runtime's Convertible
+// methods, ConvertTo(conversion.Hub) error and ConvertFrom(conversion.Hub)
+// error (looked up by name: this module does not import controller-runtime).
+func isConvertible(obj runtime.Object) bool {
+	t := reflect.TypeOf(obj)
+	for _, name := range []string{"ConvertTo", "ConvertFrom"} {
+		m, ok := t.MethodByName(name)
+		if !ok || m.Type.NumIn() != 2 || m.Type.NumOut() != 1 || m.Type.In(1).Kind() != reflect.Interface {
+			return false
+		}
+	}
+	return true
 }
 
 func (te *Environment) useExistingCluster() bool {

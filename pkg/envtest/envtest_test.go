@@ -87,8 +87,15 @@ func TestCRDPaths(t *testing.T) {
 		{"a missing path is an error when asked", envtest.Environment{CRDDirectoryPaths: []string{"no/such/dir"}, ErrorIfCRDPathMissing: true}, "no/such/dir"},
 		{"so in CRDInstallOptions", envtest.Environment{CRDInstallOptions: envtest.CRDInstallOptions{Paths: []string{"no/such/dir"}, ErrorIfPathMissing: true}}, "no/such/dir"},
 		{"CRD objects", envtest.Environment{CRDs: []*apiextensionsv1.CustomResourceDefinition{widgetCRD()}}, ""},
-		{"webhooks are not served yet", envtest.Environment{WebhookInstallOptions: envtest.WebhookInstallOptions{
-			ValidatingWebhooks: []*admissionv1.ValidatingWebhookConfiguration{{ObjectMeta: metav1.ObjectMeta{Name: "v"}}}}}, "webhooks are not served"},
+		{"a missing webhook path is an error", envtest.Environment{WebhookInstallOptions: envtest.WebhookInstallOptions{Paths: []string{"no/such/hooks"}}}, "no/such/hooks"},
+		{"unless ignored", envtest.Environment{CRDDirectoryPaths: []string{crdBases},
+			WebhookInstallOptions: envtest.WebhookInstallOptions{Paths: []string{"no/such/hooks"}, IgnoreErrorIfPathMissing: true}}, ""},
+		{"an invalid webhook fails Start", envtest.Environment{WebhookInstallOptions: envtest.WebhookInstallOptions{
+			ValidatingWebhooks: []*admissionv1.ValidatingWebhookConfiguration{{
+				ObjectMeta: metav1.ObjectMeta{Name: "v"},
+				Webhooks: []admissionv1.ValidatingWebhook{{Name: "v.example.com", AdmissionReviewVersions: []string{"v1"},
+					ClientConfig: admissionv1.WebhookClientConfig{URL: new("https://127.0.0.1:1/validate")}}},
+			}}}}, "webhooks[0].sideEffects: Required value"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			env := tc.env

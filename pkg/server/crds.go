@@ -27,6 +27,7 @@ import (
 	"time"
 
 	"golang.org/x/sync/errgroup"
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	apiextensionshelpers "k8s.io/apiextensions-apiserver/pkg/apihelpers"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apiextensionsclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
@@ -50,33 +51,87 @@ import (
 // CRD (no longer served since Kubernetes 1.22) are errors.
 func readCRDs(paths []string) ([]*apiextensionsv1.CustomResourceDefinition, error) {
 	var crds []*apiextensionsv1.CustomResourceDefinition
+	err := readManifests(paths, func(file string, u *unstructured.Unstructured) error {
+		if u.GetKind() != "CustomResourceDefinition" {
+			return nil
+		}
+		if u.GetAPIVersion() != apiextensionsv1.SchemeGroupVersion.String() {
+			return fmt.Errorf("%s: CustomResourceDefinition %q is %s; only %s is served", file, u.GetName(), u.GetAPIVersion(), apiextensionsv1.SchemeGroupVersion)
+		}
+		crd := &apiextensionsv1.CustomResourceDefinition{}
+		if err := runtime.DefaultUnstructuredConverter.FromUnstructuredWithValidation(u.Object, crd, true); err != nil {
+			return fmt.Errorf("%s: CustomResourceDefinition %q: %w", file, u.GetName(), err)
+		}
+		crds = append(crds, crd)
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("CRD path: %w", err)
+	}
+	return crds, nil
+}
+
+// ReadWebhookConfigurations reads the webhook configurations in paths
+// (files, or directories such as a kubebuilder project's config/webhook),
+// as readCRDs reads CRDs: documents of other kinds are skipped.
+func ReadWebhookConfigurations(paths []string) ([]*admissionregistrationv1.MutatingWebhookConfiguration, []*admissionregistrationv1.ValidatingWebhookConfiguration, error) {
+	var mutating []*admissionregistrationv1.MutatingWebhookConfiguration
+	var validating []*admissionregistrationv1.ValidatingWebhookConfiguration
+	err := readManifests(paths, func(file string, u *unstructured.Unstructured) error {
+		var obj any
+		switch u.GetKind() {
+		case "MutatingWebhookConfiguration":
+			c := &admissionregistrationv1.MutatingWebhookConfiguration{}
+			mutating, obj = append(mutating, c), c
+		case "ValidatingWebhookConfiguration":
+			c := &admissionregistrationv1.ValidatingWebhookConfiguration{}
+			validating, obj = append(validating, c), c
+		default:
+			return nil
+		}
+		if u.GetAPIVersion() != admissionregistrationv1.SchemeGroupVersion.String() {
+			return fmt.Errorf("%s: %s %q is %s; only %s is served", file, u.GetKind(), u.GetName(), u.GetAPIVersion(), admissionregistrationv1.SchemeGroupVersion)
+		}
+		if err := runtime.DefaultUnstructuredConverter.FromUnstructuredWithValidation(u.Object, obj, true); err != nil {
+			return fmt.Errorf("%s: %s %q: %w", file, u.GetKind(), u.GetName(), err)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, nil, fmt.Errorf("webhook path: %w", err)
+	}
+	return mutating, validating, nil
+}
+
+// readManifests calls visit with each object in paths: YAML (one or more
+// documents) or JSON files, or directories, whose .yaml, .yml and .json
+// files are read (not their subdirectories), as envtest reads them.
+func readManifests(paths []string, visit func(file string, u *unstructured.Unstructured) error) error {
 	for _, path := range paths {
 		files, err := manifestFiles(path)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		for _, file := range files {
-			found, err := readCRDFile(file)
-			if err != nil {
-				return nil, err
+			if err := readManifestFile(file, visit); err != nil {
+				return err
 			}
-			crds = append(crds, found...)
 		}
 	}
-	return crds, nil
+	return nil
 }
 
 func manifestFiles(path string) ([]string, error) {
 	info, err := os.Stat(path)
 	if err != nil {
-		return nil, fmt.Errorf("CRD path: %w", err)
+		return nil, err
 	}
 	if !info.IsDir() {
 		return []string{path}, nil
 	}
 	entries, err := os.ReadDir(path)
 	if err != nil {
-		return nil, fmt.Errorf("CRD path: %w", err)
+		return nil, err
 	}
 	var files []string
 	for _, e := range entries {
@@ -90,37 +145,31 @@ func manifestFiles(path string) ([]string, error) {
 	return files, nil // ReadDir sorts by name
 }
 
-func readCRDFile(file string) ([]*apiextensionsv1.CustomResourceDefinition, error) {
+func readManifestFile(file string, visit func(file string, u *unstructured.Unstructured) error) error {
 	f, err := os.Open(file)
 	if err != nil {
-		return nil, fmt.Errorf("CRD path: %w", err)
+		return err
 	}
 	defer f.Close()
-	var crds []*apiextensionsv1.CustomResourceDefinition
 	docs := utilyaml.NewYAMLReader(bufio.NewReader(f))
 	for {
 		doc, err := docs.Read()
 		if errors.Is(err, io.EOF) {
-			return crds, nil
+			return nil
 		}
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", file, err)
+			return fmt.Errorf("%s: %w", file, err)
 		}
 		var u unstructured.Unstructured
 		if err := utilyaml.Unmarshal(doc, &u.Object); err != nil {
-			return nil, fmt.Errorf("%s: %w", file, err)
+			return fmt.Errorf("%s: %w", file, err)
 		}
-		if u.Object == nil || u.GetKind() != "CustomResourceDefinition" {
-			continue // an empty document, or not a CRD
+		if u.Object == nil {
+			continue // an empty document
 		}
-		if u.GetAPIVersion() != apiextensionsv1.SchemeGroupVersion.String() {
-			return nil, fmt.Errorf("%s: CustomResourceDefinition %q is %s; only %s is served", file, u.GetName(), u.GetAPIVersion(), apiextensionsv1.SchemeGroupVersion)
+		if err := visit(file, &u); err != nil {
+			return err
 		}
-		crd := &apiextensionsv1.CustomResourceDefinition{}
-		if err := runtime.DefaultUnstructuredConverter.FromUnstructuredWithValidation(u.Object, crd, true); err != nil {
-			return nil, fmt.Errorf("%s: CustomResourceDefinition %q: %w", file, u.GetName(), err)
-		}
-		crds = append(crds, crd)
 	}
 }
 

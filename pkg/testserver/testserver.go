@@ -169,6 +169,19 @@ func WithNamespaceDefaults() func(*server.Options) {
 	return func(o *server.Options) { o.NamespaceDefaults = true }
 }
 
+// WithWebhookService makes webhooks (admission and CRD conversion) that
+// refer to port of Service namespace/name call address (host:port), there
+// being no Service network; the webhook server's certificate must name
+// the Service (name.namespace.svc), as in a cluster.
+func WithWebhookService(namespace, name string, port int32, address string) func(*server.Options) {
+	return func(o *server.Options) {
+		if o.WebhookServices == nil {
+			o.WebhookServices = server.ServiceAddresses{}
+		}
+		o.WebhookServices[server.ServiceKey(namespace, name, port)] = address
+	}
+}
+
 // Stop shuts the server down gracefully and waits until it and its etcd have
 // stopped and its data dir is free (and removed, if New made it). It is
 // safe to call more than once.

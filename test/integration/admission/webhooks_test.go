@@ -1,0 +1,254 @@
+/*
+Copyright The miniapiserver Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package admission
+
+import (
+	"context"
+	"errors"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	admissionv1 "k8s.io/api/admission/v1"
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+	certutil "k8s.io/client-go/util/cert"
+
+	"github.com/miniapiserver/miniapiserver/pkg/testserver"
+)
+
+var (
+	crdPath  = filepath.Join("..", "testdata", "kubebuilder", "config", "crd", "bases")
+	crontabs = schema.GroupVersionResource{Group: "stable.example.com", Version: "v1", Resource: "crontabs"}
+	none     = admissionregistrationv1.SideEffectClassNone
+)
+
+// rule matches CREATEs of resources in group/v1.
+func rule(group string, resources ...string) []admissionregistrationv1.RuleWithOperations {
+	return []admissionregistrationv1.RuleWithOperations{{
+		Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Create},
+		Rule:       admissionregistrationv1.Rule{APIGroups: []string{group}, APIVersions: []string{"v1"}, Resources: resources},
+	}}
+}
+
+// service is a kubebuilder-style Service reference to the webhook server.
+func service(path string) admissionregistrationv1.WebhookClientConfig {
+	return admissionregistrationv1.WebhookClientConfig{Service: &admissionregistrationv1.ServiceReference{
+		Namespace: "system", Name: "webhook-service", Path: &path}}
+}
+
+// closedURL is an https URL nothing listens on.
+func closedURL(t *testing.T) string {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return "https://" + l.Addr().String() + "/"
+}
+
+func selector(key string) *metav1.LabelSelector {
+	return &metav1.LabelSelector{MatchLabels: map[string]string{key: "yes"}}
+}
+
+func labelled(name string, labels ...string) metav1.ObjectMeta {
+	m := metav1.ObjectMeta{Name: name, Labels: map[string]string{}}
+	for _, l := range labels {
+		m.Labels[l] = "yes"
+	}
+	return m
+}
+
+// TestWebhooks installs webhooks as envtest does (Service references
+// pointed at the test's webhook server) and checks what kube-apiserver
+// does with them: a mutating webhook patches built-in and custom
+// resources, dry-run included; a validating one denies with its message;
+// failurePolicy decides what an unreachable webhook means.
+func TestWebhooks(t *testing.T) {
+	t.Parallel()
+	fail, ignore := admissionregistrationv1.Fail, admissionregistrationv1.Ignore
+	down := closedURL(t)
+	hooks := &testserver.WebhookInstallOptions{
+		MutatingWebhooks: []*admissionregistrationv1.MutatingWebhookConfiguration{{
+			ObjectMeta: metav1.ObjectMeta{Name: "mutating"},
+			Webhooks: []admissionregistrationv1.MutatingWebhook{{
+				Name: "label.example.com", ClientConfig: service("/mutate"), Rules: rule("*", "configmaps", "crontabs"),
+				ObjectSelector: selector("mutate"), SideEffects: &none, AdmissionReviewVersions: []string{"v1"},
+			}},
+		}},
+		ValidatingWebhooks: []*admissionregistrationv1.ValidatingWebhookConfiguration{{
+			ObjectMeta: metav1.ObjectMeta{Name: "validating"},
+			Webhooks: []admissionregistrationv1.ValidatingWebhook{
+				{
+					Name: "deny.example.com", ClientConfig: service("/validate"), Rules: rule("", "configmaps"),
+					ObjectSelector: selector("deny"), SideEffects: &none, AdmissionReviewVersions: []string{"v1"},
+				},
+				{
+					Name: "down-fail.example.com", ClientConfig: admissionregistrationv1.WebhookClientConfig{URL: &down}, Rules: rule("", "secrets"),
+					FailurePolicy: &fail, SideEffects: &none, AdmissionReviewVersions: []string{"v1"},
+				},
+				{
+					Name: "down-ignore.example.com", ClientConfig: admissionregistrationv1.WebhookClientConfig{URL: &down}, Rules: rule("", "serviceaccounts"),
+					FailurePolicy: &ignore, SideEffects: &none, AdmissionReviewVersions: []string{"v1"},
+				},
+			},
+		}},
+	}
+	s := testserver.Start(t, testserver.WithCRDs(crdPath), testserver.WithWebhooks(hooks))
+	hs := serveHooks(t, hooks.LocalServingHost, hooks.LocalServingPort, hooks.LocalServingCertDir, map[string]review{
+		"/mutate": patch(`[{"op":"add","path":"/metadata/labels/mutated","value":"by-webhook"}]`),
+		"/validate": func(*admissionv1.AdmissionRequest) *admissionv1.AdmissionResponse {
+			return &admissionv1.AdmissionResponse{Result: &metav1.Status{Message: "not with deny=yes", Code: 403}}
+		},
+	})
+	client := kubernetes.NewForConfigOrDie(s.Config)
+	configMaps := client.CoreV1().ConfigMaps("default")
+	ctx := t.Context()
+
+	t.Run("a mutating webhook patches a ConfigMap", func(t *testing.T) {
+		got, err := configMaps.Create(ctx, &corev1.ConfigMap{ObjectMeta: labelled("patched", "mutate")}, metav1.CreateOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Labels["mutated"] != "by-webhook" {
+			t.Errorf("labels %v, want mutated=by-webhook", got.Labels)
+		}
+	})
+	t.Run("and a custom resource", func(t *testing.T) {
+		ct := &unstructured.Unstructured{Object: map[string]any{
+			"apiVersion": "stable.example.com/v1", "kind": "CronTab",
+			"metadata": map[string]any{"name": "patched", "labels": map[string]any{"mutate": "yes"}},
+			"spec":     map[string]any{"image": "busybox"},
+		}}
+		got, err := dynamic.NewForConfigOrDie(s.Config).Resource(crontabs).Namespace("default").Create(ctx, ct, metav1.CreateOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.GetLabels()["mutated"] != "by-webhook" {
+			t.Errorf("labels %v, want mutated=by-webhook", got.GetLabels())
+		}
+	})
+	t.Run("a dry run is patched and not stored, and the webhook is told", func(t *testing.T) {
+		got, err := configMaps.Create(ctx, &corev1.ConfigMap{ObjectMeta: labelled("dry", "mutate")}, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Labels["mutated"] != "by-webhook" {
+			t.Errorf("labels %v, want mutated=by-webhook", got.Labels)
+		}
+		reqs := hs.got("/mutate")
+		if last := reqs[len(reqs)-1]; last.DryRun == nil || !*last.DryRun || last.Name != "dry" {
+			t.Errorf("the webhook's last request is for %q with dryRun %v, want dry with true", last.Name, last.DryRun)
+		}
+		if _, err := configMaps.Get(ctx, "dry", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+			t.Errorf("get after a dry run: %v, want NotFound", err)
+		}
+	})
+	t.Run("a validating webhook denies with its message", func(t *testing.T) {
+		_, err := configMaps.Create(ctx, &corev1.ConfigMap{ObjectMeta: labelled("denied", "deny")}, metav1.CreateOptions{})
+		checkStatus(t, err, 403, `admission webhook "deny.example.com" denied the request: not with deny=yes`)
+	})
+	t.Run("failurePolicy Fail: an unreachable webhook fails the request", func(t *testing.T) {
+		_, err := client.CoreV1().Secrets("default").Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "s"}}, metav1.CreateOptions{})
+		checkStatus(t, err, 500, `Internal error occurred: failed calling webhook "down-fail.example.com": failed to call webhook: Post "`+down+`?timeout=10s": dial tcp `)
+	})
+	t.Run("failurePolicy Ignore: an unreachable webhook is skipped", func(t *testing.T) {
+		if _, err := client.CoreV1().ServiceAccounts("default").Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "sa"}}, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	})
+}
+
+// checkStatus checks that err is a Status error with code whose message
+// starts with want.
+func checkStatus(t *testing.T, err error, code int32, want string) {
+	t.Helper()
+	var status *apierrors.StatusError
+	if !errors.As(err, &status) {
+		t.Fatalf("got %v, want a %d Status error", err, code)
+	}
+	if got := status.ErrStatus; got.Code != code || !strings.HasPrefix(got.Message, want) {
+		t.Errorf("got %d %q,\nwant %d %q…", got.Code, got.Message, code, want)
+	}
+}
+
+// TestServiceReferences calls a webhook that names a Service at the
+// address --webhook-service maps it to, checking its certificate against
+// the Service's DNS name as kube-apiserver does; a Service not mapped is
+// upstream's error for a webhook it cannot call.
+func TestServiceReferences(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	crt, key, err := certutil.GenerateSelfSignedCertKey("hooks.webhooks.svc", nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := errors.Join(os.WriteFile(filepath.Join(dir, "tls.crt"), crt, 0o600), os.WriteFile(filepath.Join(dir, "tls.key"), key, 0o600)); err != nil {
+		t.Fatal(err)
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().(*net.TCPAddr)
+	l.Close()
+	serveHooks(t, "127.0.0.1", addr.Port, dir, map[string]review{
+		"/validate": func(*admissionv1.AdmissionRequest) *admissionv1.AdmissionResponse {
+			return &admissionv1.AdmissionResponse{Result: &metav1.Status{Message: "denied by the Service's webhook"}}
+		},
+	})
+	s := testserver.Start(t, testserver.WithWebhookService("webhooks", "hooks", 443, addr.String()))
+	client := kubernetes.NewForConfigOrDie(s.Config)
+	ctx := t.Context()
+	path := "/validate"
+	webhook := func(name, service string, resource string) admissionregistrationv1.ValidatingWebhook {
+		return admissionregistrationv1.ValidatingWebhook{
+			Name: name, Rules: rule("", resource), SideEffects: &none, AdmissionReviewVersions: []string{"v1"},
+			ClientConfig: admissionregistrationv1.WebhookClientConfig{CABundle: crt,
+				Service: &admissionregistrationv1.ServiceReference{Namespace: "webhooks", Name: service, Path: &path}},
+		}
+	}
+	_, err = client.AdmissionregistrationV1().ValidatingWebhookConfigurations().Create(ctx, &admissionregistrationv1.ValidatingWebhookConfiguration{
+		ObjectMeta: metav1.ObjectMeta{Name: "by-service"},
+		Webhooks:   []admissionregistrationv1.ValidatingWebhook{webhook("mapped.example.com", "hooks", "configmaps"), webhook("unmapped.example.com", "nowhere", "secrets")},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Admission sees a new configuration once its informer has it.
+	var lastErr error
+	err = wait.PollUntilContextTimeout(ctx, 5*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+		_, lastErr = client.CoreV1().ConfigMaps("default").Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{GenerateName: "cm-"}}, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+		return lastErr != nil, nil
+	})
+	if err != nil {
+		t.Fatalf("the webhook never denied: %v", err)
+	}
+	checkStatus(t, lastErr, 400, `admission webhook "mapped.example.com" denied the request: denied by the Service's webhook`)
+	_, err = client.CoreV1().Secrets("default").Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "s"}}, metav1.CreateOptions{})
+	checkStatus(t, err, 500, `Internal error occurred: failed calling webhook "unmapped.example.com": failed to call webhook: Post "https://nowhere.webhooks.svc:443/validate?timeout=10s": service webhooks/nowhere:443 has no address here`)
+}
