@@ -28,6 +28,7 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/miniapiserver/miniapiserver/pkg/server"
 )
@@ -227,4 +228,71 @@ func containsField(out, want string) bool {
 		}
 	}
 	return false
+}
+
+// TestKubectlAdmissionPolicies: kubectl applies admission policies, shows
+// them with upstream's columns, explains them, and reports a policy's
+// denial and an expression that does not compile as kube-apiserver does.
+func TestKubectlAdmissionPolicies(t *testing.T) {
+	s, client := start(t)
+	policy := `apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicy
+metadata:
+  name: no-latest
+spec:
+  matchConstraints:
+    resourceRules:
+    - apiGroups: ["apps"]
+      apiVersions: ["v1"]
+      operations: ["CREATE", "UPDATE"]
+      resources: ["deployments"]
+  validations:
+  - expression: "object.spec.template.spec.containers.all(c, !c.image.endsWith(':latest'))"
+    message: "no :latest images"
+---
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicyBinding
+metadata:
+  name: no-latest
+spec:
+  policyName: no-latest
+  validationActions: [Deny]
+`
+	if out := kubectl(t, s, policy, "apply", "-f", "-"); !strings.Contains(out, "validatingadmissionpolicy.admissionregistration.k8s.io/no-latest created") {
+		t.Errorf("apply: got %q", out)
+	}
+	out := kubectl(t, s, "", "get", "validatingadmissionpolicies")
+	if header := strings.Fields(strings.SplitN(out, "\n", 2)[0]); strings.Join(header, " ") != "NAME VALIDATIONS PARAMKIND AGE" {
+		t.Errorf("get validatingadmissionpolicies: header %q, want upstream's NAME VALIDATIONS PARAMKIND AGE\n%s", header, out)
+	}
+	if !strings.Contains(out, "<unset>") {
+		t.Errorf("get validatingadmissionpolicies: no <unset> paramKind in\n%s", out)
+	}
+	out = kubectl(t, s, "", "get", "validatingadmissionpolicybindings")
+	if header := strings.Fields(strings.SplitN(out, "\n", 2)[0]); strings.Join(header, " ") != "NAME POLICYNAME PARAMREF AGE" {
+		t.Errorf("get validatingadmissionpolicybindings: header %q\n%s", header, out)
+	}
+	if out := kubectl(t, s, "", "explain", "validatingadmissionpolicy.spec.validations"); !strings.Contains(out, "messageExpression") {
+		t.Errorf("explain: got\n%s", out)
+	}
+
+	// The policy applies once the admission plugin has compiled it.
+	var errOut string
+	err := wait.PollUntilContextTimeout(t.Context(), 10*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
+		_, errOut, _ = runKubectl(t, s, "", "create", "deployment", "web", "--image=nginx:latest", "--dry-run=server")
+		return strings.Contains(errOut, "denied"), nil
+	})
+	if err != nil || !strings.Contains(errOut, `deployments.apps "web" is forbidden: ValidatingAdmissionPolicy 'no-latest' with binding 'no-latest' denied request: no :latest images`) {
+		t.Errorf("create a denied deployment: %v, stderr %q", err, errOut)
+	}
+	kubectl(t, s, "", "create", "deployment", "web", "--image=nginx:1.29")
+
+	broken := strings.Replace(policy, "!c.image.endsWith(':latest')", "c.image.", 1)
+	_, errOut, err = runKubectl(t, s, broken, "apply", "-f", "-")
+	if err == nil || !strings.Contains(errOut, `spec.validations[0].expression: Invalid value: "object.spec.template.spec.containers.all(c, c.image.)": compilation failed: ERROR: <input>:1:`) {
+		t.Errorf("apply a policy that does not compile: %v, stderr %q", err, errOut)
+	}
+	if _, err := client.AdmissionregistrationV1().ValidatingAdmissionPolicies().Get(t.Context(), "no-latest", metav1.GetOptions{}); err != nil {
+		t.Errorf("the valid policy: %v", err)
+	}
 }

@@ -20,8 +20,10 @@ import (
 	"context"
 	"errors"
 	"net"
+	"net/http"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -251,4 +253,76 @@ func TestServiceReferences(t *testing.T) {
 	checkStatus(t, lastErr, 400, `admission webhook "mapped.example.com" denied the request: denied by the Service's webhook`)
 	_, err = client.CoreV1().Secrets("default").Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "s"}}, metav1.CreateOptions{})
 	checkStatus(t, err, 500, `Internal error occurred: failed calling webhook "unmapped.example.com": failed to call webhook: Post "https://nowhere.webhooks.svc:443/validate?timeout=10s": service webhooks/nowhere:443 has no address here`)
+}
+
+// TestBadWebhooks: a webhook configuration that cannot work is refused
+// with a 422 naming the field; one that fails when called (a caBundle
+// that is not PEM, a reply that is not an AdmissionReview, no reply within
+// its timeout) gets upstream's admission error, and the server serves on.
+func TestBadWebhooks(t *testing.T) {
+	t.Parallel()
+	hooks := &testserver.WebhookInstallOptions{}
+	s := testserver.Start(t, testserver.WithWebhooks(hooks))
+	mux := http.NewServeMux()
+	mux.HandleFunc("/garbage", func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("<html>not a review</html>")) })
+	mux.HandleFunc("/hang", func(_ http.ResponseWriter, r *http.Request) { <-r.Context().Done() })
+	serveTLS(t, hooks.LocalServingHost, hooks.LocalServingPort, hooks.LocalServingCertDir, mux)
+	client := kubernetes.NewForConfigOrDie(s.Config)
+	ctx := t.Context()
+	base := "https://" + net.JoinHostPort(hooks.LocalServingHost, strconv.Itoa(hooks.LocalServingPort))
+	one := int32(1)
+	hook := func(name, url string, caBundle []byte, resource string) admissionregistrationv1.ValidatingWebhook {
+		return admissionregistrationv1.ValidatingWebhook{
+			Name: name, Rules: rule("", resource), SideEffects: &none, AdmissionReviewVersions: []string{"v1"}, TimeoutSeconds: &one,
+			ClientConfig: admissionregistrationv1.WebhookClientConfig{URL: &url, CABundle: caBundle},
+		}
+	}
+	configs := client.AdmissionregistrationV1().ValidatingWebhookConfigurations()
+	create := func(name string, hooks ...admissionregistrationv1.ValidatingWebhook) error {
+		_, err := configs.Create(ctx, &admissionregistrationv1.ValidatingWebhookConfiguration{ObjectMeta: metav1.ObjectMeta{Name: name}, Webhooks: hooks}, metav1.CreateOptions{})
+		return err
+	}
+
+	err := create("fragment", hook("fragment.example.com", base+"/validate#here", hooks.LocalServingCAData, "configmaps"))
+	checkStatus(t, err, 422, `ValidatingWebhookConfiguration.admissionregistration.k8s.io "fragment" is invalid: webhooks[0].clientConfig.url: Invalid value: "here": fragments are not permitted in the URL`)
+
+	if err := create("broken",
+		hook("bad-ca.example.com", base+"/garbage", []byte("not PEM"), "configmaps"),
+		hook("garbage.example.com", base+"/garbage", hooks.LocalServingCAData, "secrets"),
+		hook("hang.example.com", base+"/hang", hooks.LocalServingCAData, "serviceaccounts"),
+	); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name   string
+		create func(context.Context) error
+		code   int32
+		want   string
+	}{
+		{"a caBundle that is not PEM", func(ctx context.Context) error {
+			_, err := client.CoreV1().ConfigMaps("default").Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "cm"}}, metav1.CreateOptions{})
+			return err
+		}, 500, `Internal error occurred: failed calling webhook "bad-ca.example.com": could not get REST client: unable to load root certificates: unable to parse bytes as PEM block`},
+		{"a reply that is not an AdmissionReview", func(ctx context.Context) error {
+			_, err := client.CoreV1().Secrets("default").Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "s"}}, metav1.CreateOptions{})
+			return err
+		}, 500, `Internal error occurred: failed calling webhook "garbage.example.com": failed to call webhook: couldn't get version/kind; json parse error: `},
+		{"no reply within timeoutSeconds", func(ctx context.Context) error {
+			_, err := client.CoreV1().ServiceAccounts("default").Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "sa"}}, metav1.CreateOptions{})
+			return err
+		}, 500, `Internal error occurred: failed calling webhook "hang.example.com": failed to call webhook: Post "` + base + `/hang?timeout=1s": context deadline exceeded`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var err error
+			// The configuration applies once admission's informer has it.
+			_ = wait.PollUntilContextTimeout(ctx, 5*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+				err = tc.create(ctx)
+				return err != nil, nil
+			})
+			checkStatus(t, err, tc.code, tc.want)
+		})
+	}
+	if _, err := client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "still-serving"}}, metav1.CreateOptions{}); err != nil {
+		t.Errorf("after the failed calls: %v", err)
+	}
 }

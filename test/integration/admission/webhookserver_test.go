@@ -45,14 +45,6 @@ type hookServer struct {
 // serveHooks serves handlers (by path) on host:port until the test ends.
 func serveHooks(t *testing.T, host string, port int, certDir string, handlers map[string]review) *hookServer {
 	t.Helper()
-	cert, err := tls.LoadX509KeyPair(filepath.Join(certDir, "tls.crt"), filepath.Join(certDir, "tls.key"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	l, err := tls.Listen("tcp", net.JoinHostPort(host, strconv.Itoa(port)), &tls.Config{Certificates: []tls.Certificate{cert}})
-	if err != nil {
-		t.Fatal(err)
-	}
 	hs := &hookServer{requests: map[string][]*admissionv1.AdmissionRequest{}}
 	mux := http.NewServeMux()
 	for path, handle := range handlers {
@@ -72,7 +64,23 @@ func serveHooks(t *testing.T, host string, port int, certDir string, handlers ma
 			_ = json.NewEncoder(w).Encode(&out)
 		})
 	}
-	srv := &http.Server{Handler: mux}
+	serveTLS(t, host, port, certDir, mux)
+	return hs
+}
+
+// serveTLS serves h over TLS on host:port, with the certificate in
+// certDir (tls.crt, tls.key), until the test ends.
+func serveTLS(t *testing.T, host string, port int, certDir string, h http.Handler) {
+	t.Helper()
+	cert, err := tls.LoadX509KeyPair(filepath.Join(certDir, "tls.crt"), filepath.Join(certDir, "tls.key"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := tls.Listen("tcp", net.JoinHostPort(host, strconv.Itoa(port)), &tls.Config{Certificates: []tls.Certificate{cert}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: h}
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(l) }()
 	t.Cleanup(func() {
@@ -81,7 +89,6 @@ func serveHooks(t *testing.T, host string, port int, certDir string, handlers ma
 			t.Errorf("webhook server: %v", err)
 		}
 	})
-	return hs
 }
 
 // got returns the requests path got.

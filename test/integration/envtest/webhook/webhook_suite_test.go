@@ -25,7 +25,9 @@ import (
 	"crypto/tls"
 	"fmt"
 	"net"
+	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -89,6 +91,7 @@ var _ = BeforeSuite(func() {
 
 	// start webhook server using Manager.
 	webhookInstallOptions := &testEnv.WebhookInstallOptions
+	// readme:begin
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme: scheme.Scheme,
 		WebhookServer: webhook.NewServer(webhook.Options{
@@ -99,6 +102,7 @@ var _ = BeforeSuite(func() {
 		LeaderElection: false,
 		Metrics:        metricsserver.Options{BindAddress: "0"},
 	})
+	// readme:end
 	Expect(err).NotTo(HaveOccurred())
 
 	err = SetupCronTabWebhookWithManager(mgr)
@@ -124,6 +128,28 @@ var _ = BeforeSuite(func() {
 		return conn.Close()
 	}).Should(Succeed())
 })
+
+// TestREADMEShowsTheWebhookServer keeps the README's manager, which
+// serves the webhooks, this suite's (less one tab of indentation).
+func TestREADMEShowsTheWebhookServer(t *testing.T) {
+	src, err := os.ReadFile("webhook_suite_test.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	readme, err := os.ReadFile(filepath.Join("..", "..", "..", "..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, example, begins := strings.Cut(string(src), "\t// readme:begin\n")
+	example, _, ends := strings.Cut(example, "\t// readme:end")
+	if !begins || !ends || !strings.Contains(example, "webhook.NewServer") {
+		t.Fatal("webhook_suite_test.go has lost its readme:begin and readme:end markers around the manager")
+	}
+	example = strings.ReplaceAll("\n"+example, "\n\t", "\n")[1:]
+	if !strings.Contains(string(readme), example) {
+		t.Errorf("README.md does not show the manager as webhook_suite_test.go has it:\n%s", example)
+	}
+}
 
 var _ = AfterSuite(func() {
 	By("tearing down the test environment")
