@@ -76,6 +76,8 @@ type config struct {
 	throughputWatchers int // watchers that must each get every event
 	throughputUpdates  int // updates per throughput run
 
+	admissionCreates int // timed ConfigMap creates per admission variant
+
 	stopWatches    int // watches open when the stops section sends SIGTERM
 	stopRounds     int // stops per storage path
 	restartObjects int // ConfigMaps, Secrets and Pods (each) the restarts section's informers watch
@@ -138,6 +140,7 @@ func parseFlags(args []string) (config, error) {
 	fs.IntVar(&cfg.throughputWriters, "throughput-writers", 16, "concurrent clients updating ConfigMaps in the throughput section")
 	fs.IntVar(&cfg.throughputWatchers, "throughput-watchers", 10, "ConfigMap watches that must each get every event in the throughput section")
 	fs.IntVar(&cfg.throughputUpdates, "throughput-updates", 5000, "ConfigMap updates per throughput run")
+	fs.IntVar(&cfg.admissionCreates, "admission-creates", 500, "timed ConfigMap creates per admission variant (none, a policy, a webhook)")
 	fs.IntVar(&cfg.stopWatches, "stop-watches", 1000, "ConfigMap watches open when the stops section sends SIGTERM")
 	fs.IntVar(&cfg.stopRounds, "stop-rounds", 3, "stops with open watches per storage path (watch cache, etcd)")
 	fs.IntVar(&cfg.restartObjects, "restart-objects", 100, "ConfigMaps, Secrets and Pods (of each) that the restarts section's informers watch")
@@ -252,6 +255,11 @@ func run(ctx context.Context, cfg config, out io.Writer) (err error) {
 			return err
 		}
 		if err := writeInformersHeap(cfg, &r.informers); err != nil {
+			return err
+		}
+	}
+	if cfg.sections.has("admission") {
+		if r.admission, err = benchAdmission(ctx, cfg, root, ub); err != nil {
 			return err
 		}
 	}
@@ -386,11 +394,11 @@ func binaryVersion(ctx context.Context, server string) (string, error) {
 }
 
 // allSections are the -only values, in the order they run.
-var allSections = []string{"starts", "lists", "rv0", "crds", "pagination", "watch", "throughput", "informers", "stops", "restarts"}
+var allSections = []string{"starts", "lists", "rv0", "crds", "pagination", "watch", "throughput", "informers", "admission", "stops", "restarts"}
 
 // upstreamSections are the sections that -upstream runs on kube-apiserver
 // too, in the order they run.
-var upstreamSections = []string{"starts", "lists", "rv0", "crds", "pagination", "watch", "throughput", "informers", "stops", "restarts"}
+var upstreamSections = []string{"starts", "lists", "rv0", "crds", "pagination", "watch", "throughput", "informers", "admission", "stops", "restarts"}
 
 // joinAnd is "a, b and c".
 func joinAnd(words []string) string {

@@ -50,6 +50,7 @@ type report struct {
 	watch      []watchRun
 	throughput throughputResult
 	informers  informersResult
+	admission  admissionResult
 	stops      []stopStats // watch cache, then etcd
 	restarts   restartsResult
 	upstream   *upstreamResult // with -upstream
@@ -78,6 +79,7 @@ func (r report) body() (string, error) {
 	r.writeWatch(&b)
 	r.writeThroughput(&b)
 	r.writeInformers(&b)
+	r.writeAdmission(&b)
 	r.writeStops(&b)
 	r.writeRestarts(&b)
 	return b.String(), b.err
