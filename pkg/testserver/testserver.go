@@ -25,11 +25,19 @@ import (
 	"testing"
 	"time"
 
+	"k8s.io/apiserver/pkg/admission/plugin/policy/generic"
 	"k8s.io/client-go/rest"
 	"k8s.io/klog/v2"
 
 	"github.com/miniapiserver/miniapiserver/pkg/server"
 )
+
+// policyRefresh is how often the admission policy plugins look for new or
+// changed policies in a test server: kube-apiserver's every second would
+// make each test that installs a policy wait up to a second for it.
+const policyRefresh = 20 * time.Millisecond
+
+func init() { generic.SetPolicyRefreshIntervalForTests(policyRefresh) }
 
 // Server is a miniapiserver running in this process.
 type Server struct {
