@@ -22,6 +22,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync"
 
 	"go.opentelemetry.io/otel/trace/noop"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -34,12 +35,15 @@ import (
 	genericoptions "k8s.io/apiserver/pkg/server/options"
 	utilfeature "k8s.io/apiserver/pkg/util/feature"
 	"k8s.io/apiserver/pkg/util/webhook"
+	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/discovery/cached/memory"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/openapi"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/restmapper"
+	"k8s.io/kube-openapi/pkg/validation/spec"
 
 	"github.com/miniapiserver/miniapiserver/pkg/api"
 	"github.com/miniapiserver/miniapiserver/pkg/controller/policystatus"
@@ -54,18 +58,72 @@ import (
 // k8s.io/apiserver's, in its recommended order (the mutating ones run
 // before the validating ones). The apiextensions server shares gc's chain,
 // so custom resources get it too. Webhooks referring to a Service are
-// called at what services resolves them to. The plugins stop when done
+// called at what services resolves them to. Ready closes once the server
+// is ready (see openAPIAfter). The plugins stop when done
 // closes (not when the server has drained, as upstream's: the informers
 // they start in the shared factory must stop before the server's other
 // loopback clients, which stop before the HTTP server does).
-func addAdmission(gc *genericapiserver.Config, factory informers.SharedInformerFactory, client kubernetes.Interface, loopback *rest.Config, services webhook.ServiceResolver, done <-chan struct{}) error {
+func addAdmission(gc *genericapiserver.Config, factory informers.SharedInformerFactory, client kubernetes.Interface, loopback *rest.Config, services webhook.ServiceResolver, ready, done <-chan struct{}) error {
 	dynamicClient, err := dynamic.NewForConfig(loopback)
 	if err != nil {
 		return err
 	}
+	client = openAPIAfter(client, ready, done)
 	authInfo := webhook.NewDefaultAuthenticationInfoResolverWrapper(nil, nil, loopback, noop.NewTracerProvider())
 	return genericoptions.NewAdmissionOptions().ApplyTo(gc, factory, client, dynamicClient, utilfeature.DefaultFeatureGate, version.EffectiveVersion(),
 		webhookinit.NewPluginInitializer(authInfo, services), pluginSettings{done: done})
+}
+
+// openAPIAfter is client, whose OpenAPI v3 discovery answers once ready
+// closes (the server is ready and its OpenAPI built), or done does. The
+// MutatingAdmissionPolicy plugin's type converter reads /openapi/v3 every
+// 5s from the start; that read computes every group's hash (marshals its
+// spec), which would take the CPU from the start, and, as a request, hold
+// up a stop. Built first, it costs a request nothing.
+func openAPIAfter(client kubernetes.Interface, ready, done <-chan struct{}) kubernetes.Interface {
+	return gatedClient{Interface: client, gate: gate{ready: ready, done: done}}
+}
+
+type gate struct{ ready, done <-chan struct{} }
+
+// wait reports whether the gate opened (false: done closed first).
+func (g gate) wait() bool {
+	select {
+	case <-g.ready:
+		return true
+	case <-g.done:
+		return false
+	}
+}
+
+type gatedClient struct {
+	kubernetes.Interface
+	gate gate
+}
+
+func (c gatedClient) Discovery() discovery.DiscoveryInterfaces {
+	return gatedDiscovery{DiscoveryInterfaces: c.Interface.Discovery(), gate: c.gate}
+}
+
+type gatedDiscovery struct {
+	discovery.DiscoveryInterfaces
+	gate gate
+}
+
+func (d gatedDiscovery) OpenAPIV3() openapi.Client {
+	return gatedOpenAPI{Client: d.DiscoveryInterfaces.OpenAPIV3(), gate: d.gate}
+}
+
+type gatedOpenAPI struct {
+	openapi.Client
+	gate gate
+}
+
+func (c gatedOpenAPI) Paths() (map[string]openapi.GroupVersion, error) {
+	if !c.gate.wait() {
+		return map[string]openapi.GroupVersion{}, nil // stopping: nothing to log
+	}
+	return c.Client.Paths()
 }
 
 // newPolicyStatusController returns the controller that type-checks
@@ -73,11 +131,22 @@ func addAdmission(gc *genericapiserver.Config, factory informers.SharedInformerF
 // for custom resources, those the server publishes, as
 // kube-controller-manager's.
 func newPolicyStatusController(client kubernetes.Interface, factory informers.SharedInformerFactory) *policystatus.Controller {
-	schemas := resolver.NewDefinitionsSchemaResolver(generatedopenapi.GetOpenAPIDefinitions, api.Scheme).
-		Combine(&resolver.ClientDiscoveryResolver{Discovery: client.Discovery()})
+	// The built-in types' schemas are made when a policy is first checked.
+	builtin := sync.OnceValue(func() resolver.SchemaResolver {
+		return resolver.NewDefinitionsSchemaResolver(generatedopenapi.GetOpenAPIDefinitions, api.Scheme).
+			Combine(&resolver.ClientDiscoveryResolver{Discovery: client.Discovery()})
+	})
+	schemas := lazySchemas(builtin)
 	mapper := restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(client.Discovery()))
 	checker := &validating.TypeChecker{SchemaResolver: schemas, RestMapper: mapper}
 	return policystatus.New(client.AdmissionregistrationV1(), factory.Admissionregistration().V1().ValidatingAdmissionPolicies(), checker, mapper)
+}
+
+// lazySchemas is a resolver.SchemaResolver made on first use.
+type lazySchemas func() resolver.SchemaResolver
+
+func (l lazySchemas) ResolveSchema(gvk schema.GroupVersionKind) (*spec.Schema, error) {
+	return l().ResolveSchema(gvk)
 }
 
 // pluginSettings are what the plugins get here and not from

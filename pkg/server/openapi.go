@@ -19,6 +19,7 @@ package server
 import (
 	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 
 	restful "github.com/emicklei/go-restful/v3"
@@ -108,5 +109,9 @@ func (o *openAPI) build() {
 	}
 	if err := o.v2.UpdateSpec(o.static); err != nil {
 		o.err = err
+		return
 	}
+	// /openapi/v3 lists each group with the hash of its spec: compute
+	// them now, not in the first request for it.
+	o.v3.HandleDiscovery(httptest.NewRecorder(), httptest.NewRequest(http.MethodGet, "/openapi/v3", nil))
 }

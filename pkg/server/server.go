@@ -182,6 +182,8 @@ type Server struct {
 	// webhooks are the webhook configurations WaitReady installs, and
 	// what admission sees of them.
 	webhooks webhookConfigurations
+	// ready closes the channel openAPIAfter waits on.
+	ready func()
 }
 
 // New starts etcd (unless external servers are configured) and builds the API server.
@@ -231,12 +233,14 @@ func (c CompletedConfig) New(ctx context.Context) (s *Server, err error) {
 	// clients (see end-watches), or when New fails.
 	admissionDone := make(chan struct{})
 	stopAdmission := sync.OnceFunc(func() { close(admissionDone) })
+	// Closed once the server is ready and its OpenAPI built (see Run).
+	ready := make(chan struct{})
 	defer func() {
 		if err != nil {
 			stopAdmission()
 		}
 	}()
-	gc, factory, err := c.genericConfig(ctx, backend, storages, admissionDone)
+	gc, factory, err := c.genericConfig(ctx, backend, storages, admissionDone, ready)
 	if err != nil {
 		return nil, err
 	}
@@ -297,7 +301,8 @@ func (c CompletedConfig) New(ctx context.Context) (s *Server, err error) {
 		return nil, fmt.Errorf("writing kubeconfig: %w", err)
 	}
 	return &Server{generic: generic, crdInformers: ext.Informers, openAPI: openAPI, etcd: etcd, Admin: c.Admin, KubeconfigPath: c.KubeconfigPath, EtcdServers: servers, creds: c.creds, crds: crds,
-		webhooks: webhookConfigurations{mutating: o.MutatingWebhooks, validating: o.ValidatingWebhooks, seen: factory.Admissionregistration().V1()}}, nil
+		webhooks: webhookConfigurations{mutating: o.MutatingWebhooks, validating: o.ValidatingWebhooks, seen: factory.Admissionregistration().V1()},
+		ready:    sync.OnceFunc(func() { close(ready) })}, nil
 }
 
 // addLoopbackClients runs the clients the server has of itself: the shared
@@ -324,13 +329,20 @@ func addLoopbackClients(generic *genericapiserver.GenericAPIServer, factory info
 		}
 	}
 	// The server is ready once the informers have synced: the admission
-	// plugins' among them, which admit nothing before (they wait up to 10s).
+	// plugins' among them, which admit nothing before (a request waits for
+	// them in steps of 100ms). The bootstrap writes wait for them too.
+	synced := make(chan struct{})
 	generic.AddPostStartHookOrDie("start-informers", func(hc genericapiserver.PostStartHookContext) error {
 		factory.Start(loopbackCtx.Done())
-		factory.WaitForCacheSync(hc.Done())
+		if waitForSync(hc, factory) {
+			close(synced)
+		}
 		return nil
 	})
 	generic.AddPostStartHookOrDie("bootstrap-namespaces", func(hc genericapiserver.PostStartHookContext) error {
+		if !afterSync(hc, synced) {
+			return nil
+		}
 		return bootstrapNamespaces(hc, hc.LoopbackClientConfig)
 	})
 	generic.AddPostStartHookOrDie("namespace-controller", func(hc genericapiserver.PostStartHookContext) error {
@@ -349,10 +361,13 @@ func addLoopbackClients(generic *genericapiserver.GenericAPIServer, factory info
 	// The RBAC informers (the authorizer's, and the aggregation
 	// controller's) are made now, so that start-informers starts them.
 	rbac := factory.Rbac().V1()
-	rbacSynced := []cache.InformerSynced{rbac.Roles().Informer().HasSynced, rbac.RoleBindings().Informer().HasSynced,
-		rbac.ClusterRoles().Informer().HasSynced, rbac.ClusterRoleBindings().Informer().HasSynced}
+	rbacSynced := []cache.DoneChecker{rbac.Roles().Informer().HasSyncedChecker(), rbac.RoleBindings().Informer().HasSyncedChecker(),
+		rbac.ClusterRoles().Informer().HasSyncedChecker(), rbac.ClusterRoleBindings().Informer().HasSyncedChecker()}
 	aggregation := clusterroleaggregation.New(loopbackClient.RbacV1(), rbac.ClusterRoles())
 	generic.AddPostStartHookOrDie("rbac/bootstrap-roles", func(hc genericapiserver.PostStartHookContext) error {
+		if !afterSync(hc, synced) {
+			return nil
+		}
 		return bootstrapRBAC(hc, loopbackClient, rbacSynced, rbac.ClusterRoles().Lister())
 	})
 	if namespaceDefaults {
@@ -377,12 +392,29 @@ func addLoopbackClients(generic *genericapiserver.GenericAPIServer, factory info
 	return stop, nil
 }
 
+// waitForSync waits until every informer factory has started has synced,
+// and reports whether they have (false: ctx ended first).
+func waitForSync(ctx context.Context, factory informers.SharedInformerFactory) bool {
+	return factory.WaitForCacheSyncWithContext(ctx).Err == nil
+}
+
+// afterSync waits until synced closes, and reports whether it has (false:
+// ctx ended first).
+func afterSync(ctx context.Context, synced <-chan struct{}) bool {
+	select {
+	case <-synced:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
 // bootstrapRBAC creates (or reconciles) the default roles and bindings,
 // then waits until the authorizer's informers have synced and the
 // aggregated default roles (admin, edit, view) have their rules: the server
 // is not ready before (an empty admin role would let anyone bind it). It
 // gives up when ctx ends, or after 30s.
-func bootstrapRBAC(ctx context.Context, client kubernetes.Interface, synced []cache.InformerSynced, clusterRoles rbaclisters.ClusterRoleLister) error {
+func bootstrapRBAC(ctx context.Context, client kubernetes.Interface, synced []cache.DoneChecker, clusterRoles rbaclisters.ClusterRoleLister) error {
 	var lastErr error
 	err := wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
 		lastErr = auth.Bootstrap(client)
@@ -394,7 +426,9 @@ func bootstrapRBAC(ctx context.Context, client kubernetes.Interface, synced []ca
 	if err != nil {
 		return fmt.Errorf("default RBAC roles: %w (%v)", err, lastErr)
 	}
-	cache.WaitForCacheSync(ctx.Done(), synced...)
+	if !cache.WaitFor(ctx, "", synced...) {
+		return nil // stopped while starting
+	}
 	roles, _, err := auth.DefaultClusterRoles()
 	if err != nil {
 		return err
@@ -421,7 +455,7 @@ func bootstrapRBAC(ctx context.Context, client kubernetes.Interface, synced []ca
 
 // genericConfig is the generic API server's config: serving, authn/z,
 // admission, OpenAPI, health checks and storage.
-func (c CompletedConfig) genericConfig(ctx context.Context, backend *storagebackend.Config, storages *storages, admissionDone <-chan struct{}) (*genericapiserver.Config, informers.SharedInformerFactory, error) {
+func (c CompletedConfig) genericConfig(ctx context.Context, backend *storagebackend.Config, storages *storages, admissionDone, ready <-chan struct{}) (*genericapiserver.Config, informers.SharedInformerFactory, error) {
 	gc := genericapiserver.NewConfig(api.Codecs)
 	gc.EffectiveVersion = version.EffectiveVersion()
 	gc.FeatureGate = utilfeature.DefaultFeatureGate
@@ -497,7 +531,7 @@ func (c CompletedConfig) genericConfig(ctx context.Context, backend *storageback
 		return nil, nil, err
 	}
 
-	if err := addAdmission(gc, factory, client, loopback, c.Options.WebhookServices, admissionDone); err != nil {
+	if err := addAdmission(gc, factory, client, loopback, c.Options.WebhookServices, ready, admissionDone); err != nil {
 		return nil, nil, err
 	}
 	return gc, factory, nil
@@ -551,13 +585,20 @@ func (s *Server) Run(ctx context.Context) error {
 	syncCtx, cancel := context.WithTimeout(ctx, crdSyncTimeout)
 	s.crdInformers.WaitForCacheSync(syncCtx.Done())
 	cancel()
-	go s.openAPI.build()
+	// The OpenAPI is built once the server is ready: its CPU would slow
+	// the start (requests for it wait until it is built). Then the
+	// admission plugins may read it (see openAPIAfter).
+	go func() {
+		if s.pollReady(ctx) == nil {
+			s.openAPI.build()
+			s.ready()
+		}
+	}()
 	return s.generic.PrepareRun().RunWithContext(ctx)
 }
 
-// WaitReady polls /readyz until it answers 200 or ctx ends, then installs
-// the CRDs of Options.CRDPaths and waits until they are served.
-func (s *Server) WaitReady(ctx context.Context) error {
+// pollReady polls /readyz until it answers 200 or ctx ends.
+func (s *Server) pollReady(ctx context.Context) error {
 	client, err := kubernetes.NewForConfig(s.Admin)
 	if err != nil {
 		return err
@@ -569,6 +610,15 @@ func (s *Server) WaitReady(ctx context.Context) error {
 	})
 	if err != nil {
 		return fmt.Errorf("server not ready: %w (last /readyz error: %v)", err, lastErr)
+	}
+	return nil
+}
+
+// WaitReady polls /readyz until it answers 200 or ctx ends, then installs
+// the CRDs of Options.CRDPaths and waits until they are served.
+func (s *Server) WaitReady(ctx context.Context) error {
+	if err := s.pollReady(ctx); err != nil {
+		return err
 	}
 	if err := installCRDs(ctx, s.Admin, s.crds); err != nil {
 		return err

@@ -18,13 +18,17 @@ package policystatus
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"time"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/apiserver/pkg/admission/plugin/policy/validating"
+	"k8s.io/apiserver/pkg/cel/openapi/resolver"
 	applyv1 "k8s.io/client-go/applyconfigurations/admissionregistration/v1"
 	informers "k8s.io/client-go/informers/admissionregistration/v1"
 	client "k8s.io/client-go/kubernetes/typed/admissionregistration/v1"
@@ -33,11 +37,31 @@ import (
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/klog/v2"
+	"k8s.io/kube-openapi/pkg/validation/spec"
 )
 
 // Name is the field manager of the status the controller writes, and
 // upstream's controller name.
 const Name = "validatingadmissionpolicy-status"
+
+// schemaRetries bounds the rate-limited retries (from 10ms, doubling) for
+// a schema not yet published: about 5s.
+const schemaRetries = 9
+
+// missRecorder is a SchemaResolver that records the kinds it has no
+// schema for (params' kinds included).
+type missRecorder struct {
+	resolver.SchemaResolver
+	missed []schema.GroupVersionKind
+}
+
+func (r *missRecorder) ResolveSchema(gvk schema.GroupVersionKind) (*spec.Schema, error) {
+	s, err := r.SchemaResolver.ResolveSchema(gvk)
+	if errors.Is(err, resolver.ErrSchemaNotFound) && !gvk.Empty() {
+		r.missed = append(r.missed, gvk)
+	}
+	return s, err
+}
 
 // Controller type-checks ValidatingAdmissionPolicies whose status has not
 // observed their generation yet.
@@ -47,6 +71,9 @@ type Controller struct {
 	synced  cache.InformerSynced
 	queue   workqueue.TypedRateLimitingInterface[string]
 	checker *validating.TypeChecker
+	// schemas is checker's SchemaResolver, which records the kinds it
+	// found no schema for.
+	schemas *missRecorder
 	// mapper is checker's RESTMapper; it is reset before each check, so
 	// that a policy on a custom resource created just before it finds it.
 	mapper *restmapper.DeferredDiscoveryRESTMapper
@@ -55,11 +82,14 @@ type Controller struct {
 // New returns a controller of the policies informer watches, which checks
 // them with a TypeChecker over schemas and mapper, and writes through client.
 func New(c client.ValidatingAdmissionPoliciesGetter, informer informers.ValidatingAdmissionPolicyInformer, checker *validating.TypeChecker, mapper *restmapper.DeferredDiscoveryRESTMapper) *Controller {
+	schemas := &missRecorder{SchemaResolver: checker.SchemaResolver}
+	checker.SchemaResolver = schemas
 	ctrl := &Controller{
 		client:  c,
 		lister:  informer.Lister(),
 		synced:  informer.Informer().HasSynced,
 		checker: checker,
+		schemas: schemas,
 		mapper:  mapper,
 		queue: workqueue.NewTypedRateLimitingQueueWithConfig(
 			workqueue.NewTypedItemExponentialFailureRateLimiter[string](10*time.Millisecond, 10*time.Second),
@@ -117,7 +147,14 @@ func (c *Controller) sync(ctx context.Context, name string) error {
 		return err
 	}
 	c.mapper.Reset()
+	c.schemas.missed = nil
 	warnings := c.checker.Check(policy)
+	// A kind served a moment ago (a CRD just made) may not be in the
+	// published OpenAPI yet: look again in a moment, a few times, before
+	// writing the status without it (upstream writes it at once).
+	if len(c.schemas.missed) > 0 && c.queue.NumRequeues(name) < schemaRetries {
+		return fmt.Errorf("no schema yet for %v", c.schemas.missed)
+	}
 	applied := make([]*applyv1.ExpressionWarningApplyConfiguration, 0, len(warnings))
 	for _, w := range warnings {
 		applied = append(applied, applyv1.ExpressionWarning().WithFieldRef(w.FieldRef).WithWarning(w.Warning))
