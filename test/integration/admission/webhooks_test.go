@@ -18,6 +18,7 @@ package admission
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"net"
 	"net/http"
@@ -25,15 +26,19 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	admissionv1 "k8s.io/api/admission/v1"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apiextensionsclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/dynamic"
@@ -324,5 +329,66 @@ func TestBadWebhooks(t *testing.T) {
 	}
 	if _, err := client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "still-serving"}}, metav1.CreateOptions{}); err != nil {
 		t.Errorf("after the failed calls: %v", err)
+	}
+}
+
+// TestConversionWebhook: WithWebhooks points a CRD's conversion at the
+// test's webhook server, as envtest does, and reading a custom resource at
+// another version than it is stored at calls it.
+func TestConversionWebhook(t *testing.T) {
+	t.Parallel()
+	hooks := &testserver.WebhookInstallOptions{IgnoreSchemeConvertible: true}
+	s := testserver.Start(t, testserver.WithCRDs(crdPath), testserver.WithWebhooks(hooks))
+	var calls atomic.Int32
+	mux := http.NewServeMux()
+	mux.HandleFunc("/convert", func(w http.ResponseWriter, r *http.Request) {
+		var review apiextensionsv1.ConversionReview
+		if err := json.NewDecoder(r.Body).Decode(&review); err != nil || review.Request == nil {
+			http.Error(w, "not a ConversionReview", http.StatusBadRequest)
+			return
+		}
+		calls.Add(1)
+		resp := &apiextensionsv1.ConversionResponse{UID: review.Request.UID, Result: metav1.Status{Status: metav1.StatusSuccess}}
+		for _, raw := range review.Request.Objects {
+			var u unstructured.Unstructured
+			if err := json.Unmarshal(raw.Raw, &u.Object); err != nil {
+				http.Error(w, err.Error(), http.StatusBadRequest)
+				return
+			}
+			u.SetAPIVersion(review.Request.DesiredAPIVersion)
+			u.SetAnnotations(map[string]string{"converted-by": "webhook"})
+			out, _ := json.Marshal(u.Object)
+			resp.ConvertedObjects = append(resp.ConvertedObjects, runtime.RawExtension{Raw: out})
+		}
+		review.Response, review.Request = resp, nil
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(&review)
+	})
+	serveTLS(t, hooks.LocalServingHost, hooks.LocalServingPort, hooks.LocalServingCertDir, mux)
+
+	crds := apiextensionsclient.NewForConfigOrDie(s.Config).ApiextensionsV1().CustomResourceDefinitions()
+	crd, err := crds.Get(t.Context(), "crontabs.stable.example.com", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := crd.Spec.Conversion; c == nil || c.Strategy != apiextensionsv1.WebhookConverter || c.Webhook.ClientConfig.URL == nil ||
+		*c.Webhook.ClientConfig.URL != "https://"+net.JoinHostPort(hooks.LocalServingHost, strconv.Itoa(hooks.LocalServingPort))+"/convert" {
+		t.Fatalf("the CRD's conversion: %+v", c)
+	}
+	client := dynamic.NewForConfigOrDie(s.Config)
+	ct := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "stable.example.com/v1", "kind": "CronTab",
+		"metadata": map[string]any{"name": "converted"}, "spec": map[string]any{"image": "busybox"},
+	}}
+	if _, err := client.Resource(crontabs).Namespace("default").Create(t.Context(), ct, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	v1beta1 := schema.GroupVersionResource{Group: "stable.example.com", Version: "v1beta1", Resource: "crontabs"}
+	got, err := client.Resource(v1beta1).Namespace("default").Get(t.Context(), "converted", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.GetAPIVersion() != "stable.example.com/v1beta1" || got.GetAnnotations()["converted-by"] != "webhook" || calls.Load() == 0 {
+		t.Errorf("read as v1beta1: %s with annotations %v after %d conversion calls; want the webhook's conversion", got.GetAPIVersion(), got.GetAnnotations(), calls.Load())
 	}
 }
