@@ -29,6 +29,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apiserver/pkg/authentication/authenticator"
 	"k8s.io/apiserver/pkg/authentication/group"
+	"k8s.io/apiserver/pkg/authentication/request/anonymous"
 	"k8s.io/apiserver/pkg/authentication/request/bearertoken"
 	"k8s.io/apiserver/pkg/authentication/request/union"
 	x509request "k8s.io/apiserver/pkg/authentication/request/x509"
@@ -45,8 +46,8 @@ import (
 	"github.com/miniapiserver/miniapiserver/pkg/auth"
 )
 
-// publicPaths are served to anonymous clients; everything else needs
-// credentials and answers 401 without them.
+// publicPaths are served to anonymous clients (system:public-info-viewer's
+// paths); everything else is forbidden to them.
 var publicPaths = []string{"/livez", "/readyz", "/healthz", "/version"}
 
 // serviceAccountIssuer is the issuer of the service account tokens, and
@@ -87,16 +88,10 @@ func newAuthenticator(caPEM []byte, tokens authenticator.Token) (authenticator.R
 	opts := x509request.DefaultVerifyOptions()
 	opts.Roots = roots
 	authenticated := group.NewAuthenticatedGroupAdder(union.New(x509request.New(opts, x509request.CommonNameUserConversion), bearertoken.New(tokens)))
-	return authenticator.RequestFunc(func(req *http.Request) (*authenticator.Response, bool, error) {
-		resp, ok, err := authenticated.AuthenticateRequest(req)
-		if ok || err != nil || !isPublic(req.URL.Path) {
-			return resp, ok, err
-		}
-		return &authenticator.Response{User: &user.DefaultInfo{
-			Name:   user.Anonymous,
-			Groups: []string{user.AllUnauthenticated},
-		}}, true, nil
-	}), nil
+	// A request without credentials is system:anonymous, as with
+	// kube-apiserver's --anonymous-auth=true (RBAC answers it: 403 but for
+	// the public paths); wrong credentials are a 401.
+	return union.NewFailOnError(authenticated, anonymous.NewAuthenticator(nil)), nil
 }
 
 // clientLookup finds the objects service account tokens name through the

@@ -32,7 +32,7 @@ import (
 	"k8s.io/apimachinery/pkg/version"
 )
 
-func TestAnonymousRequestsGet401ExceptHealthAndVersion(t *testing.T) {
+func TestAnonymousRequestsAreForbiddenButHealthAndVersion(t *testing.T) {
 	s, _ := start(t)
 	pool := x509.NewCertPool()
 	if !pool.AppendCertsFromPEM(s.Config.CAData) {
@@ -63,15 +63,20 @@ func TestAnonymousRequestsGet401ExceptHealthAndVersion(t *testing.T) {
 			t.Errorf("anonymous GET %s: got %d (%s), want 200", path, code, body)
 		}
 	}
-	for _, path := range []string{"/api/v1/namespaces", "/api", "/apis", "/metrics", "/openapi/v2", "/api/v1/namespaces/default/secrets"} {
+	// As kube-apiserver with --anonymous-auth=true: system:anonymous, whom
+	// RBAC allows nothing more.
+	for path, want := range map[string]string{
+		"/api/v1/namespaces":                 `namespaces is forbidden: User "system:anonymous" cannot list resource "namespaces" in API group "" at the cluster scope`,
+		"/api":                               `forbidden: User "system:anonymous" cannot get path "/api"`,
+		"/apis":                              `forbidden: User "system:anonymous" cannot get path "/apis"`,
+		"/metrics":                           `forbidden: User "system:anonymous" cannot get path "/metrics"`,
+		"/openapi/v2":                        `forbidden: User "system:anonymous" cannot get path "/openapi/v2"`,
+		"/api/v1/namespaces/default/secrets": `secrets is forbidden: User "system:anonymous" cannot list resource "secrets" in API group "" in the namespace "default"`,
+	} {
 		code, body := get(path, "")
-		if code != http.StatusUnauthorized {
-			t.Errorf("anonymous GET %s: got %d, want 401", path, code)
-			continue
-		}
 		var status metav1.Status
-		if err := json.Unmarshal(body, &status); err != nil || status.Reason != metav1.StatusReasonUnauthorized {
-			t.Errorf("anonymous GET %s: got body %s, want a Status with reason Unauthorized", path, body)
+		if err := json.Unmarshal(body, &status); code != http.StatusForbidden || err != nil || status.Reason != metav1.StatusReasonForbidden || status.Message != want {
+			t.Errorf("anonymous GET %s: got %d %s, want 403 %q", path, code, body, want)
 		}
 	}
 	if code, _ := get("/api/v1/namespaces", "wrong-token"); code != http.StatusUnauthorized {
