@@ -35,6 +35,8 @@ import (
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/klog/v2"
+
+	"github.com/miniapiserver/miniapiserver/pkg/registry/priorityclass"
 )
 
 // systemNamespaces exist from the first start and can never be deleted.
@@ -58,6 +60,25 @@ func bootstrapNamespaces(ctx context.Context, cfg *rest.Config) error {
 			_, err := client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{})
 			if err != nil && !apierrors.IsAlreadyExists(err) {
 				klog.FromContext(ctx).V(2).Info("Creating system namespace", "namespace", name, "err", err)
+				return false, nil
+			}
+		}
+		return true, nil
+	})
+	if ctx.Err() != nil {
+		return nil
+	}
+	return err
+}
+
+// bootstrapPriorityClasses creates upstream's system PriorityClasses
+// unless they exist, as kube-apiserver does on start.
+func bootstrapPriorityClasses(ctx context.Context, client kubernetes.Interface) error {
+	err := wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+		for _, pc := range priorityclass.SystemClasses() {
+			_, err := client.SchedulingV1().PriorityClasses().Create(ctx, pc, metav1.CreateOptions{})
+			if err != nil && !apierrors.IsAlreadyExists(err) {
+				klog.FromContext(ctx).V(2).Info("Creating system PriorityClass", "priorityClass", pc.Name, "err", err)
 				return false, nil
 			}
 		}

@@ -345,6 +345,12 @@ func addLoopbackClients(generic *genericapiserver.GenericAPIServer, factory info
 		}
 		return bootstrapNamespaces(hc, hc.LoopbackClientConfig)
 	})
+	generic.AddPostStartHookOrDie("scheduling/bootstrap-system-priority-classes", func(hc genericapiserver.PostStartHookContext) error {
+		if !afterSync(hc, synced) {
+			return nil
+		}
+		return bootstrapPriorityClasses(hc, loopbackClient)
+	})
 	generic.AddPostStartHookOrDie("namespace-controller", func(hc genericapiserver.PostStartHookContext) error {
 		client, err := kubernetes.NewForConfig(hc.LoopbackClientConfig)
 		if err != nil {

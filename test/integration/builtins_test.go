@@ -62,6 +62,12 @@ func TestBuiltins(t *testing.T) {
 				t.Errorf("kubectl %s: got %q, want %q", strings.Join(tt.args, " "), out, tt.want)
 			}
 		}
+		// The system classes exist from the start, as kube-apiserver makes them.
+		for name, value := range map[string]int32{"system-node-critical": 2000001000, "system-cluster-critical": 2000000000} {
+			if pc, err := client.SchedulingV1().PriorityClasses().Get(t.Context(), name, metav1.GetOptions{}); err != nil || pc.Value != value {
+				t.Errorf("system PriorityClass %s: %v, %v; want value %d", name, pc, err, value)
+			}
+		}
 		// kubectl's generators send what the server defaults and validates.
 		pc, err := client.SchedulingV1().PriorityClasses().Get(t.Context(), "high", metav1.GetOptions{})
 		if err != nil {

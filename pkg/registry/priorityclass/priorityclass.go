@@ -43,12 +43,28 @@ const (
 	systemPrefix                 = "system-"
 )
 
-// systemClasses are upstream's system priority classes, by name: the only
-// classes that may have the system- prefix, with exactly these values.
-// (Upstream creates them at start-up; this server does not.)
+// systemClasses are upstream's system priority classes, which the server
+// creates on start: the only classes named system-*, with these values.
 var systemClasses = map[string]int32{
 	"system-node-critical":    systemCriticalPriority + 1000,
 	"system-cluster-critical": systemCriticalPriority,
+}
+
+// SystemClasses returns upstream's system priority classes, as
+// kube-apiserver creates them on start.
+func SystemClasses() []*schedulingv1.PriorityClass {
+	return []*schedulingv1.PriorityClass{
+		{
+			ObjectMeta:  metav1.ObjectMeta{Name: "system-node-critical"},
+			Value:       systemClasses["system-node-critical"],
+			Description: "Used for system critical pods that must not be moved from their current node.",
+		},
+		{
+			ObjectMeta:  metav1.ObjectMeta{Name: "system-cluster-critical"},
+			Value:       systemClasses["system-cluster-critical"],
+			Description: "Used for system critical pods that must run in the cluster, but can be moved to another node if necessary.",
+		},
+	}
 }
 
 // REST is the priority classes storage; Delete refuses the system classes.
