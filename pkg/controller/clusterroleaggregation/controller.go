@@ -30,9 +30,9 @@ import (
 	rbaclisters "k8s.io/client-go/listers/rbac/v1"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/workqueue"
-	"k8s.io/klog/v2"
 
 	"github.com/miniapiserver/miniapiserver/pkg/auth"
+	"github.com/miniapiserver/miniapiserver/pkg/controller/worker"
 )
 
 // Controller keeps aggregated ClusterRoles' rules up to date.
@@ -80,30 +80,7 @@ func (c *Controller) enqueueAggregated() {
 
 // Run aggregates until ctx ends.
 func (c *Controller) Run(ctx context.Context) {
-	defer utilruntime.HandleCrash()
-	defer c.queue.ShutDown()
-	if !cache.WaitForCacheSync(ctx.Done(), c.synced) {
-		return
-	}
-	stop := context.AfterFunc(ctx, c.queue.ShutDown)
-	defer stop()
-	for c.processNext(ctx) {
-	}
-}
-
-func (c *Controller) processNext(ctx context.Context) bool {
-	name, quit := c.queue.Get()
-	if quit {
-		return false
-	}
-	defer c.queue.Done(name)
-	if err := c.sync(ctx, name); err != nil {
-		klog.FromContext(ctx).V(2).Info("ClusterRole not aggregated yet", "clusterRole", name, "err", err)
-		c.queue.AddRateLimited(name)
-		return true
-	}
-	c.queue.Forget(name)
-	return true
+	worker.Run(ctx, c.queue, []cache.InformerSynced{c.synced}, c.sync, "ClusterRole not aggregated yet", "clusterRole")
 }
 
 // sync sets the rules of the aggregated ClusterRole name to the union of

@@ -27,14 +27,14 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
-	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	coreinformers "k8s.io/client-go/informers/core/v1"
 	"k8s.io/client-go/informers/internalinterfaces"
 	"k8s.io/client-go/kubernetes"
 	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/workqueue"
-	"k8s.io/klog/v2"
+
+	"github.com/miniapiserver/miniapiserver/pkg/controller/worker"
 )
 
 // Upstream's names (pkg/controller/certificates/rootcacertpublisher).
@@ -117,35 +117,12 @@ func (c *Controller) enqueueNamespaceOf(obj any) {
 
 // Run keeps the defaults until ctx ends.
 func (c *Controller) Run(ctx context.Context) {
-	defer utilruntime.HandleCrash()
-	defer c.queue.ShutDown()
 	var informers sync.WaitGroup
 	defer informers.Wait()
 	for _, informer := range c.informers {
 		informers.Go(func() { informer.RunWithContext(ctx) })
 	}
-	if !cache.WaitForCacheSync(ctx.Done(), c.synced...) {
-		return
-	}
-	stop := context.AfterFunc(ctx, c.queue.ShutDown)
-	defer stop()
-	for c.processNext(ctx) {
-	}
-}
-
-func (c *Controller) processNext(ctx context.Context) bool {
-	ns, quit := c.queue.Get()
-	if quit {
-		return false
-	}
-	defer c.queue.Done(ns)
-	if err := c.sync(ctx, ns); err != nil {
-		klog.FromContext(ctx).V(2).Info("Namespace defaults not written yet", "namespace", ns, "err", err)
-		c.queue.AddRateLimited(ns)
-		return true
-	}
-	c.queue.Forget(ns)
-	return true
+	worker.Run(ctx, c.queue, c.synced, c.sync, "Namespace defaults not written yet", "namespace")
 }
 
 // sync writes what is missing from namespace ns, if it is active.

@@ -26,7 +26,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/apiserver/pkg/admission/plugin/policy/validating"
 	"k8s.io/apiserver/pkg/cel/openapi/resolver"
 	applyv1 "k8s.io/client-go/applyconfigurations/admissionregistration/v1"
@@ -36,7 +35,8 @@ import (
 	"k8s.io/client-go/restmapper"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/workqueue"
-	"k8s.io/klog/v2"
+
+	"github.com/miniapiserver/miniapiserver/pkg/controller/worker"
 	"k8s.io/kube-openapi/pkg/validation/spec"
 )
 
@@ -109,30 +109,7 @@ func New(c client.ValidatingAdmissionPoliciesGetter, informer informers.Validati
 
 // Run checks policies until ctx ends.
 func (c *Controller) Run(ctx context.Context) {
-	defer utilruntime.HandleCrash()
-	defer c.queue.ShutDown()
-	if !cache.WaitForCacheSync(ctx.Done(), c.synced) {
-		return
-	}
-	stop := context.AfterFunc(ctx, c.queue.ShutDown)
-	defer stop()
-	for c.processNext(ctx) {
-	}
-}
-
-func (c *Controller) processNext(ctx context.Context) bool {
-	name, quit := c.queue.Get()
-	if quit {
-		return false
-	}
-	defer c.queue.Done(name)
-	if err := c.sync(ctx, name); err != nil {
-		klog.FromContext(ctx).V(2).Info("ValidatingAdmissionPolicy not type-checked yet", "policy", name, "err", err)
-		c.queue.AddRateLimited(name)
-		return true
-	}
-	c.queue.Forget(name)
-	return true
+	worker.Run(ctx, c.queue, []cache.InformerSynced{c.synced}, c.sync, "ValidatingAdmissionPolicy not type-checked yet", "policy")
 }
 
 // sync writes the type-checking warnings of policy name into its status,
