@@ -59,10 +59,10 @@ import (
 // before the validating ones). The apiextensions server shares gc's chain,
 // so custom resources get it too. Webhooks referring to a Service are
 // called at what services resolves them to. Ready closes once the server
-// is ready (see openAPIAfter). The plugins stop when done
-// closes (not when the server has drained, as upstream's: the informers
-// they start in the shared factory must stop before the server's other
-// loopback clients, which stop before the HTTP server does).
+// is ready (see openAPIAfter). The plugins stop when done closes (not when
+// the server has drained, as upstream's: the informers they start in the
+// shared factory must stop before the server's other loopback clients,
+// which stop before the HTTP server does).
 func addAdmission(gc *genericapiserver.Config, factory informers.SharedInformerFactory, client kubernetes.Interface, loopback *rest.Config, services webhook.ServiceResolver, ready, done <-chan struct{}) error {
 	dynamicClient, err := dynamic.NewForConfig(loopback)
 	if err != nil {
