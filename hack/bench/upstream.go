@@ -157,7 +157,7 @@ func apiserverArgs(b upstreamBinaries, pki *upstreamPKI, etcdURL string, port in
 		"--bind-address=127.0.0.1", "--advertise-address=127.0.0.1", "--secure-port=" + strconv.Itoa(port),
 		"--tls-cert-file=" + pki.path(servingCertFile), "--tls-private-key-file=" + pki.path(servingKeyFile),
 		"--token-auth-file=" + pki.path(tokensFile),
-		"--authorization-mode=AlwaysAllow",
+		"--authorization-mode=RBAC",
 		"--service-account-issuer=https://kubernetes.default.svc.cluster.local",
 		"--service-account-key-file=" + pki.path(saPublicFile),
 		"--service-account-signing-key-file=" + pki.path(saKeyFile),
