@@ -29,7 +29,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
@@ -724,22 +723,10 @@ func TestValidateStatefulSetUpdate(t *testing.T) {
 func TestReplicaSetFieldSelectors(t *testing.T) {
 	store := registrytest.REST(t, NewStorage, "replicasets")
 	rs := with(validReplicaSet(), func(rs *appsv1.ReplicaSet) { rs.Status.Replicas = 2 })
-	_, got, err := store.PredicateFunc(labels.Everything(), fields.Everything()).GetAttrs(rs)
-	if err != nil {
-		t.Fatalf("GetAttrs: got error %v, want none", err)
-	}
-	if diff := cmp.Diff(fields.Set{"metadata.name": "web", "metadata.namespace": "default", "status.replicas": "2"}, got); diff != "" {
-		t.Errorf("fields (-want +got):\n%s", diff)
-	}
+	registrytest.CheckFields(t, store, rs, fields.Set{"metadata.name": "web", "metadata.namespace": "default", "status.replicas": "2"})
 	// The other workloads are selected by their metadata only.
 	deploy := registrytest.REST(t, NewStorage, "deployments")
-	_, got, err = deploy.PredicateFunc(labels.Everything(), fields.Everything()).GetAttrs(validDeployment())
-	if err != nil {
-		t.Fatalf("GetAttrs: got error %v, want none", err)
-	}
-	if diff := cmp.Diff(fields.Set{"metadata.name": "web", "metadata.namespace": "default"}, got); diff != "" {
-		t.Errorf("deployment fields (-want +got):\n%s", diff)
-	}
+	registrytest.CheckFields(t, deploy, validDeployment(), fields.Set{"metadata.name": "web", "metadata.namespace": "default"})
 }
 
 func TestTables(t *testing.T) {

@@ -28,7 +28,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
 	"k8s.io/apiserver/pkg/registry/rest"
@@ -485,21 +484,9 @@ func TestJobStatusUpdate(t *testing.T) {
 func TestJobFieldSelectors(t *testing.T) {
 	store := registrytest.REST(t, NewStorage, "jobs")
 	j := with(createdJob(t), func(j *batchv1.Job) { j.Status.Succeeded = 3 })
-	_, got, err := store.PredicateFunc(labels.Everything(), fields.Everything()).GetAttrs(j)
-	if err != nil {
-		t.Fatalf("GetAttrs: got error %v, want none", err)
-	}
-	if diff := cmp.Diff(fields.Set{"metadata.name": "pi", "metadata.namespace": "default", "status.successful": "3"}, got); diff != "" {
-		t.Errorf("fields (-want +got):\n%s", diff)
-	}
+	registrytest.CheckFields(t, store, j, fields.Set{"metadata.name": "pi", "metadata.namespace": "default", "status.successful": "3"})
 	cronJobs := registrytest.REST(t, NewStorage, "cronjobs")
-	_, got, err = cronJobs.PredicateFunc(labels.Everything(), fields.Everything()).GetAttrs(validCronJob())
-	if err != nil {
-		t.Fatalf("GetAttrs: got error %v, want none", err)
-	}
-	if diff := cmp.Diff(fields.Set{"metadata.name": "nightly", "metadata.namespace": "default"}, got); diff != "" {
-		t.Errorf("cronjob fields (-want +got):\n%s", diff)
-	}
+	registrytest.CheckFields(t, cronJobs, validCronJob(), fields.Set{"metadata.name": "nightly", "metadata.namespace": "default"})
 }
 
 func TestCheckSchedule(t *testing.T) {

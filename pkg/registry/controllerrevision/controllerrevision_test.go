@@ -96,14 +96,7 @@ func TestValidateUpdate(t *testing.T) {
 }
 
 func TestPrepareKeepsEverything(t *testing.T) {
-	store := registrytest.REST(t, NewStorage, "controllerrevisions")
-	cr := revision(`{"a":1}`, 3)
-	want := cr.DeepCopy()
-	store.CreateStrategy.PrepareForCreate(context.Background(), cr)
-	store.UpdateStrategy.PrepareForUpdate(context.Background(), cr, revision(`{"a":1}`, 2))
-	if diff := cmp.Diff(want, cr); diff != "" {
-		t.Errorf("after PrepareForCreate/PrepareForUpdate (-want +got):\n%s", diff)
-	}
+	registrytest.CheckPrepareKeeps(t, registrytest.REST(t, NewStorage, "controllerrevisions"), revision(`{"a":1}`, 3), revision(`{"a":1}`, 2))
 }
 
 func TestFieldSelectors(t *testing.T) {

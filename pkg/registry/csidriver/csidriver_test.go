@@ -25,7 +25,6 @@ import (
 	storagev1 "k8s.io/api/storage/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/utils/ptr"
 
 	"github.com/miniapiserver/miniapiserver/pkg/registry/registrytest"
@@ -168,13 +167,7 @@ func TestPrepareForCreateAndUpdate(t *testing.T) {
 }
 
 func TestFieldSelectors(t *testing.T) {
-	_, got, err := registrytest.REST(t, NewStorage, "csidrivers").PredicateFunc(labels.Everything(), fields.Everything()).GetAttrs(validDriver())
-	if err != nil {
-		t.Fatalf("GetAttrs: got error %v, want none", err)
-	}
-	if diff := cmp.Diff(fields.Set{"metadata.name": "ebs.csi.aws.com"}, got); diff != "" {
-		t.Errorf("fields (-want +got):\n%s", diff)
-	}
+	registrytest.CheckFields(t, registrytest.REST(t, NewStorage, "csidrivers"), validDriver(), fields.Set{"metadata.name": "ebs.csi.aws.com"})
 }
 
 func TestTable(t *testing.T) {

@@ -140,13 +140,7 @@ func TestValidateUpdate(t *testing.T) {
 func TestFieldSelectors(t *testing.T) {
 	rest := registrytest.REST(t, NewStorage, "events")
 	e := newEvent(func(e *corev1.Event) { e.Type = corev1.EventTypeWarning })
-	_, got, err := rest.PredicateFunc(labels.Everything(), fields.Everything()).GetAttrs(e)
-	if err != nil {
-		t.Fatalf("GetAttrs: got error %v, want none", err)
-	}
-	if diff := cmp.Diff(api.EventFields(e), got); diff != "" {
-		t.Errorf("fields (-want +got):\n%s", diff)
-	}
+	registrytest.CheckFields(t, rest, e, api.EventFields(e))
 	tests := []struct {
 		selector string
 		want     bool

@@ -27,7 +27,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
@@ -431,13 +430,7 @@ func TestDelete(t *testing.T) {
 func TestFieldSelectors(t *testing.T) {
 	n := newNamespaces(t)
 	ns := activeNamespace()
-	_, got, err := n.store.PredicateFunc(labels.Everything(), fields.Everything()).GetAttrs(ns)
-	if err != nil {
-		t.Fatalf("GetAttrs: got error %v, want none", err)
-	}
-	if diff := cmp.Diff(fields.Set{"metadata.name": "prod", "status.phase": "Active"}, got); diff != "" {
-		t.Errorf("fields (-want +got):\n%s", diff)
-	}
+	registrytest.CheckFields(t, n.store.REST, ns, fields.Set{"metadata.name": "prod", "status.phase": "Active"})
 }
 
 func TestTable(t *testing.T) {

@@ -514,13 +514,7 @@ func TestFieldSelectors(t *testing.T) {
 		pod.Spec.NodeName = "node-1"
 		pod.Status.Phase = corev1.PodRunning
 	})
-	_, got, err := p.store.PredicateFunc(labels.Everything(), fields.Everything()).GetAttrs(pod)
-	if err != nil {
-		t.Fatalf("GetAttrs: got error %v, want none", err)
-	}
-	if diff := cmp.Diff(api.PodFields(pod), got); diff != "" {
-		t.Errorf("fields (-want +got):\n%s", diff)
-	}
+	registrytest.CheckFields(t, p.store, pod, api.PodFields(pod))
 	tests := []struct {
 		selector string
 		want     bool

@@ -26,7 +26,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apiserver/pkg/registry/rest"
 	"k8s.io/utils/ptr"
 
@@ -214,13 +213,7 @@ func TestDeleteRefusesSystemClasses(t *testing.T) {
 }
 
 func TestFieldSelectors(t *testing.T) {
-	_, got, err := store(t).PredicateFunc(labels.Everything(), fields.Everything()).GetAttrs(class("high", 1))
-	if err != nil {
-		t.Fatalf("GetAttrs: got error %v, want none", err)
-	}
-	if diff := cmp.Diff(fields.Set{"metadata.name": "high"}, got); diff != "" {
-		t.Errorf("fields (-want +got):\n%s", diff)
-	}
+	registrytest.CheckFields(t, store(t), class("high", 1), fields.Set{"metadata.name": "high"})
 }
 
 func TestTable(t *testing.T) {

@@ -17,6 +17,7 @@ limitations under the License.
 package registrytest
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"testing"
@@ -113,6 +114,18 @@ func CheckSpecAndStatus(t testing.TB, store *registry.REST, status *registry.Sta
 	}
 	if diff := cmp.Diff(registry.Fieldpaths(groupVersion, "spec"), status.GetResetFields(), equal); diff != "" {
 		t.Errorf("status reset fields (-want +got):\n%s", diff)
+	}
+}
+
+// CheckPrepareKeeps fails t unless r's PrepareForCreate of obj, then
+// PrepareForUpdate of it over old, leave obj as it was.
+func CheckPrepareKeeps(t testing.TB, r *registry.REST, obj, old runtime.Object) {
+	t.Helper()
+	want := obj.DeepCopyObject()
+	r.CreateStrategy.PrepareForCreate(context.Background(), obj)
+	r.UpdateStrategy.PrepareForUpdate(context.Background(), obj, old)
+	if diff := cmp.Diff(want, obj); diff != "" {
+		t.Errorf("after PrepareForCreate/PrepareForUpdate (-want +got):\n%s", diff)
 	}
 }
 

@@ -26,7 +26,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
-	"k8s.io/apimachinery/pkg/labels"
 
 	"github.com/miniapiserver/miniapiserver/pkg/registry/registrytest"
 )
@@ -113,23 +112,11 @@ func TestValidateUpdate(t *testing.T) {
 }
 
 func TestPrepareKeepsEverything(t *testing.T) {
-	store := registrytest.REST(t, NewStorage, "runtimeclasses")
-	rc := validClass()
-	store.CreateStrategy.PrepareForCreate(context.Background(), rc)
-	store.UpdateStrategy.PrepareForUpdate(context.Background(), rc, validClass())
-	if diff := cmp.Diff(validClass(), rc); diff != "" {
-		t.Errorf("after PrepareForCreate/PrepareForUpdate (-want +got):\n%s", diff)
-	}
+	registrytest.CheckPrepareKeeps(t, registrytest.REST(t, NewStorage, "runtimeclasses"), validClass(), validClass())
 }
 
 func TestFieldSelectors(t *testing.T) {
-	_, got, err := registrytest.REST(t, NewStorage, "runtimeclasses").PredicateFunc(labels.Everything(), fields.Everything()).GetAttrs(validClass())
-	if err != nil {
-		t.Fatalf("GetAttrs: got error %v, want none", err)
-	}
-	if diff := cmp.Diff(fields.Set{"metadata.name": "gvisor"}, got); diff != "" {
-		t.Errorf("fields (-want +got):\n%s", diff)
-	}
+	registrytest.CheckFields(t, registrytest.REST(t, NewStorage, "runtimeclasses"), validClass(), fields.Set{"metadata.name": "gvisor"})
 }
 
 func TestTable(t *testing.T) {

@@ -263,14 +263,7 @@ func TestValidateUpdate(t *testing.T) {
 func TestFieldSelectors(t *testing.T) {
 	rest := registrytest.REST(t, NewStorage, "secrets")
 	sec := newSecret(corev1.SecretTypeTLS, nil)
-	_, got, err := rest.PredicateFunc(labels.Everything(), fields.Everything()).GetAttrs(sec)
-	if err != nil {
-		t.Fatalf("GetAttrs: got error %v, want none", err)
-	}
-	want := fields.Set{"metadata.name": "creds", "metadata.namespace": "default", "type": "kubernetes.io/tls"}
-	if diff := cmp.Diff(want, got); diff != "" {
-		t.Errorf("fields (-want +got):\n%s", diff)
-	}
+	registrytest.CheckFields(t, rest, sec, fields.Set{"metadata.name": "creds", "metadata.namespace": "default", "type": "kubernetes.io/tls"})
 	tests := []struct {
 		selector string
 		want     bool

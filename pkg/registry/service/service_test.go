@@ -25,7 +25,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
 	"k8s.io/apiserver/pkg/registry/rest"
@@ -597,14 +596,7 @@ func TestUpdateFromAnOldClient(t *testing.T) {
 
 func TestFieldSelectors(t *testing.T) {
 	store := registrytest.REST(t, NewStorage, "services")
-	_, got, err := store.PredicateFunc(labels.Everything(), fields.Everything()).GetAttrs(modified(validService(), asNodePort))
-	if err != nil {
-		t.Fatalf("GetAttrs: got error %v, want none", err)
-	}
-	want := fields.Set{"metadata.name": "web", "metadata.namespace": "default", "spec.clusterIP": "10.0.0.10", "spec.type": "NodePort"}
-	if diff := cmp.Diff(want, got); diff != "" {
-		t.Errorf("fields (-want +got):\n%s", diff)
-	}
+	registrytest.CheckFields(t, store, modified(validService(), asNodePort), fields.Set{"metadata.name": "web", "metadata.namespace": "default", "spec.clusterIP": "10.0.0.10", "spec.type": "NodePort"})
 }
 
 func TestTable(t *testing.T) {

@@ -27,7 +27,6 @@ import (
 	storagev1 "k8s.io/api/storage/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/utils/ptr"
 
 	"github.com/miniapiserver/miniapiserver/pkg/registry/registrytest"
@@ -152,23 +151,11 @@ func TestValidateUpdate(t *testing.T) {
 }
 
 func TestPrepareKeepsEverything(t *testing.T) {
-	store := registrytest.REST(t, NewStorage, "storageclasses")
-	sc := validClass()
-	store.CreateStrategy.PrepareForCreate(context.Background(), sc)
-	store.UpdateStrategy.PrepareForUpdate(context.Background(), sc, validClass())
-	if diff := cmp.Diff(validClass(), sc); diff != "" {
-		t.Errorf("after PrepareForCreate/PrepareForUpdate (-want +got):\n%s", diff)
-	}
+	registrytest.CheckPrepareKeeps(t, registrytest.REST(t, NewStorage, "storageclasses"), validClass(), validClass())
 }
 
 func TestFieldSelectors(t *testing.T) {
-	_, got, err := registrytest.REST(t, NewStorage, "storageclasses").PredicateFunc(labels.Everything(), fields.Everything()).GetAttrs(validClass())
-	if err != nil {
-		t.Fatalf("GetAttrs: got error %v, want none", err)
-	}
-	if diff := cmp.Diff(fields.Set{"metadata.name": "fast"}, got); diff != "" {
-		t.Errorf("fields (-want +got):\n%s", diff)
-	}
+	registrytest.CheckFields(t, registrytest.REST(t, NewStorage, "storageclasses"), validClass(), fields.Set{"metadata.name": "fast"})
 }
 
 func TestTable(t *testing.T) {
