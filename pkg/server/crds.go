@@ -31,8 +31,6 @@ import (
 	apiextensionshelpers "k8s.io/apiextensions-apiserver/pkg/apihelpers"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apiextensionsclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
-	apiextensionsv1client "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset/typed/apiextensions/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -40,7 +38,6 @@ import (
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/util/retry"
 )
 
 // readCRDs reads the CustomResourceDefinitions in paths: YAML (one or more
@@ -197,7 +194,7 @@ func installCRDs(ctx context.Context, cfg *rest.Config, crds []*apiextensionsv1.
 	var g errgroup.Group
 	for _, want := range crds {
 		g.Go(func() error {
-			if err := applyCRD(ctx, crdClient, want); err != nil {
+			if _, err := createOrUpdate(ctx, want.DeepCopy(), crdClient.Create, crdClient.Get, crdClient.Update); err != nil {
 				return fmt.Errorf("installing CustomResourceDefinition %q: %w", want.Name, err)
 			}
 			return nil
@@ -258,22 +255,4 @@ func installCRDs(ctx context.Context, cfg *rest.Config, crds []*apiextensionsv1.
 		return fmt.Errorf("CustomResourceDefinitions not served: %w (%s)", err, pending)
 	}
 	return nil
-}
-
-// applyCRD creates want, or updates the CRD of its name to it.
-func applyCRD(ctx context.Context, client apiextensionsv1client.CustomResourceDefinitionInterface, want *apiextensionsv1.CustomResourceDefinition) error {
-	_, err := client.Create(ctx, want, metav1.CreateOptions{})
-	if !apierrors.IsAlreadyExists(err) {
-		return err
-	}
-	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		current, err := client.Get(ctx, want.Name, metav1.GetOptions{})
-		if err != nil {
-			return err
-		}
-		update := want.DeepCopy()
-		update.ResourceVersion = current.ResourceVersion
-		_, err = client.Update(ctx, update, metav1.UpdateOptions{})
-		return err
-	})
 }

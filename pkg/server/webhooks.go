@@ -134,8 +134,8 @@ func atLeast(got, rv string) bool {
 	return err1 == nil && err2 == nil && g >= r
 }
 
-// createOrUpdate creates obj, or updates the object of its name to it, and
-// returns the resourceVersion written.
+// createOrUpdate creates obj, or updates the object of its name to it (a
+// restarted server has it already), and returns the resourceVersion written.
 func createOrUpdate[T metav1.Object](ctx context.Context, obj T,
 	create func(context.Context, T, metav1.CreateOptions) (T, error),
 	get func(context.Context, string, metav1.GetOptions) (T, error),
