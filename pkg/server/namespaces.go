@@ -31,7 +31,6 @@ import (
 	coreinformers "k8s.io/client-go/informers/core/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/metadata"
-	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/klog/v2"
@@ -46,39 +45,30 @@ var systemNamespaces = []string{metav1.NamespaceDefault, metav1.NamespaceSystem,
 // system ones and kube-node-lease (which can be deleted, as upstream's).
 var bootstrapped = append(slices.Clone(systemNamespaces), corev1.NamespaceNodeLease)
 
-// bootstrapNamespaces creates the system namespaces. It fails only if they
-// cannot be created in 30s; a server stopped before it is done is no failure
-// (a post-start hook's error is fatal).
-func bootstrapNamespaces(ctx context.Context, cfg *rest.Config) error {
-	client, err := kubernetes.NewForConfig(cfg)
-	if err != nil {
-		return err
+// bootstrapNamespaces creates the system namespaces unless they exist.
+func bootstrapNamespaces(ctx context.Context, client kubernetes.Interface) error {
+	var namespaces []*corev1.Namespace
+	for _, name := range bootstrapped {
+		namespaces = append(namespaces, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}})
 	}
-	// Retry briefly: the first requests may race the storage becoming ready.
-	err = wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
-		for _, name := range bootstrapped {
-			_, err := client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{})
-			if err != nil && !apierrors.IsAlreadyExists(err) {
-				klog.FromContext(ctx).V(2).Info("Creating system namespace", "namespace", name, "err", err)
-				return false, nil
-			}
-		}
-		return true, nil
-	})
-	if ctx.Err() != nil {
-		return nil
-	}
-	return err
+	return createMissing(ctx, namespaces, client.CoreV1().Namespaces().Create)
 }
 
 // bootstrapPriorityClasses creates upstream's system PriorityClasses
 // unless they exist, as kube-apiserver does on start.
 func bootstrapPriorityClasses(ctx context.Context, client kubernetes.Interface) error {
+	return createMissing(ctx, priorityclass.SystemClasses(), client.SchedulingV1().PriorityClasses().Create)
+}
+
+// createMissing creates each of objs that does not exist, retrying briefly
+// (the first requests may race the storage becoming ready). It fails only
+// if they cannot be created in 30s; a server stopped before it is done is
+// no failure (a post-start hook's error is fatal).
+func createMissing[T metav1.Object](ctx context.Context, objs []T, create func(context.Context, T, metav1.CreateOptions) (T, error)) error {
 	err := wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
-		for _, pc := range priorityclass.SystemClasses() {
-			_, err := client.SchedulingV1().PriorityClasses().Create(ctx, pc, metav1.CreateOptions{})
-			if err != nil && !apierrors.IsAlreadyExists(err) {
-				klog.FromContext(ctx).V(2).Info("Creating system PriorityClass", "priorityClass", pc.Name, "err", err)
+		for _, obj := range objs {
+			if _, err := create(ctx, obj, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+				klog.FromContext(ctx).V(2).Info("Creating a bootstrap object", "name", obj.GetName(), "err", err)
 				return false, nil
 			}
 		}

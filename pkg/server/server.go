@@ -343,7 +343,7 @@ func addLoopbackClients(generic *genericapiserver.GenericAPIServer, factory info
 		if !afterSync(hc, synced) {
 			return nil
 		}
-		return bootstrapNamespaces(hc, hc.LoopbackClientConfig)
+		return bootstrapNamespaces(hc, loopbackClient)
 	})
 	generic.AddPostStartHookOrDie("scheduling/bootstrap-system-priority-classes", func(hc genericapiserver.PostStartHookContext) error {
 		if !afterSync(hc, synced) {
