@@ -225,7 +225,11 @@ func TestServiceClusterIPs(t *testing.T) {
 	if err != nil || updated.Spec.ClusterIP != s0.Spec.ClusterIP {
 		t.Fatalf("update without a cluster IP: got %v, %v; want %s kept", updated, err, s0.Spec.ClusterIP)
 	}
-	updated.Spec.ClusterIP, updated.Spec.ClusterIPs = "10.0.0.200", []string{"10.0.0.200"}
+	other := "10.0.0.200" // any address but s0's, which is picked at random
+	if s0.Spec.ClusterIP == other {
+		other = "10.0.0.201"
+	}
+	updated.Spec.ClusterIP, updated.Spec.ClusterIPs = other, []string{other}
 	if _, err := services.Update(ctx, updated, metav1.UpdateOptions{}); !apierrors.IsInvalid(err) {
 		t.Errorf("changing the cluster IP: got %v, want 422", err)
 	}
