@@ -62,7 +62,7 @@ import (
 // through loopback, which serves them in process: Server.Run syncs the CRD
 // informer before the server listens, so that the readiness check waiting
 // for it passes at once.
-func newAPIExtensions(core *genericapiserver.Config, getter storage.RESTOptionsGetter, loopback *inProcess, services webhook.ServiceResolver) (*apiExtensions, error) {
+func newAPIExtensions(core *genericapiserver.Config, getter storage.RESTOptionsGetter, loopback *inProcess, services webhook.ServiceResolver, lists *customResourceLists) (*apiExtensions, error) {
 	gc := *core
 	gc.LoopbackClientConfig = rest.CopyConfig(core.LoopbackClientConfig)
 	gc.LoopbackClientConfig.TLSClientConfig = rest.TLSClientConfig{}
@@ -82,7 +82,7 @@ func newAPIExtensions(core *genericapiserver.Config, getter storage.RESTOptionsG
 		// after the loopback clients' shutdown waits for its informers.
 		GenericConfig: &genericapiserver.RecommendedConfig{Config: gc},
 		ExtraConfig: apiextensionsapiserver.ExtraConfig{
-			CRDRESTOptionsGetter: storage.CustomResourceRESTOptionsGetter(getter),
+			CRDRESTOptionsGetter: storage.CustomResourceRESTOptionsGetter{RESTOptionsGetter: getter, Made: lists.made},
 			MasterCount:          1,
 			// Conversion webhooks: a service reference resolves as admission webhooks' do.
 			ServiceResolver:     services,

@@ -21,9 +21,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"sync"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/watch"
@@ -100,6 +103,10 @@ func (s *listSerializer) encodeList(obj runtime.Object, w io.Writer) (bool, erro
 	if !ok || gvk.Kind == "" {
 		return false, nil
 	}
+	unstructuredList, isUnstructured := obj.(*unstructured.UnstructuredList)
+	if isUnstructured && s.format != watchcache.FormatJSON {
+		return false, nil // custom resources have no protobuf
+	}
 	encode := keepJSON
 	if s.format == watchcache.FormatProtobuf {
 		encode = keepProtobuf
@@ -121,9 +128,12 @@ func (s *listSerializer) encodeList(obj runtime.Object, w io.Writer) (bool, erro
 	defer writeBuffers.Put(bw)
 	bw.Reset(w)
 	defer bw.Reset(nil)
-	if s.format == watchcache.FormatProtobuf {
+	switch {
+	case isUnstructured:
+		err = writeUnstructuredJSONList(bw, unstructuredList, encoded)
+	case s.format == watchcache.FormatProtobuf:
 		err = writeProtobufList(bw, gvk.GroupVersion().String(), gvk.Kind, listMeta, encoded)
-	} else {
+	default:
 		err = writeJSONList(bw, gvk.GroupVersion().String(), gvk.Kind, listMeta, encoded)
 	}
 	if err != nil {
@@ -135,9 +145,15 @@ func (s *listSerializer) encodeList(obj runtime.Object, w io.Writer) (bool, erro
 var writeBuffers = sync.Pool{New: func() any { return bufio.NewWriterSize(nil, 256<<10) }}
 
 // keepJSON makes a cached object's kept JSON encoding: what json.Marshal
-// gives it (cached objects have no kind, as list items have none).
+// gives it (cached objects of built-in types have no kind, as list items
+// have none), or its content for an unstructured one (what the list
+// encoder writes for a custom resource, kind included).
 func keepJSON(obj runtime.Object) (watchcache.Encoded, error) {
-	b, err := json.Marshal(obj)
+	var v any = obj
+	if u, ok := obj.(*unstructured.Unstructured); ok {
+		v = u.Object
+	}
+	b, err := json.Marshal(v)
 	return watchcache.Encoded{Bytes: b, End: len(b)}, err
 }
 
@@ -208,6 +224,15 @@ func writeJSONList(w io.Writer, apiVersion, kind string, listMeta metav1.ListMet
 	if _, err := w.Write(buf); err != nil {
 		return err
 	}
+	if err := writeJoined(w, items); err != nil {
+		return err
+	}
+	_, err = w.Write([]byte("]}\n"))
+	return err
+}
+
+// writeJoined writes items separated by commas.
+func writeJoined(w io.Writer, items [][]byte) error {
 	comma := []byte(",")
 	for i, item := range items {
 		if i > 0 {
@@ -219,7 +244,47 @@ func writeJSONList(w io.Writer, apiVersion, kind string, listMeta metav1.ListMet
 			return err
 		}
 	}
-	_, err = w.Write([]byte("]}\n"))
+	return nil
+}
+
+// writeUnstructuredJSONList writes what apimachinery's streaming JSON
+// encoder writes for an unstructured list: the list's fields and its items
+// in the order of their keys, and a newline.
+func writeUnstructuredJSONList(w io.Writer, list *unstructured.UnstructuredList, items [][]byte) error {
+	keys := slices.Sorted(maps.Keys(list.Object))
+	if _, ok := list.Object["items"]; !ok {
+		keys = append(keys, "items")
+		slices.Sort(keys)
+	}
+	buf := []byte{'{'}
+	for i, key := range keys {
+		if i > 0 {
+			buf = append(buf, ',')
+		}
+		k, err := json.Marshal(key)
+		if err != nil {
+			return err
+		}
+		buf = append(append(buf, k...), ':')
+		if key != "items" {
+			v, err := json.Marshal(list.Object[key])
+			if err != nil {
+				return err
+			}
+			buf = append(buf, v...)
+			continue
+		}
+		buf = append(buf, '[')
+		if _, err := w.Write(buf); err != nil {
+			return err
+		}
+		if err := writeJoined(w, items); err != nil {
+			return err
+		}
+		buf = append(buf[:0], ']')
+	}
+	buf = append(buf, "}\n"...)
+	_, err := w.Write(buf)
 	return err
 }
 

@@ -247,11 +247,12 @@ func (c CompletedConfig) New(ctx context.Context) (s *Server, err error) {
 	// CRDs and custom resources: the apiextensions-apiserver, which the
 	// core server delegates to (kube-apiserver chains them so too).
 	inProcess := &inProcess{}
-	ext, err := newAPIExtensions(gc, gc.RESTOptionsGetter.(storage.RESTOptionsGetter), inProcess, o.WebhookServices)
+	lists := newCustomResourceLists(storages.encodings, time.Duration(gc.MinRequestTimeout)*time.Second)
+	ext, err := newAPIExtensions(gc, gc.RESTOptionsGetter.(storage.RESTOptionsGetter), inProcess, o.WebhookServices, lists)
 	if err != nil {
 		return nil, err
 	}
-	generic, err := gc.Complete(nil).New("miniapiserver", ext.GenericAPIServer)
+	generic, err := gc.Complete(nil).New("miniapiserver", lists.delegate(ext))
 	if err != nil {
 		ext.GenericAPIServer.Destroy()
 		return nil, err

@@ -128,7 +128,14 @@ func isEstablished(crd *apiextensions.CustomResourceDefinition) bool {
 // does (apiextensions-apiserver's NewCRDRESTOptionsGetter): unstructured
 // JSON at /registry/<group>/<resource>. The CRD handler wraps the codec to
 // convert between the CRD's versions and apply its schema.
-type CustomResourceRESTOptionsGetter RESTOptionsGetter
+type CustomResourceRESTOptionsGetter struct {
+	RESTOptionsGetter
+	// Made, if set, is told of the storage made for each served version of
+	// a custom resource (apiextensions-apiserver makes one per version,
+	// holding objects of that version), as kind; the function it returns
+	// is called when that storage is destroyed.
+	Made func(gr schema.GroupResource, kind schema.GroupVersionKind, s storage.Interface) (destroyed func())
+}
 
 var _ generic.RESTOptionsGetter = CustomResourceRESTOptionsGetter{}
 
@@ -136,5 +143,23 @@ var _ generic.RESTOptionsGetter = CustomResourceRESTOptionsGetter{}
 func (g CustomResourceRESTOptionsGetter) GetRESTOptions(gr schema.GroupResource, _ runtime.Object) (generic.RESTOptions, error) {
 	cfg := *g.Config
 	cfg.Codec = unstructured.UnstructuredJSONScheme
-	return restOptions(&cfg, gr, gr.Group+"/"+gr.Resource, g.Decorator, g.GarbageCollection), nil
+	opts := restOptions(&cfg, gr, gr.Group+"/"+gr.Resource, g.Decorator, g.GarbageCollection)
+	if g.Made != nil {
+		opts.Decorator = told(opts.Decorator, gr, g.Made)
+	}
+	return opts, nil
+}
+
+// told decorates storage so that made hears of each storage decorator makes.
+func told(decorator generic.StorageDecorator, gr schema.GroupResource, made func(schema.GroupResource, schema.GroupVersionKind, storage.Interface) func()) generic.StorageDecorator {
+	return func(config *storagebackend.ConfigForResource, resourcePrefix string, keyFunc func(obj runtime.Object) (string, error),
+		newFunc, newListFunc func() runtime.Object, getAttrsFunc storage.AttrFunc, triggers storage.IndexerFuncs, indexers *cache.Indexers,
+	) (storage.Interface, factory.DestroyFunc, error) {
+		s, destroy, err := decorator(config, resourcePrefix, keyFunc, newFunc, newListFunc, getAttrsFunc, triggers, indexers)
+		if err != nil {
+			return nil, nil, err
+		}
+		destroyed := made(gr, newFunc().GetObjectKind().GroupVersionKind(), s)
+		return s, func() { destroyed(); destroy() }, nil
+	}
 }
