@@ -21,9 +21,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/component-base/metrics/legacyregistry"
 	"k8s.io/component-base/metrics/testutil"
 
 	"github.com/miniapiserver/miniapiserver/pkg/server"
@@ -42,13 +45,13 @@ func TestStorageListMetrics(t *testing.T) {
 		lists := func(m testutil.Metrics, storage string) float64 {
 			return sumSamples(m, "apiserver_storage_list_total", map[string]string{"group": "", "resource": "configmaps", "storage": storage, "index": ""})
 		}
-		before := scrapeMetrics(t, s)
+		before := scrapeEndpoint(t, s)
 		for _, rv := range []string{"", "0"} {
 			if _, err := client.CoreV1().ConfigMaps("default").List(t.Context(), metav1.ListOptions{ResourceVersion: rv}); err != nil {
 				t.Fatal(err)
 			}
 		}
-		after := scrapeMetrics(t, s)
+		after := scrapeEndpoint(t, s)
 		cacheLists, etcdLists := lists(after, "watchcache")-lists(before, "watchcache"), lists(after, "etcd")-lists(before, "etcd")
 		wantCache, wantEtcd := 2.0, 0.0
 		if !watchCacheOn(path) {
@@ -77,8 +80,29 @@ func TestStorageListMetrics(t *testing.T) {
 	})
 }
 
-// scrapeMetrics reads s's /metrics.
-func scrapeMetrics(t *testing.T, s *testserver.Server) testutil.Metrics {
+// scrapeMetrics returns the metrics of the servers in this process,
+// gathered from the registry s's /metrics serves (every in-process server
+// shares it), without encoding and parsing them as text.
+func scrapeMetrics(t *testing.T, _ *testserver.Server) testutil.Metrics {
+	t.Helper()
+	families, err := legacyregistry.DefaultGatherer.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	samples, err := expfmt.ExtractSamples(&expfmt.DecodeOptions{Timestamp: model.Now()}, families...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	metrics := testutil.NewMetrics()
+	for _, sample := range samples {
+		name := string(sample.Metric[model.MetricNameLabel])
+		metrics[name] = append(metrics[name], sample)
+	}
+	return metrics
+}
+
+// scrapeEndpoint reads s's /metrics.
+func scrapeEndpoint(t *testing.T, s *testserver.Server) testutil.Metrics {
 	t.Helper()
 	body, err := kubernetes.NewForConfigOrDie(s.Config).Discovery().RESTClient().Get().AbsPath("/metrics").DoRaw(t.Context())
 	if err != nil {
