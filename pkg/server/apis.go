@@ -130,9 +130,6 @@ func (id identity) issue(sa *corev1.ServiceAccount, audiences []string, ttl time
 }
 
 func installAPIs(s *genericapiserver.GenericAPIServer, optsGetter generic.RESTOptionsGetter, encodings *watchcache.Encodings, id identity) ([]schema.GroupVersionResource, error) {
-	if encodings != nil {
-		encodings.SetEventWriter(newEventWriter(withCachedListEncoding(api.Codecs, encodings), api.Scheme))
-	}
 	core := genericapiserver.NewDefaultAPIGroupInfo("", api.Scheme, api.ParameterCodec, api.Codecs)
 	core.NegotiatedSerializer = withCachedListEncoding(core.NegotiatedSerializer, encodings)
 	// Services record their cluster IPs as networking.k8s.io IPAddresses.

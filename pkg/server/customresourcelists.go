@@ -74,8 +74,10 @@ import (
 // apiextensions-apiserver.
 type customResourceLists struct {
 	encodings *watchcache.Encodings
-	next      http.Handler // apiextensions-apiserver's
-	crds      apiextensionslisters.CustomResourceDefinitionLister
+	// events, if set, learns each custom resource version's watch encoders.
+	events *eventWriter
+	next   http.Handler // apiextensions-apiserver's
+	crds   apiextensionslisters.CustomResourceDefinitionLister
 	// minRequestTimeout is the core server's (--min-request-timeout).
 	minRequestTimeout time.Duration
 
@@ -99,8 +101,8 @@ type customResourceList struct {
 
 // newCustomResourceLists serves from the kept encodings of encodings, which
 // is nil without watch caches: apiextensions-apiserver then serves all.
-func newCustomResourceLists(encodings *watchcache.Encodings, minRequestTimeout time.Duration) *customResourceLists {
-	return &customResourceLists{encodings: encodings, minRequestTimeout: minRequestTimeout, storages: map[schema.GroupVersionKind]*customResourceList{}}
+func newCustomResourceLists(encodings *watchcache.Encodings, events *eventWriter, minRequestTimeout time.Duration) *customResourceLists {
+	return &customResourceLists{encodings: encodings, events: events, minRequestTimeout: minRequestTimeout, storages: map[schema.GroupVersionKind]*customResourceList{}}
 }
 
 // delegate is ext as the core server's delegate, with c in front of its
@@ -126,6 +128,10 @@ func (d withHandler) UnprotectedHandler() http.Handler { return d.handler }
 func (c *customResourceLists) made(gr schema.GroupResource, kind schema.GroupVersionKind, s apistorage.Interface) func() {
 	if c.encodings == nil {
 		return func() {}
+	}
+	if c.events != nil {
+		ns, _, _ := newUnstructuredSerializer(kind.GroupVersion(), nil)
+		c.events.addCustomResourceVersion(ns, kind.GroupVersion())
 	}
 	l := &customResourceList{storage: s, kind: kind, gr: gr}
 	if crd, err := c.crds.Get(gr.Resource + "." + gr.Group); err == nil {
@@ -244,14 +250,11 @@ func newCustomResourceListHandler(crd *apiextensionsv1.CustomResourceDefinition,
 		}
 	}
 
-	parameters := runtime.NewScheme()
-	parameters.AddUnversionedTypes(kind.GroupVersion(), &metav1.ListOptions{}, &metav1.GetOptions{}, &metav1.DeleteOptions{})
-	typer := apiextensionsapiserver.UnstructuredObjectTyper{Delegate: parameters, UnstructuredTyper: crdserverscheme.NewUnstructuredObjectTyper()}
 	converter, err := newListConverter(crd)
 	if err != nil {
 		return nil, nil, err
 	}
-	ns := unstructuredSerializer{converter: converter, infos: unstructuredSerializers(typer)}
+	ns, parameters, typer := newUnstructuredSerializer(kind.GroupVersion(), converter)
 	// The table convertor is never called here (tables are
 	// apiextensions-apiserver's); negotiation only needs to know there is one.
 	tables, err := tableconvertor.New(nil)
@@ -346,7 +349,8 @@ func (c listConverter) ConvertToVersion(in runtime.Object, target runtime.GroupV
 }
 
 // unstructuredSerializer is the negotiated serializer apiextensions-apiserver
-// gives a CRD's handlers, minus decoding (a LIST decodes nothing).
+// gives a CRD's handlers, minus decoding (a LIST decodes nothing), and
+// strict serializers.
 type unstructuredSerializer struct {
 	converter runtime.ObjectConvertor
 	infos     []runtime.SerializerInfo
@@ -362,6 +366,16 @@ func (s unstructuredSerializer) DecoderToVersion(decoder runtime.Decoder, _ runt
 	return decoder
 }
 
+// newUnstructuredSerializer returns the serializer apiextensions-apiserver
+// makes for gv's custom resources, converting with converter, with the
+// scheme of gv's parameters and the typer it makes.
+func newUnstructuredSerializer(gv schema.GroupVersion, converter runtime.ObjectConvertor) (unstructuredSerializer, *runtime.Scheme, runtime.ObjectTyper) {
+	parameters := runtime.NewScheme()
+	parameters.AddUnversionedTypes(gv, &metav1.ListOptions{}, &metav1.GetOptions{}, &metav1.DeleteOptions{})
+	typer := apiextensionsapiserver.UnstructuredObjectTyper{Delegate: parameters, UnstructuredTyper: crdserverscheme.NewUnstructuredObjectTyper()}
+	return unstructuredSerializer{converter: converter, infos: unstructuredSerializers(typer)}, parameters, typer
+}
+
 // unstructuredSerializers are apiextensions-apiserver's media types for
 // custom resources (JSON, YAML, and protobuf for the API's own kinds).
 func unstructuredSerializers(typer runtime.ObjectTyper) []runtime.SerializerInfo {
@@ -371,6 +385,11 @@ func unstructuredSerializers(typer runtime.ObjectTyper) []runtime.SerializerInfo
 			MediaType: runtime.ContentTypeJSON, MediaTypeType: "application", MediaTypeSubType: "json", EncodesAsText: true,
 			Serializer:       json.NewSerializerWithOptions(json.DefaultMetaFactory, creator, typer, json.SerializerOptions{StreamingCollectionsEncoding: true}),
 			PrettySerializer: json.NewSerializerWithOptions(json.DefaultMetaFactory, creator, typer, json.SerializerOptions{Pretty: true}),
+			StreamSerializer: &runtime.StreamSerializerInfo{
+				EncodesAsText: true,
+				Serializer:    json.NewSerializerWithOptions(json.DefaultMetaFactory, creator, typer, json.SerializerOptions{}),
+				Framer:        json.Framer,
+			},
 		},
 		{
 			MediaType: runtime.ContentTypeYAML, MediaTypeType: "application", MediaTypeSubType: "yaml", EncodesAsText: true,

@@ -17,6 +17,7 @@ limitations under the License.
 package server
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -91,6 +92,7 @@ func TestCustomResourceListsAreApiextensions(t *testing.T) {
 		}
 		return v
 	}
+	watches := []string{"/apis/example.com/v1/namespaces/default/widgets", "/apis/example.com/v2/namespaces/other/widgets"}
 	requests := []string{
 		"/apis/example.com/v1/namespaces/default/widgets?" + exact.Encode(),
 		"/apis/example.com/v1/widgets?" + exact.Encode(),
@@ -110,6 +112,14 @@ func TestCustomResourceListsAreApiextensions(t *testing.T) {
 	if n := customResourceListsServed.Load() - served; n != int64(len(requests)) {
 		t.Errorf("%d of the %d LISTs were served from kept encodings", n, len(requests))
 	}
+	events := keptEventsWritten.Load()
+	var cachedEvents [][][]byte
+	for _, path := range watches {
+		cachedEvents = append(cachedEvents, initialEvents(t, cfg, path, "application/json", 6))
+	}
+	if n := keptEventsWritten.Load() - events; n != 6*int64(len(watches)) {
+		t.Errorf("%d initial events of watches were written from kept encodings, want %d", n, 6*len(watches))
+	}
 	served = customResourceListsServed.Load()
 	get(t, cfg, "/apis/example.com/v1/widgets", "application/json;as=Table;v=v1;g=meta.k8s.io")
 	get(t, cfg, "/apis/example.com/v1/widgets", "application/yaml")
@@ -125,6 +135,13 @@ func TestCustomResourceListsAreApiextensions(t *testing.T) {
 	for i, r := range requests {
 		if got := get(t, cfg, r, "application/json"); got != cached[i] {
 			t.Errorf("GET %s: kept encodings gave\n%s\napiextensions-apiserver over etcd gives\n%s", r, cached[i], got)
+		}
+	}
+	for i, path := range watches {
+		for j, event := range initialEvents(t, cfg, path, "application/json", 6) {
+			if !bytes.Equal(event, cachedEvents[i][j]) {
+				t.Errorf("watch %s, event %d: kept encodings gave\n%s\napiextensions-apiserver over etcd gives\n%s", path, j, cachedEvents[i][j], event)
+			}
 		}
 	}
 	stop()

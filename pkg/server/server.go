@@ -247,7 +247,13 @@ func (c CompletedConfig) New(ctx context.Context) (s *Server, err error) {
 	// CRDs and custom resources: the apiextensions-apiserver, which the
 	// core server delegates to (kube-apiserver chains them so too).
 	inProcess := &inProcess{}
-	lists := newCustomResourceLists(storages.encodings, time.Duration(gc.MinRequestTimeout)*time.Second)
+	// The initial events of watches are written from kept encodings too.
+	var events *eventWriter
+	if storages.encodings != nil {
+		events = newEventWriter(withCachedListEncoding(api.Codecs, storages.encodings), api.Scheme)
+		storages.encodings.SetEventWriter(events)
+	}
+	lists := newCustomResourceLists(storages.encodings, events, time.Duration(gc.MinRequestTimeout)*time.Second)
 	ext, err := newAPIExtensions(gc, gc.RESTOptionsGetter.(storage.RESTOptionsGetter), inProcess, o.WebhookServices, lists)
 	if err != nil {
 		return nil, err

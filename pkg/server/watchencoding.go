@@ -23,6 +23,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/watch"
@@ -48,6 +49,9 @@ import (
 type eventWriter struct {
 	scheme  *runtime.Scheme
 	formats map[runtime.Identifier]eventFormat
+	// customFormats are those of custom resources' versions, added as
+	// their storage is made (addCustomResourceVersion).
+	customFormats sync.Map // runtime.Identifier -> eventFormat
 }
 
 // eventFormat is what a watch encoder's identifier says it writes.
@@ -77,23 +81,36 @@ func newEventWriter(ns runtime.NegotiatedSerializer, scheme *runtime.Scheme) *ev
 		mediaType string
 		format    watchcache.Format
 	}{{runtime.ContentTypeJSON, watchcache.FormatJSON}, {runtime.ContentTypeProtobuf, watchcache.FormatProtobuf}} {
-		info, ok := runtime.SerializerInfoForMediaType(ns.SupportedMediaTypes(), mt.mediaType)
-		if !ok || info.StreamSerializer == nil {
-			continue
-		}
 		for _, gv := range scheme.PrioritizedVersionsAllGroups() {
-			embedded := ns.EncoderForVersion(info.Serializer, gv).Identifier()
-			envelope := ns.EncoderForVersion(info.StreamSerializer.Serializer, gv).Identifier()
-			for _, t := range []watch.EventType{watch.Added, watch.Modified, watch.Deleted} {
-				id, err := json.Marshal(watchEncoderIdentifier{Name: "watch", EmbeddedEncoder: string(embedded), Encoder: string(envelope), EventType: string(t)})
-				if err != nil {
-					continue
-				}
-				ew.formats[runtime.Identifier(id)] = eventFormat{format: mt.format, gv: gv, eventType: t}
-			}
+			watchEncoderFormats(ns, mt.mediaType, mt.format, gv, func(id runtime.Identifier, f eventFormat) { ew.formats[id] = f })
 		}
 	}
 	return ew
+}
+
+// watchEncoderFormats passes to add the identifiers of the watch encoders
+// the handlers make from ns for mediaType and gv, one per event type.
+func watchEncoderFormats(ns runtime.NegotiatedSerializer, mediaType string, format watchcache.Format, gv schema.GroupVersion, add func(runtime.Identifier, eventFormat)) {
+	info, ok := runtime.SerializerInfoForMediaType(ns.SupportedMediaTypes(), mediaType)
+	if !ok || info.StreamSerializer == nil {
+		return
+	}
+	embedded := ns.EncoderForVersion(info.Serializer, gv).Identifier()
+	envelope := ns.EncoderForVersion(info.StreamSerializer.Serializer, gv).Identifier()
+	for _, t := range []watch.EventType{watch.Added, watch.Modified, watch.Deleted} {
+		id, err := json.Marshal(watchEncoderIdentifier{Name: "watch", EmbeddedEncoder: string(embedded), Encoder: string(envelope), EventType: string(t)})
+		if err == nil {
+			add(runtime.Identifier(id), eventFormat{format: format, gv: gv, eventType: t})
+		}
+	}
+}
+
+// addCustomResourceVersion makes ew recognise the JSON watch encoders of
+// apiextensions-apiserver's handlers for gv, a version of custom resources
+// whose objects ns (built as apiextensions-apiserver builds its
+// serializer) encodes.
+func (ew *eventWriter) addCustomResourceVersion(ns runtime.NegotiatedSerializer, gv schema.GroupVersion) {
+	watchEncoderFormats(ns, runtime.ContentTypeJSON, watchcache.FormatJSON, gv, func(id runtime.Identifier, f eventFormat) { ew.customFormats.Store(id, f) })
 }
 
 // WriteEvent implements watchcache.EventWriter for typed objects whose Go
@@ -102,6 +119,9 @@ func newEventWriter(ns runtime.NegotiatedSerializer, scheme *runtime.Scheme) *ev
 func (ew *eventWriter) WriteEvent(id runtime.Identifier, obj runtime.Object, kept watchcache.KeptEncoding, w io.Writer) (bool, error) {
 	f, ok := ew.formats[id]
 	if !ok {
+		if v, custom := ew.customFormats.Load(id); custom {
+			return ew.writeCustomResourceEvent(v.(eventFormat), obj, kept, w)
+		}
 		return false, nil
 	}
 	if _, unstructured := obj.(runtime.Unstructured); unstructured {
@@ -157,6 +177,30 @@ func (ew *eventWriter) WriteEvent(id runtime.Identifier, obj runtime.Object, kep
 		return true, err
 	}
 	return false, nil
+}
+
+// writeCustomResourceEvent writes an event carrying a custom resource of
+// f's version, whose kept JSON encoding is what the encoder would write
+// for it (kind and apiVersion included).
+func (ew *eventWriter) writeCustomResourceEvent(f eventFormat, obj runtime.Object, kept watchcache.KeptEncoding, w io.Writer) (bool, error) {
+	u, ok := obj.(*unstructured.Unstructured)
+	if !ok || u.GetAPIVersion() != f.gv.String() {
+		return false, nil // a conversion: the encoder's own business
+	}
+	encoded, err := kept(watchcache.FormatJSON, keepJSON)
+	if err != nil {
+		return true, err
+	}
+	keptEventsWritten.Add(1)
+	buf := getEventBuffer()
+	defer putEventBuffer(buf)
+	b := grow(buf, len(encoded.Object())+len(f.eventType)+32)[:0]
+	b = append(b, `{"type":`...)
+	b = appendJSONString(b, string(f.eventType))
+	b = append(b, `,"object":`...)
+	b = append(append(b, encoded.Object()...), "}\n"...)
+	_, err = w.Write(b)
+	return true, err
 }
 
 // keptEventsWritten counts the events written from kept encodings, and

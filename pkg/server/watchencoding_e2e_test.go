@@ -118,7 +118,7 @@ func TestKeptWatchEventsAreTheEtcdPaths(t *testing.T) {
 	events, frames := keptEventsWritten.Load(), keptFramesWritten.Load()
 	cached := make([][][]byte, len(requests))
 	for i, r := range requests {
-		cached[i] = initialEvents(t, cfg, ns, r.resource, r.accept, 3)
+		cached[i] = initialEvents(t, cfg, "/api/v1/namespaces/"+ns+"/"+r.resource, r.accept, 3)
 	}
 	if n := keptEventsWritten.Load() - events; n != 3*int64(len(requests)) {
 		t.Errorf("%d events written from kept encodings, want %d", n, 3*len(requests))
@@ -130,7 +130,7 @@ func TestKeptWatchEventsAreTheEtcdPaths(t *testing.T) {
 
 	cfg, _ = startServer(t, dir, false)
 	for i, r := range requests {
-		fromEtcd := initialEvents(t, cfg, ns, r.resource, r.accept, 3)
+		fromEtcd := initialEvents(t, cfg, "/api/v1/namespaces/"+ns+"/"+r.resource, r.accept, 3)
 		for j := range fromEtcd {
 			if !bytes.Equal(cached[i][j], fromEtcd[j]) {
 				t.Errorf("%s as %s, event %d: the cache sent\n%q\nthe etcd path sends\n%q", r.resource, r.accept, j, trim(cached[i][j]), trim(fromEtcd[j]))
@@ -139,9 +139,9 @@ func TestKeptWatchEventsAreTheEtcdPaths(t *testing.T) {
 	}
 }
 
-// initialEvents reads the first n events of a watch of resource in ns from
-// resourceVersion 0, as raw frames.
-func initialEvents(t *testing.T, cfg *rest.Config, ns, resource, accept string, n int) [][]byte {
+// initialEvents reads the first n events of a watch of the collection at
+// path from resourceVersion 0, as raw frames.
+func initialEvents(t *testing.T, cfg *rest.Config, path, accept string, n int) [][]byte {
 	t.Helper()
 	cfg = rest.CopyConfig(cfg)
 	cfg.DisableCompression = true
@@ -149,7 +149,7 @@ func initialEvents(t *testing.T, cfg *rest.Config, ns, resource, accept string, 
 	if err != nil {
 		t.Fatal(err)
 	}
-	url := fmt.Sprintf("%s/api/v1/namespaces/%s/%s?watch=1&resourceVersion=0", cfg.Host, ns, resource)
+	url := cfg.Host + path + "?watch=1&resourceVersion=0"
 	req, err := http.NewRequest(http.MethodGet, url, nil)
 	if err != nil {
 		t.Fatal(err)
