@@ -17,6 +17,8 @@ limitations under the License.
 package server
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"net"
 	"net/url"
@@ -43,6 +45,7 @@ import (
 	"k8s.io/client-go/openapi"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/restmapper"
+	"k8s.io/client-go/tools/cache"
 	"k8s.io/kube-openapi/pkg/validation/spec"
 
 	"github.com/miniapiserver/miniapiserver/pkg/api"
@@ -63,15 +66,96 @@ import (
 // the server has drained, as upstream's: the informers they start in the
 // shared factory must stop before the server's other loopback clients,
 // which stop before the HTTP server does).
-func addAdmission(gc *genericapiserver.Config, factory informers.SharedInformerFactory, client kubernetes.Interface, loopback *rest.Config, services webhook.ServiceResolver, ready, done <-chan struct{}) error {
+//
+// The chain is built by the returned admission's build, once factory has
+// synced (see deferredAdmission); until then, requests wait for it.
+func addAdmission(gc *genericapiserver.Config, factory informers.SharedInformerFactory, client kubernetes.Interface, loopback *rest.Config, services webhook.ServiceResolver, ready, done <-chan struct{}) (*deferredAdmission, error) {
 	dynamicClient, err := dynamic.NewForConfig(loopback)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	client = openAPIAfter(client, ready, done)
 	authInfo := webhook.NewDefaultAuthenticationInfoResolverWrapper(nil, nil, loopback, noop.NewTracerProvider())
-	return genericoptions.NewAdmissionOptions().ApplyTo(gc, factory, client, dynamicClient, utilfeature.DefaultFeatureGate, version.EffectiveVersion(),
-		webhookinit.NewPluginInitializer(authInfo, services), pluginSettings{done: done})
+	// The informers the plugins read, made now so that they start with
+	// the factory's others.
+	factory.Core().V1().Namespaces().Informer()
+	registration := factory.Admissionregistration().V1()
+	for _, i := range []interface {
+		Informer() cache.SharedIndexInformer
+	}{
+		registration.ValidatingWebhookConfigurations(), registration.MutatingWebhookConfigurations(),
+		registration.ValidatingAdmissionPolicies(), registration.ValidatingAdmissionPolicyBindings(),
+		registration.MutatingAdmissionPolicies(), registration.MutatingAdmissionPolicyBindings(),
+	} {
+		i.Informer()
+	}
+	d := &deferredAdmission{built: make(chan struct{})}
+	d.build = func() error {
+		scratch := *gc
+		err := genericoptions.NewAdmissionOptions().ApplyTo(&scratch, factory, client, dynamicClient, utilfeature.DefaultFeatureGate, version.EffectiveVersion(),
+			webhookinit.NewPluginInitializer(authInfo, services), pluginSettings{done: done})
+		if err != nil {
+			return err
+		}
+		d.chain = scratch.AdmissionControl
+		close(d.built)
+		return nil
+	}
+	gc.AdmissionControl = d
+	return d, nil
+}
+
+// deferredAdmission is an admission chain built once the informers its
+// plugins read have synced. The policy plugins wait for them by polling
+// every 100ms from the moment they are built; built after, they find them
+// synced at once and are ready at once, and so is the server (its
+// bootstrap writes go through admission).
+type deferredAdmission struct {
+	build func() error
+	built chan struct{}       // closed once build has set chain
+	chain admission.Interface // k8s.io/apiserver's
+}
+
+var (
+	_ admission.MutationInterface   = (*deferredAdmission)(nil)
+	_ admission.ValidationInterface = (*deferredAdmission)(nil)
+)
+
+// Handles implements admission.Interface: the chain's plugins, between
+// them, handle every operation.
+func (d *deferredAdmission) Handles(admission.Operation) bool { return true }
+
+// wait returns the chain once built, or refuses a as a plugin that is not
+// ready does if ctx ends first.
+func (d *deferredAdmission) wait(ctx context.Context, a admission.Attributes) (admission.Interface, error) {
+	select {
+	case <-d.built:
+		return d.chain, nil
+	case <-ctx.Done():
+		return nil, admission.NewForbidden(a, errors.New("not yet ready to handle request"))
+	}
+}
+
+func (d *deferredAdmission) Admit(ctx context.Context, a admission.Attributes, o admission.ObjectInterfaces) error {
+	chain, err := d.wait(ctx, a)
+	if err != nil {
+		return err
+	}
+	if m, ok := chain.(admission.MutationInterface); ok && m.Handles(a.GetOperation()) {
+		return m.Admit(ctx, a, o)
+	}
+	return nil
+}
+
+func (d *deferredAdmission) Validate(ctx context.Context, a admission.Attributes, o admission.ObjectInterfaces) error {
+	chain, err := d.wait(ctx, a)
+	if err != nil {
+		return err
+	}
+	if v, ok := chain.(admission.ValidationInterface); ok && v.Handles(a.GetOperation()) {
+		return v.Validate(ctx, a, o)
+	}
+	return nil
 }
 
 // openAPIAfter is client, whose OpenAPI v3 discovery answers once ready

@@ -240,7 +240,7 @@ func (c CompletedConfig) New(ctx context.Context) (s *Server, err error) {
 			stopAdmission()
 		}
 	}()
-	gc, factory, err := c.genericConfig(ctx, backend, storages, admissionDone, ready)
+	gc, factory, admission, err := c.genericConfig(ctx, backend, storages, admissionDone, ready)
 	if err != nil {
 		return nil, err
 	}
@@ -285,7 +285,7 @@ func (c CompletedConfig) New(ctx context.Context) (s *Server, err error) {
 	}
 	// /readyz waits for the watch caches' initial lists, as kube-apiserver's does.
 	generic.AddPostStartHookOrDie("storage-readiness", generic.StorageReadinessHook.Hook)
-	stopLoopbackClients, err := addLoopbackClients(generic, factory, gc.LoopbackClientConfig, c.Admin, c.creds.caCert, namespacedNow, o.GarbageCollector, o.NamespaceDefaults)
+	stopLoopbackClients, err := addLoopbackClients(generic, factory, admission.build, gc.LoopbackClientConfig, c.Admin, c.creds.caCert, namespacedNow, o.GarbageCollector, o.NamespaceDefaults)
 	if err != nil {
 		return nil, err
 	}
@@ -318,7 +318,7 @@ func (c CompletedConfig) New(ctx context.Context) (s *Server, err error) {
 // aggregation controllers and, if asked, the namespace defaults (with
 // caCert) and the garbage collector. The returned func stops them, before
 // the HTTP server stops.
-func addLoopbackClients(generic *genericapiserver.GenericAPIServer, factory informers.SharedInformerFactory, loopback, admin *rest.Config, caCert []byte, namespaced func() []schema.GroupVersionResource, garbageCollector, namespaceDefaults bool) (stop func(), err error) {
+func addLoopbackClients(generic *genericapiserver.GenericAPIServer, factory informers.SharedInformerFactory, buildAdmission func() error, loopback, admin *rest.Config, caCert []byte, namespaced func() []schema.GroupVersionResource, garbageCollector, namespaceDefaults bool) (stop func(), err error) {
 	loopbackClient, err := kubernetes.NewForConfig(loopback)
 	if err != nil {
 		return nil, err
@@ -335,15 +335,19 @@ func addLoopbackClients(generic *genericapiserver.GenericAPIServer, factory info
 			}
 		}
 	}
-	// The server is ready once the informers have synced: the admission
-	// plugins' among them, which admit nothing before (a request waits for
-	// them in steps of 100ms). The bootstrap writes wait for them too.
+	// The server is ready once the informers have synced and the admission
+	// chain, which reads some, is built on them (see deferredAdmission).
+	// The bootstrap writes wait for them too.
 	synced := make(chan struct{})
 	generic.AddPostStartHookOrDie("start-informers", func(hc genericapiserver.PostStartHookContext) error {
 		factory.Start(loopbackCtx.Done())
-		if waitForSync(hc, factory) {
-			close(synced)
+		if !waitForSync(hc, factory) {
+			return nil
 		}
+		if err := buildAdmission(); err != nil {
+			return err
+		}
+		close(synced)
 		return nil
 	})
 	generic.AddPostStartHookOrDie("bootstrap-namespaces", func(hc genericapiserver.PostStartHookContext) error {
@@ -468,7 +472,7 @@ func bootstrapRBAC(ctx context.Context, client kubernetes.Interface, synced []ca
 
 // genericConfig is the generic API server's config: serving, authn/z,
 // admission, OpenAPI, health checks and storage.
-func (c CompletedConfig) genericConfig(ctx context.Context, backend *storagebackend.Config, storages *storages, admissionDone, ready <-chan struct{}) (*genericapiserver.Config, informers.SharedInformerFactory, error) {
+func (c CompletedConfig) genericConfig(ctx context.Context, backend *storagebackend.Config, storages *storages, admissionDone, ready <-chan struct{}) (*genericapiserver.Config, informers.SharedInformerFactory, *deferredAdmission, error) {
 	gc := genericapiserver.NewConfig(api.Codecs)
 	gc.EffectiveVersion = version.EffectiveVersion()
 	gc.FeatureGate = utilfeature.DefaultFeatureGate
@@ -479,7 +483,7 @@ func (c CompletedConfig) genericConfig(ctx context.Context, backend *storageback
 
 	cert, err := dynamiccertificates.NewStaticCertKeyContent("serving-cert", c.creds.servingCert, c.creds.servingKey)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	// Shutdown closes the connections once requests have drained and the
 	// watch handlers have returned (the generic server, made from gc, is
@@ -499,7 +503,7 @@ func (c CompletedConfig) genericConfig(ctx context.Context, backend *storageback
 	}
 	clientCA, err := dynamiccertificates.NewStaticCAContent("client-ca", c.creds.caCert)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	gc.SecureServing = &genericapiserver.SecureServingInfo{Listener: newClosingListener(c.Listener, drained), Cert: cert, ClientCA: clientCA, HTTP2MaxStreamsPerConnection: 1000}
 
@@ -511,19 +515,19 @@ func (c CompletedConfig) genericConfig(ctx context.Context, backend *storageback
 	gc.LoopbackClientConfig = loopback
 	client, err := kubernetes.NewForConfig(loopback)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	gc.Authentication.APIAudiences = authenticator.Audiences{serviceAccountIssuer}
 	c.serviceAccounts = &auth.ServiceAccountTokens{Key: c.creds.saKey, Issuer: serviceAccountIssuer, Audiences: gc.Authentication.APIAudiences, Lookup: clientLookup{client}}
 	if c.tokens, err = newTokenAuthenticator(c.creds.adminToken, c.Options.TokenAuthFile, c.serviceAccounts); err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	if gc.Authentication.Authenticator, err = newAuthenticator(c.creds.caCert, c.tokens); err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	factory := informers.NewSharedInformerFactory(client, 0)
 	if gc.Authorization.Authorizer, gc.RuleResolver, err = newAuthorizer(c.Options.AuthorizationMode, factory); err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	// Complete adds the loopback token (AuthorizeClientBearerToken).
 
@@ -541,13 +545,14 @@ func (c CompletedConfig) genericConfig(ctx context.Context, backend *storageback
 	// Shared with the apiextensions server, which adds the CRD groups.
 	gc.AggregatedDiscoveryGroupManager = discoveryendpoint.NewResourceManager("apis")
 	if err := addEtcdChecks(ctx, gc, backend); err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 
-	if err := addAdmission(gc, factory, client, loopback, c.Options.WebhookServices, ready, admissionDone); err != nil {
-		return nil, nil, err
+	admission, err := addAdmission(gc, factory, client, loopback, c.Options.WebhookServices, ready, admissionDone)
+	if err != nil {
+		return nil, nil, nil, err
 	}
-	return gc, factory, nil
+	return gc, factory, admission, nil
 }
 
 // withLogger puts logger into every request's context, so that what the
