@@ -493,7 +493,7 @@ func (c CompletedConfig) genericConfig(ctx context.Context, backend *storageback
 	gc.BuildHandlerChainFunc = func(h http.Handler, c *genericapiserver.Config) http.Handler {
 		// The authenticator is complete now, loopback token included.
 		c.Authentication.Authenticator = quietFailures(c.Authentication.Authenticator)
-		return withLogger(genericapiserver.DefaultBuildHandlerChain(watches.wrap(h), c), logger)
+		return withLogger(genericapiserver.DefaultBuildHandlerChain(watches.wrap(withGzip(h)), c), logger)
 	}
 	drained := func() {
 		if g := c.generic.Load(); g != nil {
