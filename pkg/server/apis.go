@@ -105,10 +105,6 @@ var apiGroups = []struct {
 	{storagev1.GroupName, []storageFunc{storageclass.NewStorage, csidriver.NewStorage}},
 }
 
-// installAPIs serves core/v1 under /api and the other groups under /apis;
-// lists from the watch caches are encoded from their items' kept
-// encodings, which encodings hands over (nil without watch caches). It
-// returns the namespaced resources, which the namespace controller empties.
 // identity is what the APIs that authenticate and authorize answer with:
 // the reviews and service account tokens.
 type identity struct {
@@ -129,6 +125,10 @@ func (id identity) issue(sa *corev1.ServiceAccount, audiences []string, ttl time
 	return id.serviceAccounts.Issue(sa, audiences, ttl, binding)
 }
 
+// installAPIs serves core/v1 under /api and the other groups under /apis;
+// lists from the watch caches are encoded from their items' kept
+// encodings, which encodings hands over (nil without watch caches). It
+// returns the namespaced resources, which the namespace controller empties.
 func installAPIs(s *genericapiserver.GenericAPIServer, optsGetter generic.RESTOptionsGetter, encodings *watchcache.Encodings, id identity) ([]schema.GroupVersionResource, error) {
 	core := genericapiserver.NewDefaultAPIGroupInfo("", api.Scheme, api.ParameterCodec, api.Codecs)
 	core.NegotiatedSerializer = withCachedListEncoding(core.NegotiatedSerializer, encodings)
