@@ -21,7 +21,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"net/http"
 	"net/url"
 	"testing"
 	"time"
@@ -193,21 +192,7 @@ func cloneValues(v url.Values) url.Values {
 // get GETs path accepting accept and returns the status and body.
 func get(t *testing.T, cfg *rest.Config, path, accept string) string {
 	t.Helper()
-	cfg = rest.CopyConfig(cfg)
-	cfg.DisableCompression = true
-	hc, err := rest.HTTPClientFor(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, cfg.Host+path, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("Accept", accept)
-	resp, err := hc.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
+	resp := getRaw(t, cfg, path, accept)
 	defer resp.Body.Close()
 	body, err := io.ReadAll(resp.Body)
 	if err != nil {

@@ -143,30 +143,17 @@ func TestKeptWatchEventsAreTheEtcdPaths(t *testing.T) {
 // path from resourceVersion 0, as raw frames.
 func initialEvents(t *testing.T, cfg *rest.Config, path, accept string, n int) [][]byte {
 	t.Helper()
-	cfg = rest.CopyConfig(cfg)
-	cfg.DisableCompression = true
-	hc, err := rest.HTTPClientFor(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	url := cfg.Host + path + "?watch=1&resourceVersion=0"
-	req, err := http.NewRequest(http.MethodGet, url, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("Accept", accept)
-	resp, err := hc.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
+	path += "?watch=1&resourceVersion=0"
+	resp := getRaw(t, cfg, path, accept)
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		t.Fatalf("watch %s: %s", url, resp.Status)
+		t.Fatalf("watch %s: %s", path, resp.Status)
 	}
 	r := bufio.NewReader(resp.Body)
 	var frames [][]byte
 	for range n {
 		var frame []byte
+		var err error
 		if accept == runtime.ContentTypeProtobuf {
 			var size uint32
 			if err := binary.Read(r, binary.BigEndian, &size); err != nil {
@@ -183,4 +170,26 @@ func initialEvents(t *testing.T, cfg *rest.Config, path, accept string, n int) [
 		frames = append(frames, frame)
 	}
 	return frames
+}
+
+// getRaw GETs path from cfg's server accepting accept, asking for no
+// compression; the caller closes the body.
+func getRaw(t *testing.T, cfg *rest.Config, path, accept string) *http.Response {
+	t.Helper()
+	cfg = rest.CopyConfig(cfg)
+	cfg.DisableCompression = true
+	hc, err := rest.HTTPClientFor(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, cfg.Host+path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Accept", accept)
+	resp, err := hc.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp
 }
