@@ -43,6 +43,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/serializer/json"
 	"k8s.io/apimachinery/pkg/runtime/serializer/protobuf"
 	"k8s.io/apimachinery/pkg/runtime/serializer/versioning"
+	"k8s.io/apimachinery/pkg/util/waitgroup"
 	"k8s.io/apiserver/pkg/endpoints/handlers"
 	"k8s.io/apiserver/pkg/endpoints/handlers/negotiation"
 	"k8s.io/apiserver/pkg/endpoints/metrics"
@@ -97,6 +98,10 @@ type customResourceList struct {
 	scope *handlers.RequestScope
 	list  http.HandlerFunc
 	err   error
+
+	// inflight are the LISTs being served: the storage is destroyed only
+	// after them, as apiextensions-apiserver waits for its own requests.
+	inflight waitgroup.SafeWaitGroup
 }
 
 // newCustomResourceLists serves from the kept encodings of encodings, which
@@ -142,51 +147,53 @@ func (c *customResourceLists) made(gr schema.GroupResource, kind schema.GroupVer
 	c.mu.Unlock()
 	return func() {
 		c.mu.Lock()
-		defer c.mu.Unlock()
 		if c.storages[kind] == l {
 			delete(c.storages, kind)
 		}
+		c.mu.Unlock()
+		l.inflight.Wait()
 	}
 }
 
 func (c *customResourceLists) ServeHTTP(w http.ResponseWriter, req *http.Request) {
-	if h := c.handlerFor(req); h != nil {
+	if l, h := c.handlerFor(req); h != nil && l.inflight.Add(1) == nil {
+		defer l.inflight.Done()
 		h(w, req)
 		return
 	}
 	c.next.ServeHTTP(w, req)
 }
 
-// handlerFor returns the LIST handler for req, or nil for a request
-// apiextensions-apiserver must serve.
-func (c *customResourceLists) handlerFor(req *http.Request) http.HandlerFunc {
+// handlerFor returns the LIST handler for req and the storage it lists, or
+// a nil handler for a request apiextensions-apiserver must serve.
+func (c *customResourceLists) handlerFor(req *http.Request) (*customResourceList, http.HandlerFunc) {
 	info, ok := request.RequestInfoFrom(req.Context())
 	if c.encodings == nil || !ok || !info.IsResourceRequest || info.Verb != "list" || info.Subresource != "" || info.APIGroup == "" {
-		return nil
+		return nil, nil
 	}
 	crd, err := c.crds.Get(info.Resource + "." + info.APIGroup)
 	if err != nil || !servesPlainly(crd, info) {
-		return nil
+		return nil, nil
 	}
 	c.mu.Lock()
 	l := c.storages[schema.GroupVersionKind{Group: info.APIGroup, Version: info.APIVersion, Kind: crd.Status.AcceptedNames.Kind}]
 	c.mu.Unlock()
 	if l == nil || !l.madeFor(crd) {
-		return nil
+		return nil, nil
 	}
 	l.once.Do(func() {
 		l.scope, l.list, l.err = newCustomResourceListHandler(crd, l.gr, l.kind, l.storage, c.encodings, c.minRequestTimeout)
 	})
 	if l.err != nil {
-		return nil
+		return nil, nil
 	}
 	// Only plain JSON (or what the client takes instead, as negotiated by
 	// the handler itself): tables, metadata-only lists and YAML are
 	// apiextensions-apiserver's.
-	if mt, info, err := negotiation.NegotiateOutputMediaType(req, l.scope.Serializer, l.scope); err != nil || mt.Convert != nil || info.MediaType != runtime.ContentTypeJSON {
-		return nil
+	if mt, serializer, err := negotiation.NegotiateOutputMediaType(req, l.scope.Serializer, l.scope); err != nil || mt.Convert != nil || serializer.MediaType != runtime.ContentTypeJSON {
+		return nil, nil
 	}
-	return metrics.InstrumentHandlerFunc(strings.ToUpper(info.Verb), info.APIGroup, info.APIVersion, info.Resource, "",
+	return l, metrics.InstrumentHandlerFunc(strings.ToUpper(info.Verb), info.APIGroup, info.APIVersion, info.Resource, "",
 		metrics.CleanScope(info), metrics.APIServerComponent, false, "", func(w http.ResponseWriter, req *http.Request) {
 			customResourceListsServed.Add(1)
 			l.list(w, req)
