@@ -26,6 +26,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
 	coreinformers "k8s.io/client-go/informers/core/v1"
@@ -36,6 +37,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/miniapiserver/miniapiserver/pkg/registry/priorityclass"
+	"github.com/miniapiserver/miniapiserver/pkg/registry/service"
 )
 
 // systemNamespaces exist from the first start and can never be deleted.
@@ -58,6 +60,51 @@ func bootstrapNamespaces(ctx context.Context, client kubernetes.Interface) error
 // unless they exist, as kube-apiserver does on start.
 func bootstrapPriorityClasses(ctx context.Context, client kubernetes.Interface) error {
 	return createMissing(ctx, priorityclass.SystemClasses(), client.SchedulingV1().PriorityClasses().Create)
+}
+
+// bootstrapKubernetesService creates the default/kubernetes Service unless
+// it exists, as kube-apiserver's kubernetes service controller does: the
+// first address of the service range, port 443 to the server's port. As
+// that controller, it leaves an existing one as it is (ports included),
+// and writes no Endpoints or EndpointSlice: the server's address is a
+// loopback one, which neither may hold (kube-apiserver advertising
+// 127.0.0.1 writes none either). Unlike it, it makes the Service before the
+// server is ready, not after, and not again if it is deleted until the
+// next start.
+func bootstrapKubernetesService(ctx context.Context, client kubernetes.Interface, port int) error {
+	services := client.CoreV1().Services(metav1.NamespaceDefault)
+	singleStack := corev1.IPFamilyPolicySingleStack
+	svc := &corev1.Service{
+		ObjectMeta: metav1.ObjectMeta{Name: "kubernetes", Namespace: metav1.NamespaceDefault, Labels: map[string]string{"provider": "kubernetes", "component": "apiserver"}},
+		Spec: corev1.ServiceSpec{
+			Ports:           []corev1.ServicePort{{Name: "https", Protocol: corev1.ProtocolTCP, Port: 443, TargetPort: intstr.FromInt32(int32(port))}},
+			ClusterIP:       service.KubernetesServiceIP().String(),
+			IPFamilyPolicy:  &singleStack,
+			SessionAffinity: corev1.ServiceAffinityNone,
+			Type:            corev1.ServiceTypeClusterIP,
+		},
+	}
+	err := wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+		// A get first: a create of the existing Service would be refused
+		// its address before it could be refused as existing.
+		_, err := services.Get(ctx, svc.Name, metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			_, err = services.Create(ctx, svc, metav1.CreateOptions{})
+		}
+		switch {
+		case err == nil || apierrors.IsAlreadyExists(err):
+			return true, nil
+		case apierrors.IsInvalid(err): // its address is another Service's: nothing to retry
+			utilruntime.HandleErrorWithContext(ctx, err, "Making the kubernetes Service")
+			return true, nil
+		}
+		klog.FromContext(ctx).V(2).Info("Making the kubernetes Service", "err", err)
+		return false, nil
+	})
+	if ctx.Err() != nil {
+		return nil // stopping: the next start makes it
+	}
+	return err
 }
 
 // createMissing creates each of objs that does not exist, retrying briefly

@@ -285,7 +285,7 @@ func (c CompletedConfig) New(ctx context.Context) (s *Server, err error) {
 	}
 	// /readyz waits for the watch caches' initial lists, as kube-apiserver's does.
 	generic.AddPostStartHookOrDie("storage-readiness", generic.StorageReadinessHook.Hook)
-	stopLoopbackClients, err := addLoopbackClients(generic, factory, admission.build, gc.LoopbackClientConfig, c.Admin, c.creds.caCert, namespacedNow, o.GarbageCollector, o.NamespaceDefaults)
+	stopLoopbackClients, err := addLoopbackClients(generic, factory, admission.build, c.Listener.Addr().(*net.TCPAddr).Port, gc.LoopbackClientConfig, c.Admin, c.creds.caCert, namespacedNow, o.GarbageCollector, o.NamespaceDefaults)
 	if err != nil {
 		return nil, err
 	}
@@ -318,7 +318,7 @@ func (c CompletedConfig) New(ctx context.Context) (s *Server, err error) {
 // aggregation controllers and, if asked, the namespace defaults (with
 // caCert) and the garbage collector. The returned func stops them, before
 // the HTTP server stops.
-func addLoopbackClients(generic *genericapiserver.GenericAPIServer, factory informers.SharedInformerFactory, buildAdmission func() error, loopback, admin *rest.Config, caCert []byte, namespaced func() []schema.GroupVersionResource, garbageCollector, namespaceDefaults bool) (stop func(), err error) {
+func addLoopbackClients(generic *genericapiserver.GenericAPIServer, factory informers.SharedInformerFactory, buildAdmission func() error, port int, loopback, admin *rest.Config, caCert []byte, namespaced func() []schema.GroupVersionResource, garbageCollector, namespaceDefaults bool) (stop func(), err error) {
 	loopbackClient, err := kubernetes.NewForConfig(loopback)
 	if err != nil {
 		return nil, err
@@ -354,7 +354,10 @@ func addLoopbackClients(generic *genericapiserver.GenericAPIServer, factory info
 		if !afterSync(hc, synced) {
 			return nil
 		}
-		return bootstrapNamespaces(hc, loopbackClient)
+		if err := bootstrapNamespaces(hc, loopbackClient); err != nil {
+			return err
+		}
+		return bootstrapKubernetesService(hc, loopbackClient, port)
 	})
 	generic.AddPostStartHookOrDie("scheduling/bootstrap-system-priority-classes", func(hc genericapiserver.PostStartHookContext) error {
 		if !afterSync(hc, synced) {

@@ -18,17 +18,24 @@ package integration
 
 import (
 	"fmt"
+	"maps"
 	"net/netip"
+	"net/url"
+	"strconv"
+	"strings"
 	"sync"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/miniapiserver/miniapiserver/pkg/registry/service"
+	"github.com/miniapiserver/miniapiserver/pkg/server"
 	"github.com/miniapiserver/miniapiserver/pkg/testserver"
 )
 
@@ -95,13 +102,13 @@ func TestClusterIPsAreUniqueAcrossInstances(t *testing.T) {
 			t.Errorf("the IPAddress of %s's %s: parent %q, want %q", svc.Name, ip, got, want)
 		}
 	}
-	if len(services.Items) != 2*perServer {
-		t.Errorf("got %d Services, want %d", len(services.Items), 2*perServer)
+	if len(services.Items) != 2*perServer+1 { // and default/kubernetes
+		t.Errorf("got %d Services, want %d and kubernetes", len(services.Items), 2*perServer)
 	}
 
 	// A requested address another Service holds is refused; one a deleted
 	// Service held is free again.
-	taken := services.Items[0]
+	taken := services.Items[1] // [0] is kubernetes
 	want := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "wants-it"},
 		Spec: corev1.ServiceSpec{ClusterIP: taken.Spec.ClusterIP, Ports: []corev1.ServicePort{{Port: 80}}}}
 	if _, err := b.CoreV1().Services("default").Create(ctx, want, metav1.CreateOptions{}); !apierrors.IsInvalid(err) {
@@ -115,5 +122,64 @@ func TestClusterIPsAreUniqueAcrossInstances(t *testing.T) {
 	}
 	if _, err := b.CoreV1().Services("default").Create(ctx, want, metav1.CreateOptions{}); err != nil {
 		t.Errorf("the freed address: %v", err)
+	}
+}
+
+// TestKubernetesService: the server makes default/kubernetes as
+// kube-apiserver does (the first address of the range, 443 to the
+// server's port, upstream's labels; no Endpoints or EndpointSlice for a
+// loopback address), its address is refused to another Service, and, as
+// upstream's, a restart on another port leaves it as it is.
+func TestKubernetesService(t *testing.T) {
+	dir := t.TempDir()
+	firstPort := 0
+	for round := range 2 {
+		s := testserver.Start(t, func(o *server.Options) { o.DataDir = dir })
+		client := kubernetes.NewForConfigOrDie(s.Config)
+		ctx := t.Context()
+		u, err := url.Parse(s.Config.Host)
+		if err != nil {
+			t.Fatal(err)
+		}
+		port, err := strconv.Atoi(u.Port())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if firstPort == 0 {
+			firstPort = port
+		}
+		svc, err := client.CoreV1().Services("default").Get(ctx, "kubernetes", metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := corev1.ServiceSpec{
+			Ports:           []corev1.ServicePort{{Name: "https", Protocol: corev1.ProtocolTCP, Port: 443, TargetPort: intstr.FromInt32(int32(firstPort))}},
+			ClusterIP:       "10.0.0.1",
+			ClusterIPs:      []string{"10.0.0.1"},
+			Type:            corev1.ServiceTypeClusterIP,
+			SessionAffinity: corev1.ServiceAffinityNone,
+		}
+		got := corev1.ServiceSpec{Ports: svc.Spec.Ports, ClusterIP: svc.Spec.ClusterIP, ClusterIPs: svc.Spec.ClusterIPs, Type: svc.Spec.Type, SessionAffinity: svc.Spec.SessionAffinity}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("round %d: the kubernetes Service (-want +got):\n%s", round, diff)
+		}
+		if want := map[string]string{"provider": "kubernetes", "component": "apiserver"}; !maps.Equal(svc.Labels, want) {
+			t.Errorf("round %d: labels %v, want %v", round, svc.Labels, want)
+		}
+		ip, err := client.NetworkingV1().IPAddresses().Get(ctx, "10.0.0.1", metav1.GetOptions{})
+		if err != nil || ip.Spec.ParentRef == nil || ip.Spec.ParentRef.Namespace != "default" || ip.Spec.ParentRef.Name != "kubernetes" {
+			t.Errorf("round %d: IPAddress 10.0.0.1: got %v, %v; want held by default/kubernetes", round, ip, err)
+		}
+		if _, err := client.CoreV1().Endpoints("default").Get(ctx, "kubernetes", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+			t.Errorf("round %d: Endpoints kubernetes: got %v, want NotFound (a loopback address is no endpoint)", round, err)
+		}
+		other := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprint("wants-it-", round)},
+			Spec: corev1.ServiceSpec{ClusterIP: "10.0.0.1", Ports: []corev1.ServicePort{{Port: 80}}}}
+		if _, err := client.CoreV1().Services("default").Create(ctx, other, metav1.CreateOptions{}); !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), "already allocated") {
+			t.Errorf("round %d: another Service asking for 10.0.0.1: got %v, want 422 already allocated", round, err)
+		}
+		if err := s.Stop(); err != nil {
+			t.Fatal(err)
+		}
 	}
 }

@@ -136,7 +136,7 @@ func allocateIP(svc *corev1.Service, used map[netip.Addr]bool) field.ErrorList {
 		switch {
 		case err != nil:
 			return field.ErrorList{field.Invalid(path, ip, "must be a valid IP address")}
-		case !ServiceCIDR.Contains(addr) || !usable(addr):
+		case !ServiceCIDR.Contains(addr) || !usable(addr) && addr != KubernetesServiceIP():
 			return field.ErrorList{field.Invalid(path, ip, fmt.Sprintf("failed to allocate IP %s: provided IP (%s) is not in the valid range. The range of valid IPs is %s", ip, ip, ServiceCIDR))}
 		case used[addr]:
 			return field.ErrorList{field.Invalid(path, ip, fmt.Sprintf("failed to allocate IP %s: provided IP is already allocated", ip))}
@@ -151,8 +151,12 @@ func allocateIP(svc *corev1.Service, used map[netip.Addr]bool) field.ErrorList {
 	return nil
 }
 
-// usable excludes the network and broadcast addresses and the first
-// address, which upstream gives the default/kubernetes service.
+// KubernetesServiceIP is the default/kubernetes Service's address, the
+// first of ServiceCIDR, as upstream's: a Service gets it only by asking.
+func KubernetesServiceIP() netip.Addr { return ServiceCIDR.Addr().Next() }
+
+// usable are the addresses a Service is given when it asks for none: all
+// but the network and broadcast addresses and KubernetesServiceIP.
 func usable(addr netip.Addr) bool {
 	first := ServiceCIDR.Addr()
 	return addr != first && addr != first.Next() && addr.Next().IsValid() && ServiceCIDR.Contains(addr.Next())
