@@ -67,6 +67,14 @@ const establishedHAWait = 2 * time.Second
 // HA peers there are none of; with this it does not. The condition's
 // lastTransitionTime is the one thing users see differ (the README says so).
 func establishedEarlier(decorator generic.StorageDecorator) generic.StorageDecorator {
+	return wrapped(decorator, func(s storage.Interface, _ func() runtime.Object) (storage.Interface, func()) {
+		return crdStorage{s}, nil
+	})
+}
+
+// wrapped is decorator with wrap applied to each storage it makes; the
+// func wrap returns, if any, runs before that storage is destroyed.
+func wrapped(decorator generic.StorageDecorator, wrap func(s storage.Interface, newFunc func() runtime.Object) (storage.Interface, func())) generic.StorageDecorator {
 	return func(config *storagebackend.ConfigForResource, resourcePrefix string, keyFunc func(obj runtime.Object) (string, error),
 		newFunc, newListFunc func() runtime.Object, getAttrsFunc storage.AttrFunc, triggers storage.IndexerFuncs, indexers *cache.Indexers,
 	) (storage.Interface, factory.DestroyFunc, error) {
@@ -74,7 +82,11 @@ func establishedEarlier(decorator generic.StorageDecorator) generic.StorageDecor
 		if err != nil {
 			return nil, nil, err
 		}
-		return crdStorage{s}, destroy, nil
+		s, beforeDestroy := wrap(s, newFunc)
+		if beforeDestroy == nil {
+			return s, destroy, nil
+		}
+		return s, func() { beforeDestroy(); destroy() }, nil
 	}
 }
 
@@ -152,14 +164,7 @@ func (g CustomResourceRESTOptionsGetter) GetRESTOptions(gr schema.GroupResource,
 
 // told decorates storage so that made hears of each storage decorator makes.
 func told(decorator generic.StorageDecorator, gr schema.GroupResource, made func(schema.GroupResource, schema.GroupVersionKind, storage.Interface) func()) generic.StorageDecorator {
-	return func(config *storagebackend.ConfigForResource, resourcePrefix string, keyFunc func(obj runtime.Object) (string, error),
-		newFunc, newListFunc func() runtime.Object, getAttrsFunc storage.AttrFunc, triggers storage.IndexerFuncs, indexers *cache.Indexers,
-	) (storage.Interface, factory.DestroyFunc, error) {
-		s, destroy, err := decorator(config, resourcePrefix, keyFunc, newFunc, newListFunc, getAttrsFunc, triggers, indexers)
-		if err != nil {
-			return nil, nil, err
-		}
-		destroyed := made(gr, newFunc().GetObjectKind().GroupVersionKind(), s)
-		return s, func() { destroyed(); destroy() }, nil
-	}
+	return wrapped(decorator, func(s storage.Interface, newFunc func() runtime.Object) (storage.Interface, func()) {
+		return s, made(gr, newFunc().GetObjectKind().GroupVersionKind(), s)
+	})
 }

@@ -20,8 +20,6 @@ import (
 	"fmt"
 	"maps"
 	"net/netip"
-	"net/url"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -137,14 +135,7 @@ func TestKubernetesService(t *testing.T) {
 		s := testserver.Start(t, func(o *server.Options) { o.DataDir = dir })
 		client := kubernetes.NewForConfigOrDie(s.Config)
 		ctx := t.Context()
-		u, err := url.Parse(s.Config.Host)
-		if err != nil {
-			t.Fatal(err)
-		}
-		port, err := strconv.Atoi(u.Port())
-		if err != nil {
-			t.Fatal(err)
-		}
+		port := serverPort(t, s)
 		if firstPort == 0 {
 			firstPort = port
 		}
