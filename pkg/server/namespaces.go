@@ -84,27 +84,20 @@ func bootstrapKubernetesService(ctx context.Context, client kubernetes.Interface
 			Type:            corev1.ServiceTypeClusterIP,
 		},
 	}
-	err := wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
-		// A get first: a create of the existing Service would be refused
-		// its address before it could be refused as existing.
-		_, err := services.Get(ctx, svc.Name, metav1.GetOptions{})
-		if apierrors.IsNotFound(err) {
-			_, err = services.Create(ctx, svc, metav1.CreateOptions{})
+	// A get first: a create of the existing Service would be refused its
+	// address before it could be refused as existing.
+	create := func(ctx context.Context, svc *corev1.Service, opts metav1.CreateOptions) (*corev1.Service, error) {
+		if existing, err := services.Get(ctx, svc.Name, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+			return existing, err
 		}
-		switch {
-		case err == nil || apierrors.IsAlreadyExists(err):
-			return true, nil
-		case apierrors.IsInvalid(err): // its address is another Service's: nothing to retry
+		created, err := services.Create(ctx, svc, opts)
+		if apierrors.IsInvalid(err) { // its address is another Service's: nothing to retry
 			utilruntime.HandleErrorWithContext(ctx, err, "Making the kubernetes Service")
-			return true, nil
+			return nil, nil
 		}
-		klog.FromContext(ctx).V(2).Info("Making the kubernetes Service", "err", err)
-		return false, nil
-	})
-	if ctx.Err() != nil {
-		return nil // stopping: the next start makes it
+		return created, err
 	}
-	return err
+	return createMissing(ctx, []*corev1.Service{svc}, create)
 }
 
 // createMissing creates each of objs that does not exist, retrying briefly

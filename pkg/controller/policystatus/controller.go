@@ -35,9 +35,9 @@ import (
 	"k8s.io/client-go/restmapper"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/workqueue"
+	"k8s.io/kube-openapi/pkg/validation/spec"
 
 	"github.com/miniapiserver/miniapiserver/pkg/controller/worker"
-	"k8s.io/kube-openapi/pkg/validation/spec"
 )
 
 // Name is the field manager of the status the controller writes, and
