@@ -5,7 +5,7 @@
 # (an API client only), pkg/storage does not import the watch cache,
 # the registry or the server, the registry imports only pkg/api of ours,
 # pkg/envtest does not import controller-runtime, pkg/auth imports nothing of
-# ours, pkg/controller/... only pkg/auth of the server's packages, and
+# ours, nor does pkg/admission/..., pkg/controller/... only pkg/auth of the server's packages, and
 # nothing imports cmd/.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -28,6 +28,9 @@ forbid "${mod}/pkg/garbagecollector" "^${mod}/" "other packages of this module (
 forbid "${mod}/pkg/storage" "^${mod}/pkg/(watchcache|registry|server|testserver)" "the watch cache, registry or server"
 forbid "${mod}/pkg/envtest" "^sigs\.k8s\.io/controller-runtime" "controller-runtime (its users bring their own)"
 forbid "${mod}/pkg/auth" "^${mod}/" "other packages of this module (it decides from RBAC objects only)"
+for p in $(go list ./pkg/admission/...); do
+  forbid "${p}" "^${mod}/" "other packages of this module (a plugin works on API objects and clients only)"
+done
 for p in $(go list ./pkg/controller/...); do
   forbid "${p}" "^${mod}/pkg/(api|registry|server|storage|testserver|watchcache|envtest)" "the server's packages (a controller is a client of the API, with pkg/auth's RBAC logic)"
 done

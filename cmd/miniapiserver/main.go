@@ -23,6 +23,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
 	"github.com/spf13/pflag"
 	genericapiserver "k8s.io/apiserver/pkg/server"
@@ -69,6 +70,9 @@ func run(ctx context.Context, args []string) error {
 	fs.IntVar(&opts.WatchCacheHistorySize, "watch-cache-history-size", opts.WatchCacheHistorySize, "The most events the watch cache keeps per resource, whatever their age.")
 	fs.StringSliceVar(&opts.CRDPaths, "crds", opts.CRDPaths, "CustomResourceDefinition manifests to install on start: files or directories of .yaml/.yml/.json files (comma separated).")
 	fs.StringToStringVar((*map[string]string)(&opts.WebhookServices), "webhook-service", nil, "Where webhooks' Service references are served, there being no Service network: NAMESPACE/NAME:PORT=HOST:PORT (comma separated); used by admission and CRD conversion webhooks.")
+	plugins := strings.Join(server.NewAdmissionOptions(nil, nil).Plugins.Registered(), ", ")
+	fs.StringSliceVar(&opts.EnableAdmissionPlugins, "enable-admission-plugins", nil, "Admission plugins to turn on (comma separated; all are on unless disabled): "+plugins+".")
+	fs.StringSliceVar(&opts.DisableAdmissionPlugins, "disable-admission-plugins", nil, "Admission plugins to turn off (comma separated): "+plugins+".")
 	fs.BoolVar(&opts.NamespaceDefaults, "namespace-defaults", opts.NamespaceDefaults, "Give every namespace a \"default\" ServiceAccount and the \"kube-root-ca.crt\" ConfigMap, as kube-controller-manager does.")
 	fs.BoolVar(&opts.GarbageCollector, "enable-garbage-collector", opts.GarbageCollector, "Run a garbage collector: delete dependents whose owners are gone, and honour the Foreground and Orphan propagation policies.")
 	fs.DurationVar(&opts.EtcdCompactionInterval, "etcd-compaction-interval", opts.EtcdCompactionInterval, "How often to compact old etcd revisions; 0 disables compaction.")

@@ -97,6 +97,11 @@ func defaultPod(p *corev1.Pod) {
 
 // DefaultPodSpec applies upstream's defaults of a pod spec, in a Pod or a template.
 func DefaultPodSpec(spec *corev1.PodSpec) {
+	// serviceAccount is an alias of serviceAccountName, which wins.
+	if spec.ServiceAccountName == "" {
+		spec.ServiceAccountName = spec.DeprecatedServiceAccount //nolint:staticcheck // kept in step, as upstream does
+	}
+	spec.DeprecatedServiceAccount = spec.ServiceAccountName //nolint:staticcheck // kept in step, as upstream does
 	if spec.DNSPolicy == "" {
 		spec.DNSPolicy = corev1.DNSClusterFirst
 	}

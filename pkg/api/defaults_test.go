@@ -119,6 +119,12 @@ func TestDefaultPod(t *testing.T) {
 	}{
 		{name: "empty spec", spec: corev1.PodSpec{}, want: defaulted},
 		{name: "explicit values kept", spec: explicit, want: explicit},
+		{name: "serviceAccount copied from serviceAccountName", spec: corev1.PodSpec{ServiceAccountName: "sa"},
+			want: withServiceAccount(defaulted, "sa")},
+		{name: "serviceAccountName from the old alias", spec: corev1.PodSpec{DeprecatedServiceAccount: "old"},
+			want: withServiceAccount(defaulted, "old")},
+		{name: "serviceAccountName wins over the alias", spec: corev1.PodSpec{ServiceAccountName: "new", DeprecatedServiceAccount: "old"},
+			want: withServiceAccount(defaulted, "new")},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -129,6 +135,11 @@ func TestDefaultPod(t *testing.T) {
 			}
 		})
 	}
+}
+
+func withServiceAccount(spec corev1.PodSpec, name string) corev1.PodSpec {
+	spec.ServiceAccountName, spec.DeprecatedServiceAccount = name, name //nolint:staticcheck // the alias is what is tested
+	return spec
 }
 
 func TestContainerDefaults(t *testing.T) {

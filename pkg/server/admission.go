@@ -22,6 +22,7 @@ import (
 	"fmt"
 	"net"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -30,6 +31,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apiserver/pkg/admission"
 	"k8s.io/apiserver/pkg/admission/initializer"
+	"k8s.io/apiserver/pkg/admission/plugin/namespace/lifecycle"
 	"k8s.io/apiserver/pkg/admission/plugin/policy/validating"
 	webhookinit "k8s.io/apiserver/pkg/admission/plugin/webhook/initializer"
 	"k8s.io/apiserver/pkg/cel/openapi/resolver"
@@ -48,18 +50,30 @@ import (
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/kube-openapi/pkg/validation/spec"
 
+	"github.com/miniapiserver/miniapiserver/pkg/admission/serviceaccount"
 	"github.com/miniapiserver/miniapiserver/pkg/api"
 	"github.com/miniapiserver/miniapiserver/pkg/controller/policystatus"
 	generatedopenapi "github.com/miniapiserver/miniapiserver/pkg/generated/openapi"
 	"github.com/miniapiserver/miniapiserver/pkg/version"
 )
 
-// addAdmission sets gc's admission chain as kube-apiserver's default one,
-// minus the plugins that live in k8s.io/kubernetes: NamespaceLifecycle,
-// MutatingAdmissionPolicy, MutatingAdmissionWebhook,
-// ValidatingAdmissionPolicy and ValidatingAdmissionWebhook, all
-// k8s.io/apiserver's, in its recommended order (the mutating ones run
-// before the validating ones). The apiextensions server shares gc's chain,
+// NewAdmissionOptions returns the admission plugins this server has, in
+// kube-apiserver's order: k8s.io/apiserver's NamespaceLifecycle, then
+// ServiceAccount (ours, ported from k8s.io/kubernetes), then
+// k8s.io/apiserver's MutatingAdmissionPolicy, MutatingAdmissionWebhook,
+// ValidatingAdmissionPolicy and ValidatingAdmissionWebhook (the mutating
+// ones run before the validating ones), all on by default, with enable
+// and disable as kube-apiserver's --enable-admission-plugins and
+// --disable-admission-plugins.
+func NewAdmissionOptions(enable, disable []string) *genericoptions.AdmissionOptions {
+	o := genericoptions.NewAdmissionOptions()
+	serviceaccount.Register(o.Plugins)
+	o.RecommendedPluginOrder = slices.Insert(o.RecommendedPluginOrder, slices.Index(o.RecommendedPluginOrder, lifecycle.PluginName)+1, serviceaccount.PluginName)
+	o.EnablePlugins, o.DisablePlugins = enable, disable
+	return o
+}
+
+// addAdmission sets gc's admission chain as the plugins plugins enables. The apiextensions server shares gc's chain,
 // so custom resources get it too. Webhooks referring to a Service are
 // called at what services resolves them to. Ready closes once the server
 // is ready (see openAPIAfter). The plugins stop when done closes (not when
@@ -69,7 +83,7 @@ import (
 //
 // The chain is built by the returned admission's build, once factory has
 // synced (see deferredAdmission); until then, requests wait for it.
-func addAdmission(gc *genericapiserver.Config, factory informers.SharedInformerFactory, client kubernetes.Interface, loopback *rest.Config, services webhook.ServiceResolver, ready, done <-chan struct{}) (*deferredAdmission, error) {
+func addAdmission(gc *genericapiserver.Config, plugins *genericoptions.AdmissionOptions, factory informers.SharedInformerFactory, client kubernetes.Interface, loopback *rest.Config, services webhook.ServiceResolver, ready, done <-chan struct{}) (*deferredAdmission, error) {
 	dynamicClient, err := dynamic.NewForConfig(loopback)
 	if err != nil {
 		return nil, err
@@ -79,6 +93,7 @@ func addAdmission(gc *genericapiserver.Config, factory informers.SharedInformerF
 	// The informers the plugins read, made now so that they start with
 	// the factory's others.
 	factory.Core().V1().Namespaces().Informer()
+	factory.Core().V1().ServiceAccounts().Informer()
 	registration := factory.Admissionregistration().V1()
 	for _, i := range []interface {
 		Informer() cache.SharedIndexInformer
@@ -92,7 +107,7 @@ func addAdmission(gc *genericapiserver.Config, factory informers.SharedInformerF
 	d := &deferredAdmission{built: make(chan struct{})}
 	d.build = func() error {
 		scratch := *gc
-		err := genericoptions.NewAdmissionOptions().ApplyTo(&scratch, factory, client, dynamicClient, utilfeature.DefaultFeatureGate, version.EffectiveVersion(),
+		err := plugins.ApplyTo(&scratch, factory, client, dynamicClient, utilfeature.DefaultFeatureGate, version.EffectiveVersion(),
 			webhookinit.NewPluginInitializer(authInfo, services), pluginSettings{done: done})
 		if err != nil {
 			return err

@@ -67,6 +67,10 @@ type Options struct {
 	// policies wait for it (without it they delete at once, as
 	// kube-apiserver's --enable-garbage-collector=false).
 	GarbageCollector bool
+	// EnableAdmissionPlugins and DisableAdmissionPlugins turn admission
+	// plugins on or off, as kube-apiserver's flags of those names: all of
+	// NewAdmissionOptions' are on unless disabled.
+	EnableAdmissionPlugins, DisableAdmissionPlugins []string
 	// NamespaceDefaults gives every namespace a "default" ServiceAccount
 	// and the "kube-root-ca.crt" ConfigMap, as kube-controller-manager does.
 	NamespaceDefaults bool
@@ -167,6 +171,7 @@ func (o *Options) Validate() error {
 	if o.EtcdCompactionInterval < 0 {
 		errs = append(errs, fmt.Errorf("--etcd-compaction-interval %s must not be negative", o.EtcdCompactionInterval))
 	}
+	errs = append(errs, NewAdmissionOptions(o.EnableAdmissionPlugins, o.DisableAdmissionPlugins).Validate()...)
 	if _, err := ParseServiceAddresses(o.WebhookServices); err != nil {
 		errs = append(errs, fmt.Errorf("--webhook-service: %w", err))
 	}

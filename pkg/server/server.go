@@ -551,7 +551,7 @@ func (c CompletedConfig) genericConfig(ctx context.Context, backend *storageback
 		return nil, nil, nil, err
 	}
 
-	admission, err := addAdmission(gc, factory, client, loopback, c.Options.WebhookServices, ready, admissionDone)
+	admission, err := addAdmission(gc, NewAdmissionOptions(c.Options.EnableAdmissionPlugins, c.Options.DisableAdmissionPlugins), factory, client, loopback, c.Options.WebhookServices, ready, admissionDone)
 	if err != nil {
 		return nil, nil, nil, err
 	}

@@ -21,6 +21,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -29,6 +30,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/klog/v2"
 
+	"github.com/miniapiserver/miniapiserver/pkg/admission/serviceaccount"
 	"github.com/miniapiserver/miniapiserver/pkg/server"
 )
 
@@ -109,8 +111,11 @@ func start(logs *serverLog, options []func(*server.Options)) (*Server, error) {
 	opts := server.NewOptions()
 	opts.SecurePort = 0
 	opts.EtcdUnsafeNoFsync = true
-	// As envtest, which runs no kube-controller-manager: see WithNamespaceDefaults.
+	// As envtest, which runs no kube-controller-manager, and so no
+	// ServiceAccount admission (it would refuse every Pod for want of a
+	// "default" ServiceAccount): see WithNamespaceDefaults.
 	opts.NamespaceDefaults = false
+	opts.DisableAdmissionPlugins = []string{serviceaccount.PluginName}
 	for _, o := range options {
 		o(opts)
 	}
@@ -171,10 +176,15 @@ func WithGarbageCollector() func(*server.Options) {
 
 // WithNamespaceDefaults gives every namespace a "default" ServiceAccount
 // and the "kube-root-ca.crt" ConfigMap, as a cluster's
-// kube-controller-manager does (the binary does by default; an in-process
-// server, like envtest's kube-apiserver, does not unless asked).
+// kube-controller-manager does, and turns ServiceAccount admission on, as
+// in a cluster: a Pod gets the "default" ServiceAccount and its token
+// volume (the binary does all this by default; an in-process server, like
+// envtest's kube-apiserver, does not unless asked).
 func WithNamespaceDefaults() func(*server.Options) {
-	return func(o *server.Options) { o.NamespaceDefaults = true }
+	return func(o *server.Options) {
+		o.NamespaceDefaults = true
+		o.DisableAdmissionPlugins = slices.DeleteFunc(o.DisableAdmissionPlugins, func(p string) bool { return p == serviceaccount.PluginName })
+	}
 }
 
 // WithWebhookService makes webhooks (admission and CRD conversion) that
