@@ -23,12 +23,12 @@ import (
 	"strings"
 
 	rbacv1 "k8s.io/api/rbac/v1"
-	"k8s.io/apimachinery/pkg/labels"
 	utilerrors "k8s.io/apimachinery/pkg/util/errors"
 	"k8s.io/apiserver/pkg/authentication/serviceaccount"
 	"k8s.io/apiserver/pkg/authentication/user"
 	"k8s.io/apiserver/pkg/authorization/authorizer"
 	rbaclisters "k8s.io/client-go/listers/rbac/v1"
+	"k8s.io/client-go/tools/cache"
 )
 
 // RBAC is kube-apiserver's RBAC authorizer (k8s.io/kubernetes
@@ -36,10 +36,11 @@ import (
 // request is allowed if a rule of a role bound to its user, one of its
 // groups or its service account allows it; otherwise RBAC has no opinion.
 type RBAC struct {
-	Roles               rbaclisters.RoleLister
-	RoleBindings        rbaclisters.RoleBindingLister
-	ClusterRoles        rbaclisters.ClusterRoleLister
-	ClusterRoleBindings rbaclisters.ClusterRoleBindingLister
+	Roles        rbaclisters.RoleLister
+	ClusterRoles rbaclisters.ClusterRoleLister
+	// RoleBindings and ClusterRoleBindings are the informers' stores of
+	// the bindings, with BindingIndexers.
+	RoleBindings, ClusterRoleBindings cache.Indexer
 }
 
 var (
@@ -106,9 +107,12 @@ func (r *RBAC) RulesFor(ctx context.Context, u user.Info, namespace string) ([]a
 
 // visitRulesFor calls visit with each rule bound to u cluster-wide and, if
 // namespace is set, in namespace, and with each error met finding them,
-// until visit returns false.
+// until visit returns false. The bindings are those of u's subject keys
+// in the index (each once, by name), so a request costs the same
+// whatever the number of bindings to others.
 func (r *RBAC) visitRulesFor(u user.Info, namespace string, visit func(source fmt.Stringer, rule *rbacv1.PolicyRule, err error) bool) {
-	crbs, err := r.ClusterRoleBindings.List(labels.Everything())
+	subjects := subjectsOf(u)
+	crbs, err := byIndex[*rbacv1.ClusterRoleBinding](r.ClusterRoleBindings, "", subjects)
 	if err != nil && !visit(nil, nil, err) {
 		return
 	}
@@ -134,7 +138,7 @@ func (r *RBAC) visitRulesFor(u user.Info, namespace string, visit func(source fm
 	if namespace == "" {
 		return
 	}
-	rbs, err := r.RoleBindings.RoleBindings(namespace).List(labels.Everything())
+	rbs, err := byIndex[*rbacv1.RoleBinding](r.RoleBindings, namespace, subjects)
 	if err != nil && !visit(nil, nil, err) {
 		return
 	}
@@ -157,6 +161,78 @@ func (r *RBAC) visitRulesFor(u user.Info, namespace string, visit func(source fm
 			}
 		}
 	}
+}
+
+// SubjectIndex is the index of RoleBindings and ClusterRoleBindings by
+// subject that RBAC reads: add BindingIndexers to both informers.
+const SubjectIndex = "rbac-subject"
+
+// BindingIndexers index bindings by subject: a user or service account by
+// its user name, a group by its name, each in the binding's namespace
+// ("" for a ClusterRoleBinding).
+var BindingIndexers = cache.Indexers{SubjectIndex: func(obj any) ([]string, error) {
+	switch b := obj.(type) {
+	case *rbacv1.RoleBinding:
+		return subjectKeys(b.Namespace, b.Subjects), nil
+	case *rbacv1.ClusterRoleBinding:
+		return subjectKeys("", b.Subjects), nil
+	}
+	return nil, nil
+}}
+
+// subjectKeys are the index keys of subjects bound in namespace: those
+// that appliesTo would match a user by.
+func subjectKeys(namespace string, subjects []rbacv1.Subject) []string {
+	keys := make([]string, 0, len(subjects))
+	for _, s := range subjects {
+		switch s.Kind {
+		case rbacv1.UserKind:
+			keys = append(keys, subjectKey(namespace, "user", s.Name))
+		case rbacv1.GroupKind:
+			keys = append(keys, subjectKey(namespace, "group", s.Name))
+		case rbacv1.ServiceAccountKind:
+			ns := s.Namespace
+			if ns == "" {
+				ns = namespace
+			}
+			if ns != "" {
+				keys = append(keys, subjectKey(namespace, "user", serviceaccount.MakeUsername(ns, s.Name)))
+			}
+		}
+	}
+	return keys
+}
+
+func subjectKey(namespace, kind, name string) string { return namespace + "/" + kind + ":" + name }
+
+// subjectsOf are the subjects u is: its name and its groups.
+func subjectsOf(u user.Info) []subject {
+	keys := []subject{{"user", u.GetName()}}
+	for _, g := range u.GetGroups() {
+		keys = append(keys, subject{"group", g})
+	}
+	return keys
+}
+
+type subject struct{ kind, name string }
+
+// byIndex returns the bindings in namespace of any of subjects, each once,
+// sorted by name.
+func byIndex[T interface{ GetName() string }](index cache.Indexer, namespace string, subjects []subject) ([]T, error) {
+	var out []T
+	for _, s := range subjects {
+		objs, err := index.ByIndex(SubjectIndex, subjectKey(namespace, s.kind, s.name))
+		if err != nil {
+			return nil, err
+		}
+		for _, o := range objs {
+			if b, ok := o.(T); ok {
+				out = append(out, b)
+			}
+		}
+	}
+	slices.SortFunc(out, func(a, b T) int { return strings.Compare(a.GetName(), b.GetName()) })
+	return slices.CompactFunc(out, func(a, b T) bool { return a.GetName() == b.GetName() }), nil
 }
 
 // roleRules returns the rules of the role ref refers to, from a binding in

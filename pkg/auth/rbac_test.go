@@ -17,11 +17,18 @@ limitations under the License.
 package auth
 
 import (
+	"context"
+	"fmt"
+	"reflect"
 	"testing"
 
 	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apiserver/pkg/authentication/user"
 	"k8s.io/apiserver/pkg/authorization/authorizer"
+	rbaclisters "k8s.io/client-go/listers/rbac/v1"
+	"k8s.io/client-go/tools/cache"
 )
 
 func TestRuleAllows(t *testing.T) {
@@ -137,5 +144,100 @@ func TestAggregatedRulesOfTheDefaults(t *testing.T) {
 		if got := len(byName[tc.role].Rules); got != tc.want || got == 0 {
 			t.Errorf("%s: got %d rules, want %d", tc.role, got, tc.want)
 		}
+	}
+}
+
+// newRBAC returns RBAC over stores holding objs, indexed as the server's.
+func newRBAC(t testing.TB, objs ...runtime.Object) *RBAC {
+	t.Helper()
+	stores := map[string]cache.Indexer{}
+	for _, kind := range []string{"Role", "ClusterRole"} {
+		stores[kind] = cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc})
+	}
+	for _, kind := range []string{"RoleBinding", "ClusterRoleBinding"} {
+		stores[kind] = cache.NewIndexer(cache.MetaNamespaceKeyFunc, BindingIndexers)
+	}
+	for _, o := range objs {
+		kind := reflect.TypeOf(o).Elem().Name()
+		if err := stores[kind].Add(o); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return &RBAC{
+		Roles: rbaclisters.NewRoleLister(stores["Role"]), ClusterRoles: rbaclisters.NewClusterRoleLister(stores["ClusterRole"]),
+		RoleBindings: stores["RoleBinding"], ClusterRoleBindings: stores["ClusterRoleBinding"],
+	}
+}
+
+func getRule(resources ...string) []rbacv1.PolicyRule {
+	return []rbacv1.PolicyRule{{Verbs: []string{"get"}, APIGroups: []string{""}, Resources: resources}}
+}
+
+// TestRBACFindsBindingsBySubject: each kind of subject finds its bindings,
+// in the binding's namespace only, and a binding to others does not.
+func TestRBACFindsBindingsBySubject(t *testing.T) {
+	rbac := newRBAC(t,
+		&rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: "get-nodes"}, Rules: getRule("nodes")},
+		&rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: "get-secrets"}, Rules: getRule("secrets")},
+		&rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Namespace: "a", Name: "get-pods"}, Rules: getRule("pods")},
+		&rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "ops-nodes"},
+			RoleRef:  rbacv1.RoleRef{Kind: "ClusterRole", Name: "get-nodes"},
+			Subjects: []rbacv1.Subject{{Kind: rbacv1.GroupKind, Name: "ops"}, {Kind: rbacv1.ServiceAccountKind, Namespace: "a", Name: "robot"}}},
+		&rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Namespace: "a", Name: "bob-pods"},
+			RoleRef: rbacv1.RoleRef{Kind: "Role", Name: "get-pods"}, Subjects: []rbacv1.Subject{{Kind: rbacv1.UserKind, Name: "bob"}}},
+		&rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Namespace: "a", Name: "robot-secrets"},
+			RoleRef: rbacv1.RoleRef{Kind: "ClusterRole", Name: "get-secrets"}, Subjects: []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: "robot"}}},
+		&rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Namespace: "a", Name: "alice-secrets"},
+			RoleRef: rbacv1.RoleRef{Kind: "ClusterRole", Name: "get-secrets"}, Subjects: []rbacv1.Subject{{Kind: rbacv1.UserKind, Name: "alice"}}},
+	)
+	bob := &user.DefaultInfo{Name: "bob", Groups: []string{"ops"}}
+	robot := &user.DefaultInfo{Name: "system:serviceaccount:a:robot"}
+	get := func(u user.Info, ns, resource string) authorizer.AttributesRecord {
+		return authorizer.AttributesRecord{User: u, Verb: "get", Namespace: ns, Resource: resource, ResourceRequest: true}
+	}
+	for _, tc := range []struct {
+		attrs      authorizer.AttributesRecord
+		wantReason string // "" for no opinion
+	}{
+		{get(bob, "a", "pods"), `RBAC: allowed by RoleBinding "bob-pods/a" of Role "get-pods" to User "bob"`},
+		{get(bob, "b", "pods"), ""},
+		{get(bob, "a", "secrets"), ""},
+		{get(bob, "", "nodes"), `RBAC: allowed by ClusterRoleBinding "ops-nodes" of ClusterRole "get-nodes" to Group "ops"`},
+		{get(robot, "", "nodes"), `RBAC: allowed by ClusterRoleBinding "ops-nodes" of ClusterRole "get-nodes" to ServiceAccount "robot/a"`},
+		{get(robot, "a", "secrets"), `RBAC: allowed by RoleBinding "robot-secrets/a" of ClusterRole "get-secrets" to ServiceAccount "robot/a"`},
+		{get(&user.DefaultInfo{Name: "system:serviceaccount:b:robot"}, "a", "secrets"), ""},
+	} {
+		t.Run(fmt.Sprintf("%s %s in %q", tc.attrs.User.GetName(), tc.attrs.Resource, tc.attrs.Namespace), func(t *testing.T) {
+			decision, reason, err := rbac.Authorize(context.Background(), tc.attrs)
+			want := authorizer.DecisionNoOpinion
+			if tc.wantReason != "" {
+				want = authorizer.DecisionAllow
+			}
+			if err != nil || decision != want || reason != tc.wantReason {
+				t.Errorf("got %v %q %v, want %v %q", decision, reason, err, want, tc.wantReason)
+			}
+		})
+	}
+}
+
+// BenchmarkAuthorize: a user's request among n RoleBindings to other users
+// in its namespace costs the same whatever n.
+func BenchmarkAuthorize(b *testing.B) {
+	for _, n := range []int{10, 1000} {
+		b.Run(fmt.Sprintf("bindings=%d", n), func(b *testing.B) {
+			objs := []runtime.Object{&rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Namespace: "a", Name: "get-pods"}, Rules: getRule("pods")}}
+			for i := range n {
+				objs = append(objs, &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Namespace: "a", Name: fmt.Sprintf("user-%d", i)},
+					RoleRef: rbacv1.RoleRef{Kind: "Role", Name: "get-pods"}, Subjects: []rbacv1.Subject{{Kind: rbacv1.UserKind, Name: fmt.Sprintf("user-%d", i)}}})
+			}
+			rbac := newRBAC(b, objs...)
+			attrs := authorizer.AttributesRecord{User: &user.DefaultInfo{Name: "user-7", Groups: []string{"system:authenticated"}},
+				Verb: "get", Namespace: "a", Resource: "pods", ResourceRequest: true}
+			for b.Loop() {
+				if d, _, _ := rbac.Authorize(context.Background(), attrs); d != authorizer.DecisionAllow {
+					b.Fatal(d)
+				}
+			}
+		})
 	}
 }

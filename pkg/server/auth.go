@@ -41,6 +41,7 @@ import (
 	authorizerunion "k8s.io/apiserver/pkg/authorization/union"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
 
 	"github.com/miniapiserver/miniapiserver/pkg/auth"
@@ -128,11 +129,17 @@ func newAuthorizer(mode string, factory informers.SharedInformerFactory) (author
 		return a, a, nil
 	}
 	rbac := factory.Rbac().V1()
+	bindings, clusterBindings := rbac.RoleBindings().Informer(), rbac.ClusterRoleBindings().Informer()
+	for _, i := range []cache.SharedIndexInformer{bindings, clusterBindings} {
+		if err := i.AddIndexers(auth.BindingIndexers); err != nil {
+			return nil, nil, err
+		}
+	}
 	r := &auth.RBAC{
 		Roles:               rbac.Roles().Lister(),
-		RoleBindings:        rbac.RoleBindings().Lister(),
 		ClusterRoles:        rbac.ClusterRoles().Lister(),
-		ClusterRoleBindings: rbac.ClusterRoleBindings().Lister(),
+		RoleBindings:        bindings.GetIndexer(),
+		ClusterRoleBindings: clusterBindings.GetIndexer(),
 	}
 	masters := authorizerfactory.NewPrivilegedGroups(user.SystemPrivilegedGroup)
 	a, err := authorizerunion.New(
