@@ -26,7 +26,12 @@ import (
 	"testing"
 	"time"
 
+	authenticationv1 "k8s.io/api/authentication/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apiserver/pkg/admission/plugin/policy/generic"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/klog/v2"
 
@@ -225,6 +230,31 @@ func (s *Server) AddUser(name string, groups ...string) (*rest.Config, error) {
 		return nil, err
 	}
 	cfg.QPS = -1
+	return cfg, nil
+}
+
+// ServiceAccountConfig returns a client config authenticated by a token
+// of ServiceAccount namespace/name (made if missing), as a Pod running as
+// it has: user system:serviceaccount:NAMESPACE:NAME in the groups
+// system:serviceaccounts, system:serviceaccounts:NAMESPACE and
+// system:authenticated, allowed what RBAC grants it. The token lasts an
+// hour, and stops working once the ServiceAccount is deleted.
+func (s *Server) ServiceAccountConfig(ctx context.Context, namespace, name string) (*rest.Config, error) {
+	client, err := kubernetes.NewForConfig(s.Config)
+	if err != nil {
+		return nil, err
+	}
+	accounts := client.CoreV1().ServiceAccounts(namespace)
+	sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: name}}
+	if _, err := accounts.Create(ctx, sa, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		return nil, err
+	}
+	tr, err := accounts.CreateToken(ctx, name, &authenticationv1.TokenRequest{}, metav1.CreateOptions{})
+	if err != nil {
+		return nil, err
+	}
+	cfg := rest.AnonymousClientConfig(s.Config)
+	cfg.BearerToken = tr.Status.Token
 	return cfg, nil
 }
 

@@ -17,14 +17,20 @@ limitations under the License.
 package testserver_test
 
 import (
+	"context"
 	"net"
 	"net/url"
 	"os"
+	"slices"
 	"testing"
+	"time"
 
+	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
@@ -119,5 +125,58 @@ func TestLogsBelongToTheirServer(t *testing.T) {
 	}
 	if errs := noisy.LoggedErrors(); len(errs) > 0 {
 		t.Errorf("bad tokens logged errors: %q; want 401 answered quietly", errs)
+	}
+}
+
+// TestServiceAccountConfig: the config is the service account's, allowed
+// what its binding grants, and refused once the account is deleted.
+func TestServiceAccountConfig(t *testing.T) {
+	s := testserver.Start(t)
+	ctx := t.Context()
+	admin := kubernetes.NewForConfigOrDie(s.Config)
+	cfg, err := s.ServiceAccountConfig(ctx, "default", "robot")
+	if err != nil {
+		t.Fatal(err)
+	}
+	robot := kubernetes.NewForConfigOrDie(cfg)
+	review, err := robot.AuthenticationV1().SelfSubjectReviews().Create(ctx, &authenticationv1.SelfSubjectReview{}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantGroups := []string{"system:serviceaccounts", "system:serviceaccounts:default", "system:authenticated"}
+	if got := review.Status.UserInfo; got.Username != "system:serviceaccount:default:robot" || !slices.Equal(got.Groups, wantGroups) {
+		t.Errorf("got %s in %v, want system:serviceaccount:default:robot in %v", got.Username, got.Groups, wantGroups)
+	}
+	if _, err := robot.CoreV1().ConfigMaps("default").List(ctx, metav1.ListOptions{}); !apierrors.IsForbidden(err) {
+		t.Fatalf("before a binding: got %v, want 403", err)
+	}
+	binding := &rbacv1.RoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: "robot-view"},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "view"},
+		Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: "robot", Namespace: "default"}},
+	}
+	if _, err := admin.RbacV1().RoleBindings("default").Create(ctx, binding, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	poll(t, "the binding to apply", func() bool {
+		_, err := robot.CoreV1().ConfigMaps("default").List(ctx, metav1.ListOptions{})
+		return err == nil
+	})
+	if err := admin.CoreV1().ServiceAccounts("default").Delete(ctx, "robot", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	poll(t, "the token to stop working", func() bool {
+		_, err := robot.CoreV1().ConfigMaps("default").List(ctx, metav1.ListOptions{})
+		return apierrors.IsUnauthorized(err)
+	})
+}
+
+// poll waits up to 30 s for cond.
+func poll(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	if err := wait.PollUntilContextTimeout(t.Context(), 10*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
+		return cond(), nil
+	}); err != nil {
+		t.Fatalf("waiting for %s: %v", what, err)
 	}
 }
