@@ -79,6 +79,12 @@ limitations under the License.
 //     mode's median round: with -readme to bench-informers-heap.svg next
 //     to the -readme file, which the report links, otherwise to a new file
 //     in the temporary directory;
+//   - admission: -admission-creates ConfigMap creates with no admission
+//     configured, with one ValidatingAdmissionPolicy and with one
+//     validating webhook served by the bench: latency, and what each adds;
+//   - rbac: -rbac-rounds LISTs and creates of ConfigMaps as the admin and
+//     as a user (a token-file token) whose RoleBinding is one of
+//     -rbac-bindings in the namespace: latency, and what the user adds;
 //   - stops: SIGTERM→exit of a server with -stop-watches ConfigMap watches
 //     open (half with allowWatchBookmarks, -watchers-per-conn streams per
 //     HTTP/2 connection), with the watch cache and with --watch-cache=false,

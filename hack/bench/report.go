@@ -51,6 +51,7 @@ type report struct {
 	throughput throughputResult
 	informers  informersResult
 	admission  admissionResult
+	rbac       rbacResult
 	stops      []stopStats // watch cache, then etcd
 	restarts   restartsResult
 	upstream   *upstreamResult // with -upstream
@@ -80,6 +81,7 @@ func (r report) body() (string, error) {
 	r.writeThroughput(&b)
 	r.writeInformers(&b)
 	r.writeAdmission(&b)
+	r.writeRBAC(&b)
 	r.writeStops(&b)
 	r.writeRestarts(&b)
 	return b.String(), b.err

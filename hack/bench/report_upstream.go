@@ -112,6 +112,8 @@ func (r report) upstreamBoth() []string {
 		"watch":      len(r.upstream.watch) > 0,
 		"informers":  r.informers.upstream != nil,
 		"stops":      len(r.upstream.stops.runs) > 0,
+		"admission":  r.admission.upstream != nil,
+		"rbac":       r.rbac.upstream != nil,
 	}
 	var both []string
 	for _, name := range r.ranSections() {

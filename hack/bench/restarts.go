@@ -188,8 +188,9 @@ func (ub *upstreamBench) restartOnce(ctx context.Context, cfg config, dir string
 }
 
 // ensureDefaultServiceAccount creates the namespace's default
-// ServiceAccount, which kube-apiserver's admission requires of a Pod and
-// which, without kube-controller-manager, nothing else creates.
+// ServiceAccount, which ServiceAccount admission requires of a Pod and
+// which, without kube-controller-manager (or namespace defaults), nothing
+// else creates.
 func ensureDefaultServiceAccount(ctx context.Context, client kubernetes.Interface) error {
 	sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "default"}}
 	if _, err := client.CoreV1().ServiceAccounts(namespace).Create(ctx, sa, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
@@ -232,6 +233,9 @@ func restartOnce(ctx context.Context, cfg config, dataDir string, mode restartMo
 		return restartRun{}, err
 	}
 	defer closeIdle(clientHTTP)
+	if err := ensureDefaultServiceAccount(ctx, client); err != nil { // as on kube-apiserver: the bench runs ours without namespace defaults
+		return restartRun{}, err
+	}
 	informers, err := watchedAndSynced(ctx, client, cfg.restartObjects)
 	if err != nil {
 		return restartRun{}, err

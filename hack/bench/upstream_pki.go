@@ -45,11 +45,12 @@ const (
 // upstreamPKI is what every kube-apiserver the bench starts shares,
 // generated once per run before any is timed: a CA and a serving
 // certificate it signed, a service account key pair, and a token auth file
-// with one admin token (group system:masters).
+// with one admin token (group system:masters) and the rbac section's user's.
 type upstreamPKI struct {
-	dir   string
-	caPEM []byte // the CA certificate, for the kubeconfigs
-	token string // the admin's bearer token
+	dir       string
+	caPEM     []byte // the CA certificate, for the kubeconfigs
+	token     string // the admin's bearer token
+	userToken string // the rbac section's user's bearer token
 }
 
 // newUpstreamPKI writes the files into dir.
@@ -63,13 +64,17 @@ func newUpstreamPKI(dir string) (*upstreamPKI, error) {
 		return nil, err
 	}
 	p.token = hex.EncodeToString(token)
+	if _, err := rand.Read(token); err != nil {
+		return nil, err
+	}
+	p.userToken = hex.EncodeToString(token)
 	if err := p.writeCerts(); err != nil {
 		return nil, fmt.Errorf("generating kube-apiserver's certificates: %w", err)
 	}
 	if err := p.writeServiceAccountKey(); err != nil {
 		return nil, fmt.Errorf("generating the service account key: %w", err)
 	}
-	tokens := p.token + ",bench-admin,bench-admin,system:masters\n"
+	tokens := p.token + ",bench-admin,bench-admin,system:masters\n" + p.userToken + "," + rbacUser + "," + rbacUser + "\n"
 	if err := os.WriteFile(p.path(tokensFile), []byte(tokens), 0o600); err != nil {
 		return nil, err
 	}
