@@ -24,9 +24,11 @@ import (
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/pem"
+	"fmt"
 	"math/big"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -36,8 +38,10 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+	"k8s.io/utils/ptr"
 
 	"github.com/miniapiserver/miniapiserver/pkg/server"
 	"github.com/miniapiserver/miniapiserver/pkg/testserver"
@@ -117,7 +121,8 @@ func eventually(t *testing.T, client kubernetes.Interface, do func(context.Conte
 
 // TestBoundUserCanDoWhatItsBindingAllows: a user by client certificate
 // can do what the Role bound to it allows (verbs, resources, names, its
-// namespace) and nothing else; the 403s carry upstream's messages.
+// namespace) and nothing else; the 403s carry upstream's messages; paging
+// and watch-list answer it as they answer the admin.
 func TestBoundUserCanDoWhatItsBindingAllows(t *testing.T) {
 	forEachStoragePath(t, func(t *testing.T, path func(*server.Options)) {
 		s := testserver.Start(t, path)
@@ -180,6 +185,20 @@ func TestBoundUserCanDoWhatItsBindingAllows(t *testing.T) {
 			t.Errorf("watch configmaps in kube-system: got %v, want 403", err)
 		}
 
+		// Paging and watch-list answer bob as they answer the admin.
+		for i := range 3 {
+			cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("page-%d", i)}}
+			if _, err := admin.CoreV1().ConfigMaps("default").Create(ctx, cm, metav1.CreateOptions{}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if got, want := pagedNames(t, bob), pagedNames(t, admin); !slices.Equal(got, want) || len(want) < 3 {
+			t.Errorf("paged by 2: bob got %v, the admin %v", got, want)
+		}
+		if got, want := watchListEvents(t, bob), watchListEvents(t, admin); !slices.Equal(got, want) || len(want) < 4 {
+			t.Errorf("watch-list: bob got %v, the admin %v", got, want)
+		}
+
 		// The admin impersonating bob gets bob's answers.
 		as := rest.CopyConfig(s.Config)
 		as.Impersonate = rest.ImpersonationConfig{UserName: "bob"}
@@ -195,6 +214,58 @@ func TestBoundUserCanDoWhatItsBindingAllows(t *testing.T) {
 			t.Errorf("bob impersonating: got %v, want 403", err)
 		}
 	})
+}
+
+// pagedNames lists default's ConfigMaps two at a time, and returns their
+// names and how many pages it took.
+func pagedNames(t *testing.T, c kubernetes.Interface) []string {
+	t.Helper()
+	var names []string
+	opts := metav1.ListOptions{Limit: 2}
+	for page := 1; ; page++ {
+		l, err := c.CoreV1().ConfigMaps("default").List(t.Context(), opts)
+		if err != nil {
+			t.Fatalf("page %d: %v", page, err)
+		}
+		for _, cm := range l.Items {
+			names = append(names, cm.Name)
+		}
+		if opts.Continue = l.Continue; opts.Continue == "" {
+			return append(names, fmt.Sprintf("(%d pages)", page))
+		}
+	}
+}
+
+// watchListEvents streams default's ConfigMaps by watch-list (client-go's
+// informers' way) and returns each event's type and name until the
+// bookmark that ends the initial events.
+func watchListEvents(t *testing.T, c kubernetes.Interface) []string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	w, err := c.CoreV1().ConfigMaps("default").Watch(ctx, metav1.ListOptions{
+		SendInitialEvents: ptr.To(true), ResourceVersionMatch: metav1.ResourceVersionMatchNotOlderThan, AllowWatchBookmarks: true,
+	})
+	if err != nil {
+		t.Fatalf("watch-list: %v", err)
+	}
+	defer w.Stop()
+	var events []string
+	for e := range w.ResultChan() {
+		cm, ok := e.Object.(*corev1.ConfigMap)
+		if !ok {
+			t.Fatalf("watch-list: got %s %T", e.Type, e.Object)
+		}
+		if e.Type == watch.Bookmark {
+			if cm.Annotations[metav1.InitialEventsAnnotationKey] == "true" {
+				return append(events, "BOOKMARK initial-events-end")
+			}
+			continue
+		}
+		events = append(events, string(e.Type)+" "+cm.Name)
+	}
+	t.Fatalf("watch-list ended after %v, before its initial-events-end bookmark", events)
+	return nil
 }
 
 // TestGroupsAggregationAndMasters: a group bound to the default ClusterRole
