@@ -17,10 +17,15 @@ limitations under the License.
 package integration
 
 import (
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	authenticationv1 "k8s.io/api/authentication/v1"
 	authorizationv1 "k8s.io/api/authorization/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -65,6 +70,54 @@ func TestKubectlAuth(t *testing.T) {
 	}
 	if got := kubectl(t, s, "", "auth", "whoami", "--as=bob", "-o", "jsonpath={.status.userInfo.username}"); got != "bob" {
 		t.Errorf("whoami --as bob: got %q, want bob", got)
+	}
+}
+
+// TestKubectlAuthAnswersAsUpstream: kubectl's output, errors and exit
+// codes for what a bound user may and may not do (can-i, --list, 403s on
+// resources and paths, whoami) are those recorded from kube-apiserver in
+// testdata/kubectl-auth-upstream.txt, for the same Roles and bindings.
+func TestKubectlAuthAnswersAsUpstream(t *testing.T) {
+	recorded, err := os.ReadFile("testdata/kubectl-auth-upstream.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want strings.Builder
+	var commands []string
+	for line := range strings.Lines(string(recorded)) {
+		if strings.HasPrefix(line, "#") {
+			continue
+		}
+		want.WriteString(line)
+		if c, ok := strings.CutPrefix(line, "$ kubectl "); ok {
+			commands = append(commands, strings.TrimSuffix(c, "\n"))
+		}
+	}
+	if len(commands) == 0 {
+		t.Fatal("no commands in testdata/kubectl-auth-upstream.txt")
+	}
+	s := testserver.Start(t)
+	kubectl(t, s, "", "create", "role", "reader", "--verb=get,list,watch", "--resource=configmaps", "-n", "default")
+	kubectl(t, s, "", "create", "role", "secret-reader", "--verb=get", "--resource=secrets", "--resource-name=allowed", "-n", "default")
+	kubectl(t, s, "", "create", "rolebinding", "bob-reads", "--role=reader", "--user=bob", "-n", "default")
+	kubectl(t, s, "", "create", "rolebinding", "bob-secret", "--role=secret-reader", "--user=bob", "-n", "default")
+	poll(t, "bob's bindings to take effect", 30*time.Second, func() bool {
+		out, _, err := runKubectl(t, s, "", "auth", "can-i", "get", "secrets/allowed", "--as=bob", "-n", "default")
+		return err == nil && strings.TrimSpace(out) == "yes"
+	})
+	var got strings.Builder
+	for _, c := range commands {
+		stdout, stderr, err := runKubectl(t, s, "", strings.Fields(c)...)
+		code := 0
+		if exit := (*exec.ExitError)(nil); errors.As(err, &exit) {
+			code = exit.ExitCode()
+		} else if err != nil {
+			t.Fatalf("kubectl %s: %v", c, err)
+		}
+		fmt.Fprintf(&got, "$ kubectl %s\n%s%s(exit %d)\n", c, stdout, stderr, code)
+	}
+	if diff := cmp.Diff(want.String(), got.String()); diff != "" {
+		t.Errorf("kubectl's answers (-kube-apiserver +ours):\n%s", diff)
 	}
 }
 
