@@ -54,9 +54,41 @@ func TestClusterIPsAreUniqueAcrossInstances(t *testing.T) {
 	ctx := t.Context()
 
 	const perServer = 14 // of the 29 usable addresses
+	services := raceServiceCreates(t, []kubernetes.Interface{a, b}, perServer)
+	// A requested address another Service holds is refused; one a deleted
+	// Service held is free again.
+	taken := services[1] // [0] is kubernetes
+	want := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "wants-it"},
+		Spec: corev1.ServiceSpec{ClusterIP: taken.Spec.ClusterIP, Ports: []corev1.ServicePort{{Port: 80}}}}
+	if _, err := b.CoreV1().Services("default").Create(ctx, want, metav1.CreateOptions{}); !apierrors.IsInvalid(err) {
+		t.Errorf("a taken address: got %v, want 422", err)
+	}
+	if err := a.CoreV1().Services("default").Delete(ctx, taken.Name, metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.NetworkingV1().IPAddresses().Get(ctx, taken.Spec.ClusterIP, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Errorf("the IPAddress of a deleted Service: got %v, want NotFound", err)
+	}
+	if _, err := b.CoreV1().Services("default").Create(ctx, want, metav1.CreateOptions{}); err != nil {
+		t.Errorf("the freed address: %v", err)
+	}
+}
+
+// TestKubernetesService: the server makes default/kubernetes as
+// kube-apiserver does (the first address of the range, 443 to the
+// server's port, upstream's labels; no Endpoints or EndpointSlice for a
+// loopback address), its address is refused to another Service, and, as
+// upstream's, a restart on another port leaves it as it is.
+// raceServiceCreates creates perServer Services through each of clients
+// (servers on one etcd) at once, then checks that every cluster IP is
+// recorded as an IPAddress whose parent is its Service and that no two
+// Services share one. It returns the Services, default/kubernetes first.
+func raceServiceCreates(t *testing.T, clients []kubernetes.Interface, perServer int) []corev1.Service {
+	t.Helper()
+	ctx := t.Context()
 	var wg sync.WaitGroup
-	errs := make(chan error, 2*perServer)
-	for s, client := range []kubernetes.Interface{a, b} {
+	errs := make(chan error, len(clients)*perServer)
+	for s, client := range clients {
 		for i := range perServer {
 			wg.Go(func() {
 				svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("s%d-%03d", s, i)},
@@ -72,11 +104,11 @@ func TestClusterIPsAreUniqueAcrossInstances(t *testing.T) {
 	for err := range errs {
 		t.Errorf("create: %v", err)
 	}
-	services, err := a.CoreV1().Services("default").List(ctx, metav1.ListOptions{})
+	services, err := clients[0].CoreV1().Services("default").List(ctx, metav1.ListOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	ips, err := a.NetworkingV1().IPAddresses().List(ctx, metav1.ListOptions{})
+	ips, err := clients[0].NetworkingV1().IPAddresses().List(ctx, metav1.ListOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -100,34 +132,12 @@ func TestClusterIPsAreUniqueAcrossInstances(t *testing.T) {
 			t.Errorf("the IPAddress of %s's %s: parent %q, want %q", svc.Name, ip, got, want)
 		}
 	}
-	if len(services.Items) != 2*perServer+1 { // and default/kubernetes
-		t.Errorf("got %d Services, want %d and kubernetes", len(services.Items), 2*perServer)
+	if want := len(clients)*perServer + 1; len(services.Items) != want || services.Items[0].Name != "kubernetes" {
+		t.Fatalf("got %d Services, want %d, kubernetes first", len(services.Items), want)
 	}
-
-	// A requested address another Service holds is refused; one a deleted
-	// Service held is free again.
-	taken := services.Items[1] // [0] is kubernetes
-	want := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "wants-it"},
-		Spec: corev1.ServiceSpec{ClusterIP: taken.Spec.ClusterIP, Ports: []corev1.ServicePort{{Port: 80}}}}
-	if _, err := b.CoreV1().Services("default").Create(ctx, want, metav1.CreateOptions{}); !apierrors.IsInvalid(err) {
-		t.Errorf("a taken address: got %v, want 422", err)
-	}
-	if err := a.CoreV1().Services("default").Delete(ctx, taken.Name, metav1.DeleteOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := a.NetworkingV1().IPAddresses().Get(ctx, taken.Spec.ClusterIP, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
-		t.Errorf("the IPAddress of a deleted Service: got %v, want NotFound", err)
-	}
-	if _, err := b.CoreV1().Services("default").Create(ctx, want, metav1.CreateOptions{}); err != nil {
-		t.Errorf("the freed address: %v", err)
-	}
+	return services.Items
 }
 
-// TestKubernetesService: the server makes default/kubernetes as
-// kube-apiserver does (the first address of the range, 443 to the
-// server's port, upstream's labels; no Endpoints or EndpointSlice for a
-// loopback address), its address is refused to another Service, and, as
-// upstream's, a restart on another port leaves it as it is.
 func TestKubernetesService(t *testing.T) {
 	dir := t.TempDir()
 	firstPort := 0

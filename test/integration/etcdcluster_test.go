@@ -135,14 +135,16 @@ func freePorts(t *testing.T, n int) []int {
 // reached over TLS with a client certificate, with 8 writers and an
 // informer, and kills the leader mid-way: writes are served again once the
 // others have elected a new one, no acknowledged write is lost, and the
-// informer sees every write without relisting.
+// informer sees every write without relisting. Then a second server joins,
+// and Services created through both at once get distinct cluster IPs.
 func TestLeaderLossOnATLSEtcdCluster(t *testing.T) {
 	pki := newTestPKI(t, t.TempDir())
 	cluster := startEtcdCluster(t, pki)
-	s := testserver.Start(t, func(o *server.Options) {
+	onCluster := func(o *server.Options) {
 		o.EtcdServers = cluster.endpoints
 		o.EtcdCAFile, o.EtcdCertFile, o.EtcdKeyFile = pki.ca, pki.clientCert, pki.clientKey
-	})
+	}
+	s := testserver.Start(t, onCluster)
 	client := kubernetes.NewForConfigOrDie(s.Config)
 	configMaps := startCountingInformers(t, client)[0]
 
@@ -217,6 +219,11 @@ func TestLeaderLossOnATLSEtcdCluster(t *testing.T) {
 	if n := configMaps.relists(); n != 0 {
 		t.Errorf("the informer relisted %d times, want 0", n)
 	}
+
+	// A second instance on the cluster, after the election: Services
+	// created through both at once get distinct cluster IPs.
+	other := kubernetes.NewForConfigOrDie(testserver.Start(t, onCluster).Config)
+	raceServiceCreates(t, []kubernetes.Interface{client, other}, 40)
 }
 
 // poll waits until cond holds, for at most timeout.
