@@ -25,6 +25,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/util/waitgroup"
 	"k8s.io/apiserver/pkg/endpoints/request"
+	"k8s.io/apiserver/pkg/endpoints/responsewriter"
 )
 
 // closingListener tracks the connections it accepts so that shutdown can
@@ -134,32 +135,101 @@ func (c *trackedConn) Close() error {
 // closes connections only once every watch handler has written its last
 // event (a final bookmark) and returned.
 type watchHandlers struct {
-	wg waitgroup.SafeWaitGroup
+	wg      waitgroup.SafeWaitGroup
+	mu      sync.Mutex
+	writers map[*watchWriter]struct{}
 }
 
 // wrap counts the watch requests h serves; it goes inside the generic
 // filters, which resolve the request's verb.
 func (w *watchHandlers) wrap(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(rw http.ResponseWriter, req *http.Request) {
-		if info, ok := request.RequestInfoFrom(req.Context()); ok && info.Verb == "watch" {
-			if err := w.wg.Add(1); err == nil { // refused once shutdown waits
-				defer w.wg.Done()
-			}
+		if info, ok := request.RequestInfoFrom(req.Context()); !ok || info.Verb != "watch" {
+			h.ServeHTTP(rw, req)
+			return
 		}
-		h.ServeHTTP(rw, req)
+		if err := w.wg.Add(1); err != nil { // refused once shutdown waits
+			h.ServeHTTP(rw, req)
+			return
+		}
+		defer w.wg.Done()
+		ww := &watchWriter{ResponseWriter: rw}
+		w.mu.Lock()
+		if w.writers == nil {
+			w.writers = map[*watchWriter]struct{}{}
+		}
+		w.writers[ww] = struct{}{}
+		w.mu.Unlock()
+		defer func() {
+			w.mu.Lock()
+			delete(w.writers, ww)
+			w.mu.Unlock()
+		}()
+		h.ServeHTTP(responsewriter.WrapForHTTP1Or2(ww), req)
 	})
 }
 
+// stalledWrite is how long a watch's write may stay blocked, once
+// shutdown waits for the handlers, before it is cut off: the client is not
+// reading (a final bookmark is a few bytes).
+const stalledWrite = 200 * time.Millisecond
+
 // wait waits until every watch handler has returned, for at most timeout
-// (a watch the shutdown did not end must not hold it).
+// (a watch the shutdown did not end must not hold it). A handler whose
+// write has been blocked for stalledWrite gets a write deadline of now,
+// which ends the write and so the handler: a client that stopped reading
+// does not hold the shutdown either.
 func (w *watchHandlers) wait(timeout time.Duration) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
 		w.wg.Wait()
 	}()
-	select {
-	case <-done:
-	case <-time.After(timeout):
+	deadline := time.NewTimer(timeout)
+	defer deadline.Stop()
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		select {
+		case <-done:
+			return
+		case <-deadline.C:
+			return
+		case now := <-tick.C:
+			w.cutStalled(now)
+		}
+	}
+}
+
+func (w *watchHandlers) cutStalled(now time.Time) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for ww := range w.writers {
+		if began := ww.writing.Load(); began != 0 && now.Sub(time.Unix(0, began)) >= stalledWrite {
+			_ = http.NewResponseController(ww.ResponseWriter).SetWriteDeadline(now)
+		}
+	}
+}
+
+// watchWriter is a watch's response writer that knows since when its
+// current write or flush has been blocked.
+type watchWriter struct {
+	http.ResponseWriter
+	writing atomic.Int64 // unix nanoseconds the write in progress began; 0: none
+}
+
+func (w *watchWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+func (w *watchWriter) Write(b []byte) (int, error) {
+	w.writing.Store(time.Now().UnixNano())
+	defer w.writing.Store(0)
+	return w.ResponseWriter.Write(b)
+}
+
+func (w *watchWriter) Flush() {
+	w.writing.Store(time.Now().UnixNano())
+	defer w.writing.Store(0)
+	if f, ok := w.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
 	}
 }

@@ -1,0 +1,99 @@
+/*
+Copyright The miniapiserver Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package server
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"k8s.io/apiserver/pkg/endpoints/request"
+)
+
+// TestStalledWatchDoesNotHoldTheShutdown: a watch handler blocked writing
+// to a client that does not read, over HTTP/1.1 or HTTP/2, has its write
+// cut off once shutdown waits for the handlers, and returns long before
+// the wait would give up.
+func TestStalledWatchDoesNotHoldTheShutdown(t *testing.T) {
+	for _, http2 := range []bool{false, true} {
+		name := "HTTP/1.1"
+		if http2 {
+			name = "HTTP/2"
+		}
+		t.Run(name, func(t *testing.T) {
+			handlers := &watchHandlers{}
+			returned := make(chan error, 1)
+			chunk := []byte(strings.Repeat("x", 64<<10))
+			stream := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				for {
+					if _, err := w.Write(chunk); err != nil {
+						returned <- err
+						return
+					}
+					w.(http.Flusher).Flush()
+				}
+			})
+			asWatch := func(h http.Handler) http.Handler {
+				return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+					h.ServeHTTP(w, r.WithContext(request.WithRequestInfo(r.Context(), &request.RequestInfo{Verb: "watch"})))
+				})
+			}
+			srv := httptest.NewUnstartedServer(asWatch(handlers.wrap(stream)))
+			srv.EnableHTTP2 = http2
+			srv.StartTLS()
+			defer srv.Close()
+			ctx, cancel := context.WithCancel(t.Context())
+			defer cancel()
+			req, err := http.NewRequestWithContext(ctx, http.MethodGet, srv.URL, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp, err := srv.Client().Do(req) // its body never read
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			if got := resp.ProtoMajor == 2; got != http2 {
+				t.Fatalf("got %s, want HTTP/2 %t", resp.Proto, http2)
+			}
+
+			const giveUp = time.Minute
+			waited := make(chan struct{})
+			go func() {
+				defer close(waited)
+				handlers.wait(giveUp)
+			}()
+			select {
+			case err := <-returned:
+				if err == nil || errors.Is(err, context.Canceled) {
+					t.Errorf("the handler's write: got %v, want it cut off", err)
+				}
+			case <-time.After(giveUp / 2):
+				t.Fatal("the stalled handler still writes")
+			}
+			select {
+			case <-waited:
+			case <-time.After(giveUp / 2):
+				t.Fatal("wait still waits for a handler that has returned")
+			}
+		})
+	}
+}
