@@ -126,19 +126,22 @@ func serveAPIExtensions(core *genericapiserver.GenericAPIServer, ext *apiExtensi
 	}
 
 	core.AddPostStartHookOrDie("apiextensions-openapi", func(hc genericapiserver.PostStartHookContext) error {
-		go func() {
+		// Each controller starts once its spec is built (v2 on its first
+		// request: see openAPI).
+		after := func(built <-chan struct{}, err *error, run func()) {
 			select {
-			case <-openAPI.built:
+			case <-built:
 			case <-hc.Done():
 				return
 			}
-			if openAPI.err != nil {
-				utilruntime.HandleErrorWithContext(hc, openAPI.err, "Serving no OpenAPI")
+			if *err != nil {
+				utilruntime.HandleErrorWithContext(hc, *err, "Serving no OpenAPI")
 				return
 			}
-			go openapicontroller.NewController(crds).Run(openAPI.static, openAPI.v2, hc.Done())
-			openapiv3controller.NewController(crds).Run(openAPI.v3, hc.Done())
-		}()
+			run()
+		}
+		go after(openAPI.v3Built, &openAPI.v3Err, func() { openapiv3controller.NewController(crds).Run(openAPI.v3, hc.Done()) })
+		go after(openAPI.v2Built, &openAPI.v2Err, func() { openapicontroller.NewController(crds).Run(openAPI.static, openAPI.v2, hc.Done()) })
 		return nil
 	})
 	return nil

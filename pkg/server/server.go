@@ -606,12 +606,12 @@ func (s *Server) Run(ctx context.Context) error {
 	syncCtx, cancel := context.WithTimeout(ctx, crdSyncTimeout)
 	s.crdInformers.WaitForCacheSync(syncCtx.Done())
 	cancel()
-	// The OpenAPI is built once the server is ready: its CPU would slow
+	// The OpenAPI v3 is built once the server is ready: its CPU would slow
 	// the start (requests for it wait until it is built). Then the
 	// admission plugins may read it (see openAPIAfter).
 	go func() {
 		if s.pollReady(ctx) == nil {
-			s.openAPI.build()
+			s.openAPI.buildV3()
 			s.ready()
 		}
 	}()
