@@ -17,17 +17,24 @@ limitations under the License.
 package server
 
 import (
+	"bytes"
+	"crypto/sha512"
+	"encoding/json"
 	"fmt"
+	"maps"
 	"net/http"
 	"net/http/httptest"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	restful "github.com/emicklei/go-restful/v3"
 	openapibuilder "k8s.io/apiextensions-apiserver/pkg/controller/openapi/builder"
 	genericapiserver "k8s.io/apiserver/pkg/server"
 	"k8s.io/apiserver/pkg/server/mux"
-	"k8s.io/apiserver/pkg/server/routes"
+	apiroutes "k8s.io/apiserver/pkg/server/routes"
 	"k8s.io/kube-openapi/pkg/builder"
 	"k8s.io/kube-openapi/pkg/builder3"
 	"k8s.io/kube-openapi/pkg/common"
@@ -55,10 +62,12 @@ type openAPI struct {
 	ext       *apiExtensions
 	v2Config  *common.Config // the core server's, completed
 	v3Config  *common.OpenAPIV3Config
-	installed *mux.PathRecorderMux // where the builds install them
-	v3Built   chan struct{}        // closed once buildV3 has run; then:
-	v3        *handler3.OpenAPIService
-	v3Err     error // of buildV3, when requests get it
+	installed *mux.PathRecorderMux     // where the builds install them
+	v3Built   chan struct{}            // closed once buildV3 has run; then:
+	coreV3    *handler3.OpenAPIService // the core server's groups, shared (see sharedCoreV3)
+	coreGVs   map[string]bool          // their names ("apis/apps/v1")
+	v3        *handler3.OpenAPIService // this server's own: apiextensions.k8s.io and the CRDs
+	v3Err     error                    // of buildV3, when requests get it
 	v2Once    sync.Once
 	v2Built   chan struct{} // closed once buildV2 has run; then:
 	v2        *handler.OpenAPIService
@@ -95,9 +104,21 @@ func newOpenAPI(core *genericapiserver.GenericAPIServer, ext *apiExtensions, v2C
 }
 
 // buildV3 builds and installs the v3 spec, once; requests wait for it.
+// The core server's groups come from sharedCoreV3; /openapi/v3 lists them
+// with this server's own.
 func (o *openAPI) buildV3() {
 	defer close(o.v3Built)
-	o.v3 = routes.OpenAPI{V3Config: o.v3Config}.InstallV3(o.core.Handler.GoRestfulContainer, o.installed)
+	o.coreV3 = sharedCoreV3(o.core.Handler.GoRestfulContainer, o.v3Config)
+	core, err := discoveryOf(o.coreV3)
+	if err != nil {
+		o.v3Err = err
+		return
+	}
+	o.coreGVs = map[string]bool{}
+	for gv := range core.Paths {
+		o.coreGVs[gv] = true
+	}
+	o.v3 = handler3.NewOpenAPIService()
 	for _, ws := range o.ext.webServices() {
 		v3, err := builder3.BuildOpenAPISpecFromRoutes(restfuladapter.AdaptWebServices([]*restful.WebService{ws}), o.ext.openAPIV3Config)
 		if err != nil {
@@ -106,9 +127,85 @@ func (o *openAPI) buildV3() {
 		}
 		o.v3.UpdateGroupVersion(strings.TrimPrefix(ws.RootPath(), "/"), v3)
 	}
+	o.installed.HandleFunc("/openapi/v3", o.serveV3Discovery)
+	o.installed.HandlePrefix("/openapi/v3/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if o.coreGVs[strings.TrimPrefix(r.URL.Path, "/openapi/v3/")] {
+			o.coreV3.HandleGroupVersion(w, r)
+			return
+		}
+		o.v3.HandleGroupVersion(w, r)
+	}))
 	// /openapi/v3 lists each group with the hash of its spec: compute
 	// them now, not in the first request for it.
-	o.v3.HandleDiscovery(httptest.NewRecorder(), httptest.NewRequest(http.MethodGet, "/openapi/v3", nil))
+	_, o.v3Err = discoveryOf(o.v3)
+}
+
+// serveV3Discovery is /openapi/v3: the shared core groups and this
+// server's own, each with the hash of its spec.
+func (o *openAPI) serveV3Discovery(w http.ResponseWriter, r *http.Request) {
+	all, err := discoveryOf(o.coreV3)
+	if err == nil {
+		var own *handler3.OpenAPIV3Discovery
+		if own, err = discoveryOf(o.v3); err == nil {
+			maps.Copy(all.Paths, own.Paths)
+		}
+	}
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+		return
+	}
+	body, err := json.Marshal(all)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Etag", strconv.Quote(fmt.Sprintf("%X", sha512.Sum512(body))))
+	http.ServeContent(w, r, "/openapi/v3", time.Time{}, bytes.NewReader(body))
+}
+
+// discoveryOf is s's /openapi/v3 document.
+func discoveryOf(s *handler3.OpenAPIService) (*handler3.OpenAPIV3Discovery, error) {
+	rec := httptest.NewRecorder()
+	s.HandleDiscovery(rec, httptest.NewRequest(http.MethodGet, "/openapi/v3", nil))
+	if rec.Code != http.StatusOK {
+		return nil, fmt.Errorf("the OpenAPI v3 index: %d %s", rec.Code, rec.Body)
+	}
+	d := &handler3.OpenAPIV3Discovery{}
+	if err := json.Unmarshal(rec.Body.Bytes(), d); err != nil {
+		return nil, fmt.Errorf("the OpenAPI v3 index: %w", err)
+	}
+	return d, nil
+}
+
+// coreV3s are the core servers' OpenAPI v3 services, by their routes:
+// the servers of one process (in-process test servers) serve the same
+// built-in APIs, whose specs and encodings are most of what a server
+// holds after start, so they are built once and shared.
+var coreV3s = struct {
+	sync.Mutex
+	byRoutes map[string]*handler3.OpenAPIService
+}{byRoutes: map[string]*handler3.OpenAPIService{}}
+
+// sharedCoreV3 returns the OpenAPI v3 service of c's routes, building it
+// (with upstream's InstallV3) the first time.
+func sharedCoreV3(c *restful.Container, cfg *common.OpenAPIV3Config) *handler3.OpenAPIService {
+	var routes []string
+	for _, ws := range c.RegisteredWebServices() {
+		for _, r := range ws.Routes() {
+			routes = append(routes, r.Method+" "+r.Path+" "+r.Operation)
+		}
+	}
+	slices.Sort(routes)
+	key := fmt.Sprintf("%X", sha512.Sum512([]byte(strings.Join(routes, "\n"))))
+	coreV3s.Lock()
+	defer coreV3s.Unlock()
+	if s, ok := coreV3s.byRoutes[key]; ok {
+		return s
+	}
+	s := apiroutes.OpenAPI{V3Config: cfg}.InstallV3(c, mux.NewPathRecorderMux("openapi-v3"))
+	coreV3s.byRoutes[key] = s
+	return s
 }
 
 // startV2 builds the v2 spec in the background, the first time only.
@@ -118,7 +215,7 @@ func (o *openAPI) startV2() { o.v2Once.Do(func() { go o.buildV2() }) }
 func (o *openAPI) buildV2() {
 	defer close(o.v2Built)
 	var coreSpec *spec.Swagger
-	o.v2, coreSpec = routes.OpenAPI{Config: o.v2Config}.InstallV2(o.core.Handler.GoRestfulContainer, o.installed)
+	o.v2, coreSpec = apiroutes.OpenAPI{Config: o.v2Config}.InstallV2(o.core.Handler.GoRestfulContainer, o.installed)
 	extSpec, err := builder.BuildOpenAPISpecFromRoutes(restfuladapter.AdaptWebServices(o.ext.webServices()), o.ext.openAPIConfig)
 	if err == nil {
 		o.static, err = openapibuilder.MergeSpecs(coreSpec, extSpec)

@@ -420,18 +420,22 @@ func TestWithCRDsOnRestart(t *testing.T) {
 // a CRD is ready: the server builds it in the background from its start,
 // and requests wait for it, so each answers in full, apiextensions.k8s.io
 // merged in, and the CRD's soon after (as kube-apiserver's controllers add
-// it).
+// it). Another server in the process, which shares the built-in groups'
+// specs, serves them in full too, and not the first one's CRD.
 func TestOpenAPIRightAfterStart(t *testing.T) {
 	s := testserver.Start(t, testserver.WithCRDs(crdBases))
-	client := kubernetes.NewForConfigOrDie(s.Config).Discovery().RESTClient()
-	get := func(path string) string {
-		t.Helper()
-		body, err := client.Get().AbsPath(path).DoRaw(t.Context())
-		if err != nil {
-			t.Fatalf("GET %s: %v", path, err)
+	getter := func(s *testserver.Server) func(string) string {
+		client := kubernetes.NewForConfigOrDie(s.Config).Discovery().RESTClient()
+		return func(path string) string {
+			t.Helper()
+			body, err := client.Get().AbsPath(path).DoRaw(t.Context())
+			if err != nil {
+				t.Fatalf("GET %s: %v", path, err)
+			}
+			return string(body)
 		}
-		return string(body)
 	}
+	get := getter(s)
 	if v2 := get("/openapi/v2"); !strings.Contains(v2, `"io.k8s.api.apps.v1.Deployment"`) ||
 		!strings.Contains(v2, `"io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.CustomResourceDefinition"`) {
 		t.Errorf("/openapi/v2 lacks Deployment or CustomResourceDefinition (%d bytes)", len(v2))
@@ -450,6 +454,17 @@ func TestOpenAPIRightAfterStart(t *testing.T) {
 	})
 	if err != nil {
 		t.Errorf("the CRD never joined /openapi/v2 and /openapi/v3: %v", err)
+	}
+
+	other := getter(testserver.Start(t))
+	if index := other("/openapi/v3"); !strings.Contains(index, `"apis/apps/v1"`) || strings.Contains(index, `"apis/stable.example.com/v1"`) {
+		t.Errorf("another server's /openapi/v3 lists, want apps/v1 and not the first server's CRD group:\n%s", index)
+	}
+	if v3 := other("/openapi/v3/apis/apps/v1"); !strings.Contains(v3, `"io.k8s.api.apps.v1.Deployment"`) {
+		t.Errorf("another server's /openapi/v3/apis/apps/v1 lacks Deployment (%d bytes)", len(v3))
+	}
+	if v3 := other("/openapi/v3/apis/apiextensions.k8s.io/v1"); !strings.Contains(v3, `CustomResourceDefinition"`) {
+		t.Errorf("another server's /openapi/v3/apis/apiextensions.k8s.io/v1 lacks CustomResourceDefinition (%d bytes)", len(v3))
 	}
 }
 
