@@ -27,9 +27,10 @@ test:
 	$(GO) vet ./...
 	$(GO) test -race -timeout 20m ./...
 
-## bench: build, then print the benchmark tables (start-up, LIST, LIST RV=0 cache vs etcd, custom resources, pagination from cache vs etcd, watch fan-out, informer memory, create latency with admission, LIST and create latency as an RBAC-bound user, stop with open watches, informer relists across a restart)
+## bench: build, then print the benchmark tables, then the footprint of 64 in-process servers started at once (heap per server, peak RSS, data dir) (start-up, LIST, LIST RV=0 cache vs etcd, custom resources, pagination from cache vs etcd, watch fan-out, informer memory, create latency with admission, LIST and create latency as an RBAC-bound user, stop with open watches, informer relists across a restart)
 bench: build
 	$(GO) run ./hack/bench -server bin/miniapiserver
+	$(GO) test -run '^$$' -bench Footprint ./pkg/testserver
 
 ## bench-upstream: build, build kube-apiserver 1.37 and etcd from source (hack/upstream/build.sh, minutes the first time, cached after), then every benchmark (start-to-ready, the LISTs, LIST RV=0, custom resources, pagination, watch fan-out, throughput, informer memory, create latency with admission, LIST and create latency as an RBAC-bound user, stop with open watches and informer relists across a restart) side by side with them (ARGS="-starts 3 -objects 2000 -lists 3" to add flags)
 bench-upstream: build
