@@ -21,9 +21,11 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -156,7 +158,7 @@ func StartEtcd(ctx context.Context, c EtcdConfig) (e *Etcd, err error) {
 	cfg.AutoCompactionRetention = "0"
 	cfg.UnsafeNoFsync = c.UnsafeNoFsync
 	closing := &atomic.Bool{}
-	cfg.ZapLoggerBuilder = embed.NewZapLoggerBuilder(etcdLogger(closing))
+	cfg.ZapLoggerBuilder = embed.NewZapLoggerBuilder(etcdLogger(klog.FromContext(ctx), closing))
 	cfg.Metrics = "basic"
 
 	ee, err := embed.StartEtcd(cfg)
@@ -233,25 +235,69 @@ func (e *Etcd) Close() {
 	})
 }
 
-// etcdLogger logs etcd's errors only, without stack traces (its info lines
-// about every lease and snapshot show with -v=4), and drops the errors etcd
-// logs about its own listeners closing while it shuts down and the harmless
+// etcdLogger logs etcd's errors only, to logger (the server's: in tests,
+// the test's that started it), without stack traces (its info lines about
+// every lease and snapshot show with -v=4), and drops the errors etcd logs
+// about its own listeners closing while it shuts down and the harmless
 // storage-version error of a fresh member.
-func etcdLogger(closing *atomic.Bool) *zap.Logger {
-	cfg := zap.NewProductionConfig()
-	cfg.Level = zap.NewAtomicLevelAt(zap.ErrorLevel)
-	if klog.V(4).Enabled() {
-		cfg.Level = zap.NewAtomicLevelAt(zap.InfoLevel)
-	}
-	cfg.Sampling = nil
-	cfg.DisableStacktrace = true   // an error line is enough for a user; -v=4 has the rest
+func etcdLogger(logger klog.Logger, closing *atomic.Bool) *zap.Logger {
+	level := zapcore.ErrorLevel
 	verbose := klog.V(4).Enabled() // read once: etcd's goroutines must not read klog's state
-	l, err := cfg.Build(zap.WrapCore(func(c zapcore.Core) zapcore.Core { return shutdownFilter{c, closing, verbose} }))
-	if err != nil {
-		return zap.NewNop()
+	if verbose {
+		level = zapcore.InfoLevel
 	}
-	return l
+	return zap.New(shutdownFilter{logrCore{LevelEnabler: level, logger: logger.WithName("etcd")}, closing, verbose})
 }
+
+// logrCore is a zap core that writes to a logr logger: errors as errors,
+// the rest as info lines at verbosity 4.
+type logrCore struct {
+	zapcore.LevelEnabler
+	logger klog.Logger
+	fields []zapcore.Field
+}
+
+func (c logrCore) With(fields []zapcore.Field) zapcore.Core {
+	c.fields = append(slices.Clip(c.fields), fields...)
+	return c
+}
+
+func (c logrCore) Check(e zapcore.Entry, ce *zapcore.CheckedEntry) *zapcore.CheckedEntry {
+	if c.Enabled(e.Level) {
+		return ce.AddCore(e, c)
+	}
+	return ce
+}
+
+func (c logrCore) Write(e zapcore.Entry, fields []zapcore.Field) error {
+	enc := zapcore.NewMapObjectEncoder()
+	for _, f := range append(slices.Clip(c.fields), fields...) {
+		f.AddTo(enc)
+	}
+	var err error
+	if v, ok := enc.Fields["error"]; ok {
+		err = fmt.Errorf("%v", v)
+		delete(enc.Fields, "error")
+	}
+	kv := make([]any, 0, 2*len(enc.Fields)+2)
+	for _, k := range slices.Sorted(maps.Keys(enc.Fields)) {
+		kv = append(kv, k, enc.Fields[k])
+	}
+	if e.LoggerName != "" {
+		kv = append(kv, "component", e.LoggerName)
+	}
+	if e.Level >= zapcore.ErrorLevel {
+		c.logger.Error(err, e.Message, kv...)
+	} else {
+		if err != nil {
+			kv = append(kv, "error", err)
+		}
+		c.logger.V(4).Info(e.Message, kv...)
+	}
+	return nil
+}
+
+func (logrCore) Sync() error { return nil }
 
 type shutdownFilter struct {
 	zapcore.Core
