@@ -51,6 +51,14 @@ import (
 // back the cache's progress requests (etcd answers them once every watch
 // on the stream has caught up): a consistent read may wait that long.
 
+// maxResumedRevisions is how far behind the cache a watch may be resumed
+// from the storage; one further behind gets upstream's 410 and relists.
+// etcd sends a watch that catches up 1,000 revisions at a time, and reads
+// every revision from the watch's position to its own current one for each
+// such batch: the memory that takes grows with the gap, and its time with
+// the gap's square, whatever the watch's own buffer.
+var maxResumedRevisions uint64 = 10_000
+
 // resumedBufferSize is how many events a resumed watch holds for its
 // client; a variable so that tests can force a slow client.
 var resumedBufferSize = 256

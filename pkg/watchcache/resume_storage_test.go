@@ -96,6 +96,28 @@ func TestOlderWatchesResumeFromTheStorage(t *testing.T) {
 	})
 }
 
+// TestWatchTooFarBehindIsNotResumed: a watch more than maxResumedRevisions
+// behind the cache gets upstream's 410 instead of a replay from etcd; one
+// within it is resumed.
+func TestWatchTooFarBehindIsNotResumed(t *testing.T) {
+	defer func(n uint64) { maxResumedRevisions = n }(maxResumedRevisions)
+	maxResumedRevisions = 3
+	s, _ := newEtcdStore(t)
+	first := createPod(t, s, "a")
+	var last uint64
+	for _, name := range []string{"b", "c", "d"} {
+		last = createPod(t, s, name)
+	}
+	c := newResumingCache(t, s, true)
+	ev := nextEvent(t, watchAllFrom(t, c, first-1)) // 4 revisions behind
+	if ev.Type != watch.Error || apierrors.FromObject(ev.Object).(apierrors.APIStatus).Status().Code != http.StatusGone {
+		t.Fatalf("4 revisions behind: got %s %v, want an ERROR event with 410", ev.Type, ev.Object)
+	}
+	if ev := nextEvent(t, watchAllFrom(t, c, first)); ev.Type != watch.Added || eventRV(t, ev) <= first || eventRV(t, ev) > last {
+		t.Fatalf("3 revisions behind: got %s at %d, want an ADDED event after %d", ev.Type, eventRV(t, ev), first)
+	}
+}
+
 // TestWatchListAtAnIdleResourcesFutureRevision: a watch-list at an RV the
 // cache has not seen because its resource is idle (another resource's
 // write, or another instance's RV) catches up by progress request, as a

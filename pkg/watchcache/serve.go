@@ -49,8 +49,9 @@ const replayChunk = 256
 //     as ADDED events, then changes.
 //   - resourceVersion N: the changes after N; when N is older than the
 //     history, from the storage's own history with Config.ResumeFromStorage
-//     (etcd answers 410 once it has compacted N), else one ERROR event, 410
-//     Expired "too old resource version", as upstream.
+//     if N is at most maxResumedRevisions behind (etcd answers 410 once it
+//     has compacted N), else one ERROR event, 410 Expired "too old resource
+//     version", as upstream.
 //   - sendInitialEvents=false: changes after N, after the cache's current
 //     resourceVersion ("0"), or after etcd's current revision ("").
 //
@@ -99,7 +100,7 @@ func (c *Cache) Watch(ctx context.Context, key string, opts storage.ListOptions)
 	if err == errShuttingDown {
 		return nil, err // an HTTP 429, before the stream starts
 	}
-	if errors.As(err, new(tooOldError)) && c.cfg.ResumeFromStorage {
+	if errors.As(err, new(tooOldError)) && c.cfg.ResumeFromStorage && c.ResourceVersion()-req.from <= maxResumedRevisions {
 		return c.resume(ctx, key, preparedKey, opts, req.from)
 	}
 	if err != nil {
