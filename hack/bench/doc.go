@@ -82,6 +82,12 @@ limitations under the License.
 //   - admission: -admission-creates ConfigMap creates with no admission
 //     configured, with one ValidatingAdmissionPolicy and with one
 //     validating webhook served by the bench: latency, and what each adds;
+//   - envtests: an operator's suite of -envtests controller tests at once,
+//     each starting an environment of its own with a CRD, a manager whose
+//     reconciler gives each custom resource a Deployment, creating one and
+//     waiting for its Deployment: on pkg/envtest and, with -upstream, on
+//     controller-runtime's envtest running the -upstream binaries; the
+//     suite's wall time, each start, first create and stop;
 //   - rbac: -rbac-rounds LISTs and creates of ConfigMaps as the admin and
 //     as a user (a token-file token) whose RoleBinding is one of
 //     -rbac-bindings in the namespace: latency, and what the user adds;

@@ -78,6 +78,8 @@ type config struct {
 
 	admissionCreates int // timed ConfigMap creates per admission variant
 
+	envtests int // parallel controller tests of the envtests section
+
 	rbacBindings int // RoleBindings in the rbac section's namespace
 	rbacRounds   int // timed rounds of its LISTs and creates
 
@@ -144,6 +146,7 @@ func parseFlags(args []string) (config, error) {
 	fs.IntVar(&cfg.throughputWatchers, "throughput-watchers", 10, "ConfigMap watches that must each get every event in the throughput section")
 	fs.IntVar(&cfg.throughputUpdates, "throughput-updates", 5000, "ConfigMap updates per throughput run")
 	fs.IntVar(&cfg.admissionCreates, "admission-creates", 500, "timed ConfigMap creates per admission variant (none, a policy, a webhook)")
+	fs.IntVar(&cfg.envtests, "envtests", 8, "controller tests the envtests section runs at once, each with an environment of its own")
 	fs.IntVar(&cfg.rbacBindings, "rbac-bindings", 1000, "RoleBindings (one of them the bound user's) in the rbac section's namespace")
 	fs.IntVar(&cfg.rbacRounds, "rbac-rounds", 300, "timed rounds of the rbac section (a LIST and a create as the admin and as the bound user)")
 	fs.IntVar(&cfg.stopWatches, "stop-watches", 1000, "ConfigMap watches open when the stops section sends SIGTERM")
@@ -182,10 +185,10 @@ func (cfg *config) validate(only, watchers string) error {
 		cfg.events, cfg.informers, cfg.informerRounds, cfg.secrets, cfg.secretSize,
 		cfg.paginationObjects, cfg.paginationLimit, cfg.paginationRuns, cfg.firstPages, cfg.writeRate,
 		cfg.throughputWriters, cfg.throughputWatchers, cfg.throughputUpdates,
-		cfg.rbacBindings, cfg.rbacRounds, cfg.stopWatches, cfg.stopRounds, cfg.restartObjects, cfg.restartRounds} {
+		cfg.envtests, cfg.rbacBindings, cfg.rbacRounds, cfg.stopWatches, cfg.stopRounds, cfg.restartObjects, cfg.restartRounds} {
 		if n < 1 {
 			return errors.New("-starts, -lists, -objects, -page, -workers, -crds, -crs, -watchers-per-conn, -events, " +
-				"-informers, -informer-rounds, -secrets, -secret-size and the -pagination-*, -throughput-*, -rbac-*, -stop-* and -restart-* counts must be positive")
+				"-informers, -informer-rounds, -secrets, -secret-size and the -pagination-*, -throughput-*, -envtests, -rbac-*, -stop-* and -restart-* counts must be positive")
 		}
 	}
 	if cfg.upstream != "" && !slices.ContainsFunc(upstreamSections, cfg.sections.has) {
@@ -265,6 +268,11 @@ func run(ctx context.Context, cfg config, out io.Writer) (err error) {
 	}
 	if cfg.sections.has("admission") {
 		if r.admission, err = benchAdmission(ctx, cfg, root, ub); err != nil {
+			return err
+		}
+	}
+	if cfg.sections.has("envtests") {
+		if r.envtests, err = benchEnvtests(ctx, cfg, root, ub); err != nil {
 			return err
 		}
 	}
@@ -404,11 +412,11 @@ func binaryVersion(ctx context.Context, server string) (string, error) {
 }
 
 // allSections are the -only values, in the order they run.
-var allSections = []string{"starts", "lists", "rv0", "crds", "pagination", "watch", "throughput", "informers", "admission", "rbac", "stops", "restarts"}
+var allSections = []string{"starts", "lists", "rv0", "crds", "pagination", "watch", "throughput", "informers", "admission", "envtests", "rbac", "stops", "restarts"}
 
 // upstreamSections are the sections that -upstream runs on kube-apiserver
 // too, in the order they run.
-var upstreamSections = []string{"starts", "lists", "rv0", "crds", "pagination", "watch", "throughput", "informers", "admission", "rbac", "stops", "restarts"}
+var upstreamSections = []string{"starts", "lists", "rv0", "crds", "pagination", "watch", "throughput", "informers", "admission", "envtests", "rbac", "stops", "restarts"}
 
 // joinAnd is "a, b and c".
 func joinAnd(words []string) string {

@@ -51,6 +51,7 @@ type report struct {
 	throughput throughputResult
 	informers  informersResult
 	admission  admissionResult
+	envtests   envtestsResult
 	rbac       rbacResult
 	stops      []stopStats // watch cache, then etcd
 	restarts   restartsResult
@@ -81,6 +82,7 @@ func (r report) body() (string, error) {
 	r.writeThroughput(&b)
 	r.writeInformers(&b)
 	r.writeAdmission(&b)
+	r.writeEnvtests(&b)
 	r.writeRBAC(&b)
 	r.writeStops(&b)
 	r.writeRestarts(&b)

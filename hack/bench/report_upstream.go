@@ -113,6 +113,7 @@ func (r report) upstreamBoth() []string {
 		"informers":  r.informers.upstream != nil,
 		"stops":      len(r.upstream.stops.runs) > 0,
 		"admission":  r.admission.upstream != nil,
+		"envtests":   r.envtests.upstream != nil,
 		"rbac":       r.rbac.upstream != nil,
 	}
 	var both []string
