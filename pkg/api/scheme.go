@@ -22,6 +22,7 @@ import (
 	authenticationv1 "k8s.io/api/authentication/v1"
 	authorizationv1 "k8s.io/api/authorization/v1"
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	batchv1 "k8s.io/api/batch/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -56,6 +57,7 @@ var StorageVersions = []schema.GroupVersion{
 	corev1.SchemeGroupVersion,
 	coordinationv1.SchemeGroupVersion,
 	appsv1.SchemeGroupVersion,
+	autoscalingv2.SchemeGroupVersion,
 	batchv1.SchemeGroupVersion,
 	discoveryv1.SchemeGroupVersion,
 	networkingv1.SchemeGroupVersion,
@@ -72,7 +74,9 @@ var StorageVersions = []schema.GroupVersion{
 // version and back, and with one Go type behind both the scheme only
 // rewrites the kind. Order matters: it is the order of a type's kinds.
 // events.k8s.io's hub is the core Event, as upstream's
-// (its v1 Event converts to and from it, conversion.go).
+// (its v1 Event converts to and from it, conversion.go); autoscaling's
+// HorizontalPodAutoscaler hub is v2's, the version upstream stores (v1's
+// converts to and from it, autoscaling.go).
 var internalTypes = []struct {
 	group string
 	types []runtime.Object
@@ -102,7 +106,10 @@ var internalTypes = []struct {
 		&appsv1.ReplicaSet{}, &appsv1.ReplicaSetList{},
 		&appsv1.ControllerRevision{}, &appsv1.ControllerRevisionList{},
 	}},
-	{autoscalingv1.GroupName, []runtime.Object{&autoscalingv1.Scale{}}},
+	{autoscalingv1.GroupName, []runtime.Object{
+		&autoscalingv1.Scale{},
+		&autoscalingv2.HorizontalPodAutoscaler{}, &autoscalingv2.HorizontalPodAutoscalerList{},
+	}},
 	{batchv1.GroupName, []runtime.Object{&batchv1.Job{}, &batchv1.JobList{}, &batchv1.CronJob{}, &batchv1.CronJobList{}}},
 	{discoveryv1.GroupName, []runtime.Object{&discoveryv1.EndpointSlice{}, &discoveryv1.EndpointSliceList{}}},
 	{networkingv1.GroupName, []runtime.Object{
@@ -156,6 +163,7 @@ func AddToScheme(s *runtime.Scheme) error {
 		coordinationv1.AddToScheme,
 		appsv1.AddToScheme,
 		autoscalingv1.AddToScheme,
+		autoscalingv2.AddToScheme,
 		batchv1.AddToScheme,
 		discoveryv1.AddToScheme,
 		networkingv1.AddToScheme,
@@ -168,11 +176,16 @@ func AddToScheme(s *runtime.Scheme) error {
 		admissionregistrationv1.AddToScheme,
 		addDefaultingFuncs,
 		addEventConversions,
+		addAutoscalingConversions,
 		addFieldLabelConversions,
 	} {
 		if err := add(s); err != nil {
 			return err
 		}
+	}
+	// autoscaling/v2 is preferred, as upstream's.
+	if err := s.SetVersionPriority(autoscalingv2.SchemeGroupVersion, autoscalingv1.SchemeGroupVersion); err != nil {
+		return err
 	}
 	for _, g := range internalTypes {
 		s.AddKnownTypes(schema.GroupVersion{Group: g.group, Version: runtime.APIVersionInternal}, g.types...)

@@ -17,10 +17,13 @@ limitations under the License.
 package api
 
 import (
+	"slices"
 	"testing"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	appsv1 "k8s.io/api/apps/v1"
+	autoscalingv1 "k8s.io/api/autoscaling/v1"
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
@@ -53,6 +56,12 @@ func TestSchemeKnowsServedTypesInBothVersions(t *testing.T) {
 		{name: "runtime class", obj: &nodev1.RuntimeClass{}, want: []schema.GroupVersionKind{nodev1.SchemeGroupVersion.WithKind("RuntimeClass"), internal(nodev1.GroupName).WithKind("RuntimeClass")}},
 		{name: "network policy", obj: &networkingv1.NetworkPolicy{}, want: []schema.GroupVersionKind{networkingv1.SchemeGroupVersion.WithKind("NetworkPolicy"), internal(networkingv1.GroupName).WithKind("NetworkPolicy")}},
 		{name: "controller revision", obj: &appsv1.ControllerRevision{}, want: []schema.GroupVersionKind{appsv1.SchemeGroupVersion.WithKind("ControllerRevision"), internal(appsv1.GroupName).WithKind("ControllerRevision")}},
+		{name: "horizontal pod autoscaler hub", obj: &autoscalingv2.HorizontalPodAutoscaler{}, want: []schema.GroupVersionKind{
+			autoscalingv2.SchemeGroupVersion.WithKind("HorizontalPodAutoscaler"), internal(autoscalingv1.GroupName).WithKind("HorizontalPodAutoscaler")}},
+		{name: "horizontal pod autoscaler v1", obj: &autoscalingv1.HorizontalPodAutoscalerList{}, want: []schema.GroupVersionKind{
+			autoscalingv1.SchemeGroupVersion.WithKind("HorizontalPodAutoscalerList")}},
+		{name: "scale", obj: &autoscalingv1.Scale{}, want: []schema.GroupVersionKind{
+			autoscalingv1.SchemeGroupVersion.WithKind("Scale"), internal(autoscalingv1.GroupName).WithKind("Scale")}},
 		{name: "validating webhook configuration", obj: &admissionregistrationv1.ValidatingWebhookConfiguration{}, want: []schema.GroupVersionKind{
 			admissionregistrationv1.SchemeGroupVersion.WithKind("ValidatingWebhookConfiguration"), internal(admissionregistrationv1.GroupName).WithKind("ValidatingWebhookConfiguration")}},
 		{name: "mutating admission policy binding list", obj: &admissionregistrationv1.MutatingAdmissionPolicyBindingList{}, want: []schema.GroupVersionKind{
@@ -120,7 +129,7 @@ func TestDecodeAppliesDefaults(t *testing.T) {
 }
 
 func TestStorageVersions(t *testing.T) {
-	want := map[string]string{"": "v1", "coordination.k8s.io": "v1", "apps": "v1", "batch": "v1",
+	want := map[string]string{"": "v1", "coordination.k8s.io": "v1", "apps": "v1", "autoscaling": "v2", "batch": "v1",
 		"discovery.k8s.io": "v1", "networking.k8s.io": "v1", "node.k8s.io": "v1", "policy": "v1",
 		"rbac.authorization.k8s.io": "v1", "scheduling.k8s.io": "v1", "storage.k8s.io": "v1", "admissionregistration.k8s.io": "v1"}
 	if len(StorageVersions) != len(want) {
@@ -130,5 +139,12 @@ func TestStorageVersions(t *testing.T) {
 		if v, ok := want[gv.Group]; !ok || v != gv.Version {
 			t.Errorf("storage version of group %q: got %q, want %q", gv.Group, gv.Version, v)
 		}
+	}
+}
+
+func TestAutoscalingPrefersV2(t *testing.T) {
+	want := []schema.GroupVersion{autoscalingv2.SchemeGroupVersion, autoscalingv1.SchemeGroupVersion}
+	if got := Scheme.PrioritizedVersionsForGroup(autoscalingv1.GroupName); !slices.Equal(got, want) {
+		t.Errorf("autoscaling versions: got %v, want %v", got, want)
 	}
 }
