@@ -1,0 +1,579 @@
+/*
+Copyright The miniapiserver Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package horizontalpodautoscaler
+
+import (
+	"context"
+	"maps"
+	"slices"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
+	"k8s.io/apiserver/pkg/registry/rest"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
+
+	"github.com/miniapiserver/miniapiserver/pkg/api"
+	"github.com/miniapiserver/miniapiserver/pkg/registry"
+	"github.com/miniapiserver/miniapiserver/pkg/registry/registrytest"
+)
+
+func quantity(s string) *resource.Quantity { return ptr.To(resource.MustParse(s)) }
+
+func cpu(percent int32) autoscalingv2.MetricSpec {
+	return autoscalingv2.MetricSpec{Type: autoscalingv2.ResourceMetricSourceType, Resource: &autoscalingv2.ResourceMetricSource{Name: corev1.ResourceCPU,
+		Target: autoscalingv2.MetricTarget{Type: autoscalingv2.UtilizationMetricType, AverageUtilization: ptr.To(percent)}}}
+}
+
+func external(name string, target autoscalingv2.MetricTarget) autoscalingv2.MetricSpec {
+	return autoscalingv2.MetricSpec{Type: autoscalingv2.ExternalMetricSourceType, External: &autoscalingv2.ExternalMetricSource{
+		Metric: autoscalingv2.MetricIdentifier{Name: name}, Target: target}}
+}
+
+func validHPA() *autoscalingv2.HorizontalPodAutoscaler {
+	return &autoscalingv2.HorizontalPodAutoscaler{
+		ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "default", UID: "uid-1", ResourceVersion: "1"},
+		Spec: autoscalingv2.HorizontalPodAutoscalerSpec{
+			ScaleTargetRef: autoscalingv2.CrossVersionObjectReference{Kind: "Deployment", Name: "web", APIVersion: "apps/v1"},
+			MinReplicas:    ptr.To[int32](1),
+			MaxReplicas:    5,
+			Metrics:        []autoscalingv2.MetricSpec{cpu(80)},
+		},
+	}
+}
+
+func modified(hpa *autoscalingv2.HorizontalPodAutoscaler, mutate func(*autoscalingv2.HorizontalPodAutoscaler)) *autoscalingv2.HorizontalPodAutoscaler {
+	hpa = hpa.DeepCopy()
+	mutate(hpa)
+	return hpa
+}
+
+// messages are the errors as the API's Status shows them, in order.
+func messages(errs field.ErrorList) []string {
+	out := []string{}
+	for _, e := range errs {
+		out = append(out, e.Error())
+	}
+	return out
+}
+
+func TestStorage(t *testing.T) {
+	storages, err := NewStorage(registrytest.NewMemStorage().Options("horizontalpodautoscalers"))
+	if err != nil {
+		t.Fatalf("NewStorage: got error %v, want none", err)
+	}
+	if diff := cmp.Diff([]string{"horizontalpodautoscalers", "horizontalpodautoscalers/status"}, slices.Sorted(maps.Keys(storages))); diff != "" {
+		t.Errorf("storage keys (-want +got):\n%s", diff)
+	}
+	status, ok := storages["horizontalpodautoscalers/status"].(*registry.StatusREST)
+	if !ok {
+		t.Fatalf("status storage: got %T, want *registry.StatusREST", storages["horizontalpodautoscalers/status"])
+	}
+	store := registrytest.REST(t, NewStorage, "horizontalpodautoscalers")
+	registrytest.CheckShape(t, store, registrytest.Shape{Resource: autoscalingv2.Resource("horizontalpodautoscalers"),
+		Singular: "horizontalpodautoscaler", Namespaced: true, ShortNames: []string{"hpa"}})
+	if diff := cmp.Diff([]string{"all"}, store.Categories()); diff != "" {
+		t.Errorf("categories (-want +got):\n%s", diff)
+	}
+	// Both versions, as upstream's GetResetFields.
+	equal := cmp.Comparer(func(a, b *fieldpath.Set) bool { return a.Equals(b) })
+	both := func(path string) map[fieldpath.APIVersion]*fieldpath.Set {
+		set := fieldpath.NewSet(fieldpath.MakePathOrDie(path))
+		return map[fieldpath.APIVersion]*fieldpath.Set{"autoscaling/v1": set, "autoscaling/v2": set}
+	}
+	if diff := cmp.Diff(both("status"), store.GetResetFields(), equal); diff != "" {
+		t.Errorf("reset fields (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(both("spec"), status.GetResetFields(), equal); diff != "" {
+		t.Errorf("status reset fields (-want +got):\n%s", diff)
+	}
+}
+
+func TestValidate(t *testing.T) {
+	selectPolicy := autoscalingv2.ScalingPolicySelect("Sometimes")
+	tests := []struct {
+		name string
+		hpa  *autoscalingv2.HorizontalPodAutoscaler
+		want []string
+	}{
+		{name: "valid", hpa: validHPA(), want: []string{}},
+		{
+			name: "valid: every source, a behavior, a ReplicationController without a group",
+			hpa: modified(validHPA(), func(h *autoscalingv2.HorizontalPodAutoscaler) {
+				h.Spec.ScaleTargetRef = autoscalingv2.CrossVersionObjectReference{Kind: "ReplicationController", Name: "rc", APIVersion: "v1"}
+				h.Spec.Metrics = []autoscalingv2.MetricSpec{
+					cpu(50),
+					{Type: autoscalingv2.ContainerResourceMetricSourceType, ContainerResource: &autoscalingv2.ContainerResourceMetricSource{Name: corev1.ResourceMemory, Container: "app",
+						Target: autoscalingv2.MetricTarget{Type: autoscalingv2.AverageValueMetricType, AverageValue: quantity("1Gi")}}},
+					{Type: autoscalingv2.PodsMetricSourceType, Pods: &autoscalingv2.PodsMetricSource{Metric: autoscalingv2.MetricIdentifier{Name: "qps"},
+						Target: autoscalingv2.MetricTarget{Type: autoscalingv2.AverageValueMetricType, AverageValue: quantity("10")}}},
+					{Type: autoscalingv2.ObjectMetricSourceType, Object: &autoscalingv2.ObjectMetricSource{
+						DescribedObject: autoscalingv2.CrossVersionObjectReference{Kind: "Service", Name: "s"}, Metric: autoscalingv2.MetricIdentifier{Name: "hits"},
+						Target: autoscalingv2.MetricTarget{Type: autoscalingv2.ValueMetricType, Value: quantity("1k")}}},
+					external("queue", autoscalingv2.MetricTarget{Type: autoscalingv2.AverageValueMetricType, AverageValue: quantity("30")}),
+				}
+				h.Spec.Behavior = &autoscalingv2.HorizontalPodAutoscalerBehavior{
+					ScaleUp: &autoscalingv2.HPAScalingRules{StabilizationWindowSeconds: ptr.To[int32](3600), SelectPolicy: ptr.To(autoscalingv2.DisabledPolicySelect),
+						Policies: []autoscalingv2.HPAScalingPolicy{{Type: autoscalingv2.PodsScalingPolicy, Value: 1, PeriodSeconds: 1800}}, Tolerance: quantity("0")},
+				}
+			}),
+			want: []string{},
+		},
+		{
+			name: "maxReplicas missing: the declarative Required error comes last",
+			hpa:  modified(validHPA(), func(h *autoscalingv2.HorizontalPodAutoscaler) { h.Spec.MaxReplicas = 0 }),
+			want: []string{"spec.maxReplicas: Invalid value: 0: must be greater than or equal to `minReplicas`", "spec.maxReplicas: Required value"},
+		},
+		{
+			name: "negative maxReplicas, no minReplicas",
+			hpa:  modified(validHPA(), func(h *autoscalingv2.HorizontalPodAutoscaler) { h.Spec.MinReplicas, h.Spec.MaxReplicas = nil, -1 }),
+			want: []string{"spec.maxReplicas: Invalid value: -1: must be greater than or equal to 1"},
+		},
+		{
+			name: "minReplicas 0 needs HPAScaleToZero, and an Object or External metric",
+			hpa:  modified(validHPA(), func(h *autoscalingv2.HorizontalPodAutoscaler) { h.Spec.MinReplicas = ptr.To[int32](0) }),
+			want: []string{
+				"spec.metrics: Forbidden: must specify at least one Object or External metric to support scaling to zero replicas",
+				"spec.minReplicas: Invalid value: 0: must be greater than or equal to 1",
+			},
+		},
+		{
+			name: "maxReplicas below minReplicas",
+			hpa:  modified(validHPA(), func(h *autoscalingv2.HorizontalPodAutoscaler) { h.Spec.MinReplicas = ptr.To[int32](6) }),
+			want: []string{"spec.maxReplicas: Invalid value: 5: must be greater than or equal to `minReplicas`"},
+		},
+		{
+			name: "scaleTargetRef",
+			hpa: modified(validHPA(), func(h *autoscalingv2.HorizontalPodAutoscaler) {
+				h.Spec.ScaleTargetRef = autoscalingv2.CrossVersionObjectReference{Name: "a/b", APIVersion: "v1"}
+			}),
+			want: []string{
+				"spec.scaleTargetRef.kind: Required value",
+				`spec.scaleTargetRef.name: Invalid value: "a/b": may not contain '/'`,
+				`spec.scaleTargetRef.apiVersion: Invalid value: "v1": apiVersion must specify API group`,
+			},
+		},
+		{
+			name: "scaleTargetRef apiVersion that does not parse",
+			hpa:  modified(validHPA(), func(h *autoscalingv2.HorizontalPodAutoscaler) { h.Spec.ScaleTargetRef.APIVersion = "apps/v1/x" }),
+			want: []string{`spec.scaleTargetRef.apiVersion: Invalid value: "apps/v1/x": unexpected GroupVersion string: apps/v1/x`},
+		},
+		{
+			name: "no metric source type",
+			hpa:  modified(validHPA(), func(h *autoscalingv2.HorizontalPodAutoscaler) { h.Spec.Metrics = []autoscalingv2.MetricSpec{{}} }),
+			want: []string{
+				"spec.metrics[0].type: Required value: must specify a metric source type",
+				`spec.metrics[0].type: Unsupported value: "": supported values: "ContainerResource", "External", "Object", "Pods", "Resource"`,
+				`spec.metrics[0].type: Unsupported value: "": supported values: "ContainerResource", "External", "Object", "Pods", "Resource"`,
+			},
+		},
+		{
+			name: "the type's source missing, two others set",
+			hpa: modified(validHPA(), func(h *autoscalingv2.HorizontalPodAutoscaler) {
+				h.Spec.Metrics = []autoscalingv2.MetricSpec{{Type: autoscalingv2.PodsMetricSourceType, Resource: cpu(80).Resource,
+					External: external("", autoscalingv2.MetricTarget{Type: autoscalingv2.ValueMetricType, Value: quantity("1")}).External}}
+			}),
+			want: []string{
+				"spec.metrics[0].external.metric.name: Required value: must specify a metric name",
+				"spec.metrics[0].pods: Required value: must populate information for the given metric source",
+				"spec.metrics[0].external: Forbidden: must populate the given metric source only",
+				"spec.metrics[0].resource: Forbidden: must populate the given metric source only",
+			},
+		},
+		{
+			name: "resource targets",
+			hpa: modified(validHPA(), func(h *autoscalingv2.HorizontalPodAutoscaler) {
+				h.Spec.Metrics = []autoscalingv2.MetricSpec{
+					{Type: autoscalingv2.ResourceMetricSourceType, Resource: &autoscalingv2.ResourceMetricSource{Name: corev1.ResourceCPU,
+						Target: autoscalingv2.MetricTarget{Type: "Percent", AverageUtilization: ptr.To[int32](0), AverageValue: quantity("100m")}}},
+					{Type: autoscalingv2.ResourceMetricSourceType, Resource: &autoscalingv2.ResourceMetricSource{}},
+				}
+			}),
+			want: []string{
+				`spec.metrics[0].resource.target.type: Invalid value: "Percent": must be either Utilization, Value, or AverageValue`,
+				"spec.metrics[0].resource.target.averageUtilization: Invalid value: 0: must be greater than 0",
+				"spec.metrics[0].resource.target.averageValue: Forbidden: may not set both a target raw value and a target utilization",
+				"spec.metrics[1].resource.name: Required value: must specify a resource name",
+				"spec.metrics[1].resource.target.type: Required value: must specify a metric target type",
+				`spec.metrics[1].resource.target.type: Invalid value: "": must be either Utilization, Value, or AverageValue`,
+				"spec.metrics[1].resource.target.averageUtilization: Required value: must set either a target raw value or a target utilization",
+			},
+		},
+		{
+			name: "container resource",
+			hpa: modified(validHPA(), func(h *autoscalingv2.HorizontalPodAutoscaler) {
+				h.Spec.Metrics = []autoscalingv2.MetricSpec{{Type: autoscalingv2.ContainerResourceMetricSourceType, ContainerResource: &autoscalingv2.ContainerResourceMetricSource{
+					Name: "gpu", Container: "App_1", Target: autoscalingv2.MetricTarget{Type: autoscalingv2.UtilizationMetricType, AverageUtilization: ptr.To[int32](50)}}}}
+			}),
+			want: []string{
+				`spec.metrics[0].containerResource.name: Invalid value: "gpu": must be a standard resource type or fully qualified`,
+				`spec.metrics[0].containerResource.name: Invalid value: "gpu": must be a standard resource for containers`,
+				`spec.metrics[0].containerResource.container: Invalid value: "App_1": a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')`,
+			},
+		},
+		{
+			name: "pods, object and external targets",
+			hpa: modified(validHPA(), func(h *autoscalingv2.HorizontalPodAutoscaler) {
+				h.Spec.Metrics = []autoscalingv2.MetricSpec{
+					{Type: autoscalingv2.PodsMetricSourceType, Pods: &autoscalingv2.PodsMetricSource{Metric: autoscalingv2.MetricIdentifier{Name: ".."},
+						Target: autoscalingv2.MetricTarget{Type: autoscalingv2.ValueMetricType, Value: quantity("-1")}}},
+					{Type: autoscalingv2.ObjectMetricSourceType, Object: &autoscalingv2.ObjectMetricSource{
+						DescribedObject: autoscalingv2.CrossVersionObjectReference{Kind: "Service", Name: "s", APIVersion: "a/b/c"},
+						Metric:          autoscalingv2.MetricIdentifier{Name: "hits"}, Target: autoscalingv2.MetricTarget{Type: autoscalingv2.ValueMetricType}}},
+					external("queue", autoscalingv2.MetricTarget{Type: autoscalingv2.ValueMetricType, Value: quantity("1"), AverageValue: quantity("1")}),
+				}
+			}),
+			want: []string{
+				`spec.metrics[0].pods.metric.name: Invalid value: "..": may not be '..'`,
+				"spec.metrics[0].pods.target.value: Invalid value: \"-1\": must be positive",
+				"spec.metrics[0].pods.target.averageValue: Required value: must specify a positive target averageValue",
+				`spec.metrics[1].object.describedObject.apiVersion: Invalid value: "a/b/c": unexpected GroupVersion string: a/b/c`,
+				"spec.metrics[1].object.target.averageValue: Required value: must set either a target value or averageValue",
+				"spec.metrics[2].external.target.value: Forbidden: may not set both a target value for metric and a per-pod target",
+			},
+		},
+		{
+			name: "behavior",
+			hpa: modified(validHPA(), func(h *autoscalingv2.HorizontalPodAutoscaler) {
+				h.Spec.Behavior = &autoscalingv2.HorizontalPodAutoscalerBehavior{
+					ScaleUp: &autoscalingv2.HPAScalingRules{StabilizationWindowSeconds: ptr.To[int32](-1), SelectPolicy: &selectPolicy},
+					ScaleDown: &autoscalingv2.HPAScalingRules{StabilizationWindowSeconds: ptr.To[int32](3601), Tolerance: quantity("-1"),
+						Policies: []autoscalingv2.HPAScalingPolicy{{Type: "Seconds", PeriodSeconds: 1801}}},
+				}
+			}),
+			want: []string{
+				"spec.behavior.scaleUp.stabilizationWindowSeconds: Invalid value: -1: must be greater than or equal to zero",
+				`spec.behavior.scaleUp.selectPolicy: Unsupported value: "Sometimes": supported values: "Disabled", "Max", "Min"`,
+				"spec.behavior.scaleUp.policies: Required value: must specify at least one Policy",
+				"spec.behavior.scaleDown.stabilizationWindowSeconds: Invalid value: 3601: must be less than or equal to 3600",
+				`spec.behavior.scaleDown.policies[0].type: Unsupported value: "Seconds": supported values: "Percent", "Pods"`,
+				"spec.behavior.scaleDown.policies[0].value: Invalid value: 0: must be greater than zero",
+				"spec.behavior.scaleDown.policies[0].periodSeconds: Invalid value: 1801: must be less than or equal to 1800",
+				`spec.behavior.scaleDown.tolerance: Invalid value: "-1": must be greater than or equal to 0`,
+			},
+		},
+		{
+			name: "metadata and spec",
+			hpa: modified(validHPA(), func(h *autoscalingv2.HorizontalPodAutoscaler) {
+				h.Name, h.Spec.MaxReplicas = "Web", -2
+			}),
+			want: []string{
+				`metadata.name: Invalid value: "Web": a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')`,
+				"spec.maxReplicas: Invalid value: -2: must be greater than or equal to `minReplicas`",
+				"spec.maxReplicas: Invalid value: -2: must be greater than or equal to 1",
+			},
+		},
+	}
+	store := registrytest.REST(t, NewStorage, "horizontalpodautoscalers")
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if diff := cmp.Diff(tt.want, messages(store.CreateStrategy.Validate(context.Background(), tt.hpa))); diff != "" {
+				t.Errorf("Validate errors (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestValidateUpdate(t *testing.T) {
+	tests := []struct {
+		name     string
+		old, hpa *autoscalingv2.HorizontalPodAutoscaler
+		want     []string
+	}{
+		{name: "valid", old: validHPA(), hpa: modified(validHPA(), func(h *autoscalingv2.HorizontalPodAutoscaler) { h.Spec.MaxReplicas = 9 }), want: []string{}},
+		{
+			name: "changed to an invalid maxReplicas: the declarative error, last",
+			old:  validHPA(),
+			hpa:  modified(validHPA(), func(h *autoscalingv2.HorizontalPodAutoscaler) { h.Spec.MaxReplicas = 0 }),
+			want: []string{"spec.maxReplicas: Invalid value: 0: must be greater than or equal to `minReplicas`", "spec.maxReplicas: Required value"},
+		},
+		{
+			name: "an unchanged invalid maxReplicas: the handwritten error, in place",
+			old:  modified(validHPA(), func(h *autoscalingv2.HorizontalPodAutoscaler) { h.Spec.MaxReplicas = 0 }),
+			hpa: modified(validHPA(), func(h *autoscalingv2.HorizontalPodAutoscaler) {
+				h.Spec.MaxReplicas = 0
+				h.Labels = map[string]string{"a": "b"}
+			}),
+			want: []string{"spec.maxReplicas: Required value: must be set and greater than 0", "spec.maxReplicas: Invalid value: 0: must be greater than or equal to `minReplicas`"},
+		},
+		{
+			name: "an unchanged scaleTargetRef kind and apiVersion are not checked again",
+			old:  modified(validHPA(), func(h *autoscalingv2.HorizontalPodAutoscaler) { h.Spec.ScaleTargetRef.APIVersion = "v1" }),
+			hpa: modified(validHPA(), func(h *autoscalingv2.HorizontalPodAutoscaler) {
+				h.Spec.ScaleTargetRef.APIVersion, h.Spec.ScaleTargetRef.Name = "v1", "other"
+			}),
+			want: []string{},
+		},
+		{
+			name: "a changed kind checks the apiVersion",
+			old:  modified(validHPA(), func(h *autoscalingv2.HorizontalPodAutoscaler) { h.Spec.ScaleTargetRef.APIVersion = "v1" }),
+			hpa: modified(validHPA(), func(h *autoscalingv2.HorizontalPodAutoscaler) {
+				h.Spec.ScaleTargetRef.APIVersion, h.Spec.ScaleTargetRef.Kind = "v1", "StatefulSet"
+			}),
+			want: []string{`spec.scaleTargetRef.apiVersion: Invalid value: "v1": apiVersion must specify API group`},
+		},
+		{
+			name: "minReplicas 0 stays allowed once stored",
+			old: modified(validHPA(), func(h *autoscalingv2.HorizontalPodAutoscaler) {
+				h.Spec.MinReplicas = ptr.To[int32](0)
+				h.Spec.Metrics = []autoscalingv2.MetricSpec{external("queue", autoscalingv2.MetricTarget{Type: autoscalingv2.ValueMetricType, Value: quantity("5")})}
+			}),
+			hpa: modified(validHPA(), func(h *autoscalingv2.HorizontalPodAutoscaler) {
+				h.Spec.MinReplicas = ptr.To[int32](0)
+				h.Spec.Metrics = []autoscalingv2.MetricSpec{external("queue", autoscalingv2.MetricTarget{Type: autoscalingv2.ValueMetricType, Value: quantity("6")})}
+			}),
+			want: []string{},
+		},
+		{
+			name: "object metrics with an invalid apiVersion stay allowed once stored",
+			old: modified(validHPA(), func(h *autoscalingv2.HorizontalPodAutoscaler) {
+				h.Spec.Metrics = []autoscalingv2.MetricSpec{{Type: autoscalingv2.ObjectMetricSourceType, Object: &autoscalingv2.ObjectMetricSource{
+					DescribedObject: autoscalingv2.CrossVersionObjectReference{Kind: "Service", Name: "s", APIVersion: "a/b/c"},
+					Metric:          autoscalingv2.MetricIdentifier{Name: "hits"}, Target: autoscalingv2.MetricTarget{Type: autoscalingv2.ValueMetricType, Value: quantity("1")}}}}
+			}),
+			hpa: modified(validHPA(), func(h *autoscalingv2.HorizontalPodAutoscaler) {
+				h.Spec.Metrics = []autoscalingv2.MetricSpec{{Type: autoscalingv2.ObjectMetricSourceType, Object: &autoscalingv2.ObjectMetricSource{
+					DescribedObject: autoscalingv2.CrossVersionObjectReference{Kind: "Service", Name: "s", APIVersion: "x/y/z"},
+					Metric:          autoscalingv2.MetricIdentifier{Name: "hits"}, Target: autoscalingv2.MetricTarget{Type: autoscalingv2.ValueMetricType, Value: quantity("2")}}}}
+			}),
+			want: []string{},
+		},
+	}
+	store := registrytest.REST(t, NewStorage, "horizontalpodautoscalers")
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if diff := cmp.Diff(tt.want, messages(store.UpdateStrategy.ValidateUpdate(context.Background(), tt.hpa, tt.old))); diff != "" {
+				t.Errorf("ValidateUpdate errors (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestPrepareForCreate(t *testing.T) {
+	hpa := modified(validHPA(), func(h *autoscalingv2.HorizontalPodAutoscaler) {
+		h.Generation = 7
+		h.Annotations = map[string]string{api.HPAMetricSpecsAnnotation: "[]", api.HPABehaviorSpecsAnnotation: "{}", "keep": "me"}
+		h.Status = autoscalingv2.HorizontalPodAutoscalerStatus{CurrentReplicas: 3, DesiredReplicas: 4}
+	})
+	registrytest.REST(t, NewStorage, "horizontalpodautoscalers").CreateStrategy.PrepareForCreate(context.Background(), hpa)
+	if diff := cmp.Diff(autoscalingv2.HorizontalPodAutoscalerStatus{}, hpa.Status); diff != "" {
+		t.Errorf("status after PrepareForCreate (-want +got):\n%s", diff)
+	}
+	if hpa.Generation != 1 {
+		t.Errorf("generation after PrepareForCreate: got %d, want 1", hpa.Generation)
+	}
+	if diff := cmp.Diff(map[string]string{"keep": "me"}, hpa.Annotations); diff != "" {
+		t.Errorf("annotations after PrepareForCreate (-want +got):\n%s", diff)
+	}
+}
+
+func TestPrepareForUpdate(t *testing.T) {
+	old := modified(validHPA(), func(h *autoscalingv2.HorizontalPodAutoscaler) {
+		h.Generation = 2
+		h.Status = autoscalingv2.HorizontalPodAutoscalerStatus{CurrentReplicas: 1, DesiredReplicas: 1}
+	})
+	tests := []struct {
+		name           string
+		mutate         func(*autoscalingv2.HorizontalPodAutoscaler)
+		wantGeneration int64
+	}{
+		{name: "labels", mutate: func(h *autoscalingv2.HorizontalPodAutoscaler) { h.Labels = map[string]string{"a": "b"} }, wantGeneration: 2},
+		{name: "status", mutate: func(h *autoscalingv2.HorizontalPodAutoscaler) { h.Status.DesiredReplicas = 9 }, wantGeneration: 2},
+		{name: "spec", mutate: func(h *autoscalingv2.HorizontalPodAutoscaler) { h.Spec.MaxReplicas = 7 }, wantGeneration: 3},
+		{
+			name: "behavior",
+			mutate: func(h *autoscalingv2.HorizontalPodAutoscaler) {
+				h.Spec.Behavior = &autoscalingv2.HorizontalPodAutoscalerBehavior{ScaleDown: &autoscalingv2.HPAScalingRules{Tolerance: quantity("50m")}}
+			},
+			wantGeneration: 3,
+		},
+	}
+	strategy := registrytest.REST(t, NewStorage, "horizontalpodautoscalers").UpdateStrategy
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			obj := modified(old, tt.mutate)
+			want := obj.DeepCopy()
+			strategy.PrepareForUpdate(context.Background(), obj, old)
+			if obj.Generation != tt.wantGeneration {
+				t.Errorf("generation: got %d, want %d", obj.Generation, tt.wantGeneration)
+			}
+			if diff := cmp.Diff(old.Status, obj.Status); diff != "" {
+				t.Errorf("status after PrepareForUpdate (-want +got):\n%s", diff)
+			}
+			// The spec is kept as sent (tolerance too: HPAConfigurableTolerance is GA).
+			if diff := cmp.Diff(want.Spec, obj.Spec); diff != "" {
+				t.Errorf("spec after PrepareForUpdate (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestUpdateThroughStores runs updates through the generic stores of
+// horizontalpodautoscalers and of horizontalpodautoscalers/status.
+func TestUpdateThroughStores(t *testing.T) {
+	newStatus := autoscalingv2.HorizontalPodAutoscalerStatus{CurrentReplicas: 3, DesiredReplicas: 4, ObservedGeneration: ptr.To[int64](1),
+		CurrentMetrics: []autoscalingv2.MetricStatus{{Type: autoscalingv2.ResourceMetricSourceType, Resource: &autoscalingv2.ResourceMetricStatus{
+			Name: corev1.ResourceCPU, Current: autoscalingv2.MetricValueStatus{AverageUtilization: ptr.To[int32](90)}}}}}
+	tests := []struct {
+		name           string
+		status         bool
+		newStatus      autoscalingv2.HorizontalPodAutoscalerStatus
+		wantMax        int32
+		wantGeneration int64
+		wantStatus     autoscalingv2.HorizontalPodAutoscalerStatus
+		wantInvalid    []string
+	}{
+		{name: "main: spec changes, status kept", newStatus: newStatus, wantMax: 7, wantGeneration: 2},
+		{name: "status: status changes, spec kept", status: true, newStatus: newStatus, wantMax: 5, wantGeneration: 1, wantStatus: newStatus},
+		{
+			name: "status: negative counts are invalid", status: true,
+			newStatus: autoscalingv2.HorizontalPodAutoscalerStatus{CurrentReplicas: -1, DesiredReplicas: -2,
+				Conditions: []autoscalingv2.HorizontalPodAutoscalerCondition{{Type: autoscalingv2.AbleToScale, Status: corev1.ConditionTrue, ObservedGeneration: ptr.To[int64](-1)}}},
+			wantInvalid: []string{"status.conditions[0].observedGeneration: FieldValueInvalid", "status.currentReplicas: FieldValueInvalid", "status.desiredReplicas: FieldValueInvalid"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			mem := registrytest.NewMemStorage()
+			storages, err := NewStorage(mem.Options("horizontalpodautoscalers"))
+			if err != nil {
+				t.Fatalf("NewStorage: got error %v, want none", err)
+			}
+			store := storages["horizontalpodautoscalers"].(*registry.REST)
+			ctx := genericapirequest.WithNamespace(context.Background(), "default")
+			key, err := store.KeyFunc(ctx, "web")
+			if err != nil {
+				t.Fatalf("KeyFunc: %v", err)
+			}
+			current := mem.Seed(t, key, modified(validHPA(), func(h *autoscalingv2.HorizontalPodAutoscaler) { h.Generation = 1 })).(*autoscalingv2.HorizontalPodAutoscaler)
+			update := modified(current, func(h *autoscalingv2.HorizontalPodAutoscaler) {
+				h.Spec.MaxReplicas = 7
+				h.Status = tt.newStatus
+			})
+			var updater rest.Updater = store
+			if tt.status {
+				updater = storages["horizontalpodautoscalers/status"].(*registry.StatusREST)
+			}
+			out, _, err := updater.Update(ctx, "web", rest.DefaultUpdatedObjectInfo(update), rest.ValidateAllObjectFunc, rest.ValidateAllObjectUpdateFunc, false, &metav1.UpdateOptions{})
+			if tt.wantInvalid != nil {
+				status, ok := err.(apierrors.APIStatus)
+				if !ok || !apierrors.IsInvalid(err) {
+					t.Fatalf("Update: got error %v, want Invalid", err)
+				}
+				var got []string
+				for _, c := range status.Status().Details.Causes {
+					got = append(got, c.Field+": "+string(c.Type))
+				}
+				slices.Sort(got)
+				if diff := cmp.Diff(tt.wantInvalid, got); diff != "" {
+					t.Errorf("causes (-want +got):\n%s", diff)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("Update: got error %v, want none", err)
+			}
+			got := out.(*autoscalingv2.HorizontalPodAutoscaler)
+			if got.Spec.MaxReplicas != tt.wantMax || got.Generation != tt.wantGeneration {
+				t.Errorf("maxReplicas, generation: got %d, %d; want %d, %d", got.Spec.MaxReplicas, got.Generation, tt.wantMax, tt.wantGeneration)
+			}
+			if diff := cmp.Diff(tt.wantStatus, got.Status); diff != "" {
+				t.Errorf("status (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestFieldSelectors(t *testing.T) {
+	store := registrytest.REST(t, NewStorage, "horizontalpodautoscalers")
+	registrytest.CheckFields(t, store, validHPA(), fields.Set{"metadata.name": "web", "metadata.namespace": "default"})
+}
+
+func TestTable(t *testing.T) {
+	withMetrics := func(specs []autoscalingv2.MetricSpec, statuses []autoscalingv2.MetricStatus) *autoscalingv2.HorizontalPodAutoscaler {
+		return modified(validHPA(), func(h *autoscalingv2.HorizontalPodAutoscaler) {
+			h.Spec.Metrics, h.Status.CurrentMetrics = specs, statuses
+		})
+	}
+	memory := autoscalingv2.MetricSpec{Type: autoscalingv2.ResourceMetricSourceType, Resource: &autoscalingv2.ResourceMetricSource{Name: corev1.ResourceMemory,
+		Target: autoscalingv2.MetricTarget{Type: autoscalingv2.AverageValueMetricType, AverageValue: quantity("512Mi")}}}
+	pods := autoscalingv2.MetricSpec{Type: autoscalingv2.PodsMetricSourceType, Pods: &autoscalingv2.PodsMetricSource{Metric: autoscalingv2.MetricIdentifier{Name: "qps"},
+		Target: autoscalingv2.MetricTarget{Type: autoscalingv2.AverageValueMetricType, AverageValue: quantity("10")}}}
+	object := autoscalingv2.MetricSpec{Type: autoscalingv2.ObjectMetricSourceType, Object: &autoscalingv2.ObjectMetricSource{Metric: autoscalingv2.MetricIdentifier{Name: "hits"},
+		Target: autoscalingv2.MetricTarget{Type: autoscalingv2.AverageValueMetricType, AverageValue: quantity("1k")}}}
+	containerCPU := autoscalingv2.MetricSpec{Type: autoscalingv2.ContainerResourceMetricSourceType, ContainerResource: &autoscalingv2.ContainerResourceMetricSource{
+		Name: corev1.ResourceCPU, Container: "app", Target: autoscalingv2.MetricTarget{Type: autoscalingv2.UtilizationMetricType, AverageUtilization: ptr.To[int32](60)}}}
+	cpuStatus := autoscalingv2.MetricStatus{Type: autoscalingv2.ResourceMetricSourceType, Resource: &autoscalingv2.ResourceMetricStatus{Name: corev1.ResourceCPU,
+		Current: autoscalingv2.MetricValueStatus{AverageUtilization: ptr.To[int32](45)}}}
+	externalStatus := autoscalingv2.MetricStatus{Type: autoscalingv2.ExternalMetricSourceType, External: &autoscalingv2.ExternalMetricStatus{
+		Current: autoscalingv2.MetricValueStatus{Value: quantity("12")}}}
+	tests := []struct {
+		name string
+		hpa  *autoscalingv2.HorizontalPodAutoscaler
+		want []any
+	}{
+		{name: "CPU, no status yet", hpa: validHPA(), want: []any{"web", "Deployment/web", "cpu: <unknown>/80%", "1", int64(5), int64(0), "<unknown>"}},
+		{
+			name: "CPU with a status, replicas",
+			hpa: modified(withMetrics([]autoscalingv2.MetricSpec{cpu(80)}, []autoscalingv2.MetricStatus{cpuStatus}), func(h *autoscalingv2.HorizontalPodAutoscaler) {
+				h.Status.CurrentReplicas = 3
+			}),
+			want: []any{"web", "Deployment/web", "cpu: 45%/80%", "1", int64(5), int64(3), "<unknown>"},
+		},
+		{
+			name: "value and external metrics",
+			hpa: withMetrics([]autoscalingv2.MetricSpec{memory, external("queue", autoscalingv2.MetricTarget{Type: autoscalingv2.ValueMetricType, Value: quantity("30")})},
+				[]autoscalingv2.MetricStatus{{}, externalStatus}),
+			want: []any{"web", "Deployment/web", "memory: <unknown>/512Mi, 12/30", "1", int64(5), int64(0), "<unknown>"},
+		},
+		{
+			name: "more than two, no minReplicas",
+			hpa: modified(withMetrics([]autoscalingv2.MetricSpec{pods, object, containerCPU, memory}, nil), func(h *autoscalingv2.HorizontalPodAutoscaler) {
+				h.Spec.MinReplicas = nil
+			}),
+			want: []any{"web", "Deployment/web", "<unknown>/10, <unknown>/1k (avg) + 2 more...", "<unset>", int64(5), int64(0), "<unknown>"},
+		},
+		{name: "no metrics", hpa: withMetrics(nil, nil), want: []any{"web", "Deployment/web", "<none>", "1", int64(5), int64(0), "<unknown>"}},
+		{name: "a container resource", hpa: withMetrics([]autoscalingv2.MetricSpec{containerCPU}, nil), want: []any{"web", "Deployment/web", "cpu: <unknown>/60%", "1", int64(5), int64(0), "<unknown>"}},
+	}
+	store := registrytest.REST(t, NewStorage, "horizontalpodautoscalers")
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			table, err := store.ConvertToTable(context.Background(), tt.hpa, nil)
+			if err != nil {
+				t.Fatalf("ConvertToTable: got error %v, want none", err)
+			}
+			if diff := cmp.Diff([]string{"Name", "Reference", "Targets", "MinPods", "MaxPods", "Replicas", "Age"}, registrytest.ColumnNames(table)); diff != "" {
+				t.Errorf("columns (-want +got):\n%s", diff)
+			}
+			if len(table.Rows) != 1 {
+				t.Fatalf("rows: got %d, want 1", len(table.Rows))
+			}
+			if diff := cmp.Diff(tt.want, table.Rows[0].Cells); diff != "" {
+				t.Errorf("cells (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
