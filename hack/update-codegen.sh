@@ -51,6 +51,7 @@ INPUT_PKGS=(
     k8s.io/api/authentication/v1
     k8s.io/api/authorization/v1
     k8s.io/api/autoscaling/v1
+    k8s.io/api/autoscaling/v2
     k8s.io/api/batch/v1
     k8s.io/api/discovery/v1
     k8s.io/api/events/v1

@@ -27,6 +27,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	authenticationv1 "k8s.io/api/authentication/v1"
 	authorizationv1 "k8s.io/api/authorization/v1"
+	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -58,6 +59,7 @@ import (
 	"github.com/miniapiserver/miniapiserver/pkg/registry/endpoints"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/endpointslice"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/event"
+	"github.com/miniapiserver/miniapiserver/pkg/registry/horizontalpodautoscaler"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/ingress"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/ingressclass"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/ipaddress"
@@ -87,7 +89,8 @@ import (
 type storageFunc func(generic.RESTOptionsGetter) (map[string]rest.Storage, error)
 
 // apiGroups are the served groups (all at v1) and the storage of each.
-// events.k8s.io serves the core Events' storage (see installAPIs).
+// events.k8s.io serves the core Events' storage, and autoscaling serves
+// v2 and v1 (see installAPIs).
 var apiGroups = []struct {
 	group    string
 	storages []storageFunc
@@ -179,6 +182,17 @@ func installAPIs(s *genericapiserver.GenericAPIServer, optsGetter generic.RESTOp
 		info.VersionedResourcesStorageMap["v1"] = storage
 		groups = append(groups, &info)
 	}
+	// autoscaling serves HorizontalPodAutoscalers in v2 (preferred, and
+	// stored) and in v1, converted: one store, hence one watch cache.
+	hpas, err := horizontalpodautoscaler.NewStorage(optsGetter)
+	if err != nil {
+		return nil, err
+	}
+	autoscaling := genericapiserver.NewDefaultAPIGroupInfo(autoscalingv1.GroupName, api.Scheme, api.ParameterCodec, api.Codecs)
+	autoscaling.NegotiatedSerializer = withCachedListEncoding(autoscaling.NegotiatedSerializer, encodings)
+	autoscaling.VersionedResourcesStorageMap["v2"] = hpas
+	autoscaling.VersionedResourcesStorageMap["v1"] = maps.Clone(hpas)
+	groups = append(groups, &autoscaling)
 	// events.k8s.io/v1 Events are core Events, converted (upstream stores
 	// them in one place too): the same store, hence the same watch cache.
 	events := genericapiserver.NewDefaultAPIGroupInfo(eventsv1.GroupName, api.Scheme, api.ParameterCodec, api.Codecs)
@@ -189,7 +203,9 @@ func installAPIs(s *genericapiserver.GenericAPIServer, optsGetter generic.RESTOp
 	}
 	namespaced := namespacedResources(corev1.SchemeGroupVersion, coreStorage)
 	for _, g := range groups[:len(groups)-1] { // events.k8s.io Events are core Events
-		namespaced = append(namespaced, namespacedResources(g.PrioritizedVersions[0], g.VersionedResourcesStorageMap["v1"])...)
+		// Each group's resources once, in its preferred version.
+		preferred := g.PrioritizedVersions[0]
+		namespaced = append(namespaced, namespacedResources(preferred, g.VersionedResourcesStorageMap[preferred.Version])...)
 	}
 	return namespaced, nil
 }
