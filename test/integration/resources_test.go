@@ -82,6 +82,8 @@ var servedResources = []servedResource{
 	{gvr: gvr("apps", "daemonsets"), kind: "DaemonSet", body: map[string]any{"spec": workloadSpec}},
 	{gvr: gvr("apps", "replicasets"), kind: "ReplicaSet", body: map[string]any{"spec": workloadSpec}},
 	{gvr: gvr("apps", "controllerrevisions"), kind: "ControllerRevision", body: map[string]any{"revision": int64(1), "data": map[string]any{"spec": map[string]any{}}}},
+	{gvr: schema.GroupVersionResource{Group: "autoscaling", Version: "v2", Resource: "horizontalpodautoscalers"}, kind: "HorizontalPodAutoscaler", body: map[string]any{"spec": map[string]any{
+		"scaleTargetRef": map[string]any{"apiVersion": "apps/v1", "kind": "Deployment", "name": "x"}, "maxReplicas": int64(3)}}},
 	{gvr: gvr("batch", "jobs"), kind: "Job", body: map[string]any{"spec": map[string]any{"template": map[string]any{"spec": jobPodSpec}}}},
 	{gvr: gvr("batch", "cronjobs"), kind: "CronJob", body: map[string]any{"spec": map[string]any{"schedule": "*/5 * * * *",
 		"jobTemplate": map[string]any{"spec": map[string]any{"template": map[string]any{"spec": jobPodSpec}}}}}},
