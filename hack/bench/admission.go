@@ -86,18 +86,9 @@ func benchAdmission(ctx context.Context, cfg config, root string, ub *upstreamBe
 	if ub == nil {
 		return res, nil
 	}
-	udir := filepath.Join(ub.root, "upstream-admission")
-	defer func() { err = errors.Join(err, os.RemoveAll(udir)) }()
-	u, err := startUpstream(ctx, ub.bins, ub.pki, udir)
+	up, err := onUpstream(ctx, ub, "admission", func(s *server) (admissionRun, error) { return admissionOnce(ctx, cfg, s, hook) })
 	if err != nil {
-		return admissionResult{}, fmt.Errorf("admission (kube-apiserver): %w", err)
-	}
-	if err := ensureNamespace(ctx, u.api); err != nil {
-		return admissionResult{}, errors.Join(err, u.Stop())
-	}
-	up, err := admissionOnce(ctx, cfg, u.api, hook)
-	if err = errors.Join(err, u.Stop()); err != nil {
-		return admissionResult{}, fmt.Errorf("admission (kube-apiserver): %w", err)
+		return admissionResult{}, err
 	}
 	progressAdmission("kube-apiserver", up)
 	res.upstream = &up

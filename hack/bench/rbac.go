@@ -80,18 +80,9 @@ func benchRBAC(ctx context.Context, cfg config, root string, ub *upstreamBench) 
 	if ub == nil {
 		return res, nil
 	}
-	udir := filepath.Join(ub.root, "upstream-rbac")
-	defer func() { err = errors.Join(err, os.RemoveAll(udir)) }()
-	u, err := startUpstream(ctx, ub.bins, ub.pki, udir)
+	up, err := onUpstream(ctx, ub, "rbac", func(s *server) (rbacRun, error) { return rbacOnce(ctx, cfg, s, token) })
 	if err != nil {
-		return rbacResult{}, fmt.Errorf("rbac (kube-apiserver): %w", err)
-	}
-	if err := ensureNamespace(ctx, u.api); err != nil {
-		return rbacResult{}, errors.Join(err, u.Stop())
-	}
-	up, err := rbacOnce(ctx, cfg, u.api, token)
-	if err = errors.Join(err, u.Stop()); err != nil {
-		return rbacResult{}, fmt.Errorf("rbac (kube-apiserver): %w", err)
+		return rbacResult{}, err
 	}
 	progressRBAC("kube-apiserver", up)
 	res.upstream = &up

@@ -145,6 +145,25 @@ func createOnUpstream(ctx context.Context, cfg config, u *upstreamServer, object
 	return populateStats{objects: objects, duration: time.Since(began)}, err
 }
 
+// onUpstream runs measure on a kube-apiserver of its own, on a fresh data
+// dir (removed after) with the bench's namespace, then stops it.
+func onUpstream[T any](ctx context.Context, ub *upstreamBench, name string, measure func(*server) (T, error)) (res T, err error) {
+	dir := filepath.Join(ub.root, "upstream-"+name)
+	defer func() { err = errors.Join(err, os.RemoveAll(dir)) }()
+	u, err := startUpstream(ctx, ub.bins, ub.pki, dir)
+	if err != nil {
+		return res, fmt.Errorf("%s (kube-apiserver): %w", name, err)
+	}
+	if err := ensureNamespace(ctx, u.api); err != nil {
+		return res, errors.Join(err, u.Stop())
+	}
+	res, err = measure(u.api)
+	if err = errors.Join(err, u.Stop()); err != nil {
+		return res, fmt.Errorf("%s (kube-apiserver): %w", name, err)
+	}
+	return res, nil
+}
+
 // ensureNamespace creates the bench's namespace on upstream unless it
 // exists already.
 func ensureNamespace(ctx context.Context, api *server) error {
