@@ -117,6 +117,7 @@ var internalTypes = []struct {
 		&networkingv1.NetworkPolicy{}, &networkingv1.NetworkPolicyList{},
 		&networkingv1.IngressClass{}, &networkingv1.IngressClassList{},
 		&networkingv1.IPAddress{}, &networkingv1.IPAddressList{},
+		&networkingv1.ServiceCIDR{}, &networkingv1.ServiceCIDRList{},
 	}},
 	{nodev1.GroupName, []runtime.Object{&nodev1.RuntimeClass{}, &nodev1.RuntimeClassList{}}},
 	{policyv1.GroupName, []runtime.Object{&policyv1.PodDisruptionBudget{}, &policyv1.PodDisruptionBudgetList{}}},

@@ -55,6 +55,7 @@ func TestSchemeKnowsServedTypesInBothVersions(t *testing.T) {
 		{name: "csi driver", obj: &storagev1.CSIDriver{}, want: []schema.GroupVersionKind{storagev1.SchemeGroupVersion.WithKind("CSIDriver"), internal(storagev1.GroupName).WithKind("CSIDriver")}},
 		{name: "runtime class", obj: &nodev1.RuntimeClass{}, want: []schema.GroupVersionKind{nodev1.SchemeGroupVersion.WithKind("RuntimeClass"), internal(nodev1.GroupName).WithKind("RuntimeClass")}},
 		{name: "network policy", obj: &networkingv1.NetworkPolicy{}, want: []schema.GroupVersionKind{networkingv1.SchemeGroupVersion.WithKind("NetworkPolicy"), internal(networkingv1.GroupName).WithKind("NetworkPolicy")}},
+		{name: "service cidr list", obj: &networkingv1.ServiceCIDRList{}, want: []schema.GroupVersionKind{networkingv1.SchemeGroupVersion.WithKind("ServiceCIDRList"), internal(networkingv1.GroupName).WithKind("ServiceCIDRList")}},
 		{name: "controller revision", obj: &appsv1.ControllerRevision{}, want: []schema.GroupVersionKind{appsv1.SchemeGroupVersion.WithKind("ControllerRevision"), internal(appsv1.GroupName).WithKind("ControllerRevision")}},
 		{name: "horizontal pod autoscaler hub", obj: &autoscalingv2.HorizontalPodAutoscaler{}, want: []schema.GroupVersionKind{
 			autoscalingv2.SchemeGroupVersion.WithKind("HorizontalPodAutoscaler"), internal(autoscalingv1.GroupName).WithKind("HorizontalPodAutoscaler")}},

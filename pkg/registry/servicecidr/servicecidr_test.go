@@ -1,0 +1,359 @@
+/*
+Copyright The miniapiserver Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package servicecidr
+
+import (
+	"context"
+	"maps"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	networkingv1 "k8s.io/api/networking/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
+	"k8s.io/apiserver/pkg/registry/rest"
+	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
+
+	"github.com/miniapiserver/miniapiserver/pkg/registry"
+	"github.com/miniapiserver/miniapiserver/pkg/registry/registrytest"
+)
+
+func newCIDR(cidrs ...string) *networkingv1.ServiceCIDR {
+	return &networkingv1.ServiceCIDR{
+		ObjectMeta: metav1.ObjectMeta{Name: "extra", UID: "uid-1", ResourceVersion: "1"},
+		Spec:       networkingv1.ServiceCIDRSpec{CIDRs: cidrs},
+	}
+}
+
+func readyStatus() networkingv1.ServiceCIDRStatus {
+	return networkingv1.ServiceCIDRStatus{Conditions: []metav1.Condition{{
+		Type: networkingv1.ServiceCIDRConditionReady, Status: metav1.ConditionTrue, Message: "Kubernetes Service CIDR is ready",
+		LastTransitionTime: metav1.NewTime(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)),
+	}}}
+}
+
+// messages returns each error as the API reports it: field, type, value and detail.
+func messages(errs field.ErrorList) []string {
+	out := []string{}
+	for _, e := range errs {
+		out = append(out, e.Error())
+	}
+	return out
+}
+
+func TestStorage(t *testing.T) {
+	storages, err := NewStorage(registrytest.NewMemStorage().Options("servicecidrs"))
+	if err != nil {
+		t.Fatalf("NewStorage: got error %v, want none", err)
+	}
+	if diff := cmp.Diff([]string{"servicecidrs", "servicecidrs/status"}, slices.Sorted(maps.Keys(storages))); diff != "" {
+		t.Errorf("storage keys (-want +got):\n%s", diff)
+	}
+	status, ok := storages["servicecidrs/status"].(*registry.StatusREST)
+	if !ok {
+		t.Fatalf("storage %q: got %T, want *registry.StatusREST", "servicecidrs/status", storages["servicecidrs/status"])
+	}
+	store := registrytest.REST(t, NewStorage, "servicecidrs")
+	registrytest.CheckShape(t, store, registrytest.Shape{Resource: networkingv1.Resource("servicecidrs"), Singular: "servicecidr"})
+	// Upstream's reset fields: status on the resource; metadata and spec on /status.
+	equal := cmp.Comparer(func(a, b *fieldpath.Set) bool { return a.Equals(b) })
+	if diff := cmp.Diff(registry.Fieldpaths("networking.k8s.io/v1", "status"), store.GetResetFields(), equal); diff != "" {
+		t.Errorf("reset fields (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(registry.Fieldpaths("networking.k8s.io/v1", "metadata", "spec"), status.GetResetFields(), equal); diff != "" {
+		t.Errorf("status reset fields (-want +got):\n%s", diff)
+	}
+}
+
+const (
+	invalidCIDR = "must be a valid CIDR value, (e.g. 10.9.8.0/24 or 2001:db8::/64)"
+	oneOfEach   = "may specify no more than one IP for each IP family, i.e 192.168.0.0/24 and 2001:db8::/64"
+)
+
+// TestValidate: upstream's ValidateServiceCIDR, with its messages and paths.
+func TestValidate(t *testing.T) {
+	tests := []struct {
+		name string
+		obj  *networkingv1.ServiceCIDR
+		want []string
+	}{
+		{name: "single stack", obj: newCIDR("10.0.0.0/24"), want: []string{}},
+		{name: "IPv6 single stack", obj: newCIDR("fd00:10:96::/112"), want: []string{}},
+		{name: "dual stack", obj: newCIDR("10.0.0.0/24", "fd00:10:96::/112"), want: []string{}},
+		{name: "dual stack, IPv6 first", obj: newCIDR("fd00:10:96::/112", "10.0.0.0/24"), want: []string{}},
+		{name: "no CIDRs", obj: newCIDR(), want: []string{"spec.cidrs: Required value: at least one CIDR required"}},
+		{
+			name: "three CIDRs", obj: newCIDR("10.0.0.0/24", "10.1.0.0/24", "fd00::/64"),
+			want: []string{`spec.cidrs: Invalid value: {"CIDRs":["10.0.0.0/24","10.1.0.0/24","fd00::/64"]}: may only hold up to 2 values`},
+		},
+		{name: "not a CIDR", obj: newCIDR("bad cidr"), want: []string{`spec.cidrs[0]: Invalid value: "bad cidr": ` + invalidCIDR}},
+		{name: "an address", obj: newCIDR("10.0.0.1"), want: []string{`spec.cidrs[0]: Invalid value: "10.0.0.1": ` + invalidCIDR}},
+		{
+			name: "bits beyond the prefix", obj: newCIDR("10.0.0.0/24", "10.0.0.1/24"),
+			want: []string{
+				`spec.cidrs[1]: Invalid value: "10.0.0.1/24": must not have bits set beyond the prefix length`,
+				`spec.cidrs: Invalid value: ["10.0.0.0/24","10.0.0.1/24"]: ` + oneOfEach,
+			},
+		},
+		{name: "leading zeros", obj: newCIDR("010.0.0.0/24"), want: []string{`spec.cidrs[0]: Invalid value: "010.0.0.0/24": must not have leading 0s in IP or prefix length`}},
+		{name: "not canonical", obj: newCIDR("fd00:0::/64"), want: []string{`spec.cidrs[0]: Invalid value: "fd00:0::/64": must be in canonical form ("fd00::/64")`}},
+		{
+			name: "two IPv4", obj: newCIDR("10.0.0.0/24", "10.1.0.0/24"),
+			want: []string{`spec.cidrs: Invalid value: ["10.0.0.0/24","10.1.0.0/24"]: ` + oneOfEach},
+		},
+		{
+			name: "two IPv6", obj: newCIDR("fd00::/64", "fd01::/64"),
+			want: []string{`spec.cidrs: Invalid value: ["fd00::/64","fd01::/64"]: ` + oneOfEach},
+		},
+		{
+			name: "no name", obj: func() *networkingv1.ServiceCIDR { c := newCIDR("10.0.0.0/24"); c.Name = ""; return c }(),
+			want: []string{"metadata.name: Required value: name or generateName is required"},
+		},
+		{
+			name: "a namespace", obj: func() *networkingv1.ServiceCIDR { c := newCIDR("10.0.0.0/24"); c.Namespace = "default"; return c }(),
+			want: []string{"metadata.namespace: Forbidden: not allowed on this type"},
+		},
+	}
+	store := registrytest.REST(t, NewStorage, "servicecidrs")
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if diff := cmp.Diff(tt.want, messages(store.CreateStrategy.Validate(context.Background(), tt.obj))); diff != "" {
+				t.Errorf("Validate errors (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestValidateName: a ServiceCIDR's name is a DNS subdomain, as upstream's.
+func TestValidateName(t *testing.T) {
+	store := registrytest.REST(t, NewStorage, "servicecidrs")
+	for name, want := range map[string][]string{
+		"kubernetes":        {},
+		"extra.example.com": {},
+		"Bad_Name":          {"metadata.name: Invalid value"},
+		"10.0.0.0/24":       {"metadata.name: Invalid value"},
+	} {
+		c := newCIDR("10.0.0.0/24")
+		c.Name = name
+		if diff := cmp.Diff(want, registrytest.ErrorPaths(store.CreateStrategy.Validate(context.Background(), c))); diff != "" {
+			t.Errorf("name %q: errors (-want +got):\n%s", name, diff)
+		}
+	}
+}
+
+// TestValidateUpdate: upstream's ValidateServiceCIDRUpdate: the CIDRs are
+// immutable, but a single one may get a second of the other family.
+func TestValidateUpdate(t *testing.T) {
+	tests := []struct {
+		name     string
+		old, new []string
+		want     []string
+	}{
+		{name: "unchanged", old: []string{"10.0.0.0/24"}, new: []string{"10.0.0.0/24"}, want: []string{}},
+		{name: "changed", old: []string{"10.0.0.0/24"}, new: []string{"10.1.0.0/24"}, want: []string{`spec.cidrs[0]: Invalid value: "10.1.0.0/24": field is immutable`}},
+		// As upstream: an unchanged count is checked for immutability only.
+		{name: "changed to no CIDR", old: []string{"10.0.0.0/24"}, new: []string{"bad cidr"}, want: []string{`spec.cidrs[0]: Invalid value: "bad cidr": field is immutable`}},
+		{
+			name: "dual stack, second changed", old: []string{"10.0.0.0/24", "fd00::/64"}, new: []string{"10.0.0.0/24", "fd01::/64"},
+			want: []string{`spec.cidrs[1]: Invalid value: "fd01::/64": field is immutable`},
+		},
+		{name: "the other family added", old: []string{"10.0.0.0/24"}, new: []string{"10.0.0.0/24", "fd00::/64"}, want: []string{}},
+		{
+			name: "the same family added", old: []string{"10.0.0.0/24"}, new: []string{"10.0.0.0/24", "10.1.0.0/24"},
+			want: []string{`spec.cidrs: Invalid value: ["10.0.0.0/24","10.1.0.0/24"]: ` + oneOfEach},
+		},
+		{
+			name: "an invalid CIDR added", old: []string{"10.0.0.0/24"}, new: []string{"10.0.0.0/24", "fd00::1/64"},
+			want: []string{`spec.cidrs[1]: Invalid value: "fd00::1/64": must not have bits set beyond the prefix length`},
+		},
+		{
+			name: "the first changed as the second is added", old: []string{"10.0.0.0/24"}, new: []string{"10.1.0.0/24", "fd00::/64"},
+			want: []string{`spec.cidrs[0]: Invalid value: "10.1.0.0/24": field is immutable`},
+		},
+		{
+			name: "one removed", old: []string{"10.0.0.0/24", "fd00::/64"}, new: []string{"10.0.0.0/24"},
+			want: []string{`spec.cidrs: Invalid value: ["10.0.0.0/24"]: field is immutable`},
+		},
+		{name: "all removed", old: []string{"10.0.0.0/24"}, new: nil, want: []string{`spec.cidrs: Invalid value: null: field is immutable`}},
+	}
+	store := registrytest.REST(t, NewStorage, "servicecidrs")
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := store.UpdateStrategy.ValidateUpdate(context.Background(), newCIDR(tt.new...), newCIDR(tt.old...))
+			if diff := cmp.Diff(tt.want, messages(got)); diff != "" {
+				t.Errorf("ValidateUpdate errors (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestPrepareForCreate(t *testing.T) {
+	c := newCIDR("10.0.0.0/24")
+	c.Status = readyStatus()
+	registrytest.REST(t, NewStorage, "servicecidrs").CreateStrategy.PrepareForCreate(context.Background(), c)
+	if diff := cmp.Diff(networkingv1.ServiceCIDRStatus{}, c.Status); diff != "" {
+		t.Errorf("status after PrepareForCreate (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(networkingv1.ServiceCIDRSpec{CIDRs: []string{"10.0.0.0/24"}}, c.Spec); diff != "" {
+		t.Errorf("spec after PrepareForCreate (-want +got):\n%s", diff)
+	}
+	if c.Generation != 0 {
+		t.Errorf("generation after PrepareForCreate: got %d, want 0 (upstream does not count ServiceCIDR changes)", c.Generation)
+	}
+}
+
+// TestUpdateThroughStores runs updates through the generic stores of
+// servicecidrs and of servicecidrs/status.
+func TestUpdateThroughStores(t *testing.T) {
+	dualStack := networkingv1.ServiceCIDRSpec{CIDRs: []string{"10.0.0.0/24", "fd00::/64"}}
+	tests := []struct {
+		name       string
+		status     bool
+		wantSpec   networkingv1.ServiceCIDRSpec
+		wantStatus networkingv1.ServiceCIDRStatus
+		wantLabels map[string]string
+		wantFinal  []string
+	}{
+		{
+			name:     "main: spec and metadata change, status kept",
+			wantSpec: dualStack, wantLabels: map[string]string{"new": "label"}, wantFinal: []string{"example.com/new"},
+		},
+		{
+			name: "status: status changes; spec, labels and finalizers kept", status: true,
+			wantSpec: networkingv1.ServiceCIDRSpec{CIDRs: []string{"10.0.0.0/24"}}, wantStatus: readyStatus(),
+			wantLabels: map[string]string{"old": "label"}, wantFinal: []string{"example.com/old"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			mem := registrytest.NewMemStorage()
+			storages, err := NewStorage(mem.Options("servicecidrs"))
+			if err != nil {
+				t.Fatalf("NewStorage: got error %v, want none", err)
+			}
+			store := storages["servicecidrs"].(*registry.REST)
+			ctx := genericapirequest.WithNamespace(context.Background(), "") // cluster-scoped
+			key, err := store.KeyFunc(ctx, "extra")
+			if err != nil {
+				t.Fatalf("KeyFunc: %v", err)
+			}
+			old := newCIDR("10.0.0.0/24")
+			old.Labels, old.Finalizers = map[string]string{"old": "label"}, []string{"example.com/old"}
+			current := mem.Seed(t, key, old).(*networkingv1.ServiceCIDR)
+			update := current.DeepCopy()
+			update.Spec = dualStack
+			update.Status = readyStatus()
+			update.Labels, update.Finalizers = map[string]string{"new": "label"}, []string{"example.com/new"}
+			var updater rest.Updater = store
+			if tt.status {
+				updater = storages["servicecidrs/status"].(*registry.StatusREST)
+			}
+			out, _, err := updater.Update(ctx, "extra", rest.DefaultUpdatedObjectInfo(update), rest.ValidateAllObjectFunc, rest.ValidateAllObjectUpdateFunc, false, &metav1.UpdateOptions{})
+			if err != nil {
+				t.Fatalf("Update: got error %v, want none", err)
+			}
+			got := out.(*networkingv1.ServiceCIDR)
+			if diff := cmp.Diff(tt.wantSpec, got.Spec); diff != "" {
+				t.Errorf("spec (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tt.wantStatus, got.Status); diff != "" {
+				t.Errorf("status (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tt.wantLabels, got.Labels); diff != "" {
+				t.Errorf("labels (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tt.wantFinal, got.Finalizers); diff != "" {
+				t.Errorf("finalizers (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestUpdateRefusesImmutableChange: an update changing a CIDR is a 422
+// naming the field, through the store.
+func TestUpdateRefusesImmutableChange(t *testing.T) {
+	mem := registrytest.NewMemStorage()
+	storages, err := NewStorage(mem.Options("servicecidrs"))
+	if err != nil {
+		t.Fatalf("NewStorage: got error %v, want none", err)
+	}
+	store := storages["servicecidrs"].(*registry.REST)
+	ctx := genericapirequest.WithNamespace(context.Background(), "") // cluster-scoped
+	key, err := store.KeyFunc(ctx, "extra")
+	if err != nil {
+		t.Fatalf("KeyFunc: %v", err)
+	}
+	current := mem.Seed(t, key, newCIDR("10.0.0.0/24")).(*networkingv1.ServiceCIDR)
+	update := current.DeepCopy()
+	update.Spec.CIDRs = []string{"10.1.0.0/24"}
+	_, _, err = store.Update(ctx, "extra", rest.DefaultUpdatedObjectInfo(update), rest.ValidateAllObjectFunc, rest.ValidateAllObjectUpdateFunc, false, &metav1.UpdateOptions{})
+	if !apierrors.IsInvalid(err) {
+		t.Fatalf("Update: got error %v, want Invalid", err)
+	}
+	want := `ServiceCIDR.networking.k8s.io "extra" is invalid: spec.cidrs[0]: Invalid value: "10.1.0.0/24": field is immutable`
+	if err.Error() != want {
+		t.Errorf("Update: got %q, want %q", err.Error(), want)
+	}
+}
+
+func TestFieldSelectors(t *testing.T) {
+	store := registrytest.REST(t, NewStorage, "servicecidrs")
+	registrytest.CheckFields(t, store, newCIDR("10.0.0.0/24"), fields.Set{"metadata.name": "extra"})
+}
+
+func TestTable(t *testing.T) {
+	created := metav1.NewTime(time.Now().Add(-90 * time.Second))
+	tests := []struct {
+		name string
+		obj  *networkingv1.ServiceCIDR
+		want []any
+	}{
+		{name: "single stack, no creation time", obj: newCIDR("10.0.0.0/24"), want: []any{"extra", "10.0.0.0/24", "<unknown>"}},
+		{
+			name: "dual stack",
+			obj: func() *networkingv1.ServiceCIDR {
+				c := newCIDR("10.0.0.0/24", "fd00::/64")
+				c.CreationTimestamp = created
+				return c
+			}(),
+			want: []any{"extra", "10.0.0.0/24,fd00::/64", "90s"},
+		},
+	}
+	store := registrytest.REST(t, NewStorage, "servicecidrs")
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			table, err := store.ConvertToTable(context.Background(), tt.obj, nil)
+			if err != nil {
+				t.Fatalf("ConvertToTable: got error %v, want none", err)
+			}
+			if diff := cmp.Diff([]string{"Name", "CIDRs", "Age"}, registrytest.ColumnNames(table)); diff != "" {
+				t.Errorf("columns (-want +got):\n%s", diff)
+			}
+			if len(table.Rows) != 1 {
+				t.Fatalf("rows: got %d, want 1", len(table.Rows))
+			}
+			if diff := cmp.Diff(tt.want, table.Rows[0].Cells); diff != "" {
+				t.Errorf("cells (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
