@@ -82,6 +82,7 @@ import (
 	"github.com/miniapiserver/miniapiserver/pkg/registry/secret"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/service"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/serviceaccount"
+	"github.com/miniapiserver/miniapiserver/pkg/registry/servicecidr"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/storageclass"
 	"github.com/miniapiserver/miniapiserver/pkg/watchcache"
 )
@@ -100,7 +101,7 @@ var apiGroups = []struct {
 	{batchv1.GroupName, []storageFunc{batch.NewStorage}},
 	{coordinationv1.GroupName, []storageFunc{lease.NewStorage}},
 	{discoveryv1.GroupName, []storageFunc{endpointslice.NewStorage}},
-	{networkingv1.GroupName, []storageFunc{ingress.NewStorage, networkpolicy.NewStorage, ingressclass.NewStorage}},
+	{networkingv1.GroupName, []storageFunc{ingress.NewStorage, networkpolicy.NewStorage, ingressclass.NewStorage, servicecidr.NewStorage}},
 	{nodev1.GroupName, []storageFunc{runtimeclass.NewStorage}},
 	{policyv1.GroupName, []storageFunc{poddisruptionbudget.NewStorage}},
 	{rbacv1.GroupName, []storageFunc{rbac.NewStorage}},

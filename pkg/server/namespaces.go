@@ -23,12 +23,16 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
+	metav1apply "k8s.io/client-go/applyconfigurations/meta/v1"
+	networkingv1apply "k8s.io/client-go/applyconfigurations/networking/v1"
 	coreinformers "k8s.io/client-go/informers/core/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/metadata"
@@ -38,6 +42,7 @@ import (
 
 	"github.com/miniapiserver/miniapiserver/pkg/registry/priorityclass"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/service"
+	"github.com/miniapiserver/miniapiserver/pkg/registry/servicecidr"
 )
 
 // systemNamespaces exist from the first start and can never be deleted.
@@ -98,6 +103,75 @@ func bootstrapKubernetesService(ctx context.Context, client kubernetes.Interface
 		return created, err
 	}
 	return createMissing(ctx, []*corev1.Service{svc}, create)
+}
+
+// serviceCIDRController is the field manager of the default ServiceCIDR's
+// Ready condition, upstream's controller name.
+const serviceCIDRController = "kubernetes-service-cidr-controller"
+
+// bootstrapServiceCIDR makes the default ServiceCIDR, "kubernetes", of the
+// service range (service.ServiceCIDR, which cluster IPs are allocated
+// from) unless it exists, then marks it Ready through /status, as
+// kube-apiserver's kubernetes-service-cidr-controller does: an existing
+// one is left as it is, and gets the condition only if it has the
+// service range, is not being deleted and has no Ready condition or an
+// Unknown one. Unlike that controller, it runs once per start, so a
+// deleted default ServiceCIDR is made again only on the next start, and it
+// logs a mismatched range instead of recording an event.
+func bootstrapServiceCIDR(ctx context.Context, client kubernetes.Interface) error {
+	cidrs := client.NetworkingV1().ServiceCIDRs()
+	want := &networkingv1.ServiceCIDR{
+		ObjectMeta: metav1.ObjectMeta{Name: servicecidr.DefaultName},
+		Spec:       networkingv1.ServiceCIDRSpec{CIDRs: []string{service.ServiceCIDR.String()}},
+	}
+	if err := createMissing(ctx, []*networkingv1.ServiceCIDR{want}, cidrs.Create); err != nil {
+		return err
+	}
+	logger := klog.FromContext(ctx)
+	err := wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+		current, err := cidrs.Get(ctx, servicecidr.DefaultName, metav1.GetOptions{})
+		if apierrors.IsNotFound(err) { // deleted since: made again on the next start
+			return true, nil
+		}
+		if err != nil {
+			logger.V(2).Info("Reading the default ServiceCIDR", "err", err)
+			return false, nil
+		}
+		if !needsReady(current, want.Spec.CIDRs) {
+			if !slices.Equal(current.Spec.CIDRs, want.Spec.CIDRs) {
+				logger.Info("Inconsistent ServiceCIDR status", "serviceCIDR", klog.KObj(current), "controllerCIDRs", want.Spec.CIDRs, "serviceCIDRs", current.Spec.CIDRs)
+			}
+			return true, nil
+		}
+		// Upstream's condition, with no reason.
+		apply := networkingv1apply.ServiceCIDR(servicecidr.DefaultName).WithStatus(networkingv1apply.ServiceCIDRStatus().WithConditions(
+			metav1apply.Condition().
+				WithType(networkingv1.ServiceCIDRConditionReady).
+				WithStatus(metav1.ConditionTrue).
+				WithMessage("Kubernetes default Service CIDR is ready").
+				WithLastTransitionTime(metav1.Now())))
+		if _, err := cidrs.ApplyStatus(ctx, apply, metav1.ApplyOptions{FieldManager: serviceCIDRController, Force: true}); err != nil {
+			logger.V(2).Info("Setting the default ServiceCIDR's Ready condition", "err", err)
+			return false, nil
+		}
+		return true, nil
+	})
+	if ctx.Err() != nil {
+		return nil
+	}
+	return err
+}
+
+// needsReady reports whether the default ServiceCIDR cidr gets the Ready
+// condition, as upstream's syncStatus decides: not while it is being
+// deleted, nor if its CIDRs are not the server's (want), nor over a Ready
+// condition that is True or False (False is an administrator's to clear).
+func needsReady(cidr *networkingv1.ServiceCIDR, want []string) bool {
+	if cidr.DeletionTimestamp != nil || !slices.Equal(cidr.Spec.CIDRs, want) {
+		return false
+	}
+	ready := apimeta.FindStatusCondition(cidr.Status.Conditions, networkingv1.ServiceCIDRConditionReady)
+	return ready == nil || ready.Status == metav1.ConditionUnknown
 }
 
 // createMissing creates each of objs that does not exist, retrying briefly

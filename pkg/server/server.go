@@ -313,10 +313,10 @@ func (c CompletedConfig) New(ctx context.Context) (s *Server, err error) {
 }
 
 // addLoopbackClients runs the clients the server has of itself: the shared
-// informers (for namespace admission and RBAC), the system namespaces' and
-// the default RBAC roles' bootstrap, the namespace and ClusterRole
-// aggregation controllers and, if asked, the namespace defaults (with
-// caCert) and the garbage collector. The returned func stops them, before
+// informers (for namespace admission and RBAC), the system namespaces',
+// the default ServiceCIDR's and the default RBAC roles' bootstrap, the
+// namespace and ClusterRole aggregation controllers and, if asked, the
+// namespace defaults (with caCert) and the garbage collector. The returned func stops them, before
 // the HTTP server stops.
 func addLoopbackClients(generic *genericapiserver.GenericAPIServer, factory informers.SharedInformerFactory, buildAdmission func() error, port int, loopback, admin *rest.Config, caCert []byte, namespaced func() []schema.GroupVersionResource, garbageCollector, namespaceDefaults bool) (stop func(), err error) {
 	loopbackClient, err := kubernetes.NewForConfig(loopback)
@@ -358,6 +358,13 @@ func addLoopbackClients(generic *genericapiserver.GenericAPIServer, factory info
 			return err
 		}
 		return bootstrapKubernetesService(hc, loopbackClient, port)
+	})
+	// The default ServiceCIDR, under upstream's hook name.
+	generic.AddPostStartHookOrDie("start-kubernetes-service-cidr-controller", func(hc genericapiserver.PostStartHookContext) error {
+		if !afterSync(hc, synced) {
+			return nil
+		}
+		return bootstrapServiceCIDR(hc, loopbackClient)
 	})
 	generic.AddPostStartHookOrDie("scheduling/bootstrap-system-priority-classes", func(hc genericapiserver.PostStartHookContext) error {
 		if !afterSync(hc, synced) {
