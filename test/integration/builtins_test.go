@@ -152,6 +152,7 @@ func TestBuiltins(t *testing.T) {
 			{"controllerrevisions", "apps/v1", "true", "ControllerRevision"},
 			{"networkpolicies", "netpol", "networking.k8s.io/v1", "true", "NetworkPolicy"},
 			{"ingressclasses", "networking.k8s.io/v1", "false", "IngressClass"},
+			{"servicecidrs", "networking.k8s.io/v1", "false", "ServiceCIDR"},
 			{"priorityclasses", "pc", "scheduling.k8s.io/v1", "false", "PriorityClass"},
 			{"storageclasses", "sc", "storage.k8s.io/v1", "false", "StorageClass"},
 			{"csidrivers", "storage.k8s.io/v1", "false", "CSIDriver"},

@@ -97,6 +97,7 @@ var servedResources = []servedResource{
 		"defaultBackend": map[string]any{"service": map[string]any{"name": "svc", "port": map[string]any{"number": 80}}}}}},
 	{gvr: gvr("networking.k8s.io", "networkpolicies"), kind: "NetworkPolicy", body: map[string]any{"spec": map[string]any{"podSelector": map[string]any{}}}},
 	{gvr: gvr("networking.k8s.io", "ingressclasses"), kind: "IngressClass", cluster: true, body: map[string]any{"spec": map[string]any{"controller": "example.com/ingress"}}},
+	{gvr: gvr("networking.k8s.io", "servicecidrs"), kind: "ServiceCIDR", cluster: true, body: map[string]any{"spec": map[string]any{"cidrs": []any{"10.96.0.0/28"}}}},
 	{gvr: gvr("node.k8s.io", "runtimeclasses"), kind: "RuntimeClass", cluster: true, body: map[string]any{"handler": "runc"}},
 	{gvr: gvr("policy", "poddisruptionbudgets"), kind: "PodDisruptionBudget", body: map[string]any{"spec": map[string]any{
 		"minAvailable": int64(1), "selector": map[string]any{"matchLabels": labelsX}}}},
