@@ -24,7 +24,6 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -305,16 +304,7 @@ func TestValidatingPolicyUpdateThroughStores(t *testing.T) {
 // checkInvalid fails t unless err is an Invalid status with causes want ("field: type", sorted).
 func checkInvalid(t *testing.T, err error, want []string) {
 	t.Helper()
-	status, ok := err.(apierrors.APIStatus)
-	if !ok || !apierrors.IsInvalid(err) {
-		t.Fatalf("Update: got error %v, want Invalid", err)
-	}
-	var got []string
-	for _, c := range status.Status().Details.Causes {
-		got = append(got, c.Field+": "+string(c.Type))
-	}
-	slices.Sort(got)
-	if diff := cmp.Diff(want, got); diff != "" {
+	if diff := cmp.Diff(want, registrytest.InvalidCauses(t, err)); diff != "" {
 		t.Errorf("causes (-want +got):\n%s", diff)
 	}
 }

@@ -25,7 +25,6 @@ import (
 	"github.com/google/go-cmp/cmp"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
@@ -478,16 +477,7 @@ func TestUpdateThroughStores(t *testing.T) {
 			}
 			out, _, err := updater.Update(ctx, "web", rest.DefaultUpdatedObjectInfo(update), rest.ValidateAllObjectFunc, rest.ValidateAllObjectUpdateFunc, false, &metav1.UpdateOptions{})
 			if tt.wantInvalid != nil {
-				status, ok := err.(apierrors.APIStatus)
-				if !ok || !apierrors.IsInvalid(err) {
-					t.Fatalf("Update: got error %v, want Invalid", err)
-				}
-				var got []string
-				for _, c := range status.Status().Details.Causes {
-					got = append(got, c.Field+": "+string(c.Type))
-				}
-				slices.Sort(got)
-				if diff := cmp.Diff(tt.wantInvalid, got); diff != "" {
+				if diff := cmp.Diff(tt.wantInvalid, registrytest.InvalidCauses(t, err)); diff != "" {
 					t.Errorf("causes (-want +got):\n%s", diff)
 				}
 				return

@@ -24,7 +24,6 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	policyv1 "k8s.io/api/policy/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/util/intstr"
@@ -259,16 +258,7 @@ func TestUpdateThroughStores(t *testing.T) {
 			}
 			out, _, err := updater.Update(ctx, "web", rest.DefaultUpdatedObjectInfo(update), rest.ValidateAllObjectFunc, rest.ValidateAllObjectUpdateFunc, false, &metav1.UpdateOptions{})
 			if tt.wantInvalid != nil {
-				status, ok := err.(apierrors.APIStatus)
-				if !ok || !apierrors.IsInvalid(err) {
-					t.Fatalf("Update: got error %v, want Invalid", err)
-				}
-				var got []string
-				for _, c := range status.Status().Details.Causes {
-					got = append(got, c.Field+": "+string(c.Type))
-				}
-				slices.Sort(got)
-				if diff := cmp.Diff(tt.wantInvalid, got); diff != "" {
+				if diff := cmp.Diff(tt.wantInvalid, registrytest.InvalidCauses(t, err)); diff != "" {
 					t.Errorf("causes (-want +got):\n%s", diff)
 				}
 				return

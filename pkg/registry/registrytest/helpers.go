@@ -18,12 +18,14 @@ package registrytest
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
@@ -63,6 +65,22 @@ func REST(t testing.TB, newStorage func(generic.RESTOptionsGetter) (map[string]r
 		t.Fatalf("storage %q: got %T, want *registry.REST", resource, storages[resource])
 	}
 	return r
+}
+
+// InvalidCauses returns "field: type" for each cause of err, sorted, and
+// fails t unless err is an Invalid (422) status.
+func InvalidCauses(t testing.TB, err error) []string {
+	t.Helper()
+	var status apierrors.APIStatus
+	if !errors.As(err, &status) || !apierrors.IsInvalid(err) || status.Status().Details == nil {
+		t.Fatalf("got error %v, want Invalid", err)
+	}
+	out := []string{}
+	for _, c := range status.Status().Details.Causes {
+		out = append(out, c.Field+": "+string(c.Type))
+	}
+	slices.Sort(out)
+	return out
 }
 
 // ErrorPaths returns "field: type" for each error, sorted.
