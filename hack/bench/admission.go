@@ -20,12 +20,9 @@ import (
 	"context"
 	"crypto/tls"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net"
 	"net/http"
-	"os"
-	"path/filepath"
 	"time"
 
 	admissionv1 "k8s.io/api/admission/v1"
@@ -72,15 +69,9 @@ func benchAdmission(ctx context.Context, cfg config, root string, ub *upstreamBe
 		return admissionResult{}, fmt.Errorf("admission: %w", err)
 	}
 	defer hook.close()
-	dir := filepath.Join(root, "admission")
-	defer func() { err = errors.Join(err, os.RemoveAll(dir)) }()
-	s, err := startServer(ctx, withArgs(cfg, "--namespace-defaults=false"), dir)
+	res.ours, err = onOurs(ctx, cfg, root, "admission", func(s *server) (admissionRun, error) { return admissionOnce(ctx, cfg, s, hook) })
 	if err != nil {
-		return admissionResult{}, fmt.Errorf("admission: %w", err)
-	}
-	res.ours, err = admissionOnce(ctx, cfg, s, hook)
-	if err = errors.Join(err, s.Stop()); err != nil {
-		return admissionResult{}, fmt.Errorf("admission: %w", err)
+		return admissionResult{}, err
 	}
 	progressAdmission("miniapiserver", res.ours)
 	if ub == nil {

@@ -18,7 +18,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -58,8 +57,6 @@ const (
 // benchRBAC times the operations on miniapiserver, then on kube-apiserver
 // (with ub), each on a fresh data dir.
 func benchRBAC(ctx context.Context, cfg config, root string, ub *upstreamBench) (res rbacResult, err error) {
-	dir := filepath.Join(root, "rbac")
-	defer func() { err = errors.Join(err, os.RemoveAll(dir)) }()
 	token := "bench-user-token"
 	if ub != nil {
 		token = ub.pki.userToken
@@ -68,13 +65,9 @@ func benchRBAC(ctx context.Context, cfg config, root string, ub *upstreamBench) 
 	if err := os.WriteFile(tokens, []byte(token+","+rbacUser+","+rbacUser+"\n"), 0o600); err != nil {
 		return rbacResult{}, err
 	}
-	s, err := startServer(ctx, withArgs(cfg, "--token-auth-file="+tokens), dir)
+	res.ours, err = onOurs(ctx, withArgs(cfg, "--token-auth-file="+tokens), root, "rbac", func(s *server) (rbacRun, error) { return rbacOnce(ctx, cfg, s, token) })
 	if err != nil {
-		return rbacResult{}, fmt.Errorf("rbac: %w", err)
-	}
-	res.ours, err = rbacOnce(ctx, cfg, s, token)
-	if err = errors.Join(err, s.Stop()); err != nil {
-		return rbacResult{}, fmt.Errorf("rbac: %w", err)
+		return rbacResult{}, err
 	}
 	progressRBAC("miniapiserver", res.ours)
 	if ub == nil {

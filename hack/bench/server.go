@@ -25,6 +25,7 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync"
 	"syscall"
@@ -64,6 +65,22 @@ type server struct {
 
 // errStopTimeout is what Stop's error wraps when it had to kill the server.
 var errStopTimeout = errors.New("server still running after SIGTERM")
+
+// onOurs runs measure on a miniapiserver of its own (cfg's), on a fresh
+// data dir under root (removed after), then stops it: onUpstream's twin.
+func onOurs[T any](ctx context.Context, cfg config, root, name string, measure func(*server) (T, error)) (res T, err error) {
+	dir := filepath.Join(root, name)
+	defer func() { err = errors.Join(err, os.RemoveAll(dir)) }()
+	s, err := startServer(ctx, cfg, dir)
+	if err != nil {
+		return res, fmt.Errorf("%s: %w", name, err)
+	}
+	res, err = measure(s)
+	if err = errors.Join(err, s.Stop()); err != nil {
+		return res, fmt.Errorf("%s: %w", name, err)
+	}
+	return res, nil
+}
 
 // startServer runs the binary on dataDir with a free port and waits for its
 // ready line. On error the process has already been stopped.
