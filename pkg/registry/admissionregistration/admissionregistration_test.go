@@ -18,8 +18,6 @@ package admissionregistration
 
 import (
 	"context"
-	"maps"
-	"slices"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -90,17 +88,10 @@ var kinds = []struct {
 }
 
 func TestStorage(t *testing.T) {
-	storages, err := NewStorage(registrytest.NewMemStorage().Options("admissionregistration"))
-	if err != nil {
-		t.Fatalf("NewStorage: got error %v, want none", err)
-	}
-	want := []string{
+	storages := registrytest.Storages(t, NewStorage, "admissionregistration",
 		"mutatingadmissionpolicies", "mutatingadmissionpolicybindings", "mutatingwebhookconfigurations",
 		"validatingadmissionpolicies", "validatingadmissionpolicies/status", "validatingadmissionpolicybindings", "validatingwebhookconfigurations",
-	}
-	if diff := cmp.Diff(want, slices.Sorted(maps.Keys(storages))); diff != "" {
-		t.Errorf("storage keys (-want +got):\n%s", diff)
-	}
+	)
 	if _, ok := storages["validatingadmissionpolicies/status"].(*registry.StatusREST); !ok {
 		t.Errorf("storage %q: got %T, want *registry.StatusREST", "validatingadmissionpolicies/status", storages["validatingadmissionpolicies/status"])
 	}

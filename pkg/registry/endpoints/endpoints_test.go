@@ -18,8 +18,6 @@ package endpoints
 
 import (
 	"context"
-	"maps"
-	"slices"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -69,13 +67,7 @@ func TestStorage(t *testing.T) {
 }
 
 func TestStorageKeys(t *testing.T) {
-	storages, err := NewStorage(registrytest.NewMemStorage().Options("endpoints"))
-	if err != nil {
-		t.Fatalf("NewStorage: got error %v, want none", err)
-	}
-	if diff := cmp.Diff([]string{"endpoints"}, slices.Sorted(maps.Keys(storages))); diff != "" {
-		t.Errorf("storage keys (-want +got):\n%s", diff)
-	}
+	registrytest.Storages(t, NewStorage, "endpoints", "endpoints")
 }
 
 func TestValidate(t *testing.T) {

@@ -18,8 +18,6 @@ package horizontalpodautoscaler
 
 import (
 	"context"
-	"maps"
-	"slices"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -28,7 +26,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
-	"k8s.io/apimachinery/pkg/util/validation/field"
 	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
 	"k8s.io/apiserver/pkg/registry/rest"
 	"k8s.io/utils/ptr"
@@ -69,23 +66,8 @@ func modified(hpa *autoscalingv2.HorizontalPodAutoscaler, mutate func(*autoscali
 	return hpa
 }
 
-// messages are the errors as the API's Status shows them, in order.
-func messages(errs field.ErrorList) []string {
-	out := []string{}
-	for _, e := range errs {
-		out = append(out, e.Error())
-	}
-	return out
-}
-
 func TestStorage(t *testing.T) {
-	storages, err := NewStorage(registrytest.NewMemStorage().Options("horizontalpodautoscalers"))
-	if err != nil {
-		t.Fatalf("NewStorage: got error %v, want none", err)
-	}
-	if diff := cmp.Diff([]string{"horizontalpodautoscalers", "horizontalpodautoscalers/status"}, slices.Sorted(maps.Keys(storages))); diff != "" {
-		t.Errorf("storage keys (-want +got):\n%s", diff)
-	}
+	storages := registrytest.Storages(t, NewStorage, "horizontalpodautoscalers", "horizontalpodautoscalers", "horizontalpodautoscalers/status")
 	status, ok := storages["horizontalpodautoscalers/status"].(*registry.StatusREST)
 	if !ok {
 		t.Fatalf("status storage: got %T, want *registry.StatusREST", storages["horizontalpodautoscalers/status"])
@@ -288,7 +270,7 @@ func TestValidate(t *testing.T) {
 	store := registrytest.REST(t, NewStorage, "horizontalpodautoscalers")
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if diff := cmp.Diff(tt.want, messages(store.CreateStrategy.Validate(context.Background(), tt.hpa))); diff != "" {
+			if diff := cmp.Diff(tt.want, registrytest.Messages(store.CreateStrategy.Validate(context.Background(), tt.hpa))); diff != "" {
 				t.Errorf("Validate errors (-want +got):\n%s", diff)
 			}
 		})
@@ -363,7 +345,7 @@ func TestValidateUpdate(t *testing.T) {
 	store := registrytest.REST(t, NewStorage, "horizontalpodautoscalers")
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if diff := cmp.Diff(tt.want, messages(store.UpdateStrategy.ValidateUpdate(context.Background(), tt.hpa, tt.old))); diff != "" {
+			if diff := cmp.Diff(tt.want, registrytest.Messages(store.UpdateStrategy.ValidateUpdate(context.Background(), tt.hpa, tt.old))); diff != "" {
 				t.Errorf("ValidateUpdate errors (-want +got):\n%s", diff)
 			}
 		})

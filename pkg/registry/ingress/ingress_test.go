@@ -18,8 +18,6 @@ package ingress
 
 import (
 	"context"
-	"maps"
-	"slices"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -83,13 +81,7 @@ func TestStorage(t *testing.T) {
 }
 
 func TestStorageKeys(t *testing.T) {
-	storages, err := NewStorage(registrytest.NewMemStorage().Options("ingresses"))
-	if err != nil {
-		t.Fatalf("NewStorage: got error %v, want none", err)
-	}
-	if diff := cmp.Diff([]string{"ingresses", "ingresses/status"}, slices.Sorted(maps.Keys(storages))); diff != "" {
-		t.Errorf("storage keys (-want +got):\n%s", diff)
-	}
+	registrytest.Storages(t, NewStorage, "ingresses", "ingresses", "ingresses/status")
 }
 
 func TestValidate(t *testing.T) {

@@ -18,8 +18,6 @@ package persistentvolume
 
 import (
 	"context"
-	"maps"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -125,13 +123,7 @@ func TestStorage(t *testing.T) {
 }
 
 func TestStorageKeys(t *testing.T) {
-	storages, err := NewStorage(registrytest.NewMemStorage().Options("persistentvolumes"))
-	if err != nil {
-		t.Fatalf("NewStorage: got error %v, want none", err)
-	}
-	if diff := cmp.Diff([]string{"persistentvolumes", "persistentvolumes/status"}, slices.Sorted(maps.Keys(storages))); diff != "" {
-		t.Errorf("storage keys (-want +got):\n%s", diff)
-	}
+	registrytest.Storages(t, NewStorage, "persistentvolumes", "persistentvolumes", "persistentvolumes/status")
 }
 
 func TestValidate(t *testing.T) {

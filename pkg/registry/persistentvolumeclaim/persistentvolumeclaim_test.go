@@ -18,8 +18,6 @@ package persistentvolumeclaim
 
 import (
 	"context"
-	"maps"
-	"slices"
 	"strings"
 	"testing"
 
@@ -94,13 +92,7 @@ func TestStorage(t *testing.T) {
 }
 
 func TestStorageKeys(t *testing.T) {
-	storages, err := NewStorage(registrytest.NewMemStorage().Options("persistentvolumeclaims"))
-	if err != nil {
-		t.Fatalf("NewStorage: got error %v, want none", err)
-	}
-	if diff := cmp.Diff([]string{"persistentvolumeclaims", "persistentvolumeclaims/status"}, slices.Sorted(maps.Keys(storages))); diff != "" {
-		t.Errorf("storage keys (-want +got):\n%s", diff)
-	}
+	registrytest.Storages(t, NewStorage, "persistentvolumeclaims", "persistentvolumeclaims", "persistentvolumeclaims/status")
 }
 
 func TestValidate(t *testing.T) {

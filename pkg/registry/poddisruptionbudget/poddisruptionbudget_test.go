@@ -18,8 +18,6 @@ package poddisruptionbudget
 
 import (
 	"context"
-	"maps"
-	"slices"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -52,13 +50,7 @@ func modified(pdb *policyv1.PodDisruptionBudget, mutate func(*policyv1.PodDisrup
 }
 
 func TestStorage(t *testing.T) {
-	storages, err := NewStorage(registrytest.NewMemStorage().Options("poddisruptionbudgets"))
-	if err != nil {
-		t.Fatalf("NewStorage: got error %v, want none", err)
-	}
-	if diff := cmp.Diff([]string{"poddisruptionbudgets", "poddisruptionbudgets/status"}, slices.Sorted(maps.Keys(storages))); diff != "" {
-		t.Errorf("storage keys (-want +got):\n%s", diff)
-	}
+	storages := registrytest.Storages(t, NewStorage, "poddisruptionbudgets", "poddisruptionbudgets", "poddisruptionbudgets/status")
 	status, ok := storages["poddisruptionbudgets/status"].(*registry.StatusREST)
 	if !ok {
 		t.Fatalf("storage %q: got %T, want *registry.StatusREST", "poddisruptionbudgets/status", storages["poddisruptionbudgets/status"])

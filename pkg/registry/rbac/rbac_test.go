@@ -18,8 +18,6 @@ package rbac
 
 import (
 	"context"
-	"maps"
-	"slices"
 	"testing"
 	"time"
 
@@ -106,13 +104,7 @@ func TestStorage(t *testing.T) {
 }
 
 func TestStorageKeys(t *testing.T) {
-	storages, err := NewStorage(registrytest.NewMemStorage().Options("roles"))
-	if err != nil {
-		t.Fatalf("NewStorage: got error %v, want none", err)
-	}
-	if diff := cmp.Diff([]string{"clusterrolebindings", "clusterroles", "rolebindings", "roles"}, slices.Sorted(maps.Keys(storages))); diff != "" {
-		t.Errorf("storage keys (-want +got):\n%s", diff)
-	}
+	registrytest.Storages(t, NewStorage, "roles", "clusterrolebindings", "clusterroles", "rolebindings", "roles")
 }
 
 func TestValidateNames(t *testing.T) {

@@ -20,6 +20,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"testing"
 
@@ -65,6 +66,31 @@ func REST(t testing.TB, newStorage func(generic.RESTOptionsGetter) (map[string]r
 		t.Fatalf("storage %q: got %T, want *registry.REST", resource, storages[resource])
 	}
 	return r
+}
+
+// Storages returns the storages newStorage builds on a MemStorage, and
+// fails t unless their keys are want (sorted): the resource and its
+// subresources.
+func Storages(t testing.TB, newStorage func(generic.RESTOptionsGetter) (map[string]rest.Storage, error), resource string, want ...string) map[string]rest.Storage {
+	t.Helper()
+	storages, err := newStorage(NewMemStorage().Options(resource))
+	if err != nil {
+		t.Fatalf("NewStorage: got error %v, want none", err)
+	}
+	if diff := cmp.Diff(want, slices.Sorted(maps.Keys(storages))); diff != "" {
+		t.Fatalf("storage keys (-want +got):\n%s", diff)
+	}
+	return storages
+}
+
+// Messages returns each error as the API's Status shows it (field, type,
+// value and detail), in order.
+func Messages(errs field.ErrorList) []string {
+	out := []string{}
+	for _, e := range errs {
+		out = append(out, e.Error())
+	}
+	return out
 }
 
 // InvalidCauses returns "field: type" for each cause of err, sorted, and

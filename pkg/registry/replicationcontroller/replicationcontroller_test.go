@@ -18,8 +18,6 @@ package replicationcontroller
 
 import (
 	"context"
-	"maps"
-	"slices"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -63,14 +61,7 @@ func modified(rc *corev1.ReplicationController, mutate func(*corev1.ReplicationC
 var nsContext = genericapirequest.WithNamespace(context.Background(), "default")
 
 func TestStorage(t *testing.T) {
-	storages, err := NewStorage(registrytest.NewMemStorage().Options("replicationcontrollers"))
-	if err != nil {
-		t.Fatalf("NewStorage: got error %v, want none", err)
-	}
-	want := []string{"replicationcontrollers", "replicationcontrollers/scale", "replicationcontrollers/status"}
-	if diff := cmp.Diff(want, slices.Sorted(maps.Keys(storages))); diff != "" {
-		t.Errorf("storage keys (-want +got):\n%s", diff)
-	}
+	storages := registrytest.Storages(t, NewStorage, "replicationcontrollers", "replicationcontrollers", "replicationcontrollers/scale", "replicationcontrollers/status")
 	scale := storages["replicationcontrollers/scale"].(*registry.ScaleREST)
 	if got, want := scale.GroupVersionKind(corev1.SchemeGroupVersion), autoscalingv1.SchemeGroupVersion.WithKind("Scale"); got != want {
 		t.Errorf("scale kind: got %v, want %v", got, want)

@@ -18,8 +18,6 @@ package resourcequota
 
 import (
 	"context"
-	"maps"
-	"slices"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -53,13 +51,7 @@ func modified(rq *corev1.ResourceQuota, mutate func(*corev1.ResourceQuota)) *cor
 }
 
 func TestStorage(t *testing.T) {
-	storages, err := NewStorage(registrytest.NewMemStorage().Options("resourcequotas"))
-	if err != nil {
-		t.Fatalf("NewStorage: got error %v, want none", err)
-	}
-	if diff := cmp.Diff([]string{"resourcequotas", "resourcequotas/status"}, slices.Sorted(maps.Keys(storages))); diff != "" {
-		t.Errorf("storage keys (-want +got):\n%s", diff)
-	}
+	storages := registrytest.Storages(t, NewStorage, "resourcequotas", "resourcequotas", "resourcequotas/status")
 	status := storages["resourcequotas/status"].(*registry.StatusREST)
 	store := registrytest.REST(t, NewStorage, "resourcequotas")
 	registrytest.CheckShape(t, store, registrytest.Shape{Resource: corev1.Resource("resourcequotas"), Singular: "resourcequota", Namespaced: true, ShortNames: []string{"quota"}})

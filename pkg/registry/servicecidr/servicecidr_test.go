@@ -18,8 +18,6 @@ package servicecidr
 
 import (
 	"context"
-	"maps"
-	"slices"
 	"testing"
 	"time"
 
@@ -28,7 +26,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
-	"k8s.io/apimachinery/pkg/util/validation/field"
 	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
 	"k8s.io/apiserver/pkg/registry/rest"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
@@ -51,23 +48,8 @@ func readyStatus() networkingv1.ServiceCIDRStatus {
 	}}}
 }
 
-// messages returns each error as the API reports it: field, type, value and detail.
-func messages(errs field.ErrorList) []string {
-	out := []string{}
-	for _, e := range errs {
-		out = append(out, e.Error())
-	}
-	return out
-}
-
 func TestStorage(t *testing.T) {
-	storages, err := NewStorage(registrytest.NewMemStorage().Options("servicecidrs"))
-	if err != nil {
-		t.Fatalf("NewStorage: got error %v, want none", err)
-	}
-	if diff := cmp.Diff([]string{"servicecidrs", "servicecidrs/status"}, slices.Sorted(maps.Keys(storages))); diff != "" {
-		t.Errorf("storage keys (-want +got):\n%s", diff)
-	}
+	storages := registrytest.Storages(t, NewStorage, "servicecidrs", "servicecidrs", "servicecidrs/status")
 	status, ok := storages["servicecidrs/status"].(*registry.StatusREST)
 	if !ok {
 		t.Fatalf("storage %q: got %T, want *registry.StatusREST", "servicecidrs/status", storages["servicecidrs/status"])
@@ -136,7 +118,7 @@ func TestValidate(t *testing.T) {
 	store := registrytest.REST(t, NewStorage, "servicecidrs")
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if diff := cmp.Diff(tt.want, messages(store.CreateStrategy.Validate(context.Background(), tt.obj))); diff != "" {
+			if diff := cmp.Diff(tt.want, registrytest.Messages(store.CreateStrategy.Validate(context.Background(), tt.obj))); diff != "" {
 				t.Errorf("Validate errors (-want +got):\n%s", diff)
 			}
 		})
@@ -199,7 +181,7 @@ func TestValidateUpdate(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			got := store.UpdateStrategy.ValidateUpdate(context.Background(), newCIDR(tt.new...), newCIDR(tt.old...))
-			if diff := cmp.Diff(tt.want, messages(got)); diff != "" {
+			if diff := cmp.Diff(tt.want, registrytest.Messages(got)); diff != "" {
 				t.Errorf("ValidateUpdate errors (-want +got):\n%s", diff)
 			}
 		})
