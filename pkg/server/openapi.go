@@ -49,8 +49,8 @@ import (
 // CRD (apiextensions-apiserver's OpenAPI controllers add them once built).
 //
 // genericapiserver's PrepareRun would build both specs before the server
-// listens (~75 ms of CPU, a fifth of a start then). Server.Run builds v3
-// in the background instead, once the server is ready (the
+// listens, a large part of a start. Server.Run builds v3 in the background
+// instead, once the server is ready (the
 // MutatingAdmissionPolicy plugin reads its index every few seconds), and v2
 // on its first request (clients read v3 nowadays; v2 is most of a
 // server's heap after start), both with upstream's own InstallV2 and
@@ -64,9 +64,9 @@ type openAPI struct {
 	v3Config  *common.OpenAPIV3Config
 	installed *mux.PathRecorderMux     // where the builds install them
 	v3Built   chan struct{}            // closed once buildV3 has run; then:
-	coreV3    *handler3.OpenAPIService // the core server's groups, shared (see sharedCoreV3)
+	coreV3    *handler3.OpenAPIService // the built-in groups, apiextensions.k8s.io's too, shared (see sharedCoreV3)
 	coreGVs   map[string]bool          // their names ("apis/apps/v1")
-	v3        *handler3.OpenAPIService // this server's own: apiextensions.k8s.io and the CRDs
+	v3        *handler3.OpenAPIService // this server's own: the CRDs
 	v3Err     error                    // of buildV3, when requests get it
 	v2Once    sync.Once
 	v2Built   chan struct{} // closed once buildV2 has run; then:
@@ -104,11 +104,14 @@ func newOpenAPI(core *genericapiserver.GenericAPIServer, ext *apiExtensions, v2C
 }
 
 // buildV3 builds and installs the v3 spec, once; requests wait for it.
-// The core server's groups come from sharedCoreV3; /openapi/v3 lists them
-// with this server's own.
+// The built-in groups come from sharedCoreV3; /openapi/v3 lists them with
+// this server's CRDs.
 func (o *openAPI) buildV3() {
 	defer close(o.v3Built)
-	o.coreV3 = sharedCoreV3(o.core.Handler.GoRestfulContainer, o.v3Config)
+	o.coreV3, o.v3Err = sharedCoreV3(o.core.Handler.GoRestfulContainer, o.v3Config, o.ext.webServices(), o.ext.openAPIV3Config)
+	if o.v3Err != nil {
+		return
+	}
 	core, err := discoveryOf(o.coreV3)
 	if err != nil {
 		o.v3Err = err
@@ -119,14 +122,6 @@ func (o *openAPI) buildV3() {
 		o.coreGVs[gv] = true
 	}
 	o.v3 = handler3.NewOpenAPIService()
-	for _, ws := range o.ext.webServices() {
-		v3, err := builder3.BuildOpenAPISpecFromRoutes(restfuladapter.AdaptWebServices([]*restful.WebService{ws}), o.ext.openAPIV3Config)
-		if err != nil {
-			o.v3Err = fmt.Errorf("building the OpenAPI v3 spec of %s: %w", ws.RootPath(), err)
-			return
-		}
-		o.v3.UpdateGroupVersion(strings.TrimPrefix(ws.RootPath(), "/"), v3)
-	}
 	o.installed.HandleFunc("/openapi/v3", o.serveV3Discovery)
 	o.installed.HandlePrefix("/openapi/v3/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if o.coreGVs[strings.TrimPrefix(r.URL.Path, "/openapi/v3/")] {
@@ -135,9 +130,6 @@ func (o *openAPI) buildV3() {
 		}
 		o.v3.HandleGroupVersion(w, r)
 	}))
-	// /openapi/v3 lists each group with the hash of its spec: compute
-	// them now, not in the first request for it.
-	_, o.v3Err = discoveryOf(o.v3)
 }
 
 // serveV3Discovery is /openapi/v3: the shared core groups and this
@@ -178,20 +170,23 @@ func discoveryOf(s *handler3.OpenAPIService) (*handler3.OpenAPIV3Discovery, erro
 	return d, nil
 }
 
-// coreV3s are the core servers' OpenAPI v3 services, by their routes:
-// the servers of one process (in-process test servers) serve the same
-// built-in APIs, whose specs and encodings are most of what a server
+// coreV3s are the OpenAPI v3 services of the built-in APIs, by their
+// routes: the servers of one process (in-process test servers) serve the
+// same built-in APIs, whose specs and encodings are most of what a server
 // holds after start, so they are built once and shared.
 var coreV3s = struct {
 	sync.Mutex
 	byRoutes map[string]*handler3.OpenAPIService
 }{byRoutes: map[string]*handler3.OpenAPIService{}}
 
-// sharedCoreV3 returns the OpenAPI v3 service of c's routes, building it
-// (with upstream's InstallV3) the first time.
-func sharedCoreV3(c *restful.Container, cfg *common.OpenAPIV3Config) *handler3.OpenAPIService {
+// sharedCoreV3 returns the OpenAPI v3 service of c's routes (with cfg)
+// and ext's (apiextensions.k8s.io, with extCfg), building it the first
+// time: c's with upstream's InstallV3, ext's as kube-apiserver's aggregator
+// does. The first request for it would compute each group's hash: that is
+// done now too.
+func sharedCoreV3(c *restful.Container, cfg *common.OpenAPIV3Config, ext []*restful.WebService, extCfg *common.OpenAPIV3Config) (*handler3.OpenAPIService, error) {
 	var routes []string
-	for _, ws := range c.RegisteredWebServices() {
+	for _, ws := range append(c.RegisteredWebServices(), ext...) {
 		for _, r := range ws.Routes() {
 			routes = append(routes, r.Method+" "+r.Path+" "+r.Operation)
 		}
@@ -201,11 +196,21 @@ func sharedCoreV3(c *restful.Container, cfg *common.OpenAPIV3Config) *handler3.O
 	coreV3s.Lock()
 	defer coreV3s.Unlock()
 	if s, ok := coreV3s.byRoutes[key]; ok {
-		return s
+		return s, nil
 	}
 	s := apiroutes.OpenAPI{V3Config: cfg}.InstallV3(c, mux.NewPathRecorderMux("openapi-v3"))
+	for _, ws := range ext {
+		v3, err := builder3.BuildOpenAPISpecFromRoutes(restfuladapter.AdaptWebServices([]*restful.WebService{ws}), extCfg)
+		if err != nil {
+			return nil, fmt.Errorf("building the OpenAPI v3 spec of %s: %w", ws.RootPath(), err)
+		}
+		s.UpdateGroupVersion(strings.TrimPrefix(ws.RootPath(), "/"), v3)
+	}
+	if _, err := discoveryOf(s); err != nil {
+		return nil, err
+	}
 	coreV3s.byRoutes[key] = s
-	return s
+	return s, nil
 }
 
 // startV2 builds the v2 spec in the background, the first time only.

@@ -21,6 +21,7 @@ import (
 
 	restful "github.com/emicklei/go-restful/v3"
 	"k8s.io/kube-openapi/pkg/common"
+	"k8s.io/kube-openapi/pkg/handler3"
 	"k8s.io/kube-openapi/pkg/validation/spec"
 )
 
@@ -40,11 +41,19 @@ func TestCoreV3IsSharedByRoutes(t *testing.T) {
 		Info:           &spec.Info{InfoProps: spec.InfoProps{Title: "test"}},
 		GetDefinitions: func(common.ReferenceCallback) map[string]common.OpenAPIDefinition { return nil },
 	}
-	a := sharedCoreV3(container("/things"), cfg)
-	if b := sharedCoreV3(container("/things"), cfg); b != a {
+	shared := func(c *restful.Container) *handler3.OpenAPIService {
+		t.Helper()
+		s, err := sharedCoreV3(c, cfg, nil, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	a := shared(container("/things"))
+	if b := shared(container("/things")); b != a {
 		t.Error("two containers with the same routes got two services")
 	}
-	if c := sharedCoreV3(container("/things", "/others"), cfg); c == a {
+	if c := shared(container("/things", "/others")); c == a {
 		t.Error("containers with other routes got the same service")
 	}
 }

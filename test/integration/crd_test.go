@@ -448,6 +448,9 @@ func TestOpenAPIRightAfterStart(t *testing.T) {
 	if v3 := get("/openapi/v3/apis/apps/v1"); !strings.Contains(v3, `"io.k8s.api.apps.v1.Deployment"`) {
 		t.Errorf("/openapi/v3/apis/apps/v1 lacks Deployment (%d bytes)", len(v3))
 	}
+	if v3 := get("/openapi/v3/apis/apiextensions.k8s.io/v1"); !strings.Contains(v3, `"io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.CustomResourceDefinition"`) {
+		t.Errorf("/openapi/v3/apis/apiextensions.k8s.io/v1 lacks CustomResourceDefinition (%d bytes)", len(v3))
+	}
 	err := wait.PollUntilContextTimeout(t.Context(), 10*time.Millisecond, time.Minute, true, func(context.Context) (bool, error) {
 		return strings.Contains(get("/openapi/v2"), `"com.example.stable.v1.CronTab"`) &&
 			strings.Contains(get("/openapi/v3"), `"apis/stable.example.com/v1"`), nil
