@@ -34,9 +34,11 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/wait"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
 )
 
@@ -254,5 +256,33 @@ func installCRDs(ctx context.Context, cfg *rest.Config, crds []*apiextensionsv1.
 	if err != nil {
 		return fmt.Errorf("CustomResourceDefinitions not served: %w (%s)", err, pending)
 	}
-	return nil
+	return warmCRDs(ctx, cfg, crds)
+}
+
+// warmCRDs lists one custom resource of each CRD, which makes the
+// apiextensions server build the CRD's storage, validators and schemas:
+// it builds them on the first request for the CRD's resources, and that
+// request would otherwise be the test's first create.
+func warmCRDs(ctx context.Context, cfg *rest.Config, crds []*apiextensionsv1.CustomResourceDefinition) error {
+	client, err := dynamic.NewForConfig(cfg)
+	if err != nil {
+		return err
+	}
+	var g errgroup.Group
+	for _, crd := range crds {
+		for _, v := range crd.Spec.Versions {
+			if !v.Served {
+				continue
+			}
+			gvr := schema.GroupVersionResource{Group: crd.Spec.Group, Version: v.Name, Resource: crd.Spec.Names.Plural}
+			g.Go(func() error {
+				if _, err := client.Resource(gvr).List(ctx, metav1.ListOptions{Limit: 1}); err != nil {
+					return fmt.Errorf("listing %s: %w", gvr, err)
+				}
+				return nil
+			})
+			break // the first request for any version builds them all
+		}
+	}
+	return g.Wait()
 }

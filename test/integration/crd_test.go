@@ -477,6 +477,25 @@ func namespace(name string) *corev1.Namespace {
 	return &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}
 }
 
+// TestInstalledCRDsAreListedOnce: Start returns once each CRD it installed
+// has been listed, which builds the CRD's storage (and watch cache),
+// validators and schemas: the first request for a CRD's resources builds
+// them, and that would otherwise be the test's first create.
+func TestInstalledCRDsAreListedOnce(t *testing.T) {
+	manifest, err := os.ReadFile(filepath.Join(crdBases, "stable.example.com_crontabs.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir() // a group of its own: the metrics are the process's
+	if err := os.WriteFile(filepath.Join(dir, "crd.yaml"), []byte(strings.ReplaceAll(string(manifest), "stable.example.com", "listed-once.example.com")), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s := testserver.Start(t, testserver.WithCRDs(dir))
+	if n := sumSamples(scrapeMetrics(t, s), "miniapiserver_watch_cache_list_requests_total", map[string]string{"group": "listed-once.example.com"}); n != 1 {
+		t.Errorf("the CRD's resources were listed %v times by the start, want 1", n)
+	}
+}
+
 // TestFirstCustomResourceCreateDoesNotWait: apiextensions-apiserver holds
 // the creates of a CRD's custom resources for 2s after the CRD becomes
 // Established, for the other servers of an HA cluster to see it. A server
