@@ -25,22 +25,24 @@ run: build
 ## test: go vet, then every test with the race detector (integration tests included)
 test:
 	$(GO) vet ./...
+	$(GO) -C hack/bench vet ./...
 	$(GO) test -race -timeout 20m ./...
+	$(GO) -C hack/bench test ./...
 
 ## bench: build, then print the benchmark tables, then the footprint of 64 in-process servers started at once (heap per server, peak RSS, data dir) (start-up, LIST, LIST RV=0 cache vs etcd, custom resources, pagination from cache vs etcd, watch fan-out, informer memory, create latency with admission, LIST and create latency as an RBAC-bound user, stop with open watches, informer relists across a restart)
 bench: build
-	$(GO) run ./hack/bench -server bin/miniapiserver
+	$(GO) -C hack/bench run . -server $(CURDIR)/bin/miniapiserver
 	$(GO) test -run '^$$' -bench Footprint ./pkg/testserver
 
 ## bench-upstream: build, build kube-apiserver 1.37 and etcd from source (hack/upstream/build.sh, minutes the first time, cached after), then every benchmark (start-to-ready, the LISTs, LIST RV=0, custom resources, pagination, watch fan-out, throughput, informer memory, create latency with admission, LIST and create latency as an RBAC-bound user, stop with open watches and informer relists across a restart) side by side with them (ARGS="-starts 3 -objects 2000 -lists 3" to add flags)
 bench-upstream: build
 	bins=$$(hack/upstream/build.sh) && \
-		$(GO) run ./hack/bench -server bin/miniapiserver -upstream "$$(dirname "$$(echo "$$bins" | head -n1)")" $(ARGS)
+		$(GO) -C hack/bench run . -server $(CURDIR)/bin/miniapiserver -upstream "$$(dirname "$$(echo "$$bins" | head -n1)")" $(ARGS)
 
 ## bench-readme: as bench-upstream (every benchmark, each side by side with kube-apiserver), and write the report into docs/benchmarks.md between its <!-- bench:begin --> and <!-- bench:end --> lines
 bench-readme: build
 	bins=$$(hack/upstream/build.sh) && \
-		$(GO) run ./hack/bench -server bin/miniapiserver -upstream "$$(dirname "$$(echo "$$bins" | head -n1)")" -readme docs/benchmarks.md
+		$(GO) -C hack/bench run . -server $(CURDIR)/bin/miniapiserver -upstream "$$(dirname "$$(echo "$$bins" | head -n1)")" -readme $(CURDIR)/docs/benchmarks.md
 
 ## fuzz: run each fuzz target briefly
 fuzz:

@@ -18,22 +18,25 @@ gofmt_clean() {
   [[ -z "${bad}" ]] || { echo "gofmt would change:"; echo "${bad}"; return 1; }
 }
 
+# tidy_clean DIR: DIR's go.mod and go.sum are what go mod tidy makes them.
 tidy_clean() {
-  local tmp
+  local dir=$1 tmp
   tmp=$(mktemp -d)
-  cp go.mod go.sum "${tmp}/"
-  go mod tidy
+  cp "${dir}/go.mod" "${dir}/go.sum" "${tmp}/"
+  go -C "${dir}" mod tidy
   local rc=0
-  diff -u "${tmp}/go.mod" go.mod && diff -u "${tmp}/go.sum" go.sum || rc=1
-  cp "${tmp}/go.mod" "${tmp}/go.sum" .
+  diff -u "${tmp}/go.mod" "${dir}/go.mod" && diff -u "${tmp}/go.sum" "${dir}/go.sum" || rc=1
+  cp "${tmp}/go.mod" "${tmp}/go.sum" "${dir}/"
   rm -rf "${tmp}"
-  [[ ${rc} == 0 ]] || echo "go.mod/go.sum are not tidy: run go mod tidy"
+  [[ ${rc} == 0 ]] || echo "${dir}/go.mod, go.sum are not tidy: run go mod tidy there"
   return ${rc}
 }
 
 check gofmt gofmt_clean
 check "go vet" go vet ./...
-check "go mod tidy" tidy_clean
+check "go vet (hack/bench)" go -C hack/bench vet ./...
+check "go mod tidy" tidy_clean .
+check "go mod tidy (hack/bench)" tidy_clean hack/bench
 check codegen hack/verify-codegen.sh
 check "import direction" hack/verify-imports.sh
 check "license headers" hack/verify-boilerplate.sh

@@ -123,19 +123,20 @@ limitations under the License.
 // running); make bench-upstream does this. What else those sections
 // measure runs on miniapiserver only.
 //
-// Usage:
+// Usage (it is a module of its own, which the server's module does not
+// build: run it with go -C hack/bench, paths absolute):
 //
-//	go run ./hack/bench -server bin/miniapiserver
-//	go run ./hack/bench -server bin/miniapiserver -objects 500 -starts 2 -lists 2 \
+//	go -C hack/bench run . -server $PWD/bin/miniapiserver
+//	go -C hack/bench run . -server $PWD/bin/miniapiserver -objects 500 -starts 2 -lists 2 \
 //		-watchers 50 -events 50 -secrets 10 -informer-rounds 1
-//	go run ./hack/bench -server bin/miniapiserver -only watch,informers
-//	go run ./hack/bench -server bin/miniapiserver -only crds -crds 20 -crs 2000 -starts 3 -lists 3
-//	go run ./hack/bench -server bin/miniapiserver -only pagination -pagination-configmaps 5000 \
+//	go -C hack/bench run . -server $PWD/bin/miniapiserver -only watch,informers
+//	go -C hack/bench run . -server $PWD/bin/miniapiserver -only crds -crds 20 -crs 2000 -starts 3 -lists 3
+//	go -C hack/bench run . -server $PWD/bin/miniapiserver -only pagination -pagination-configmaps 5000 \
 //		-pagination-runs 2 -pagination-first-pages 100
-//	go run ./hack/bench -server bin/miniapiserver -only stops,restarts -stop-watches 200 -stop-rounds 2 \
+//	go -C hack/bench run . -server $PWD/bin/miniapiserver -only stops,restarts -stop-watches 200 -stop-rounds 2 \
 //		-restart-objects 20 -restart-rounds 2
-//	go run ./hack/bench -server bin/miniapiserver -readme docs/benchmarks.md
-//	go run ./hack/bench -server bin/miniapiserver -only starts,lists -starts 3 -objects 2000 -lists 3 \
+//	go -C hack/bench run . -server $PWD/bin/miniapiserver -readme $PWD/docs/benchmarks.md
+//	go -C hack/bench run . -server $PWD/bin/miniapiserver -only starts,lists -starts 3 -objects 2000 -lists 3 \
 //		-upstream "$(dirname "$(hack/upstream/build.sh | head -n1)")"
 //
 // The report goes to stdout and progress to stderr. With -readme FILE it
