@@ -47,6 +47,7 @@ type config struct {
 	workers    int      // concurrent clients while populating
 	gzip       bool     // let LIST responses be gzip-compressed
 	readme     string   // README whose generated part to replace with the report; "": none
+	benchfmt   string   // file to write every sample to in the Go benchmark format; "": none
 
 	upstream     string   // -upstream: dir of kube-apiserver and etcd to compare with; "": none
 	upstreamArgs []string // extra kube-apiserver flags
@@ -122,6 +123,7 @@ func parseFlags(args []string) (config, error) {
 	fs.BoolVar(&cfg.gzip, "gzip", true, "accept gzip-compressed LIST responses, as client-go does by default")
 	fs.StringVar(&cfg.readme, "readme", "", "also write the report (below its heading) into this Markdown file, "+
 		"replacing the lines between its "+beginMarker+" and "+endMarker+" lines")
+	fs.StringVar(&cfg.benchfmt, "benchfmt", "", "also write every sample to this file in the Go benchmark format, for benchstat -col /server")
 	fs.StringVar(&cfg.upstream, "upstream", "", "directory holding kube-apiserver and etcd (hack/upstream/build.sh builds them): "+
 		"run the "+joinAnd(upstreamSections)+" sections on both servers, interleaved, and compare")
 	fs.StringVar(&upstreamArgs, "upstream-args", "", "extra kube-apiserver flags with -upstream, space separated (e.g. --enable-priority-and-fairness=false)")
@@ -298,6 +300,11 @@ func run(ctx context.Context, cfg config, out io.Writer) (err error) {
 	r.elapsed = time.Since(began)
 	if err := r.write(out); err != nil {
 		return err
+	}
+	if cfg.benchfmt != "" {
+		if err := writeBenchfmtFile(cfg.benchfmt, r); err != nil {
+			return err
+		}
 	}
 	if cfg.readme != "" {
 		return writeReadme(cfg, r)
