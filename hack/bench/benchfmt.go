@@ -39,6 +39,7 @@ func (r report) writeBenchfmt(w io.Writer) error {
 	r.benchfmtLists(b)
 	r.benchfmtCRDs(b)
 	r.benchfmtWatch(b)
+	r.benchfmtHeap(b)
 	r.benchfmtInformers(b)
 	r.benchfmtLatencies(b)
 	_, err := io.WriteString(w, b.String())
@@ -176,6 +177,21 @@ func (r report) benchfmtWatch(b *samples) {
 		}
 		b.printf("BenchmarkThroughput/storage=%s/server=%s 1 %d ns/write %d ns/event\n", storage, server,
 			run.writing.Nanoseconds()/int64(run.updates), run.delivered.Nanoseconds()/run.events)
+	}
+}
+
+// benchfmtHeap writes the heap per ConfigMap after start and after the
+// LISTs: one sample per run.
+func (r report) benchfmtHeap(b *samples) {
+	write := func(server string, h heapPerObject) {
+		if h.objects == 0 || h.before == 0 {
+			return
+		}
+		b.printf("BenchmarkHeapPerObject/server=%s 1 %.0f start-B/object %.0f listed-B/object\n", server, h.perObject(h.before), h.perObject(h.after))
+	}
+	write("mini", r.throughput.heap)
+	if h := r.throughput.upstreamHeap; h != nil {
+		write("upstream", *h)
 	}
 }
 

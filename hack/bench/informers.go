@@ -339,17 +339,7 @@ func newInformerSide(cfg config, name string, api *server, etcdURL string, watch
 // heapAfterGC forces a GC in the server (and in upstream's etcd), then
 // returns a scrape of its request counts and its heap in use (plus etcd's).
 func (s *informerSide) heapAfterGC(ctx context.Context) (metrics, float64, error) {
-	if s.etcdURL != "" {
-		if err := forceEtcdGC(ctx, s.etcdURL); err != nil {
-			return nil, 0, err
-		}
-	}
-	m, heap, err := heapAfterGC(ctx, s.admin, requestTotal)
-	if err != nil || s.etcdURL == "" {
-		return m, heap, err
-	}
-	etcd, err := etcdHeapInuse(ctx, s.etcdURL)
-	return m, heap + etcd, err
+	return heapWithEtcdAfterGC(ctx, s.admin, s.etcdURL, requestTotal)
 }
 
 // heap is one sample of the server's heap in use (plus its etcd's, scraped

@@ -124,6 +124,8 @@ type throughputProse struct {
 	Populate   time.Duration // creating them, then
 	HeapMetric string
 	Upstream   bool // the run with the watch cache ran on kube-apiserver too
+	// UpstreamHeap: kube-apiserver's heap per object was measured too.
+	UpstreamHeap bool
 }
 
 // informersProse is the "informers" paragraph.

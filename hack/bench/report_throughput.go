@@ -33,7 +33,7 @@ func (r report) writeThroughput(b *markdown) {
 		Namespace: namespace, Writers: r.cfg.throughputWriters, Watchers: r.cfg.throughputWatchers,
 		Updates: r.cfg.throughputUpdates, Timeout: deliveryTimeout, Objects: t.heap.objects, Payload: payloadSize,
 		OwnDataDir: t.heap.populatedFromOwn, Workers: r.cfg.workers, Populate: t.heap.populate.duration, HeapMetric: heapInuseBytes,
-		Upstream: t.upstream != nil,
+		Upstream: t.upstream != nil, UpstreamHeap: t.upstreamHeap != nil,
 	})
 	b.WriteString("| throughput, one resource | variant | writes/s (acknowledged) | events/s (delivered) | note |\n")
 	b.WriteString("|---|---|---|---|---|\n")
@@ -44,14 +44,50 @@ func (r report) writeThroughput(b *markdown) {
 	}
 	b.WriteString("\n")
 	r.writeUpstreamThroughput(b)
-	h := t.heap
-	b.WriteString("| heap per object (default server) | heap in use after GC | per ConfigMap | note |\n")
-	b.WriteString("|---|---|---|---|\n")
-	fmt.Fprintf(b, "| empty data dir | %s | – | baseline |\n", fmtBytes(h.empty))
-	fmt.Fprintf(b, "| %s ConfigMaps, after start | %s | %s | no LIST served yet |\n",
-		fmtCount(h.objects), fmtBytes(h.before), fmtBytes(h.perObject(h.before)))
-	fmt.Fprintf(b, "| %s ConfigMaps, after a JSON and a protobuf LIST | %s | %s | growth over after start: %s |\n",
-		fmtCount(h.objects), fmtBytes(h.after), fmtBytes(h.perObject(h.after)), fmtBytes(h.after-h.before))
+	writeHeapPerObject(b, t.heap, t.upstreamHeap)
+}
+
+// writeHeapPerObject is the heap table: ours, and with up kube-apiserver's
+// plus its etcd's beside it.
+func writeHeapPerObject(b *markdown, h heapPerObject, up *heapPerObject) {
+	cells := func(h *heapPerObject, heap float64, baseline bool) string {
+		if h == nil {
+			return ""
+		}
+		if baseline {
+			return fmt.Sprintf(" %s | – |", fmtBytes(heap))
+		}
+		return fmt.Sprintf(" %s | %s |", fmtBytes(heap), fmtBytes(h.perObject(heap)))
+	}
+	after := func(h *heapPerObject) float64 { return h.after }
+	before := func(h *heapPerObject) float64 { return h.before }
+	row := func(label string, heap func(*heapPerObject) float64, note string) {
+		fmt.Fprintf(b, "| %s |%s", label, cells(&h, heap(&h), false))
+		if up != nil {
+			b.WriteString(cells(up, heap(up), false))
+		}
+		fmt.Fprintf(b, " %s |\n", note)
+	}
+	b.WriteString("| heap per object (default server) | heap in use after GC | per ConfigMap |")
+	if up != nil {
+		b.WriteString(" kube-apiserver + etcd heap in use after GC | per ConfigMap |")
+	}
+	b.WriteString(" note |\n|---|---|---|")
+	if up != nil {
+		b.WriteString("---|---|")
+	}
+	b.WriteString("---|\n")
+	fmt.Fprintf(b, "| empty data dir |%s", cells(&h, h.empty, true))
+	if up != nil {
+		b.WriteString(cells(up, up.empty, true))
+	}
+	b.WriteString(" baseline |\n")
+	row(fmtCount(h.objects)+" ConfigMaps, after start", before, "no LIST served yet")
+	growth := "growth over after start: " + fmtBytes(h.after-h.before)
+	if up != nil {
+		growth += "; kube-apiserver + etcd: " + fmtBytes(up.after-up.before)
+	}
+	row(fmtCount(h.objects)+" ConfigMaps, after a JSON and a protobuf LIST", after, growth)
 	b.WriteString("\n")
 }
 

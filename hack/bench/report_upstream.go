@@ -94,7 +94,7 @@ func (r report) writeUpstream(b *markdown) {
 var partlyOursOnly = map[string]string{
 	"rv0":        "the rv0 section's `--watch-cache=false` LISTs",
 	"crds":       "the crds section's `--watch-cache=false` LISTs and first LISTs after the start",
-	"throughput": "the throughput section's heap per object",
+	"throughput": "the throughput section's `--watch-cache=false` run",
 	"pagination": "the pagination section's `--watch-cache=false` server, exact-RV LISTs and first-pages memory",
 	"watch":      "the watch section's `--watch-cache=false` runs",
 	"stops":      "the stops section's `--watch-cache=false` stops and its control",

@@ -118,6 +118,7 @@ func upstreamMoreReport() report {
 	}
 	r.crds.upstream = up
 	r.throughput = throughputFixture(cfg, 50000, true)
+	r.throughput.upstreamHeap = &heapPerObject{objects: cfg.objects, empty: 152.4 * (1 << 20), before: 301.8 * (1 << 20), after: 355.0 * (1 << 20)}
 	r.throughput.upstream = &throughputRun{writers: cfg.throughputWriters, watchers: cfg.throughputWatchers, updates: cfg.throughputUpdates,
 		writing: ms(7310), delivered: ms(7330), events: 50000, resumed: 4}
 	r.restarts = restartsFixture(0, 1)

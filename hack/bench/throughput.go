@@ -40,6 +40,9 @@ type throughputResult struct {
 	runs     []throughputRun // watch cache, then etcd
 	heap     heapPerObject
 	upstream *throughputRun // kube-apiserver's, with -upstream (its path unset)
+	// upstreamHeap is kube-apiserver's heap plus its etcd's, measured as
+	// heap, with -upstream.
+	upstreamHeap *heapPerObject
 }
 
 func progressThroughput(name string, run throughputRun) {
@@ -99,12 +102,13 @@ func benchThroughput(ctx context.Context, cfg config, root, populated string, ub
 		if ub == nil || path.name != cachePath.name {
 			continue
 		}
-		up, err := ub.throughputOnce(ctx, cfg, filepath.Join(ub.root, "upstream-throughput"))
+		up, upEmpty, err := ub.throughputOnce(ctx, cfg, filepath.Join(ub.root, "upstream-throughput"))
 		if err != nil {
 			return throughputResult{}, fmt.Errorf("throughput (kube-apiserver): %w", err)
 		}
 		progressThroughput("kube-apiserver", up)
 		res.upstream = &up
+		res.upstreamHeap = &heapPerObject{objects: cfg.objects, empty: upEmpty}
 	}
 	res.heap.objects = cfg.objects
 	if _, err := os.Stat(populated); err != nil {
@@ -120,6 +124,13 @@ func benchThroughput(ctx context.Context, cfg config, root, populated string, ub
 	}
 	progress("throughput: heap after GC empty %s, with %d ConfigMaps %s, after a JSON and a protobuf LIST %s",
 		fmtBytes(res.heap.empty), res.heap.objects, fmtBytes(res.heap.before), fmtBytes(res.heap.after))
+	if h := res.upstreamHeap; h != nil {
+		if err := ub.heapWithObjects(ctx, cfg, h); err != nil {
+			return throughputResult{}, fmt.Errorf("throughput, kube-apiserver's heap: %w", err)
+		}
+		progress("throughput: kube-apiserver + etcd heap after GC empty %s, with %d ConfigMaps %s, after a JSON and a protobuf LIST %s",
+			fmtBytes(h.empty), h.objects, fmtBytes(h.before), fmtBytes(h.after))
+	}
 	return res, nil
 }
 
@@ -185,23 +196,62 @@ func throughputWorkload(ctx context.Context, cfg config, client *kubernetes.Clie
 }
 
 // throughputOnce runs the throughput workload on upstream on a fresh dir,
-// its client on one connection as miniapiserver's.
-func (ub *upstreamBench) throughputOnce(ctx context.Context, cfg config, dir string) (run throughputRun, err error) {
+// its client on one connection as miniapiserver's, after reading its heap
+// (and its etcd's) after GC while empty, as throughputOnce does ours.
+func (ub *upstreamBench) throughputOnce(ctx context.Context, cfg config, dir string) (run throughputRun, empty float64, err error) {
 	defer func() { err = errors.Join(err, os.RemoveAll(dir)) }()
 	u, err := startUpstream(ctx, ub.bins, ub.pki, dir)
 	if err != nil {
-		return throughputRun{}, err
+		return throughputRun{}, 0, err
 	}
 	defer func() { err = errors.Join(err, u.Stop()) }()
 	if err := ensureNamespace(ctx, u.api); err != nil {
-		return throughputRun{}, err
+		return throughputRun{}, 0, err
 	}
 	client, hc, err := u.api.streamingClient()
 	if err != nil {
-		return throughputRun{}, err
+		return throughputRun{}, 0, err
 	}
 	defer closeIdle(hc)
-	return throughputWorkload(ctx, cfg, client)
+	if _, empty, err = heapWithEtcdAfterGC(ctx, client.CoreV1().RESTClient(), u.etcdURL); err != nil {
+		return throughputRun{}, 0, err
+	}
+	run, err = throughputWorkload(ctx, cfg, client)
+	return run, empty, err
+}
+
+// heapWithObjects reads kube-apiserver's heap plus its etcd's after GC on
+// cfg.objects ConfigMaps (the lists section's data dir when it ran, else
+// one of its own), after start and after one JSON and one protobuf LIST of
+// them all, into h.
+func (ub *upstreamBench) heapWithObjects(ctx context.Context, cfg config, h *heapPerObject) (err error) {
+	dir := filepath.Join(ub.root, "upstream-populated")
+	if _, err := os.Stat(dir); err != nil {
+		dir = filepath.Join(ub.root, "upstream-throughput-heap")
+		defer func() { err = errors.Join(err, os.RemoveAll(dir)) }()
+		if h.populate, err = ub.populate(ctx, cfg, dir, cfg.objects); err != nil {
+			return err
+		}
+		h.populatedFromOwn = true
+	}
+	u, err := startUpstream(ctx, ub.bins, ub.pki, dir)
+	if err != nil {
+		return err
+	}
+	defer func() { err = errors.Join(err, u.Stop()) }()
+	client, err := u.api.listClient(cfg.gzip)
+	if err != nil {
+		return err
+	}
+	rc := client.CoreV1().RESTClient()
+	if _, h.before, err = heapWithEtcdAfterGC(ctx, rc, u.etcdURL); err != nil {
+		return err
+	}
+	if err := listAllOnce(ctx, cfg, rc); err != nil {
+		return err
+	}
+	_, h.after, err = heapWithEtcdAfterGC(ctx, rc, u.etcdURL)
+	return err
 }
 
 // writeConcurrently has writers clients update ConfigMaps as fast as they
@@ -232,16 +282,24 @@ func heapWithObjects(ctx context.Context, cfg config, dataDir string) (before, a
 	if _, before, err = heapAfterGC(ctx, rc); err != nil {
 		return 0, 0, err
 	}
+	if err := listAllOnce(ctx, cfg, rc); err != nil {
+		return 0, 0, err
+	}
+	_, after, err = heapAfterGC(ctx, rc)
+	return before, after, err
+}
+
+// listAllOnce lists every ConfigMap once in one request per encoding.
+func listAllOnce(ctx context.Context, cfg config, rc rest.Interface) error {
 	for _, v := range listVariants(cfg.page) {
 		if v.limit > 0 {
 			continue
 		}
 		if _, err := verifiedListing(ctx, rc, v, cfg.objects); err != nil {
-			return 0, 0, fmt.Errorf("%s: %w", v, err)
+			return fmt.Errorf("%s: %w", v, err)
 		}
 	}
-	_, after, err = heapAfterGC(ctx, rc)
-	return before, after, err
+	return nil
 }
 
 // eventCounter is watchers that each count the MODIFIED events of one JSON

@@ -441,6 +441,24 @@ func etcdAllocBytes(ctx context.Context, etcdURL string) (float64, error) {
 	return m.value(allocBytesTotal)
 }
 
+// heapWithEtcdAfterGC forces a GC in the server rc talks to and in the
+// etcd at etcdURL ("": none, the embedded one is in the server's heap), then
+// returns a scrape of the server's metrics names and the heap in use of
+// both together.
+func heapWithEtcdAfterGC(ctx context.Context, rc rest.Interface, etcdURL string, names ...string) (metrics, float64, error) {
+	if etcdURL != "" {
+		if err := forceEtcdGC(ctx, etcdURL); err != nil {
+			return nil, 0, err
+		}
+	}
+	m, heap, err := heapAfterGC(ctx, rc, names...)
+	if err != nil || etcdURL == "" {
+		return m, heap, err
+	}
+	etcd, err := etcdHeapInuse(ctx, etcdURL)
+	return m, heap + etcd, err
+}
+
 // etcdHeapInuse scrapes etcd's go_memstats_heap_inuse_bytes.
 func etcdHeapInuse(ctx context.Context, etcdURL string) (float64, error) {
 	m, err := scrapeEtcd(ctx, etcdURL, heapInuseBytes)
