@@ -47,19 +47,28 @@ func createLabeledPod(t testing.TB, s storage.Interface, name string, lbls map[s
 	return rv
 }
 
-// nextEvent returns w's next event, failing the test if none comes in time.
+// nextEvent returns w's next event, failing the test if none comes in time
+// or w is closed.
 func nextEvent(t *testing.T, w watch.Interface) watch.Event {
+	t.Helper()
+	ev, ok := receive(t, w)
+	if !ok {
+		t.Fatal("watch closed")
+	}
+	return ev
+}
+
+// receive returns w's next event, or false if w is closed, failing the
+// test if neither happens in time.
+func receive(t *testing.T, w watch.Interface) (watch.Event, bool) {
 	t.Helper()
 	select {
 	case ev, ok := <-w.ResultChan():
-		if !ok {
-			t.Fatal("watch closed")
-		}
-		return ev
+		return ev, ok
 	case <-time.After(wait.ForeverTestTimeout):
 		t.Fatal("no event in time")
 	}
-	return watch.Event{}
+	return watch.Event{}, false
 }
 
 func eventRV(t *testing.T, ev watch.Event) uint64 {

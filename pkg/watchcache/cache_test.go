@@ -200,7 +200,7 @@ func TestWatchFromBeforeTheListGets410Expired(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ev, ok := <-w.ResultChan()
+	ev, ok := receive(t, w)
 	status, isStatus := ev.Object.(*metav1.Status)
 	if !ok || ev.Type != watch.Error || !isStatus || status.Code != http.StatusGone || status.Reason != metav1.StatusReasonExpired {
 		t.Fatalf("got %v %+v, want one ERROR event with a 410 Expired status", ev.Type, ev.Object)
@@ -472,7 +472,7 @@ func TestChurnElsewhereDoesNotCloseAWatcher(t *testing.T) {
 	createMine("last")
 	for name, w := range map[string]watch.Interface{"namespace other": otherNamespace, "label app=quiet": otherLabel} {
 		for _, want := range mine {
-			ev, ok := <-w.ResultChan()
+			ev, ok := receive(t, w)
 			if !ok {
 				t.Fatalf("watch of %s: closed before ADDED %s, want it kept open", name, want)
 			}

@@ -92,7 +92,7 @@ func TestWatcherBufferIsBoundedAndDeliveryOrdered(t *testing.T) {
 		t.Fatal("offer into a full buffer: got true, want false (the watcher fell behind)")
 	}
 	go w.run()
-	ev := <-w.ResultChan()
+	ev := nextEvent(t, w)
 	if unwrap(ev.Object).(*metav1.PartialObjectMetadata).Name != "a" {
 		t.Errorf("got %s first, want a: events at or before sinceRV are skipped", unwrap(ev.Object).(*metav1.PartialObjectMetadata).Name)
 	}
