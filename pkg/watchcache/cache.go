@@ -63,6 +63,10 @@ type Config struct {
 	HistoryWindow time.Duration
 	// MaxEvents caps the history whatever the window.
 	MaxEvents int
+	// WatchBufferSize is how many events dispatch queues for a watcher;
+	// one that falls further behind catches up from the history (0: 100).
+	// Tests set it low to make a watcher lag after a few writes.
+	WatchBufferSize int
 	// WatchInitialized is called with a watch request's context once its
 	// initial events are sent (the server passes API Priority and Fairness's
 	// flowcontrol.WatchInitialized, which ends the watch's initial cost).
@@ -158,6 +162,9 @@ func New(c Config) (*Cache, error) {
 	}
 	if c.MaxEvents <= 0 {
 		c.MaxEvents = DefaultMaxEvents
+	}
+	if c.WatchBufferSize <= 0 {
+		c.WatchBufferSize = defaultWatchBufferSize
 	}
 	if c.NewFunc == nil {
 		newFunc, err := itemFunc(c.NewListFunc())

@@ -229,7 +229,7 @@ func TestSlowWatcherCatchesUpWithoutBlockingOthers(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer fast.Stop()
-	const n = 3*watchBufferSize + replayChunk // several buffers, more than a chunk
+	const n = 3*defaultWatchBufferSize + replayChunk // several buffers, more than a chunk
 	var want []string
 	for i := range n {
 		want = append(want, fmt.Sprintf("p%04d", i))
@@ -270,7 +270,8 @@ func TestSlowWatcherCatchesUpWithoutBlockingOthers(t *testing.T) {
 func TestLaggingWatcherPastTheHistoryIsClosed(t *testing.T) {
 	s, _ := newEtcdStore(t)
 	cfg := podCacheConfig(s)
-	cfg.MaxEvents = watchBufferSize + 10
+	cfg.WatchBufferSize = 4 // it lags after a few writes
+	cfg.MaxEvents = cfg.WatchBufferSize + 10
 	c, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -285,9 +286,9 @@ func TestLaggingWatcherPastTheHistoryIsClosed(t *testing.T) {
 	}
 	defer slow.Stop()
 	// resultBufferSize events fill its result channel and its goroutine
-	// blocks; watchBufferSize more fill its input; then it lags, and the
+	// blocks; WatchBufferSize more fill its input; then it lags, and the
 	// history (MaxEvents) moves past where it lags from.
-	total := resultBufferSize + 1 + watchBufferSize + 1 + 3*cfg.MaxEvents
+	total := resultBufferSize + 1 + cfg.WatchBufferSize + 1 + 3*cfg.MaxEvents
 	var last uint64
 	for i := range total {
 		last = createPod(t, s, fmt.Sprintf("p%04d", i))
@@ -465,7 +466,7 @@ func TestChurnElsewhereDoesNotCloseAWatcher(t *testing.T) {
 		createMine(mine[i])
 	}
 	// ... while another namespace, with other labels, churns.
-	for i := range watchBufferSize + 50 {
+	for i := range defaultWatchBufferSize + 50 {
 		createLabeledPod(t, s, fmt.Sprintf("busy%03d", i), map[string]string{"app": "busy"})
 	}
 	mine = append(mine, "last")

@@ -28,10 +28,11 @@ import (
 	"k8s.io/apiserver/pkg/storage"
 )
 
-// watchBufferSize is how many events dispatch queues for a watcher; one
-// that falls further behind catches up from the history instead (upstream
-// sizes it to about a second of events, 10 to 1000, and closes the watcher).
-const watchBufferSize = 100
+// defaultWatchBufferSize is Config.WatchBufferSize's default: how many
+// events dispatch queues for a watcher; one that falls further behind
+// catches up from the history instead (upstream sizes it to about a second
+// of events, 10 to 1000, and closes the watcher).
+const defaultWatchBufferSize = 100
 
 // replayChunk is how many history events a lagging watcher takes at a time
 // (each take holds the cache's lock briefly).
@@ -176,7 +177,7 @@ func (c *Cache) register(preparedKey string, opts storage.ListOptions, req watch
 	if err != nil {
 		return nil, err
 	}
-	w := newWatcher(watchBufferSize, from, matcher(preparedKey, opts.Recursive, opts.Predicate), c.cfg.Versioner)
+	w := newWatcher(c.cfg.WatchBufferSize, from, matcher(preparedKey, opts.Recursive, opts.Predicate), c.cfg.Versioner)
 	w.backlog = backlog
 	w.prefix = preparedKey
 	w.newFunc = c.cfg.NewFunc

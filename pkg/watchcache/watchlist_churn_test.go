@@ -116,7 +116,7 @@ func TestWatchListUnderChurnCompletes(t *testing.T) {
 		if len(initial) == 1 {
 			// A slow client: it reads nothing more until the churn has
 			// overflowed what the watcher holds for it.
-			target, deadline := writes.Load()+3*(watchBufferSize+resultBufferSize), time.Now().Add(30*time.Second)
+			target, deadline := writes.Load()+3*(defaultWatchBufferSize+resultBufferSize), time.Now().Add(30*time.Second)
 			for writes.Load() < target {
 				if time.Now().After(deadline) {
 					t.Fatalf("the writers made %d writes in 30s, want %d", writes.Load(), target)
