@@ -4,8 +4,8 @@
 # (nor etcd or resource types), pkg/garbagecollector imports nothing of ours
 # (an API client only), pkg/storage does not import the watch cache,
 # the registry or the server, the registry imports only pkg/api of ours,
-# pkg/envtest does not import controller-runtime, pkg/auth imports nothing of
-# ours, nor does pkg/admission/..., pkg/controller/... only pkg/auth of the server's packages, and
+# pkg/envtest does not import controller-runtime, pkg/auth and
+# pkg/server/datadir import nothing of ours, nor does pkg/admission/..., pkg/controller/... only pkg/auth of the server's packages, and
 # nothing imports cmd/.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -28,6 +28,7 @@ forbid "${mod}/pkg/garbagecollector" "^${mod}/" "other packages of this module (
 forbid "${mod}/pkg/storage" "^${mod}/pkg/(watchcache|registry|server|testserver)" "the watch cache, registry or server"
 forbid "${mod}/pkg/envtest" "^sigs\.k8s\.io/controller-runtime" "controller-runtime (its users bring their own)"
 forbid "${mod}/pkg/auth" "^${mod}/" "other packages of this module (it decides from RBAC objects only)"
+forbid "${mod}/pkg/server/datadir" "^${mod}/" "other packages of this module (it keeps files and certificates only)"
 for p in $(go list ./pkg/admission/...); do
   forbid "${p}" "^${mod}/" "other packages of this module (a plugin works on API objects and clients only)"
 done

@@ -17,24 +17,10 @@ limitations under the License.
 package server
 
 import (
-	"fmt"
-	"path/filepath"
-
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/clientcmd"
-	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
-)
 
-// kubeconfig renders a kubeconfig for cfg with one context, "miniapiserver".
-func kubeconfig(cfg *rest.Config) ([]byte, error) {
-	const name = "miniapiserver"
-	kc := clientcmdapi.NewConfig()
-	kc.Clusters[name] = &clientcmdapi.Cluster{Server: cfg.Host, CertificateAuthorityData: cfg.CAData, TLSServerName: cfg.ServerName}
-	kc.AuthInfos[name] = &clientcmdapi.AuthInfo{Token: cfg.BearerToken, ClientCertificateData: cfg.CertData, ClientKeyData: cfg.KeyData}
-	kc.Contexts[name] = &clientcmdapi.Context{Cluster: name, AuthInfo: name, Namespace: "default"}
-	kc.CurrentContext = name
-	return clientcmd.Write(*kc)
-}
+	"github.com/miniapiserver/miniapiserver/pkg/server/datadir"
+)
 
 // UserConfig returns a client config for user name in groups on the
 // server whose admin config is admin, authenticated by a client
@@ -42,38 +28,12 @@ func kubeconfig(cfg *rest.Config) ([]byte, error) {
 // user can do what RBAC allows it: nothing, until roles are bound to it or
 // to one of its groups (system:masters can do anything).
 func (s *Server) UserConfig(name string, groups ...string) (*rest.Config, error) {
-	certPEM, keyPEM, err := clientCertificate(s.creds.caCert, s.creds.caKey, name, groups)
-	if err != nil {
-		return nil, err
-	}
-	return userConfig(s.Admin, certPEM, keyPEM), nil
-}
-
-func userConfig(admin *rest.Config, certPEM, keyPEM []byte) *rest.Config {
-	return &rest.Config{
-		Host:            admin.Host,
-		TLSClientConfig: rest.TLSClientConfig{CAData: admin.CAData, ServerName: admin.ServerName, CertData: certPEM, KeyData: keyPEM},
-	}
+	return s.creds.UserConfig(s.Admin, name, groups)
 }
 
 // UserKubeconfig returns a kubeconfig for user name in groups on the
 // server of the data dir dataDir (which need not be running), with a
 // client certificate signed by the data dir's CA.
 func UserKubeconfig(dataDir, name string, groups []string) ([]byte, error) {
-	admin, err := clientcmd.BuildConfigFromFlags("", filepath.Join(dataDir, kubeconfigFile))
-	if err != nil {
-		return nil, fmt.Errorf("the data dir's admin kubeconfig: %w", err)
-	}
-	caCertPEM, caKeyPEM, found, err := loadPair(filepath.Join(dataDir, caCertFile), filepath.Join(dataDir, caKeyFile))
-	if err != nil {
-		return nil, err
-	}
-	if !found {
-		return nil, fmt.Errorf("no CA in %s: start the server on it once", dataDir)
-	}
-	certPEM, keyPEM, err := clientCertificate(caCertPEM, caKeyPEM, name, groups)
-	if err != nil {
-		return nil, err
-	}
-	return kubeconfig(userConfig(admin, certPEM, keyPEM))
+	return datadir.UserKubeconfig(dataDir, name, groups)
 }

@@ -58,6 +58,7 @@ import (
 	"github.com/miniapiserver/miniapiserver/pkg/controller/namespacedefaults"
 	"github.com/miniapiserver/miniapiserver/pkg/features"
 	generatedopenapi "github.com/miniapiserver/miniapiserver/pkg/generated/openapi"
+	"github.com/miniapiserver/miniapiserver/pkg/server/datadir"
 	"github.com/miniapiserver/miniapiserver/pkg/storage"
 	"github.com/miniapiserver/miniapiserver/pkg/version"
 )
@@ -67,8 +68,8 @@ import (
 type Config struct {
 	Options  Options
 	Listener net.Listener
-	creds    *credentials
-	lock     *dataDirLock
+	creds    *datadir.Credentials
+	lock     *datadir.Lock
 	// KubeconfigPath is where New writes the admin kubeconfig.
 	KubeconfigPath string
 }
@@ -91,20 +92,20 @@ func (o *Options) Config() (c *Config, err error) {
 	if err := os.Chmod(dataDir, 0o700); err != nil {
 		return nil, fmt.Errorf("--data-dir: %w", err)
 	}
-	lock, err := lockDataDir(dataDir)
+	lock, err := datadir.TakeLock(dataDir)
 	if err != nil {
 		return nil, err
 	}
 	defer func() {
 		if err != nil {
-			lock.release()
+			lock.Release()
 		}
 	}()
 	hosts := []string{"localhost", "127.0.0.1", "::1"}
 	if ip := net.ParseIP(o.BindAddress); !ip.IsUnspecified() && !ip.IsLoopback() {
 		hosts = append(hosts, o.BindAddress)
 	}
-	creds, err := loadOrCreateCredentials(dataDir, hosts)
+	creds, err := datadir.LoadOrCreateCredentials(dataDir, hosts)
 	if err != nil {
 		return nil, fmt.Errorf("preparing credentials: %w", err)
 	}
@@ -114,14 +115,14 @@ func (o *Options) Config() (c *Config, err error) {
 	}
 	opts := *o
 	opts.DataDir = dataDir
-	return &Config{Options: opts, Listener: l, creds: creds, lock: lock, KubeconfigPath: filepath.Join(dataDir, kubeconfigFile)}, nil
+	return &Config{Options: opts, Listener: l, creds: creds, lock: lock, KubeconfigPath: datadir.KubeconfigPath(dataDir)}, nil
 }
 
 // Close closes the listener (unless the server already did) and releases the
 // data dir for the next server. It is safe to call more than once.
 func (c *Config) Close() error {
 	err := c.Listener.Close()
-	c.lock.release()
+	c.lock.Release()
 	if errors.Is(err, net.ErrClosed) {
 		return nil
 	}
@@ -155,8 +156,8 @@ func (c *Config) Complete() CompletedConfig {
 	port := c.Listener.Addr().(*net.TCPAddr).Port
 	admin := &rest.Config{
 		Host:            "https://" + net.JoinHostPort(host, strconv.Itoa(port)),
-		BearerToken:     c.creds.adminToken,
-		TLSClientConfig: rest.TLSClientConfig{CAData: c.creds.caCert},
+		BearerToken:     c.creds.AdminToken,
+		TLSClientConfig: rest.TLSClientConfig{CAData: c.creds.CACert},
 	}
 	return CompletedConfig{&completedConfig{Config: c, Admin: admin}}
 }
@@ -176,7 +177,7 @@ type Server struct {
 	// EtcdServers are the etcd client URLs the server stores objects in.
 	EtcdServers []string
 	// creds are the data dir's CA and tokens (UserConfig signs with its CA).
-	creds *credentials
+	creds *datadir.Credentials
 	// crds are the CRDs WaitReady installs (read from Options.CRDPaths).
 	crds []*apiextensionsv1.CustomResourceDefinition
 	// webhooks are the webhook configurations WaitReady installs, and
@@ -285,7 +286,7 @@ func (c CompletedConfig) New(ctx context.Context) (s *Server, err error) {
 	}
 	// /readyz waits for the watch caches' initial lists, as kube-apiserver's does.
 	generic.AddPostStartHookOrDie("storage-readiness", generic.StorageReadinessHook.Hook)
-	stopLoopbackClients, err := addLoopbackClients(generic, factory, admission.build, c.Listener.Addr().(*net.TCPAddr).Port, gc.LoopbackClientConfig, c.Admin, c.creds.caCert, namespacedNow, o.GarbageCollector, o.NamespaceDefaults)
+	stopLoopbackClients, err := addLoopbackClients(generic, factory, admission.build, c.Listener.Addr().(*net.TCPAddr).Port, gc.LoopbackClientConfig, c.Admin, c.creds.CACert, namespacedNow, o.GarbageCollector, o.NamespaceDefaults)
 	if err != nil {
 		return nil, err
 	}
@@ -300,12 +301,8 @@ func (c CompletedConfig) New(ctx context.Context) (s *Server, err error) {
 		return nil
 	})
 
-	kc, err := kubeconfig(c.Admin)
-	if err != nil {
+	if err := datadir.WriteKubeconfig(c.KubeconfigPath, c.Admin); err != nil {
 		return nil, err
-	}
-	if err := writeFile(c.KubeconfigPath, kc); err != nil {
-		return nil, fmt.Errorf("writing kubeconfig: %w", err)
 	}
 	return &Server{generic: generic, crdInformers: ext.Informers, openAPI: openAPI, etcd: etcd, Admin: c.Admin, KubeconfigPath: c.KubeconfigPath, EtcdServers: servers, creds: c.creds, crds: crds,
 		webhooks: webhookConfigurations{mutating: o.MutatingWebhooks, validating: o.ValidatingWebhooks, seen: factory.Admissionregistration().V1()},
@@ -491,7 +488,7 @@ func (c CompletedConfig) genericConfig(ctx context.Context, backend *storageback
 		gc.PublicAddress = net.ParseIP("127.0.0.1")
 	}
 
-	cert, err := dynamiccertificates.NewStaticCertKeyContent("serving-cert", c.creds.servingCert, c.creds.servingKey)
+	cert, err := dynamiccertificates.NewStaticCertKeyContent("serving-cert", c.creds.ServingCert, c.creds.ServingKey)
 	if err != nil {
 		return nil, nil, nil, err
 	}
@@ -511,14 +508,14 @@ func (c CompletedConfig) genericConfig(ctx context.Context, backend *storageback
 		}
 		watches.wait(watchDrainTimeout)
 	}
-	clientCA, err := dynamiccertificates.NewStaticCAContent("client-ca", c.creds.caCert)
+	clientCA, err := dynamiccertificates.NewStaticCAContent("client-ca", c.creds.CACert)
 	if err != nil {
 		return nil, nil, nil, err
 	}
 	gc.SecureServing = &genericapiserver.SecureServingInfo{Listener: newClosingListener(c.Listener, drained), Cert: cert, ClientCA: clientCA, HTTP2MaxStreamsPerConnection: 1000}
 
 	loopback := rest.CopyConfig(c.Admin)
-	loopback.BearerToken = newToken()
+	loopback.BearerToken = datadir.NewToken()
 	loopback.QPS = -1
 	loopback.ContentType = "application/vnd.kubernetes.protobuf"
 	loopback.AcceptContentTypes = "application/vnd.kubernetes.protobuf,application/json"
@@ -528,11 +525,11 @@ func (c CompletedConfig) genericConfig(ctx context.Context, backend *storageback
 		return nil, nil, nil, err
 	}
 	gc.Authentication.APIAudiences = authenticator.Audiences{serviceAccountIssuer}
-	c.serviceAccounts = &auth.ServiceAccountTokens{Key: c.creds.saKey, Issuer: serviceAccountIssuer, Audiences: gc.Authentication.APIAudiences, Lookup: clientLookup{client}}
-	if c.tokens, err = newTokenAuthenticator(c.creds.adminToken, c.Options.TokenAuthFile, c.serviceAccounts); err != nil {
+	c.serviceAccounts = &auth.ServiceAccountTokens{Key: c.creds.SAKey, Issuer: serviceAccountIssuer, Audiences: gc.Authentication.APIAudiences, Lookup: clientLookup{client}}
+	if c.tokens, err = newTokenAuthenticator(c.creds.AdminToken, c.Options.TokenAuthFile, c.serviceAccounts); err != nil {
 		return nil, nil, nil, err
 	}
-	if gc.Authentication.Authenticator, err = newAuthenticator(c.creds.caCert, c.tokens); err != nil {
+	if gc.Authentication.Authenticator, err = newAuthenticator(c.creds.CACert, c.tokens); err != nil {
 		return nil, nil, nil, err
 	}
 	factory := informers.NewSharedInformerFactory(client, 0)

@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package server
+package datadir
 
 import (
 	"fmt"
@@ -29,16 +29,16 @@ import (
 // holds its PID. The kernel drops the lock when the process dies, however it dies.
 const lockFile = "miniapiserver.lock"
 
-// dataDirLock is an exclusive lock on a data dir: one server per dir, as two
+// Lock is an exclusive lock on a data dir: one server per dir, as two
 // would corrupt etcd's data and race on the certificates.
-type dataDirLock struct {
+type Lock struct {
 	file        *os.File
 	releaseOnce sync.Once
 }
 
-// lockDataDir takes dir's lock without waiting; if another server holds it,
+// TakeLock takes dir's lock without waiting; if another server holds it,
 // the error names dir and that server's PID.
-func lockDataDir(dir string) (*dataDirLock, error) {
+func TakeLock(dir string) (*Lock, error) {
 	path := filepath.Join(dir, lockFile)
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
@@ -56,7 +56,7 @@ func lockDataDir(dir string) (*dataDirLock, error) {
 		f.Close()
 		return nil, fmt.Errorf("writing %s: %w", path, err)
 	}
-	return &dataDirLock{file: f}, nil
+	return &Lock{file: f}, nil
 }
 
 // holder reads the PID a lock file names, or "unknown" (its holder may not have written it yet).
@@ -78,10 +78,10 @@ func writePID(f *os.File) error {
 	return err
 }
 
-// release empties the lock file and unlocks it. The file stays: removing it
+// Release empties the lock file and unlocks it. The file stays: removing it
 // would let two servers lock two different files of the same name. It is
 // safe to call more than once, and on nil.
-func (l *dataDirLock) release() {
+func (l *Lock) Release() {
 	if l == nil {
 		return
 	}

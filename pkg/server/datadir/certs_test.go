@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package server
+package datadir
 
 import (
 	"bytes"
@@ -27,27 +27,27 @@ import (
 func TestCredentialsAreKeptAndReissuedWhenStale(t *testing.T) {
 	dir := t.TempDir()
 	hosts := []string{"localhost", "127.0.0.1"}
-	first, err := loadOrCreateCredentials(dir, hosts)
+	first, err := LoadOrCreateCredentials(dir, hosts)
 	if err != nil {
 		t.Fatal(err)
 	}
-	again, err := loadOrCreateCredentials(dir, hosts)
+	again, err := LoadOrCreateCredentials(dir, hosts)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !bytes.Equal(first.servingCert, again.servingCert) || first.adminToken != again.adminToken || !bytes.Equal(first.caCert, again.caCert) {
+	if !bytes.Equal(first.ServingCert, again.ServingCert) || first.AdminToken != again.AdminToken || !bytes.Equal(first.CACert, again.CACert) {
 		t.Error("credentials changed on a second start with the same hosts")
 	}
-	if !covers(first.servingCert, first.caCert, hosts) {
+	if !covers(first.ServingCert, first.CACert, hosts) {
 		t.Error("serving cert does not cover its own hosts")
 	}
 
 	// A new host needs a new serving cert from the same CA.
-	wider, err := loadOrCreateCredentials(dir, append(hosts, "10.1.2.3"))
+	wider, err := LoadOrCreateCredentials(dir, append(hosts, "10.1.2.3"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if bytes.Equal(wider.servingCert, first.servingCert) || !bytes.Equal(wider.caCert, first.caCert) {
+	if bytes.Equal(wider.ServingCert, first.ServingCert) || !bytes.Equal(wider.CACert, first.CACert) {
 		t.Error("got the old serving cert (or a new CA) for a new host, want a new cert from the same CA")
 	}
 
@@ -55,11 +55,11 @@ func TestCredentialsAreKeptAndReissuedWhenStale(t *testing.T) {
 	if err := os.Remove(filepath.Join(dir, caKeyFile)); err != nil {
 		t.Fatal(err)
 	}
-	fresh, err := loadOrCreateCredentials(dir, hosts)
+	fresh, err := LoadOrCreateCredentials(dir, hosts)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if bytes.Equal(fresh.caCert, first.caCert) || !covers(fresh.servingCert, fresh.caCert, hosts) {
+	if bytes.Equal(fresh.CACert, first.CACert) || !covers(fresh.ServingCert, fresh.CACert, hosts) {
 		t.Error("after losing the CA key: want a new CA and a serving cert it signed")
 	}
 }
@@ -83,7 +83,7 @@ func TestAdminTokenFileWrittenByHand(t *testing.T) {
 			if err := os.WriteFile(path, []byte(tc.content), 0o600); err != nil {
 				t.Fatal(err)
 			}
-			creds, err := loadOrCreateCredentials(dir, []string{"localhost"})
+			creds, err := LoadOrCreateCredentials(dir, []string{"localhost"})
 			if tc.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.wantErr) || !strings.Contains(err.Error(), path) {
 					t.Fatalf("got %v, want an error naming %s that contains %q", err, path, tc.wantErr)
@@ -93,8 +93,8 @@ func TestAdminTokenFileWrittenByHand(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if creds.adminToken != tc.want {
-				t.Errorf("got token %q, want %q", creds.adminToken, tc.want)
+			if creds.AdminToken != tc.want {
+				t.Errorf("got token %q, want %q", creds.AdminToken, tc.want)
 			}
 		})
 	}
@@ -124,7 +124,7 @@ func TestDamagedCredentialFilesAreNamed(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
-			if _, err := loadOrCreateCredentials(dir, hosts); err != nil {
+			if _, err := LoadOrCreateCredentials(dir, hosts); err != nil {
 				t.Fatal(err)
 			}
 			tc.damage(t, dir)
@@ -133,7 +133,7 @@ func TestDamagedCredentialFilesAreNamed(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			_, err = loadOrCreateCredentials(dir, hosts)
+			_, err = LoadOrCreateCredentials(dir, hosts)
 			if err == nil || !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), tc.wantErr) {
 				t.Fatalf("got %v, want an error naming %s that contains %q", err, path, tc.wantErr)
 			}

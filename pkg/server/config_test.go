@@ -17,46 +17,9 @@ limitations under the License.
 package server
 
 import (
-	"os"
-	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 )
-
-func TestDataDirLockIsExclusiveUntilReleased(t *testing.T) {
-	dir := t.TempDir()
-	first, err := lockDataDir(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := os.ReadFile(filepath.Join(dir, lockFile))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got, want := strings.TrimSpace(string(b)), strconv.Itoa(os.Getpid()); got != want {
-		t.Errorf("lock file holds %q, want the holder's pid %s", got, want)
-	}
-
-	// flock locks belong to an open file, so a second lock fails in one process too.
-	if second, err := lockDataDir(dir); err == nil {
-		second.release()
-		t.Fatal("second lock: got nil error, want the dir in use")
-	} else if want := "data dir " + dir + " is in use by another miniapiserver (pid " + strconv.Itoa(os.Getpid()) + ")"; err.Error() != want {
-		t.Errorf("second lock: got %q, want %q", err, want)
-	}
-
-	first.release()
-	first.release() // idempotent
-	again, err := lockDataDir(dir)
-	if err != nil {
-		t.Fatalf("lock after release: %v", err)
-	}
-	again.release()
-	if b, err := os.ReadFile(filepath.Join(dir, lockFile)); err != nil || len(b) != 0 {
-		t.Errorf("lock file after release: got %q, %v; want it empty", b, err)
-	}
-}
 
 func TestConfigLocksTheDataDirUntilClose(t *testing.T) {
 	o := NewOptions()

@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package server
+package datadir
 
 import (
 	"crypto/ecdsa"
@@ -46,22 +46,22 @@ const (
 	kubeconfigFile  = "kubeconfig"
 )
 
-// credentials are the CA, the serving certificate and the admin token.
-type credentials struct {
-	caCert []byte // PEM
-	caKey  []byte // PEM
-	// saKey signs service account tokens.
-	saKey       *ecdsa.PrivateKey
-	servingCert []byte // PEM
-	servingKey  []byte // PEM
-	adminToken  string
+// Credentials are the CA, the serving certificate and the admin token.
+type Credentials struct {
+	CACert []byte // PEM
+	CAKey  []byte // PEM
+	// SAKey signs service account tokens.
+	SAKey       *ecdsa.PrivateKey
+	ServingCert []byte // PEM
+	ServingKey  []byte // PEM
+	AdminToken  string
 }
 
-// loadOrCreateCredentials reads the credentials from dir, creating any that are
+// LoadOrCreateCredentials reads the credentials from dir, creating any that are
 // missing. The serving certificate is re-issued when it does not cover hosts.
 // A file that is there but unusable is an error naming it, never overwritten.
 // ECDSA P-256 keys keep first start fast.
-func loadOrCreateCredentials(dir string, hosts []string) (*credentials, error) {
+func LoadOrCreateCredentials(dir string, hosts []string) (*Credentials, error) {
 	token, err := loadOrCreateToken(filepath.Join(dir, tokenFile))
 	if err != nil {
 		return nil, err
@@ -78,7 +78,7 @@ func loadOrCreateCredentials(dir string, hosts []string) (*credentials, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &credentials{caCert: caCertPEM, caKey: caKeyPEM, saKey: saKey, servingCert: certPEM, servingKey: keyPEM, adminToken: token}, nil
+	return &Credentials{CACert: caCertPEM, CAKey: caKeyPEM, SAKey: saKey, ServingCert: certPEM, ServingKey: keyPEM, AdminToken: token}, nil
 }
 
 // loadOrCreateToken reads the admin token from path, or creates one if there
@@ -87,7 +87,7 @@ func loadOrCreateCredentials(dir string, hosts []string) (*credentials, error) {
 func loadOrCreateToken(path string) (string, error) {
 	b, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
-		token := newToken()
+		token := NewToken()
 		return token, writeFile(path, []byte(token))
 	}
 	if err != nil {
@@ -326,8 +326,8 @@ func writeFile(path string, data []byte) error {
 	return os.Rename(tmp.Name(), path)
 }
 
-// newToken returns 32 random bytes, hex-encoded.
-func newToken() string {
+// NewToken returns 32 random bytes, hex-encoded.
+func NewToken() string {
 	b := make([]byte, 32)
 	if _, err := rand.Read(b); err != nil {
 		panic(err) // crypto/rand never fails on Linux
