@@ -55,6 +55,7 @@ import (
 	"github.com/miniapiserver/miniapiserver/pkg/api"
 	"github.com/miniapiserver/miniapiserver/pkg/auth"
 	"github.com/miniapiserver/miniapiserver/pkg/controller/clusterroleaggregation"
+	"github.com/miniapiserver/miniapiserver/pkg/controller/namespace"
 	"github.com/miniapiserver/miniapiserver/pkg/controller/namespacedefaults"
 	"github.com/miniapiserver/miniapiserver/pkg/features"
 	generatedopenapi "github.com/miniapiserver/miniapiserver/pkg/generated/openapi"
@@ -378,8 +379,8 @@ func addLoopbackClients(generic *genericapiserver.GenericAPIServer, factory info
 		if err != nil {
 			return err
 		}
-		controller := newNamespaceController(client, meta, factory.Core().V1().Namespaces(), namespaced)
-		controllers.Go(func() { controller.run(loopbackCtx) })
+		controller := namespace.New(client, meta, factory.Core().V1().Namespaces(), namespaced)
+		controllers.Go(func() { controller.Run(loopbackCtx) })
 		return nil
 	})
 	// The RBAC informers (the authorizer's, and the aggregation

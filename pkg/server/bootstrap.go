@@ -18,7 +18,6 @@ package server
 
 import (
 	"context"
-	"fmt"
 	"slices"
 	"time"
 
@@ -27,17 +26,12 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
 	metav1apply "k8s.io/client-go/applyconfigurations/meta/v1"
 	networkingv1apply "k8s.io/client-go/applyconfigurations/networking/v1"
-	coreinformers "k8s.io/client-go/informers/core/v1"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/metadata"
-	"k8s.io/client-go/tools/cache"
-	"k8s.io/client-go/util/workqueue"
 	"k8s.io/klog/v2"
 
 	"github.com/miniapiserver/miniapiserver/pkg/registry/priorityclass"
@@ -189,101 +183,6 @@ func createMissing[T metav1.Object](ctx context.Context, objs []T, create func(c
 		return true, nil
 	})
 	if ctx.Err() != nil {
-		return nil
-	}
-	return err
-}
-
-// namespaceController empties namespaces that are being deleted, then removes
-// the "kubernetes" finalizer, which deletes them (upstream's namespace controller, in small).
-type namespaceController struct {
-	client   kubernetes.Interface
-	metadata metadata.Interface
-	// resources returns every namespaced resource served now.
-	resources func() []schema.GroupVersionResource
-	synced    cache.InformerSynced
-	queue     workqueue.TypedRateLimitingInterface[string]
-}
-
-func newNamespaceController(client kubernetes.Interface, meta metadata.Interface, informer coreinformers.NamespaceInformer, resources func() []schema.GroupVersionResource) *namespaceController {
-	c := &namespaceController{
-		client:    client,
-		metadata:  meta,
-		resources: resources,
-		synced:    informer.Informer().HasSynced,
-		queue: workqueue.NewTypedRateLimitingQueueWithConfig(
-			workqueue.NewTypedItemExponentialFailureRateLimiter[string](10*time.Millisecond, time.Second),
-			workqueue.TypedRateLimitingQueueConfig[string]{Name: "namespace"}),
-	}
-	enqueue := func(obj any) {
-		if ns, ok := obj.(*corev1.Namespace); ok && ns.DeletionTimestamp != nil {
-			c.queue.Add(ns.Name)
-		}
-	}
-	_, _ = informer.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc:    enqueue,
-		UpdateFunc: func(_, obj any) { enqueue(obj) },
-	})
-	return c
-}
-
-func (c *namespaceController) run(ctx context.Context) {
-	defer utilruntime.HandleCrash()
-	defer c.queue.ShutDown()
-	if !cache.WaitForCacheSync(ctx.Done(), c.synced) {
-		return
-	}
-	go func() {
-		<-ctx.Done()
-		c.queue.ShutDown()
-	}()
-	for c.processNext(ctx) {
-	}
-}
-
-func (c *namespaceController) processNext(ctx context.Context) bool {
-	name, quit := c.queue.Get()
-	if quit {
-		return false
-	}
-	defer c.queue.Done(name)
-	if err := c.sync(ctx, name); err != nil {
-		klog.FromContext(ctx).V(2).Info("Namespace not yet emptied", "namespace", name, "err", err)
-		c.queue.AddRateLimited(name)
-		return true
-	}
-	c.queue.Forget(name)
-	return true
-}
-
-// sync deletes everything in the namespace; once nothing is left it finalizes it.
-func (c *namespaceController) sync(ctx context.Context, name string) error {
-	ns, err := c.client.CoreV1().Namespaces().Get(ctx, name, metav1.GetOptions{})
-	if apierrors.IsNotFound(err) {
-		return nil
-	}
-	if err != nil {
-		return err
-	}
-	if ns.DeletionTimestamp == nil || !slices.Contains(ns.Spec.Finalizers, corev1.FinalizerKubernetes) {
-		return nil
-	}
-	for _, gvr := range c.resources() {
-		objects := c.metadata.Resource(gvr).Namespace(name)
-		if err := objects.DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{}); err != nil {
-			return fmt.Errorf("deleting %s: %w", gvr.Resource, err)
-		}
-		left, err := objects.List(ctx, metav1.ListOptions{Limit: 1})
-		if err != nil {
-			return fmt.Errorf("listing %s: %w", gvr.Resource, err)
-		}
-		if len(left.Items) > 0 {
-			return fmt.Errorf("%s remain", gvr.Resource)
-		}
-	}
-	ns.Spec.Finalizers = slices.DeleteFunc(ns.Spec.Finalizers, func(f corev1.FinalizerName) bool { return f == corev1.FinalizerKubernetes })
-	_, err = c.client.CoreV1().Namespaces().Finalize(ctx, ns, metav1.UpdateOptions{})
-	if apierrors.IsNotFound(err) {
 		return nil
 	}
 	return err
