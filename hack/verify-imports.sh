@@ -3,7 +3,8 @@
 # pkg/features and pkg/api are leaves, pkg/watchcache imports nothing of ours
 # (nor etcd or resource types), pkg/garbagecollector imports nothing of ours
 # (an API client only), pkg/storage does not import the watch cache,
-# the registry or the server, the registry imports only pkg/api of ours,
+# the registry or the server, pkg/server/storage imports only the watch cache
+# and the gates of ours, the registry imports only pkg/api of ours,
 # pkg/envtest does not import controller-runtime, pkg/auth and
 # pkg/server/datadir import nothing of ours, nor does pkg/admission/..., pkg/controller/... only pkg/auth of the server's packages, and
 # nothing imports cmd/.
@@ -29,6 +30,7 @@ forbid "${mod}/pkg/storage" "^${mod}/pkg/(watchcache|registry|server|testserver)
 forbid "${mod}/pkg/envtest" "^sigs\.k8s\.io/controller-runtime" "controller-runtime (its users bring their own)"
 forbid "${mod}/pkg/auth" "^${mod}/" "other packages of this module (it decides from RBAC objects only)"
 forbid "${mod}/pkg/server/datadir" "^${mod}/" "other packages of this module (it keeps files and certificates only)"
+forbid "${mod}/pkg/server/storage" "^${mod}/pkg/(api|registry|server|storage|testserver|envtest|controller)($|/)" "the server, its other packages, pkg/storage or the registry (it builds storages from the config it is given)"
 for p in $(go list ./pkg/admission/...); do
   forbid "${p}" "^${mod}/" "other packages of this module (a plugin works on API objects and clients only)"
 done

@@ -28,6 +28,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apiserver/pkg/authentication/token/tokenfile"
 
+	serverstorage "github.com/miniapiserver/miniapiserver/pkg/server/storage"
 	"github.com/miniapiserver/miniapiserver/pkg/storage"
 	"github.com/miniapiserver/miniapiserver/pkg/watchcache"
 )
@@ -107,6 +108,11 @@ type Options struct {
 	// EtcdUnsafeNoFsync skips fsync in the embedded etcd: for throwaway test data only.
 	EtcdUnsafeNoFsync bool
 }
+
+// ConsistencyCheckerEnv, set to a duration ("1s"), makes every watch cache
+// compare itself with etcd that often and panic on a mismatch, for test
+// suites (see serverstorage.ConsistencyCheckerEnv).
+const ConsistencyCheckerEnv = serverstorage.ConsistencyCheckerEnv
 
 // ConversionWebhook is the conversion webhook of the CRDs installed on
 // start that convert by webhook: those whose manifest says so, those of

@@ -60,6 +60,7 @@ import (
 	"github.com/miniapiserver/miniapiserver/pkg/features"
 	generatedopenapi "github.com/miniapiserver/miniapiserver/pkg/generated/openapi"
 	"github.com/miniapiserver/miniapiserver/pkg/server/datadir"
+	serverstorage "github.com/miniapiserver/miniapiserver/pkg/server/storage"
 	"github.com/miniapiserver/miniapiserver/pkg/storage"
 	"github.com/miniapiserver/miniapiserver/pkg/version"
 )
@@ -227,7 +228,7 @@ func (c CompletedConfig) New(ctx context.Context) (s *Server, err error) {
 		crds = append(crds, crd.DeepCopy())
 	}
 	setConversionWebhooks(crds, o.ConversionWebhook)
-	storages, err := newStorages(&c.Options)
+	storages, err := serverstorage.New(serverstorage.Options{WatchCache: o.WatchCache, WatchCacheHistoryWindow: o.WatchCacheHistoryWindow, WatchCacheHistorySize: o.WatchCacheHistorySize})
 	if err != nil {
 		return nil, err
 	}
@@ -250,12 +251,13 @@ func (c CompletedConfig) New(ctx context.Context) (s *Server, err error) {
 	// core server delegates to (kube-apiserver chains them so too).
 	inProcess := &inProcess{}
 	// The initial events of watches are written from kept encodings too.
+	encodings := storages.Encodings()
 	var events *eventWriter
-	if storages.encodings != nil {
-		events = newEventWriter(withCachedListEncoding(api.Codecs, storages.encodings), api.Scheme)
-		storages.encodings.SetEventWriter(events)
+	if encodings != nil {
+		events = newEventWriter(withCachedListEncoding(api.Codecs, encodings), api.Scheme)
+		encodings.SetEventWriter(events)
 	}
-	lists := newCustomResourceLists(storages.encodings, events, time.Duration(gc.MinRequestTimeout)*time.Second)
+	lists := newCustomResourceLists(encodings, events, time.Duration(gc.MinRequestTimeout)*time.Second)
 	ext, err := newAPIExtensions(gc, gc.RESTOptionsGetter.(storage.RESTOptionsGetter), inProcess, o.WebhookServices, lists)
 	if err != nil {
 		return nil, err
@@ -272,7 +274,7 @@ func (c CompletedConfig) New(ctx context.Context) (s *Server, err error) {
 			generic.Destroy()
 		}
 	}()
-	namespaced, err := installAPIs(generic, gc.RESTOptionsGetter, storages.encodings,
+	namespaced, err := installAPIs(generic, gc.RESTOptionsGetter, encodings,
 		identity{authorizer: gc.Authorization.Authorizer, rules: gc.RuleResolver, tokens: c.tokens, serviceAccounts: c.serviceAccounts})
 	if err != nil {
 		return nil, err
@@ -298,7 +300,7 @@ func (c CompletedConfig) New(ctx context.Context) (s *Server, err error) {
 	generic.AddPreShutdownHookOrDie("end-watches", func() error {
 		stopAdmission()
 		stopLoopbackClients()
-		storages.shutdown(context.Background())
+		storages.Shutdown(context.Background())
 		return nil
 	})
 
@@ -480,7 +482,7 @@ func bootstrapRBAC(ctx context.Context, client kubernetes.Interface, synced []ca
 
 // genericConfig is the generic API server's config: serving, authn/z,
 // admission, OpenAPI, health checks and storage.
-func (c CompletedConfig) genericConfig(ctx context.Context, backend *storagebackend.Config, storages *storages, admissionDone, ready <-chan struct{}) (*genericapiserver.Config, informers.SharedInformerFactory, *deferredAdmission, error) {
+func (c CompletedConfig) genericConfig(ctx context.Context, backend *storagebackend.Config, storages *serverstorage.Storages, admissionDone, ready <-chan struct{}) (*genericapiserver.Config, informers.SharedInformerFactory, *deferredAdmission, error) {
 	gc := genericapiserver.NewConfig(api.Codecs)
 	gc.EffectiveVersion = version.EffectiveVersion()
 	gc.FeatureGate = utilfeature.DefaultFeatureGate

@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package server
+package storage
 
 import (
 	"context"
@@ -41,7 +41,7 @@ import (
 	"github.com/miniapiserver/miniapiserver/pkg/watchcache"
 )
 
-// storages builds every resource's storage (its Decorator is the registry's
+// Storages builds every resource's storage (its Decorator is the registry's
 // generic.StorageDecorator) and keeps track of them, so that a graceful
 // shutdown can end their watches at once instead of waiting for them to
 // time out.
@@ -53,8 +53,8 @@ import (
 // shutdown bookmarks); with APIListChunking off,
 // behind a filter that drops limit and continue. ConsistentWatchList takes
 // effect through upstream's WatchList gate (features.SyncUpstream).
-type storages struct {
-	opts *Options
+type Storages struct {
+	opts Options
 	// encodings is shared with the API groups' list serializers.
 	encodings *watchcache.Encodings
 
@@ -67,12 +67,24 @@ type storages struct {
 	shuttingDown bool
 }
 
-func newStorages(o *Options) (*storages, error) {
+// Options are the watch cache settings of pkg/server's Options.
+type Options struct {
+	// WatchCache serves reads and watches from a watch cache.
+	WatchCache bool
+	// WatchCacheHistoryWindow and WatchCacheHistorySize are each cache's
+	// (watchcache.Config's HistoryWindow and MaxEvents).
+	WatchCacheHistoryWindow time.Duration
+	WatchCacheHistorySize   int
+}
+
+// New returns the storages of a server with options o. Its caches check
+// themselves against etcd as ConsistencyCheckerEnv says.
+func New(o Options) (*Storages, error) {
 	consistency, err := consistencyChecksFromEnv()
 	if err != nil {
 		return nil, err
 	}
-	s := &storages{opts: o, consistency: consistency, caches: map[*watchcache.Cache]struct{}{}, etcdWatches: map[*endableWatch]struct{}{}}
+	s := &Storages{opts: o, consistency: consistency, caches: map[*watchcache.Cache]struct{}{}, etcdWatches: map[*endableWatch]struct{}{}}
 	if o.WatchCache {
 		s.encodings = watchcache.NewEncodings()
 	}
@@ -103,7 +115,7 @@ func consistencyChecksFromEnv() (consistencyChecks, error) {
 }
 
 // Decorator implements generic.StorageDecorator.
-func (s *storages) Decorator(config *storagebackend.ConfigForResource, resourcePrefix string, keyFunc func(obj runtime.Object) (string, error),
+func (s *Storages) Decorator(config *storagebackend.ConfigForResource, resourcePrefix string, keyFunc func(obj runtime.Object) (string, error),
 	newFunc, newListFunc func() runtime.Object, getAttrsFunc apistorage.AttrFunc, triggers apistorage.IndexerFuncs, _ *cache.Indexers,
 ) (apistorage.Interface, factory.DestroyFunc, error) {
 	raw, destroy, err := generic.NewRawStorage(config, newFunc, newListFunc, resourcePrefix)
@@ -127,7 +139,7 @@ func (s *storages) Decorator(config *storagebackend.ConfigForResource, resourceP
 }
 
 // newCache starts a watch cache over raw, which it follows until stop.
-func (s *storages) newCache(raw apistorage.Interface, config *storagebackend.ConfigForResource, resourcePrefix string,
+func (s *Storages) newCache(raw apistorage.Interface, config *storagebackend.ConfigForResource, resourcePrefix string,
 	keyFunc func(obj runtime.Object) (string, error), newFunc, newListFunc func() runtime.Object,
 	getAttrsFunc apistorage.AttrFunc, triggers apistorage.IndexerFuncs,
 ) (*watchcache.Cache, func(), error) {
@@ -180,9 +192,13 @@ func (s *storages) newCache(raw apistorage.Interface, config *storagebackend.Con
 	}, nil
 }
 
-// shutdown ends every open watch, the caches' after their final bookmarks
+// Encodings are the kept encodings of the objects in the watch caches,
+// which the API groups' serializers write from (nil without watch caches).
+func (s *Storages) Encodings() *watchcache.Encodings { return s.encodings }
+
+// Shutdown ends every open watch, the caches' after their final bookmarks
 // (in parallel, each bounded by a second), and refuses new ones with 429.
-func (s *storages) shutdown(ctx context.Context) {
+func (s *Storages) Shutdown(ctx context.Context) {
 	s.mu.Lock()
 	s.shuttingDown = true
 	caches := slices.Collect(maps.Keys(s.caches))
@@ -207,7 +223,7 @@ var errShuttingDown = apierrors.NewTooManyRequests("the server is shutting down"
 // ends them.
 type etcdWatches struct {
 	apistorage.Interface
-	storages *storages
+	storages *Storages
 }
 
 func (e *etcdWatches) Watch(ctx context.Context, key string, opts apistorage.ListOptions) (watch.Interface, error) {
@@ -237,7 +253,7 @@ func (e *etcdWatches) Watch(ctx context.Context, key string, opts apistorage.Lis
 // watch handler stops every watch it serves when it ends).
 type endableWatch struct {
 	watch.Interface
-	storages *storages
+	storages *Storages
 	once     sync.Once
 }
 
