@@ -4,10 +4,11 @@
 # (nor etcd or resource types), pkg/garbagecollector imports nothing of ours
 # (an API client only), pkg/storage does not import the watch cache,
 # the registry or the server, pkg/server/storage imports only the watch cache
-# and the gates of ours, the registry imports only pkg/api of ours,
-# pkg/envtest does not import controller-runtime, pkg/auth and
-# pkg/server/datadir import nothing of ours, nor does pkg/admission/..., pkg/controller/... only pkg/auth of the server's packages, and
-# nothing imports cmd/.
+# and the gates of ours, pkg/server/encoding only the watch cache and
+# pkg/api, pkg/server/datadir nothing of ours, the registry imports only
+# pkg/api of ours, pkg/envtest does not import controller-runtime, pkg/auth
+# imports nothing of ours, nor does pkg/admission/..., pkg/controller/...
+# only pkg/auth of the server's packages, and nothing imports cmd/.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 mod=$(go list -m)
@@ -21,6 +22,13 @@ forbid() { # forbid PKG PATTERN WHY
     echo "$1 must not import $3:"; echo "${hits}" | sed 's/^/  /'; rc=1
   fi
 }
+only() { # only PKG ALLOWED WHY: of this module, PKG imports only what ALLOWED (an ERE) names
+  local hits
+  hits=$(deps "$1" | grep "^${mod}/" | grep -vE "^${mod}/($2)\$" || true)
+  if [[ -n "${hits}" ]]; then
+    echo "$1 must import only $2 of this module $3:"; echo "${hits}" | sed 's/^/  /'; rc=1
+  fi
+}
 
 forbid "${mod}/pkg/features" "^${mod}/" "other packages of this module (it is a leaf)"
 forbid "${mod}/pkg/api" "^${mod}/" "other packages of this module (it is a leaf)"
@@ -30,7 +38,8 @@ forbid "${mod}/pkg/storage" "^${mod}/pkg/(watchcache|registry|server|testserver)
 forbid "${mod}/pkg/envtest" "^sigs\.k8s\.io/controller-runtime" "controller-runtime (its users bring their own)"
 forbid "${mod}/pkg/auth" "^${mod}/" "other packages of this module (it decides from RBAC objects only)"
 forbid "${mod}/pkg/server/datadir" "^${mod}/" "other packages of this module (it keeps files and certificates only)"
-forbid "${mod}/pkg/server/storage" "^${mod}/pkg/(api|registry|server|storage|testserver|envtest|controller)($|/)" "the server, its other packages, pkg/storage or the registry (it builds storages from the config it is given)"
+only "${mod}/pkg/server/storage" "pkg/(features|watchcache)" "(it builds storages from the config pkg/storage gives it)"
+only "${mod}/pkg/server/encoding" "pkg/(api|watchcache)" "(the seam between the watch cache and the HTTP layer goes one way)"
 for p in $(go list ./pkg/admission/...); do
   forbid "${p}" "^${mod}/" "other packages of this module (a plugin works on API objects and clients only)"
 done

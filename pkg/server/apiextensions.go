@@ -43,6 +43,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/kube-openapi/pkg/common"
 
+	"github.com/miniapiserver/miniapiserver/pkg/server/encoding"
 	"github.com/miniapiserver/miniapiserver/pkg/storage"
 )
 
@@ -62,7 +63,7 @@ import (
 // through loopback, which serves them in process: Server.Run syncs the CRD
 // informer before the server listens, so that the readiness check waiting
 // for it passes at once.
-func newAPIExtensions(core *genericapiserver.Config, getter storage.RESTOptionsGetter, loopback *inProcess, services webhook.ServiceResolver, lists *customResourceLists) (*apiExtensions, error) {
+func newAPIExtensions(core *genericapiserver.Config, getter storage.RESTOptionsGetter, loopback *inProcess, services webhook.ServiceResolver, lists *encoding.CustomResourceLists) (*apiExtensions, error) {
 	gc := *core
 	gc.LoopbackClientConfig = rest.CopyConfig(core.LoopbackClientConfig)
 	gc.LoopbackClientConfig.TLSClientConfig = rest.TLSClientConfig{}
@@ -82,7 +83,7 @@ func newAPIExtensions(core *genericapiserver.Config, getter storage.RESTOptionsG
 		// after the loopback clients' shutdown waits for its informers.
 		GenericConfig: &genericapiserver.RecommendedConfig{Config: gc},
 		ExtraConfig: apiextensionsapiserver.ExtraConfig{
-			CRDRESTOptionsGetter: storage.CustomResourceRESTOptionsGetter{RESTOptionsGetter: getter, Made: lists.made},
+			CRDRESTOptionsGetter: storage.CustomResourceRESTOptionsGetter{RESTOptionsGetter: getter, Made: lists.Made},
 			MasterCount:          1,
 			// Conversion webhooks: a service reference resolves as admission webhooks' do.
 			ServiceResolver:     services,

@@ -84,6 +84,7 @@ import (
 	"github.com/miniapiserver/miniapiserver/pkg/registry/serviceaccount"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/servicecidr"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/storageclass"
+	"github.com/miniapiserver/miniapiserver/pkg/server/encoding"
 	"github.com/miniapiserver/miniapiserver/pkg/watchcache"
 )
 
@@ -135,7 +136,7 @@ func (id identity) issue(sa *corev1.ServiceAccount, audiences []string, ttl time
 // returns the namespaced resources, which the namespace controller empties.
 func installAPIs(s *genericapiserver.GenericAPIServer, optsGetter generic.RESTOptionsGetter, encodings *watchcache.Encodings, id identity) ([]schema.GroupVersionResource, error) {
 	core := genericapiserver.NewDefaultAPIGroupInfo("", api.Scheme, api.ParameterCodec, api.Codecs)
-	core.NegotiatedSerializer = withCachedListEncoding(core.NegotiatedSerializer, encodings)
+	core.NegotiatedSerializer = encoding.WithCachedListEncoding(core.NegotiatedSerializer, encodings)
 	// Services record their cluster IPs as networking.k8s.io IPAddresses.
 	ipAddresses, err := ipaddress.NewStorage(optsGetter)
 	if err != nil {
@@ -163,7 +164,7 @@ func installAPIs(s *genericapiserver.GenericAPIServer, optsGetter generic.RESTOp
 	var groups []*genericapiserver.APIGroupInfo
 	for _, g := range apiGroups {
 		info := genericapiserver.NewDefaultAPIGroupInfo(g.group, api.Scheme, api.ParameterCodec, api.Codecs)
-		info.NegotiatedSerializer = withCachedListEncoding(info.NegotiatedSerializer, encodings)
+		info.NegotiatedSerializer = encoding.WithCachedListEncoding(info.NegotiatedSerializer, encodings)
 		if info.VersionedResourcesStorageMap["v1"], err = collect(optsGetter, g.storages...); err != nil {
 			return nil, err
 		}
@@ -190,7 +191,7 @@ func installAPIs(s *genericapiserver.GenericAPIServer, optsGetter generic.RESTOp
 		return nil, err
 	}
 	autoscaling := genericapiserver.NewDefaultAPIGroupInfo(autoscalingv1.GroupName, api.Scheme, api.ParameterCodec, api.Codecs)
-	autoscaling.NegotiatedSerializer = withCachedListEncoding(autoscaling.NegotiatedSerializer, encodings)
+	autoscaling.NegotiatedSerializer = encoding.WithCachedListEncoding(autoscaling.NegotiatedSerializer, encodings)
 	autoscaling.VersionedResourcesStorageMap["v2"] = hpas
 	autoscaling.VersionedResourcesStorageMap["v1"] = maps.Clone(hpas)
 	groups = append(groups, &autoscaling)

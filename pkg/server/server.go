@@ -60,6 +60,7 @@ import (
 	"github.com/miniapiserver/miniapiserver/pkg/features"
 	generatedopenapi "github.com/miniapiserver/miniapiserver/pkg/generated/openapi"
 	"github.com/miniapiserver/miniapiserver/pkg/server/datadir"
+	"github.com/miniapiserver/miniapiserver/pkg/server/encoding"
 	serverstorage "github.com/miniapiserver/miniapiserver/pkg/server/storage"
 	"github.com/miniapiserver/miniapiserver/pkg/storage"
 	"github.com/miniapiserver/miniapiserver/pkg/version"
@@ -252,17 +253,17 @@ func (c CompletedConfig) New(ctx context.Context) (s *Server, err error) {
 	inProcess := &inProcess{}
 	// The initial events of watches are written from kept encodings too.
 	encodings := storages.Encodings()
-	var events *eventWriter
+	var events *encoding.EventWriter
 	if encodings != nil {
-		events = newEventWriter(withCachedListEncoding(api.Codecs, encodings), api.Scheme)
+		events = encoding.NewEventWriter(encoding.WithCachedListEncoding(api.Codecs, encodings), api.Scheme)
 		encodings.SetEventWriter(events)
 	}
-	lists := newCustomResourceLists(encodings, events, time.Duration(gc.MinRequestTimeout)*time.Second)
+	lists := encoding.NewCustomResourceLists(encodings, events, time.Duration(gc.MinRequestTimeout)*time.Second)
 	ext, err := newAPIExtensions(gc, gc.RESTOptionsGetter.(storage.RESTOptionsGetter), inProcess, o.WebhookServices, lists)
 	if err != nil {
 		return nil, err
 	}
-	generic, err := gc.Complete(nil).New("miniapiserver", lists.delegate(ext))
+	generic, err := gc.Complete(nil).New("miniapiserver", lists.Delegate(ext.CustomResourceDefinitions))
 	if err != nil {
 		ext.GenericAPIServer.Destroy()
 		return nil, err

@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package server
+package encoding
 
 import (
 	"bytes"
@@ -62,7 +62,7 @@ func TestCachedListEncodingIsUpstreams(t *testing.T) {
 	upstream := serializer.NewCodecFactory(api.Scheme,
 		serializer.WithStreamingCollectionEncodingToJSON(), serializer.WithStreamingCollectionEncodingToProtobuf())
 	encodings := watchcache.NewEncodings()
-	ours := withCachedListEncoding(upstream, encodings)
+	ours := WithCachedListEncoding(upstream, encodings)
 
 	stored := &corev1.ConfigMapList{ListMeta: metav1.ListMeta{ResourceVersion: "20"}}
 	for i := range 3 {

@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package server
+package encoding_test
 
 import (
 	"bytes"
@@ -35,10 +35,12 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+
+	"github.com/miniapiserver/miniapiserver/pkg/server/encoding"
 )
 
 // TestCustomResourceListsAreApiextensions: LISTs of custom resources that
-// customResourceLists serves from kept encodings are byte for byte what
+// CustomResourceLists serves from kept encodings are byte for byte what
 // apiextensions-apiserver answers over etcd (--watch-cache=false, on the
 // same data), for both versions of a CRD, selections, pages and the
 // cluster-wide list; the requests it leaves to apiextensions-apiserver
@@ -103,29 +105,29 @@ func TestCustomResourceListsAreApiextensions(t *testing.T) {
 		"/apis/example.com/v1/namespaces/default/widgets?" + url.Values{"continue": {page.GetContinue()}, "limit": {"2"}}.Encode(),
 		"/apis/example.com/v1/widgets?" + with(exact, "fieldSelector", "spec.nope=1").Encode(), // 400, from the handler
 	}
-	served := customResourceListsServed.Load()
+	served := encoding.CustomResourceListsServed.Load()
 	cached := make([]string, len(requests))
 	for i, r := range requests {
 		cached[i] = get(t, cfg, r, "application/json")
 	}
-	if n := customResourceListsServed.Load() - served; n != int64(len(requests)) {
+	if n := encoding.CustomResourceListsServed.Load() - served; n != int64(len(requests)) {
 		t.Errorf("%d of the %d LISTs were served from kept encodings", n, len(requests))
 	}
-	events := keptEventsWritten.Load()
+	events := encoding.KeptEventsWritten.Load()
 	var cachedEvents [][][]byte
 	for _, path := range watches {
 		cachedEvents = append(cachedEvents, initialEvents(t, cfg, path, "application/json", 6))
 	}
-	if n := keptEventsWritten.Load() - events; n != 6*int64(len(watches)) {
+	if n := encoding.KeptEventsWritten.Load() - events; n != 6*int64(len(watches)) {
 		t.Errorf("%d initial events of watches were written from kept encodings, want %d", n, 6*len(watches))
 	}
-	served = customResourceListsServed.Load()
+	served = encoding.CustomResourceListsServed.Load()
 	get(t, cfg, "/apis/example.com/v1/widgets", "application/json;as=Table;v=v1;g=meta.k8s.io")
 	get(t, cfg, "/apis/example.com/v1/widgets", "application/yaml")
 	get(t, cfg, "/apis/example.com/v3/widgets", "application/json") // deprecated: a warning
 	get(t, cfg, "/apis/example.com/v1/widgets?watch=1&timeoutSeconds=1", "application/json")
-	if n := customResourceListsServed.Load() - served; n != 0 {
-		t.Errorf("%d tables, YAML lists, lists of a deprecated version or watches were served by customResourceLists", n)
+	if n := encoding.CustomResourceListsServed.Load() - served; n != 0 {
+		t.Errorf("%d tables, YAML lists, lists of a deprecated version or watches were served by CustomResourceLists", n)
 	}
 
 	stop()
@@ -170,13 +172,13 @@ func TestCustomResourceListsAreApiextensions(t *testing.T) {
 	}); err != nil {
 		t.Fatal("the new default never showed:", err)
 	}
-	served = customResourceListsServed.Load()
+	served = encoding.CustomResourceListsServed.Load()
 	if list, err := widgets.List(ctx, metav1.ListOptions{}); err != nil {
 		t.Fatal(err)
 	} else if color, _, _ := unstructured.NestedString(list.Items[len(list.Items)-1].Object, "spec", "color"); color != "blue" {
 		t.Errorf("after the schema change the list has color %q, want the new default", color)
 	}
-	if customResourceListsServed.Load() == served {
+	if encoding.CustomResourceListsServed.Load() == served {
 		t.Error("after the schema change, LISTs are no longer served from kept encodings")
 	}
 }

@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package server
+package encoding
 
 import (
 	"bufio"
@@ -42,10 +42,10 @@ import (
 // from the cache (made once, on first use) instead of encoding it again.
 // Anything else (other objects, lists from etcd) is encoded as usual.
 
-// withCachedListEncoding returns ns with its JSON and protobuf serializers
+// WithCachedListEncoding returns ns with its JSON and protobuf serializers
 // encoding lists filled by a watch cache from their items' cached
 // encodings, which they get from encodings; nil encodings leave ns as it is.
-func withCachedListEncoding(ns runtime.NegotiatedSerializer, encodings *watchcache.Encodings) runtime.NegotiatedSerializer {
+func WithCachedListEncoding(ns runtime.NegotiatedSerializer, encodings *watchcache.Encodings) runtime.NegotiatedSerializer {
 	if encodings == nil {
 		return ns
 	}

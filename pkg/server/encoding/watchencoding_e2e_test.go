@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package server
+package encoding_test
 
 import (
 	"bufio"
@@ -34,12 +34,15 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+
+	"github.com/miniapiserver/miniapiserver/pkg/server"
+	"github.com/miniapiserver/miniapiserver/pkg/server/encoding"
 )
 
 // startServer runs a whole server on dir until the test ends or stop is called.
 func startServer(t *testing.T, dir string, watchCache bool) (cfg *rest.Config, stop func()) {
 	t.Helper()
-	o := NewOptions()
+	o := server.NewOptions()
 	o.DataDir, o.SecurePort, o.EtcdUnsafeNoFsync, o.WatchCache = dir, 0, true, watchCache
 	c, err := o.Config()
 	if err != nil {
@@ -115,15 +118,15 @@ func TestKeptWatchEventsAreTheEtcdPaths(t *testing.T) {
 		{"secrets", runtime.ContentTypeJSON}, {"secrets", runtime.ContentTypeProtobuf},
 		{"pods", runtime.ContentTypeJSON}, {"pods", runtime.ContentTypeProtobuf},
 	}
-	events, frames := keptEventsWritten.Load(), keptFramesWritten.Load()
+	events, frames := encoding.KeptEventsWritten.Load(), encoding.KeptFramesWritten.Load()
 	cached := make([][][]byte, len(requests))
 	for i, r := range requests {
 		cached[i] = initialEvents(t, cfg, "/api/v1/namespaces/"+ns+"/"+r.resource, r.accept, 3)
 	}
-	if n := keptEventsWritten.Load() - events; n != 3*int64(len(requests)) {
+	if n := encoding.KeptEventsWritten.Load() - events; n != 3*int64(len(requests)) {
 		t.Errorf("%d events written from kept encodings, want %d", n, 3*len(requests))
 	}
-	if n := keptFramesWritten.Load() - frames; n != 3*2 { // the protobuf ones
+	if n := encoding.KeptFramesWritten.Load() - frames; n != 3*2 { // the protobuf ones
 		t.Errorf("%d events written straight from kept protobuf encodings framed as the event, want %d", n, 3*2)
 	}
 	stop()
@@ -133,7 +136,7 @@ func TestKeptWatchEventsAreTheEtcdPaths(t *testing.T) {
 		fromEtcd := initialEvents(t, cfg, "/api/v1/namespaces/"+ns+"/"+r.resource, r.accept, 3)
 		for j := range fromEtcd {
 			if !bytes.Equal(cached[i][j], fromEtcd[j]) {
-				t.Errorf("%s as %s, event %d: the cache sent\n%q\nthe etcd path sends\n%q", r.resource, r.accept, j, trim(cached[i][j]), trim(fromEtcd[j]))
+				t.Errorf("%s as %s, event %d: the cache sent\n%q\nthe etcd path sends\n%q", r.resource, r.accept, j, encoding.Trim(cached[i][j]), encoding.Trim(fromEtcd[j]))
 			}
 		}
 	}

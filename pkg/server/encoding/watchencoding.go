@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package server
+package encoding
 
 import (
 	"bytes"
@@ -37,16 +37,16 @@ import (
 // object (an allocator, then a copy into a splice buffer, then the event
 // envelope, then a copy of that): for 16 informers of 100 Secrets of
 // 1 MiB that is over 100 MiB of allocations per start-up, more than the
-// same informers' LISTs cost. eventWriter writes such an event, byte for
+// same informers' LISTs cost. EventWriter writes such an event, byte for
 // byte as that encoder would, from the object's kept encoding (the one
 // LISTs use, made once): in protobuf straight from it, as the kept
 // encoding is framed as the ADDED event that carries the object
 // (keepProtobuf); otherwise through one pooled buffer.
 
-// eventWriter is a watchcache.EventWriter for the plain JSON and protobuf
+// EventWriter is a watchcache.EventWriter for the plain JSON and protobuf
 // watch encoders of the served group versions: no Table, no
 // PartialObjectMetadata, no pretty printing, no CBOR.
-type eventWriter struct {
+type EventWriter struct {
 	scheme  *runtime.Scheme
 	formats map[runtime.Identifier]eventFormat
 	// customFormats are those of custom resources' versions, added as
@@ -70,13 +70,13 @@ type watchEncoderIdentifier struct {
 	EventType       string `json:"eventType,omitempty"`
 }
 
-// newEventWriter recognises the watch encoders that the API handlers make
+// NewEventWriter recognises the watch encoders that the API handlers make
 // from ns for every version of scheme: an embedded encoder
 // ns.EncoderForVersion(serializer, gv) and an envelope encoder
 // ns.EncoderForVersion(stream serializer, gv), as serveWatchHandler makes
 // them when no conversion is asked for.
-func newEventWriter(ns runtime.NegotiatedSerializer, scheme *runtime.Scheme) *eventWriter {
-	ew := &eventWriter{scheme: scheme, formats: map[runtime.Identifier]eventFormat{}}
+func NewEventWriter(ns runtime.NegotiatedSerializer, scheme *runtime.Scheme) *EventWriter {
+	ew := &EventWriter{scheme: scheme, formats: map[runtime.Identifier]eventFormat{}}
 	for _, mt := range []struct {
 		mediaType string
 		format    watchcache.Format
@@ -109,14 +109,14 @@ func watchEncoderFormats(ns runtime.NegotiatedSerializer, mediaType string, form
 // apiextensions-apiserver's handlers for gv, a version of custom resources
 // whose objects ns (built as apiextensions-apiserver builds its
 // serializer) encodes.
-func (ew *eventWriter) addCustomResourceVersion(ns runtime.NegotiatedSerializer, gv schema.GroupVersion) {
+func (ew *EventWriter) addCustomResourceVersion(ns runtime.NegotiatedSerializer, gv schema.GroupVersion) {
 	watchEncoderFormats(ns, runtime.ContentTypeJSON, watchcache.FormatJSON, gv, func(id runtime.Identifier, f eventFormat) { ew.customFormats.Store(id, f) })
 }
 
 // WriteEvent implements watchcache.EventWriter for typed objects whose Go
 // type is the encoder's version's (the versioning codec then only sets
 // the kind).
-func (ew *eventWriter) WriteEvent(id runtime.Identifier, obj runtime.Object, kept watchcache.KeptEncoding, w io.Writer) (bool, error) {
+func (ew *EventWriter) WriteEvent(id runtime.Identifier, obj runtime.Object, kept watchcache.KeptEncoding, w io.Writer) (bool, error) {
 	f, ok := ew.formats[id]
 	if !ok {
 		if v, custom := ew.customFormats.Load(id); custom {
@@ -182,7 +182,7 @@ func (ew *eventWriter) WriteEvent(id runtime.Identifier, obj runtime.Object, kep
 // writeCustomResourceEvent writes an event carrying a custom resource of
 // f's version, whose kept JSON encoding is what the encoder would write
 // for it (kind and apiVersion included).
-func (ew *eventWriter) writeCustomResourceEvent(f eventFormat, obj runtime.Object, kept watchcache.KeptEncoding, w io.Writer) (bool, error) {
+func (ew *EventWriter) writeCustomResourceEvent(f eventFormat, obj runtime.Object, kept watchcache.KeptEncoding, w io.Writer) (bool, error) {
 	u, ok := obj.(*unstructured.Unstructured)
 	if !ok || u.GetAPIVersion() != f.gv.String() {
 		return false, nil // a conversion: the encoder's own business

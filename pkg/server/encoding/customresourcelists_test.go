@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package server
+package encoding
 
 import (
 	"context"
@@ -33,10 +33,10 @@ import (
 // apiextensions-apiserver destroys is forgotten at once, but destroyed
 // only after the LISTs being served from it, and takes no new ones.
 func TestCustomResourceStorageOutlivesItsLists(t *testing.T) {
-	c := newCustomResourceLists(watchcache.NewEncodings(), nil, time.Minute)
+	c := NewCustomResourceLists(watchcache.NewEncodings(), nil, time.Minute)
 	c.crds = apiextensionslisters.NewCustomResourceDefinitionLister(cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{}))
 	kind := schema.GroupVersionKind{Group: "example.com", Version: "v1", Kind: "Widget"}
-	destroyed := c.made(schema.GroupResource{Group: "example.com", Resource: "widgets"}, kind, nil)
+	destroyed := c.Made(schema.GroupResource{Group: "example.com", Resource: "widgets"}, kind, nil)
 	l := c.storages[kind]
 	if err := l.inflight.Add(1); err != nil { // a LIST under way
 		t.Fatal(err)

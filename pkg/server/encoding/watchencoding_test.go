@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package server
+package encoding
 
 import (
 	"bytes"
@@ -87,8 +87,8 @@ func (e upstreamWatchEncoder) encode(t *testing.T, typ watch.EventType, obj runt
 // writes; for others (a Table, a conversion, a custom resource) it
 // declines.
 func TestKeptWatchEventsAreUpstreams(t *testing.T) {
-	ns := withCachedListEncoding(api.Codecs, watchcache.NewEncodings())
-	ew := newEventWriter(ns, api.Scheme)
+	ns := WithCachedListEncoding(api.Codecs, watchcache.NewEncodings())
+	ew := NewEventWriter(ns, api.Scheme)
 	replicas := int32(3)
 	objects := []runtime.Object{
 		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "s", Namespace: "ns", ResourceVersion: "7", Annotations: map[string]string{"a": "<b>&\u2028é"}},

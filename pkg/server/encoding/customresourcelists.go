@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package server
+package encoding
 
 import (
 	"context"
@@ -57,10 +57,10 @@ import (
 	"github.com/miniapiserver/miniapiserver/pkg/watchcache"
 )
 
-// customResourceLists serves, in front of apiextensions-apiserver, the
+// CustomResourceLists serves, in front of apiextensions-apiserver, the
 // LISTs of custom resources that it would answer with plain JSON from a
 // watch cache: from the cache's kept encodings of the objects, as the core
-// server answers LISTs of built-in types (see withCachedListEncoding).
+// server answers LISTs of built-in types (see WithCachedListEncoding).
 // apiextensions-apiserver would copy every object of the list (its
 // converter copies before converting, even to the version the objects
 // already have) and encode each one again.
@@ -73,10 +73,10 @@ import (
 // tables, YAML, a CRD whose storage it has not seen made for the CRD as it
 // is now, a deprecated version, which gets a warning) goes to
 // apiextensions-apiserver.
-type customResourceLists struct {
+type CustomResourceLists struct {
 	encodings *watchcache.Encodings
 	// events, if set, learns each custom resource version's watch encoders.
-	events *eventWriter
+	events *EventWriter
 	next   http.Handler // apiextensions-apiserver's
 	crds   apiextensionslisters.CustomResourceDefinitionLister
 	// minRequestTimeout is the core server's (--min-request-timeout).
@@ -104,15 +104,15 @@ type customResourceList struct {
 	inflight waitgroup.SafeWaitGroup
 }
 
-// newCustomResourceLists serves from the kept encodings of encodings, which
+// NewCustomResourceLists serves from the kept encodings of encodings, which
 // is nil without watch caches: apiextensions-apiserver then serves all.
-func newCustomResourceLists(encodings *watchcache.Encodings, events *eventWriter, minRequestTimeout time.Duration) *customResourceLists {
-	return &customResourceLists{encodings: encodings, events: events, minRequestTimeout: minRequestTimeout, storages: map[schema.GroupVersionKind]*customResourceList{}}
+func NewCustomResourceLists(encodings *watchcache.Encodings, events *EventWriter, minRequestTimeout time.Duration) *CustomResourceLists {
+	return &CustomResourceLists{encodings: encodings, events: events, minRequestTimeout: minRequestTimeout, storages: map[schema.GroupVersionKind]*customResourceList{}}
 }
 
-// delegate is ext as the core server's delegate, with c in front of its
+// Delegate is ext as the core server's delegate, with c in front of its
 // handler.
-func (c *customResourceLists) delegate(ext *apiExtensions) genericapiserver.DelegationTarget {
+func (c *CustomResourceLists) Delegate(ext *apiextensionsapiserver.CustomResourceDefinitions) genericapiserver.DelegationTarget {
 	c.crds = ext.Informers.Apiextensions().V1().CustomResourceDefinitions().Lister()
 	c.next = ext.GenericAPIServer.UnprotectedHandler()
 	return withHandler{ext.GenericAPIServer, c}
@@ -126,11 +126,11 @@ type withHandler struct {
 
 func (d withHandler) UnprotectedHandler() http.Handler { return d.handler }
 
-// made records a storage apiextensions-apiserver made (see
-// storage.CustomResourceRESTOptionsGetter.Made), with the CRD as the lister
+// Made records a storage apiextensions-apiserver made (see
+// pkg/storage's CustomResourceRESTOptionsGetter.Made), with the CRD as the lister
 // has it now: what the storage was made from, or newer. The returned
 // function forgets the storage.
-func (c *customResourceLists) made(gr schema.GroupResource, kind schema.GroupVersionKind, s apistorage.Interface) func() {
+func (c *CustomResourceLists) Made(gr schema.GroupResource, kind schema.GroupVersionKind, s apistorage.Interface) func() {
 	if c.encodings == nil {
 		return func() {}
 	}
@@ -155,7 +155,7 @@ func (c *customResourceLists) made(gr schema.GroupResource, kind schema.GroupVer
 	}
 }
 
-func (c *customResourceLists) ServeHTTP(w http.ResponseWriter, req *http.Request) {
+func (c *CustomResourceLists) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	if l, h := c.handlerFor(req); h != nil && l.inflight.Add(1) == nil {
 		defer l.inflight.Done()
 		h(w, req)
@@ -166,7 +166,7 @@ func (c *customResourceLists) ServeHTTP(w http.ResponseWriter, req *http.Request
 
 // handlerFor returns the LIST handler for req and the storage it lists, or
 // a nil handler for a request apiextensions-apiserver must serve.
-func (c *customResourceLists) handlerFor(req *http.Request) (*customResourceList, http.HandlerFunc) {
+func (c *CustomResourceLists) handlerFor(req *http.Request) (*customResourceList, http.HandlerFunc) {
 	info, ok := request.RequestInfoFrom(req.Context())
 	if c.encodings == nil || !ok || !info.IsResourceRequest || info.Verb != "list" || info.Subresource != "" || info.APIGroup == "" {
 		return nil, nil
@@ -200,7 +200,7 @@ func (c *customResourceLists) handlerFor(req *http.Request) (*customResourceList
 		})
 }
 
-// customResourceListsServed counts the LISTs customResourceLists served
+// customResourceListsServed counts the LISTs CustomResourceLists served
 // (tests check that the path is taken).
 var customResourceListsServed atomic.Int64
 
@@ -270,7 +270,7 @@ func newCustomResourceListHandler(crd *apiextensionsv1.CustomResourceDefinition,
 	}
 	scope := &handlers.RequestScope{
 		Namer:               handlers.ContextBasedNaming{Namer: meta.NewAccessor(), ClusterScoped: !namespaced},
-		Serializer:          withCachedListEncoding(ns, encodings),
+		Serializer:          WithCachedListEncoding(ns, encodings),
 		ParameterCodec:      runtime.NewParameterCodec(parameters),
 		StandardSerializers: withoutProtobuf(ns.infos),
 		Creater:             parameters,
