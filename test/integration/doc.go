@@ -15,8 +15,8 @@ limitations under the License.
 */
 
 // Package integration tests the whole server, started in-process through
-// pkg/testserver (or as the built binary), with client-go and the real kubectl.
-// One file per concern; TestMain builds kubectl and miniapiserver once. The
-// LIST, GET and WATCH semantics tests run on both storage paths, as the
-// subtests "watchcache" and "etcd" (--watch-cache=false): forEachStoragePath.
+// pkg/testserver (or as the built binary), with client-go and the real
+// kubectl, one package per area below it, on the helpers of
+// test/integration/framework. Here: the controller-runtime example
+// docs/reference.md shows, and the fuzz target of continue tokens.
 package integration

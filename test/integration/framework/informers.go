@@ -1,0 +1,114 @@
+/*
+Copyright The miniapiserver Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package framework
+
+import (
+	"context"
+	"slices"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/cache"
+)
+
+// CountingInformer is an informer whose ListerWatcher counts the LISTs
+// and the watch-lists (sendInitialEvents=true) it sends: each is a relist
+// once the informer has synced.
+type CountingInformer struct {
+	Resource  string
+	Informer  cache.SharedIndexInformer
+	lists     atomic.Int32
+	watchList atomic.Int32
+	// last is the name the test writes last; WaitFor waits until the informer holds it.
+	last string
+}
+
+// Relists is how many times the informer listed again since it synced.
+func (c *CountingInformer) Relists() int { return int(c.lists.Load()+c.watchList.Load()) - 1 }
+
+// reconnectBound covers client-go's watch retry backoff: a reflector whose
+// watch failed several times while the server was down waits up to 30 s
+// times a jitter of up to 2 before it tries again.
+const reconnectBound = 2 * time.Minute
+
+// WaitFor waits until the informer holds the object StartCountingInformers
+// names last for its resource.
+func (c *CountingInformer) WaitFor(t *testing.T) {
+	t.Helper()
+	err := wait.PollUntilContextTimeout(t.Context(), 20*time.Millisecond, reconnectBound, true, func(context.Context) (bool, error) {
+		return slices.Contains(c.Informer.GetStore().ListKeys(), c.last), nil
+	})
+	if err != nil {
+		t.Fatalf("the %s informer never saw %s", c.Resource, c.last)
+	}
+}
+
+// StartCountingInformers starts synced ConfigMap, Secret and Pod informers
+// (client-go's default: watch-list) that run until the test ends.
+func StartCountingInformers(t *testing.T, client kubernetes.Interface) []*CountingInformer {
+	t.Helper()
+	core := client.CoreV1().RESTClient()
+	specs := []struct {
+		resource, last string
+		obj            runtime.Object
+	}{
+		{"configmaps", "default/later", &corev1.ConfigMap{}},
+		{"secrets", "default/s2", &corev1.Secret{}},
+		{"pods", "default/p2", &corev1.Pod{}},
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	var out []*CountingInformer
+	for _, spec := range specs {
+		ci := &CountingInformer{Resource: spec.resource, last: spec.last}
+		lw := cache.NewListWatchFromClient(core, spec.resource, metav1.NamespaceAll, fields.Everything())
+		counted := &cache.ListWatch{
+			ListWithContextFunc: func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
+				ci.lists.Add(1)
+				return lw.ListWithContext(ctx, opts)
+			},
+			WatchFuncWithContext: func(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
+				if opts.SendInitialEvents != nil && *opts.SendInitialEvents {
+					ci.watchList.Add(1)
+				}
+				return lw.WatchWithContext(ctx, opts)
+			},
+		}
+		ci.Informer = cache.NewSharedIndexInformer(counted, spec.obj, 0, cache.Indexers{})
+		go ci.Informer.RunWithContext(ctx)
+		out = append(out, ci)
+	}
+	syncCtx, syncCancel := context.WithTimeout(ctx, 30*time.Second)
+	defer syncCancel()
+	for _, ci := range out {
+		if !cache.WaitForCacheSync(syncCtx.Done(), ci.Informer.HasSynced) {
+			t.Fatalf("the %s informer did not sync", ci.Resource)
+		}
+		if n := ci.lists.Load() + ci.watchList.Load(); n != 1 {
+			t.Fatalf("the %s informer synced with %d requests, want 1", ci.Resource, n)
+		}
+	}
+	return out
+}

@@ -1,0 +1,89 @@
+/*
+Copyright The miniapiserver Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package resources
+
+import (
+	"testing"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/dynamic"
+
+	"github.com/miniapiserver/miniapiserver/pkg/server"
+	"github.com/miniapiserver/miniapiserver/test/integration/framework"
+)
+
+func TestEveryResourceSupportsCRUD(t *testing.T) {
+	framework.ForEachStoragePath(t, func(t *testing.T, path func(*server.Options)) {
+		s, _ := framework.Start(t, path)
+		dyn := dynamic.NewForConfigOrDie(s.Config)
+		for _, r := range framework.ServedResources {
+			t.Run(r.GVR.GroupResource().String(), func(t *testing.T) {
+				ctx := t.Context()
+				c := r.Client(dyn)
+				apiVersion := r.GVR.GroupVersion().String()
+				for _, name := range []string{"a", "b", "c"} {
+					if _, err := c.Create(ctx, framework.NewObject(apiVersion, r.Kind, name, r.Body), metav1.CreateOptions{}); err != nil {
+						t.Fatalf("create %s: %v", name, err)
+					}
+				}
+				if _, err := c.Create(ctx, framework.NewObject(apiVersion, r.Kind, "a", r.Body), metav1.CreateOptions{}); !apierrors.IsAlreadyExists(err) {
+					t.Errorf("second create: got %v, want AlreadyExists", err)
+				}
+				if _, err := c.Patch(ctx, "a", types.MergePatchType, []byte(`{"metadata":{"labels":{"patched":"merge"}}}`), metav1.PatchOptions{}); err != nil {
+					t.Fatalf("merge patch: %v", err)
+				}
+				if _, err := c.Patch(ctx, "b", types.JSONPatchType, []byte(`[{"op":"add","path":"/metadata/labels","value":{"patched":"json"}}]`), metav1.PatchOptions{}); err != nil {
+					t.Fatalf("json patch: %v", err)
+				}
+				obj, err := c.Get(ctx, "a", metav1.GetOptions{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				obj.SetAnnotations(map[string]string{"updated": "yes"})
+				if _, err := c.Update(ctx, obj, metav1.UpdateOptions{}); err != nil {
+					t.Fatalf("update: %v", err)
+				}
+				obj.SetAnnotations(map[string]string{"updated": "stale"})
+				if _, err := c.Update(ctx, obj, metav1.UpdateOptions{}); !apierrors.IsConflict(err) {
+					t.Errorf("update with a stale resourceVersion: got %v, want Conflict", err)
+				}
+				apply := framework.NewObject(apiVersion, r.Kind, "d", r.Body)
+				if _, err := c.Apply(ctx, "d", apply, metav1.ApplyOptions{FieldManager: "test"}); err != nil {
+					t.Fatalf("server-side apply: %v", err)
+				}
+				list, err := c.List(ctx, metav1.ListOptions{LabelSelector: "patched"})
+				if err != nil || len(list.Items) != 2 {
+					t.Fatalf("list by label: got %v, %v; want a and b", list, err)
+				}
+				if err := c.Delete(ctx, "a", metav1.DeleteOptions{}); err != nil {
+					t.Fatalf("delete: %v", err)
+				}
+				if _, err := c.Get(ctx, "a", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+					t.Errorf("get after delete: got %v, want NotFound", err)
+				}
+				if err := c.DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{}); err != nil {
+					t.Fatalf("deletecollection: %v", err)
+				}
+				if list, err := c.List(ctx, metav1.ListOptions{}); err != nil || len(list.Items) != 0 {
+					t.Errorf("list after deletecollection: got %d items, %v; want none", len(list.Items), err)
+				}
+			})
+		}
+	})
+}
