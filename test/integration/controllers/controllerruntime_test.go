@@ -82,6 +82,7 @@ func (r *webReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.R
 // Deployment, a status change of that Deployment reaches it through Owns,
 // and its events.k8s.io recorder's Events are stored.
 func TestControllerRuntimeOwnsDeployments(t *testing.T) {
+	t.Parallel()
 	s, client := framework.Start(t)
 	ctx := t.Context()
 	mgr, err := ctrl.NewManager(s.Config, ctrl.Options{

@@ -42,6 +42,7 @@ import (
 // TestGarbageCollector checks the garbage collector (--enable-garbage-collector)
 // against upstream's semantics, each case in its own namespace of one server.
 func TestGarbageCollector(t *testing.T) {
+	t.Parallel()
 	s, client := framework.Start(t, func(o *server.Options) { o.GarbageCollector = true })
 	dyn := dynamic.NewForConfigOrDie(s.Config)
 	in := func(t *testing.T) gcObjects {
@@ -198,6 +199,7 @@ func TestGarbageCollector(t *testing.T) {
 // (the default) a foreground deletion deletes the owner at once, and
 // nothing collects its dependent.
 func TestGarbageCollectorOff(t *testing.T) {
+	t.Parallel()
 	s, client := framework.Start(t)
 	o := gcObjects{dyn: dynamic.NewForConfigOrDie(s.Config), ns: framework.CreateNamespace(t, client)}
 	configMaps, secrets := served("", "configmaps"), served("", "secrets")

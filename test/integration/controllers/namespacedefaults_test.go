@@ -35,6 +35,7 @@ import (
 // ConfigMap with the server's CA, as kube-controller-manager gives it; both
 // come back if deleted.
 func TestNamespaceDefaults(t *testing.T) {
+	t.Parallel()
 	s, client := framework.Start(t, testserver.WithNamespaceDefaults())
 	ctx := t.Context()
 	ns := framework.CreateNamespace(t, client)
@@ -64,6 +65,7 @@ func TestNamespaceDefaults(t *testing.T) {
 // refused as kube-apiserver refuses it; without them (envtest's setting),
 // the Pod is stored as sent.
 func TestServiceAccountAdmission(t *testing.T) {
+	t.Parallel()
 	newPod := func(account string) *corev1.Pod {
 		return &corev1.Pod{
 			ObjectMeta: metav1.ObjectMeta{Name: "p"},
@@ -71,6 +73,7 @@ func TestServiceAccountAdmission(t *testing.T) {
 		}
 	}
 	t.Run("namespace defaults", func(t *testing.T) {
+		t.Parallel()
 		_, client := framework.Start(t, testserver.WithNamespaceDefaults())
 		ctx := t.Context()
 		ns := framework.CreateNamespace(t, client)
@@ -94,6 +97,7 @@ func TestServiceAccountAdmission(t *testing.T) {
 		}
 	})
 	t.Run("as envtest", func(t *testing.T) {
+		t.Parallel()
 		_, client := framework.Start(t)
 		ns := framework.CreateNamespace(t, client)
 		pod, err := client.CoreV1().Pods(ns).Create(t.Context(), newPod("robot"), metav1.CreateOptions{})

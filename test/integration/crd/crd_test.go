@@ -72,6 +72,7 @@ func cronTab(name string, replicas, minReplicas int64) *unstructured.Unstructure
 // user would: apply it, wait for Established, then everything
 // apiextensions-apiserver does for its custom resources.
 func TestCRDWithKubectl(t *testing.T) {
+	t.Parallel()
 	s, _ := framework.Start(t)
 	ctx := t.Context()
 	framework.Kubectl(t, s, "", "apply", "-f", crdBases)
@@ -189,6 +190,8 @@ func TestCRDWithKubectl(t *testing.T) {
 // watch-lists them on both storage paths: from the watch cache (its
 // snapshots) with it, from etcd without.
 func TestCustomResourcesListAndWatch(t *testing.T) {
+	// Serial: its LISTs of crontabs, which other tests here create, are
+	// checked against the process's counters (RoutesOf).
 	framework.ForEachStoragePath(t, func(t *testing.T, path func(*server.Options)) {
 		s := testserver.Start(t, path, testserver.WithCRDs(crdBases))
 		ctx := t.Context()
@@ -267,6 +270,7 @@ func TestCustomResourcesListAndWatch(t *testing.T) {
 // resources as they switch built-in types, since both go through one
 // storage decorator.
 func TestCustomResourcesFollowTheGates(t *testing.T) {
+	// Serial: it sets feature gates, which are the process's.
 	page := func(t *testing.T, s *testserver.Server) (pages int, routes map[string]float64) {
 		t.Helper()
 		crs := dynamic.NewForConfigOrDie(s.Config).Resource(cronTabs).Namespace("default")
@@ -308,6 +312,7 @@ func TestCustomResourcesFollowTheGates(t *testing.T) {
 // TestDeletingCRDDeletesCustomResources deletes a CRD with custom resources
 // in two namespaces: they go from etcd, and the CRD with them.
 func TestDeletingCRDDeletesCustomResources(t *testing.T) {
+	t.Parallel()
 	s, client := framework.Start(t, testserver.WithCRDs(crdBases))
 	ctx := t.Context()
 	dyn := dynamic.NewForConfigOrDie(s.Config)
@@ -357,6 +362,7 @@ func TestDeletingCRDDeletesCustomResources(t *testing.T) {
 // TestDeletingNamespaceDeletesCustomResources: the namespace controller
 // empties custom resources too, and only then is the namespace gone.
 func TestDeletingNamespaceDeletesCustomResources(t *testing.T) {
+	t.Parallel()
 	s, client := framework.Start(t, testserver.WithCRDs(crdBases))
 	ctx := t.Context()
 	crs := dynamic.NewForConfigOrDie(s.Config).Resource(cronTabs)
@@ -385,6 +391,7 @@ func TestDeletingNamespaceDeletesCustomResources(t *testing.T) {
 // TestWithCRDsOnRestart restarts a server on its data dir with a CRD
 // manifest that changed: the CRD is updated, its custom resources kept.
 func TestWithCRDsOnRestart(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	s := testserver.Start(t, func(o *server.Options) { o.DataDir = dir }, testserver.WithCRDs(crdBases))
 	crs := dynamic.NewForConfigOrDie(s.Config).Resource(cronTabs).Namespace("default")
@@ -424,6 +431,7 @@ func TestWithCRDsOnRestart(t *testing.T) {
 // it). Another server in the process, which shares the built-in groups'
 // specs, serves them in full too, and not the first one's CRD.
 func TestOpenAPIRightAfterStart(t *testing.T) {
+	t.Parallel()
 	s := testserver.Start(t, testserver.WithCRDs(crdBases))
 	getter := func(s *testserver.Server) func(string) string {
 		client := kubernetes.NewForConfigOrDie(s.Config).Discovery().RESTClient()
@@ -483,6 +491,7 @@ func namespace(name string) *corev1.Namespace {
 // validators and schemas: the first request for a CRD's resources builds
 // them, and that would otherwise be the test's first create.
 func TestInstalledCRDsAreListedOnce(t *testing.T) {
+	t.Parallel()
 	manifest, err := os.ReadFile(filepath.Join(crdBases, "stable.example.com_crontabs.yaml"))
 	if err != nil {
 		t.Fatal(err)
@@ -504,6 +513,7 @@ func TestInstalledCRDsAreListedOnce(t *testing.T) {
 // its CRD's Established condition is stored 2s earlier. With an external
 // etcd, which other servers may share, the condition's time is the true one.
 func TestFirstCustomResourceCreateDoesNotWait(t *testing.T) {
+	// Serial: it measures how long a create takes.
 	const haWait = 2 * time.Second // apiextensions-apiserver's
 	t.Run("embedded etcd", func(t *testing.T) {
 		s := testserver.Start(t, testserver.WithCRDs(crdBases))

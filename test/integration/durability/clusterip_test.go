@@ -43,6 +43,8 @@ import (
 // parent is its Service, no two Services share one, a requested address
 // another holds is refused, and a deleted Service frees its address.
 func TestClusterIPsAreUniqueAcrossInstances(t *testing.T) {
+	// Serial: it narrows service.ServiceCIDR, which is the process's.
+
 	// A small range, nearly filled by both servers at once: they must
 	// pick the same free addresses often.
 	// (Restored after the servers stop: cleanups run last first.)
@@ -140,6 +142,7 @@ func raceServiceCreates(t *testing.T, clients []kubernetes.Interface, perServer 
 }
 
 func TestKubernetesService(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	firstPort := 0
 	for round := range 2 {

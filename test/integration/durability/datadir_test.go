@@ -36,6 +36,7 @@ import (
 // hang forever. The running server is undisturbed, and once it has stopped
 // the dir is free.
 func TestDataDirInUse(t *testing.T) {
+	// Serial: it measures how long the failing starts take.
 	for _, tc := range []struct {
 		name string
 		etcd func(t *testing.T) func(*server.Options)

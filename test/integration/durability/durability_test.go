@@ -39,6 +39,7 @@ import (
 // the middle of a stream of writes; after a restart every write that got a
 // 2xx must still be there.
 func TestAcknowledgedWritesSurviveSIGKILL(t *testing.T) {
+	t.Parallel()
 	dataDir := t.TempDir()
 	proc, client := startBinary(t, dataDir)
 

@@ -138,6 +138,9 @@ func freePorts(t *testing.T, n int) []int {
 // informer sees every write without relisting. Then a second server joins,
 // and Services created through both at once get distinct cluster IPs.
 func TestLeaderLossOnATLSEtcdCluster(t *testing.T) {
+	// Serial: its etcd members listen on ports that were free a moment
+	// before (another test's server could take one), and elect a leader
+	// within 100 ms.
 	pki := newTestPKI(t, t.TempDir())
 	cluster := startEtcdCluster(t, pki)
 	onCluster := func(o *server.Options) {

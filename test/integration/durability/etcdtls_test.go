@@ -48,6 +48,7 @@ import (
 // --etcd-cafile, --etcd-certfile, --etcd-keyfile and --etcd-prefix: the
 // server serves, and its objects are under the prefix.
 func TestExternalEtcdWithTLSAndPrefix(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	pki := newTestPKI(t, dir)
 	cfg := embed.NewConfig()

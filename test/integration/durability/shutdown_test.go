@@ -39,6 +39,7 @@ const stopBound = 5 * time.Second
 // BOOKMARK before its stream ends (KEP-1904), and one that does not gets
 // none; with --watch-cache=false the streams just end.
 func TestStopWithOpenWatches(t *testing.T) {
+	// Serial: it measures how long a stop takes.
 	framework.ForEachStoragePath(t, func(t *testing.T, path func(*server.Options)) {
 		s, client := framework.Start(t, path)
 		const watches = 100

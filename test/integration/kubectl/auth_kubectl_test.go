@@ -43,6 +43,7 @@ import (
 // answer as on kube-apiserver, through SelfSubjectReview,
 // SelfSubjectAccessReview and SelfSubjectRulesReview.
 func TestKubectlAuth(t *testing.T) {
+	t.Parallel()
 	s := testserver.Start(t)
 	if got := framework.Kubectl(t, s, "", "auth", "whoami", "-o", "jsonpath={.status.userInfo.username}"); got != "admin" {
 		t.Errorf("whoami: got %q, want admin", got)
@@ -79,6 +80,7 @@ func TestKubectlAuth(t *testing.T) {
 // resources and paths, whoami) are those recorded from kube-apiserver in
 // testdata/kubectl-auth-upstream.txt, for the same Roles and bindings.
 func TestKubectlAuthAnswersAsUpstream(t *testing.T) {
+	t.Parallel()
 	recorded, err := os.ReadFile("testdata/kubectl-auth-upstream.txt")
 	if err != nil {
 		t.Fatal(err)
@@ -127,6 +129,8 @@ func TestKubectlAuthAnswersAsUpstream(t *testing.T) {
 // authenticating when the service account is deleted (or the Pod it is
 // bound to), and a token for another audience does not authenticate.
 func TestServiceAccountTokens(t *testing.T) {
+	// Serial: it reads LoggedErrors, which has every running server's klog
+	// errors.
 	s := testserver.Start(t)
 	ctx := t.Context()
 	admin := kubernetes.NewForConfigOrDie(s.Config)

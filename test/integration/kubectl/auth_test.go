@@ -35,6 +35,7 @@ import (
 )
 
 func TestAnonymousRequestsAreForbiddenButHealthAndVersion(t *testing.T) {
+	t.Parallel()
 	s, _ := framework.Start(t)
 	pool := x509.NewCertPool()
 	if !pool.AppendCertsFromPEM(s.Config.CAData) {
@@ -104,6 +105,7 @@ func TestAnonymousRequestsAreForbiddenButHealthAndVersion(t *testing.T) {
 }
 
 func TestDataDirFilesArePrivate(t *testing.T) {
+	t.Parallel()
 	s, _ := framework.Start(t)
 	for _, name := range []string{"ca.crt", "ca.key", "apiserver.crt", "apiserver.key", "admin.token", "kubeconfig"} {
 		fi, err := os.Stat(filepath.Join(s.DataDir, name))

@@ -45,6 +45,7 @@ data:
 `
 
 func TestKubectl(t *testing.T) {
+	t.Parallel()
 	s, client := framework.Start(t)
 
 	t.Run("api-resources", func(t *testing.T) {
@@ -163,7 +164,9 @@ data:
 // TestKubectlGetWatch runs kubectl get -w on both storage paths: the
 // initial list, then objects created later.
 func TestKubectlGetWatch(t *testing.T) {
+	t.Parallel()
 	framework.ForEachStoragePath(t, func(t *testing.T, path func(*server.Options)) {
+		t.Parallel()
 		s, client := framework.Start(t, path)
 		framework.CreateCMNamed(t, client, "demo")
 		ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
@@ -189,6 +192,7 @@ func TestKubectlGetWatch(t *testing.T) {
 // version ldflags reports v0.0.0-master and exits 1; stamped, it reports the
 // version of its k8s.io/kubectl module, the same minor as the server's.
 func TestKubectlVersion(t *testing.T) {
+	t.Parallel()
 	s, _ := framework.Start(t)
 	out, errOut, err := framework.RunKubectl(t, s, "", "version")
 	if err != nil {
@@ -224,6 +228,7 @@ func waitFor(t *testing.T, lines *bufio.Scanner, want string) {
 // them with upstream's columns, explains them, and reports a policy's
 // denial and an expression that does not compile as kube-apiserver does.
 func TestKubectlAdmissionPolicies(t *testing.T) {
+	t.Parallel()
 	s, client := framework.Start(t)
 	policy := `apiVersion: admissionregistration.k8s.io/v1
 kind: ValidatingAdmissionPolicy

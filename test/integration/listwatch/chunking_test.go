@@ -42,7 +42,9 @@ import (
 )
 
 func TestListChunkingPagesAtOneResourceVersion(t *testing.T) {
+	t.Parallel()
 	framework.ForEachStoragePath(t, func(t *testing.T, path func(*server.Options)) {
+		t.Parallel()
 		_, client := framework.Start(t, path)
 		framework.CreateConfigMaps(t, client, "default", 25)
 		cms := client.CoreV1().ConfigMaps("default")
@@ -97,7 +99,9 @@ func TestListChunkingPagesAtOneResourceVersion(t *testing.T) {
 }
 
 func TestListChunkingErrors(t *testing.T) {
+	t.Parallel()
 	framework.ForEachStoragePath(t, func(t *testing.T, path func(*server.Options)) {
+		t.Parallel()
 		_, client := framework.Start(t, path)
 		framework.CreateConfigMaps(t, client, "default", 3)
 		first, err := client.CoreV1().ConfigMaps("default").List(t.Context(), metav1.ListOptions{Limit: 1})
@@ -145,7 +149,9 @@ func TestListChunkingErrors(t *testing.T) {
 }
 
 func TestListChunkingCompactedContinueGets410WithFreshToken(t *testing.T) {
+	t.Parallel()
 	framework.ForEachStoragePath(t, func(t *testing.T, path func(*server.Options)) {
+		t.Parallel()
 		// A compactor that never fires in the test, but watches etcd's
 		// compaction key as every server's does, so the server learns of
 		// compactEtcd's compaction (with none, as upstream, a watch cache
@@ -201,6 +207,7 @@ func TestListChunkingCompactedContinueGets410WithFreshToken(t *testing.T) {
 }
 
 func TestListChunkingGateOffIgnoresLimit(t *testing.T) {
+	// Serial: it sets a feature gate, which is the process's.
 	framework.ForEachStoragePath(t, func(t *testing.T, path func(*server.Options)) {
 		featuregatetesting.SetFeatureGateDuringTest(t, utilfeature.DefaultFeatureGate, features.APIListChunking, false)
 		_, client := framework.Start(t, path)
@@ -242,7 +249,9 @@ func compactEtcd(t *testing.T, s *testserver.Server) {
 // compactor (--etcd-compaction-interval) and polls until a continue token
 // from before the compaction gets 410.
 func TestPeriodicCompactionExpiresOldContinueTokens(t *testing.T) {
+	t.Parallel()
 	framework.ForEachStoragePath(t, func(t *testing.T, path func(*server.Options)) {
+		t.Parallel()
 		_, client := framework.Start(t, path, func(o *server.Options) { o.EtcdCompactionInterval = 200 * time.Millisecond })
 		framework.CreateConfigMaps(t, client, "default", 3)
 		cms := client.CoreV1().ConfigMaps("default")

@@ -34,6 +34,7 @@ import (
 // on one etcd: what one writes the other serves, and a LIST paged on one
 // continues on the other.
 func TestTwoInstancesShareAnExternalEtcd(t *testing.T) {
+	t.Parallel()
 	external := framework.ExternalEtcd(t, 0)
 	a := kubernetes.NewForConfigOrDie(testserver.Start(t, external).Config)
 	b := kubernetes.NewForConfigOrDie(testserver.Start(t, external).Config)
@@ -70,6 +71,8 @@ func TestTwoInstancesShareAnExternalEtcd(t *testing.T) {
 // continues it from etcd; a server whose cache of an idle resource is
 // behind the token catches up with a progress request.
 func TestPagingAcrossInstances(t *testing.T) {
+	// Serial: its LISTs are checked against the process's counters (RoutesOf).
+
 	// No periodic progress notifications: a cache's resourceVersion moves
 	// only with its resource's events and the progress requests of its reads.
 	external := framework.ExternalEtcd(t, time.Hour)
@@ -149,6 +152,7 @@ func TestPagingAcrossInstances(t *testing.T) {
 // each continues the other's tokens, with the pages (items,
 // remainingItemCount, tokens) each gives alone.
 func TestContinueTokensAcrossStoragePaths(t *testing.T) {
+	// Serial: its LISTs are checked against the process's counters (RoutesOf).
 	external := framework.ExternalEtcd(t, 0)
 	etcdPath := startInstance(t, "etcd path", external, func(o *server.Options) { o.WatchCache = false })
 	cachePath := startInstance(t, "cache path", external)

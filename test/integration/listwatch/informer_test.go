@@ -36,6 +36,9 @@ import (
 // streaming watch-list by default: they must sync without a LIST, keep
 // watching, and the server must log no error meanwhile.
 func TestInformersSyncWithWatchList(t *testing.T) {
+	// Serial: it counts the LISTs of configmaps in the process's
+	// apiserver_request_total, and reads LoggedErrors, which has every
+	// running server's klog errors.
 	framework.ForEachStoragePath(t, func(t *testing.T, path func(*server.Options)) {
 		s, client := framework.Start(t, path)
 		if lists := syncInformers(t, s, client); lists != 0 {

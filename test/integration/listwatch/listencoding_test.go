@@ -39,6 +39,7 @@ import (
 // be byte for byte the same, in JSON and protobuf, the first time and once
 // the encodings are cached.
 func TestCachedListEncodingMatchesEtcd(t *testing.T) {
+	t.Parallel()
 	etcd, err := storage.StartEtcd(t.Context(), storage.EtcdConfig{Dir: t.TempDir(), UnsafeNoFsync: true})
 	if err != nil {
 		t.Fatal(err)

@@ -34,6 +34,8 @@ import (
 // cache for RV unset and "0" on the cache path, etcd with --watch-cache=false;
 // and that the cache counts the events it receives.
 func TestStorageListMetrics(t *testing.T) {
+	// Serial: it sets an environment variable and counts LISTs in the
+	// process's metrics.
 	framework.WithoutConsistencyChecks(t)
 	framework.ForEachStoragePath(t, func(t *testing.T, path func(*server.Options)) {
 		s, client := framework.Start(t, path)

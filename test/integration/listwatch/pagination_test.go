@@ -55,6 +55,7 @@ import (
 // label-selected pages, on both storage paths (and where the cache serves
 // each request: from its snapshots).
 func TestPaginationAtExactResourceVersion(t *testing.T) {
+	// Serial: its LISTs are checked against the process's counters (RoutesOf).
 	framework.ForEachStoragePath(t, func(t *testing.T, path func(*server.Options)) {
 		checkExactPagination(t, startInstance(t, "server", path))
 	})
@@ -64,6 +65,7 @@ func TestPaginationAtExactResourceVersion(t *testing.T) {
 // hands continuations and exact-resourceVersion LISTs to etcd (counted as
 // source="etcd", reason="snapshots_disabled"), with the same results.
 func TestPaginationFromCacheGateOff(t *testing.T) {
+	// Serial: it sets a feature gate, which is the process's.
 	featuregatetesting.SetFeatureGateDuringTest(t, utilfeature.DefaultFeatureGate, features.PaginationFromCache, false)
 	checkExactPagination(t, startInstance(t, "server"))
 }
@@ -220,6 +222,8 @@ func checkExactPagination(t *testing.T, srv instance) {
 // all in apiserver_storage_list_total{storage="watchcache"}; the cache
 // keeps a snapshot per event; resourceVersion "0" ignores the limit.
 func TestPaginationFromCacheMetrics(t *testing.T) {
+	// Serial: it sets an environment variable and counts LISTs in the
+	// process's metrics.
 	framework.WithoutConsistencyChecks(t)
 	srv := startInstance(t, "server")
 	ns := framework.CreateNamespace(t, srv.client)
@@ -268,6 +272,8 @@ func TestPaginationFromCacheMetrics(t *testing.T) {
 // etcd has compacted the revision they get 410 Gone, and the fresh token
 // continues at the cache's latest state (reason continue_latest).
 func TestPaginationOutsideCacheHistory(t *testing.T) {
+	// Serial: its LISTs are checked against the process's counters (RoutesOf).
+
 	// A compactor that never fires (compactEtcd compacts), as in
 	// TestListChunkingCompactedContinueGets410WithFreshToken.
 	srv := startInstance(t, "server", func(o *server.Options) {

@@ -43,7 +43,9 @@ import (
 // with one ERROR event carrying that Status (a retry delay of 1 s from the
 // cache, 1-4 s from etcd3).
 func TestTooLargeResourceVersion(t *testing.T) {
+	t.Parallel()
 	framework.ForEachStoragePath(t, func(t *testing.T, path func(*server.Options)) {
+		t.Parallel()
 		s, client := framework.Start(t, path)
 		framework.CreateCMNamed(t, client, "x")
 		future := fmt.Sprint(parseRV(t, resourceVersionNow(t, client)) + 1000000)
@@ -125,7 +127,9 @@ func errorEventObject(t *testing.T, body []byte) []byte {
 // cache ignores the limit, as upstream's: the whole list, no continue token;
 // etcd pages), exactly at an older N, and not older than N.
 func TestListResourceVersion(t *testing.T) {
+	t.Parallel()
 	framework.ForEachStoragePath(t, func(t *testing.T, path func(*server.Options)) {
+		t.Parallel()
 		_, client := framework.Start(t, path)
 		ns := framework.CreateNamespace(t, client)
 		cms := client.CoreV1().ConfigMaps(ns)
@@ -183,7 +187,9 @@ func TestListResourceVersion(t *testing.T) {
 // state, from etcd), "0" (any state; the cache's, which catches up) and N
 // (at least N).
 func TestGetResourceVersion(t *testing.T) {
+	t.Parallel()
 	framework.ForEachStoragePath(t, func(t *testing.T, path func(*server.Options)) {
+		t.Parallel()
 		_, client := framework.Start(t, path)
 		cms := client.CoreV1().ConfigMaps("default")
 		created := createCMIn(t, client, "default", "x", nil)

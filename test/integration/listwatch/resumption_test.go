@@ -43,6 +43,7 @@ import (
 // two negative controls relist: the gate off (upstream's behaviour), and a
 // compaction past the informers' resourceVersion.
 func TestInformersResumeAcrossRestart(t *testing.T) {
+	// Serial: it sets a feature gate, and restarts a server on the port it had.
 	for _, tc := range []struct {
 		name       string
 		gate       bool
@@ -139,6 +140,7 @@ func createPod(t *testing.T, client kubernetes.Interface, name string) {
 // resourceVersions each instance handed out (in events and bookmarks)
 // resume on it after its restart, whatever the other served meanwhile.
 func TestInformersResumeAcrossARollingRestart(t *testing.T) {
+	// Serial: it restarts servers on the ports they had.
 	external := framework.ExternalEtcd(t, 0)
 	noCompaction := func(o *server.Options) { o.EtcdCompactionInterval = 0 }
 	a, clientA := framework.Start(t, external, noCompaction)

@@ -49,7 +49,9 @@ import (
 // WatchList gate on the HTTP layer makes these sendInitialEvents=true
 // watches; the events are the same.)
 func TestWatchInitialState(t *testing.T) {
+	t.Parallel()
 	framework.ForEachStoragePath(t, func(t *testing.T, path func(*server.Options)) {
+		t.Parallel()
 		_, client := framework.Start(t, path)
 		for _, rv := range []string{"", "0"} {
 			t.Run("resourceVersion="+strconv.Quote(rv), func(t *testing.T) {
@@ -91,7 +93,9 @@ func TestWatchInitialState(t *testing.T) {
 // as ADDED and one that moves it out as DELETED, carrying the previous
 // object at the update's resourceVersion.
 func TestWatchFromResourceVersion(t *testing.T) {
+	t.Parallel()
 	framework.ForEachStoragePath(t, func(t *testing.T, path func(*server.Options)) {
+		t.Parallel()
 		_, client := framework.Start(t, path)
 		ns := framework.CreateNamespace(t, client)
 		cms := client.CoreV1().ConfigMaps(ns)
@@ -141,7 +145,9 @@ func TestWatchFromResourceVersion(t *testing.T) {
 // has compacted it, both answer 200 with one ERROR event, a 410 Expired
 // Status, and end the stream.
 func TestWatchTooOldResourceVersion(t *testing.T) {
+	t.Parallel()
 	framework.ForEachStoragePath(t, func(t *testing.T, path func(*server.Options)) {
+		t.Parallel()
 		first, client := framework.Start(t, path)
 		ns := framework.CreateNamespace(t, client)
 		old := createCMIn(t, client, ns, "old", nil)
@@ -187,6 +193,7 @@ func TestWatchTooOldResourceVersion(t *testing.T) {
 // gate off the cache's history starts where the cache started, as
 // upstream's, so a watch from before a restart gets 410 Expired.
 func TestWatchFromBeforeARestartWithoutEfficientWatchResumption(t *testing.T) {
+	// Serial: it sets a feature gate, which is the process's.
 	featuregatetesting.SetFeatureGateDuringTest(t, utilfeature.DefaultFeatureGate, features.EfficientWatchResumption, false)
 	first, client := framework.Start(t)
 	ns := framework.CreateNamespace(t, client)

@@ -43,7 +43,9 @@ const watchListQuery = "watch=true&sendInitialEvents=true&resourceVersionMatch=N
 // a LIST made before, then the changes, on one stream; also for an empty
 // collection. Invalid option combinations get 422 as upstream's.
 func TestWatchList(t *testing.T) {
+	t.Parallel()
 	framework.ForEachStoragePath(t, func(t *testing.T, path func(*server.Options)) {
+		t.Parallel()
 		_, client := framework.Start(t, path)
 		for _, tc := range []struct {
 			name string
@@ -168,6 +170,7 @@ func TestWatchList(t *testing.T) {
 // the initial state; a client-go informer falls back to LIST+WATCH, syncs
 // and sees later writes.
 func TestWithoutConsistentWatchList(t *testing.T) {
+	// Serial: it sets a feature gate, which is the process's.
 	featuregatetesting.SetFeatureGateDuringTest(t, utilfeature.DefaultFeatureGate, features.ConsistentWatchList, false)
 	framework.ForEachStoragePath(t, func(t *testing.T, path func(*server.Options)) {
 		s, client := framework.Start(t, path)

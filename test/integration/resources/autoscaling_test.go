@@ -41,7 +41,9 @@ import (
 // kubectl autoscale and get hpa, and client-go's typed clients of both
 // versions round-tripping what only v2 can say through v1.
 func TestHorizontalPodAutoscalers(t *testing.T) {
+	t.Parallel()
 	framework.ForEachStoragePath(t, func(t *testing.T, path func(*server.Options)) {
+		t.Parallel()
 		s, client := framework.Start(t, path)
 		ns := framework.CreateNamespace(t, client)
 		ctx := t.Context()

@@ -49,6 +49,7 @@ import (
 // policy and ingress class types with the real kubectl (its generators and
 // the server's table columns) and with client-go's typed clients.
 func TestBuiltins(t *testing.T) {
+	t.Parallel()
 	s, client := framework.Start(t)
 
 	t.Run("kubectl create", func(t *testing.T) {

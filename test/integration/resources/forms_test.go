@@ -43,7 +43,9 @@ import (
 // TestResponseForms checks that GET, LIST and WATCH answer in every form
 // kubectl and informers ask for: JSON, protobuf, Table and PartialObjectMetadata.
 func TestResponseForms(t *testing.T) {
+	t.Parallel()
 	framework.ForEachStoragePath(t, func(t *testing.T, path func(*server.Options)) {
+		t.Parallel()
 		s, client := framework.Start(t, path)
 		framework.CreateConfigMaps(t, client, "default", 2)
 
@@ -142,7 +144,9 @@ func TestResponseForms(t *testing.T) {
 // TestEveryResourceAnswersInEveryForm asks every resource for GET, LIST and
 // WATCH as protobuf, Table and PartialObjectMetadata, over plain HTTP.
 func TestEveryResourceAnswersInEveryForm(t *testing.T) {
+	t.Parallel()
 	framework.ForEachStoragePath(t, func(t *testing.T, path func(*server.Options)) {
+		t.Parallel()
 		s, _ := framework.Start(t, path)
 		dyn := dynamic.NewForConfigOrDie(s.Config)
 		httpClient, err := rest.HTTPClientFor(s.Config)
@@ -200,6 +204,7 @@ func TestEveryResourceAnswersInEveryForm(t *testing.T) {
 // at once, LIST and WATCH from the cache: encoding a cached object must
 // not write into it (the race detector watches, under make test).
 func TestConcurrentEncodingsOfPodsWithQuantities(t *testing.T) {
+	t.Parallel()
 	s, client := framework.Start(t)
 	httpClient, err := rest.HTTPClientFor(s.Config)
 	if err != nil {

@@ -29,7 +29,9 @@ import (
 )
 
 func TestEveryResourceSupportsCRUD(t *testing.T) {
+	t.Parallel()
 	framework.ForEachStoragePath(t, func(t *testing.T, path func(*server.Options)) {
+		t.Parallel()
 		s, _ := framework.Start(t, path)
 		dyn := dynamic.NewForConfigOrDie(s.Config)
 		for _, r := range framework.ServedResources {

@@ -36,7 +36,9 @@ import (
 )
 
 func TestNamespaceLifecycle(t *testing.T) {
+	t.Parallel()
 	framework.ForEachStoragePath(t, func(t *testing.T, path func(*server.Options)) {
+		t.Parallel()
 		_, client := framework.Start(t, path)
 		ctx := t.Context()
 		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "c"}}
@@ -94,6 +96,7 @@ func TestNamespaceLifecycle(t *testing.T) {
 }
 
 func TestValidationReturns422WithCauses(t *testing.T) {
+	t.Parallel()
 	_, client := framework.Start(t)
 	ctx := t.Context()
 	big := strings.Repeat("x", corev1.MaxSecretSize+1)
@@ -148,6 +151,7 @@ func TestValidationReturns422WithCauses(t *testing.T) {
 }
 
 func TestImmutableConfigMapAndUpdatesWithoutResourceVersion(t *testing.T) {
+	t.Parallel()
 	_, client := framework.Start(t)
 	ctx := t.Context()
 	cms := client.CoreV1().ConfigMaps("default")
@@ -169,6 +173,7 @@ func TestImmutableConfigMapAndUpdatesWithoutResourceVersion(t *testing.T) {
 }
 
 func TestSecretStringDataIsStoredAsData(t *testing.T) {
+	t.Parallel()
 	_, client := framework.Start(t)
 	sec := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "s"}, StringData: map[string]string{"user": "admin"}, Data: map[string][]byte{"user": []byte("old"), "x": []byte("y")}}
 	got, err := client.CoreV1().Secrets("default").Create(t.Context(), sec, metav1.CreateOptions{})
@@ -181,7 +186,9 @@ func TestSecretStringDataIsStoredAsData(t *testing.T) {
 }
 
 func TestPodStatusSubresourceAndFieldSelectors(t *testing.T) {
+	t.Parallel()
 	framework.ForEachStoragePath(t, func(t *testing.T, path func(*server.Options)) {
+		t.Parallel()
 		_, client := framework.Start(t, path)
 		ctx := t.Context()
 		pods := client.CoreV1().Pods("default")

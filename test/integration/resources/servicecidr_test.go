@@ -62,6 +62,7 @@ func checkReady(t *testing.T, ready *metav1.Condition) {
 // an Unknown Ready condition, which it sets True); cluster IPs come from
 // the service range whatever the ServiceCIDRs say.
 func TestServiceCIDR(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	s := testserver.Start(t, func(o *server.Options) { o.DataDir = dir })
 	client := kubernetes.NewForConfigOrDie(s.Config)

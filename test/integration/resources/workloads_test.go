@@ -42,7 +42,9 @@ import (
 // TestEveryResourceWatchesAndWatchLists watches every served resource from
 // a resourceVersion and as a watch-list (KEP-3157), on both storage paths.
 func TestEveryResourceWatchesAndWatchLists(t *testing.T) {
+	t.Parallel()
 	framework.ForEachStoragePath(t, func(t *testing.T, path func(*server.Options)) {
+		t.Parallel()
 		s, _ := framework.Start(t, path)
 		dyn := dynamic.NewForConfigOrDie(s.Config)
 		for i, r := range framework.ServedResources {
@@ -90,6 +92,7 @@ func TestEveryResourceWatchesAndWatchLists(t *testing.T) {
 // does to a Deployment: defaults, generation, status and scale subresources,
 // validation.
 func TestDeploymentStrategies(t *testing.T) {
+	t.Parallel()
 	_, client := framework.Start(t)
 	ctx := t.Context()
 	deployments := client.AppsV1().Deployments("default")
@@ -158,6 +161,7 @@ func TestDeploymentStrategies(t *testing.T) {
 // does by default: unique, from 10.0.0.0/24 and 30000-32767, kept across
 // updates, checked when asked for.
 func TestServiceClusterIPs(t *testing.T) {
+	t.Parallel()
 	_, client := framework.Start(t)
 	ctx := t.Context()
 	services := client.CoreV1().Services("default")
@@ -244,6 +248,7 @@ func TestServiceClusterIPs(t *testing.T) {
 // TestKubectlCreateDeploymentAndService runs the kubectl commands a newcomer
 // tries first.
 func TestKubectlCreateDeploymentAndService(t *testing.T) {
+	t.Parallel()
 	s, client := framework.Start(t)
 	framework.Kubectl(t, s, "", "create", "deployment", "web", "--image=nginx:1.27", "--replicas=2")
 	framework.Kubectl(t, s, "", "create", "service", "clusterip", "web", "--tcp=80:8080")
@@ -274,6 +279,7 @@ func TestKubectlCreateDeploymentAndService(t *testing.T) {
 // TestEventsInBothGroups writes Events through events.k8s.io/v1 and core/v1
 // and reads each through the other: one collection, converted as upstream's.
 func TestEventsInBothGroups(t *testing.T) {
+	t.Parallel()
 	_, client := framework.Start(t)
 	ctx := t.Context()
 	now := metav1.NewMicroTime(time.Now().Truncate(time.Microsecond))
@@ -313,6 +319,7 @@ func TestEventsInBothGroups(t *testing.T) {
 // TestDeletingANamespaceDeletesTheNewTypes checks the namespace controller
 // empties every namespaced resource, the new ones included.
 func TestDeletingANamespaceDeletesTheNewTypes(t *testing.T) {
+	t.Parallel()
 	_, client := framework.Start(t)
 	ctx := t.Context()
 	ns := framework.CreateNamespace(t, client)
