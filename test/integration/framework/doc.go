@@ -16,10 +16,16 @@ limitations under the License.
 
 // Package framework is what the integration test packages under
 // test/integration share: starting in-process servers on either storage
-// path (Start, ForEachStoragePath), an etcd of their own (ExternalEtcd),
-// the real kubectl and miniapiserver binaries, built once per test binary
-// (Kubectl, ServerBinaryPath), the process's metrics (ScrapeMetrics,
-// SumSamples, RoutesOf), watch events (NextEvent, ExpectEvents), objects
-// of every served resource (ServedResources) and polling (WaitUntil, Poll).
-// Each package's TestMain calls Main.
+// path (Start, ForEachStoragePath), an etcd of their own and its
+// compaction (ExternalEtcd, CompactEtcd), the real kubectl and miniapiserver
+// binaries, built once per test binary (Kubectl, ServerBinaryPath), the
+// process's metrics (ScrapeMetrics, SumSamples, RoutesOf), watch events
+// (NextEvent, ExpectEvents), configmaps and objects of every served
+// resource (CreateConfigMaps, ServedResources) and polling (WaitUntil,
+// Poll). Each package's TestMain calls Main.
+//
+// The servers of a test binary share its process: feature gates,
+// environment variables, package variables, klog and the metrics registry.
+// A test that changes or reads them as a whole is serial (no t.Parallel),
+// as one that measures time or reuses a port; the others are parallel.
 package framework

@@ -19,11 +19,14 @@ package framework
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
 )
@@ -82,4 +85,68 @@ func Deployment(name string, replicas int32) *appsv1.Deployment {
 			},
 		},
 	}
+}
+
+// CreateCMIn creates an empty configmap name, with labels, in namespace ns.
+func CreateCMIn(t *testing.T, client kubernetes.Interface, ns, name string, labels map[string]string) *corev1.ConfigMap {
+	t.Helper()
+	cm, err := client.CoreV1().ConfigMaps(ns).Create(t.Context(), &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cm
+}
+
+// UpdateCMLabels sets the labels of configmap name in namespace ns.
+func UpdateCMLabels(t *testing.T, client kubernetes.Interface, ns, name string, labels map[string]string) *corev1.ConfigMap {
+	t.Helper()
+	cm, err := client.CoreV1().ConfigMaps(ns).Get(t.Context(), name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cm.Labels = labels
+	if cm, err = client.CoreV1().ConfigMaps(ns).Update(t.Context(), cm, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	return cm
+}
+
+// ResourceVersionNow is the resourceVersion of a consistent LIST.
+func ResourceVersionNow(t *testing.T, client kubernetes.Interface) string {
+	t.Helper()
+	list, err := client.CoreV1().Namespaces().List(t.Context(), metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return list.ResourceVersion
+}
+
+// ObjectName is obj's name.
+func ObjectName(t *testing.T, obj runtime.Object) string {
+	t.Helper()
+	m, err := meta.Accessor(obj)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m.GetName()
+}
+
+// ResourceVersionOf is obj's resourceVersion.
+func ResourceVersionOf(t *testing.T, obj runtime.Object) string {
+	t.Helper()
+	m, err := meta.Accessor(obj)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m.GetResourceVersion()
+}
+
+// ParseRV parses a resourceVersion.
+func ParseRV(t *testing.T, rv string) uint64 {
+	t.Helper()
+	n, err := strconv.ParseUint(rv, 10, 64)
+	if err != nil {
+		t.Fatalf("resourceVersion %q: %v", rv, err)
+	}
+	return n
 }

@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package listwatch
+package watches
 
 import (
 	"encoding/json"
@@ -26,7 +26,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/watch"
 	utilfeature "k8s.io/apiserver/pkg/util/feature"
-	"k8s.io/client-go/kubernetes"
 	featuregatetesting "k8s.io/component-base/featuregate/testing"
 	"k8s.io/utils/ptr"
 
@@ -81,7 +80,7 @@ func TestWatchList(t *testing.T) {
 				var initial []string
 				for range tc.n {
 					if ev := framework.NextEvent(t, w); ev.Type == watch.Added {
-						initial = append(initial, objectName(t, ev.Object))
+						initial = append(initial, framework.ObjectName(t, ev.Object))
 					} else {
 						t.Fatalf("initial event: got %s, want ADDED", framework.Describe(ev))
 					}
@@ -97,10 +96,10 @@ func TestWatchList(t *testing.T) {
 				if bookmark.Type != watch.Bookmark || !ok || cm.Annotations[metav1.InitialEventsAnnotationKey] != "true" {
 					t.Fatalf("after the initial events: got %s %#v, want a BOOKMARK annotated %s", framework.Describe(bookmark), bookmark.Object, metav1.InitialEventsAnnotationKey)
 				}
-				if got, want := parseRV(t, cm.ResourceVersion), parseRV(t, list.ResourceVersion); got < want {
+				if got, want := framework.ParseRV(t, cm.ResourceVersion), framework.ParseRV(t, list.ResourceVersion); got < want {
 					t.Errorf("initial-events-end bookmark at resourceVersion %d, want >= %d (the list's)", got, want)
 				}
-				createCMIn(t, client, ns, "later", nil)
+				framework.CreateCMIn(t, client, ns, "later", nil)
 				events := framework.ExpectEvents(t, w, "ADDED later")
 				checkIncreasingAfter(t, events, cm.ResourceVersion)
 			})
@@ -113,7 +112,7 @@ func TestWatchList(t *testing.T) {
 				if rv == "0" {
 					// From "0" the changes start at the cache's (any)
 					// resourceVersion: wait until it has the two.
-					if _, err := client.CoreV1().ConfigMaps(ns).List(t.Context(), metav1.ListOptions{ResourceVersion: resourceVersionNow(t, client)}); err != nil {
+					if _, err := client.CoreV1().ConfigMaps(ns).List(t.Context(), metav1.ListOptions{ResourceVersion: framework.ResourceVersionNow(t, client)}); err != nil {
 						t.Fatal(err)
 					}
 				}
@@ -123,7 +122,7 @@ func TestWatchList(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				createCMIn(t, client, ns, "later", nil)
+				framework.CreateCMIn(t, client, ns, "later", nil)
 				// No initial state; with "" the changes after etcd's revision at the request.
 				if ev := framework.NextChange(t, w); framework.Describe(ev) != "ADDED later" {
 					t.Errorf("resourceVersion=%q: got %s, want ADDED later only", rv, framework.Describe(ev))
@@ -186,15 +185,15 @@ func TestWithoutConsistentWatchList(t *testing.T) {
 		t.Run("plain watches send the initial state", func(t *testing.T) {
 			for _, rv := range []string{"", "0"} {
 				ns := framework.CreateNamespace(t, client)
-				createCMIn(t, client, ns, "a", nil)
-				if _, err := client.CoreV1().ConfigMaps(ns).List(t.Context(), metav1.ListOptions{ResourceVersion: resourceVersionNow(t, client)}); err != nil {
+				framework.CreateCMIn(t, client, ns, "a", nil)
+				if _, err := client.CoreV1().ConfigMaps(ns).List(t.Context(), metav1.ListOptions{ResourceVersion: framework.ResourceVersionNow(t, client)}); err != nil {
 					t.Fatal(err)
 				}
 				w, err := client.CoreV1().ConfigMaps(ns).Watch(t.Context(), metav1.ListOptions{ResourceVersion: rv, AllowWatchBookmarks: true})
 				if err != nil {
 					t.Fatal(err)
 				}
-				createCMIn(t, client, ns, "b", nil)
+				framework.CreateCMIn(t, client, ns, "b", nil)
 				framework.ExpectEvents(t, w, "ADDED a", "ADDED b")
 				w.Stop()
 			}
@@ -206,16 +205,6 @@ func TestWithoutConsistentWatchList(t *testing.T) {
 			}
 		})
 	})
-}
-
-// resourceVersionNow is the resourceVersion of a consistent LIST.
-func resourceVersionNow(t *testing.T, client kubernetes.Interface) string {
-	t.Helper()
-	list, err := client.CoreV1().Namespaces().List(t.Context(), metav1.ListOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return list.ResourceVersion
 }
 
 // statusError decodes a Status response body.

@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package listwatch
+package watches
 
 import (
 	"context"
@@ -48,7 +48,7 @@ func TestTooLargeResourceVersion(t *testing.T) {
 		t.Parallel()
 		s, client := framework.Start(t, path)
 		framework.CreateCMNamed(t, client, "x")
-		future := fmt.Sprint(parseRV(t, resourceVersionNow(t, client)) + 1000000)
+		future := fmt.Sprint(framework.ParseRV(t, framework.ResourceVersionNow(t, client)) + 1000000)
 		requests := []struct {
 			name, path string
 			watch      bool
@@ -134,8 +134,8 @@ func TestListResourceVersion(t *testing.T) {
 		ns := framework.CreateNamespace(t, client)
 		cms := client.CoreV1().ConfigMaps(ns)
 		framework.CreateConfigMaps(t, client, ns, 3)
-		at := resourceVersionNow(t, client)
-		createCMIn(t, client, ns, "later", nil)
+		at := framework.ResourceVersionNow(t, client)
+		framework.CreateCMIn(t, client, ns, "later", nil)
 		names := func(list *corev1.ConfigMapList) string {
 			var names []string
 			for _, cm := range list.Items {
@@ -192,8 +192,8 @@ func TestGetResourceVersion(t *testing.T) {
 		t.Parallel()
 		_, client := framework.Start(t, path)
 		cms := client.CoreV1().ConfigMaps("default")
-		created := createCMIn(t, client, "default", "x", nil)
-		updated := updateCMLabels(t, client, "default", "x", map[string]string{"v": "2"})
+		created := framework.CreateCMIn(t, client, "default", "x", nil)
+		updated := framework.UpdateCMLabels(t, client, "default", "x", map[string]string{"v": "2"})
 
 		got, err := cms.Get(t.Context(), "x", metav1.GetOptions{})
 		if err != nil || got.ResourceVersion != updated.ResourceVersion {
@@ -204,7 +204,7 @@ func TestGetResourceVersion(t *testing.T) {
 			t.Fatalf("resourceVersion=%s: got %v, %v; want the update", updated.ResourceVersion, got, err)
 		}
 		got, err = cms.Get(t.Context(), "x", metav1.GetOptions{ResourceVersion: created.ResourceVersion})
-		if err != nil || parseRV(t, got.ResourceVersion) < parseRV(t, created.ResourceVersion) {
+		if err != nil || framework.ParseRV(t, got.ResourceVersion) < framework.ParseRV(t, created.ResourceVersion) {
 			t.Fatalf("resourceVersion=%s: got %v, %v; want a state not older", created.ResourceVersion, got, err)
 		}
 		waitForGetAtZero(t, func(ctx context.Context) (bool, error) {
@@ -221,7 +221,7 @@ func TestGetResourceVersion(t *testing.T) {
 		if _, err := cms.Get(t.Context(), "x", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 			t.Errorf("resourceVersion unset after delete: got %v, want 404", err)
 		}
-		now := resourceVersionNow(t, client)
+		now := framework.ResourceVersionNow(t, client)
 		if _, err := cms.Get(t.Context(), "x", metav1.GetOptions{ResourceVersion: now}); !apierrors.IsNotFound(err) {
 			t.Errorf("resourceVersion=%s after delete: got %v, want 404", now, err)
 		}

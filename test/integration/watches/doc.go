@@ -14,8 +14,8 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-// Package listwatch tests LIST, GET and WATCH semantics on both storage
-// paths: resourceVersions, pagination and continue tokens (from the watch
-// cache's snapshots and across servers on one etcd), chunking, compaction,
-// watches, watch-lists, informers and their resumption across restarts.
-package listwatch
+// Package watches tests GETs, watches and watch-lists on both storage
+// paths: resourceVersion semantics, initial events and bookmarks, watches
+// from before a restart or a compaction, and client-go informers, which
+// sync by watch-list and resume across restarts without relisting.
+package watches

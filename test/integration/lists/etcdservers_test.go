@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package listwatch
+package lists
 
 import (
 	"fmt"
@@ -88,7 +88,7 @@ func TestPagingAcrossInstances(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		createCMIn(t, a.client, ns, "cm-after", nil)
+		framework.CreateCMIn(t, a.client, ns, "cm-after", nil)
 		// C's cache starts after the first page's revision: it has no
 		// snapshot of it, and etcd serves.
 		c := startInstance(t, "C", external).withRoute("continue", "etcd/no_snapshot").withRoute("exact", "etcd/no_snapshot")
@@ -116,7 +116,7 @@ func TestPagingAcrossInstances(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			return parseRV(t, p.rv)
+			return framework.ParseRV(t, p.rv)
 		}
 		// Configmap writes move etcd past the secrets; A's first page of
 		// secrets is at etcd's revision, which B's secrets cache has not
@@ -125,13 +125,13 @@ func TestPagingAcrossInstances(t *testing.T) {
 		var first listPage
 		for attempt := 0; ; attempt++ {
 			for i := range 3 {
-				createCMIn(t, a.client, ns, fmt.Sprintf("tick-%d-%d", attempt, i), nil)
+				framework.CreateCMIn(t, a.client, ns, fmt.Sprintf("tick-%d-%d", attempt, i), nil)
 			}
 			var err error
 			if first, err = a.list(t, "secrets", ns, metav1.ListOptions{Limit: 2}); err != nil {
 				t.Fatal(err)
 			}
-			if behind := secretsOnB(); behind < parseRV(t, first.rv) {
+			if behind := secretsOnB(); behind < framework.ParseRV(t, first.rv) {
 				break
 			} else if attempt == 2 {
 				t.Fatalf("B's secrets cache at %d, want it behind A's first page at %s", behind, first.rv)
@@ -141,7 +141,7 @@ func TestPagingAcrossInstances(t *testing.T) {
 		// serves it from its snapshot; a 504 after 3 s fails the test.
 		rest := pageThrough(t, "secrets", ns, metav1.ListOptions{Limit: 2, Continue: first.token}, nil, b, a)
 		samePages(t, "first page on A, then B, A", append([]listPage{first}, rest...), expectedPages(t, at.items(), 2, first.rv, true))
-		if now := secretsOnB(); now < parseRV(t, first.rv) {
+		if now := secretsOnB(); now < framework.ParseRV(t, first.rv) {
 			t.Errorf("B's secrets cache at %d after continuing at %s, want caught up", now, first.rv)
 		}
 	})
@@ -207,14 +207,14 @@ func checkPagingAcross(t *testing.T, first, second instance) {
 	writers := []instance{second, first}
 	between := func(gap int) { // on the pages after the cursor, and at it
 		w := writers[gap%2].client
-		updateCMLabels(t, w, ns, fmt.Sprintf("cm-%03d", 11-2*gap), map[string]string{"gap": fmt.Sprint(gap)})
+		framework.UpdateCMLabels(t, w, ns, fmt.Sprintf("cm-%03d", 11-2*gap), map[string]string{"gap": fmt.Sprint(gap)})
 		deleteCM(t, w, ns, fmt.Sprintf("cm-%03d", 10-2*gap))
-		createCMIn(t, w, ns, fmt.Sprintf("cm-%03da", 3*gap+3), nil)
-		createCMIn(t, w, ns, fmt.Sprintf("cm-later-%d", gap), nil)
+		framework.CreateCMIn(t, w, ns, fmt.Sprintf("cm-%03da", 3*gap+3), nil)
+		framework.CreateCMIn(t, w, ns, fmt.Sprintf("cm-later-%d", gap), nil)
 	}
 	across := pageThrough(t, "configmaps", ns, metav1.ListOptions{Limit: 3}, between, first, second)
 	rv := across[0].rv
-	if last := created[len(created)-1].ResourceVersion; parseRV(t, rv) < parseRV(t, last) {
+	if last := created[len(created)-1].ResourceVersion; framework.ParseRV(t, rv) < framework.ParseRV(t, last) {
 		t.Errorf("first page on %s at resourceVersion %s, want at least the last create's %s", first.name, rv, last)
 	}
 	want := expectedPages(t, at.items(), 3, rv, true)

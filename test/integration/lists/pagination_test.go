@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package listwatch
+package lists
 
 import (
 	"encoding/base64"
@@ -75,7 +75,7 @@ func checkExactPagination(t *testing.T, srv instance) {
 	client := srv.client
 	ns := framework.CreateNamespace(t, client)
 	live := stateOf(framework.CreateConfigMaps(t, client, ns, 8)) // cm-000 ... cm-007
-	live.set(updateCMLabels(t, client, ns, "cm-003", map[string]string{"v": "1"}))
+	live.set(framework.UpdateCMLabels(t, client, ns, "cm-003", map[string]string{"v": "1"}))
 	// A revision at which no configmap changed: the state is the one of the
 	// configmap write before it.
 	secret, err := client.CoreV1().Secrets(ns).Create(t.Context(), &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "s"}}, metav1.CreateOptions{})
@@ -83,14 +83,14 @@ func checkExactPagination(t *testing.T, srv instance) {
 		t.Fatal(err)
 	}
 	betweenRV, atBetween := secret.ResourceVersion, maps.Clone(live)
-	updated := updateCMLabels(t, client, ns, "cm-004", map[string]string{"v": "1"})
+	updated := framework.UpdateCMLabels(t, client, ns, "cm-004", map[string]string{"v": "1"})
 	live.set(updated)
 	rv, atRV := updated.ResourceVersion, maps.Clone(live)
 	// Later writes, which LISTs at rv must not show.
-	live.set(createCMIn(t, client, ns, "cm-late", nil))
-	live.set(updateCMLabels(t, client, ns, "cm-001", map[string]string{"v": "1"}))
+	live.set(framework.CreateCMIn(t, client, ns, "cm-late", nil))
+	live.set(framework.UpdateCMLabels(t, client, ns, "cm-001", map[string]string{"v": "1"}))
 	live.delete(t, client, ns, "cm-005")
-	afterDelete, atAfterDelete := resourceVersionNow(t, client), maps.Clone(live)
+	afterDelete, atAfterDelete := framework.ResourceVersionNow(t, client), maps.Clone(live)
 
 	t.Run("exact", func(t *testing.T) {
 		for _, at := range []struct {
@@ -144,12 +144,12 @@ func checkExactPagination(t *testing.T, srv instance) {
 		// (an update and a delete ahead, a create in the next page) do not show.
 		writes := []func(){
 			func() {
-				live.set(updateCMLabels(t, client, ns, "cm-006", map[string]string{"v": "2"}))
-				live.set(createCMIn(t, client, ns, "cm-003a", nil))
+				live.set(framework.UpdateCMLabels(t, client, ns, "cm-006", map[string]string{"v": "2"}))
+				live.set(framework.CreateCMIn(t, client, ns, "cm-003a", nil))
 			},
 			func() {
 				live.delete(t, client, ns, "cm-007")
-				live.set(createCMIn(t, client, ns, "cm-006a", nil))
+				live.set(framework.CreateCMIn(t, client, ns, "cm-006a", nil))
 			},
 		}
 		got := pageThrough(t, "configmaps", ns, metav1.ListOptions{Limit: 3, ResourceVersion: rv}, func(page int) { writes[page]() }, srv)
@@ -161,14 +161,14 @@ func checkExactPagination(t *testing.T, srv instance) {
 		at := maps.Clone(live) // cm-000 ... cm-004, cm-003a, cm-006, cm-006a, cm-late
 		newest := live.newest(t)
 		writes := []func(){
-			func() { live.set(updateCMLabels(t, client, ns, "cm-late", map[string]string{"v": "2"})) },
+			func() { live.set(framework.UpdateCMLabels(t, client, ns, "cm-late", map[string]string{"v": "2"})) },
 			func() {
 				live.delete(t, client, ns, "cm-006a")
-				live.set(createCMIn(t, client, ns, "cm-zzz", nil))
+				live.set(framework.CreateCMIn(t, client, ns, "cm-zzz", nil))
 			},
 		}
 		got := pageThrough(t, "configmaps", ns, metav1.ListOptions{Limit: 3}, func(page int) { writes[page]() }, srv)
-		if parseRV(t, got[0].rv) < newest {
+		if framework.ParseRV(t, got[0].rv) < newest {
 			t.Errorf("first page at resourceVersion %s, want at least %d, the last write's", got[0].rv, newest)
 		}
 		samePages(t, "paged LIST", got, expectedPages(t, at.items(), 3, got[0].rv, true))
@@ -186,12 +186,12 @@ func checkExactPagination(t *testing.T, srv instance) {
 			if i >= 1 && i <= 4 {
 				labels = pick
 			}
-			created.set(createCMIn(t, client, ns, fmt.Sprintf("cm-%03d", i), labels))
+			created.set(framework.CreateCMIn(t, client, ns, fmt.Sprintf("cm-%03d", i), labels))
 		}
 		got := pageThrough(t, "configmaps", ns, metav1.ListOptions{Limit: 2, LabelSelector: "pick=yes"}, func(page int) {
 			if page == 0 { // would show on the next pages if they were not at the first's revision
-				createCMIn(t, client, ns, "cm-003a", pick)
-				updateCMLabels(t, client, ns, "cm-006", pick)
+				framework.CreateCMIn(t, client, ns, "cm-003a", pick)
+				framework.UpdateCMLabels(t, client, ns, "cm-006", pick)
 			}
 		}, srv)
 		rv := got[0].rv
@@ -274,7 +274,7 @@ func TestPaginationFromCacheMetrics(t *testing.T) {
 func TestPaginationOutsideCacheHistory(t *testing.T) {
 	// Serial: its LISTs are checked against the process's counters (RoutesOf).
 
-	// A compactor that never fires (compactEtcd compacts), as in
+	// A compactor that never fires (CompactEtcd compacts), as in
 	// TestListChunkingCompactedContinueGets410WithFreshToken.
 	srv := startInstance(t, "server", func(o *server.Options) {
 		o.WatchCacheHistorySize = 2
@@ -290,7 +290,7 @@ func TestPaginationOutsideCacheHistory(t *testing.T) {
 	samePages(t, "first page", []listPage{first}, expectedPages(t, at.items(), 2, first.rv, true)[:1])
 	var last *corev1.ConfigMap
 	for _, name := range []string{"cm-004", "cm-005", "cm-000"} {
-		last = updateCMLabels(t, srv.client, ns, name, map[string]string{"v": "1"})
+		last = framework.UpdateCMLabels(t, srv.client, ns, name, map[string]string{"v": "1"})
 		live.set(last)
 	}
 	// Once the cache has seen the updates, the first page's revision has
@@ -312,7 +312,7 @@ func TestPaginationOutsideCacheHistory(t *testing.T) {
 		t.Errorf("Exact LIST at %s, in the history: got %v (%v), want %v", last.ResourceVersion, exact, err, want)
 	}
 
-	compactEtcd(t, srv.s)
+	framework.CompactEtcd(t, srv.s)
 	_, err = old.list(t, "configmaps", ns, metav1.ListOptions{ResourceVersion: first.rv, ResourceVersionMatch: metav1.ResourceVersionMatchExact})
 	if !apierrors.IsResourceExpired(err) && !apierrors.IsGone(err) {
 		t.Errorf("Exact LIST at %s, compacted: got %v, want 410 Gone", first.rv, err)
@@ -327,7 +327,7 @@ func TestPaginationOutsideCacheHistory(t *testing.T) {
 		t.Errorf("fresh token %s, want resourceVersion -1 from cm-001", describeToken(fresh))
 	}
 	latest := pageThrough(t, "configmaps", ns, metav1.ListOptions{Limit: 2, Continue: fresh}, nil, srv)
-	if parseRV(t, latest[0].rv) < parseRV(t, last.ResourceVersion) {
+	if framework.ParseRV(t, latest[0].rv) < framework.ParseRV(t, last.ResourceVersion) {
 		t.Errorf("continued with the fresh token at resourceVersion %s, want at least the last update's %s", latest[0].rv, last.ResourceVersion)
 	}
 	samePages(t, "continued with the fresh token", latest, expectedPages(t, live.items()[2:], 2, latest[0].rv, true))
@@ -486,7 +486,7 @@ func summarize(t *testing.T, list runtime.Object, withNamespace bool) listPage {
 		p.remaining = fmt.Sprint(*n)
 	}
 	for _, item := range items {
-		name := objectName(t, item)
+		name := framework.ObjectName(t, item)
 		if withNamespace {
 			m, err := meta.Accessor(item)
 			if err != nil {
@@ -494,7 +494,7 @@ func summarize(t *testing.T, list runtime.Object, withNamespace bool) listPage {
 			}
 			name = m.GetNamespace() + "/" + name
 		}
-		p.items = append(p.items, name+"@"+resourceVersionOf(t, item))
+		p.items = append(p.items, name+"@"+framework.ResourceVersionOf(t, item))
 	}
 	return p
 }
@@ -558,7 +558,7 @@ func samePages(t *testing.T, what string, got, want []listPage) {
 // continueToken is the etcd path's token for the page ending with name at rv.
 func continueToken(t *testing.T, name, rv string) string {
 	t.Helper()
-	token, err := apistorage.EncodeContinue("/"+name+"\x00", "/", int64(parseRV(t, rv)))
+	token, err := apistorage.EncodeContinue("/"+name+"\x00", "/", int64(framework.ParseRV(t, rv)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -657,7 +657,7 @@ func (s state) newest(t *testing.T) uint64 {
 	t.Helper()
 	var newest uint64
 	for _, rv := range s {
-		newest = max(newest, parseRV(t, rv))
+		newest = max(newest, framework.ParseRV(t, rv))
 	}
 	return newest
 }

@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package listwatch
+package watches
 
 import (
 	"bufio"
@@ -29,12 +29,10 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
 	utilfeature "k8s.io/apiserver/pkg/util/feature"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	featuregatetesting "k8s.io/component-base/featuregate/testing"
 
@@ -69,15 +67,15 @@ func TestWatchInitialState(t *testing.T) {
 					if ev.Type != watch.Added {
 						t.Fatalf("initial event: got %s, want ADDED", framework.Describe(ev))
 					}
-					initial = append(initial, objectName(t, ev.Object))
+					initial = append(initial, framework.ObjectName(t, ev.Object))
 				}
 				slices.Sort(initial)
 				if want := []string{"cm-000", "cm-001"}; !slices.Equal(initial, want) {
 					t.Errorf("initial events: got ADDED %v, want %v", initial, want)
 				}
 
-				createCMIn(t, client, ns, "later", nil)
-				updateCMLabels(t, client, ns, "cm-000", map[string]string{"x": "y"})
+				framework.CreateCMIn(t, client, ns, "later", nil)
+				framework.UpdateCMLabels(t, client, ns, "cm-000", map[string]string{"x": "y"})
 				if err := cms.Delete(t.Context(), "cm-001", metav1.DeleteOptions{}); err != nil {
 					t.Fatal(err)
 				}
@@ -99,7 +97,7 @@ func TestWatchFromResourceVersion(t *testing.T) {
 		_, client := framework.Start(t, path)
 		ns := framework.CreateNamespace(t, client)
 		cms := client.CoreV1().ConfigMaps(ns)
-		createCMIn(t, client, ns, "before", map[string]string{"app": "a"}) // must not be replayed
+		framework.CreateCMIn(t, client, ns, "before", map[string]string{"app": "a"}) // must not be replayed
 		list, err := cms.List(t.Context(), metav1.ListOptions{})
 		if err != nil {
 			t.Fatal(err)
@@ -115,14 +113,14 @@ func TestWatchFromResourceVersion(t *testing.T) {
 		}
 		defer selected.Stop()
 
-		createCMIn(t, client, ns, "x", nil)                                           // not selected
-		createCMIn(t, client, ns, "y", map[string]string{"app": "a"})                 // selected
-		updateCMLabels(t, client, ns, "x", map[string]string{"app": "a"})             // moves in
-		movedOut := updateCMLabels(t, client, ns, "y", map[string]string{"app": "b"}) // moves out
+		framework.CreateCMIn(t, client, ns, "x", nil)                                           // not selected
+		framework.CreateCMIn(t, client, ns, "y", map[string]string{"app": "a"})                 // selected
+		framework.UpdateCMLabels(t, client, ns, "x", map[string]string{"app": "a"})             // moves in
+		movedOut := framework.UpdateCMLabels(t, client, ns, "y", map[string]string{"app": "b"}) // moves out
 		if err := cms.Delete(t.Context(), "x", metav1.DeleteOptions{}); err != nil {
 			t.Fatal(err)
 		}
-		createCMIn(t, client, ns, "sentinel", map[string]string{"app": "a"})
+		framework.CreateCMIn(t, client, ns, "sentinel", map[string]string{"app": "a"})
 
 		events := framework.ExpectEvents(t, all, "ADDED x", "ADDED y", "MODIFIED x", "MODIFIED y", "DELETED x", "ADDED sentinel")
 		checkIncreasingAfter(t, events, list.ResourceVersion)
@@ -150,8 +148,8 @@ func TestWatchTooOldResourceVersion(t *testing.T) {
 		t.Parallel()
 		first, client := framework.Start(t, path)
 		ns := framework.CreateNamespace(t, client)
-		old := createCMIn(t, client, ns, "old", nil)
-		createCMIn(t, client, ns, "newer", nil)
+		old := framework.CreateCMIn(t, client, ns, "old", nil)
+		framework.CreateCMIn(t, client, ns, "newer", nil)
 		if err := first.Stop(); err != nil {
 			t.Fatal(err)
 		}
@@ -161,7 +159,7 @@ func TestWatchTooOldResourceVersion(t *testing.T) {
 		})
 		// One more write, so that compacting at the current revision
 		// removes newer's, the first revision after old.
-		createCMIn(t, client, ns, "after-restart", nil)
+		framework.CreateCMIn(t, client, ns, "after-restart", nil)
 		query := fmt.Sprintf("watch=true&resourceVersion=%s", old.ResourceVersion)
 
 		t.Run("before compaction", func(t *testing.T) {
@@ -174,7 +172,7 @@ func TestWatchTooOldResourceVersion(t *testing.T) {
 		})
 
 		t.Run("after compaction", func(t *testing.T) {
-			compactEtcd(t, s)
+			framework.CompactEtcd(t, s)
 			resp, events := rawWatch(t, s, ns, query)
 			if resp.StatusCode != http.StatusOK {
 				t.Fatalf("got HTTP %d, want 200", resp.StatusCode)
@@ -197,8 +195,8 @@ func TestWatchFromBeforeARestartWithoutEfficientWatchResumption(t *testing.T) {
 	featuregatetesting.SetFeatureGateDuringTest(t, utilfeature.DefaultFeatureGate, features.EfficientWatchResumption, false)
 	first, client := framework.Start(t)
 	ns := framework.CreateNamespace(t, client)
-	old := createCMIn(t, client, ns, "old", nil)
-	createCMIn(t, client, ns, "newer", nil)
+	old := framework.CreateCMIn(t, client, ns, "old", nil)
+	framework.CreateCMIn(t, client, ns, "newer", nil)
 	if err := first.Stop(); err != nil {
 		t.Fatal(err)
 	}
@@ -210,66 +208,17 @@ func TestWatchFromBeforeARestartWithoutEfficientWatchResumption(t *testing.T) {
 	framework.ExpectEnd(t, events)
 }
 
-func createCMIn(t *testing.T, client kubernetes.Interface, ns, name string, labels map[string]string) *corev1.ConfigMap {
-	t.Helper()
-	cm, err := client.CoreV1().ConfigMaps(ns).Create(t.Context(), &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels}}, metav1.CreateOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return cm
-}
-
-func updateCMLabels(t *testing.T, client kubernetes.Interface, ns, name string, labels map[string]string) *corev1.ConfigMap {
-	t.Helper()
-	cm, err := client.CoreV1().ConfigMaps(ns).Get(t.Context(), name, metav1.GetOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	cm.Labels = labels
-	if cm, err = client.CoreV1().ConfigMaps(ns).Update(t.Context(), cm, metav1.UpdateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	return cm
-}
-
 // checkIncreasingAfter checks that events' resourceVersions are increasing and after rv.
 func checkIncreasingAfter(t *testing.T, events []watch.Event, rv string) {
 	t.Helper()
-	last := parseRV(t, rv)
+	last := framework.ParseRV(t, rv)
 	for _, ev := range events {
-		got := parseRV(t, resourceVersionOf(t, ev.Object))
+		got := framework.ParseRV(t, framework.ResourceVersionOf(t, ev.Object))
 		if got <= last {
 			t.Errorf("%s: resourceVersion %d, want > %d", framework.Describe(ev), got, last)
 		}
 		last = got
 	}
-}
-
-func objectName(t *testing.T, obj runtime.Object) string {
-	t.Helper()
-	m, err := meta.Accessor(obj)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return m.GetName()
-}
-
-func resourceVersionOf(t *testing.T, obj runtime.Object) string {
-	t.Helper()
-	m, err := meta.Accessor(obj)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return m.GetResourceVersion()
-}
-
-func parseRV(t *testing.T, rv string) uint64 {
-	t.Helper()
-	n, err := strconv.ParseUint(rv, 10, 64)
-	if err != nil {
-		t.Fatalf("resourceVersion %q: %v", rv, err)
-	}
-	return n
 }
 
 // rawGet GETs path (with its query) from s as JSON over plain HTTP and

@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package listwatch
+package lists
 
 import (
 	"context"
@@ -25,19 +25,16 @@ import (
 	"testing"
 	"time"
 
-	clientv3 "go.etcd.io/etcd/client/v3"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
-	"k8s.io/apiserver/pkg/storage/etcd3"
 	utilfeature "k8s.io/apiserver/pkg/util/feature"
 	"k8s.io/client-go/kubernetes/scheme"
 	featuregatetesting "k8s.io/component-base/featuregate/testing"
 
 	"github.com/miniapiserver/miniapiserver/pkg/features"
 	"github.com/miniapiserver/miniapiserver/pkg/server"
-	"github.com/miniapiserver/miniapiserver/pkg/testserver"
 	"github.com/miniapiserver/miniapiserver/test/integration/framework"
 )
 
@@ -154,7 +151,7 @@ func TestListChunkingCompactedContinueGets410WithFreshToken(t *testing.T) {
 		t.Parallel()
 		// A compactor that never fires in the test, but watches etcd's
 		// compaction key as every server's does, so the server learns of
-		// compactEtcd's compaction (with none, as upstream, a watch cache
+		// CompactEtcd's compaction (with none, as upstream, a watch cache
 		// keeps serving tokens from its snapshots after a compaction).
 		s, client := framework.Start(t, path, func(o *server.Options) { o.EtcdCompactionInterval = time.Hour })
 		framework.CreateConfigMaps(t, client, "default", 5)
@@ -167,7 +164,7 @@ func TestListChunkingCompactedContinueGets410WithFreshToken(t *testing.T) {
 		if _, err := cms.Create(t.Context(), &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "cm-new"}}, metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
 		}
-		compactEtcd(t, s)
+		framework.CompactEtcd(t, s)
 
 		// The watch cache serves the token from its snapshot until it has
 		// seen the compaction (it reads the revision every second).
@@ -220,29 +217,6 @@ func TestListChunkingGateOffIgnoresLimit(t *testing.T) {
 			t.Errorf("got %d items, continue %q, remaining %v; want all 5 items, no token", len(list.Items), list.Continue, list.RemainingItemCount)
 		}
 	})
-}
-
-// compactEtcd compacts s's etcd at its current revision as the servers'
-// compactors do (etcd3.Compact records it in etcd's compaction key, which
-// the etcd3 stores watch).
-func compactEtcd(t *testing.T, s *testserver.Server) {
-	t.Helper()
-	c, err := clientv3.New(clientv3.Config{Endpoints: s.EtcdServers, DialTimeout: 10 * time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	resp, err := c.Get(t.Context(), "compact-probe")
-	if err != nil {
-		t.Fatal(err)
-	}
-	version, _, _, err := etcd3.Compact(t.Context(), c, 0, resp.Header.Revision)
-	if err == nil && version != 1 { // the key was there: compact again with its version
-		_, _, _, err = etcd3.Compact(t.Context(), c, version, resp.Header.Revision)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
 }
 
 // TestPeriodicCompactionExpiresOldContinueTokens runs the server's own

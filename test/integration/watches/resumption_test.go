@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package listwatch
+package watches
 
 import (
 	"fmt"
@@ -73,7 +73,7 @@ func TestInformersResumeAcrossRestart(t *testing.T) {
 			between, client := framework.Start(t, noCompaction, func(o *server.Options) { o.DataDir = first.DataDir })
 			writeOtherResources(t, client, "between")
 			if tc.compact {
-				compactEtcd(t, between)
+				framework.CompactEtcd(t, between)
 			}
 			if err := between.Stop(); err != nil {
 				t.Fatal(err)
