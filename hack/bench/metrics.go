@@ -126,10 +126,16 @@ func forceServerGC(ctx context.Context, rc rest.Interface) error {
 	return nil
 }
 
-// heapAfterGC forces a server GC, then scrapes go_memstats_heap_inuse_bytes
-// and the other named metric families at once. It returns the scrape and the
-// heap in use.
+// heapAfterGC waits for the server's OpenAPI v3 spec, forces a server GC,
+// then scrapes go_memstats_heap_inuse_bytes and the other named metric
+// families at once. It returns the scrape and the heap in use.
+// (miniapiserver builds its OpenAPI v3 spec in the background once ready,
+// kube-apiserver before: a heap read during the build would count the
+// build's working memory.)
 func heapAfterGC(ctx context.Context, rc rest.Interface, names ...string) (metrics, float64, error) {
+	if err := rc.Get().AbsPath("/openapi/v3").Do(ctx).Error(); err != nil {
+		return nil, 0, fmt.Errorf("waiting for the OpenAPI v3 spec: %w", err)
+	}
 	if err := forceServerGC(ctx, rc); err != nil {
 		return nil, 0, err
 	}
