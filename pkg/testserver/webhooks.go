@@ -224,8 +224,9 @@ func (o *WebhookInstallOptions) writeCertificate() error {
 }
 
 // servingCertificate makes a CA and a serving certificate for the IPs and
-// DNS names it signs, with ECDSA P-256 keys as controller-runtime's envtest
-// makes them (an RSA key takes a hundred times longer to generate).
+// DNS names it signs, valid for a year, with ECDSA P-256 keys as
+// controller-runtime's envtest makes them: far cheaper to generate than
+// RSA keys, and made at every start.
 func servingCertificate(ips []net.IP, dns []string) (certPEM, keyPEM, caPEM []byte, err error) {
 	caKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
@@ -240,7 +241,7 @@ func servingCertificate(ips []net.IP, dns []string) (certPEM, keyPEM, caPEM []by
 		SerialNumber:          big.NewInt(1),
 		Subject:               pkix.Name{CommonName: "miniapiserver-webhook-ca"},
 		NotBefore:             now.Add(-time.Hour),
-		NotAfter:              now.Add(24 * time.Hour),
+		NotAfter:              now.Add(365 * 24 * time.Hour),
 		KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature,
 		BasicConstraintsValid: true,
 		IsCA:                  true,
@@ -253,7 +254,7 @@ func servingCertificate(ips []net.IP, dns []string) (certPEM, keyPEM, caPEM []by
 		SerialNumber: big.NewInt(2),
 		Subject:      pkix.Name{CommonName: "localhost"},
 		NotBefore:    now.Add(-time.Hour),
-		NotAfter:     now.Add(24 * time.Hour),
+		NotAfter:     now.Add(365 * 24 * time.Hour),
 		KeyUsage:     x509.KeyUsageDigitalSignature,
 		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
 		IPAddresses:  ips,
