@@ -27,7 +27,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
-	"k8s.io/apiserver/pkg/registry/rest"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
@@ -263,17 +262,9 @@ func TestValidatingPolicyUpdateThroughStores(t *testing.T) {
 			update.Spec.FailurePolicy = ptr.To(admissionregistrationv1.Ignore)
 			update.Labels = map[string]string{"new": "label"}
 			update.Status = tt.newStatus
-			var updater rest.Updater = store
-			if tt.status {
-				updater = storages["validatingadmissionpolicies/status"].(*registry.StatusREST)
-			}
-			out, _, err := updater.Update(ctx, "replicas", rest.DefaultUpdatedObjectInfo(update), rest.ValidateAllObjectFunc, rest.ValidateAllObjectUpdateFunc, false, &metav1.UpdateOptions{})
-			if tt.wantInvalid != nil {
-				checkInvalid(t, err, tt.wantInvalid)
+			out, err := registrytest.Update(ctx, storages, "validatingadmissionpolicies", tt.status, "replicas", update)
+			if registrytest.CheckInvalid(t, err, tt.wantInvalid) {
 				return
-			}
-			if err != nil {
-				t.Fatalf("Update: got error %v, want none", err)
 			}
 			got := out.(*admissionregistrationv1.ValidatingAdmissionPolicy)
 			if *got.Spec.FailurePolicy != tt.wantFailure {
@@ -293,13 +284,6 @@ func TestValidatingPolicyUpdateThroughStores(t *testing.T) {
 }
 
 // checkInvalid fails t unless err is an Invalid status with causes want ("field: type", sorted).
-func checkInvalid(t *testing.T, err error, want []string) {
-	t.Helper()
-	if diff := cmp.Diff(want, registrytest.InvalidCauses(t, err)); diff != "" {
-		t.Errorf("causes (-want +got):\n%s", diff)
-	}
-}
-
 func TestTables(t *testing.T) {
 	paramKind := &admissionregistrationv1.ParamKind{APIVersion: "v1", Kind: "ConfigMap"}
 	tests := []struct {

@@ -27,7 +27,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
-	"k8s.io/apiserver/pkg/registry/rest"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
@@ -453,19 +452,9 @@ func TestUpdateThroughStores(t *testing.T) {
 				h.Spec.MaxReplicas = 7
 				h.Status = tt.newStatus
 			})
-			var updater rest.Updater = store
-			if tt.status {
-				updater = storages["horizontalpodautoscalers/status"].(*registry.StatusREST)
-			}
-			out, _, err := updater.Update(ctx, "web", rest.DefaultUpdatedObjectInfo(update), rest.ValidateAllObjectFunc, rest.ValidateAllObjectUpdateFunc, false, &metav1.UpdateOptions{})
-			if tt.wantInvalid != nil {
-				if diff := cmp.Diff(tt.wantInvalid, registrytest.InvalidCauses(t, err)); diff != "" {
-					t.Errorf("causes (-want +got):\n%s", diff)
-				}
+			out, err := registrytest.Update(ctx, storages, "horizontalpodautoscalers", tt.status, "web", update)
+			if registrytest.CheckInvalid(t, err, tt.wantInvalid) {
 				return
-			}
-			if err != nil {
-				t.Fatalf("Update: got error %v, want none", err)
 			}
 			got := out.(*autoscalingv2.HorizontalPodAutoscaler)
 			if got.Spec.MaxReplicas != tt.wantMax || got.Generation != tt.wantGeneration {

@@ -25,7 +25,6 @@ import (
 	networkingv1 "k8s.io/api/networking/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
-	"k8s.io/apiserver/pkg/registry/rest"
 	"k8s.io/utils/ptr"
 
 	"github.com/miniapiserver/miniapiserver/pkg/registry"
@@ -308,11 +307,7 @@ func TestUpdateThroughStores(t *testing.T) {
 				ing.Spec.Rules[0].Host = "example.net"
 				ing.Status = newStatus
 			})
-			var updater rest.Updater = store
-			if tt.status {
-				updater = storages["ingresses/status"].(*registry.StatusREST)
-			}
-			out, _, err := updater.Update(ctx, "web", rest.DefaultUpdatedObjectInfo(update), rest.ValidateAllObjectFunc, rest.ValidateAllObjectUpdateFunc, false, &metav1.UpdateOptions{})
+			out, err := registrytest.Update(ctx, storages, "ingresses", tt.status, "web", update)
 			if err != nil {
 				t.Fatalf("Update: got error %v, want none", err)
 			}

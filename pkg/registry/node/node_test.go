@@ -291,11 +291,7 @@ func TestUpdateThroughStores(t *testing.T) {
 				n.Spec.Unschedulable = true
 				n.Status.Conditions = notReady
 			})
-			var updater rest.Updater = store
-			if tt.status {
-				updater = storages["nodes/status"].(*registry.StatusREST)
-			}
-			out, _, err := updater.Update(ctx, "node-1", rest.DefaultUpdatedObjectInfo(update), rest.ValidateAllObjectFunc, rest.ValidateAllObjectUpdateFunc, false, &metav1.UpdateOptions{})
+			out, err := registrytest.Update(ctx, storages, "nodes", tt.status, "node-1", update)
 			if err != nil {
 				t.Fatalf("Update: got error %v, want none", err)
 			}

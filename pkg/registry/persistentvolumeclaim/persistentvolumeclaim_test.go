@@ -26,7 +26,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
-	"k8s.io/apiserver/pkg/registry/rest"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
@@ -385,11 +384,7 @@ func TestUpdateThroughStores(t *testing.T) {
 				pvc.Spec.Resources.Requests[corev1.ResourceStorage] = resource.MustParse("5Gi")
 				pvc.Status = newStatus
 			})
-			var updater rest.Updater = store
-			if tt.status {
-				updater = storages["persistentvolumeclaims/status"].(*registry.StatusREST)
-			}
-			out, _, err := updater.Update(ctx, "data", rest.DefaultUpdatedObjectInfo(update), rest.ValidateAllObjectFunc, rest.ValidateAllObjectUpdateFunc, false, &metav1.UpdateOptions{})
+			out, err := registrytest.Update(ctx, storages, "persistentvolumeclaims", tt.status, "data", update)
 			if err != nil {
 				t.Fatalf("Update: got error %v, want none", err)
 			}

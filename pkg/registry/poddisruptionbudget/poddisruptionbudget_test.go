@@ -26,7 +26,6 @@ import (
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
-	"k8s.io/apiserver/pkg/registry/rest"
 	"k8s.io/utils/ptr"
 
 	"github.com/miniapiserver/miniapiserver/pkg/registry"
@@ -244,19 +243,9 @@ func TestUpdateThroughStores(t *testing.T) {
 				p.Spec.MinAvailable = ptr.To(intstr.FromInt32(2))
 				p.Status = tt.newStatus
 			})
-			var updater rest.Updater = store
-			if tt.status {
-				updater = storages["poddisruptionbudgets/status"].(*registry.StatusREST)
-			}
-			out, _, err := updater.Update(ctx, "web", rest.DefaultUpdatedObjectInfo(update), rest.ValidateAllObjectFunc, rest.ValidateAllObjectUpdateFunc, false, &metav1.UpdateOptions{})
-			if tt.wantInvalid != nil {
-				if diff := cmp.Diff(tt.wantInvalid, registrytest.InvalidCauses(t, err)); diff != "" {
-					t.Errorf("causes (-want +got):\n%s", diff)
-				}
+			out, err := registrytest.Update(ctx, storages, "poddisruptionbudgets", tt.status, "web", update)
+			if registrytest.CheckInvalid(t, err, tt.wantInvalid) {
 				return
-			}
-			if err != nil {
-				t.Fatalf("Update: got error %v, want none", err)
 			}
 			got := out.(*policyv1.PodDisruptionBudget)
 			if *got.Spec.MinAvailable != tt.wantMin {

@@ -109,6 +109,35 @@ func InvalidCauses(t testing.TB, err error) []string {
 	return out
 }
 
+// Update updates name to obj as a client's PUT does: through the store of
+// resource in storages or, with status, through its status subresource.
+func Update(ctx context.Context, storages map[string]rest.Storage, resource string, status bool, name string, obj runtime.Object) (runtime.Object, error) {
+	if status {
+		resource += "/status"
+	}
+	out, _, err := storages[resource].(rest.Updater).Update(ctx, name, rest.DefaultUpdatedObjectInfo(obj),
+		rest.ValidateAllObjectFunc, rest.ValidateAllObjectUpdateFunc, false, &metav1.UpdateOptions{})
+	return out, err
+}
+
+// CheckInvalid checks err, a write's: with want, err must be an Invalid
+// (422) status whose causes (as InvalidCauses gives them) are want, and
+// CheckInvalid returns true, the write having failed as wanted; without
+// (nil), err must be nil.
+func CheckInvalid(t testing.TB, err error, want []string) (failed bool) {
+	t.Helper()
+	if want == nil {
+		if err != nil {
+			t.Fatalf("got error %v, want none", err)
+		}
+		return false
+	}
+	if diff := cmp.Diff(want, InvalidCauses(t, err)); diff != "" {
+		t.Errorf("causes (-want +got):\n%s", diff)
+	}
+	return true
+}
+
 // ErrorPaths returns "field: type" for each error, sorted.
 func ErrorPaths(errs field.ErrorList) []string {
 	out := []string{}

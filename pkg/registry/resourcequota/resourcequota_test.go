@@ -27,7 +27,6 @@ import (
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
-	"k8s.io/apiserver/pkg/registry/rest"
 
 	"github.com/miniapiserver/miniapiserver/pkg/registry"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/registrytest"
@@ -265,19 +264,9 @@ func TestUpdateThroughStores(t *testing.T) {
 					rq.ResourceVersion = ""
 				}
 			})
-			var updater rest.Updater = store
-			if tt.status {
-				updater = storages["resourcequotas/status"].(*registry.StatusREST)
-			}
-			out, _, err := updater.Update(ctx, "compute", rest.DefaultUpdatedObjectInfo(update), rest.ValidateAllObjectFunc, rest.ValidateAllObjectUpdateFunc, false, &metav1.UpdateOptions{})
-			if tt.wantInvalid != nil {
-				if diff := cmp.Diff(tt.wantInvalid, registrytest.InvalidCauses(t, err)); diff != "" {
-					t.Errorf("causes (-want +got):\n%s", diff)
-				}
+			out, err := registrytest.Update(ctx, storages, "resourcequotas", tt.status, "compute", update)
+			if registrytest.CheckInvalid(t, err, tt.wantInvalid) {
 				return
-			}
-			if err != nil {
-				t.Fatalf("Update: got error %v, want none", err)
 			}
 			got := out.(*corev1.ResourceQuota)
 			if pods := got.Spec.Hard["pods"]; pods.String() != tt.wantPods {

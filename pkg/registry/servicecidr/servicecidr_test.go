@@ -245,11 +245,7 @@ func TestUpdateThroughStores(t *testing.T) {
 			update.Spec = dualStack
 			update.Status = readyStatus()
 			update.Labels, update.Finalizers = map[string]string{"new": "label"}, []string{"example.com/new"}
-			var updater rest.Updater = store
-			if tt.status {
-				updater = storages["servicecidrs/status"].(*registry.StatusREST)
-			}
-			out, _, err := updater.Update(ctx, "extra", rest.DefaultUpdatedObjectInfo(update), rest.ValidateAllObjectFunc, rest.ValidateAllObjectUpdateFunc, false, &metav1.UpdateOptions{})
+			out, err := registrytest.Update(ctx, storages, "servicecidrs", tt.status, "extra", update)
 			if err != nil {
 				t.Fatalf("Update: got error %v, want none", err)
 			}
