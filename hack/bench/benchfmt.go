@@ -17,6 +17,7 @@ limitations under the License.
 package main
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -78,14 +79,7 @@ func key(s string) string {
 }
 
 func listName(section string, v listVariant) string {
-	return fmt.Sprintf("%s/format=%s/limit=%d/rv=%s", section, key(v.encoding), v.limit, key(cmpOr(v.rv, "none")))
-}
-
-func cmpOr(s, or string) string {
-	if s == "" {
-		return or
-	}
-	return s
+	return fmt.Sprintf("%s/format=%s/limit=%d/rv=%s", section, key(v.encoding), v.limit, key(cmp.Or(v.rv, "none")))
 }
 
 func (r report) benchfmtStarts(b *samples) {
