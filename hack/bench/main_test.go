@@ -1,0 +1,144 @@
+/*
+Copyright The miniapiserver Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package bench
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/miniapiserver/miniapiserver/hack/bench/driver"
+)
+
+var (
+	serverBin    = flag.String("server", "../../bin/miniapiserver", "the miniapiserver binary to measure")
+	serverArgs   = flag.String("server-args", "", "extra flags for every miniapiserver start, space separated")
+	upstreamDir  = flag.String("upstream", "", "directory of kube-apiserver and etcd (hack/upstream/build.sh): run every benchmark on them too")
+	upstreamArgs = flag.String("upstream-args", "", "extra kube-apiserver flags, space separated")
+	fixtures     = flag.String("fixtures", "", "directory to keep populated data dirs in across runs (\"\": a temporary one); make bench empties it first")
+	objects      = flag.Int("objects", 10000, "ConfigMaps (~1 KiB each) in the populated data dirs")
+)
+
+// workers is how many clients populate a data dir at once.
+const workers = 16
+
+// env starts the servers; nil unless benchmarks run.
+var env *driver.Env
+
+func TestMain(m *testing.M) {
+	flag.Parse()
+	if f := flag.Lookup("test.bench"); f == nil || f.Value.String() == "" {
+		os.Exit(m.Run()) // unit tests only: no servers
+	}
+	var err error
+	env, err = driver.NewEnv(context.Background(), *serverBin, strings.Fields(*serverArgs), *upstreamDir, strings.Fields(*upstreamArgs))
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(2)
+	}
+	for _, kind := range env.Kinds() {
+		fmt.Printf("%s: %s\n", kind, env.Version[kind])
+	}
+	code := m.Run()
+	if err := env.Close(); err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+	}
+	os.Exit(code)
+}
+
+// onEach runs f as the sub-benchmark server=KIND of each server kind,
+// miniapiserver first.
+func onEach(b *testing.B, f func(b *testing.B, kind driver.Kind)) {
+	for _, kind := range env.Kinds() {
+		b.Run("server="+string(kind), func(b *testing.B) { f(b, kind) })
+	}
+}
+
+// start starts a server of kind on dataDir and stops it when b ends.
+func start(b testing.TB, kind driver.Kind, dataDir string, args ...string) *driver.Server {
+	b.Helper()
+	s, err := env.Start(b.Context(), kind, dataDir, args...)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() {
+		if err := s.Stop(); err != nil {
+			b.Error(err)
+		}
+	})
+	return s
+}
+
+// startEach starts a server of each kind on the data dir dir(kind) with
+// args, stopped when b ends.
+func startEach(b *testing.B, dir func(driver.Kind) string, args ...string) map[driver.Kind]*driver.Server {
+	servers := map[driver.Kind]*driver.Server{}
+	for _, kind := range env.Kinds() {
+		servers[kind] = start(b, kind, dir(kind), args...)
+	}
+	return servers
+}
+
+// fixture is a data dir of kind named name that fill has populated on a
+// server started with args, made once: kept under -fixtures across runs
+// (a marker file says it is complete), or in the env's root for this run.
+func fixture(b *testing.B, kind driver.Kind, name string, args []string, fill func(ctx context.Context, s *driver.Server) error) string {
+	b.Helper()
+	fixtureMu.Lock()
+	defer fixtureMu.Unlock()
+	dir := env.Dir(filepath.Join("fixtures", string(kind), name))
+	if *fixtures != "" {
+		dir = filepath.Join(*fixtures, string(kind), name)
+	}
+	complete := filepath.Join(dir, ".complete")
+	if _, err := os.Stat(complete); err == nil {
+		return dir
+	}
+	if err := os.RemoveAll(dir); err != nil {
+		b.Fatal(err)
+	}
+	began := time.Now()
+	s, err := env.Start(b.Context(), kind, dir, args...)
+	if err != nil {
+		b.Fatal(err)
+	}
+	err = fill(b.Context(), s)
+	if err := errors.Join(err, s.Stop()); err != nil {
+		b.Fatalf("populating %s: %v", dir, err)
+	}
+	if err := os.WriteFile(complete, nil, 0o600); err != nil {
+		b.Fatal(err)
+	}
+	b.Logf("populated %s in %s", dir, time.Since(began).Round(time.Millisecond))
+	return dir
+}
+
+var fixtureMu sync.Mutex
+
+// configMaps is the data dir of kind holding -objects ConfigMaps.
+func configMaps(b *testing.B, kind driver.Kind) string {
+	return fixture(b, kind, fmt.Sprintf("configmaps-%d", *objects), nil, func(ctx context.Context, s *driver.Server) error {
+		return driver.CreateConfigMaps(ctx, s.Client(), *objects, workers)
+	})
+}
