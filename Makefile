@@ -6,6 +6,8 @@ COMMIT   := $(shell git rev-parse --short HEAD 2>/dev/null)
 DATE     := $(shell TZ=UTC git log -1 --format=%cd --date=format-local:%Y-%m-%dT%H:%M:%SZ 2>/dev/null)
 LDFLAGS  := -X $(PKG)/pkg/version.gitCommit=$(COMMIT) -X $(PKG)/pkg/version.buildDate=$(DATE)
 ARGS     ?=
+# Rounds of every benchmark: benchstat gives a median's 95% interval from 6 samples.
+BENCH_ROUNDS ?= 6
 # Every sample of a bench run, compared side by side with confidence intervals: kube-apiserver is the base.
 BENCHSTAT = $(GO) -C hack/bench tool benchstat -col '/server@(upstream mini)'
 
@@ -31,23 +33,25 @@ test:
 	$(GO) test -race -timeout 20m ./...
 	$(GO) -C hack/bench test ./...
 
-## bench: build, then print the benchmark tables, then benchstat's summary of every sample (written to bin/bench.txt), then the footprint of 64 in-process servers started at once (heap per server, peak RSS, data dir) (start-up, LIST, LIST RV=0 cache vs etcd, custom resources, pagination from cache vs etcd, watch fan-out, informer memory, create latency with admission, LIST and create latency as an RBAC-bound user, stop with open watches, informer relists across a restart)
+## bench: build, then every benchmark of hack/bench on miniapiserver alone, BENCH_ROUNDS rounds (BENCH=regexp to pick benchmarks, ARGS="-objects 2000" to add flags), then benchstat's summary of the samples (bin/bench.txt), then the footprint of 64 in-process servers started at once
 bench: build
-	$(GO) -C hack/bench run . -server $(CURDIR)/bin/miniapiserver -benchfmt $(CURDIR)/bin/bench.txt
-	$(BENCHSTAT) $(CURDIR)/bin/bench.txt
+	hack/bench/rounds.sh $(BENCH_ROUNDS) bin/bench.txt -server $(CURDIR)/bin/miniapiserver $(ARGS)
+	$(GO) -C hack/bench tool benchstat $(CURDIR)/bin/bench.txt
 	$(GO) test -run '^$$' -bench Footprint ./pkg/testserver
 
-## bench-upstream: build, build kube-apiserver 1.37 and etcd from source (hack/upstream/build.sh, minutes the first time, cached after), then every benchmark (start-to-ready, the LISTs, LIST RV=0, custom resources, pagination, watch fan-out, throughput, informer memory, create latency with admission, LIST and create latency as an RBAC-bound user, stop with open watches and informer relists across a restart) side by side with them, then benchstat's comparison of every sample, kube-apiserver as the base (ARGS="-starts 3 -objects 2000 -lists 3" to add flags)
+## bench-upstream: build, build kube-apiserver 1.37 and etcd from source (hack/upstream/build.sh, minutes the first time, cached after), then every benchmark on both servers, interleaved, BENCH_ROUNDS rounds, then benchstat's comparison (kube-apiserver as the base) and the targets
 bench-upstream: build
 	bins=$$(hack/upstream/build.sh) && \
-		$(GO) -C hack/bench run . -server $(CURDIR)/bin/miniapiserver -upstream "$$(dirname "$$(echo "$$bins" | head -n1)")" -benchfmt $(CURDIR)/bin/bench.txt $(ARGS)
+		hack/bench/rounds.sh $(BENCH_ROUNDS) bin/bench.txt -server $(CURDIR)/bin/miniapiserver -upstream "$$(dirname "$$(echo "$$bins" | head -n1)")" $(ARGS)
 	$(BENCHSTAT) $(CURDIR)/bin/bench.txt
+	$(GO) -C hack/bench run ./cmd/benchreport $(CURDIR)/bin/bench.txt
 
-## bench-readme: as bench-upstream (every benchmark, each side by side with kube-apiserver), and write the report into docs/benchmarks.md between its <!-- bench:begin --> and <!-- bench:end --> lines, the samples into docs/bench.txt and benchstat's comparison into docs/benchstat.txt
+## bench-readme: as bench-upstream, the samples into docs/bench.txt, benchstat's comparison into docs/benchstat.txt, the report and plots into docs/benchmarks.md and the headline table into README.md
 bench-readme: build
 	bins=$$(hack/upstream/build.sh) && \
-		$(GO) -C hack/bench run . -server $(CURDIR)/bin/miniapiserver -upstream "$$(dirname "$$(echo "$$bins" | head -n1)")" -readme $(CURDIR)/docs/benchmarks.md -benchfmt $(CURDIR)/docs/bench.txt
+		hack/bench/rounds.sh $(BENCH_ROUNDS) docs/bench.txt -server $(CURDIR)/bin/miniapiserver -upstream "$$(dirname "$$(echo "$$bins" | head -n1)")" -plots $(CURDIR)/docs $(ARGS)
 	$(BENCHSTAT) $(CURDIR)/docs/bench.txt > docs/benchstat.txt
+	$(GO) -C hack/bench run ./cmd/benchreport -readme $(CURDIR)/README.md -doc $(CURDIR)/docs/benchmarks.md -benchstat $(CURDIR)/docs/benchstat.txt $(CURDIR)/docs/bench.txt
 
 ## fuzz: run each fuzz target briefly
 fuzz:
