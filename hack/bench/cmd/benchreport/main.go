@@ -188,12 +188,9 @@ func fmtTimes(x float64) string {
 	case math.IsInf(x, 0) || math.IsNaN(x):
 		return "∞"
 	case x >= 10:
-		return fmt.Sprintf("%.0f×", x)
-	case x >= 1:
-		return fmt.Sprintf("%.2f×", x)
-	default:
-		return fmt.Sprintf("%.2f×", x)
+		return fmt.Sprintf("%.1f×", x)
 	}
+	return fmt.Sprintf("%.2f×", x)
 }
 
 // fmtValue formats a median in its tidied unit (sec, B or a count).
