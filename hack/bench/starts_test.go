@@ -42,6 +42,7 @@ func BenchmarkStartToReady(b *testing.B) {
 			benchStarts(b, driver.Mini, func(int) string { return dir }, false)
 		})
 	})
+	b.Run("data=crds", benchCRDStarts)
 }
 
 // benchStarts starts and stops a server b.N times, run i on dir(i), which
