@@ -37,6 +37,7 @@ import (
 
 	"github.com/miniapiserver/miniapiserver/pkg/server"
 	"github.com/miniapiserver/miniapiserver/pkg/testserver"
+	"github.com/miniapiserver/miniapiserver/test/informertest"
 	"github.com/miniapiserver/miniapiserver/test/integration/framework"
 )
 
@@ -149,7 +150,7 @@ func TestLeaderLossOnATLSEtcdCluster(t *testing.T) {
 	}
 	s := testserver.Start(t, onCluster)
 	client := kubernetes.NewForConfigOrDie(s.Config)
-	configMaps := framework.StartCountingInformers(t, client)[0]
+	configMaps := informertest.StartCountingInformers(t.Context(), t, client)[0]
 
 	const writers, before, after = 8, 200, 200
 	var (

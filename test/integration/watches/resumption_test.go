@@ -30,6 +30,7 @@ import (
 	"github.com/miniapiserver/miniapiserver/pkg/features"
 	"github.com/miniapiserver/miniapiserver/pkg/server"
 	"github.com/miniapiserver/miniapiserver/pkg/testserver"
+	"github.com/miniapiserver/miniapiserver/test/informertest"
 	"github.com/miniapiserver/miniapiserver/test/integration/framework"
 )
 
@@ -63,7 +64,7 @@ func TestInformersResumeAcrossRestart(t *testing.T) {
 			createSecret(t, client, "s1")
 			createPod(t, client, "p1")
 
-			informers := framework.StartCountingInformers(t, client)
+			informers := informertest.StartCountingInformers(t.Context(), t, client)
 			writeOtherResources(t, client, "before")
 			if err := first.Stop(); err != nil {
 				t.Fatal(err)
@@ -147,8 +148,8 @@ func TestInformersResumeAcrossARollingRestart(t *testing.T) {
 	b, clientB := framework.Start(t, external, noCompaction)
 	createSecret(t, clientA, "s1")
 	createPod(t, clientA, "p1")
-	onA := framework.StartCountingInformers(t, clientA)
-	onB := framework.StartCountingInformers(t, clientB)
+	onA := informertest.StartCountingInformers(t.Context(), t, clientA)
+	onB := informertest.StartCountingInformers(t.Context(), t, clientB)
 
 	restart := func(s *testserver.Server, other kubernetes.Interface, name string) kubernetes.Interface {
 		port := framework.ServerPort(t, s)

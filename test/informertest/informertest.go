@@ -14,11 +14,14 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package framework
+// Package informertest runs informers that count their relists, for the
+// integration tests of watch resumption (KEP-1904) and hack/bench's
+// restart benchmark. It needs client-go only, not the server.
+package informertest
 
 import (
 	"context"
-	"slices"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -27,7 +30,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
@@ -37,12 +39,16 @@ import (
 // and the watch-lists (sendInitialEvents=true) it sends: each is a relist
 // once the informer has synced.
 type CountingInformer struct {
-	Resource  string
-	Informer  cache.SharedIndexInformer
+	Resource string
+	Informer cache.SharedIndexInformer
+	// Last is the namespace/name key of the object the test writes last;
+	// WaitFor waits until the informer has added it.
+	Last      string
 	lists     atomic.Int32
 	watchList atomic.Int32
-	// last is the name the test writes last; WaitFor waits until the informer holds it.
-	last string
+	added     chan struct{} // closed once the informer has added Last
+	addedAt   time.Time     // written before added is closed
+	addOnce   sync.Once
 }
 
 // Relists is how many times the informer listed again since it synced.
@@ -53,22 +59,29 @@ func (c *CountingInformer) Relists() int { return int(c.lists.Load()+c.watchList
 // times a jitter of up to 2 before it tries again.
 const reconnectBound = 2 * time.Minute
 
-// WaitFor waits until the informer holds the object StartCountingInformers
-// names last for its resource.
-func (c *CountingInformer) WaitFor(t *testing.T) {
-	t.Helper()
-	err := wait.PollUntilContextTimeout(t.Context(), 20*time.Millisecond, reconnectBound, true, func(context.Context) (bool, error) {
-		return slices.Contains(c.Informer.GetStore().ListKeys(), c.last), nil
-	})
-	if err != nil {
-		t.Fatalf("the %s informer never saw %s", c.Resource, c.last)
+// WaitFor waits until the informer has added Last, and returns when it did.
+func (c *CountingInformer) WaitFor(tb testing.TB) time.Time {
+	tb.Helper()
+	select {
+	case <-c.added:
+		return c.addedAt
+	case <-time.After(reconnectBound):
+		tb.Fatalf("the %s informer did not see %s within %s", c.Resource, c.Last, reconnectBound)
+		return time.Time{}
+	}
+}
+
+func (c *CountingInformer) onAdd(obj any) {
+	if key, _ := cache.MetaNamespaceKeyFunc(obj); key == c.Last {
+		c.addOnce.Do(func() { c.addedAt = time.Now(); close(c.added) })
 	}
 }
 
 // StartCountingInformers starts synced ConfigMap, Secret and Pod informers
-// (client-go's default: watch-list) that run until the test ends.
-func StartCountingInformers(t *testing.T, client kubernetes.Interface) []*CountingInformer {
-	t.Helper()
+// on every namespace (client-go's default: watch-list) that run until ctx
+// is done, and their reflectors log to ctx's logger.
+func StartCountingInformers(ctx context.Context, tb testing.TB, client kubernetes.Interface) []*CountingInformer {
+	tb.Helper()
 	core := client.CoreV1().RESTClient()
 	specs := []struct {
 		resource, last string
@@ -78,11 +91,9 @@ func StartCountingInformers(t *testing.T, client kubernetes.Interface) []*Counti
 		{"secrets", "default/s2", &corev1.Secret{}},
 		{"pods", "default/p2", &corev1.Pod{}},
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	t.Cleanup(cancel)
 	var out []*CountingInformer
 	for _, spec := range specs {
-		ci := &CountingInformer{Resource: spec.resource, last: spec.last}
+		ci := &CountingInformer{Resource: spec.resource, Last: spec.last, added: make(chan struct{})}
 		lw := cache.NewListWatchFromClient(core, spec.resource, metav1.NamespaceAll, fields.Everything())
 		counted := &cache.ListWatch{
 			ListWithContextFunc: func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
@@ -97,6 +108,9 @@ func StartCountingInformers(t *testing.T, client kubernetes.Interface) []*Counti
 			},
 		}
 		ci.Informer = cache.NewSharedIndexInformer(counted, spec.obj, 0, cache.Indexers{})
+		if _, err := ci.Informer.AddEventHandler(cache.ResourceEventHandlerFuncs{AddFunc: ci.onAdd}); err != nil {
+			tb.Fatal(err)
+		}
 		go ci.Informer.RunWithContext(ctx)
 		out = append(out, ci)
 	}
@@ -104,10 +118,10 @@ func StartCountingInformers(t *testing.T, client kubernetes.Interface) []*Counti
 	defer syncCancel()
 	for _, ci := range out {
 		if !cache.WaitForCacheSync(syncCtx.Done(), ci.Informer.HasSynced) {
-			t.Fatalf("the %s informer did not sync", ci.Resource)
+			tb.Fatalf("the %s informer did not sync", ci.Resource)
 		}
 		if n := ci.lists.Load() + ci.watchList.Load(); n != 1 {
-			t.Fatalf("the %s informer synced with %d requests, want 1", ci.Resource, n)
+			tb.Fatalf("the %s informer synced with %d requests, want 1", ci.Resource, n)
 		}
 	}
 	return out
