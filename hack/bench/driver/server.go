@@ -315,9 +315,13 @@ func (s *Server) Restart(ctx context.Context) error {
 
 // StopAPI stops the API server only, with SIGTERM (for Restart):
 // kube-apiserver's etcd keeps running.
-func (s *Server) StopAPI() error {
+func (s *Server) StopAPI() error { return s.StopAPIWithin(stopTimeout) }
+
+// StopAPIWithin is StopAPI, killing after limit: kube-apiserver's HTTP
+// server waits for open watches up to its --request-timeout, a minute.
+func (s *Server) StopAPIWithin(limit time.Duration) error {
 	began := time.Now()
-	err := s.api.stop(stopTimeout)
+	err := s.api.stop(limit)
 	s.Stopped = time.Since(began)
 	closeIdle(s.rc)
 	return err
