@@ -38,6 +38,8 @@ var (
 	upstreamArgs = flag.String("upstream-args", "", "extra kube-apiserver flags, space separated")
 	fixtures     = flag.String("fixtures", "", "directory to keep populated data dirs in across runs (\"\": a temporary one); make bench empties it first")
 	objects      = flag.Int("objects", 10000, "ConfigMaps (~1 KiB each) in the populated data dirs")
+	round        = flag.Int("round", 1, "which round of hack/bench/rounds.sh this run is")
+	slowRounds   = flag.Int("slow-upstream-rounds", 3, "rounds in which the benchmarks that wait out kube-apiserver's minute-long stop with watches open run on it")
 )
 
 // workers is how many clients populate a data dir at once.
@@ -72,6 +74,15 @@ func TestMain(m *testing.M) {
 func onEach(b *testing.B, f func(b *testing.B, kind driver.Kind)) {
 	for _, kind := range env.Kinds() {
 		b.Run("server="+string(kind), func(b *testing.B) { f(b, kind) })
+	}
+}
+
+// skipSlowUpstream skips b on kube-apiserver after -slow-upstream-rounds
+// rounds: its stop with watches open takes a minute (its HTTP server waits
+// for them), the same each time.
+func skipSlowUpstream(b *testing.B, kind driver.Kind) {
+	if kind == driver.Upstream && *round > *slowRounds {
+		b.Skipf("round %d: kube-apiserver's stop with watches open runs in the first %d rounds only", *round, *slowRounds)
 	}
 }
 

@@ -62,7 +62,10 @@ const (
 // run with --etcd-compaction-interval=0: no compaction during an op.
 func BenchmarkRestartResync(b *testing.B) {
 	b.Run("resumption=on", func(b *testing.B) {
-		onEach(b, func(b *testing.B, kind driver.Kind) { benchRestarts(b, kind) })
+		onEach(b, func(b *testing.B, kind driver.Kind) {
+			skipSlowUpstream(b, kind)
+			benchRestarts(b, kind)
+		})
 	})
 	b.Run("resumption=off", func(b *testing.B) {
 		b.Run("server=mini", func(b *testing.B) { benchRestarts(b, driver.Mini, "--feature-gates=EfficientWatchResumption=false") })

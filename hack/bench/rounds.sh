@@ -19,5 +19,5 @@ trap 'rm -rf "$fixtures"' EXIT
 for i in $(seq "$rounds"); do
 	echo "bench: round $i of $rounds" >&2
 	(cd "$dir" && "$bin/bench.test" -test.run '^$' -test.bench "${BENCH:-.}" -test.timeout 3h \
-		-fixtures "$fixtures" "$@") | tee -a "$out"
+		-fixtures "$fixtures" -round "$i" "$@") | tee -a "$out"
 done
