@@ -48,7 +48,7 @@ var (
 	secrets       = flag.Int("secrets", 100, "Secrets the informers sync")
 	secretSize    = flag.Int("secret-size", 1<<20, "bytes of (random) data per Secret")
 	heapSample    = flag.Duration("heap-sample", 20*time.Millisecond, "how often InformerSync samples the server's heap")
-	plots         = flag.String("plots", "", "directory to write plots to (\"\": none): informers-heap.svg")
+	plots         = flag.String("plots", "", "directory to write plots to (\"\": none): bench-informers-heap.svg")
 )
 
 const (
@@ -70,7 +70,7 @@ const (
 // raw-peak-heap-B is the growth with them. lists and watches are the
 // Secret requests in the namespace the server answered; samples the heap
 // samples taken. With -plots, the last op's samples of each mode and
-// server go to informers-heap.svg.
+// server go to bench-informers-heap.svg.
 func BenchmarkInformerSync(b *testing.B) {
 	servers := startEach(b, func(kind driver.Kind) string { return secretsFixture(b, kind) })
 	perSample := map[driver.Kind]float64{}
@@ -312,7 +312,7 @@ func reportMeans(b *testing.B, totals map[string]float64) {
 }
 
 // writeHeapPlot draws lines (plotutil.AddLines's label, samples pairs) to
-// -plots/informers-heap.svg.
+// -plots/bench-informers-heap.svg.
 func writeHeapPlot(b *testing.B, lines []any) {
 	if *plots == "" || len(lines) == 0 {
 		return
@@ -326,7 +326,7 @@ func writeHeapPlot(b *testing.B, lines []any) {
 		err = os.MkdirAll(*plots, 0o755)
 	}
 	if err == nil {
-		err = p.Save(8*vg.Inch, 4.5*vg.Inch, filepath.Join(*plots, "informers-heap.svg"))
+		err = p.Save(8*vg.Inch, 4.5*vg.Inch, filepath.Join(*plots, "bench-informers-heap.svg"))
 	}
 	if err != nil {
 		b.Fatal(err)

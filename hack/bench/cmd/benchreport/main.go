@@ -87,7 +87,8 @@ type samples struct {
 
 type key struct{ name, unit string }
 
-var serverKey = regexp.MustCompile(`/server=([a-z]+)`)
+// secUnit matches the tidied units of times: sec/op, p99-sec, stop-sec/op.
+var secUnit = regexp.MustCompile(`(^|-)sec(/|$)`)
 
 func readSamples(files []string) (*samples, error) {
 	s := &samples{values: map[key]map[string][]float64{}}
@@ -196,7 +197,7 @@ func fmtTimes(x float64) string {
 // fmtValue formats a median in its tidied unit (sec, B or a count).
 func fmtValue(v float64, unit string) string {
 	switch {
-	case strings.HasPrefix(unit, "sec") || strings.Contains(unit, "-sec"):
+	case secUnit.MatchString(unit):
 		d := v
 		switch {
 		case d >= 1:
