@@ -67,7 +67,9 @@ const (
 // -heap-sample meanwhile, less heap-B, the heap after a forced GC just
 // before, and less sampler-B, what the sampler's own /metrics scrapes had
 // left on it then (sample-B each, measured alone on the idle server);
-// raw-peak-heap-B is the growth with them. lists and watches are the
+// raw-peak-heap-B is the growth with them. server-cpu-ns/op and
+// client-cpu-ns/op are the CPU time the server and the benchmark's
+// informers used until they synced. lists and watches are the
 // Secret requests in the namespace the server answered; samples the heap
 // samples taken. With -plots, the last op's samples of each mode and
 // server go to bench-informers-heap.svg.
@@ -124,6 +126,7 @@ func syncInformers(b *testing.B, s *driver.Server, perSample float64, totals map
 	sampling, stopSampling := context.WithCancel(ctx)
 	defer stopSampling()
 	sampler := s.SampleHeap(sampling, *heapSample)
+	serverCPU, clientCPU := cpuTimes(b, s)
 	began := time.Now()
 
 	rc := s.RESTConfig()
@@ -156,6 +159,9 @@ func syncInformers(b *testing.B, s *driver.Server, perSample float64, totals map
 		b.Fatalf("the informers did not sync within %s", syncTimeout)
 	}
 	took := time.Since(began)
+	serverCPU2, clientCPU2 := cpuTimes(b, s)
+	totals["server-cpu-ns/op"] += float64(serverCPU2 - serverCPU)
+	totals["client-cpu-ns/op"] += float64(clientCPU2 - clientCPU)
 	stopSampling()
 	series, err := sampler.Wait()
 	if err != nil {
@@ -196,6 +202,19 @@ func syncInformers(b *testing.B, s *driver.Server, perSample float64, totals map
 		totals[map[string]string{"LIST": "lists", "WATCH": "watches"}[verb]] += n1 - n0
 	}
 	return series
+}
+
+// cpuTimes are the CPU times s's processes and the benchmark's own have
+// used so far.
+func cpuTimes(b *testing.B, s *driver.Server) (server, client time.Duration) {
+	server, err := s.CPU()
+	if err != nil {
+		b.Fatal(err)
+	}
+	if client, err = driver.ClientCPU(); err != nil {
+		b.Fatal(err)
+	}
+	return server, client
 }
 
 // dropSecretData keeps the bench's own memory small: the informers hold

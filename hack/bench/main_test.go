@@ -70,10 +70,15 @@ func TestMain(m *testing.M) {
 }
 
 // onEach runs f as the sub-benchmark server=KIND of each server kind,
-// miniapiserver first.
+// miniapiserver first, each once the servers running are idle.
 func onEach(b *testing.B, f func(b *testing.B, kind driver.Kind)) {
 	for _, kind := range env.Kinds() {
-		b.Run("server="+string(kind), func(b *testing.B) { f(b, kind) })
+		b.Run("server="+string(kind), func(b *testing.B) {
+			if err := env.WaitIdle(b.Context()); err != nil {
+				b.Logf("timing anyway: %v", err)
+			}
+			f(b, kind)
+		})
 	}
 }
 

@@ -28,6 +28,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -65,6 +66,9 @@ type Env struct {
 	// kube-apiserver's token file authenticates too.
 	UserToken     string
 	UserTokenFile string
+
+	mu      sync.Mutex
+	running map[*Server]bool // started and not yet stopped, for WaitIdle
 }
 
 // User is the one user besides the admin that the servers authenticate.
@@ -77,7 +81,7 @@ func NewEnv(ctx context.Context, mini string, miniArgs []string, upstreamDir str
 	if err != nil {
 		return nil, err
 	}
-	e := &Env{root: root, miniArgs: miniArgs, Version: map[Kind]string{}}
+	e := &Env{root: root, miniArgs: miniArgs, Version: map[Kind]string{}, running: map[*Server]bool{}}
 	if err := e.init(ctx, mini, upstreamDir, upstreamArgs); err != nil {
 		return nil, errors.Join(err, os.RemoveAll(root))
 	}
@@ -175,6 +179,9 @@ func (e *Env) Start(ctx context.Context, kind Kind, dataDir string, args ...stri
 		}
 		return nil, fmt.Errorf("%s on %s: %w", kind, dataDir, err)
 	}
+	e.mu.Lock()
+	e.running[s] = true
+	e.mu.Unlock()
 	return s, nil
 }
 
@@ -275,6 +282,9 @@ func (s *Server) StopWithin(limit time.Duration) error {
 		return nil
 	}
 	s.stopped = true
+	s.env.mu.Lock()
+	delete(s.env.running, s)
+	s.env.mu.Unlock()
 	began := time.Now()
 	var err error
 	if s.api != nil {
@@ -310,6 +320,9 @@ func (s *Server) Restart(ctx context.Context) error {
 	if err == nil {
 		err = s.connect(ctx)
 	}
+	s.env.mu.Lock()
+	s.env.running[s] = true
+	s.env.mu.Unlock()
 	return err
 }
 
