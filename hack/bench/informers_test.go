@@ -115,6 +115,7 @@ func BenchmarkInformerSync(b *testing.B) {
 // totals; it returns the heap samples.
 func syncInformers(b *testing.B, s *driver.Server, perSample float64, totals map[string]float64) []driver.HeapPoint {
 	ctx := b.Context()
+	settle(b) // after the op before, as before the first
 	before, err := s.Scrape(ctx, driver.RequestTotal)
 	if err != nil {
 		b.Fatal(err)

@@ -23,6 +23,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 	"sync"
 	"testing"
@@ -70,16 +71,28 @@ func TestMain(m *testing.M) {
 }
 
 // onEach runs f as the sub-benchmark server=KIND of each server kind,
-// miniapiserver first, each once the servers running are idle.
+// miniapiserver first, each from the same state: the servers running
+// idle, and this process's heap collected and returned to the OS.
 func onEach(b *testing.B, f func(b *testing.B, kind driver.Kind)) {
 	for _, kind := range env.Kinds() {
 		b.Run("server="+string(kind), func(b *testing.B) {
-			if err := env.WaitIdle(b.Context()); err != nil {
-				b.Logf("timing anyway: %v", err)
-			}
+			settle(b)
 			f(b, kind)
 		})
 	}
+}
+
+// settle waits until the servers running are idle, then collects this
+// process's garbage and returns its free memory to the OS. Without it, an
+// op pays for what the op before it, on the other server, left: a server
+// busy with its own leftovers, or, after one that received gigabytes,
+// this process's clients reading into memory the OS has to fault in
+// again, or not.
+func settle(b *testing.B) {
+	if err := env.WaitIdle(b.Context()); err != nil {
+		b.Logf("timing anyway: %v", err)
+	}
+	debug.FreeOSMemory()
 }
 
 // skipSlowUpstream skips b on kube-apiserver after -slow-upstream-rounds
