@@ -298,9 +298,6 @@ func (s *Server) StopWithin(limit time.Duration) error {
 	return err
 }
 
-// Killed is whether Stop had to kill a process.
-func IsKilled(err error) bool { return errors.Is(err, errStopTimeout) }
-
 // Restart starts the API server again on the same data dir, port and
 // flags, after Stop; kube-apiserver's etcd keeps running throughout. Ready
 // is then the new process's.
