@@ -104,7 +104,7 @@ func BenchmarkListCustomResources(b *testing.B) {
 // just before the start or, fromReady, from when the server was ready;
 // ready-ns/op is the start's Ready, stop-ns/op its Stopped.
 func benchAfterStart(b *testing.B, kind driver.Kind, dir string, args []string, fromReady bool, do func(context.Context, *driver.Server) error) {
-	var took, ready, stopped time.Duration
+	totals := map[string]float64{}
 	for b.Loop() {
 		began := time.Now()
 		s, err := env.Start(b.Context(), kind, dir, args...)
@@ -115,16 +115,14 @@ func benchAfterStart(b *testing.B, kind driver.Kind, dir string, args []string, 
 			began = time.Now()
 		}
 		err = do(b.Context(), s)
-		took += time.Since(began)
+		totals["ns/op"] += float64(time.Since(began))
 		if err := errors.Join(err, s.Stop()); err != nil {
 			b.Fatal(err)
 		}
-		ready += s.Ready
-		stopped += s.Stopped
+		totals["ready-ns/op"] += float64(s.Ready)
+		totals["stop-ns/op"] += float64(s.Stopped)
 	}
-	b.ReportMetric(float64(took)/float64(b.N), "ns/op")
-	b.ReportMetric(float64(ready)/float64(b.N), "ready-ns/op")
-	b.ReportMetric(float64(stopped)/float64(b.N), "stop-ns/op")
+	reportMeans(b, totals)
 }
 
 // crdArgs are the flags that install the -crds CRDs on start: miniapiserver's

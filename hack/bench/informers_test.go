@@ -324,13 +324,6 @@ func secretsFixture(b *testing.B, kind driver.Kind) string {
 	})
 }
 
-// reportMeans reports each of totals over b.N.
-func reportMeans(b *testing.B, totals map[string]float64) {
-	for unit, total := range totals {
-		b.ReportMetric(total/float64(b.N), unit)
-	}
-}
-
 // writeHeapPlot draws lines (plotutil.AddLines's label, samples pairs) to
 // -plots/bench-informers-heap.svg.
 func writeHeapPlot(b *testing.B, lines []any) {

@@ -171,3 +171,10 @@ func configMaps(b *testing.B, kind driver.Kind) string {
 		return driver.CreateConfigMaps(ctx, s.Client(), *objects, workers)
 	})
 }
+
+// reportMeans reports each of totals over b.N.
+func reportMeans(b *testing.B, totals map[string]float64) {
+	for unit, total := range totals {
+		b.ReportMetric(total/float64(b.N), unit)
+	}
+}

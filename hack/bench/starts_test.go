@@ -20,7 +20,6 @@ import (
 	"fmt"
 	"os"
 	"testing"
-	"time"
 
 	"github.com/miniapiserver/miniapiserver/hack/bench/driver"
 )
@@ -49,7 +48,7 @@ func BenchmarkStartToReady(b *testing.B) {
 // it removes after with remove. ns/op is start-to-ready; stop-ns/op is from
 // SIGTERM to exit.
 func benchStarts(b *testing.B, kind driver.Kind, dir func(int) string, remove bool, args ...string) {
-	var ready, stopped time.Duration
+	totals := map[string]float64{}
 	for i := 0; b.Loop(); i++ {
 		s, err := env.Start(b.Context(), kind, dir(i), args...)
 		if err != nil {
@@ -58,14 +57,13 @@ func benchStarts(b *testing.B, kind driver.Kind, dir func(int) string, remove bo
 		if err := s.Stop(); err != nil {
 			b.Fatal(err)
 		}
-		ready += s.Ready
-		stopped += s.Stopped
+		totals["ns/op"] += float64(s.Ready)
+		totals["stop-ns/op"] += float64(s.Stopped)
 		if remove {
 			if err := os.RemoveAll(dir(i)); err != nil {
 				b.Fatal(err)
 			}
 		}
 	}
-	b.ReportMetric(float64(ready)/float64(b.N), "ns/op")
-	b.ReportMetric(float64(stopped)/float64(b.N), "stop-ns/op")
+	reportMeans(b, totals)
 }

@@ -169,12 +169,19 @@ func (s *Server) ListsFromCache(ctx context.Context, resource string) (float64, 
 		}
 		return m.Sum(upstreamListsTotal, `resource="`+resource+`"`, `storage="watchcache"`)
 	}
+	return s.cacheLists(ctx, resource, "cache", "snapshot")
+}
+
+// cacheLists is how many LISTs of resource miniapiserver's watch cache has
+// served so far from the sources named ("cache": its latest state,
+// "snapshot", "etcd").
+func (s *Server) cacheLists(ctx context.Context, resource string, sources ...string) (float64, error) {
 	m, err := s.Scrape(ctx, cacheListRequests)
 	if err != nil {
 		return 0, err
 	}
 	var total float64
-	for _, source := range []string{"cache", "snapshot"} {
+	for _, source := range sources {
 		n, err := m.Sum(cacheListRequests, `resource="`+resource+`"`, `source="`+source+`"`)
 		if err != nil {
 			return 0, err

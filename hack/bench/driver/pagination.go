@@ -26,11 +26,7 @@ const cacheSnapshots = "miniapiserver_watch_cache_snapshots"
 // cache has served from its snapshots so far: continuations and
 // exact-resourceVersion LISTs. kube-apiserver has no such metric: 0.
 func (s *Server) ListsFromSnapshots(ctx context.Context, resource string) (float64, error) {
-	m, err := s.Scrape(ctx, cacheListRequests)
-	if err != nil {
-		return 0, err
-	}
-	return m.Sum(cacheListRequests, `resource="`+resource+`"`, `source="snapshot"`)
+	return s.cacheLists(ctx, resource, "snapshot")
 }
 
 // Snapshots is how many snapshots of resource miniapiserver's watch cache
