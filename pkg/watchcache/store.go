@@ -155,12 +155,27 @@ func (s *store) count(prefix, startKey string) int {
 	if n, ok := s.counts.take(prefix, startKey); ok {
 		return n
 	}
+	if s.allFrom(prefix, startKey) {
+		return s.tree.Len()
+	}
 	n := 0
 	s.ascend(prefix, startKey, func(*element) bool {
 		n++
 		return true
 	})
 	return n
+}
+
+// allFrom reports whether every element is under prefix from startKey on,
+// as for the first page of a LIST of the whole resource: then the count is
+// the tree's size, without a walk.
+func (s *store) allFrom(prefix, startKey string) bool {
+	lo, ok := s.tree.Min()
+	if !ok {
+		return true
+	}
+	hi, _ := s.tree.Max()
+	return lo.key >= startKey && strings.HasPrefix(lo.key, prefix) && strings.HasPrefix(hi.key, prefix)
 }
 
 // ascend calls fn on the elements under prefix from startKey on, in key

@@ -81,8 +81,35 @@ func TestStoreListPagesWithinPrefix(t *testing.T) {
 			}
 		})
 	}
-	if n := s.count("/pods/", "/pods/a/2\x00"); n != 3 {
-		t.Errorf("count after /pods/a/2: got %d, want 3", n)
+}
+
+func TestStoreCountIsTheWalksCount(t *testing.T) {
+	pods := newStore()
+	for _, k := range []string{"/pods/a/1", "/pods/a/2", "/pods/a/3", "/pods/ab/1", "/pods/b/1"} {
+		pods.upsert(el(k))
+	}
+	withLookalike := pods.clone()
+	withLookalike.upsert(el("/podsx/1"))
+	for _, tc := range []struct {
+		name          string
+		s             *store
+		prefix, start string
+		want          int
+	}{
+		{"whole store", pods, "/pods/", "", 5},
+		{"whole store, start before its first key", pods, "/pods/", "/pods/", 5},
+		{"after a key", pods, "/pods/", "/pods/a/2\x00", 3},
+		{"a namespace", pods, "/pods/a/", "", 3},
+		{"a lookalike outside the prefix", withLookalike, "/pods/", "", 5},
+		{"empty", newStore(), "/pods/", "", 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			walked := 0
+			tc.s.ascend(tc.prefix, tc.start, func(*element) bool { walked++; return true })
+			if n := tc.s.count(tc.prefix, tc.start); n != tc.want || walked != tc.want {
+				t.Errorf("count %d, walk %d, want %d", n, walked, tc.want)
+			}
+		})
 	}
 }
 
