@@ -121,7 +121,9 @@ func (c *Cache) Shutdown(ctx context.Context) {
 			w.end(bookmark)
 		}
 	}
-	c.endResumedLocked(c.cfg.ShutdownBookmarks)
+	for _, r := range c.resumed.Shutdown() {
+		r.end(c.cfg.ShutdownBookmarks && r.opts.Predicate.AllowWatchBookmarks)
+	}
 }
 
 // anyWatcherAllowsBookmarks reports whether a watcher would get a final bookmark.

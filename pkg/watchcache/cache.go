@@ -116,7 +116,7 @@ type Cache struct {
 	progress *progressRequester
 
 	// mu guards store, history, snaps, rv, ready, inconsistent, rvChanged,
-	// watchers, resumed and shuttingDown.
+	// watchers and shuttingDown.
 	mu      sync.RWMutex
 	store   *store
 	history *history
@@ -131,12 +131,15 @@ type Cache struct {
 	// rvChanged is closed (and replaced) whenever rv advances.
 	rvChanged chan struct{}
 	watchers  watcherSet
-	// resumed are the watches from before the history (ResumeFromStorage).
-	resumed map[*resumedWatch]struct{}
 	// shuttingDown: Shutdown (or the end of Run) has ended the watchers;
 	// new watches are refused.
 	shuttingDown bool
 
+	// resumed are the watches from before the history (ResumeFromStorage).
+	// It has its own lock, but is added to under mu with running.Add, and
+	// shut down under mu with shuttingDown set: so it refuses exactly when
+	// shuttingDown is set, and no watch is counted after Run began to join.
+	resumed Watches[*resumedWatch]
 	// running counts the watchers' goroutines, which Run joins.
 	running sync.WaitGroup
 }
@@ -184,7 +187,6 @@ func New(c Config) (*Cache, error) {
 		cfg:             c,
 		progress:        newProgressRequester(c.Storage.RequestWatchProgress, c.Clock),
 		watchers:        newWatcherSet(c.IndexFields),
-		resumed:         map[*resumedWatch]struct{}{},
 		store:           newStore(c.IndexFields...),
 		history:         newHistory(c.Clock, c.HistoryWindow, minHistory, c.MaxEvents),
 		rvChanged:       make(chan struct{}),
@@ -219,8 +221,7 @@ func (c *Cache) Run(ctx context.Context) {
 	c.mu.Lock()
 	c.shuttingDown = true
 	c.stopWatchersLocked()
-	for r := range c.resumed {
-		delete(c.resumed, r)
+	for _, r := range c.resumed.Shutdown() {
 		r.Stop()
 	}
 	c.mu.Unlock()

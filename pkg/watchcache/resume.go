@@ -95,38 +95,22 @@ func (c *Cache) resume(ctx context.Context, key, preparedKey string, opts storag
 		ended:  make(chan struct{}),
 	}
 	c.mu.Lock()
-	if c.shuttingDown {
+	if !c.resumed.Add(r) {
 		c.mu.Unlock()
 		return nil, errShuttingDown
 	}
-	c.resumed[r] = struct{}{}
 	c.running.Add(1) // under c.mu, so never after Run has begun to join
 	c.mu.Unlock()
 	c.recordResumedFromStorage()
 	go func() {
 		defer c.running.Done()
 		defer utilruntime.HandleCrash()
-		defer c.forgetResumed(r)
+		defer c.resumed.Forget(r)
 		stop := context.AfterFunc(ctx, r.Stop)
 		defer stop()
 		r.run(from)
 	}()
 	return r, nil
-}
-
-func (c *Cache) forgetResumed(r *resumedWatch) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	delete(c.resumed, r)
-}
-
-// endResumedLocked ends the resumed watches, with a final bookmark for
-// those that allow bookmarks if bookmarks is set.
-func (c *Cache) endResumedLocked(bookmarks bool) {
-	for r := range c.resumed {
-		delete(c.resumed, r)
-		r.end(bookmarks && r.opts.Predicate.AllowWatchBookmarks)
-	}
 }
 
 func (r *resumedWatch) ResultChan() <-chan watch.Event { return r.result }
