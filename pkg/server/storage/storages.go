@@ -60,11 +60,12 @@ type Storages struct {
 
 	consistency consistencyChecks
 
-	// mu guards caches, etcdWatches and shuttingDown.
-	mu           sync.Mutex
-	caches       map[*watchcache.Cache]struct{}
-	etcdWatches  map[*endableWatch]struct{} // served by etcd (no watch cache)
-	shuttingDown bool
+	// etcdWatches are the watches served by etcd (no watch cache).
+	etcdWatches watchcache.Watches[*endableWatch]
+
+	// mu guards caches.
+	mu     sync.Mutex
+	caches map[*watchcache.Cache]struct{}
 }
 
 // Options are the watch cache settings of pkg/server's Options.
@@ -84,7 +85,7 @@ func New(o Options) (*Storages, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Storages{opts: o, consistency: consistency, caches: map[*watchcache.Cache]struct{}{}, etcdWatches: map[*endableWatch]struct{}{}}
+	s := &Storages{opts: o, consistency: consistency, caches: map[*watchcache.Cache]struct{}{}}
 	if o.WatchCache {
 		s.encodings = watchcache.NewEncodings()
 	}
@@ -122,7 +123,7 @@ func (s *Storages) Decorator(config *storagebackend.ConfigForResource, resourceP
 	if err != nil {
 		return nil, nil, err
 	}
-	var store apistorage.Interface = &etcdWatches{Interface: raw, storages: s}
+	var store apistorage.Interface = &etcdWatches{Interface: raw, watches: &s.etcdWatches}
 	if s.opts.WatchCache {
 		c, stop, err := s.newCache(raw, config, resourcePrefix, keyFunc, newFunc, newListFunc, getAttrsFunc, triggers)
 		if err != nil {
@@ -200,11 +201,9 @@ func (s *Storages) Encodings() *watchcache.Encodings { return s.encodings }
 // (in parallel, each bounded by a second), and refuses new ones with 429.
 func (s *Storages) Shutdown(ctx context.Context) {
 	s.mu.Lock()
-	s.shuttingDown = true
 	caches := slices.Collect(maps.Keys(s.caches))
-	watches := slices.Collect(maps.Keys(s.etcdWatches))
 	s.mu.Unlock()
-	for _, w := range watches {
+	for _, w := range s.etcdWatches.Shutdown() {
 		w.Stop()
 	}
 	var wg sync.WaitGroup
@@ -223,29 +222,22 @@ var errShuttingDown = apierrors.NewTooManyRequests("the server is shutting down"
 // ends them.
 type etcdWatches struct {
 	apistorage.Interface
-	storages *Storages
+	watches *watchcache.Watches[*endableWatch]
 }
 
 func (e *etcdWatches) Watch(ctx context.Context, key string, opts apistorage.ListOptions) (watch.Interface, error) {
-	s := e.storages
-	s.mu.Lock()
-	shuttingDown := s.shuttingDown
-	s.mu.Unlock()
-	if shuttingDown {
+	if e.watches.ShuttingDown() {
 		return nil, errShuttingDown
 	}
 	w, err := e.Interface.Watch(ctx, key, opts)
 	if err != nil {
 		return nil, err
 	}
-	ew := &endableWatch{Interface: w, storages: s}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.shuttingDown { // shutdown began meanwhile and did not see it
+	ew := &endableWatch{Interface: w, watches: e.watches}
+	if !e.watches.Add(ew) { // shutdown began meanwhile and did not see it
 		w.Stop()
 		return nil, errShuttingDown
 	}
-	s.etcdWatches[ew] = struct{}{}
 	return ew, nil
 }
 
@@ -253,16 +245,14 @@ func (e *etcdWatches) Watch(ctx context.Context, key string, opts apistorage.Lis
 // watch handler stops every watch it serves when it ends).
 type endableWatch struct {
 	watch.Interface
-	storages *Storages
-	once     sync.Once
+	watches *watchcache.Watches[*endableWatch]
+	once    sync.Once
 }
 
 func (w *endableWatch) Stop() {
 	w.once.Do(func() {
 		w.Interface.Stop()
-		w.storages.mu.Lock()
-		delete(w.storages.etcdWatches, w)
-		w.storages.mu.Unlock()
+		w.watches.Forget(w)
 	})
 }
 
