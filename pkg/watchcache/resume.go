@@ -97,7 +97,7 @@ func (c *Cache) resume(ctx context.Context, key, preparedKey string, opts storag
 	c.mu.Lock()
 	if !c.resumed.Add(r) {
 		c.mu.Unlock()
-		return nil, errShuttingDown
+		return nil, ErrShuttingDown
 	}
 	c.running.Add(1) // under c.mu, so never after Run has begun to join
 	c.mu.Unlock()

@@ -98,7 +98,7 @@ func (c *Cache) Watch(ctx context.Context, key string, opts storage.ListOptions)
 		}
 	}
 	w, err := c.register(preparedKey, opts, req, deadline(ctx))
-	if err == errShuttingDown {
+	if err == ErrShuttingDown {
 		return nil, err // an HTTP 429, before the stream starts
 	}
 	if errors.As(err, new(tooOldError)) && c.cfg.ResumeFromStorage && c.ResourceVersion()-req.from <= maxResumedRevisions {
@@ -127,10 +127,11 @@ func (c *Cache) serve(ctx context.Context, w *watcher) {
 	}()
 }
 
-// errShuttingDown answers watches once Shutdown has ended the cache's
-// watchers: 429 makes client-go retry the watch (from its last
-// resourceVersion, on whichever server answers) rather than relist.
-var errShuttingDown = apierrors.NewTooManyRequests("the server is shutting down", 1)
+// ErrShuttingDown answers watches once shutdown has begun (the cache's
+// Shutdown, or a tracker's in Watches): 429 makes client-go retry the watch
+// (from its last resourceVersion, on whichever server answers) rather than
+// relist.
+var ErrShuttingDown = apierrors.NewTooManyRequests("the server is shutting down", 1)
 
 // watchRequest is where a watch starts: after resourceVersion from (0: the
 // cache's current one), or with the cache's current state (initial).
@@ -167,7 +168,7 @@ func (c *Cache) register(preparedKey string, opts storage.ListOptions, req watch
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.shuttingDown {
-		return nil, errShuttingDown
+		return nil, ErrShuttingDown
 	}
 	from := req.from
 	if req.initial || from == 0 {

@@ -25,7 +25,6 @@ import (
 	"sync"
 	"time"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
 	apiserverfeatures "k8s.io/apiserver/pkg/features"
@@ -213,10 +212,6 @@ func (s *Storages) Shutdown(ctx context.Context) {
 	wg.Wait()
 }
 
-// errShuttingDown is what a watch gets once shutdown has begun: client-go
-// retries a 429 (from its last resourceVersion) instead of relisting.
-var errShuttingDown = apierrors.NewTooManyRequests("the server is shutting down", 1)
-
 // etcdWatches tracks the watches the etcd3 store serves directly (with
 // --watch-cache=false, and while a cache is not ready), so that shutdown
 // ends them.
@@ -227,7 +222,7 @@ type etcdWatches struct {
 
 func (e *etcdWatches) Watch(ctx context.Context, key string, opts apistorage.ListOptions) (watch.Interface, error) {
 	if e.watches.ShuttingDown() {
-		return nil, errShuttingDown
+		return nil, watchcache.ErrShuttingDown
 	}
 	w, err := e.Interface.Watch(ctx, key, opts)
 	if err != nil {
@@ -236,7 +231,7 @@ func (e *etcdWatches) Watch(ctx context.Context, key string, opts apistorage.Lis
 	ew := &endableWatch{Interface: w, watches: e.watches}
 	if !e.watches.Add(ew) { // shutdown began meanwhile and did not see it
 		w.Stop()
-		return nil, errShuttingDown
+		return nil, watchcache.ErrShuttingDown
 	}
 	return ew, nil
 }
