@@ -18,10 +18,12 @@ package encoding_test
 
 import (
 	"bytes"
+	"compress/gzip"
 	"context"
 	"fmt"
 	"io"
 	"net/url"
+	"strings"
 	"testing"
 	"time"
 
@@ -43,7 +45,7 @@ import (
 // CustomResourceLists serves from kept encodings are byte for byte what
 // apiextensions-apiserver answers over etcd (--watch-cache=false, on the
 // same data), for both versions of a CRD, selections, pages and the
-// cluster-wide list; the requests it leaves to apiextensions-apiserver
+// cluster-wide list, plain and gzipped (decompressed); the requests it leaves to apiextensions-apiserver
 // (tables, a deprecated version) are not counted as its own; and after a
 // change of the CRD's schema it serves from the storage made for the new
 // schema, whose defaults the objects then carry.
@@ -68,11 +70,14 @@ func TestCustomResourceListsAreApiextensions(t *testing.T) {
 	}); err != nil {
 		t.Fatal("the CRD is not served:", err)
 	}
+	// Each namespace's 6 widgets are over the 128 KiB from which a list is
+	// gzipped for a client that accepts it; one widget or a page of 2 not.
+	padding := strings.Repeat("x", 24<<10)
 	for i := range 12 {
 		w := &unstructured.Unstructured{Object: map[string]any{
 			"apiVersion": "example.com/v1", "kind": "Widget",
 			"metadata": map[string]any{"name": fmt.Sprint("w", i), "namespace": []string{"default", "other"}[i%2], "labels": map[string]any{"even": fmt.Sprint(i%2 == 0)}},
-			"spec":     map[string]any{"text": "a<b>&c\u2028é", "size": int64(i)},
+			"spec":     map[string]any{"text": "a<b>&c\u2028é" + padding, "size": int64(i)},
 		}}
 		created, err := widgets.Namespace(w.GetNamespace()).Create(ctx, w, metav1.CreateOptions{})
 		if err != nil {
@@ -113,6 +118,7 @@ func TestCustomResourceListsAreApiextensions(t *testing.T) {
 	if n := encoding.CustomResourceListsServed.Load() - served; n != int64(len(requests)) {
 		t.Errorf("%d of the %d LISTs were served from kept encodings", n, len(requests))
 	}
+	compareGzipped(t, cfg, requests, cached)
 	events := encoding.KeptEventsWritten.Load()
 	var cachedEvents [][][]byte
 	for _, path := range watches {
@@ -138,6 +144,7 @@ func TestCustomResourceListsAreApiextensions(t *testing.T) {
 			t.Errorf("GET %s: kept encodings gave\n%s\napiextensions-apiserver over etcd gives\n%s", r, cached[i], got)
 		}
 	}
+	compareGzipped(t, cfg, requests, cached)
 	for i, path := range watches {
 		for j, event := range initialEvents(t, cfg, path, "application/json", 6) {
 			if !bytes.Equal(event, cachedEvents[i][j]) {
@@ -183,6 +190,22 @@ func TestCustomResourceListsAreApiextensions(t *testing.T) {
 	}
 }
 
+// compareGzipped GETs each of requests again, accepting gzip: each body,
+// decompressed, must be want's, and the lists over 128 KiB (the namespace's
+// and the cluster-wide ones) must have come gzipped.
+func compareGzipped(t *testing.T, cfg *rest.Config, requests, want []string) {
+	t.Helper()
+	for i, r := range requests {
+		got, gzipped := getAccepting(t, cfg, r, "application/json", "gzip")
+		if got != want[i] {
+			t.Errorf("GET %s accepting gzip: got\n%.2000s\nwant\n%.2000s", r, got, want[i])
+		}
+		if large := len(want[i]) > 128<<10; gzipped != large {
+			t.Errorf("GET %s accepting gzip: gzipped %v, for a body of %d bytes", r, gzipped, len(want[i]))
+		}
+	}
+}
+
 func cloneValues(v url.Values) url.Values {
 	c := url.Values{}
 	for k, vs := range v {
@@ -194,13 +217,35 @@ func cloneValues(v url.Values) url.Values {
 // get GETs path accepting accept and returns the status and body.
 func get(t *testing.T, cfg *rest.Config, path, accept string) string {
 	t.Helper()
-	resp := getRaw(t, cfg, path, accept)
+	got, _ := getAccepting(t, cfg, path, accept, "")
+	return got
+}
+
+// getAccepting is get with Accept-Encoding encoding ("": none); it also
+// reports whether the server gzipped the body, which it returns
+// decompressed.
+func getAccepting(t *testing.T, cfg *rest.Config, path, accept, encoding string) (string, bool) {
+	t.Helper()
+	var header []string
+	if encoding != "" {
+		header = []string{"Accept-Encoding", encoding}
+	}
+	resp := getRaw(t, cfg, path, accept, header...)
 	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
+	var r io.Reader = resp.Body
+	gzipped := resp.Header.Get("Content-Encoding") == "gzip"
+	if gzipped {
+		gz, err := gzip.NewReader(resp.Body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r = gz
+	}
+	body, err := io.ReadAll(r)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return fmt.Sprintf("%s %s\n%s", resp.Status, resp.Header.Get("Warning"), body)
+	return fmt.Sprintf("%s %s\n%s", resp.Status, resp.Header.Get("Warning"), body), gzipped
 }
 
 // widgetsCRD serves example.com's widgets in v1 (stored), v2 and v3

@@ -175,9 +175,10 @@ func initialEvents(t *testing.T, cfg *rest.Config, path, accept string, n int) [
 	return frames
 }
 
-// getRaw GETs path from cfg's server accepting accept, asking for no
-// compression; the caller closes the body.
-func getRaw(t *testing.T, cfg *rest.Config, path, accept string) *http.Response {
+// getRaw GETs path from cfg's server accepting accept, with the header
+// pairs given (no Accept-Encoding: no compression), and leaves the body as
+// sent; the caller closes it.
+func getRaw(t *testing.T, cfg *rest.Config, path, accept string, header ...string) *http.Response {
 	t.Helper()
 	cfg = rest.CopyConfig(cfg)
 	cfg.DisableCompression = true
@@ -190,6 +191,9 @@ func getRaw(t *testing.T, cfg *rest.Config, path, accept string) *http.Response 
 		t.Fatal(err)
 	}
 	req.Header.Set("Accept", accept)
+	for i := 0; i+1 < len(header); i += 2 {
+		req.Header.Set(header[i], header[i+1])
+	}
 	resp, err := hc.Do(req)
 	if err != nil {
 		t.Fatal(err)

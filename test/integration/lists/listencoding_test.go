@@ -18,8 +18,13 @@ package lists
 
 import (
 	"fmt"
+	"io"
+	"net/http"
 	"net/url"
+	"strings"
 	"testing"
+
+	corev1 "k8s.io/api/core/v1"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -37,7 +42,8 @@ import (
 // server with a watch cache (whose LIST responses reuse the cached items'
 // encodings) and from one without, on one etcd: the response bodies must
 // be byte for byte the same, in JSON and protobuf, the first time and once
-// the encodings are cached.
+// the encodings are cached, and gzipped (decompressed) for a list over the
+// gzip threshold.
 func TestCachedListEncodingMatchesEtcd(t *testing.T) {
 	t.Parallel()
 	etcd, err := storage.StartEtcd(t.Context(), storage.EtcdConfig{Dir: t.TempDir(), UnsafeNoFsync: true})
@@ -54,6 +60,17 @@ func TestCachedListEncodingMatchesEtcd(t *testing.T) {
 	for _, cm := range created[:4] { // labelled, after the first list's RV below
 		patch := []byte(`{"metadata":{"labels":{"team":"a"},"annotations":{"html":"a<b>&c"}}}`)
 		if _, err := client.CoreV1().ConfigMaps("default").Patch(t.Context(), cm.Name, types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// A namespace whose list is over the 128 KiB from which the server
+	// gzips it for a client that accepts gzip (client-go's does).
+	if _, err := client.CoreV1().Namespaces().Create(t.Context(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "large"}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 50 {
+		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("cm-%03d", i)}, Data: map[string]string{"data": strings.Repeat("x<&>", 1<<10)}}
+		if _, err := client.CoreV1().ConfigMaps("large").Create(t.Context(), cm, metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -88,7 +105,43 @@ func TestCachedListEncodingMatchesEtcd(t *testing.T) {
 				}
 			}
 		}
+		// Gzipped, decompressed by the client.
+		path, query := "/api/v1/namespaces/large/configmaps", url.Values{"resourceVersion": {now}, "resourceVersionMatch": {"Exact"}}
+		want, wantGzipped := getGzipped(t, plain, path, query, accept)
+		got, gzipped := getGzipped(t, cached, path, query, accept)
+		if !wantGzipped || !gzipped {
+			t.Errorf("the large list (%s, %d bytes): gzipped %v by the watch cache, %v over etcd; want both", accept, len(want), gzipped, wantGzipped)
+		}
+		if got != want {
+			t.Errorf("the large list (%s), gzipped: the watch cache's body differs from etcd's (%d and %d bytes)", accept, len(got), len(want))
+		}
 	}
+}
+
+// getGzipped GETs path?query from s accepting accept and gzip, as
+// client-go does; it returns the body, decompressed, and whether the
+// server gzipped it.
+func getGzipped(t *testing.T, s *testserver.Server, path string, query url.Values, accept string) (string, bool) {
+	t.Helper()
+	c, err := rest.HTTPClientFor(s.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, fmt.Sprintf("%s%s?%s", s.Config.Host, path, query.Encode()), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Accept", accept)
+	resp, err := c.Do(req) // the transport asks for gzip, and decompresses
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET %s: %d %v", path, resp.StatusCode, err)
+	}
+	return string(body), resp.Uncompressed
 }
 
 // getAs GETs path?query from s, accepting accept.
