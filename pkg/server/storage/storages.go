@@ -59,7 +59,8 @@ type Storages struct {
 
 	consistency consistencyChecks
 
-	// etcdWatches are the watches served by etcd (no watch cache).
+	// etcdWatches are the watches served by etcd (no watch cache); its
+	// shutdown marks the start of the storages' (see newCache).
 	etcdWatches watchcache.Watches[*endableWatch]
 
 	// mu guards caches.
@@ -176,8 +177,17 @@ func (s *Storages) newCache(raw apistorage.Interface, config *storagebackend.Con
 		c.Run(ctx)
 	}()
 	s.mu.Lock()
-	s.caches[c] = struct{}{}
+	// Shutdown refuses etcd watches before it collects the caches under
+	// s.mu: a cache made after that (a CRD changed meanwhile) ends its own
+	// watches, as the collected ones do.
+	late := s.etcdWatches.ShuttingDown()
+	if !late {
+		s.caches[c] = struct{}{}
+	}
 	s.mu.Unlock()
+	if late {
+		c.Shutdown(ctx)
+	}
 	return c, func() {
 		s.mu.Lock()
 		delete(s.caches, c)
@@ -199,10 +209,11 @@ func (s *Storages) Encodings() *watchcache.Encodings { return s.encodings }
 // Shutdown ends every open watch, the caches' after their final bookmarks
 // (in parallel, each bounded by a second), and refuses new ones with 429.
 func (s *Storages) Shutdown(ctx context.Context) {
+	watches := s.etcdWatches.Shutdown() // first: newCache reads it as the shutdown's start
 	s.mu.Lock()
 	caches := slices.Collect(maps.Keys(s.caches))
 	s.mu.Unlock()
-	for _, w := range s.etcdWatches.Shutdown() {
+	for _, w := range watches {
 		w.Stop()
 	}
 	var wg sync.WaitGroup
@@ -213,8 +224,8 @@ func (s *Storages) Shutdown(ctx context.Context) {
 }
 
 // etcdWatches tracks the watches the etcd3 store serves directly (with
-// --watch-cache=false, and while a cache is not ready), so that shutdown
-// ends them.
+// --watch-cache=false: a watch cache serves none from etcd, and tracks
+// those it resumes from there itself), so that shutdown ends them.
 type etcdWatches struct {
 	apistorage.Interface
 	watches *watchcache.Watches[*endableWatch]

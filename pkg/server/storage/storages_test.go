@@ -1,0 +1,85 @@
+/*
+Copyright The miniapiserver Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package storage
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	apistorage "k8s.io/apiserver/pkg/storage"
+	"k8s.io/apiserver/pkg/storage/storagebackend"
+	"k8s.io/client-go/kubernetes/scheme"
+
+	ourstorage "github.com/miniapiserver/miniapiserver/pkg/storage"
+	"github.com/miniapiserver/miniapiserver/pkg/watchcache"
+)
+
+// TestShutdownEndsTheStoragesMadeDuringIt: a storage made once shutdown
+// has begun (a CRD changed meanwhile) refuses watches with the shutdown's
+// 429, with a watch cache or without, as the storages made before it do.
+func TestShutdownEndsTheStoragesMadeDuringIt(t *testing.T) {
+	etcd, err := ourstorage.StartEtcd(t.Context(), ourstorage.EtcdConfig{Dir: t.TempDir(), UnsafeNoFsync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer etcd.Close()
+	for _, cached := range []bool{true, false} {
+		s, err := New(Options{WatchCache: cached})
+		if err != nil {
+			t.Fatal(err)
+		}
+		decorate := func() (apistorage.Interface, func()) {
+			t.Helper()
+			config := storagebackend.NewDefaultConfig("/registry", scheme.Codecs.LegacyCodec(corev1.SchemeGroupVersion))
+			config.Transport.ServerList = []string{etcd.URL()}
+			store, destroy, err := s.Decorator(config.ForResource(schema.GroupResource{Resource: "configmaps"}), "/configmaps",
+				func(obj runtime.Object) (string, error) { return apistorage.NamespaceKeyFunc("/configmaps", obj) },
+				func() runtime.Object { return &corev1.ConfigMap{} }, func() runtime.Object { return &corev1.ConfigMapList{} },
+				apistorage.DefaultNamespaceScopedAttr, nil, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return store, destroy
+		}
+		watch := func(store apistorage.Interface) error {
+			w, err := store.Watch(t.Context(), "/configmaps", apistorage.ListOptions{ResourceVersion: "0", Recursive: true, Predicate: apistorage.Everything})
+			if err == nil {
+				w.Stop()
+			}
+			return err
+		}
+		before, destroyBefore := decorate()
+		if err := watch(before); err != nil {
+			t.Fatalf("cached %v: a watch before the shutdown: %v", cached, err)
+		}
+		ctx, cancel := context.WithCancel(t.Context())
+		cancel() // no final bookmarks to wait for
+		s.Shutdown(ctx)
+		during, destroyDuring := decorate()
+		for name, store := range map[string]apistorage.Interface{"made before": before, "made during": during} {
+			if err := watch(store); !errors.Is(err, watchcache.ErrShuttingDown) {
+				t.Errorf("cached %v: a watch on the storage %s the shutdown: got %v, want %v", cached, name, err, watchcache.ErrShuttingDown)
+			}
+		}
+		destroyDuring()
+		destroyBefore()
+	}
+}
