@@ -81,7 +81,7 @@ func BenchmarkListCustomResources(b *testing.B) {
 				})
 			})
 			servers := map[driver.Kind]*driver.Server{}
-			for _, kind := range env.Kinds() {
+			for _, kind := range kinds() {
 				servers[kind] = start(b, kind, crdFixture(b, kind, *crs), append(crdArgs(b, kind), args...)...)
 				if err := awaitCRDs(b.Context(), servers[kind], 1); err != nil {
 					b.Fatal(err)

@@ -18,12 +18,15 @@ package bench
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -85,7 +88,7 @@ func BenchmarkInformerSync(b *testing.B) {
 	}
 	gate := clientfeatures.FeatureGates().Enabled(clientfeatures.WatchListClient)
 	b.Cleanup(func() { setWatchListClient(b, gate) })
-	var lines []any // a label, then its samples, for plotutil.AddLines
+	lines := map[string]plotter.XYs{} // by "kind, mode"
 	for _, mode := range []string{"watch-list", "list"} {
 		b.Run("mode="+mode, func(b *testing.B) {
 			setWatchListClient(b, mode == "watch-list")
@@ -104,7 +107,7 @@ func BenchmarkInformerSync(b *testing.B) {
 				for i, p := range series {
 					xys[i] = plotter.XY{X: p.At.Seconds(), Y: p.Bytes / (1 << 20)}
 				}
-				lines = append(lines, fmt.Sprintf("%s, %s", kind, mode), xys)
+				lines[fmt.Sprintf("%s, %s", kind, mode)] = xys
 			})
 		})
 	}
@@ -324,19 +327,40 @@ func secretsFixture(b *testing.B, kind driver.Kind) string {
 	})
 }
 
-// writeHeapPlot draws lines (plotutil.AddLines's label, samples pairs) to
-// -plots/bench-informers-heap.svg.
-func writeHeapPlot(b *testing.B, lines []any) {
+// writeHeapPlot draws lines to -plots/bench-informers-heap.svg, with the
+// lines of the kinds other processes of the run measured (hack/bench/rounds.sh
+// runs each kind in its own): they are kept, by label, in
+// -plots/bench-informers-heap.json.
+func writeHeapPlot(b *testing.B, lines map[string]plotter.XYs) {
 	if *plots == "" || len(lines) == 0 {
 		return
+	}
+	data := filepath.Join(*plots, "bench-informers-heap.json")
+	all := map[string]plotter.XYs{}
+	if old, err := os.ReadFile(data); err == nil {
+		if err := json.Unmarshal(old, &all); err != nil {
+			b.Fatalf("%s: %v", data, err)
+		}
+	}
+	maps.Copy(all, lines)
+	var labelled []any // a label, then its samples, for plotutil.AddLines
+	for _, label := range slices.Sorted(maps.Keys(all)) {
+		labelled = append(labelled, label, all[label])
 	}
 	p := plot.New()
 	p.Title.Text = fmt.Sprintf("Server heap in use while %d informers sync %d × %d KiB Secrets (last op)", *informerCount, *secrets, *secretSize>>10)
 	p.X.Label.Text, p.Y.Label.Text = "s since the informers started", "heap in use (MiB)"
 	p.X.Min, p.Y.Min = 0, 0 // the legend goes below the lines
-	err := plotutil.AddLines(p, lines...)
+	err := plotutil.AddLines(p, labelled...)
 	if err == nil {
 		err = os.MkdirAll(*plots, 0o755)
+	}
+	var encoded []byte
+	if err == nil {
+		encoded, err = json.Marshal(all)
+	}
+	if err == nil {
+		err = os.WriteFile(data, encoded, 0o644)
 	}
 	if err == nil {
 		err = p.Save(8*vg.Inch, 4.5*vg.Inch, filepath.Join(*plots, "bench-informers-heap.svg"))

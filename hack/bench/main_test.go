@@ -41,6 +41,7 @@ var (
 	fixtures     = flag.String("fixtures", "", "directory to keep populated data dirs in across runs (\"\": a temporary one); make bench empties it first")
 	objects      = flag.Int("objects", 10000, "ConfigMaps (~1 KiB each) in the populated data dirs")
 	round        = flag.Int("round", 1, "which round of hack/bench/rounds.sh this run is")
+	onlyKind     = flag.String("kind", "", "run on this server kind only, mini or upstream (\"\": on each the env has); hack/bench/rounds.sh runs each kind in processes of its own")
 	slowRounds   = flag.Int("slow-upstream-rounds", 3, "rounds in which the benchmarks that wait out kube-apiserver's minute-long stop with watches open run on it")
 )
 
@@ -71,18 +72,25 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// onEach runs f as the sub-benchmark server=KIND of each server kind,
-// each from the same state: the servers running idle, and this process's
-// heap collected and returned to the OS. miniapiserver goes first in odd
-// rounds, last in even ones: the first op of a fresh process pays for its
-// heap's growth (its clients' CPU shows it), and must not always fall on
-// the same server.
-func onEach(b *testing.B, f func(b *testing.B, kind driver.Kind)) {
-	kinds := env.Kinds()
-	if *round%2 == 0 {
-		slices.Reverse(kinds)
+// kinds are the server kinds the benchmarks run on: the env's, or -kind's
+// alone; miniapiserver first in odd rounds, last in even ones, so that
+// what a process's first op pays does not always fall on the same server.
+func kinds() []driver.Kind {
+	ks := env.Kinds()
+	if *onlyKind != "" {
+		ks = slices.DeleteFunc(ks, func(k driver.Kind) bool { return string(k) != *onlyKind })
 	}
-	for _, kind := range kinds {
+	if *round%2 == 0 {
+		slices.Reverse(ks)
+	}
+	return ks
+}
+
+// onEach runs f as the sub-benchmark server=KIND of each of kinds, each
+// from the same state: the servers running idle, and this process's heap
+// collected and returned to the OS.
+func onEach(b *testing.B, f func(b *testing.B, kind driver.Kind)) {
+	for _, kind := range kinds() {
 		b.Run("server="+string(kind), func(b *testing.B) {
 			settle(b)
 			f(b, kind)
@@ -131,7 +139,7 @@ func start(b testing.TB, kind driver.Kind, dataDir string, args ...string) *driv
 // args, stopped when b ends.
 func startEach(b *testing.B, dir func(driver.Kind) string, args ...string) map[driver.Kind]*driver.Server {
 	servers := map[driver.Kind]*driver.Server{}
-	for _, kind := range env.Kinds() {
+	for _, kind := range kinds() {
 		servers[kind] = start(b, kind, dir(kind), args...)
 	}
 	return servers

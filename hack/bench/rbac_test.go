@@ -44,7 +44,7 @@ const rbacListed = 10
 // is one of -rbac-bindings in the namespace.
 func BenchmarkRBAC(b *testing.B) {
 	clients := map[driver.Kind]map[string]kubernetes.Interface{}
-	for _, kind := range env.Kinds() {
+	for _, kind := range kinds() {
 		var args []string
 		if kind == driver.Mini {
 			args = []string{"--token-auth-file=" + env.UserTokenFile} // kube-apiserver's token file has the user

@@ -5,10 +5,12 @@
 # ROUNDS times, round after round, each round every benchmark once on each
 # server, and writes every sample to OUT in the Go benchmark format, for
 # benchstat. The populated data dirs are made in the first round, kept for
-# the others, and removed at the end. EnvtestSuite runs pkg/envtest's
-# servers inside the benchmark's process, so it runs in a process of its
-# own: what those servers leave on the heap would weigh on the clients of
-# the benchmarks after it.
+# the others, and removed at the end. Each server kind runs in processes
+# of its own (-kind), miniapiserver first in odd rounds and last in even
+# ones: ops on one kind left this process's clients slower on the other.
+# EnvtestSuite runs pkg/envtest's servers inside the benchmark's process,
+# so it runs in a process of its own too: what those servers leave on the
+# heap would weigh on the clients of the benchmarks after it.
 set -euo pipefail
 rounds=$1 out=$2
 shift 2
@@ -21,10 +23,16 @@ trap 'rm -rf "$fixtures"' EXIT
 : >"$out"
 patterns=("${BENCH:-^Benchmark[^E]}")
 [[ -n ${BENCH:-} ]] || patterns+=('^BenchmarkEnvtest')
+kinds=(mini)
+[[ " $* " == *" -upstream "* || " $* " == *" -upstream="* ]] && kinds+=(upstream)
 for i in $(seq "$rounds"); do
 	echo "bench: round $i of $rounds" >&2
+	order=("${kinds[@]}")
+	((i % 2)) || order=("${order[@]:1}" "${order[0]}")
 	for pattern in "${patterns[@]}"; do
-		(cd "$dir" && "$bin/bench.test" -test.run '^$' -test.bench "$pattern" -test.timeout 3h \
-			-fixtures "$fixtures" -round "$i" "$@") | tee -a "$out"
+		for kind in "${order[@]}"; do
+			(cd "$dir" && "$bin/bench.test" -test.run '^$' -test.bench "$pattern" -test.timeout 3h \
+				-fixtures "$fixtures" -round "$i" -kind "$kind" "$@") | tee -a "$out"
+		done
 	done
 done
