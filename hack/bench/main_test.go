@@ -62,6 +62,10 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(2)
 	}
+	if *onlyKind != "" && !slices.Contains(env.Kinds(), driver.Kind(*onlyKind)) {
+		fmt.Fprintf(os.Stderr, "bench: -kind %q: not one of %v\n", *onlyKind, env.Kinds())
+		os.Exit(2)
+	}
 	for _, kind := range env.Kinds() {
 		fmt.Printf("%s: %s\n", kind, env.Version[kind])
 	}
