@@ -29,23 +29,10 @@ import (
 // watch, its first event); it fails the test unless the answer is 200.
 func Fetch(t *testing.T, c *http.Client, url, accept string) string {
 	t.Helper()
-	req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, url, nil)
-	req.Header.Set("Accept", accept)
-	resp, err := c.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
+	resp := get(t, c, url, accept)
 	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		body, _ := io.ReadAll(resp.Body)
-		t.Fatalf("GET %s (%s): %d %s", url, accept, resp.StatusCode, body)
-	}
 	if !strings.Contains(url, "watch=true") {
-		body, err := io.ReadAll(resp.Body)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return string(body)
+		return readAll(t, resp)
 	}
 	// A watch never ends by itself: read its first event only.
 	r := bufio.NewReader(resp.Body)
@@ -65,4 +52,41 @@ func Fetch(t *testing.T, c *http.Client, url, accept string) string {
 		t.Fatal(err)
 	}
 	return line
+}
+
+// FetchGzipped is Fetch of a response that is not a watch, with a client
+// whose transport asks for gzip and decompresses (as client-go's does); it
+// also reports whether the server gzipped the body.
+func FetchGzipped(t *testing.T, c *http.Client, url, accept string) (string, bool) {
+	t.Helper()
+	resp := get(t, c, url, accept)
+	defer resp.Body.Close()
+	return readAll(t, resp), resp.Uncompressed
+}
+
+// get GETs url with c, accepting accept; it fails the test unless the
+// answer is 200. The caller closes the body.
+func get(t *testing.T, c *http.Client, url, accept string) *http.Response {
+	t.Helper()
+	req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, url, nil)
+	req.Header.Set("Accept", accept)
+	resp, err := c.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		t.Fatalf("GET %s (%s): %d %s", url, accept, resp.StatusCode, body)
+	}
+	return resp
+}
+
+func readAll(t *testing.T, resp *http.Response) string {
+	t.Helper()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(body)
 }

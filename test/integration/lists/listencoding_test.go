@@ -18,8 +18,6 @@ package lists
 
 import (
 	"fmt"
-	"io"
-	"net/http"
 	"net/url"
 	"strings"
 	"testing"
@@ -127,21 +125,7 @@ func getGzipped(t *testing.T, s *testserver.Server, path string, query url.Value
 	if err != nil {
 		t.Fatal(err)
 	}
-	req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, fmt.Sprintf("%s%s?%s", s.Config.Host, path, query.Encode()), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("Accept", accept)
-	resp, err := c.Do(req) // the transport asks for gzip, and decompresses
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
-	if err != nil || resp.StatusCode != http.StatusOK {
-		t.Fatalf("GET %s: %d %v", path, resp.StatusCode, err)
-	}
-	return string(body), resp.Uncompressed
+	return framework.FetchGzipped(t, c, fmt.Sprintf("%s%s?%s", s.Config.Host, path, query.Encode()), accept)
 }
 
 // getAs GETs path?query from s, accepting accept.
