@@ -77,15 +77,12 @@ func TestMain(m *testing.M) {
 }
 
 // kinds are the server kinds the benchmarks run on: the env's, or -kind's
-// alone; miniapiserver first in odd rounds, last in even ones, so that
-// what a process's first op pays does not always fall on the same server.
+// alone (rounds.sh runs each kind in processes of its own, and alternates
+// which goes first).
 func kinds() []driver.Kind {
 	ks := env.Kinds()
 	if *onlyKind != "" {
 		ks = slices.DeleteFunc(ks, func(k driver.Kind) bool { return string(k) != *onlyKind })
-	}
-	if *round%2 == 0 {
-		slices.Reverse(ks)
 	}
 	return ks
 }
