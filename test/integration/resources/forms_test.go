@@ -22,6 +22,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -225,6 +226,12 @@ func TestConcurrentEncodingsOfPodsWithQuantities(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	// resourceVersion=0 reads whatever the cache holds: wait until it holds
+	// the last pod, or the reads below could race its create.
+	framework.WaitUntil(t, func() bool {
+		pods, err := client.CoreV1().Pods("default").List(t.Context(), metav1.ListOptions{ResourceVersion: "0"})
+		return err == nil && slices.ContainsFunc(pods.Items, func(p corev1.Pod) bool { return p.Name == "q-4" })
+	}, "the cache to hold pod q-4")
 	collection := s.Config.Host + "/api/v1/namespaces/default/pods"
 	var wg sync.WaitGroup
 	for _, accept := range []string{
