@@ -86,6 +86,9 @@ func TestListFromCacheWithSelectorsAndNotOlderThan(t *testing.T) {
 		}
 		last, _ = storage.APIObjectVersioner{}.ObjectResourceVersion(out)
 	}
+	// The resourceVersion "0" reads below serve whatever the cache holds:
+	// wait until it holds the last write (each subtest may run alone).
+	waitFor(t, fmt.Sprintf("the cache to reach rv %d", last), func() bool { return c.ResourceVersion() >= last })
 	for _, tc := range []struct {
 		name string
 		opts storage.ListOptions
