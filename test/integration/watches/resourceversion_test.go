@@ -125,7 +125,8 @@ func errorEventObject(t *testing.T, body []byte) []byte {
 
 // TestListResourceVersion LISTs at resourceVersion "0" with a limit (the
 // cache ignores the limit, as upstream's: the whole list, no continue token;
-// etcd pages), exactly at an older N, and not older than N.
+// etcd pages), exactly at an older N, and not older than a newer N (at
+// least N: the cache may lag any write after N, so N is the last one's).
 func TestListResourceVersion(t *testing.T) {
 	t.Parallel()
 	framework.ForEachStoragePath(t, func(t *testing.T, path func(*server.Options)) {
@@ -135,7 +136,7 @@ func TestListResourceVersion(t *testing.T) {
 		cms := client.CoreV1().ConfigMaps(ns)
 		framework.CreateConfigMaps(t, client, ns, 3)
 		at := framework.ResourceVersionNow(t, client)
-		framework.CreateCMIn(t, client, ns, "later", nil)
+		later := framework.CreateCMIn(t, client, ns, "later", nil).ResourceVersion
 		names := func(list *corev1.ConfigMapList) string {
 			var names []string
 			for _, cm := range list.Items {
@@ -149,8 +150,8 @@ func TestListResourceVersion(t *testing.T) {
 			want string
 		}{
 			{"exact", metav1.ListOptions{ResourceVersion: at, ResourceVersionMatch: metav1.ResourceVersionMatchExact}, "cm-000,cm-001,cm-002"},
-			{"not older than", metav1.ListOptions{ResourceVersion: at, ResourceVersionMatch: metav1.ResourceVersionMatchNotOlderThan}, "cm-000,cm-001,cm-002,later"},
-			{"not older than, match unset", metav1.ListOptions{ResourceVersion: at}, "cm-000,cm-001,cm-002,later"},
+			{"not older than", metav1.ListOptions{ResourceVersion: later, ResourceVersionMatch: metav1.ResourceVersionMatchNotOlderThan}, "cm-000,cm-001,cm-002,later"},
+			{"not older than, match unset", metav1.ListOptions{ResourceVersion: later}, "cm-000,cm-001,cm-002,later"},
 		} {
 			t.Run(tc.name, func(t *testing.T) {
 				list, err := cms.List(t.Context(), tc.opts)
