@@ -327,6 +327,9 @@ func secretsFixture(b *testing.B, kind driver.Kind) string {
 	})
 }
 
+// heapPlotData, under -plots, keeps the lines of writeHeapPlot.
+const heapPlotData = "bench-informers-heap.json"
+
 // writeHeapPlot draws lines to -plots/bench-informers-heap.svg, with the
 // lines of the kinds other processes of the run measured (hack/bench/rounds.sh
 // runs each kind in its own): they are kept, by label, in
@@ -335,7 +338,7 @@ func writeHeapPlot(b *testing.B, lines map[string]plotter.XYs) {
 	if *plots == "" || len(lines) == 0 {
 		return
 	}
-	data := filepath.Join(*plots, "bench-informers-heap.json")
+	data := filepath.Join(*plots, heapPlotData)
 	all := map[string]plotter.XYs{}
 	if old, err := os.ReadFile(data); err == nil {
 		if err := json.Unmarshal(old, &all); err != nil {

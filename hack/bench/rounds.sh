@@ -4,10 +4,11 @@
 # Runs the benchmarks of hack/bench (those matching $BENCH, default all)
 # ROUNDS times, round after round, each round every benchmark once on each
 # server, and writes every sample to OUT in the Go benchmark format, for
-# benchstat. The populated data dirs are made in the first round, kept for
-# the others, and removed at the end. Each server kind runs in processes
-# of its own (-kind), miniapiserver first in odd rounds and last in even
-# ones: ops on one kind left this process's clients slower on the other.
+# benchstat. The populated data dirs are made before the first round
+# (BenchmarkFixtures) and synced to disk, kept for the rounds, and removed
+# at the end. Each server kind runs in processes of its own (-kind),
+# miniapiserver first in odd rounds and last in even ones: ops on one kind
+# left this process's clients slower on the other.
 # EnvtestSuite runs pkg/envtest's servers inside the benchmark's process,
 # so it runs in a process of its own too: what those servers leave on the
 # heap would weigh on the clients of the benchmarks after it.
@@ -21,10 +22,17 @@ fixtures=$bin/bench-fixtures
 rm -rf "$fixtures"
 trap 'rm -rf "$fixtures"' EXIT
 : >"$out"
-patterns=("${BENCH:-^Benchmark[^E]}")
+patterns=("${BENCH:-^Benchmark[^EF]}")
 [[ -n ${BENCH:-} ]] || patterns+=('^BenchmarkEnvtest')
 kinds=(mini)
 [[ " $* " == *" -upstream "* || " $* " == *" -upstream="* ]] && kinds+=(upstream)
+for pattern in "${patterns[@]}"; do
+	for kind in "${kinds[@]}"; do
+		(cd "$dir" && "$bin/bench.test" -test.run '^$' -test.bench '^BenchmarkFixtures$' -test.benchtime 1x -test.timeout 3h \
+			-fixtures "$fixtures" -prepare "$pattern" -kind "$kind" "$@") >&2
+	done
+done
+sync
 for i in $(seq "$rounds"); do
 	echo "bench: round $i of $rounds" >&2
 	order=("${kinds[@]}")
