@@ -91,20 +91,35 @@ func (c *Cache) sendDueBookmarks() {
 // Shutdown ends every watch at once, as a server does when it stops, and
 // refuses new ones (429, Retry-After) from then on. With
 // Config.ShutdownBookmarks, the cache first catches up with etcd's current
-// revision (asking for progress, for at most a second) and each watcher
+// revision (asking for progress, for at most a second, and only while a
+// watcher that allows bookmarks is still open) and each watcher
 // that allows bookmarks gets a last one at that revision, so that its
 // client resumes from there, on this server after a restart or on another
 // (KEP-1904). Shutdown returns once every watcher is told to end; their
 // streams drain what they hold, then close.
 func (c *Cache) Shutdown(ctx context.Context) {
 	// Only watchers that allow bookmarks get the final one: without any,
-	// there is nothing to catch up for.
-	if c.cfg.ShutdownBookmarks && c.Ready() && c.anyWatcherAllowsBookmarks() {
-		waitCtx, cancel := context.WithTimeout(ctx, shutdownProgressTimeout)
-		if err := c.waitUntilConsistent(waitCtx); err != nil {
-			klog.FromContext(ctx).V(2).Info("Watch cache not caught up for its shutdown bookmarks", "prefix", c.cfg.ResourcePrefix, "err", err)
+	// there is nothing to catch up for; and once all of those have stopped
+	// (their clients went away: the server's own informers stop first),
+	// there is no one left to wait for.
+	if c.cfg.ShutdownBookmarks && c.Ready() {
+		if recipients := c.bookmarkRecipients(); len(recipients) > 0 {
+			waitCtx, cancel := context.WithTimeout(ctx, c.shutdownProgressTimeout)
+			go func() {
+				for _, done := range recipients {
+					select {
+					case <-done:
+					case <-waitCtx.Done():
+						return
+					}
+				}
+				cancel()
+			}()
+			if err := c.waitUntilConsistent(waitCtx); err != nil {
+				klog.FromContext(ctx).V(2).Info("Watch cache not caught up for its shutdown bookmarks", "prefix", c.cfg.ResourcePrefix, "err", err)
+			}
+			cancel()
 		}
-		cancel()
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -126,14 +141,21 @@ func (c *Cache) Shutdown(ctx context.Context) {
 	}
 }
 
-// anyWatcherAllowsBookmarks reports whether a watcher would get a final bookmark.
-func (c *Cache) anyWatcherAllowsBookmarks() bool {
+// bookmarkRecipients returns the done channels of the watchers that would
+// get a final bookmark: those that allow bookmarks and are not stopped.
+func (c *Cache) bookmarkRecipients() []<-chan struct{} {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
+	var done []<-chan struct{}
 	for w := range c.watchers.all {
-		if w.allowBookmarks {
-			return true
+		if !w.allowBookmarks {
+			continue
+		}
+		select {
+		case <-w.done:
+		default:
+			done = append(done, w.done)
 		}
 	}
-	return false
+	return done
 }

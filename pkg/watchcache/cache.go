@@ -114,6 +114,9 @@ type Config struct {
 type Cache struct {
 	cfg      Config
 	progress *progressRequester
+	// shutdownProgressTimeout bounds Shutdown's wait before its final
+	// bookmarks (a variable for tests).
+	shutdownProgressTimeout time.Duration
 
 	// mu guards store, history, snaps, rv, ready, inconsistent, rvChanged,
 	// watchers and shuttingDown.
@@ -184,13 +187,14 @@ func New(c Config) (*Cache, error) {
 	}
 	registerMetrics()
 	cache := &Cache{
-		cfg:             c,
-		progress:        newProgressRequester(c.Storage.RequestWatchProgress, c.Clock),
-		watchers:        newWatcherSet(c.IndexFields),
-		store:           newStore(c.IndexFields...),
-		history:         newHistory(c.Clock, c.HistoryWindow, minHistory, c.MaxEvents),
-		rvChanged:       make(chan struct{}),
-		relistRequested: make(chan struct{}, 1),
+		cfg:                     c,
+		progress:                newProgressRequester(c.Storage.RequestWatchProgress, c.Clock),
+		shutdownProgressTimeout: shutdownProgressTimeout,
+		watchers:                newWatcherSet(c.IndexFields),
+		store:                   newStore(c.IndexFields...),
+		history:                 newHistory(c.Clock, c.HistoryWindow, minHistory, c.MaxEvents),
+		rvChanged:               make(chan struct{}),
+		relistRequested:         make(chan struct{}, 1),
 	}
 	if c.Snapshots {
 		cache.snaps = newSnapshots()

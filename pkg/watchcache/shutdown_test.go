@@ -29,6 +29,7 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/apiserver/pkg/apis/example"
 	"k8s.io/apiserver/pkg/storage"
+	clocktesting "k8s.io/utils/clock/testing"
 )
 
 // TestShutdownEndsWatchesAfterAFinalBookmark: Shutdown ends every watch at
@@ -161,5 +162,78 @@ func TestShutdownWithoutBookmarkWatchersDoesNotWait(t *testing.T) {
 			}
 			expectClosed(t, w)
 		})
+	}
+}
+
+// unreachableStorage says etcd is far ahead of anything the cache will see,
+// and reports each progress request on requested.
+type unreachableStorage struct {
+	storage.Interface
+	requested chan struct{}
+}
+
+func (s *unreachableStorage) GetCurrentResourceVersion(ctx context.Context) (uint64, error) {
+	rv, err := s.Interface.GetCurrentResourceVersion(ctx)
+	return rv + 1000, err
+}
+
+func (s *unreachableStorage) RequestWatchProgress(context.Context) error {
+	select {
+	case s.requested <- struct{}{}:
+	default:
+	}
+	return nil
+}
+
+// TestShutdownStopsWaitingOnceNoWatcherIsLeftForABookmark: Shutdown waits
+// to catch up only for the watchers that would get a final bookmark; once
+// the last of them has stopped (the server's own informers stop just
+// before it), it ends the watches at once instead of waiting out its bound.
+func TestShutdownStopsWaitingOnceNoWatcherIsLeftForABookmark(t *testing.T) {
+	etcd, _ := newEtcdStore(t)
+	s := &unreachableStorage{Interface: etcd, requested: make(chan struct{}, 1)}
+	c, err := New(Config{
+		Storage:           s,
+		ResourcePrefix:    "/pods/",
+		NewListFunc:       func() runtime.Object { return &example.PodList{} },
+		KeyFunc:           func(obj runtime.Object) (string, error) { return storage.NamespaceKeyFunc("/pods/", obj) },
+		GetAttrsFunc:      storage.DefaultNamespaceScopedAttr,
+		ProgressNotify:    true,
+		ShutdownBookmarks: true,
+		Clock:             clocktesting.NewFakeClock(time.Now()), // for the 3 s bound on a catch-up
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.shutdownProgressTimeout = time.Hour // only the watchers' stop can end the wait
+	runCache(t, c)
+	waitFor(t, "the cache to be ready", c.Ready)
+	pred := storage.Everything
+	pred.AllowWatchBookmarks = true
+	watches := make([]watch.Interface, 2)
+	for i := range watches {
+		if watches[i], err = c.Watch(context.Background(), "/pods/", storage.ListOptions{ResourceVersion: fmt.Sprint(c.ResourceVersion()), Recursive: true, Predicate: pred}); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(watches[i].Stop)
+	}
+	watches[0].Stop() // before Shutdown: not waited for
+	<-watches[0].ResultChan()
+
+	shutDown := make(chan struct{})
+	go func() {
+		c.Shutdown(context.Background())
+		close(shutDown)
+	}()
+	select {
+	case <-s.requested: // Shutdown waits for progress
+	case <-time.After(wait.ForeverTestTimeout):
+		t.Fatal("Shutdown asked etcd for no progress: it had a watcher to wait for")
+	}
+	watches[1].Stop()
+	select {
+	case <-shutDown:
+	case <-time.After(wait.ForeverTestTimeout):
+		t.Fatal("Shutdown still waits for progress after every watcher that allows bookmarks stopped")
 	}
 }
