@@ -135,6 +135,7 @@ var headline = []struct{ what, name, unit string }{
 	{"LIST 10,000 ConfigMaps, JSON", "List/cache=on/format=json/limit=0/rv=none", "sec/op"},
 	{"LIST 10,000 ConfigMaps, protobuf", "List/cache=on/format=protobuf/limit=0/rv=none", "sec/op"},
 	{"LIST at an exact resourceVersion, JSON", "List/cache=on/format=json/limit=0/rv=exact", "sec/op"},
+	{"consistent LIST of a resource just after a write to another (a controller test's step)", "ListAfterWrite", "list-sec/op"},
 	{"LIST 10,000 custom resources, JSON", "ListCustomResources/cache=on/format=json/limit=0/rv=none", "sec/op"},
 	{"page through 50,000 ConfigMaps, JSON", "Paginate/cache=on/format=json/limit=500", "sec/op"},
 	{"watch fan-out to 1,000 watchers, p99", "WatchFanout/watchers=1000/cache=on", "p99-sec"},
