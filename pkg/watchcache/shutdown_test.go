@@ -29,6 +29,7 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/apiserver/pkg/apis/example"
 	"k8s.io/apiserver/pkg/storage"
+	"k8s.io/utils/clock"
 	clocktesting "k8s.io/utils/clock/testing"
 )
 
@@ -41,19 +42,7 @@ func TestShutdownEndsWatchesAfterAFinalBookmark(t *testing.T) {
 		t.Run(fmt.Sprintf("ShutdownBookmarks=%t", bookmarks), func(t *testing.T) {
 			s, raw := newEtcdStore(t)
 			createPod(t, s, "a")
-			c, err := New(Config{
-				Storage:           s,
-				ResourcePrefix:    "/pods/",
-				NewListFunc:       func() runtime.Object { return &example.PodList{} },
-				KeyFunc:           func(obj runtime.Object) (string, error) { return storage.NamespaceKeyFunc("/pods/", obj) },
-				GetAttrsFunc:      storage.DefaultNamespaceScopedAttr,
-				ProgressNotify:    true,
-				ShutdownBookmarks: bookmarks,
-			})
-			if err != nil {
-				t.Fatal(err)
-			}
-			runCache(t, c)
+			c := newShutdownCache(t, s, bookmarks, nil)
 			waitFor(t, "the cache to be ready", c.Ready)
 			open := func(allowBookmarks bool) watch.Interface {
 				pred := storage.Everything
@@ -95,6 +84,28 @@ func TestShutdownEndsWatchesAfterAFinalBookmark(t *testing.T) {
 	}
 }
 
+// newShutdownCache is a running cache of pods over s that asks for progress
+// notifications, with or without shutdown bookmarks, on clk (nil: the
+// real clock).
+func newShutdownCache(t *testing.T, s storage.Interface, bookmarks bool, clk clock.WithTicker) *Cache {
+	t.Helper()
+	c, err := New(Config{
+		Storage:           s,
+		ResourcePrefix:    "/pods/",
+		NewListFunc:       func() runtime.Object { return &example.PodList{} },
+		KeyFunc:           func(obj runtime.Object) (string, error) { return storage.NamespaceKeyFunc("/pods/", obj) },
+		GetAttrsFunc:      storage.DefaultNamespaceScopedAttr,
+		ProgressNotify:    true,
+		ShutdownBookmarks: bookmarks,
+		Clock:             clk,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	runCache(t, c)
+	return c
+}
+
 // expectClosed fails unless w's result channel closes without another event.
 func expectClosed(t *testing.T, w watch.Interface) {
 	t.Helper()
@@ -129,19 +140,7 @@ func TestShutdownWithoutBookmarkWatchersDoesNotWait(t *testing.T) {
 		t.Run(fmt.Sprintf("allowBookmarks=%t", allowBookmarks), func(t *testing.T) {
 			etcd, _ := newEtcdStore(t)
 			s := &revisionCountingStorage{Interface: etcd}
-			c, err := New(Config{
-				Storage:           s,
-				ResourcePrefix:    "/pods/",
-				NewListFunc:       func() runtime.Object { return &example.PodList{} },
-				KeyFunc:           func(obj runtime.Object) (string, error) { return storage.NamespaceKeyFunc("/pods/", obj) },
-				GetAttrsFunc:      storage.DefaultNamespaceScopedAttr,
-				ProgressNotify:    true,
-				ShutdownBookmarks: true,
-			})
-			if err != nil {
-				t.Fatal(err)
-			}
-			runCache(t, c)
+			c := newShutdownCache(t, s, true, nil)
 			waitFor(t, "the cache to be ready", c.Ready)
 			pred := storage.Everything
 			pred.AllowWatchBookmarks = allowBookmarks
@@ -192,26 +191,16 @@ func (s *unreachableStorage) RequestWatchProgress(context.Context) error {
 func TestShutdownStopsWaitingOnceNoWatcherIsLeftForABookmark(t *testing.T) {
 	etcd, _ := newEtcdStore(t)
 	s := &unreachableStorage{Interface: etcd, requested: make(chan struct{}, 1)}
-	c, err := New(Config{
-		Storage:           s,
-		ResourcePrefix:    "/pods/",
-		NewListFunc:       func() runtime.Object { return &example.PodList{} },
-		KeyFunc:           func(obj runtime.Object) (string, error) { return storage.NamespaceKeyFunc("/pods/", obj) },
-		GetAttrsFunc:      storage.DefaultNamespaceScopedAttr,
-		ProgressNotify:    true,
-		ShutdownBookmarks: true,
-		Clock:             clocktesting.NewFakeClock(time.Now()), // for the 3 s bound on a catch-up
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	c.shutdownProgressTimeout = time.Hour // only the watchers' stop can end the wait
-	runCache(t, c)
+	// A fake clock holds the 3 s bound on a catch-up, and an hour the one on
+	// Shutdown's: only the watchers' stop can end the wait.
+	c := newShutdownCache(t, s, true, clocktesting.NewFakeClock(time.Now()))
+	c.shutdownProgressTimeout = time.Hour
 	waitFor(t, "the cache to be ready", c.Ready)
 	pred := storage.Everything
 	pred.AllowWatchBookmarks = true
 	watches := make([]watch.Interface, 2)
 	for i := range watches {
+		var err error
 		if watches[i], err = c.Watch(context.Background(), "/pods/", storage.ListOptions{ResourceVersion: fmt.Sprint(c.ResourceVersion()), Recursive: true, Predicate: pred}); err != nil {
 			t.Fatal(err)
 		}
