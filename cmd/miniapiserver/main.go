@@ -36,7 +36,8 @@ import (
 )
 
 func main() {
-	if err := run(genericapiserver.SetupSignalContext(), os.Args[1:]); err != nil {
+	resumeGC := pauseGC(startMemoryLimit)
+	if err := run(genericapiserver.SetupSignalContext(), os.Args[1:], resumeGC); err != nil {
 		if errors.Is(err, pflag.ErrHelp) {
 			os.Exit(0)
 		}
@@ -45,7 +46,9 @@ func main() {
 	}
 }
 
-func run(ctx context.Context, args []string) error {
+// run runs the command line args, and calls ready once the server is
+// ready.
+func run(ctx context.Context, args []string, ready func()) error {
 	if len(args) > 0 && args[0] == "kubeconfig" {
 		return runKubeconfig(args[1:], os.Stdout)
 	}
@@ -119,6 +122,7 @@ func run(ctx context.Context, args []string) error {
 		}
 		return errors.Join(err, runErr)
 	}
+	ready()
 	fmt.Printf("miniapiserver %s ready on %s — export KUBECONFIG=%s\n", version.GitVersion(), s.Admin.Host, s.KubeconfigPath)
 	return <-done
 }

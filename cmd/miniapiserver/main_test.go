@@ -47,7 +47,7 @@ func TestFlagErrorsStopBeforeStarting(t *testing.T) {
 		{"kubeconfig of a data dir never started", []string{"kubeconfig", "--user=bob", "--data-dir=" + t.TempDir()}, "admin kubeconfig"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			err := run(t.Context(), tc.args)
+			err := run(t.Context(), tc.args, func() {})
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("run(%q): got %v, want an error containing %q", tc.args, err, tc.want)
 			}
@@ -56,7 +56,7 @@ func TestFlagErrorsStopBeforeStarting(t *testing.T) {
 }
 
 func TestVersionFlag(t *testing.T) {
-	if err := run(t.Context(), []string{"--version"}); err != nil {
+	if err := run(t.Context(), []string{"--version"}, func() {}); err != nil {
 		t.Errorf("--version: got %v", err)
 	}
 }
@@ -69,7 +69,7 @@ func TestSignalWhileStartingIsAGracefulStop(t *testing.T) {
 	cancel()
 	var err error
 	stderr := captureStderr(t, func() {
-		err = run(ctx, []string{"--data-dir=" + t.TempDir(), "--secure-port=0"})
+		err = run(ctx, []string{"--data-dir=" + t.TempDir(), "--secure-port=0"}, func() {})
 	})
 	if err != nil {
 		t.Errorf("run: got %v, want nil", err)
