@@ -37,8 +37,9 @@ const startMemoryLimit = 256 << 20
 // So the first collection comes when the process's memory is twice what
 // it was at ready, as GOGC=100 would have it, or sooner if it reaches limit
 // (or the limit set before, if lower); that collection restores the GOGC
-// and memory limit set before. A start whose heap outgrows limit (a large
-// data dir) gets one collection there, never collections back to back.
+// and memory limit set before, and returns the memory it freed to the OS.
+// A start whose heap outgrows limit (a large data dir) gets one collection
+// there, never collections back to back.
 func pauseGC(limit int64) (ready func()) {
 	prevLimit := debug.SetMemoryLimit(-1) // reads it
 	prevPercent := debug.SetGCPercent(-1)
@@ -55,6 +56,9 @@ func pauseGC(limit int64) (ready func()) {
 			paused = false
 			debug.SetGCPercent(prevPercent)
 			debug.SetMemoryLimit(prevLimit)
+			// The start's garbage left spans of the heap idle that
+			// the runtime would keep mapped for a long while.
+			debug.FreeOSMemory()
 		}()
 	}, struct{}{})
 	return func() {
