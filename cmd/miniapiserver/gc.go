@@ -36,8 +36,8 @@ const startMemoryLimit = 256 << 20
 //
 // So the first collection comes when the process's memory is twice what
 // it was at ready, as GOGC=100 would have it, or sooner if it reaches limit
-// (or the limit set before, if lower); that collection restores the GOGC
-// and memory limit set before, and returns the memory it freed to the OS.
+// (or the limit set before, if lower); that collection returns the memory
+// it freed to the OS, then restores the GOGC and memory limit set before.
 // A start whose heap outgrows limit (a large data dir) gets one collection
 // there, never collections back to back.
 func pauseGC(limit int64) (ready func()) {
@@ -51,14 +51,14 @@ func pauseGC(limit int64) (ready func()) {
 	// cleanup, on the runtime's cleanup goroutine, which must not block.
 	runtime.AddCleanup(new([64]byte), func(struct{}) {
 		go func() {
+			// The start's garbage left spans of the heap idle that
+			// the runtime would keep mapped for a long while.
+			debug.FreeOSMemory()
 			mu.Lock()
 			defer mu.Unlock()
 			paused = false
 			debug.SetGCPercent(prevPercent)
 			debug.SetMemoryLimit(prevLimit)
-			// The start's garbage left spans of the heap idle that
-			// the runtime would keep mapped for a long while.
-			debug.FreeOSMemory()
 		}()
 	}, struct{}{})
 	return func() {
@@ -70,10 +70,10 @@ func pauseGC(limit int64) (ready func()) {
 	}
 }
 
-// totalMemory is the memory the Go runtime has mapped, the measure of the
-// memory limit.
+// totalMemory is the memory the Go runtime has mapped and not released,
+// the measure of the memory limit.
 func totalMemory() int64 {
-	s := []metrics.Sample{{Name: "/memory/classes/total:bytes"}}
+	s := []metrics.Sample{{Name: "/memory/classes/total:bytes"}, {Name: "/memory/classes/heap/released:bytes"}}
 	metrics.Read(s)
-	return int64(s[0].Value.Uint64())
+	return int64(s[0].Value.Uint64() - s[1].Value.Uint64())
 }
