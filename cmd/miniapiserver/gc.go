@@ -36,24 +36,29 @@ const startMemoryLimit = 256 << 20
 //
 // So the first collection comes when the process's memory is twice what
 // it was at ready, as GOGC=100 would have it, or sooner if it reaches limit
-// (or the limit set before, if lower); that collection returns the memory
-// it freed to the OS, then restores the GOGC and memory limit set before.
-// A start whose heap outgrows limit (a large data dir) gets one collection
-// there, never collections back to back.
+// (or the limit set before, if lower); that collection restores the GOGC
+// and memory limit set before, and, if it came after ready, first returns
+// the memory it freed to the OS. A start whose heap outgrows limit (a large
+// data dir) gets one collection there, never collections back to back.
 func pauseGC(limit int64) (ready func()) {
 	prevLimit := debug.SetMemoryLimit(-1) // reads it
 	prevPercent := debug.SetGCPercent(-1)
 	limit = min(limit, prevLimit)
 	debug.SetMemoryLimit(limit)
 	var mu sync.Mutex
-	paused := true
+	paused, isReady := true, false
 	// The first collection finds the sentinel unreachable and runs its
 	// cleanup, on the runtime's cleanup goroutine, which must not block.
 	runtime.AddCleanup(new([64]byte), func(struct{}) {
 		go func() {
-			// The start's garbage left spans of the heap idle that
-			// the runtime would keep mapped for a long while.
-			debug.FreeOSMemory()
+			mu.Lock()
+			afterReady := isReady
+			mu.Unlock()
+			if afterReady {
+				// The start's garbage left spans of the heap idle
+				// that the runtime would keep mapped for a long while.
+				debug.FreeOSMemory()
+			}
 			mu.Lock()
 			defer mu.Unlock()
 			paused = false
@@ -64,6 +69,7 @@ func pauseGC(limit int64) (ready func()) {
 	return func() {
 		mu.Lock()
 		defer mu.Unlock()
+		isReady = true
 		if paused {
 			debug.SetMemoryLimit(min(2*totalMemory(), limit))
 		}
