@@ -51,16 +51,15 @@ func pauseGC(limit int64) (ready func()) {
 	// cleanup, on the runtime's cleanup goroutine, which must not block.
 	runtime.AddCleanup(new([64]byte), func(struct{}) {
 		go func() {
+			// Held through FreeOSMemory, the lock holds up no call of
+			// ready: if isReady, that call has returned.
 			mu.Lock()
-			afterReady := isReady
-			mu.Unlock()
-			if afterReady {
+			defer mu.Unlock()
+			if isReady {
 				// The start's garbage left spans of the heap idle
 				// that the runtime would keep mapped for a long while.
 				debug.FreeOSMemory()
 			}
-			mu.Lock()
-			defer mu.Unlock()
 			paused = false
 			debug.SetGCPercent(prevPercent)
 			debug.SetMemoryLimit(prevLimit)
