@@ -40,6 +40,10 @@ type closingListener struct {
 	// drained blocks until the server's in-flight requests have drained.
 	drained   func()
 	closeOnce sync.Once
+	// closing is set by Close, and closed is closed once it has closed
+	// every connection.
+	closing atomic.Bool
+	closed  chan struct{}
 
 	// mu guards conns.
 	mu    sync.Mutex
@@ -47,12 +51,20 @@ type closingListener struct {
 }
 
 func newClosingListener(l net.Listener, drained func()) *closingListener {
-	return &closingListener{Listener: l, drained: drained, conns: map[*trackedConn]struct{}{}}
+	return &closingListener{Listener: l, drained: drained, closed: make(chan struct{}), conns: map[*trackedConn]struct{}{}}
 }
 
+// Accept returns the next connection. Once the listener is closed, it
+// returns its error only after every connection is closed too: the HTTP
+// server's Serve returns then, and its Shutdown, which waits for Serve
+// before it polls for idle connections (at intervals that double from
+// 1 ms), finds them gone at once instead of at its next poll.
 func (l *closingListener) Accept() (net.Conn, error) {
 	c, err := l.Listener.Accept()
 	if err != nil {
+		if l.closing.Load() {
+			<-l.closed
+		}
 		return nil, err
 	}
 	tc := &trackedConn{Conn: c, l: l}
@@ -65,9 +77,11 @@ func (l *closingListener) Accept() (net.Conn, error) {
 // Close stops listening (the HTTP server's Shutdown calls it first), then,
 // in the background, closes every connection once requests have drained.
 func (l *closingListener) Close() error {
+	l.closing.Store(true)
 	err := l.Listener.Close()
 	l.closeOnce.Do(func() {
 		go func() {
+			defer close(l.closed)
 			l.drained()
 			l.closeQuietConns()
 		}()

@@ -19,12 +19,14 @@ package server
 import (
 	"context"
 	"errors"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
 
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/apiserver/pkg/endpoints/request"
 )
 
@@ -95,5 +97,56 @@ func TestStalledWatchDoesNotHoldTheShutdown(t *testing.T) {
 				t.Fatal("wait still waits for a handler that has returned")
 			}
 		})
+	}
+}
+
+// TestServeReturnsOnceConnectionsAreClosed: after Shutdown, the HTTP
+// server's Serve returns only once the requests have drained and every
+// connection is closed, so that Shutdown, which waits for Serve, finds no
+// connection left on its first poll.
+func TestServeReturnsOnceConnectionsAreClosed(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	release := make(chan struct{})
+	l := newClosingListener(ln, func() { <-release })
+	hs := &http.Server{Handler: http.NotFoundHandler()}
+	served := make(chan int, 1)
+	go func() {
+		_ = hs.Serve(l)
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		served <- len(l.conns)
+	}()
+	conn, err := net.Dial("tcp", ln.Addr().String()) // open, never used
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if err := wait.PollUntilContextTimeout(t.Context(), time.Millisecond, time.Minute, true, func(context.Context) (bool, error) {
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		return len(l.conns) == 1, nil
+	}); err != nil {
+		t.Fatal("the connection was not accepted")
+	}
+
+	shutdown := make(chan error, 1)
+	go func() { shutdown <- hs.Shutdown(context.Background()) }()
+	select {
+	case <-served:
+		t.Fatal("Serve returned before the requests drained")
+	case <-time.After(50 * time.Millisecond):
+	}
+	close(release)
+	if open := <-served; open != 0 {
+		t.Errorf("Serve returned with %d connection(s) open", open)
+	}
+	if err := <-shutdown; err != nil {
+		t.Errorf("Shutdown: %v", err)
+	}
+	if _, err := conn.Read(make([]byte, 1)); err == nil {
+		t.Error("the connection is still open")
 	}
 }
