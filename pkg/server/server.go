@@ -173,6 +173,8 @@ type Server struct {
 	crdInformers apiextensionsinformers.SharedInformerFactory
 	openAPI      *openAPI
 	etcd         *storage.Etcd
+	// storages are destroyed in the background when the server stops.
+	storages *serverstorage.Storages
 	// Admin is a client config for the admin user (what the kubeconfig holds).
 	Admin *rest.Config
 	// KubeconfigPath is the admin kubeconfig written in the data dir.
@@ -233,6 +235,11 @@ func (c CompletedConfig) New(ctx context.Context) (s *Server, err error) {
 	if err != nil {
 		return nil, err
 	}
+	defer func() { // after the storages are destroyed, before etcd stops
+		if err != nil {
+			storages.WaitDestroyed()
+		}
+	}()
 	// The admission plugins' informers and workers stop with the loopback
 	// clients (see end-watches), or when New fails.
 	admissionDone := make(chan struct{})
@@ -308,7 +315,7 @@ func (c CompletedConfig) New(ctx context.Context) (s *Server, err error) {
 	if err := datadir.WriteKubeconfig(c.KubeconfigPath, c.Admin); err != nil {
 		return nil, err
 	}
-	return &Server{generic: generic, crdInformers: ext.Informers, openAPI: openAPI, etcd: etcd, Admin: c.Admin, KubeconfigPath: c.KubeconfigPath, EtcdServers: servers, creds: c.creds, crds: crds,
+	return &Server{generic: generic, crdInformers: ext.Informers, openAPI: openAPI, etcd: etcd, storages: storages, Admin: c.Admin, KubeconfigPath: c.KubeconfigPath, EtcdServers: servers, creds: c.creds, crds: crds,
 		webhooks: webhookConfigurations{mutating: o.MutatingWebhooks, validating: o.ValidatingWebhooks, seen: factory.Admissionregistration().V1()},
 		ready:    sync.OnceFunc(func() { close(ready) })}, nil
 }
@@ -600,6 +607,7 @@ const crdSyncTimeout = 5 * time.Second
 // Run serves until ctx is cancelled, then shuts down gracefully and stops etcd.
 func (s *Server) Run(ctx context.Context) error {
 	defer func() {
+		s.storages.WaitDestroyed()
 		if s.etcd != nil {
 			s.etcd.Close()
 		}

@@ -63,9 +63,12 @@ type Storages struct {
 	// shutdown marks the start of the storages' (see newCache).
 	etcdWatches watchcache.Watches[*endableWatch]
 
-	// mu guards caches.
+	// mu guards caches and destroying.
 	mu     sync.Mutex
 	caches map[*watchcache.Cache]struct{}
+	// destroying are the storages being destroyed (see Decorator), each
+	// channel closed once its storage is.
+	destroying []<-chan struct{}
 }
 
 // Options are the watch cache settings of pkg/server's Options.
@@ -136,7 +139,36 @@ func (s *Storages) Decorator(config *storagebackend.ConfigForResource, resourceP
 	if !features.Enabled(features.APIListChunking) {
 		store = withoutChunking{store}
 	}
-	return store, destroy, nil
+	return store, s.inBackground(destroy), nil
+}
+
+// inBackground returns a destroy func that runs destroy in the background.
+// The generic server destroys its storages one after another when it
+// stops, and each closes an etcd client of its own (and its cache): in the
+// background they close in parallel. WaitDestroyed waits for them.
+func (s *Storages) inBackground(destroy factory.DestroyFunc) factory.DestroyFunc {
+	return sync.OnceFunc(func() {
+		done := make(chan struct{})
+		s.mu.Lock()
+		s.destroying = append(s.destroying, done)
+		s.mu.Unlock()
+		go func() {
+			defer close(done)
+			destroy()
+		}()
+	})
+}
+
+// WaitDestroyed waits until every storage destroyed so far is: before the
+// etcd they use stops, and before the server that made them returns.
+func (s *Storages) WaitDestroyed() {
+	s.mu.Lock()
+	destroying := s.destroying
+	s.destroying = nil
+	s.mu.Unlock()
+	for _, done := range destroying {
+		<-done
+	}
 }
 
 // newCache starts a watch cache over raw, which it follows until stop.

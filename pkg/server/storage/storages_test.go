@@ -19,7 +19,10 @@ package storage
 import (
 	"context"
 	"errors"
+	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -81,5 +84,41 @@ func TestShutdownEndsTheStoragesMadeDuringIt(t *testing.T) {
 		}
 		destroyDuring()
 		destroyBefore()
+		s.WaitDestroyed()
+	}
+}
+
+// TestStoragesAreDestroyedInParallel: the destroy funcs Decorator returns
+// run in the background, in parallel, each once, and WaitDestroyed waits
+// for them.
+func TestStoragesAreDestroyedInParallel(t *testing.T) {
+	s, err := New(Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var started sync.WaitGroup
+	started.Add(2)
+	var finished atomic.Int32
+	destroy := func() {
+		started.Done()
+		started.Wait() // until the other has started too
+		finished.Add(1)
+	}
+	a, b := s.inBackground(destroy), s.inBackground(destroy)
+	returned := make(chan struct{})
+	go func() {
+		defer close(returned)
+		a()
+		b()
+		a()
+	}()
+	select {
+	case <-returned:
+	case <-time.After(time.Minute):
+		t.Fatal("a destroy func waited for its storage to be destroyed")
+	}
+	s.WaitDestroyed()
+	if n := finished.Load(); n != 2 {
+		t.Errorf("WaitDestroyed returned with %d of 2 storages destroyed", n)
 	}
 }
