@@ -27,12 +27,13 @@ import (
 // before it collects garbage.
 const startMemoryLimit = 256 << 20
 
-// pauseGC stops garbage collection while the server starts, and returns
-// ready, to call once it is ready. A start allocates tens of megabytes
-// while its live heap grows from a few: collected as they pile up, they
-// cost the start several collections on its way to ready, and with
-// GOGC=100 the first collection after it would come at once, the last
-// live heap measured being that of the first instants.
+// pauseGC stops garbage collection while the server starts, until the
+// first collection after it is ready (ready), and again once it stops
+// (stopping). A start allocates tens of megabytes while its live heap
+// grows from a few: collected as they pile up, they cost the start several
+// collections on its way to ready, and with GOGC=100 the first collection
+// after it would come at once, the last live heap measured being that of
+// the first instants.
 //
 // So the first collection comes when the process's memory is twice what
 // it was at ready, as GOGC=100 would have it, or sooner if it reaches limit
@@ -40,39 +41,71 @@ const startMemoryLimit = 256 << 20
 // and memory limit set before, and, if it came after ready, first returns
 // the memory it freed to the OS. A start whose heap outgrows limit (a large
 // data dir) gets one collection there, never collections back to back.
-func pauseGC(limit int64) (ready func()) {
+//
+// A stopping server ends every watch, and its handlers and their filters
+// unwind, allocating as they go, just before the process exits: the
+// collections that would follow are work for nothing, so from stopping on
+// the process collects only if its memory doubles.
+func pauseGC(limit int64) *gcPause {
 	prevLimit := debug.SetMemoryLimit(-1) // reads it
 	prevPercent := debug.SetGCPercent(-1)
 	limit = min(limit, prevLimit)
 	debug.SetMemoryLimit(limit)
-	var mu sync.Mutex
-	paused, isReady := true, false
+	p := &gcPause{limit: limit, prevLimit: prevLimit, paused: true, resumed: make(chan struct{})}
 	// The first collection finds the sentinel unreachable and runs its
 	// cleanup, on the runtime's cleanup goroutine, which must not block.
 	runtime.AddCleanup(new([64]byte), func(struct{}) {
 		go func() {
+			defer close(p.resumed)
 			// Held through FreeOSMemory, the lock holds up no call of
 			// ready: if isReady, that call has returned.
-			mu.Lock()
-			defer mu.Unlock()
-			if isReady {
+			p.mu.Lock()
+			defer p.mu.Unlock()
+			p.paused = false
+			if p.stopping {
+				return
+			}
+			if p.ready {
 				// The start's garbage left spans of the heap idle
 				// that the runtime would keep mapped for a long while.
 				debug.FreeOSMemory()
 			}
-			paused = false
 			debug.SetGCPercent(prevPercent)
 			debug.SetMemoryLimit(prevLimit)
 		}()
 	}, struct{}{})
-	return func() {
-		mu.Lock()
-		defer mu.Unlock()
-		isReady = true
-		if paused {
-			debug.SetMemoryLimit(min(2*totalMemory(), limit))
-		}
+	return p
+}
+
+// gcPause is pauseGC's.
+type gcPause struct {
+	limit, prevLimit int64
+	// resumed is closed once the first collection has restored the
+	// settings (or not, if stopping).
+	resumed chan struct{}
+
+	// mu guards the state below.
+	mu                      sync.Mutex
+	paused, ready, stopping bool
+}
+
+// Ready is called once the server is ready.
+func (p *gcPause) Ready() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.ready = true
+	if p.paused && !p.stopping {
+		debug.SetMemoryLimit(min(2*totalMemory(), p.limit))
 	}
+}
+
+// Stopping is called once the server begins to stop.
+func (p *gcPause) Stopping() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.stopping = true
+	debug.SetGCPercent(-1)
+	debug.SetMemoryLimit(min(2*totalMemory(), p.prevLimit))
 }
 
 // totalMemory is the memory the Go runtime has mapped and not released,

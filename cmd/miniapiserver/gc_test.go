@@ -17,6 +17,8 @@ limitations under the License.
 package main
 
 import (
+	"runtime"
+	"runtime/debug"
 	"runtime/metrics"
 	"testing"
 	"time"
@@ -36,7 +38,7 @@ const off = ^uint64(0) // GOGC=off, as /gc/gogc:percent reads it
 // before.
 func TestPauseGCUntilTheFirstCollectionAfterReady(t *testing.T) {
 	percent, limit := gcSettings()
-	ready := pauseGC(1 << 40)
+	ready := pauseGC(1 << 40).Ready
 	if p, l := gcSettings(); p != off || l != min(1<<40, limit) {
 		t.Fatalf("paused: GOGC %d and memory limit %d, want off and %d", p, l, min(1<<40, limit))
 	}
@@ -56,7 +58,7 @@ func TestPauseGCUntilTheFirstCollectionAfterReady(t *testing.T) {
 // and ready then changes nothing.
 func TestPauseGCResumesAtTheLimit(t *testing.T) {
 	percent, limit := gcSettings()
-	ready := pauseGC(totalMemory() + 64<<20)
+	ready := pauseGC(totalMemory() + 64<<20).Ready
 	restored := func() bool {
 		p, l := gcSettings()
 		return p == percent && l == limit
@@ -66,6 +68,33 @@ func TestPauseGCResumesAtTheLimit(t *testing.T) {
 	if !restored() {
 		p, l := gcSettings()
 		t.Errorf("ready after the collection: GOGC %d and memory limit %d, want %d and %d as before", p, l, percent, limit)
+	}
+}
+
+// TestPauseGCWhileStopping: once stopping, the process does not collect
+// until its memory doubles, and the first collection restores nothing.
+func TestPauseGCWhileStopping(t *testing.T) {
+	percent, limit := gcSettings()
+	t.Cleanup(func() {
+		debug.SetGCPercent(int(percent)) // off reads as -1
+		debug.SetMemoryLimit(int64(limit))
+	})
+	p := pauseGC(1 << 40)
+	p.Ready()
+	before := totalMemory()
+	p.Stopping()
+	if pc, l := gcSettings(); pc != off || int64(l) < before || int64(l) > 4*before {
+		t.Fatalf("stopping: GOGC %d and memory limit %d, want off and about twice the %d bytes mapped", pc, l, before)
+	}
+	stopped, _ := gcSettings()
+	runtime.GC()
+	select {
+	case <-p.resumed:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the first collection did not run the pause's cleanup")
+	}
+	if pc, _ := gcSettings(); pc != stopped {
+		t.Errorf("the first collection while stopping set GOGC %d, want it off", pc)
 	}
 }
 

@@ -36,8 +36,10 @@ import (
 )
 
 func main() {
-	resumeGC := pauseGC(startMemoryLimit)
-	if err := run(genericapiserver.SetupSignalContext(), os.Args[1:], resumeGC); err != nil {
+	gc := pauseGC(startMemoryLimit)
+	ctx := genericapiserver.SetupSignalContext()
+	context.AfterFunc(ctx, gc.Stopping)
+	if err := run(ctx, os.Args[1:], gc.Ready); err != nil {
 		if errors.Is(err, pflag.ErrHelp) {
 			os.Exit(0)
 		}
