@@ -28,8 +28,8 @@ import (
 const startMemoryLimit = 256 << 20
 
 // pauseGC stops garbage collection while the server starts, until the
-// first collection after it is ready (ready), and again once it stops
-// (stopping). A start allocates tens of megabytes while its live heap
+// first collection after it is ready (see Ready), and again once it stops
+// (see Stopping). A start allocates tens of megabytes while its live heap
 // grows from a few: collected as they pile up, they cost the start several
 // collections on its way to ready, and with GOGC=100 the first collection
 // after it would come at once, the last live heap measured being that of
@@ -58,7 +58,7 @@ func pauseGC(limit int64) *gcPause {
 		go func() {
 			defer close(p.resumed)
 			// Held through FreeOSMemory, the lock holds up no call of
-			// ready: if isReady, that call has returned.
+			// Ready: if p.ready, that call has returned.
 			p.mu.Lock()
 			defer p.mu.Unlock()
 			p.paused = false
