@@ -18,21 +18,28 @@ package registrytest
 
 import (
 	"context"
+	"maps"
 	"reflect"
+	"slices"
+	"strings"
 	"sync"
 	"testing"
 
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apiserver/pkg/registry/generic"
 	"k8s.io/apiserver/pkg/storage"
 	"k8s.io/apiserver/pkg/storage/storagebackend"
 	"k8s.io/apiserver/pkg/storage/storagebackend/factory"
 	"k8s.io/client-go/tools/cache"
+
+	"github.com/miniapiserver/miniapiserver/pkg/api"
 )
 
-// MemStorage is the part of storage.Interface the generic store's Get,
-// Update and Delete use, over a map: enough to drive a resource's stores
-// (and their subresources) without etcd. Other methods panic (nil Interface).
+// MemStorage is the part of storage.Interface the generic store's Create,
+// Get, List, Update and Delete use, over a map: enough to drive a
+// resource's stores (and their subresources) without etcd. Other methods
+// panic (nil Interface).
 type MemStorage struct {
 	storage.Interface
 
@@ -46,14 +53,19 @@ type MemStorage struct {
 func NewMemStorage() *MemStorage { return &MemStorage{objects: map[string]runtime.Object{}} }
 
 // Options returns REST options whose decorator hands out s.
-func (s *MemStorage) Options(prefix string) generic.RESTOptions {
+func (s *MemStorage) Options(prefix string) generic.RESTOptions { return Options(s, prefix) }
+
+// Options returns REST options whose decorator hands out st (a MemStorage
+// wrapped to change some of its answers).
+func Options(st storage.Interface, prefix string) generic.RESTOptions {
 	return generic.RESTOptions{
-		StorageConfig:  &storagebackend.ConfigForResource{},
+		// The codec copies the objects of dry runs.
+		StorageConfig:  &storagebackend.ConfigForResource{Config: storagebackend.Config{Codec: api.Codecs.LegacyCodec(api.Scheme.PrioritizedVersionsAllGroups()...)}},
 		ResourcePrefix: prefix,
 		Decorator: func(*storagebackend.ConfigForResource, string, func(runtime.Object) (string, error),
 			func() runtime.Object, func() runtime.Object, storage.AttrFunc, storage.IndexerFuncs, *cache.Indexers,
 		) (storage.Interface, factory.DestroyFunc, error) {
-			return s, func() {}, nil
+			return st, func() {}, nil
 		},
 	}
 }
@@ -89,6 +101,36 @@ func (s *MemStorage) Stored(key string) (runtime.Object, bool) {
 		return nil, false
 	}
 	return obj.DeepCopyObject(), true
+}
+
+func (s *MemStorage) Create(_ context.Context, key string, obj, out runtime.Object, _ uint64) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, ok := s.objects[key]; ok {
+		return storage.NewKeyExistsError(key, 0)
+	}
+	if err := s.storeLocked(key, obj); err != nil {
+		return err
+	}
+	return copyInto(out, s.objects[key])
+}
+
+// GetList lists every object whose key has the prefix key, in key order
+// (no selectors, limits or resourceVersions).
+func (s *MemStorage) GetList(_ context.Context, key string, _ storage.ListOptions, listObj runtime.Object) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	keys := slices.Sorted(maps.Keys(s.objects))
+	var items []runtime.Object
+	for _, k := range keys {
+		if strings.HasPrefix(k, key) {
+			items = append(items, s.objects[k].DeepCopyObject())
+		}
+	}
+	if err := meta.SetList(listObj, items); err != nil {
+		return err
+	}
+	return s.Versioner().UpdateList(listObj, max(s.rv, 1), "", nil) // 0 is no resourceVersion
 }
 
 func (s *MemStorage) Get(_ context.Context, key string, _ storage.GetOptions, out runtime.Object) error {
