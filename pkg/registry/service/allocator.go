@@ -37,24 +37,71 @@ var (
 )
 
 // allocator hands out cluster IPs and node ports not used by any stored
-// service. Upstream keeps bitmaps in etcd (or IPAddress objects); here the
-// stored services are the record: each allocation lists them (a
-// consistent read), and creates allocate one at a time, holding mu from
-// the allocation until the service is stored.
+// service. Upstream keeps a bitmap in etcd for node ports and IPAddress
+// objects for cluster IPs. Here the stored services are the record of
+// node ports: an allocation of node ports lists them (a consistent read).
+// A cluster IP is recorded as an IPAddress, whose create fails if another
+// server took the address: an allocation of a cluster IP alone lists the
+// services and IPAddresses from the watch cache (as upstream's allocator
+// reads its informer's), and a stale list costs a retry, not a duplicate.
+// Allocations run one at a time (under mu), and what they hand out is
+// pending until the service's write ends; the writes (of IPAddresses and
+// services) run in parallel, outside mu.
 type allocator struct {
 	mu sync.Mutex
-	// list returns every stored service, in all namespaces.
-	list func(ctx context.Context) ([]corev1.Service, error)
-	// ips, if set, records each cluster IP (see record); taken holds the
-	// addresses another server recorded since the last list, for the
-	// allocation under way (both guarded by mu).
-	ips   IPAddresses
-	taken map[netip.Addr]bool
+	// list returns every stored service, in all namespaces; consistent
+	// asks for a consistent read, else the watch cache's may be stale.
+	list func(ctx context.Context, consistent bool) ([]corev1.Service, error)
+	// ips, if set, records each cluster IP (see claim).
+	ips IPAddresses
+	// pendingIPs and pendingPorts count the services being written that
+	// hold each address and node port (guarded by mu).
+	pendingIPs   map[netip.Addr]int
+	pendingPorts map[int32]int
 }
 
-// used returns the cluster IPs and node ports stored services hold, but for self.
-func (a *allocator) used(ctx context.Context, self *corev1.Service) (map[netip.Addr]bool, map[int32]bool, error) {
-	services, err := a.list(ctx)
+// hold marks svc's cluster IPs and node ports pending until the returned
+// func is called (both with mu held).
+func (a *allocator) hold(svc *corev1.Service) (unhold func()) {
+	if a.pendingIPs == nil {
+		a.pendingIPs, a.pendingPorts = map[netip.Addr]int{}, map[int32]int{}
+	}
+	var ips []netip.Addr
+	for _, ip := range svc.Spec.ClusterIPs {
+		if addr, err := netip.ParseAddr(ip); err == nil {
+			ips = append(ips, addr)
+		}
+	}
+	var ports []int32
+	for _, p := range svc.Spec.Ports {
+		if p.NodePort != 0 {
+			ports = append(ports, p.NodePort)
+		}
+	}
+	for _, ip := range ips {
+		a.pendingIPs[ip]++
+	}
+	for _, port := range ports {
+		a.pendingPorts[port]++
+	}
+	return func() {
+		for _, ip := range ips {
+			if a.pendingIPs[ip]--; a.pendingIPs[ip] == 0 {
+				delete(a.pendingIPs, ip)
+			}
+		}
+		for _, port := range ports {
+			if a.pendingPorts[port]--; a.pendingPorts[port] == 0 {
+				delete(a.pendingPorts, port)
+			}
+		}
+	}
+}
+
+// used returns the cluster IPs and node ports stored services hold, but
+// for self, those pending, and the addresses in taken.
+func (a *allocator) used(ctx context.Context, self *corev1.Service, taken map[netip.Addr]bool) (map[netip.Addr]bool, map[int32]bool, error) {
+	services, err := a.list(ctx, a.ips == nil || needsNodePorts(self))
 	if err != nil {
 		return nil, nil, err
 	}
@@ -62,10 +109,16 @@ func (a *allocator) used(ctx context.Context, self *corev1.Service) (map[netip.A
 	if err != nil {
 		return nil, nil, err
 	}
-	for addr := range a.taken {
+	for addr := range taken {
+		ips[addr] = true
+	}
+	for addr := range a.pendingIPs {
 		ips[addr] = true
 	}
 	ports := map[int32]bool{}
+	for port := range a.pendingPorts {
+		ports[port] = true
+	}
 	for _, s := range services {
 		if s.Namespace == self.Namespace && s.Name == self.Name {
 			continue
@@ -85,9 +138,10 @@ func (a *allocator) used(ctx context.Context, self *corev1.Service) (map[netip.A
 }
 
 // allocate fills in svc's cluster IP and node ports where it needs them
-// and has none, and checks the ones it asked for (an Invalid error).
-func (a *allocator) allocate(ctx context.Context, svc *corev1.Service) error {
-	ips, ports, err := a.used(ctx, svc)
+// and has none, and checks the ones it asked for (an Invalid error); it
+// hands out no address in taken.
+func (a *allocator) allocate(ctx context.Context, svc *corev1.Service, taken map[netip.Addr]bool) error {
+	ips, ports, err := a.used(ctx, svc, taken)
 	if err != nil {
 		return err
 	}

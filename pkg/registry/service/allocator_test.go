@@ -21,6 +21,7 @@ import (
 	"errors"
 	"fmt"
 	"net/netip"
+	"slices"
 	"strings"
 	"testing"
 
@@ -38,7 +39,7 @@ import (
 
 // fakeAllocator returns an allocator whose list returns services.
 func fakeAllocator(services ...corev1.Service) *allocator {
-	return &allocator{list: func(context.Context) ([]corev1.Service, error) { return services, nil }}
+	return &allocator{list: func(context.Context, bool) ([]corev1.Service, error) { return services, nil }}
 }
 
 // holding returns a service (in namespace default) holding ip and nodePorts.
@@ -205,7 +206,7 @@ func TestAllocateClusterIP(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			svc := tt.svc.DeepCopy()
-			err := fakeAllocator(tt.services...).allocate(context.Background(), svc)
+			err := fakeAllocator(tt.services...).allocate(context.Background(), svc, nil)
 			if tt.wantErr != nil {
 				if !apierrors.IsInvalid(err) {
 					t.Fatalf("allocate: got error %v, want Invalid", err)
@@ -252,7 +253,7 @@ func TestAllocateClusterIP(t *testing.T) {
 func TestAllocateKeepsIPFamilyPolicy(t *testing.T) {
 	svc := holding("web", "")
 	svc.Spec.IPFamilyPolicy = ptr.To(corev1.IPFamilyPolicyPreferDualStack)
-	if err := fakeAllocator().allocate(context.Background(), &svc); err != nil {
+	if err := fakeAllocator().allocate(context.Background(), &svc, nil); err != nil {
 		t.Fatalf("allocate: got error %v, want none", err)
 	}
 	if got := svc.Spec.IPFamilyPolicy; got == nil || *got != corev1.IPFamilyPolicyPreferDualStack {
@@ -264,11 +265,11 @@ func TestAllocateKeepsIPFamilyPolicy(t *testing.T) {
 // at a time, and then fails: no address is ever handed out twice.
 func TestAllocateUntilFull(t *testing.T) {
 	var stored []corev1.Service
-	a := &allocator{list: func(context.Context) ([]corev1.Service, error) { return stored, nil }}
+	a := &allocator{list: func(context.Context, bool) ([]corev1.Service, error) { return stored, nil }}
 	seen := map[string]bool{}
 	for i := range len(usableAddrs()) {
 		svc := holding(fmt.Sprint("svc-", i), "")
-		if err := a.allocate(context.Background(), &svc); err != nil {
+		if err := a.allocate(context.Background(), &svc, nil); err != nil {
 			t.Fatalf("allocate #%d: got error %v, want none", i, err)
 		}
 		if seen[svc.Spec.ClusterIP] {
@@ -278,7 +279,7 @@ func TestAllocateUntilFull(t *testing.T) {
 		stored = append(stored, svc)
 	}
 	svc := holding("one-too-many", "")
-	err := a.allocate(context.Background(), &svc)
+	err := a.allocate(context.Background(), &svc, nil)
 	// Upstream's answer: 500 "Internal error occurred: failed to allocate a serviceIP for Service ...: range is full".
 	if want := `Internal error occurred: failed to allocate a serviceIP for Service "one-too-many": range is full`; !apierrors.IsInternalError(err) || err.Error() != want {
 		t.Fatalf("allocate in a full range: got error %v, want 500 %q", err, want)
@@ -287,9 +288,9 @@ func TestAllocateUntilFull(t *testing.T) {
 
 func TestAllocateListError(t *testing.T) {
 	want := errors.New("etcd is down")
-	a := &allocator{list: func(context.Context) ([]corev1.Service, error) { return nil, want }}
+	a := &allocator{list: func(context.Context, bool) ([]corev1.Service, error) { return nil, want }}
 	svc := holding("web", "")
-	if err := a.allocate(context.Background(), &svc); !errors.Is(err, want) {
+	if err := a.allocate(context.Background(), &svc, nil); !errors.Is(err, want) {
 		t.Errorf("allocate: got error %v, want the list's error", err)
 	}
 }
@@ -301,8 +302,8 @@ func TestAllocateSkipsExternalName(t *testing.T) {
 	}
 	want := svc.DeepCopy()
 	listed := false
-	a := &allocator{list: func(context.Context) ([]corev1.Service, error) { listed = true; return nil, nil }}
-	if err := a.allocate(context.Background(), &svc); err != nil {
+	a := &allocator{list: func(context.Context, bool) ([]corev1.Service, error) { listed = true; return nil, nil }}
+	if err := a.allocate(context.Background(), &svc, nil); err != nil {
 		t.Fatalf("allocate: got error %v, want none", err)
 	}
 	if diff := cmp.Diff(want, &svc); diff != "" {
@@ -371,7 +372,7 @@ func TestAllocateNodePorts(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			svc := tt.svc.DeepCopy()
-			err := fakeAllocator(tt.services...).allocate(context.Background(), svc)
+			err := fakeAllocator(tt.services...).allocate(context.Background(), svc, nil)
 			if tt.wantErr != nil {
 				if !apierrors.IsInvalid(err) {
 					t.Fatalf("allocate: got error %v, want Invalid", err)
@@ -446,7 +447,7 @@ func TestAllocateSameNodePortForTCPAndUDP(t *testing.T) {
 		corev1.ServicePort{Name: "dns-tcp", Port: 53, Protocol: corev1.ProtocolTCP, NodePort: 30053},
 		corev1.ServicePort{Name: "dns-udp", Port: 53, Protocol: corev1.ProtocolUDP, NodePort: 30053},
 	)
-	if err := fakeAllocator().allocate(context.Background(), &svc); err != nil {
+	if err := fakeAllocator().allocate(context.Background(), &svc, nil); err != nil {
 		t.Fatalf("allocate: got error %v, want none", err)
 	}
 	for i, p := range svc.Spec.Ports {
@@ -471,7 +472,7 @@ func TestAllocateLoadBalancerNodePorts(t *testing.T) {
 			svc := nodePortService(corev1.ServicePort{Port: 80, Protocol: corev1.ProtocolTCP})
 			svc.Spec.Type = corev1.ServiceTypeLoadBalancer
 			svc.Spec.AllocateLoadBalancerNodePorts = tt.allocate
-			if err := fakeAllocator().allocate(context.Background(), &svc); err != nil {
+			if err := fakeAllocator().allocate(context.Background(), &svc, nil); err != nil {
 				t.Fatalf("allocate: got error %v, want none", err)
 			}
 			if got := svc.Spec.Ports[0].NodePort != 0; got != tt.wantNodePorts {
@@ -485,7 +486,7 @@ func TestAllocateLoadBalancerNodePorts(t *testing.T) {
 	t.Run("ClusterIP services get none", func(t *testing.T) {
 		svc := nodePortService(corev1.ServicePort{Port: 80, Protocol: corev1.ProtocolTCP})
 		svc.Spec.Type = corev1.ServiceTypeClusterIP
-		if err := fakeAllocator().allocate(context.Background(), &svc); err != nil {
+		if err := fakeAllocator().allocate(context.Background(), &svc, nil); err != nil {
 			t.Fatalf("allocate: got error %v, want none", err)
 		}
 		if got := svc.Spec.Ports[0].NodePort; got != 0 {
@@ -498,7 +499,7 @@ func TestAllocateLoadBalancerNodePorts(t *testing.T) {
 func TestAllocateIPAndPortErrorsTogether(t *testing.T) {
 	svc := nodePortService(corev1.ServicePort{Port: 80, Protocol: corev1.ProtocolTCP, NodePort: 80})
 	svc.Spec.ClusterIP = "192.168.0.1"
-	err := fakeAllocator().allocate(context.Background(), &svc)
+	err := fakeAllocator().allocate(context.Background(), &svc, nil)
 	if !apierrors.IsInvalid(err) {
 		t.Fatalf("allocate: got error %v, want Invalid", err)
 	}
@@ -515,8 +516,14 @@ func TestAllocateIPAndPortErrorsTogether(t *testing.T) {
 // other servers recorded since this one listed.
 type ipRecords struct {
 	IPAddresses
-	held    map[string]bool
-	created []string
+	held             map[string]bool
+	created, deleted []string
+}
+
+func (r *ipRecords) Delete(_ context.Context, name string, _ rest.ValidateObjectFunc, _ *metav1.DeleteOptions) (runtime.Object, bool, error) {
+	delete(r.held, name)
+	r.deleted = append(r.deleted, name)
+	return nil, true, nil
 }
 
 func (r *ipRecords) Create(_ context.Context, obj runtime.Object, _ rest.ValidateObjectFunc, _ *metav1.CreateOptions) (runtime.Object, error) {
@@ -533,30 +540,92 @@ func (r *ipRecords) List(context.Context, *metainternalversion.ListOptions) (run
 	return &networkingv1.IPAddressList{}, nil // as listed before the others recorded theirs
 }
 
-// TestRecordRetriesAnAddressAnotherServerTook: an allocated address that
+// TestClaimRetriesAnAddressAnotherServerTook: an allocated address that
 // another server recorded first (its IPAddress exists) is given up for
-// another free one; a requested one is refused.
-func TestRecordRetriesAnAddressAnotherServerTook(t *testing.T) {
+// another free one; a requested one is refused. Neither stays pending.
+func TestClaimRetriesAnAddressAnotherServerTook(t *testing.T) {
 	held := map[string]bool{}
 	for _, addr := range usableAddrs()[:len(usableAddrs())-1] {
 		held[addr.String()] = true // all but one
 	}
 	records := &ipRecords{held: held}
-	a := &allocator{ips: records, taken: map[netip.Addr]bool{}, list: func(context.Context) ([]corev1.Service, error) { return nil, nil }}
+	a := &allocator{ips: records, list: func(context.Context, bool) ([]corev1.Service, error) { return nil, nil }}
 	svc := holding("late", "")
-	if err := a.allocate(context.Background(), &svc); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := a.record(context.Background(), &svc, false); err != nil {
-		t.Fatalf("record: %v", err)
+	_, unhold, err := a.claim(context.Background(), &svc, false)
+	if err != nil {
+		t.Fatalf("claim: %v", err)
 	}
 	last := usableAddrs()[len(usableAddrs())-1].String()
 	if svc.Spec.ClusterIP != last || len(records.created) != 1 || records.created[0] != last {
 		t.Errorf("got cluster IP %s and records %v, want the one free address %s recorded", svc.Spec.ClusterIP, records.created, last)
 	}
+	if len(a.pendingIPs) != 1 {
+		t.Errorf("pending while claimed: %v, want %s", a.pendingIPs, last)
+	}
+	unhold()
 
 	asked := holding("asks", usableAddrs()[0].String())
-	if _, err := a.record(context.Background(), &asked, true); !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), "provided IP is already allocated") {
+	if _, _, err := a.claim(context.Background(), &asked, false); !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), "provided IP is already allocated") {
 		t.Errorf("a requested address another holds: got %v, want 422", err)
+	}
+	if len(a.pendingIPs) != 0 {
+		t.Errorf("pending after the claims ended: %v, want none", a.pendingIPs)
+	}
+}
+
+// TestAllocationsPendUntilTheirWriteEnds: what an allocation handed out
+// is not handed out again while its service is being written (the list
+// does not show it yet), and is free again once the write has ended.
+func TestAllocationsPendUntilTheirWriteEnds(t *testing.T) {
+	a := fakeAllocator()
+	first := holding("first", "10.0.0.10", 30080)
+	unhold := a.hold(&first)
+	for _, svc := range []corev1.Service{holding("same-ip", "10.0.0.10"), holding("same-port", "", 30080)} {
+		if err := a.allocate(context.Background(), &svc, nil); !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), "already allocated") {
+			t.Errorf("%s, while the first is being written: got %v, want 422 already allocated", svc.Name, err)
+		}
+	}
+	unhold()
+	for _, svc := range []corev1.Service{holding("same-ip", "10.0.0.10"), holding("same-port", "", 30080)} {
+		if err := a.allocate(context.Background(), &svc, nil); err != nil {
+			t.Errorf("%s, once the first's write has ended (and failed): got %v, want none", svc.Name, err)
+		}
+	}
+	if len(a.pendingIPs) != 0 || len(a.pendingPorts) != 0 {
+		t.Errorf("pending after unhold: %v, %v; want none", a.pendingIPs, a.pendingPorts)
+	}
+}
+
+// TestOnlyNodePortsNeedAConsistentList: an allocation reads the stored
+// services consistently only where nothing else checks it: for node ports,
+// or for a cluster IP that is not recorded as an IPAddress (whose create
+// fails if the address is taken).
+func TestOnlyNodePortsNeedAConsistentList(t *testing.T) {
+	for _, tt := range []struct {
+		name     string
+		svc      corev1.Service
+		recorded bool
+		want     bool
+	}{
+		{"cluster IP, recorded", holding("web", ""), true, false},
+		{"cluster IP, not recorded", holding("web", ""), false, true},
+		{"node port, recorded", holding("web", "", 0), true, true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			var consistent []bool
+			a := &allocator{list: func(_ context.Context, c bool) ([]corev1.Service, error) {
+				consistent = append(consistent, c)
+				return nil, nil
+			}}
+			if tt.recorded {
+				a.ips = &ipRecords{held: map[string]bool{}}
+			}
+			if err := a.allocate(context.Background(), &tt.svc, nil); err != nil {
+				t.Fatal(err)
+			}
+			if want := []bool{tt.want}; !slices.Equal(consistent, want) {
+				t.Errorf("lists, consistent: got %v, want %v", consistent, want)
+			}
+		})
 	}
 }

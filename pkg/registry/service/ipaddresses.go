@@ -54,13 +54,14 @@ func NewStorageRecordingIPs(ips IPAddresses) func(optsGetter generic.RESTOptions
 	}
 }
 
-// recordedIPs returns the addresses ips records, all of them taken.
+// recordedIPs returns the addresses ips records, all of them taken, as
+// the watch cache has them: claim's create of an IPAddress is the check.
 func (a *allocator) recordedIPs(ctx context.Context) (map[netip.Addr]bool, error) {
 	taken := map[netip.Addr]bool{}
 	if a.ips == nil {
 		return taken, nil
 	}
-	list, err := a.ips.List(genericapirequest.WithNamespace(ctx, ""), &metainternalversion.ListOptions{})
+	list, err := a.ips.List(genericapirequest.WithNamespace(ctx, ""), &metainternalversion.ListOptions{ResourceVersion: "0"})
 	if err != nil {
 		return nil, err
 	}
@@ -72,34 +73,52 @@ func (a *allocator) recordedIPs(ctx context.Context) (map[netip.Addr]bool, error
 	return taken, nil
 }
 
-// record creates the IPAddress of svc's cluster IP. If another holds the
-// address: a requested address is an Invalid error; an allocated one is
-// replaced by another free one (allocate runs again with it taken). The
-// returned func deletes what record created.
-func (a *allocator) record(ctx context.Context, svc *corev1.Service, requested bool) (release func(), err error) {
-	release = func() {}
-	if a.ips == nil || !needsClusterIP(svc) || svc.Spec.ClusterIP == corev1.ClusterIPNone || svc.Spec.ClusterIP == "" {
-		return release, nil
-	}
+// claim allocates what svc needs (allocate, under mu) and holds it
+// pending, then records svc's cluster IP as an IPAddress, outside mu. If
+// another server recorded the address first: a requested address is an
+// Invalid error; an allocated one is given up, and svc is allocated
+// again with it taken. A dry run holds and records nothing. The returned
+// funcs delete the IPAddress claim created (release) and end the hold
+// (unhold).
+func (a *allocator) claim(ctx context.Context, svc *corev1.Service, dryRun bool) (release, unhold func(), err error) {
+	requested := svc.Spec.ClusterIP != "" || len(svc.Spec.ClusterIPs) > 0
+	asked, taken := svc.Spec.DeepCopy(), map[netip.Addr]bool{}
 	for {
+		a.mu.Lock()
+		err := a.allocate(ctx, svc, taken)
+		unholdLocked := func() {}
+		if err == nil && !dryRun {
+			unholdLocked = a.hold(svc)
+		}
+		a.mu.Unlock()
+		if err != nil || dryRun {
+			return func() {}, func() {}, err
+		}
+		unhold = func() {
+			a.mu.Lock()
+			defer a.mu.Unlock()
+			unholdLocked()
+		}
 		ip := svc.Spec.ClusterIP
-		_, err := a.ips.Create(genericapirequest.WithNamespace(ctx, ""), ipAddressOf(svc), rest.ValidateAllObjectFunc, &metav1.CreateOptions{})
+		if a.ips == nil || !needsClusterIP(svc) || ip == corev1.ClusterIPNone || ip == "" {
+			return func() {}, unhold, nil
+		}
+		_, err = a.ips.Create(genericapirequest.WithNamespace(ctx, ""), ipAddressOf(svc), rest.ValidateAllObjectFunc, &metav1.CreateOptions{})
+		if err == nil {
+			return func() { a.release(ctx, svc, ip) }, unhold, nil
+		}
+		unhold()
 		switch {
-		case err == nil:
-			return func() { a.release(context.WithoutCancel(ctx), svc, ip) }, nil
 		case !apierrors.IsAlreadyExists(err):
-			return release, err
+			return nil, nil, err
 		case requested:
 			path := field.NewPath("spec", "clusterIPs").Index(0)
-			return release, apierrors.NewInvalid(corev1.SchemeGroupVersion.WithKind("Service").GroupKind(), svc.Name,
+			return nil, nil, apierrors.NewInvalid(corev1.SchemeGroupVersion.WithKind("Service").GroupKind(), svc.Name,
 				field.ErrorList{field.Invalid(path, ip, fmt.Sprintf("failed to allocate IP %s: provided IP is already allocated", ip))})
 		}
-		// Another server took it since we listed: pick again.
-		a.taken[netip.MustParseAddr(ip)] = true
-		svc.Spec.ClusterIP, svc.Spec.ClusterIPs = "", nil
-		if err := a.allocate(ctx, svc); err != nil {
-			return release, err
-		}
+		// Another server took it since we listed: allocate again.
+		taken[netip.MustParseAddr(ip)] = true
+		svc.Spec = *asked.DeepCopy()
 	}
 }
 
@@ -108,6 +127,8 @@ func (a *allocator) release(ctx context.Context, svc *corev1.Service, ip string)
 	if a.ips == nil || ip == "" || ip == corev1.ClusterIPNone {
 		return
 	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
+	defer cancel()
 	_, _, _ = a.ips.Delete(genericapirequest.WithNamespace(ctx, ""), ip, func(_ context.Context, obj runtime.Object) error {
 		ref := obj.(*networkingv1.IPAddress).Spec.ParentRef
 		if ref == nil || ref.Resource != "services" || ref.Namespace != svc.Namespace || ref.Name != svc.Name {

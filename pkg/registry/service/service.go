@@ -19,10 +19,11 @@ package service
 import (
 	"context"
 	"fmt"
-	"net/netip"
 	"strings"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	apimachineryvalidation "k8s.io/apimachinery/pkg/api/validation"
 	metainternalversion "k8s.io/apimachinery/pkg/apis/meta/internalversion"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -38,10 +39,15 @@ import (
 	"k8s.io/apiserver/pkg/registry/generic"
 	genericregistry "k8s.io/apiserver/pkg/registry/generic/registry"
 	"k8s.io/apiserver/pkg/registry/rest"
+	"k8s.io/apiserver/pkg/util/dryrun"
 
 	"github.com/miniapiserver/miniapiserver/pkg/api"
 	"github.com/miniapiserver/miniapiserver/pkg/registry"
 )
+
+// cleanupTimeout bounds the reads and deletes that end an allocation
+// after its request has ended (or timed out).
+const cleanupTimeout = 10 * time.Second
 
 // NewStorage returns the storage of services and services/status
 // (NewStorageRecordingIPs records their cluster IPs as IPAddresses).
@@ -71,54 +77,72 @@ func newStorage(optsGetter generic.RESTOptionsGetter, ips IPAddresses) (map[stri
 	if err != nil {
 		return nil, err
 	}
-	a := &allocator{ips: ips, list: func(ctx context.Context) ([]corev1.Service, error) {
-		list, err := store.List(genericapirequest.WithNamespace(ctx, metav1.NamespaceAll), &metainternalversion.ListOptions{})
+	a := &allocator{ips: ips, list: func(ctx context.Context, consistent bool) ([]corev1.Service, error) {
+		opts := &metainternalversion.ListOptions{ResourceVersion: "0"} // any: from the watch cache
+		if consistent {
+			opts.ResourceVersion = ""
+		}
+		list, err := store.List(genericapirequest.WithNamespace(ctx, metav1.NamespaceAll), opts)
 		if err != nil {
 			return nil, err
 		}
 		return list.(*corev1.ServiceList).Items, nil
 	}}
-	// allocate allocates what svc needs and records its cluster IP; the
-	// returned func ends the allocation: if the write failed, it releases
-	// the recorded address.
-	allocate := func(ctx context.Context, svc *corev1.Service) (genericregistry.FinishFunc, error) {
-		requested := svc.Spec.ClusterIP != "" || len(svc.Spec.ClusterIPs) > 0
-		a.mu.Lock()
-		a.taken = map[netip.Addr]bool{}
-		if err := a.allocate(ctx, svc); err != nil {
-			a.mu.Unlock()
-			return nil, err
+	// stored reports whether svc, with its cluster IP, was stored after
+	// all: a write that failed (timed out) may yet have been committed.
+	// Unless a consistent read says otherwise, it was: better an IPAddress
+	// with no Service than a Service whose address is free for another.
+	stored := func(ctx context.Context, svc *corev1.Service) bool {
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
+		defer cancel()
+		got, err := store.Get(genericapirequest.WithNamespace(ctx, svc.Namespace), svc.Name, &metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			return false
 		}
-		release, err := a.record(ctx, svc, requested)
 		if err != nil {
-			a.mu.Unlock()
+			return true
+		}
+		s := got.(*corev1.Service)
+		return s.UID == svc.UID && s.Spec.ClusterIP == svc.Spec.ClusterIP
+	}
+	// allocate claims what svc needs; the returned func ends the claim:
+	// if the write failed (and svc was not stored after all), it releases
+	// the recorded address. A dry run claims nothing, as upstream's: it
+	// only shows what a write would get (or be refused).
+	allocate := func(ctx context.Context, svc *corev1.Service, dryRun []string) (genericregistry.FinishFunc, error) {
+		release, unhold, err := a.claim(ctx, svc, dryrun.IsDryRun(dryRun))
+		if err != nil {
 			return nil, err
 		}
-		return func(_ context.Context, success bool) {
-			if !success {
+		if dryrun.IsDryRun(dryRun) {
+			return func(context.Context, bool) {}, nil
+		}
+		return func(ctx context.Context, success bool) {
+			if !success && !stored(ctx, svc) {
 				release()
 			}
-			a.mu.Unlock()
+			unhold()
 		}, nil
 	}
-	store.BeginCreate = func(ctx context.Context, obj runtime.Object, _ *metav1.CreateOptions) (genericregistry.FinishFunc, error) {
-		return allocate(ctx, obj.(*corev1.Service))
+	store.BeginCreate = func(ctx context.Context, obj runtime.Object, options *metav1.CreateOptions) (genericregistry.FinishFunc, error) {
+		return allocate(ctx, obj.(*corev1.Service), options.DryRun)
 	}
-	store.BeginUpdate = func(ctx context.Context, obj, old runtime.Object, _ *metav1.UpdateOptions) (genericregistry.FinishFunc, error) {
+	store.BeginUpdate = func(ctx context.Context, obj, old runtime.Object, options *metav1.UpdateOptions) (genericregistry.FinishFunc, error) {
 		svc, oldSvc := obj.(*corev1.Service), old.(*corev1.Service)
 		keepAllocated(svc, oldSvc)
 		if needsClusterIP(svc) && !needsClusterIP(oldSvc) || needsNodePorts(svc) && !hasNodePorts(svc) {
-			return allocate(ctx, svc)
+			return allocate(ctx, svc, options.DryRun)
 		}
 		// A Service that gives up its cluster IP gives up its IPAddress.
 		return func(ctx context.Context, success bool) {
-			if success && !needsClusterIP(svc) && needsClusterIP(oldSvc) {
+			if success && !dryrun.IsDryRun(options.DryRun) && !needsClusterIP(svc) && needsClusterIP(oldSvc) {
 				a.release(ctx, oldSvc, oldSvc.Spec.ClusterIP)
 			}
 		}, nil
 	}
-	store.AfterDelete = func(obj runtime.Object, _ *metav1.DeleteOptions) {
-		if svc := obj.(*corev1.Service); needsClusterIP(svc) {
+	// The generic store calls AfterDelete after a dry run too.
+	store.AfterDelete = func(obj runtime.Object, options *metav1.DeleteOptions) {
+		if svc := obj.(*corev1.Service); needsClusterIP(svc) && !dryrun.IsDryRun(options.DryRun) {
 			a.release(context.Background(), svc, svc.Spec.ClusterIP)
 		}
 	}

@@ -25,6 +25,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
 	"k8s.io/apiserver/pkg/registry/rest"
@@ -741,5 +742,96 @@ func TestUpdateTypeChangeDropsAllocations(t *testing.T) {
 				t.Errorf("updated service (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// timingOut is a MemStorage whose creates fail as one that times out
+// does: stored or not (lands), the caller gets an error.
+type timingOut struct {
+	*registrytest.MemStorage
+	lands bool
+}
+
+func (s timingOut) Create(ctx context.Context, key string, obj, out runtime.Object, ttl uint64) error {
+	if s.lands {
+		if err := s.MemStorage.Create(ctx, key, obj, out, ttl); err != nil {
+			return err
+		}
+	}
+	return context.DeadlineExceeded
+}
+
+// TestAFailedCreateReleasesItsAddressUnlessStored: a create whose write
+// fails deletes the IPAddress it recorded, unless the Service was stored
+// after all (a write that times out may yet be committed): that Service
+// holds the address, which must stay recorded.
+func TestAFailedCreateReleasesItsAddressUnlessStored(t *testing.T) {
+	for _, lands := range []bool{false, true} {
+		t.Run(map[bool]string{false: "lost", true: "stored"}[lands], func(t *testing.T) {
+			records := &ipRecords{held: map[string]bool{}}
+			storages, err := newStorage(registrytest.Options(timingOut{registrytest.NewMemStorage(), lands}, "services"), records)
+			if err != nil {
+				t.Fatal(err)
+			}
+			store := storages["services"].(*registry.REST)
+			svc := modified(validService(), func(s *corev1.Service) {
+				s.ResourceVersion, s.CreationTimestamp = "", metav1.Now()
+				s.Spec.ClusterIP, s.Spec.ClusterIPs = "", nil
+			})
+			if _, err := store.Create(nsContext, svc, rest.ValidateAllObjectFunc, &metav1.CreateOptions{}); err == nil {
+				t.Fatal("Create: got no error, want the write's")
+			}
+			if len(records.created) != 1 {
+				t.Fatalf("IPAddresses created: %v, want one", records.created)
+			}
+			if released := slices.Equal(records.deleted, records.created); released == lands {
+				t.Errorf("Service stored: %v; its IPAddress %s released: %v, want %v", lands, records.created[0], released, !lands)
+			}
+			if got, err := store.Get(nsContext, "web", &metav1.GetOptions{}); lands && (err != nil || got.(*corev1.Service).Spec.ClusterIP != records.created[0]) {
+				t.Errorf("the stored Service: got %v, %v; want it holding %s", got, err, records.created[0])
+			}
+		})
+	}
+}
+
+// TestDryRunsRecordAndReleaseNothing: as upstream's allocator, a dry-run
+// create shows the address a create would get but records none, and a
+// dry-run delete (the generic store runs AfterDelete for it too) leaves
+// the Service's address recorded.
+func TestDryRunsRecordAndReleaseNothing(t *testing.T) {
+	records := &ipRecords{held: map[string]bool{}}
+	storages, err := newStorage(registrytest.NewMemStorage().Options("services"), records)
+	if err != nil {
+		t.Fatal(err)
+	}
+	store := storages["services"].(*registry.REST)
+	newService := func() *corev1.Service {
+		return modified(validService(), func(s *corev1.Service) {
+			s.ResourceVersion, s.CreationTimestamp = "", metav1.Now()
+			s.Spec.ClusterIP, s.Spec.ClusterIPs = "", nil
+		})
+	}
+	dryRun := []string{metav1.DryRunAll}
+	out, err := store.Create(nsContext, newService(), rest.ValidateAllObjectFunc, &metav1.CreateOptions{DryRun: dryRun})
+	if err != nil || out.(*corev1.Service).Spec.ClusterIP == "" {
+		t.Fatalf("dry-run Create: got %v, %v; want a Service with a cluster IP", out, err)
+	}
+	if len(records.created) != 0 {
+		t.Errorf("a dry-run create recorded %v, want nothing", records.created)
+	}
+	if _, err := store.Create(nsContext, newService(), rest.ValidateAllObjectFunc, &metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := store.Delete(nsContext, "web", rest.ValidateAllObjectFunc, &metav1.DeleteOptions{DryRun: dryRun}); err != nil {
+		t.Fatal(err)
+	}
+	if len(records.deleted) != 0 {
+		t.Errorf("a dry-run delete released %v, want nothing", records.deleted)
+	}
+	if _, _, err := store.Delete(nsContext, "web", rest.ValidateAllObjectFunc, &metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(records.deleted, records.created) || len(records.created) != 1 {
+		t.Errorf("a delete released %v, want what the create recorded, %v", records.deleted, records.created)
 	}
 }

@@ -23,6 +23,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
@@ -86,23 +87,35 @@ func TestClusterIPsAreUniqueAcrossInstances(t *testing.T) {
 // (servers on one etcd) at once, then checks that every cluster IP is
 // recorded as an IPAddress whose parent is its Service and that no two
 // Services share one. It returns the Services, default/kubernetes first.
+// A create that times out is sent again (up to 3 times), as a controller
+// would: its write may have been committed all the same (AlreadyExists
+// then).
 func raceServiceCreates(t *testing.T, clients []kubernetes.Interface, perServer int) []corev1.Service {
 	t.Helper()
 	ctx := t.Context()
 	var wg sync.WaitGroup
 	errs := make(chan error, len(clients)*perServer)
+	began := time.Now()
 	for s, client := range clients {
 		for i := range perServer {
 			wg.Go(func() {
 				svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("s%d-%03d", s, i)},
 					Spec: corev1.ServiceSpec{Ports: []corev1.ServicePort{{Port: 80}}}}
-				if _, err := client.CoreV1().Services("default").Create(ctx, svc, metav1.CreateOptions{}); err != nil {
-					errs <- err
+				for sent := 0; ; sent++ {
+					_, err := client.CoreV1().Services("default").Create(ctx, svc, metav1.CreateOptions{})
+					if apierrors.IsTimeout(err) && sent < 3 {
+						continue
+					}
+					if err != nil && !(sent > 0 && apierrors.IsAlreadyExists(err)) {
+						errs <- err
+					}
+					return
 				}
 			})
 		}
 	}
 	wg.Wait()
+	t.Logf("%d Services created in %s", len(clients)*perServer, time.Since(began))
 	close(errs)
 	for err := range errs {
 		t.Errorf("create: %v", err)
