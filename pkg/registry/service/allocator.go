@@ -41,12 +41,14 @@ var (
 // objects for cluster IPs. Here the stored services are the record of
 // node ports: an allocation of node ports lists them (a consistent read).
 // A cluster IP is recorded as an IPAddress, whose create fails if another
-// server took the address: an allocation of a cluster IP alone lists the
-// services and IPAddresses from the watch cache (as upstream's allocator
-// reads its informer's), and a stale list costs a retry, not a duplicate.
-// Allocations run one at a time (under mu), and what they hand out is
-// pending until the service's write ends; the writes (of IPAddresses and
-// services) run in parallel, outside mu.
+// server took the address: an allocation that picks a cluster IP (and no
+// node ports) lists the services and IPAddresses from the watch cache (as
+// upstream's allocator reads its informer's), where a stale list costs a
+// retry, not a duplicate. One that asks for an address reads consistently:
+// a stale list could still hold a Service just deleted, and refuse its
+// address. Allocations run one at a time (under mu), and what they hand
+// out is pending until the service's write ends; the writes (of
+// IPAddresses and services) run in parallel, outside mu.
 type allocator struct {
 	mu sync.Mutex
 	// list returns every stored service, in all namespaces; consistent
@@ -101,11 +103,12 @@ func (a *allocator) hold(svc *corev1.Service) (unhold func()) {
 // used returns the cluster IPs and node ports stored services hold, but
 // for self, those pending, and the addresses in taken.
 func (a *allocator) used(ctx context.Context, self *corev1.Service, taken map[netip.Addr]bool) (map[netip.Addr]bool, map[int32]bool, error) {
-	services, err := a.list(ctx, a.ips == nil || needsNodePorts(self))
+	consistent := a.ips == nil || needsNodePorts(self) || self.Spec.ClusterIP != "" || len(self.Spec.ClusterIPs) > 0
+	services, err := a.list(ctx, consistent)
 	if err != nil {
 		return nil, nil, err
 	}
-	ips, err := a.recordedIPs(ctx)
+	ips, err := a.recordedIPs(ctx, consistent)
 	if err != nil {
 		return nil, nil, err
 	}

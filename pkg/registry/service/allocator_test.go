@@ -518,6 +518,8 @@ type ipRecords struct {
 	IPAddresses
 	held             map[string]bool
 	created, deleted []string
+	// listed, if set, is called with each List's options.
+	listed func(*metainternalversion.ListOptions)
 }
 
 func (r *ipRecords) Delete(_ context.Context, name string, _ rest.ValidateObjectFunc, _ *metav1.DeleteOptions) (runtime.Object, bool, error) {
@@ -536,7 +538,10 @@ func (r *ipRecords) Create(_ context.Context, obj runtime.Object, _ rest.Validat
 	return obj, nil
 }
 
-func (r *ipRecords) List(context.Context, *metainternalversion.ListOptions) (runtime.Object, error) {
+func (r *ipRecords) List(_ context.Context, opts *metainternalversion.ListOptions) (runtime.Object, error) {
+	if r.listed != nil {
+		r.listed(opts)
+	}
 	return &networkingv1.IPAddressList{}, nil // as listed before the others recorded theirs
 }
 
@@ -596,11 +601,12 @@ func TestAllocationsPendUntilTheirWriteEnds(t *testing.T) {
 	}
 }
 
-// TestOnlyNodePortsNeedAConsistentList: an allocation reads the stored
-// services consistently only where nothing else checks it: for node ports,
-// or for a cluster IP that is not recorded as an IPAddress (whose create
-// fails if the address is taken).
-func TestOnlyNodePortsNeedAConsistentList(t *testing.T) {
+// TestWhichAllocationsListConsistently: an allocation reads the stored
+// services and IPAddresses consistently where nothing else checks it: for
+// node ports, or for a cluster IP that is not recorded as an IPAddress
+// (whose create fails if the address is taken); and where a stale list
+// could refuse what it asks for: an address of a Service just deleted.
+func TestWhichAllocationsListConsistently(t *testing.T) {
 	for _, tt := range []struct {
 		name     string
 		svc      corev1.Service
@@ -610,6 +616,7 @@ func TestOnlyNodePortsNeedAConsistentList(t *testing.T) {
 		{"cluster IP, recorded", holding("web", ""), true, false},
 		{"cluster IP, not recorded", holding("web", ""), false, true},
 		{"node port, recorded", holding("web", "", 0), true, true},
+		{"requested cluster IP, recorded", holding("web", "10.0.0.10"), true, true},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			var consistent []bool
@@ -617,14 +624,20 @@ func TestOnlyNodePortsNeedAConsistentList(t *testing.T) {
 				consistent = append(consistent, c)
 				return nil, nil
 			}}
+			want := []bool{tt.want}
 			if tt.recorded {
-				a.ips = &ipRecords{held: map[string]bool{}}
+				records := &ipRecords{held: map[string]bool{}}
+				records.listed = func(opts *metainternalversion.ListOptions) {
+					consistent = append(consistent, opts.ResourceVersion == "")
+				}
+				a.ips = records
+				want = append(want, tt.want)
 			}
 			if err := a.allocate(context.Background(), &tt.svc, nil); err != nil {
 				t.Fatal(err)
 			}
-			if want := []bool{tt.want}; !slices.Equal(consistent, want) {
-				t.Errorf("lists, consistent: got %v, want %v", consistent, want)
+			if !slices.Equal(consistent, want) {
+				t.Errorf("lists (services, then IPAddresses), consistent: got %v, want %v", consistent, want)
 			}
 		})
 	}

@@ -54,14 +54,18 @@ func NewStorageRecordingIPs(ips IPAddresses) func(optsGetter generic.RESTOptions
 	}
 }
 
-// recordedIPs returns the addresses ips records, all of them taken, as
-// the watch cache has them: claim's create of an IPAddress is the check.
-func (a *allocator) recordedIPs(ctx context.Context) (map[netip.Addr]bool, error) {
+// recordedIPs returns the addresses ips records, all of them taken; as
+// the watch cache has them unless consistent.
+func (a *allocator) recordedIPs(ctx context.Context, consistent bool) (map[netip.Addr]bool, error) {
 	taken := map[netip.Addr]bool{}
 	if a.ips == nil {
 		return taken, nil
 	}
-	list, err := a.ips.List(genericapirequest.WithNamespace(ctx, ""), &metainternalversion.ListOptions{ResourceVersion: "0"})
+	opts := &metainternalversion.ListOptions{ResourceVersion: "0"} // any: from the watch cache
+	if consistent {
+		opts.ResourceVersion = ""
+	}
+	list, err := a.ips.List(genericapirequest.WithNamespace(ctx, ""), opts)
 	if err != nil {
 		return nil, err
 	}

@@ -236,6 +236,27 @@ func TestServiceClusterIPs(t *testing.T) {
 	if err != nil || nodePort.Spec.Ports[0].NodePort < 30000 || nodePort.Spec.Ports[0].NodePort > 32767 {
 		t.Errorf("NodePort: got %v, %v; want a node port in 30000-32767", nodePort, err)
 	}
+	// Dry runs, as upstream's: a create records no IPAddress for the
+	// address it shows, and a delete keeps the Service's.
+	dryRun := []string{metav1.DryRunAll}
+	shown, err := services.Create(ctx, svc("dry", nil), metav1.CreateOptions{DryRun: dryRun})
+	if err != nil || shown.Spec.ClusterIP == "" {
+		t.Fatalf("dry-run create: got %v, %v; want a Service with a cluster IP", shown, err)
+	}
+	ips := client.NetworkingV1().IPAddresses()
+	if _, err := ips.Get(ctx, shown.Spec.ClusterIP, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Errorf("the IPAddress of a dry-run create's %s: got %v, want NotFound", shown.Spec.ClusterIP, err)
+	}
+	s1, err := services.Get(ctx, "s1", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := services.Delete(ctx, "s1", metav1.DeleteOptions{DryRun: dryRun}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ips.Get(ctx, s1.Spec.ClusterIP, metav1.GetOptions{}); err != nil {
+		t.Errorf("the IPAddress of s1's %s after a dry-run delete: got %v, want it kept", s1.Spec.ClusterIP, err)
+	}
 	// Deleting a service frees its IP for an explicit request.
 	if err := services.Delete(ctx, "s0", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
