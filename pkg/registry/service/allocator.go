@@ -141,30 +141,46 @@ func (a *allocator) used(ctx context.Context, self *corev1.Service, taken map[ne
 }
 
 // allocate fills in svc's cluster IP and node ports where it needs them
-// and has none, and checks the ones it asked for (an Invalid error); it
-// hands out no address in taken.
-func (a *allocator) allocate(ctx context.Context, svc *corev1.Service, taken map[netip.Addr]bool) error {
+// and has none, and checks the ones it asked for; it hands out no address
+// in taken. As upstream's, it stops at the first refusal (an Invalid
+// error; a full range is a 500). A dry run does as upstream's: a cluster
+// IP asked for is checked against the range only, one not asked for is
+// shown as the range's first address, and node ports not asked for as
+// 32769, 32770 and so on.
+func (a *allocator) allocate(ctx context.Context, svc *corev1.Service, taken map[netip.Addr]bool, dryRun bool) error {
 	ips, ports, err := a.used(ctx, svc, taken)
 	if err != nil {
 		return err
 	}
-	var errs field.ErrorList
 	if needsClusterIP(svc) {
-		errs = append(errs, allocateIP(svc, ips)...)
-	}
-	if needsNodePorts(svc) {
-		errs = append(errs, allocateNodePorts(svc, ports)...)
-	}
-	// A full range is no fault of the Service's: upstream answers 500.
-	for _, e := range errs {
-		if e.Type == field.ErrorTypeInternal {
-			return apierrors.NewInternalError(errors.New(e.Detail))
+		if err := allocateIP(svc, ips, dryRun); err != nil {
+			return err
 		}
 	}
-	if len(errs) > 0 {
-		return apierrors.NewInvalid(corev1.SchemeGroupVersion.WithKind("Service").GroupKind(), svc.Name, errs)
+	if needsNodePorts(svc) {
+		return allocateNodePorts(svc, ports, dryRun)
 	}
 	return nil
+}
+
+// invalid is upstream's answer to an allocation it refuses.
+func invalid(svc *corev1.Service, err *field.Error) error {
+	return apierrors.NewInvalid(corev1.SchemeGroupVersion.WithKind("Service").GroupKind(), svc.Name, field.ErrorList{err})
+}
+
+// ipRefused is upstream's Invalid error for an address asked for that
+// cannot be had (its path and value are all of spec.clusterIPs).
+func ipRefused(svc *corev1.Service, ip, why string) error {
+	return invalid(svc, field.Invalid(field.NewPath("spec", "clusterIPs"), clusterIPs(svc, ip), fmt.Sprintf("failed to allocate IP %s: %s", ip, why)))
+}
+
+// clusterIPs is svc's spec.clusterIPs as upstream's errors show it:
+// filled in from spec.clusterIP (ip) if the client sent that alone.
+func clusterIPs(svc *corev1.Service, ip string) []string {
+	if len(svc.Spec.ClusterIPs) == 0 {
+		return []string{ip}
+	}
+	return svc.Spec.ClusterIPs
 }
 
 func needsClusterIP(svc *corev1.Service) bool { return svc.Spec.Type != corev1.ServiceTypeExternalName }
@@ -174,8 +190,7 @@ func needsNodePorts(svc *corev1.Service) bool {
 		(svc.Spec.Type == corev1.ServiceTypeLoadBalancer && (svc.Spec.AllocateLoadBalancerNodePorts == nil || *svc.Spec.AllocateLoadBalancerNodePorts))
 }
 
-func allocateIP(svc *corev1.Service, used map[netip.Addr]bool) field.ErrorList {
-	path := field.NewPath("spec", "clusterIPs").Index(0)
+func allocateIP(svc *corev1.Service, used map[netip.Addr]bool, dryRun bool) error {
 	ip := svc.Spec.ClusterIP
 	if ip == "" && len(svc.Spec.ClusterIPs) > 0 {
 		ip = svc.Spec.ClusterIPs[0]
@@ -183,20 +198,29 @@ func allocateIP(svc *corev1.Service, used map[netip.Addr]bool) field.ErrorList {
 	switch ip {
 	case corev1.ClusterIPNone:
 	case "":
+		if dryRun {
+			ip = ServiceCIDR.Addr().String()
+			break
+		}
 		addr, ok := freeIP(used)
 		if !ok {
-			return field.ErrorList{field.InternalError(path, fmt.Errorf("failed to allocate a serviceIP for Service %q: range is full", svc.Name))}
+			return apierrors.NewInternalError(fmt.Errorf("failed to allocate a serviceIP for Service %q: range is full", svc.Name))
 		}
 		ip = addr.String()
 	default:
 		addr, err := netip.ParseAddr(ip)
+		inRange := err == nil && ServiceCIDR.Contains(addr) && (usable(addr) || addr == KubernetesServiceIP())
 		switch {
 		case err != nil:
-			return field.ErrorList{field.Invalid(path, ip, "must be a valid IP address")}
-		case !ServiceCIDR.Contains(addr) || !usable(addr) && addr != KubernetesServiceIP():
-			return field.ErrorList{field.Invalid(path, ip, fmt.Sprintf("failed to allocate IP %s: provided IP (%s) is not in the valid range. The range of valid IPs is %s", ip, ip, ServiceCIDR))}
-		case used[addr]:
-			return field.ErrorList{field.Invalid(path, ip, fmt.Sprintf("failed to allocate IP %s: provided IP is already allocated", ip))}
+			return invalid(svc, field.Invalid(field.NewPath("spec", "clusterIPs").Index(0), ip, "must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)"))
+		case addr.Is6():
+			return invalid(svc, field.Invalid(field.NewPath("spec", "clusterIPs").Index(0), clusterIPs(svc, ip), "IPv6 is not configured on this cluster"))
+		case !inRange && dryRun:
+			return ipRefused(svc, ip, fmt.Sprintf("the provided IP (%s) is not in the valid range. The range of valid IPs is %s", ip, ServiceCIDR))
+		case !inRange:
+			return ipRefused(svc, ip, "the provided network does not match the current range")
+		case used[addr] && !dryRun:
+			return ipRefused(svc, ip, "provided IP is already allocated")
 		}
 	}
 	svc.Spec.ClusterIP, svc.Spec.ClusterIPs = ip, []string{ip}
@@ -237,14 +261,14 @@ func freeIP(used map[netip.Addr]bool) (netip.Addr, bool) {
 
 // allocateNodePorts gives every port without a node port one; ports with
 // the same number (53/TCP and 53/UDP) share one, as upstream's do.
-func allocateNodePorts(svc *corev1.Service, used map[int32]bool) field.ErrorList {
-	var errs field.ErrorList
+func allocateNodePorts(svc *corev1.Service, used map[int32]bool, dryRun bool) error {
 	byPort := map[int32]int32{} // port -> its node port in this service
 	for _, p := range svc.Spec.Ports {
 		if p.NodePort != 0 {
 			byPort[p.Port] = p.NodePort
 		}
 	}
+	var last int32                 // the highest node port handed out yet (dry runs count on from it)
 	claimedBy := map[int32]int32{} // node port -> the port number that asked for it first
 	for i := range svc.Spec.Ports {
 		p := &svc.Spec.Ports[i]
@@ -255,28 +279,30 @@ func allocateNodePorts(svc *corev1.Service, used map[int32]bool) field.ErrorList
 				continue
 			}
 			port, ok := freeNodePort(used)
-			if !ok {
-				errs = append(errs, field.InternalError(path, fmt.Errorf("failed to allocate a nodePort: range is full")))
-				continue
+			if dryRun {
+				port, ok = max(last, nodePortMax+1)+1, true
 			}
-			p.NodePort, byPort[p.Port], used[port] = port, port, true
+			if !ok {
+				return apierrors.NewInternalError(errors.New("failed to allocate a nodePort: range is full"))
+			}
+			p.NodePort, byPort[p.Port], used[port], last = port, port, true, max(last, port)
 			continue
 		}
 		if by, ok := claimedBy[p.NodePort]; ok {
 			if by != p.Port {
-				errs = append(errs, field.Invalid(path, p.NodePort, "provided port is already allocated"))
+				return invalid(svc, field.Invalid(path, p.NodePort, "provided port is already allocated"))
 			}
 			continue
 		}
-		claimedBy[p.NodePort] = p.Port
+		claimedBy[p.NodePort], last = p.Port, max(last, p.NodePort)
 		switch {
-		case p.NodePort < nodePortMin || p.NodePort > nodePortMax:
-			errs = append(errs, field.Invalid(path, p.NodePort, fmt.Sprintf("provided port is not in the valid range. The range of valid ports is %d-%d", nodePortMin, nodePortMax)))
+		case (p.NodePort < nodePortMin || p.NodePort > nodePortMax) && !dryRun:
+			return invalid(svc, field.Invalid(path, p.NodePort, fmt.Sprintf("provided port is not in the valid range. The range of valid ports is %d-%d", nodePortMin, nodePortMax)))
 		case used[p.NodePort]:
-			errs = append(errs, field.Invalid(path, p.NodePort, "provided port is already allocated"))
+			return invalid(svc, field.Invalid(path, p.NodePort, "provided port is already allocated"))
 		}
 	}
-	return errs
+	return nil
 }
 
 func freeNodePort(used map[int32]bool) (int32, bool) {

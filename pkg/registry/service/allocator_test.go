@@ -32,7 +32,6 @@ import (
 	metainternalversion "k8s.io/apimachinery/pkg/apis/meta/internalversion"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/apiserver/pkg/registry/rest"
 	"k8s.io/utils/ptr"
 )
@@ -177,36 +176,36 @@ func TestAllocateClusterIP(t *testing.T) {
 			name:     "explicit used by another service",
 			services: []corev1.Service{holding("a", "10.0.0.50")},
 			svc:      holding("web", "10.0.0.50"),
-			wantErr:  []string{"spec.clusterIPs[0]: FieldValueInvalid"},
+			wantErr:  []string{"spec.clusterIPs: FieldValueInvalid"},
 			wantMsg:  "already allocated",
 		},
 		{
 			name:     "explicit used by another service in another namespace",
 			services: []corev1.Service{func() corev1.Service { s := holding("web", "10.0.0.50"); s.Namespace = "other"; return s }()},
 			svc:      holding("web", "10.0.0.50"),
-			wantErr:  []string{"spec.clusterIPs[0]: FieldValueInvalid"},
+			wantErr:  []string{"spec.clusterIPs: FieldValueInvalid"},
 			wantMsg:  "already allocated",
 		},
 		{name: "explicit held by the service itself", services: []corev1.Service{holding("web", "10.0.0.50")}, svc: holding("web", "10.0.0.50"), wantIP: "10.0.0.50"},
-		{name: "outside the range", svc: holding("web", "10.0.1.5"), wantErr: []string{"spec.clusterIPs[0]: FieldValueInvalid"}, wantMsg: "not in the valid range"},
-		{name: "network address", svc: holding("web", "10.0.0.0"), wantErr: []string{"spec.clusterIPs[0]: FieldValueInvalid"}, wantMsg: "not in the valid range"},
+		{name: "outside the range", svc: holding("web", "10.0.1.5"), wantErr: []string{"spec.clusterIPs: FieldValueInvalid"}, wantMsg: "does not match the current range"},
+		{name: "network address", svc: holding("web", "10.0.0.0"), wantErr: []string{"spec.clusterIPs: FieldValueInvalid"}, wantMsg: "does not match the current range"},
 		{name: "the kubernetes service's address, asked for", svc: holding("kubernetes", "10.0.0.1"), wantIP: "10.0.0.1"},
 		{
 			name:     "the kubernetes service's address, held",
 			services: []corev1.Service{holding("kubernetes", "10.0.0.1")},
 			svc:      holding("web", "10.0.0.1"),
-			wantErr:  []string{"spec.clusterIPs[0]: FieldValueInvalid"},
+			wantErr:  []string{"spec.clusterIPs: FieldValueInvalid"},
 			wantMsg:  "already allocated",
 		},
-		{name: "broadcast address", svc: holding("web", "10.0.0.255"), wantErr: []string{"spec.clusterIPs[0]: FieldValueInvalid"}, wantMsg: "not in the valid range"},
-		{name: "IPv6", svc: holding("web", "fd00::5"), wantErr: []string{"spec.clusterIPs[0]: FieldValueInvalid"}, wantMsg: "not in the valid range"},
+		{name: "broadcast address", svc: holding("web", "10.0.0.255"), wantErr: []string{"spec.clusterIPs: FieldValueInvalid"}, wantMsg: "does not match the current range"},
+		{name: "IPv6", svc: holding("web", "fd00::5"), wantErr: []string{"spec.clusterIPs[0]: FieldValueInvalid"}, wantMsg: "IPv6 is not configured on this cluster"},
 		{name: "not an address", svc: holding("web", "ten.zero"), wantErr: []string{"spec.clusterIPs[0]: FieldValueInvalid"}, wantMsg: "valid IP"},
 		{name: "headless", svc: holding("web", corev1.ClusterIPNone), wantIP: corev1.ClusterIPNone},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			svc := tt.svc.DeepCopy()
-			err := fakeAllocator(tt.services...).allocate(context.Background(), svc, nil)
+			err := fakeAllocator(tt.services...).allocate(context.Background(), svc, nil, false)
 			if tt.wantErr != nil {
 				if !apierrors.IsInvalid(err) {
 					t.Fatalf("allocate: got error %v, want Invalid", err)
@@ -253,7 +252,7 @@ func TestAllocateClusterIP(t *testing.T) {
 func TestAllocateKeepsIPFamilyPolicy(t *testing.T) {
 	svc := holding("web", "")
 	svc.Spec.IPFamilyPolicy = ptr.To(corev1.IPFamilyPolicyPreferDualStack)
-	if err := fakeAllocator().allocate(context.Background(), &svc, nil); err != nil {
+	if err := fakeAllocator().allocate(context.Background(), &svc, nil, false); err != nil {
 		t.Fatalf("allocate: got error %v, want none", err)
 	}
 	if got := svc.Spec.IPFamilyPolicy; got == nil || *got != corev1.IPFamilyPolicyPreferDualStack {
@@ -269,7 +268,7 @@ func TestAllocateUntilFull(t *testing.T) {
 	seen := map[string]bool{}
 	for i := range len(usableAddrs()) {
 		svc := holding(fmt.Sprint("svc-", i), "")
-		if err := a.allocate(context.Background(), &svc, nil); err != nil {
+		if err := a.allocate(context.Background(), &svc, nil, false); err != nil {
 			t.Fatalf("allocate #%d: got error %v, want none", i, err)
 		}
 		if seen[svc.Spec.ClusterIP] {
@@ -279,7 +278,7 @@ func TestAllocateUntilFull(t *testing.T) {
 		stored = append(stored, svc)
 	}
 	svc := holding("one-too-many", "")
-	err := a.allocate(context.Background(), &svc, nil)
+	err := a.allocate(context.Background(), &svc, nil, false)
 	// Upstream's answer: 500 "Internal error occurred: failed to allocate a serviceIP for Service ...: range is full".
 	if want := `Internal error occurred: failed to allocate a serviceIP for Service "one-too-many": range is full`; !apierrors.IsInternalError(err) || err.Error() != want {
 		t.Fatalf("allocate in a full range: got error %v, want 500 %q", err, want)
@@ -290,7 +289,7 @@ func TestAllocateListError(t *testing.T) {
 	want := errors.New("etcd is down")
 	a := &allocator{list: func(context.Context, bool) ([]corev1.Service, error) { return nil, want }}
 	svc := holding("web", "")
-	if err := a.allocate(context.Background(), &svc, nil); !errors.Is(err, want) {
+	if err := a.allocate(context.Background(), &svc, nil, false); !errors.Is(err, want) {
 		t.Errorf("allocate: got error %v, want the list's error", err)
 	}
 }
@@ -303,7 +302,7 @@ func TestAllocateSkipsExternalName(t *testing.T) {
 	want := svc.DeepCopy()
 	listed := false
 	a := &allocator{list: func(context.Context, bool) ([]corev1.Service, error) { listed = true; return nil, nil }}
-	if err := a.allocate(context.Background(), &svc, nil); err != nil {
+	if err := a.allocate(context.Background(), &svc, nil, false); err != nil {
 		t.Fatalf("allocate: got error %v, want none", err)
 	}
 	if diff := cmp.Diff(want, &svc); diff != "" {
@@ -321,10 +320,12 @@ func nodePortService(ports ...corev1.ServicePort) corev1.Service {
 	}
 }
 
+// tcp is a TCP port named p<port>, with nodePort if not 0.
+func tcp(port, nodePort int32) corev1.ServicePort {
+	return corev1.ServicePort{Name: fmt.Sprint("p", port), Port: port, Protocol: corev1.ProtocolTCP, NodePort: nodePort}
+}
+
 func TestAllocateNodePorts(t *testing.T) {
-	tcp := func(port, nodePort int32) corev1.ServicePort {
-		return corev1.ServicePort{Name: fmt.Sprint("p", port), Port: port, Protocol: corev1.ProtocolTCP, NodePort: nodePort}
-	}
 	tests := []struct {
 		name     string
 		services []corev1.Service
@@ -346,7 +347,7 @@ func TestAllocateNodePorts(t *testing.T) {
 		{
 			name:    "above the range",
 			svc:     nodePortService(tcp(80, 8080), tcp(443, 32768)),
-			wantErr: []string{"spec.ports[0].nodePort: FieldValueInvalid", "spec.ports[1].nodePort: FieldValueInvalid"},
+			wantErr: []string{"spec.ports[0].nodePort: FieldValueInvalid"}, // the first only, as upstream's
 			wantMsg: "not in the valid range",
 		},
 		{
@@ -372,7 +373,7 @@ func TestAllocateNodePorts(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			svc := tt.svc.DeepCopy()
-			err := fakeAllocator(tt.services...).allocate(context.Background(), svc, nil)
+			err := fakeAllocator(tt.services...).allocate(context.Background(), svc, nil, false)
 			if tt.wantErr != nil {
 				if !apierrors.IsInvalid(err) {
 					t.Fatalf("allocate: got error %v, want Invalid", err)
@@ -423,16 +424,15 @@ func TestAllocateNodePortsOneFree(t *testing.T) {
 		used[p] = p != 30500
 	}
 	svc := nodePortService(corev1.ServicePort{Name: "a", Port: 80, Protocol: corev1.ProtocolTCP}, corev1.ServicePort{Name: "b", Port: 81, Protocol: corev1.ProtocolTCP})
-	errs := allocateNodePorts(&svc, used)
+	err := allocateNodePorts(&svc, used, false)
 	if got := svc.Spec.Ports[0].NodePort; got != 30500 {
 		t.Errorf("ports[0].nodePort: got %d, want 30500", got)
 	}
 	if got := svc.Spec.Ports[1].NodePort; got != 0 {
 		t.Errorf("ports[1].nodePort: got %d, want none", got)
 	}
-	want := field.ErrorList{field.InternalError(field.NewPath("spec", "ports").Index(1).Child("nodePort"), errors.New("failed to allocate a nodePort: range is full"))}
-	if diff := cmp.Diff(want.ToAggregate().Error(), errs.ToAggregate().Error()); diff != "" {
-		t.Errorf("errors (-want +got):\n%s", diff)
+	if want := "Internal error occurred: failed to allocate a nodePort: range is full"; !apierrors.IsInternalError(err) || err.Error() != want {
+		t.Errorf("error: got %v, want a 500 %q", err, want)
 	}
 }
 
@@ -447,7 +447,7 @@ func TestAllocateSameNodePortForTCPAndUDP(t *testing.T) {
 		corev1.ServicePort{Name: "dns-tcp", Port: 53, Protocol: corev1.ProtocolTCP, NodePort: 30053},
 		corev1.ServicePort{Name: "dns-udp", Port: 53, Protocol: corev1.ProtocolUDP, NodePort: 30053},
 	)
-	if err := fakeAllocator().allocate(context.Background(), &svc, nil); err != nil {
+	if err := fakeAllocator().allocate(context.Background(), &svc, nil, false); err != nil {
 		t.Fatalf("allocate: got error %v, want none", err)
 	}
 	for i, p := range svc.Spec.Ports {
@@ -472,7 +472,7 @@ func TestAllocateLoadBalancerNodePorts(t *testing.T) {
 			svc := nodePortService(corev1.ServicePort{Port: 80, Protocol: corev1.ProtocolTCP})
 			svc.Spec.Type = corev1.ServiceTypeLoadBalancer
 			svc.Spec.AllocateLoadBalancerNodePorts = tt.allocate
-			if err := fakeAllocator().allocate(context.Background(), &svc, nil); err != nil {
+			if err := fakeAllocator().allocate(context.Background(), &svc, nil, false); err != nil {
 				t.Fatalf("allocate: got error %v, want none", err)
 			}
 			if got := svc.Spec.Ports[0].NodePort != 0; got != tt.wantNodePorts {
@@ -486,7 +486,7 @@ func TestAllocateLoadBalancerNodePorts(t *testing.T) {
 	t.Run("ClusterIP services get none", func(t *testing.T) {
 		svc := nodePortService(corev1.ServicePort{Port: 80, Protocol: corev1.ProtocolTCP})
 		svc.Spec.Type = corev1.ServiceTypeClusterIP
-		if err := fakeAllocator().allocate(context.Background(), &svc, nil); err != nil {
+		if err := fakeAllocator().allocate(context.Background(), &svc, nil, false); err != nil {
 			t.Fatalf("allocate: got error %v, want none", err)
 		}
 		if got := svc.Spec.Ports[0].NodePort; got != 0 {
@@ -495,20 +495,73 @@ func TestAllocateLoadBalancerNodePorts(t *testing.T) {
 	})
 }
 
-// TestAllocateIPAndPortErrorsTogether: one Invalid error names every bad field.
-func TestAllocateIPAndPortErrorsTogether(t *testing.T) {
+// TestAllocateStopsAtTheFirstRefusal: as upstream's allocator (the
+// cluster IP, then the node ports in order), the Invalid error names the
+// first field it refuses, not every one.
+func TestAllocateStopsAtTheFirstRefusal(t *testing.T) {
 	svc := nodePortService(corev1.ServicePort{Port: 80, Protocol: corev1.ProtocolTCP, NodePort: 80})
 	svc.Spec.ClusterIP = "192.168.0.1"
-	err := fakeAllocator().allocate(context.Background(), &svc, nil)
+	err := fakeAllocator().allocate(context.Background(), &svc, nil, false)
 	if !apierrors.IsInvalid(err) {
 		t.Fatalf("allocate: got error %v, want Invalid", err)
 	}
-	want := []string{"spec.clusterIPs[0]: FieldValueInvalid", "spec.ports[0].nodePort: FieldValueInvalid"}
+	want := []string{"spec.clusterIPs: FieldValueInvalid"}
 	if diff := cmp.Diff(want, errorSummary(t, err)); diff != "" {
 		t.Errorf("error causes (-want +got):\n%s", diff)
 	}
 	if got := err.(apierrors.APIStatus).Status().Details.Kind; got != "Service" {
 		t.Errorf("error kind: got %q, want Service", got)
+	}
+}
+
+// TestDryRunAllocations: a dry run answers as kube-apiserver 1.37's
+// allocators do (pkg/registry/core/service/ipallocator and portallocator
+// in k8s.io/kubernetes): an address not asked for is shown as the range's
+// first, 10.0.0.0; one asked for is checked against the range but not
+// against the Services holding it; node ports not asked for count on
+// from 32769 (past the highest this service has yet); one asked for is
+// checked against the Services holding it, but not against the range.
+func TestDryRunAllocations(t *testing.T) {
+	stored := fakeAllocator(holding("other", "10.0.0.9", 30080))
+	for _, tt := range []struct {
+		name      string
+		svc       corev1.Service
+		wantIP    string
+		wantPorts []int32
+		wantErr   []string
+		wantMsg   string
+	}{
+		{name: "any address", svc: holding("new", ""), wantIP: "10.0.0.0"},
+		{name: "an address another holds", svc: holding("new", "10.0.0.9"), wantIP: "10.0.0.9"},
+		{name: "an address outside the range", svc: holding("new", "10.0.1.5"), wantErr: []string{"spec.clusterIPs: FieldValueInvalid"},
+			wantMsg: "failed to allocate IP 10.0.1.5: the provided IP (10.0.1.5) is not in the valid range. The range of valid IPs is 10.0.0.0/24"},
+		{name: "node ports", svc: nodePortService(tcp(80, 0), tcp(81, 30600), tcp(82, 0)), wantIP: "10.0.0.0", wantPorts: []int32{32769, 30600, 32770}},
+		{name: "a node port outside the range", svc: nodePortService(tcp(80, 40000)), wantIP: "10.0.0.0", wantPorts: []int32{40000}},
+		{name: "a node port another holds", svc: nodePortService(tcp(80, 30080)), wantErr: []string{"spec.ports[0].nodePort: FieldValueInvalid"}, wantMsg: "provided port is already allocated"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			svc := tt.svc
+			err := stored.allocate(context.Background(), &svc, nil, true)
+			if tt.wantErr != nil {
+				if diff := cmp.Diff(tt.wantErr, errorSummary(t, err)); diff != "" {
+					t.Errorf("error causes (-want +got):\n%s", diff)
+				}
+				if err == nil || !strings.Contains(err.Error(), tt.wantMsg) {
+					t.Errorf("error: got %v, want it to contain %q", err, tt.wantMsg)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("allocate: %v", err)
+			}
+			var ports []int32
+			for _, p := range svc.Spec.Ports {
+				ports = append(ports, p.NodePort)
+			}
+			if svc.Spec.ClusterIP != tt.wantIP || (tt.wantPorts != nil && !slices.Equal(ports, tt.wantPorts)) {
+				t.Errorf("got %s and node ports %v, want %s and %v", svc.Spec.ClusterIP, ports, tt.wantIP, tt.wantPorts)
+			}
+		})
 	}
 }
 
@@ -586,13 +639,13 @@ func TestAllocationsPendUntilTheirWriteEnds(t *testing.T) {
 	first := holding("first", "10.0.0.10", 30080)
 	unhold := a.hold(&first)
 	for _, svc := range []corev1.Service{holding("same-ip", "10.0.0.10"), holding("same-port", "", 30080)} {
-		if err := a.allocate(context.Background(), &svc, nil); !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), "already allocated") {
+		if err := a.allocate(context.Background(), &svc, nil, false); !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), "already allocated") {
 			t.Errorf("%s, while the first is being written: got %v, want 422 already allocated", svc.Name, err)
 		}
 	}
 	unhold()
 	for _, svc := range []corev1.Service{holding("same-ip", "10.0.0.10"), holding("same-port", "", 30080)} {
-		if err := a.allocate(context.Background(), &svc, nil); err != nil {
+		if err := a.allocate(context.Background(), &svc, nil, false); err != nil {
 			t.Errorf("%s, once the first's write has ended (and failed): got %v, want none", svc.Name, err)
 		}
 	}
@@ -633,7 +686,7 @@ func TestWhichAllocationsListConsistently(t *testing.T) {
 				a.ips = records
 				want = append(want, tt.want)
 			}
-			if err := a.allocate(context.Background(), &tt.svc, nil); err != nil {
+			if err := a.allocate(context.Background(), &tt.svc, nil, false); err != nil {
 				t.Fatal(err)
 			}
 			if !slices.Equal(consistent, want) {

@@ -27,7 +27,6 @@ import (
 	metainternalversion "k8s.io/apimachinery/pkg/apis/meta/internalversion"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/util/validation/field"
 	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
 	"k8s.io/apiserver/pkg/registry/generic"
 	"k8s.io/apiserver/pkg/registry/rest"
@@ -89,7 +88,7 @@ func (a *allocator) claim(ctx context.Context, svc *corev1.Service, dryRun bool)
 	asked, taken := svc.Spec.DeepCopy(), map[netip.Addr]bool{}
 	for {
 		a.mu.Lock()
-		err := a.allocate(ctx, svc, taken)
+		err := a.allocate(ctx, svc, taken, dryRun)
 		unholdLocked := func() {}
 		if err == nil && !dryRun {
 			unholdLocked = a.hold(svc)
@@ -116,9 +115,7 @@ func (a *allocator) claim(ctx context.Context, svc *corev1.Service, dryRun bool)
 		case !apierrors.IsAlreadyExists(err):
 			return nil, nil, err
 		case requested:
-			path := field.NewPath("spec", "clusterIPs").Index(0)
-			return nil, nil, apierrors.NewInvalid(corev1.SchemeGroupVersion.WithKind("Service").GroupKind(), svc.Name,
-				field.ErrorList{field.Invalid(path, ip, fmt.Sprintf("failed to allocate IP %s: provided IP is already allocated", ip))})
+			return nil, nil, ipRefused(svc, ip, "provided IP is already allocated")
 		}
 		// Another server took it since we listed: allocate again.
 		taken[netip.MustParseAddr(ip)] = true

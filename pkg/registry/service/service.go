@@ -107,8 +107,8 @@ func newStorage(optsGetter generic.RESTOptionsGetter, ips IPAddresses) (map[stri
 	}
 	// allocate claims what svc needs; the returned func ends the claim:
 	// if the write failed (and svc was not stored after all), it releases
-	// the recorded address. A dry run claims nothing, as upstream's: it
-	// only shows what a write would get (or be refused).
+	// the recorded address. A dry run records and holds nothing, as
+	// upstream's (allocate says what it shows).
 	allocate := func(ctx context.Context, svc *corev1.Service, dryRun []string) (genericregistry.FinishFunc, error) {
 		release, unhold, err := a.claim(ctx, svc, dryrun.IsDryRun(dryRun))
 		if err != nil {

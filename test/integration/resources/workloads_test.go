@@ -202,8 +202,8 @@ func TestServiceClusterIPs(t *testing.T) {
 		t.Errorf("asking for a used IP: got %v, want 422 already allocated", err)
 	}
 	_, err = services.Create(ctx, svc("outside", func(s *corev1.Service) { s.Spec.ClusterIP = "192.168.0.1" }), metav1.CreateOptions{})
-	if !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), "not in the valid range") {
-		t.Errorf("asking for an IP outside the range: got %v, want 422 not in the valid range", err)
+	if !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), "the provided network does not match the current range") {
+		t.Errorf("asking for an IP outside the range: got %v, want upstream's 422 the provided network does not match the current range", err)
 	}
 
 	// An update that leaves the IP out keeps it; one that changes it is invalid.
@@ -236,20 +236,31 @@ func TestServiceClusterIPs(t *testing.T) {
 	if err != nil || nodePort.Spec.Ports[0].NodePort < 30000 || nodePort.Spec.Ports[0].NodePort > 32767 {
 		t.Errorf("NodePort: got %v, %v; want a node port in 30000-32767", nodePort, err)
 	}
-	// Dry runs, as upstream's: a create records no IPAddress for the
-	// address it shows, and a delete keeps the Service's.
+	// Dry runs, as upstream's: a create shows the range's first address
+	// and records none; one asking for a held address is not refused;
+	// a delete keeps the Service's IPAddress.
 	dryRun := []string{metav1.DryRunAll}
 	shown, err := services.Create(ctx, svc("dry", nil), metav1.CreateOptions{DryRun: dryRun})
-	if err != nil || shown.Spec.ClusterIP == "" {
-		t.Fatalf("dry-run create: got %v, %v; want a Service with a cluster IP", shown, err)
-	}
-	ips := client.NetworkingV1().IPAddresses()
-	if _, err := ips.Get(ctx, shown.Spec.ClusterIP, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
-		t.Errorf("the IPAddress of a dry-run create's %s: got %v, want NotFound", shown.Spec.ClusterIP, err)
+	if err != nil || shown.Spec.ClusterIP != "10.0.0.0" {
+		t.Fatalf("dry-run create: got %v, %v; want upstream's cluster IP 10.0.0.0", shown, err)
 	}
 	s1, err := services.Get(ctx, "s1", metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
+	}
+	asks := svc("dry", func(s *corev1.Service) { s.Spec.ClusterIP = s1.Spec.ClusterIP })
+	if shown, err := services.Create(ctx, asks, metav1.CreateOptions{DryRun: dryRun}); err != nil || shown.Spec.ClusterIP != s1.Spec.ClusterIP {
+		t.Errorf("dry-run create asking for s1's %s: got %v, %v; want it shown", s1.Spec.ClusterIP, shown, err)
+	}
+	ips := client.NetworkingV1().IPAddresses()
+	list, err := ips.List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ip := range list.Items {
+		if ref := ip.Spec.ParentRef; ref != nil && ref.Name == "dry" {
+			t.Errorf("a dry-run create recorded IPAddress %s, want none", ip.Name)
+		}
 	}
 	if err := services.Delete(ctx, "s1", metav1.DeleteOptions{DryRun: dryRun}); err != nil {
 		t.Fatal(err)
