@@ -46,7 +46,8 @@ var (
 // upstream's allocator reads its informer's), where a stale list costs a
 // retry, not a duplicate. One that asks for an address reads consistently:
 // a stale list could still hold a Service just deleted, and refuse its
-// address. Allocations run one at a time (under mu), and what they hand
+// address (so does one the stale lists show no free address for).
+// Allocations run one at a time (under mu), and what they hand
 // out is pending until the service's write ends; the writes (of
 // IPAddresses and services) run in parallel, outside mu.
 type allocator struct {
@@ -101,9 +102,9 @@ func (a *allocator) hold(svc *corev1.Service) (unhold func()) {
 }
 
 // used returns the cluster IPs and node ports stored services hold, but
-// for self, those pending, and the addresses in taken.
-func (a *allocator) used(ctx context.Context, self *corev1.Service, taken map[netip.Addr]bool) (map[netip.Addr]bool, map[int32]bool, error) {
-	consistent := a.ips == nil || needsNodePorts(self) || self.Spec.ClusterIP != "" || len(self.Spec.ClusterIPs) > 0
+// for self, those pending, and the addresses in taken; consistent asks
+// for consistent lists, else the watch cache's may be stale.
+func (a *allocator) used(ctx context.Context, self *corev1.Service, taken map[netip.Addr]bool, consistent bool) (map[netip.Addr]bool, map[int32]bool, error) {
 	services, err := a.list(ctx, consistent)
 	if err != nil {
 		return nil, nil, err
@@ -148,12 +149,22 @@ func (a *allocator) used(ctx context.Context, self *corev1.Service, taken map[ne
 // shown as the range's first address, and node ports not asked for as
 // 32769, 32770 and so on.
 func (a *allocator) allocate(ctx context.Context, svc *corev1.Service, taken map[netip.Addr]bool, dryRun bool) error {
-	ips, ports, err := a.used(ctx, svc, taken)
+	consistent := a.ips == nil || needsNodePorts(svc) || svc.Spec.ClusterIP != "" || len(svc.Spec.ClusterIPs) > 0
+	ips, ports, err := a.used(ctx, svc, taken, consistent)
 	if err != nil {
 		return err
 	}
 	if needsClusterIP(svc) {
-		if err := allocateIP(svc, ips, dryRun); err != nil {
+		err := allocateIP(svc, ips, dryRun)
+		if apierrors.IsInternalError(err) && !consistent {
+			// Full, as the watch cache has it: it may still hold Services
+			// just deleted.
+			if ips, ports, err = a.used(ctx, svc, taken, true); err != nil {
+				return err
+			}
+			err = allocateIP(svc, ips, dryRun)
+		}
+		if err != nil {
 			return err
 		}
 	}

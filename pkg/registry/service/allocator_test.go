@@ -654,6 +654,32 @@ func TestAllocationsPendUntilTheirWriteEnds(t *testing.T) {
 	}
 }
 
+// TestAFullRangeIsCheckedConsistently: a range the watch cache's lists
+// show full (they may still hold Services just deleted) is listed again,
+// consistently, before the 500.
+func TestAFullRangeIsCheckedConsistently(t *testing.T) {
+	var stale []corev1.Service
+	for i, addr := range usableAddrs() {
+		stale = append(stale, holding(fmt.Sprint("deleted-", i), addr.String()))
+	}
+	a := &allocator{
+		ips: &ipRecords{held: map[string]bool{}},
+		list: func(_ context.Context, consistent bool) ([]corev1.Service, error) {
+			if consistent {
+				return stale[1:], nil // the first was deleted
+			}
+			return stale, nil
+		},
+	}
+	svc := holding("new", "")
+	if err := a.allocate(context.Background(), &svc, nil, false); err != nil {
+		t.Fatalf("allocate: got %v, want the deleted Service's address", err)
+	}
+	if want := usableAddrs()[0].String(); svc.Spec.ClusterIP != want {
+		t.Errorf("cluster IP: got %s, want %s, the only free one", svc.Spec.ClusterIP, want)
+	}
+}
+
 // TestWhichAllocationsListConsistently: an allocation reads the stored
 // services and IPAddresses consistently where nothing else checks it: for
 // node ports, or for a cluster IP that is not recorded as an IPAddress
