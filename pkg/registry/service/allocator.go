@@ -17,6 +17,7 @@ limitations under the License.
 package service
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -279,7 +280,9 @@ func allocateNodePorts(svc *corev1.Service, used map[int32]bool, dryRun bool) er
 			byPort[p.Port] = p.NodePort
 		}
 	}
-	var last int32                 // the highest node port handed out yet (dry runs count on from it)
+	// last is the highest node port handed out yet: a dry run counts on
+	// from it, or from 32768 if none (upstream's PortAllocationOperation).
+	var last int32
 	claimedBy := map[int32]int32{} // node port -> the port number that asked for it first
 	for i := range svc.Spec.Ports {
 		p := &svc.Spec.Ports[i]
@@ -291,7 +294,7 @@ func allocateNodePorts(svc *corev1.Service, used map[int32]bool, dryRun bool) er
 			}
 			port, ok := freeNodePort(used)
 			if dryRun {
-				port, ok = max(last, nodePortMax+1)+1, true
+				port, ok = cmp.Or(last, 32768)+1, true
 			}
 			if !ok {
 				return apierrors.NewInternalError(errors.New("failed to allocate a nodePort: range is full"))

@@ -518,8 +518,8 @@ func TestAllocateStopsAtTheFirstRefusal(t *testing.T) {
 // allocators do (pkg/registry/core/service/ipallocator and portallocator
 // in k8s.io/kubernetes): an address not asked for is shown as the range's
 // first, 10.0.0.0; one asked for is checked against the range but not
-// against the Services holding it; node ports not asked for count on
-// from 32769 (past the highest this service has yet); one asked for is
+// against the Services holding it; node ports not asked for count
+// on from the highest this service has yet, or from 32769; one asked for is
 // checked against the Services holding it, but not against the range.
 func TestDryRunAllocations(t *testing.T) {
 	stored := fakeAllocator(holding("other", "10.0.0.9", 30080))
@@ -536,6 +536,7 @@ func TestDryRunAllocations(t *testing.T) {
 		{name: "an address outside the range", svc: holding("new", "10.0.1.5"), wantErr: []string{"spec.clusterIPs: FieldValueInvalid"},
 			wantMsg: "failed to allocate IP 10.0.1.5: the provided IP (10.0.1.5) is not in the valid range. The range of valid IPs is 10.0.0.0/24"},
 		{name: "node ports", svc: nodePortService(tcp(80, 0), tcp(81, 30600), tcp(82, 0)), wantIP: "10.0.0.0", wantPorts: []int32{32769, 30600, 32770}},
+		{name: "node ports after one asked for", svc: nodePortService(tcp(80, 30600), tcp(81, 0)), wantIP: "10.0.0.0", wantPorts: []int32{30600, 30601}},
 		{name: "a node port outside the range", svc: nodePortService(tcp(80, 40000)), wantIP: "10.0.0.0", wantPorts: []int32{40000}},
 		{name: "a node port another holds", svc: nodePortService(tcp(80, 30080)), wantErr: []string{"spec.ports[0].nodePort: FieldValueInvalid"}, wantMsg: "provided port is already allocated"},
 	} {
