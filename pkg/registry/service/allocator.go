@@ -27,6 +27,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metainternalversion "k8s.io/apimachinery/pkg/apis/meta/internalversion"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
@@ -64,24 +65,42 @@ type allocator struct {
 	pendingPorts map[int32]int
 }
 
+// holds returns the cluster IPs and node ports svc holds.
+func holds(svc *corev1.Service) (ips []netip.Addr, ports []int32) {
+	for _, ip := range svc.Spec.ClusterIPs {
+		if addr, err := netip.ParseAddr(ip); err == nil {
+			ips = append(ips, addr)
+		}
+	}
+	for _, p := range svc.Spec.Ports {
+		if p.NodePort != 0 {
+			ports = append(ports, p.NodePort)
+		}
+	}
+	return ips, ports
+}
+
+// asksForIP reports whether svc names its cluster IP.
+func asksForIP(svc *corev1.Service) bool {
+	return svc.Spec.ClusterIP != "" || len(svc.Spec.ClusterIPs) > 0
+}
+
+// listOptions asks for a consistent list, or else for the watch cache's
+// (any resourceVersion), which may be stale.
+func listOptions(consistent bool) *metainternalversion.ListOptions {
+	if consistent {
+		return &metainternalversion.ListOptions{}
+	}
+	return &metainternalversion.ListOptions{ResourceVersion: "0"}
+}
+
 // hold marks svc's cluster IPs and node ports pending until the returned
 // func is called (both with mu held).
 func (a *allocator) hold(svc *corev1.Service) (unhold func()) {
 	if a.pendingIPs == nil {
 		a.pendingIPs, a.pendingPorts = map[netip.Addr]int{}, map[int32]int{}
 	}
-	var ips []netip.Addr
-	for _, ip := range svc.Spec.ClusterIPs {
-		if addr, err := netip.ParseAddr(ip); err == nil {
-			ips = append(ips, addr)
-		}
-	}
-	var ports []int32
-	for _, p := range svc.Spec.Ports {
-		if p.NodePort != 0 {
-			ports = append(ports, p.NodePort)
-		}
-	}
+	ips, ports := holds(svc)
 	for _, ip := range ips {
 		a.pendingIPs[ip]++
 	}
@@ -128,15 +147,12 @@ func (a *allocator) used(ctx context.Context, self *corev1.Service, taken map[ne
 		if s.Namespace == self.Namespace && s.Name == self.Name {
 			continue
 		}
-		for _, ip := range s.Spec.ClusterIPs {
-			if addr, err := netip.ParseAddr(ip); err == nil {
-				ips[addr] = true
-			}
+		held, heldPorts := holds(&s)
+		for _, addr := range held {
+			ips[addr] = true
 		}
-		for _, p := range s.Spec.Ports {
-			if p.NodePort != 0 {
-				ports[p.NodePort] = true
-			}
+		for _, port := range heldPorts {
+			ports[port] = true
 		}
 	}
 	return ips, ports, nil
@@ -150,7 +166,7 @@ func (a *allocator) used(ctx context.Context, self *corev1.Service, taken map[ne
 // shown as the range's first address, and node ports not asked for as
 // 32769, 32770 and so on.
 func (a *allocator) allocate(ctx context.Context, svc *corev1.Service, taken map[netip.Addr]bool, dryRun bool) error {
-	consistent := a.ips == nil || needsNodePorts(svc) || svc.Spec.ClusterIP != "" || len(svc.Spec.ClusterIPs) > 0
+	consistent := a.ips == nil || needsNodePorts(svc) || asksForIP(svc)
 	ips, ports, err := a.used(ctx, svc, taken, consistent)
 	if err != nil {
 		return err

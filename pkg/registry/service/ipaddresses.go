@@ -24,7 +24,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metainternalversion "k8s.io/apimachinery/pkg/apis/meta/internalversion"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
@@ -60,11 +59,7 @@ func (a *allocator) recordedIPs(ctx context.Context, consistent bool) (map[netip
 	if a.ips == nil {
 		return taken, nil
 	}
-	opts := &metainternalversion.ListOptions{ResourceVersion: "0"} // any: from the watch cache
-	if consistent {
-		opts.ResourceVersion = ""
-	}
-	list, err := a.ips.List(genericapirequest.WithNamespace(ctx, ""), opts)
+	list, err := a.ips.List(genericapirequest.WithNamespace(ctx, ""), listOptions(consistent))
 	if err != nil {
 		return nil, err
 	}
@@ -84,7 +79,7 @@ func (a *allocator) recordedIPs(ctx context.Context, consistent bool) (map[netip
 // funcs delete the IPAddress claim created (release) and end the hold
 // (unhold).
 func (a *allocator) claim(ctx context.Context, svc *corev1.Service, dryRun bool) (release, unhold func(), err error) {
-	requested := svc.Spec.ClusterIP != "" || len(svc.Spec.ClusterIPs) > 0
+	requested := asksForIP(svc)
 	asked, taken := svc.Spec.DeepCopy(), map[netip.Addr]bool{}
 	for {
 		a.mu.Lock()

@@ -25,7 +25,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	apimachineryvalidation "k8s.io/apimachinery/pkg/api/validation"
-	metainternalversion "k8s.io/apimachinery/pkg/apis/meta/internalversion"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
 	"k8s.io/apimachinery/pkg/fields"
@@ -78,11 +77,7 @@ func newStorage(optsGetter generic.RESTOptionsGetter, ips IPAddresses) (map[stri
 		return nil, err
 	}
 	a := &allocator{ips: ips, list: func(ctx context.Context, consistent bool) ([]corev1.Service, error) {
-		opts := &metainternalversion.ListOptions{ResourceVersion: "0"} // any: from the watch cache
-		if consistent {
-			opts.ResourceVersion = ""
-		}
-		list, err := store.List(genericapirequest.WithNamespace(ctx, metav1.NamespaceAll), opts)
+		list, err := store.List(genericapirequest.WithNamespace(ctx, metav1.NamespaceAll), listOptions(consistent))
 		if err != nil {
 			return nil, err
 		}
