@@ -18,12 +18,14 @@ package storage
 
 import (
 	"errors"
+	"os"
 	"slices"
 	"sync/atomic"
 	"testing"
 
 	"github.com/go-logr/logr/funcr"
 	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
 )
 
 // TestEtcdLogsGoToTheServersLogger: etcd's errors reach the logger given
@@ -41,5 +43,25 @@ func TestEtcdLogsGoToTheServersLogger(t *testing.T) {
 	want := []string{`etcd "msg"="failed to publish" "error"="boom" "member"="m1" "component"="raft"`}
 	if !slices.Equal(lines, want) {
 		t.Errorf("got %q, want %q", lines, want)
+	}
+}
+
+// TestEtcdClientsLogErrorsOnly: the etcd clients of k8s.io/apiserver's
+// storage factory log errors, not the warning they write at every request
+// cancelled while it waits on etcd (upstream's logger writes both to
+// standard error), unless ETCD_CLIENT_DEBUG asks for upstream's.
+func TestEtcdClientsLogErrorsOnly(t *testing.T) {
+	core := clientLogger.Core()
+	if os.Getenv("ETCD_CLIENT_DEBUG") != "" {
+		if !core.Enabled(zapcore.InfoLevel) {
+			t.Error("with ETCD_CLIENT_DEBUG set, the clients' info lines are dropped; want upstream's logger")
+		}
+		return
+	}
+	if core.Enabled(zapcore.WarnLevel) {
+		t.Error("the factory's etcd clients log warnings")
+	}
+	if !core.Enabled(zapcore.ErrorLevel) {
+		t.Error("the factory's etcd clients drop errors")
 	}
 }
