@@ -22,6 +22,7 @@ import (
 	"net/http"
 	goruntime "runtime"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -44,6 +45,7 @@ import (
 	"k8s.io/apiserver/pkg/storage/value/encrypt/identity"
 	"k8s.io/utils/clock"
 	clocktesting "k8s.io/utils/clock/testing"
+	"k8s.io/utils/ptr"
 )
 
 var (
@@ -207,6 +209,35 @@ func TestWatchFromBeforeTheListGets410Expired(t *testing.T) {
 	}
 	if _, open := <-w.ResultChan(); open {
 		t.Error("the error watcher did not close after its ERROR event")
+	}
+}
+
+// TestAWatchThatCannotReachEtcdGetsAnErrorEvent: a watch whose start needs
+// etcd's current revision (a watch-list or a watch from "now") and cannot
+// get it, here because the request's deadline has passed (timeoutSeconds
+// below 0), answers as upstream's cacher does: a stream of one ERROR event
+// with an internal error, not a failed request.
+func TestAWatchThatCannotReachEtcdGetsAnErrorEvent(t *testing.T) {
+	s, _ := newEtcdStore(t)
+	createPod(t, s, "a")
+	c := newConformanceCacheOn(t, s)
+	ctx, cancel := context.WithDeadline(t.Context(), time.Now().Add(-time.Second))
+	defer cancel()
+	for name, opts := range map[string]storage.ListOptions{
+		"watch-list":     {SendInitialEvents: ptr.To(true), Predicate: storage.Everything},
+		"watch from now": {SendInitialEvents: ptr.To(false), Predicate: storage.Everything},
+	} {
+		opts.Recursive = true
+		w, err := c.Watch(ctx, "/pods/", opts)
+		if err != nil {
+			t.Fatalf("%s: got %v, want a watch", name, err)
+		}
+		ev, ok := receive(t, w)
+		status, isStatus := ev.Object.(*metav1.Status)
+		if !ok || ev.Type != watch.Error || !isStatus || status.Code != http.StatusInternalServerError || status.Reason != metav1.StatusReasonInternalError ||
+			!strings.Contains(status.Message, context.DeadlineExceeded.Error()) {
+			t.Errorf("%s: got %v %+v, want one ERROR event with a 500 InternalError status", name, ev.Type, ev.Object)
+		}
 	}
 }
 

@@ -19,10 +19,12 @@ package watchcache
 import (
 	"context"
 	"errors"
+	"net/http"
 	"strings"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/apiserver/pkg/storage"
@@ -94,7 +96,7 @@ func (c *Cache) Watch(ctx context.Context, key string, opts storage.ListOptions)
 		req.initial = true
 	case opts.ResourceVersion == "":
 		if req.from, err = c.cfg.Storage.GetCurrentResourceVersion(ctx); err != nil {
-			return nil, err
+			return watchFailure(err)
 		}
 	}
 	w, err := c.register(preparedKey, opts, req, deadline(ctx))
@@ -147,17 +149,21 @@ func deadline(ctx context.Context) time.Time {
 }
 
 // watchFailure answers a watch the cache cannot serve as upstream does once
-// the request is valid: a 200 stream with one ERROR event carrying the status.
+// the request is valid: a 200 stream with one ERROR event carrying the
+// status, an internal error's (500) for an error without one, such as
+// etcd's or the request's deadline passing before the watch started.
 func watchFailure(err error) (watch.Interface, error) {
 	var tooOld tooOldError
 	if errors.As(err, &tooOld) {
 		return newErrWatcher(apierrors.NewResourceExpired(tooOld.Error())), nil
 	}
 	var status apierrors.APIStatus
-	if errors.As(err, &status) {
-		return newErrWatcher(status), nil
+	if !errors.As(err, &status) {
+		status = &apierrors.StatusError{ErrStatus: metav1.Status{
+			Status: metav1.StatusFailure, Message: err.Error(), Reason: metav1.StatusReasonInternalError, Code: http.StatusInternalServerError,
+		}}
 	}
-	return nil, err
+	return newErrWatcher(status), nil
 }
 
 // register creates a watcher for req, atomically with respect to events
