@@ -68,6 +68,9 @@ func init() {
 func newEtcdStore(t testing.TB) (storage.Interface, *clientv3.Client) {
 	t.Helper()
 	client := testserver.RunEtcd(t, nil)
+	// Closed after the store and the cache stop, before etcd: an open
+	// client holds etcd's graceful stop for its whole timeout.
+	t.Cleanup(func() { _ = client.Close() })
 	versioner := storage.APIObjectVersioner{}
 	codec := apitesting.TestCodec(codecs, examplev1.SchemeGroupVersion)
 	compactor := etcd3.NewCompactor(client.Client, 0, clock.RealClock{}, nil)
