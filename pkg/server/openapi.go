@@ -128,8 +128,28 @@ func (o *openAPI) buildV3() {
 			o.coreV3.HandleGroupVersion(w, r)
 			return
 		}
-		o.v3.HandleGroupVersion(w, r)
+		rw := &writeTracker{ResponseWriter: w}
+		o.v3.HandleGroupVersion(rw, r)
+		if !rw.wrote { // a group version it does not have: handler3 writes nothing, a 200
+			w.WriteHeader(http.StatusNotFound) // as kube-apiserver's aggregator answers
+		}
 	}))
+}
+
+// writeTracker records whether anything was written through it.
+type writeTracker struct {
+	http.ResponseWriter
+	wrote bool
+}
+
+func (w *writeTracker) WriteHeader(code int) {
+	w.wrote = true
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *writeTracker) Write(b []byte) (int, error) {
+	w.wrote = true
+	return w.ResponseWriter.Write(b)
 }
 
 // serveV3Discovery is /openapi/v3: the shared core groups and this

@@ -468,7 +468,8 @@ func TestOpenAPIRightAfterStart(t *testing.T) {
 		t.Errorf("the CRD never joined /openapi/v2 and /openapi/v3: %v", err)
 	}
 
-	other := getter(testserver.Start(t))
+	second := testserver.Start(t)
+	other := getter(second)
 	if index := other("/openapi/v3"); !strings.Contains(index, `"apis/apps/v1"`) || strings.Contains(index, `"apis/stable.example.com/v1"`) {
 		t.Errorf("another server's /openapi/v3 lists, want apps/v1 and not the first server's CRD group:\n%s", index)
 	}
@@ -478,6 +479,17 @@ func TestOpenAPIRightAfterStart(t *testing.T) {
 	if v3 := other("/openapi/v3/apis/apiextensions.k8s.io/v1"); !strings.Contains(v3, `CustomResourceDefinition"`) {
 		t.Errorf("another server's /openapi/v3/apis/apiextensions.k8s.io/v1 lacks CustomResourceDefinition (%d bytes)", len(v3))
 	}
+	// A group version a server does not serve is a 404, as kube-apiserver
+	// answers: the other server's CRD group, and one no server has.
+	notFound := func(s *testserver.Server, path string) {
+		t.Helper()
+		err := kubernetes.NewForConfigOrDie(s.Config).Discovery().RESTClient().Get().AbsPath(path).Do(t.Context()).Error()
+		if !apierrors.IsNotFound(err) {
+			t.Errorf("GET %s: got %v, want a 404", path, err)
+		}
+	}
+	notFound(second, "/openapi/v3/apis/stable.example.com/v1")
+	notFound(s, "/openapi/v3/apis/nope.example.com/v1")
 }
 
 func regexpMatch(pattern, s string) bool { return regexp.MustCompile(pattern).MatchString(s) }
