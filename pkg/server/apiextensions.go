@@ -36,8 +36,10 @@ import (
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/apimachinery/pkg/version"
 	"k8s.io/apiserver/pkg/endpoints/discovery"
+	genericapifilters "k8s.io/apiserver/pkg/endpoints/filters"
 	"k8s.io/apiserver/pkg/endpoints/openapi"
 	genericapiserver "k8s.io/apiserver/pkg/server"
+	"k8s.io/apiserver/pkg/util/notfoundhandler"
 	"k8s.io/apiserver/pkg/util/webhook"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
@@ -90,7 +92,10 @@ func newAPIExtensions(core *genericapiserver.Config, getter storage.RESTOptionsG
 			AuthResolverWrapper: webhook.NewDefaultAuthenticationInfoResolverWrapper(nil, nil, core.LoopbackClientConfig, noop.NewTracerProvider()),
 		},
 	}
-	s, err := config.Complete().New(genericapiserver.NewEmptyDelegate())
+	// The end of the delegation chain, as kube-apiserver's: a path no
+	// server serves is a plain 404 (a 503 before the paths are installed).
+	notFound := notfoundhandler.New(gc.Serializer, genericapifilters.NoMuxAndDiscoveryIncompleteKey)
+	s, err := config.Complete().New(genericapiserver.NewEmptyDelegateWithCustomHandler(notFound))
 	if err != nil {
 		return nil, err
 	}

@@ -93,6 +93,11 @@ func TestAnonymousRequestsAreForbiddenButHealthAndVersion(t *testing.T) {
 		t.Errorf("GET /metrics with the admin token: got %d, want 200 with apiserver_request_total", code)
 	}
 
+	// A path no API serves: kube-apiserver's plain 404, not a Status.
+	if code, body := get("/no/such/path", s.Config.BearerToken); code != http.StatusNotFound || string(body) != "404 page not found\n" {
+		t.Errorf("GET /no/such/path: got %d %q, want 404 %q", code, body, "404 page not found\n")
+	}
+
 	code, body = get("/version", "")
 	var info version.Info
 	if err := json.Unmarshal(body, &info); err != nil || code != http.StatusOK {
