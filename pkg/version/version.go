@@ -75,7 +75,9 @@ func majorMinor(v string) (string, string) {
 }
 
 // EffectiveVersion is the component version genericapiserver needs; its Info()
-// reports Get() instead of component-base's unstamped "v0.0.0-master".
+// reports Get() instead of component-base's unstamped "v0.0.0-master", with
+// the emulation and minimum compatibility versions kube-apiserver reports
+// (its own minor, and the one before).
 func EffectiveVersion() compatibility.EffectiveVersion {
 	return effectiveVersion{compatibility.NewEffectiveVersionFromString(baseversion.DefaultKubeBinaryVersion, "", "")}
 }
@@ -86,5 +88,8 @@ type effectiveVersion struct {
 
 func (v effectiveVersion) Info() *apimachineryversion.Info {
 	info := Get()
+	compat := v.MutableEffectiveVersion.Info()
+	info.EmulationMajor, info.EmulationMinor = compat.EmulationMajor, compat.EmulationMinor
+	info.MinCompatibilityMajor, info.MinCompatibilityMinor = compat.MinCompatibilityMajor, compat.MinCompatibilityMinor
 	return &info
 }

@@ -34,4 +34,8 @@ func TestGitVersionIsSemverOfTheLibraries(t *testing.T) {
 	if info.GitVersion != GitVersion() || info.Major != "1" || info.Minor != "37" {
 		t.Errorf("got %+v, want gitVersion %s major 1 minor 37", info, GitVersion())
 	}
+	// As kube-apiserver 1.37 reports them on /version.
+	if info.EmulationMajor != "1" || info.EmulationMinor != "37" || info.MinCompatibilityMajor != "1" || info.MinCompatibilityMinor != "36" {
+		t.Errorf("got %+v, want emulation 1.37 and minimum compatibility 1.36", info)
+	}
 }
