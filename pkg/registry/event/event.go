@@ -17,6 +17,9 @@ limitations under the License.
 package event
 
 import (
+	"cmp"
+	"strings"
+
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
@@ -42,34 +45,57 @@ func NewStorage(optsGetter generic.RESTOptionsGetter) (map[string]rest.Storage, 
 		NewList:    func() runtime.Object { return &corev1.EventList{} },
 		Strategy:   s,
 		Fields:     func(obj runtime.Object) fields.Set { return api.EventFields(obj.(*corev1.Event)) },
-		Table: registry.Table{
-			Columns: []metav1.TableColumnDefinition{
-				{Name: "Last Seen", Type: "string", Description: "Time of the last occurrence."},
-				{Name: "Type", Type: "string", Description: "Type of this event."},
-				{Name: "Reason", Type: "string", Description: "Why the action was taken."},
-				{Name: "Object", Type: "string", Description: "The object this event is about."},
-				{Name: "Message", Type: "string", Description: "A description of the event."},
-				{Name: "Count", Type: "integer", Priority: 1, Description: "How often it occurred."},
-				{Name: "Name", Type: "string", Format: "name", Priority: 1, Description: "The event's name."},
-			},
-			Cells: func(obj runtime.Object) []any {
-				e := obj.(*corev1.Event)
-				last := e.LastTimestamp
-				if last.IsZero() {
-					last = metav1.NewTime(e.EventTime.Time)
-				}
-				if last.IsZero() {
-					last = e.CreationTimestamp
-				}
-				target := e.InvolvedObject.Kind + "/" + e.InvolvedObject.Name
-				return []any{registry.Age(last), e.Type, e.Reason, target, e.Message, int64(e.Count), e.Name}
-			},
-		},
+		Table:      registry.Table{Columns: columns, Cells: cells},
 	})
 	if err != nil {
 		return nil, err
 	}
 	return map[string]rest.Storage{"events": store}, nil
+}
+
+// columns are upstream's (pkg/printers/internalversion): the server's
+// Table is always the wide one.
+var columns = []metav1.TableColumnDefinition{
+	{Name: "Last Seen", Type: "string", Description: eventDoc["lastTimestamp"]},
+	{Name: "Type", Type: "string", Description: eventDoc["type"]},
+	{Name: "Reason", Type: "string", Description: eventDoc["reason"]},
+	{Name: "Object", Type: "string", Description: eventDoc["involvedObject"]},
+	{Name: "Subobject", Type: "string", Priority: 1, Description: corev1.ObjectReference{}.SwaggerDoc()["fieldPath"]},
+	{Name: "Source", Type: "string", Priority: 1, Description: eventDoc["source"]},
+	{Name: "Message", Type: "string", Description: eventDoc["message"]},
+	{Name: "First Seen", Type: "string", Priority: 1, Description: eventDoc["firstTimestamp"]},
+	{Name: "Count", Type: "string", Priority: 1, Description: eventDoc["count"]},
+	{Name: "Name", Type: "string", Priority: 1, Format: "name", Description: registry.NameColumn.Description},
+}
+
+var eventDoc = corev1.Event{}.SwaggerDoc()
+
+// cells are upstream's printEvent's, wide.
+func cells(obj runtime.Object) []any {
+	e := obj.(*corev1.Event)
+	first := registry.Age(e.FirstTimestamp)
+	if e.FirstTimestamp.IsZero() {
+		first = registry.Age(metav1.Time(e.EventTime))
+	}
+	last := registry.Age(e.LastTimestamp)
+	if e.LastTimestamp.IsZero() {
+		last = first
+	}
+	count := e.Count
+	if e.Series != nil {
+		last, count = registry.Age(metav1.Time(e.Series.LastObservedTime)), e.Series.Count
+	} else if count == 0 {
+		count = 1 // a singleton event of the events.k8s.io API
+	}
+	target := strings.ToLower(e.InvolvedObject.Kind)
+	if e.InvolvedObject.Name != "" {
+		target += "/" + e.InvolvedObject.Name
+	}
+	source := cmp.Or(e.Source.Component, e.ReportingController)
+	if instance := cmp.Or(e.Source.Host, e.ReportingInstance); instance != "" {
+		source += ", " + instance
+	}
+	return []any{last, e.Type, e.Reason, target, e.InvolvedObject.FieldPath, source, strings.TrimSpace(e.Message), first, int64(count), e.Name}
 }
 
 func validate(e *corev1.Event) field.ErrorList {

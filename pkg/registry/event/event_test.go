@@ -18,8 +18,6 @@ package event
 
 import (
 	"context"
-	"slices"
-	"strings"
 	"testing"
 	"time"
 
@@ -162,33 +160,51 @@ func TestFieldSelectors(t *testing.T) {
 	}
 }
 
+// TestTable: the columns and cells of upstream's event printer (the wide
+// ones, as a server's Table is), for the core API's events and the
+// events.k8s.io API's (eventTime, series, no count).
 func TestTable(t *testing.T) {
 	tenMinutesAgo := time.Now().Add(-10 * time.Minute)
 	threeDaysAgo := time.Now().Add(-72 * time.Hour)
 	tests := []struct {
-		name         string
-		event        *corev1.Event
-		wantLastSeen string
+		name  string
+		event *corev1.Event
+		// want: Last Seen, Object, Source, First Seen, Count.
+		want []any
 	}{
 		{
-			name:         "lastTimestamp",
-			event:        newEvent(func(e *corev1.Event) { e.LastTimestamp = metav1.NewTime(tenMinutesAgo) }),
-			wantLastSeen: "10m",
+			name: "core event",
+			event: newEvent(func(e *corev1.Event) {
+				e.FirstTimestamp, e.LastTimestamp, e.Count = metav1.NewTime(threeDaysAgo), metav1.NewTime(tenMinutesAgo), 4
+				e.Source.Host = "node-1"
+			}),
+			want: []any{"10m", "pod/web", "kubelet, node-1", "3d", int64(4)},
 		},
 		{
-			name:         "eventTime when there is no lastTimestamp",
-			event:        newEvent(func(e *corev1.Event) { e.EventTime = metav1.NewMicroTime(threeDaysAgo) }),
-			wantLastSeen: "3d",
+			name: "events.k8s.io singleton: eventTime, no count",
+			event: newEvent(func(e *corev1.Event) {
+				e.EventTime, e.Count = metav1.NewMicroTime(threeDaysAgo), 0
+				e.Source, e.ReportingController, e.ReportingInstance = corev1.EventSource{}, "ctrl", "ctrl-0"
+			}),
+			want: []any{"3d", "pod/web", "ctrl, ctrl-0", "3d", int64(1)},
 		},
 		{
-			name:         "creationTimestamp when there is neither",
-			event:        newEvent(func(e *corev1.Event) { e.CreationTimestamp = metav1.NewTime(tenMinutesAgo) }),
-			wantLastSeen: "10m",
+			name: "events.k8s.io series",
+			event: newEvent(func(e *corev1.Event) {
+				e.EventTime = metav1.NewMicroTime(threeDaysAgo)
+				e.Series = &corev1.EventSeries{Count: 7, LastObservedTime: metav1.NewMicroTime(tenMinutesAgo)}
+			}),
+			want: []any{"10m", "pod/web", "kubelet", "3d", int64(7)},
 		},
 		{
-			name:         "no time at all",
-			event:        newEvent(nil),
-			wantLastSeen: "<unknown>",
+			name:  "no time at all (upstream does not fall back to creationTimestamp)",
+			event: newEvent(func(e *corev1.Event) { e.CreationTimestamp = metav1.NewTime(tenMinutesAgo) }),
+			want:  []any{"<unknown>", "pod/web", "kubelet", "<unknown>", int64(1)},
+		},
+		{
+			name:  "an object without a name",
+			event: newEvent(func(e *corev1.Event) { e.InvolvedObject.Name = "" }),
+			want:  []any{"<unknown>", "pod", "kubelet", "<unknown>", int64(1)},
 		},
 	}
 	rest := registrytest.REST(t, NewStorage, "events")
@@ -198,21 +214,17 @@ func TestTable(t *testing.T) {
 			if err != nil {
 				t.Fatalf("ConvertToTable: got error %v, want none", err)
 			}
-			wantColumns := []string{"Last Seen", "Type", "Reason", "Object", "Message", "Count", "Name"}
+			wantColumns := []string{"Last Seen", "Type", "Reason", "Object", "Subobject", "Source", "Message", "First Seen", "Count", "Name"}
 			if diff := cmp.Diff(wantColumns, registrytest.ColumnNames(table)); diff != "" {
 				t.Errorf("columns (-want +got):\n%s", diff)
 			}
 			if len(table.Rows) != 1 || len(table.Rows[0].Cells) != len(wantColumns) {
 				t.Fatalf("rows: got %v, want one with %d cells", table.Rows, len(wantColumns))
 			}
-			cells := table.Rows[0].Cells
-			if object, _ := cells[3].(string); !strings.HasSuffix(object, "/web") {
-				t.Errorf("object cell: got %v, want kind/web", cells[3])
-			}
-			got := append(slices.Clone(cells[:3]), cells[4:]...)
-			want := []any{tt.wantLastSeen, "Normal", "Started", "Started container app", int64(1), "web.17a"}
-			if diff := cmp.Diff(want, got); diff != "" {
-				t.Errorf("cells but the object (-want +got):\n%s", diff)
+			c := table.Rows[0].Cells
+			want := []any{tt.want[0], "Normal", "Started", tt.want[1], "", tt.want[2], "Started container app", tt.want[3], tt.want[4], "web.17a"}
+			if diff := cmp.Diff(want, c); diff != "" {
+				t.Errorf("cells (-want +got):\n%s", diff)
 			}
 		})
 	}

@@ -17,10 +17,7 @@ limitations under the License.
 package pod
 
 import (
-	"fmt"
-
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -76,44 +73,6 @@ func NewStorage(optsGetter generic.RESTOptionsGetter) (map[string]rest.Storage, 
 		"pods":        store,
 		"pods/status": registry.NewStatusREST(store, status),
 	}, nil
-}
-
-var table = registry.Table{
-	Columns: []metav1.TableColumnDefinition{
-		registry.NameColumn,
-		{Name: "Ready", Type: "string", Description: "The aggregate readiness state of this pod for accepting traffic."},
-		{Name: "Status", Type: "string", Description: "The aggregate status of the containers in this pod."},
-		{Name: "Restarts", Type: "string", Description: "The number of times the containers in this pod have been restarted."},
-		registry.AgeColumn,
-		{Name: "IP", Type: "string", Priority: 1, Description: "The IP address of the pod."},
-		{Name: "Node", Type: "string", Priority: 1, Description: "The node the pod is scheduled on."},
-	},
-	Cells: func(obj runtime.Object) []any {
-		p := obj.(*corev1.Pod)
-		ready, restarts := 0, int32(0)
-		for _, cs := range p.Status.ContainerStatuses {
-			if cs.Ready {
-				ready++
-			}
-			restarts += cs.RestartCount
-		}
-		status := string(p.Status.Phase)
-		if p.Status.Reason != "" {
-			status = p.Status.Reason
-		}
-		if p.DeletionTimestamp != nil {
-			status = "Terminating"
-		}
-		ip := p.Status.PodIP
-		if ip == "" {
-			ip = "<none>"
-		}
-		node := p.Spec.NodeName
-		if node == "" {
-			node = "<none>"
-		}
-		return []any{p.Name, fmt.Sprintf("%d/%d", ready, len(p.Spec.Containers)), status, fmt.Sprint(restarts), registry.Age(p.CreationTimestamp), ip, node}
-	},
 }
 
 // qosClass computes status.qosClass as upstream's qos.GetPodQOS does, for the common cases.

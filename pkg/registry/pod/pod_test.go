@@ -535,35 +535,90 @@ func TestFieldSelectors(t *testing.T) {
 	}
 }
 
+// TestTable: the columns and cells of upstream's pod printer
+// (printPod, wide), case by case.
 func TestTable(t *testing.T) {
 	now := metav1.Now()
+	hourAgo := metav1.NewTime(now.Add(-time.Hour))
+	running := corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}
+	waiting := func(reason string) corev1.ContainerState {
+		return corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: reason}}
+	}
+	terminated := func(reason string, code int32) corev1.ContainerState {
+		return corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{Reason: reason, ExitCode: code}}
+	}
+	initDone := []corev1.ContainerStatus{{Name: "init", State: terminated("Completed", 0)}}
 	tests := []struct {
 		name string
 		pod  *corev1.Pod
 		want []any
 	}{
 		{
-			name: "pending, unscheduled",
+			name: "no status yet",
 			pod:  validPod(),
-			want: []any{"web", "0/2", "", "0", "<unknown>", "<none>", "<none>"},
+			want: []any{"web", "0/2", "", "0", "<unknown>", "<none>", "<none>", "<none>", "<none>"},
 		},
 		{
-			name: "running, one ready, restarts summed",
+			name: "running: ready only if running; restarts summed, with the last one's age",
 			pod: modified(validPod(), func(p *corev1.Pod) {
 				p.Spec.NodeName = "node-1"
-				p.Status = corev1.PodStatus{Phase: corev1.PodRunning, PodIP: "10.0.0.1", ContainerStatuses: []corev1.ContainerStatus{
-					{Name: "app", Ready: true, RestartCount: 2},
-					{Name: "sidecar", Ready: false, RestartCount: 3},
+				p.Status = corev1.PodStatus{Phase: corev1.PodRunning, PodIP: "10.0.0.1", InitContainerStatuses: initDone, ContainerStatuses: []corev1.ContainerStatus{
+					{Name: "app", Ready: true, State: running, RestartCount: 2,
+						LastTerminationState: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{FinishedAt: hourAgo}}},
+					{Name: "sidecar", Ready: true, RestartCount: 3},
 				}}
 			}),
-			want: []any{"web", "1/2", "Running", "5", "<unknown>", "10.0.0.1", "node-1"},
+			want: []any{"web", "1/2", "Running", "5 (60m ago)", "<unknown>", "10.0.0.1", "node-1", "<none>", "<none>"},
 		},
 		{
-			name: "reason replaces the phase",
+			name: "an init container running",
 			pod: modified(validPod(), func(p *corev1.Pod) {
-				p.Status = corev1.PodStatus{Phase: corev1.PodFailed, Reason: "Evicted"}
+				p.Status = corev1.PodStatus{Phase: corev1.PodPending, InitContainerStatuses: []corev1.ContainerStatus{{Name: "init", State: running}}}
 			}),
-			want: []any{"web", "0/2", "Evicted", "0", "<unknown>", "<none>", "<none>"},
+			want: []any{"web", "0/2", "Init:0/1", "0", "<unknown>", "<none>", "<none>", "<none>", "<none>"},
+		},
+		{
+			name: "an init container crash-looping",
+			pod: modified(validPod(), func(p *corev1.Pod) {
+				p.Status = corev1.PodStatus{Phase: corev1.PodPending, InitContainerStatuses: []corev1.ContainerStatus{{Name: "init", State: waiting("CrashLoopBackOff"), RestartCount: 4}}}
+			}),
+			want: []any{"web", "0/2", "Init:CrashLoopBackOff", "4", "<unknown>", "<none>", "<none>", "<none>", "<none>"},
+		},
+		{
+			name: "an init container failed without a reason",
+			pod: modified(validPod(), func(p *corev1.Pod) {
+				p.Status = corev1.PodStatus{Phase: corev1.PodFailed, InitContainerStatuses: []corev1.ContainerStatus{{Name: "init", State: terminated("", 3)}}}
+			}),
+			want: []any{"web", "0/2", "Init:ExitCode:3", "0", "<unknown>", "<none>", "<none>", "<none>", "<none>"},
+		},
+		{
+			name: "a started sidecar counts, and the last container's waiting reason is the status",
+			pod: modified(validPod(), func(p *corev1.Pod) {
+				p.Spec.InitContainers[0].RestartPolicy = ptr.To(corev1.ContainerRestartPolicyAlways)
+				p.Status = corev1.PodStatus{Phase: corev1.PodPending,
+					InitContainerStatuses: []corev1.ContainerStatus{{Name: "init", State: running, Started: ptr.To(true), Ready: true}},
+					ContainerStatuses:     []corev1.ContainerStatus{{Name: "app", State: waiting("ContainerCreating")}, {Name: "sidecar", State: running, Ready: true}},
+				}
+			}),
+			want: []any{"web", "2/3", "ContainerCreating", "0", "<unknown>", "<none>", "<none>", "<none>", "<none>"},
+		},
+		{
+			name: "completed but one still running and not ready: NotReady",
+			pod: modified(validPod(), func(p *corev1.Pod) {
+				p.Status = corev1.PodStatus{Phase: corev1.PodRunning, InitContainerStatuses: initDone, ContainerStatuses: []corev1.ContainerStatus{
+					{Name: "app", State: terminated("Completed", 0)}, {Name: "sidecar", State: running, Ready: true},
+				}}
+			}),
+			want: []any{"web", "1/2", "NotReady", "0", "<unknown>", "<none>", "<none>", "<none>", "<none>"},
+		},
+		{
+			name: "reason replaces the phase; readiness gates and nominated node",
+			pod: modified(validPod(), func(p *corev1.Pod) {
+				p.Spec.ReadinessGates = []corev1.PodReadinessGate{{ConditionType: "a"}, {ConditionType: "b"}}
+				p.Status = corev1.PodStatus{Phase: corev1.PodFailed, Reason: "Evicted", NominatedNodeName: "node-2",
+					Conditions: []corev1.PodCondition{{Type: "a", Status: corev1.ConditionTrue}, {Type: "b", Status: corev1.ConditionFalse}}}
+			}),
+			want: []any{"web", "0/2", "Evicted", "0", "<unknown>", "<none>", "<none>", "node-2", "1/2"},
 		},
 		{
 			name: "deleted pods are Terminating",
@@ -571,7 +626,15 @@ func TestTable(t *testing.T) {
 				p.DeletionTimestamp = &now
 				p.Status = corev1.PodStatus{Phase: corev1.PodRunning, Reason: "Whatever"}
 			}),
-			want: []any{"web", "0/2", "Terminating", "0", "<unknown>", "<none>", "<none>"},
+			want: []any{"web", "0/2", "Terminating", "0", "<unknown>", "<none>", "<none>", "<none>", "<none>"},
+		},
+		{
+			name: "but not once they have ended",
+			pod: modified(validPod(), func(p *corev1.Pod) {
+				p.DeletionTimestamp = &now
+				p.Status = corev1.PodStatus{Phase: corev1.PodSucceeded}
+			}),
+			want: []any{"web", "0/2", "Succeeded", "0", "<unknown>", "<none>", "<none>", "<none>", "<none>"},
 		},
 	}
 	p := newPods(t)
@@ -585,7 +648,7 @@ func TestTable(t *testing.T) {
 			for _, c := range table.ColumnDefinitions {
 				columns = append(columns, c.Name)
 			}
-			if diff := cmp.Diff([]string{"Name", "Ready", "Status", "Restarts", "Age", "IP", "Node"}, columns); diff != "" {
+			if diff := cmp.Diff([]string{"Name", "Ready", "Status", "Restarts", "Age", "IP", "Node", "Nominated Node", "Readiness Gates"}, columns); diff != "" {
 				t.Errorf("columns (-want +got):\n%s", diff)
 			}
 			if len(table.Rows) != 1 {

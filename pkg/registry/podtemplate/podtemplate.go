@@ -43,10 +43,10 @@ func NewStorage(optsGetter generic.RESTOptionsGetter) (map[string]rest.Storage, 
 		Strategy: s,
 		Table: registry.Table{
 			Columns: []metav1.TableColumnDefinition{
-				{Name: "Template", Type: "string", Format: "name", Description: "Name of the template."},
-				{Name: "Containers", Type: "string", Description: "Names of the containers."},
-				{Name: "Images", Type: "string", Description: "Images of the containers."},
-				{Name: "Pod Labels", Type: "string", Description: "Labels of the pods."},
+				registry.NameColumn,
+				{Name: "Containers", Type: "string", Description: "Names of each container in the template."},
+				{Name: "Images", Type: "string", Description: "Images referenced by each container in the template."},
+				{Name: "Pod Labels", Type: "string", Description: "The labels for the pod template."},
 			},
 			Cells: func(obj runtime.Object) []any {
 				pt := obj.(*corev1.PodTemplate)

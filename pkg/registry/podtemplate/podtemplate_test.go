@@ -149,7 +149,7 @@ func TestTable(t *testing.T) {
 			if err != nil {
 				t.Fatalf("ConvertToTable: got error %v, want none", err)
 			}
-			if diff := cmp.Diff([]string{"Template", "Containers", "Images", "Pod Labels"}, registrytest.ColumnNames(table)); diff != "" {
+			if diff := cmp.Diff([]string{"Name", "Containers", "Images", "Pod Labels"}, registrytest.ColumnNames(table)); diff != "" {
 				t.Errorf("columns (-want +got):\n%s", diff)
 			}
 			if len(table.Rows) != 1 {

@@ -36,10 +36,10 @@ func NewStorage(optsGetter generic.RESTOptionsGetter) (map[string]rest.Storage, 
 		NewList:    func() runtime.Object { return &corev1.ServiceAccountList{} },
 		Strategy:   registry.NewStrategy(true),
 		Table: registry.Table{
-			Columns: []metav1.TableColumnDefinition{registry.NameColumn, {Name: "Secrets", Type: "string", Description: "Number of secrets."}, registry.AgeColumn},
+			Columns: []metav1.TableColumnDefinition{registry.NameColumn, registry.AgeColumn}, // upstream's since 1.30 (no Secrets)
 			Cells: func(obj runtime.Object) []any {
 				sa := obj.(*corev1.ServiceAccount)
-				return []any{sa.Name, int64(len(sa.Secrets)), registry.Age(sa.CreationTimestamp)}
+				return []any{sa.Name, registry.Age(sa.CreationTimestamp)}
 			},
 		},
 	})
