@@ -23,6 +23,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	apimachineryvalidation "k8s.io/apimachinery/pkg/api/validation"
+	metainternalversion "k8s.io/apimachinery/pkg/apis/meta/internalversion"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -37,9 +38,24 @@ import (
 	"github.com/miniapiserver/miniapiserver/pkg/registry"
 )
 
-// REST is the namespaces storage; Delete follows upstream's two-phase deletion.
+// REST is the namespaces storage; Delete follows upstream's two-phase
+// deletion. As upstream's, it has no DeleteCollection (DELETE
+// /api/v1/namespaces is a 405): see withoutDeleteCollection.
 type REST struct {
 	*registry.REST
+	withoutDeleteCollection
+}
+
+// withoutDeleteCollection hides the store's DeleteCollection from REST: its
+// own, at the same depth as the store's, makes the method ambiguous, so
+// neither is promoted, REST is no rest.CollectionDeleter, and the API
+// installer serves no deletecollection for namespaces.
+type withoutDeleteCollection struct{ collectionDeleter }
+
+type collectionDeleter struct{}
+
+func (collectionDeleter) DeleteCollection(context.Context, rest.ValidateObjectFunc, *metav1.DeleteOptions, *metainternalversion.ListOptions) (runtime.Object, error) {
+	panic("unreachable: hidden by the store's DeleteCollection")
 }
 
 // NewStorage returns the storage of namespaces, namespaces/status and namespaces/finalize.

@@ -52,6 +52,12 @@ func TestNamespaceLifecycle(t *testing.T) {
 				t.Errorf("delete %s: got %v, want 403 Forbidden", name, err)
 			}
 		}
+		// As kube-apiserver's, namespaces have no deletecollection (nor
+		// has client-go's typed client): a 405, and every namespace stays.
+		err = client.CoreV1().RESTClient().Delete().Resource("namespaces").Do(ctx).Error()
+		if !apierrors.IsMethodNotSupported(err) {
+			t.Errorf("deletecollection of namespaces: got %v, want 405 MethodNotAllowed", err)
+		}
 		// kube-apiserver creates kube-node-lease too (a namespace like any other).
 		if _, err := client.CoreV1().Namespaces().Get(ctx, corev1.NamespaceNodeLease, metav1.GetOptions{}); err != nil {
 			t.Errorf("get kube-node-lease: %v", err)
