@@ -19,6 +19,7 @@ package service
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -120,11 +121,17 @@ func newStorage(optsGetter generic.RESTOptionsGetter, ips IPAddresses) (map[stri
 		}, nil
 	}
 	store.BeginCreate = func(ctx context.Context, obj runtime.Object, options *metav1.CreateOptions) (genericregistry.FinishFunc, error) {
+		if err := clusterIPsInStep(obj.(*corev1.Service)); err != nil {
+			return nil, err
+		}
 		return allocate(ctx, obj.(*corev1.Service), options.DryRun)
 	}
 	store.BeginUpdate = func(ctx context.Context, obj, old runtime.Object, options *metav1.UpdateOptions) (genericregistry.FinishFunc, error) {
 		svc, oldSvc := obj.(*corev1.Service), old.(*corev1.Service)
 		keepAllocated(svc, oldSvc)
+		if err := clusterIPsInStep(svc); err != nil {
+			return nil, err
+		}
 		if needsClusterIP(svc) && !needsClusterIP(oldSvc) || needsNodePorts(svc) && !hasNodePorts(svc) {
 			return allocate(ctx, svc, options.DryRun)
 		}
@@ -165,11 +172,17 @@ func keepAllocated(svc, old *corev1.Service) {
 		}
 	}
 	if needsClusterIP(svc) && needsClusterIP(old) {
-		switch {
-		case svc.Spec.ClusterIP == "" && len(svc.Spec.ClusterIPs) == 0:
-			svc.Spec.ClusterIP, svc.Spec.ClusterIPs = old.Spec.ClusterIP, old.Spec.ClusterIPs
-		case svc.Spec.ClusterIP == old.Spec.ClusterIP && len(svc.Spec.ClusterIPs) == 0:
+		if svc.Spec.ClusterIP == "" {
+			svc.Spec.ClusterIP = old.Spec.ClusterIP
+		}
+		if len(svc.Spec.ClusterIPs) == 0 {
 			svc.Spec.ClusterIPs = old.Spec.ClusterIPs
+		}
+		// A changed or cleared clusterIP with clusterIPs as they were
+		// changes or clears clusterIPs too (upstream's
+		// normalizeClusterIPs), and validateUpdate refuses the change.
+		if svc.Spec.ClusterIP != old.Spec.ClusterIP && slices.Equal(svc.Spec.ClusterIPs, old.Spec.ClusterIPs) && len(svc.Spec.ClusterIPs) > 0 {
+			svc.Spec.ClusterIPs = append([]string{svc.Spec.ClusterIP}, svc.Spec.ClusterIPs[1:]...)
 		}
 		if len(svc.Spec.IPFamilies) == 0 {
 			svc.Spec.IPFamilies = old.Spec.IPFamilies
@@ -189,6 +202,25 @@ func keepAllocated(svc, old *corev1.Service) {
 			}
 		}
 	}
+}
+
+// clusterIPsInStep refuses, as upstream's allocator does before anything
+// is allocated (ValidateServiceClusterIPsRelatedFields), clusterIPs that
+// disagree with clusterIP: its first value must be clusterIP, and it is
+// empty when clusterIP is. (A create or update that sets clusterIP alone
+// has clusterIPs made to follow it before.)
+func clusterIPsInStep(svc *corev1.Service) error {
+	if !needsClusterIP(svc) || len(svc.Spec.ClusterIPs) == 0 {
+		return nil
+	}
+	path := specPath.Child("clusterIPs")
+	switch {
+	case svc.Spec.ClusterIP == "":
+		return invalid(svc, field.Invalid(path, svc.Spec.ClusterIPs, "must be empty when `clusterIP` is not specified"))
+	case svc.Spec.ClusterIPs[0] != svc.Spec.ClusterIP:
+		return invalid(svc, field.Invalid(path, svc.Spec.ClusterIPs, "first value must match `clusterIP`"))
+	}
+	return nil
 }
 
 func hasNodePorts(svc *corev1.Service) bool {

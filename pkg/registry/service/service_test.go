@@ -23,6 +23,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -592,6 +593,53 @@ func TestUpdateFromAnOldClient(t *testing.T) {
 	}
 	if got := out.(*corev1.Service).Spec.ClusterIPs; !slices.Equal(got, []string{"10.0.0.10"}) {
 		t.Errorf("clusterIPs: got %v, want [10.0.0.10]", got)
+	}
+}
+
+// TestUpdateCannotChangeTheClusterIP: a new clusterIP with clusterIPs as
+// they were (a merge patch of clusterIP alone) is refused as upstream
+// refuses it, on clusterIPs[0], and the stored service keeps both.
+func TestUpdateCannotChangeTheClusterIP(t *testing.T) {
+	s := newServices(t)
+	current := s.seed(t, validService())
+	update := modified(current, func(svc *corev1.Service) { svc.Spec.ClusterIP = "10.0.0.99" })
+	_, _, err := s.store.Update(nsContext, "web", rest.DefaultUpdatedObjectInfo(update), rest.ValidateAllObjectFunc, rest.ValidateAllObjectUpdateFunc, false, &metav1.UpdateOptions{})
+	want := `Service "web" is invalid: spec.clusterIPs[0]: Invalid value: ["10.0.0.99"]: may not change once set`
+	if !apierrors.IsInvalid(err) || err.Error() != want {
+		t.Fatalf("Update of clusterIP alone: got %v, want %s", err, want)
+	}
+	stored, err := s.store.Get(nsContext, "web", &metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if spec := stored.(*corev1.Service).Spec; spec.ClusterIP != "10.0.0.10" || !slices.Equal(spec.ClusterIPs, []string{"10.0.0.10"}) {
+		t.Errorf("stored: clusterIP %s, clusterIPs %v; want 10.0.0.10 in both", spec.ClusterIP, spec.ClusterIPs)
+	}
+}
+
+// TestClusterIPsMustFollowClusterIP: clusterIPs that disagree with
+// clusterIP are refused with upstream's errors, on a create before
+// anything is allocated, and on an update of clusterIPs alone.
+func TestClusterIPsMustFollowClusterIP(t *testing.T) {
+	s := newServices(t)
+	for name, tt := range map[string]struct {
+		clusterIP  string
+		clusterIPs []string
+		want       string
+	}{
+		"disagreeing":      {"10.0.0.50", []string{"10.0.0.51"}, `Service "web" is invalid: spec.clusterIPs: Invalid value: ["10.0.0.51"]: first value must match ` + "`clusterIP`"},
+		"clusterIPs alone": {"", []string{"10.0.0.51"}, `Service "web" is invalid: spec.clusterIPs: Invalid value: ["10.0.0.51"]: must be empty when ` + "`clusterIP`" + ` is not specified`},
+	} {
+		svc := modified(validService(), func(svc *corev1.Service) { svc.Spec.ClusterIP, svc.Spec.ClusterIPs = tt.clusterIP, tt.clusterIPs })
+		if _, err := s.store.Create(nsContext, svc, rest.ValidateAllObjectFunc, &metav1.CreateOptions{}); err == nil || err.Error() != tt.want {
+			t.Errorf("%s: create got %v, want %s", name, err, tt.want)
+		}
+	}
+	current := s.seed(t, validService())
+	update := modified(current, func(svc *corev1.Service) { svc.Spec.ClusterIPs = []string{"10.0.0.77"} })
+	_, _, err := s.store.Update(nsContext, "web", rest.DefaultUpdatedObjectInfo(update), rest.ValidateAllObjectFunc, rest.ValidateAllObjectUpdateFunc, false, &metav1.UpdateOptions{})
+	if want := `Service "web" is invalid: spec.clusterIPs: Invalid value: ["10.0.0.77"]: first value must match ` + "`clusterIP`"; err == nil || err.Error() != want {
+		t.Errorf("update of clusterIPs alone: got %v, want %s", err, want)
 	}
 }
 
