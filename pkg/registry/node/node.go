@@ -46,7 +46,16 @@ func NewStorage(optsGetter generic.RESTOptionsGetter) (map[string]rest.Storage, 
 	main, status := registry.SpecAndStatus{GroupVersion: "v1"}.Strategies(base)
 	// Kubelets register their node with its status filled in, and upstream's
 	// PrepareForCreate keeps it: a create must not clear the status.
-	main.OnCreate = nil
+	main.OnCreate = func(obj runtime.Object) {
+		n := obj.(*corev1.Node)
+		syncPodCIDRs(&n.Spec)
+		addNotReadyTaint(n)
+	}
+	keepStatus := main.OnUpdate
+	main.OnUpdate = func(obj, old runtime.Object) {
+		keepStatus(obj, old)
+		syncPodCIDRs(&obj.(*corev1.Node).Spec)
+	}
 	// Upstream validates status updates with ValidateNodeUpdate too; with
 	// the spec kept, what is left to check is the status.
 	status.ValidateFieldsUpdate = func(obj, _ runtime.Object) field.ErrorList {
@@ -216,26 +225,60 @@ func validateTaints(taints []corev1.Taint) field.ErrorList {
 	return errs
 }
 
+// notReady is the taint a node is created with, until the node lifecycle
+// controller (kube-controller-manager's, which neither kube-apiserver nor
+// this server runs) sees it ready.
+var notReady = corev1.Taint{Key: corev1.TaintNodeNotReady, Effect: corev1.TaintEffectNoSchedule}
+
+// addNotReadyTaint is kube-apiserver's TaintNodesByCondition admission
+// plugin: a node is created with the not-ready taint.
+func addNotReadyTaint(n *corev1.Node) {
+	for _, t := range n.Spec.Taints {
+		if t.MatchTaint(&notReady) {
+			return
+		}
+	}
+	n.Spec.Taints = append(n.Spec.Taints, notReady)
+}
+
+// syncPodCIDRs keeps podCIDR and podCIDRs in step, as upstream's
+// conversions through its internal type, which has podCIDRs only, do: a
+// podCIDR that differs from podCIDRs[0] replaces them, and podCIDR is
+// podCIDRs[0].
+func syncPodCIDRs(spec *corev1.NodeSpec) {
+	switch {
+	case spec.PodCIDR != "" && (len(spec.PodCIDRs) == 0 || spec.PodCIDRs[0] != spec.PodCIDR):
+		spec.PodCIDRs = []string{spec.PodCIDR}
+	case spec.PodCIDR == "" && len(spec.PodCIDRs) > 0:
+		spec.PodCIDR = spec.PodCIDRs[0]
+	}
+}
+
 // validateUpdate is the cheap part of upstream's ValidateNodeUpdate, which
 // (unlike create) does not check the format of podCIDRs: those may only
 // be set once, as may providerID.
 func validateUpdate(n, old *corev1.Node) field.ErrorList {
 	errs := append(validateTaints(n.Spec.Taints), validateAddresses(n)...)
+	oldSpec := old.Spec // a node stored before podCIDRs were kept in step
+	syncPodCIDRs(&oldSpec)
 	// As upstream: one error for a changed length, else one per changed CIDR.
 	const cidrMsg = `node updates may not change podCIDR except from "" to valid`
 	switch {
-	case len(old.Spec.PodCIDRs) == 0:
-	case len(n.Spec.PodCIDRs) != len(old.Spec.PodCIDRs):
+	case len(oldSpec.PodCIDRs) == 0:
+	case len(n.Spec.PodCIDRs) != len(oldSpec.PodCIDRs):
 		errs = append(errs, field.Forbidden(field.NewPath("spec", "podCIDRs"), cidrMsg))
 	default:
-		for i, cidr := range old.Spec.PodCIDRs {
+		for i, cidr := range oldSpec.PodCIDRs {
 			if n.Spec.PodCIDRs[i] != cidr {
 				errs = append(errs, field.Forbidden(field.NewPath("spec", "podCIDRs"), cidrMsg))
 			}
 		}
 	}
-	if old.Spec.ProviderID != "" && n.Spec.ProviderID != old.Spec.ProviderID {
-		errs = append(errs, field.Forbidden(field.NewPath("spec", "providerID"), `node updates may not change providerID except from "" to valid`))
+	switch providerID := field.NewPath("spec", "providerID"); {
+	case old.Spec.ProviderID != "" && n.Spec.ProviderID == "":
+		errs = append(errs, field.Invalid(providerID, nil, "field cannot be cleared once set"))
+	case old.Spec.ProviderID != "" && n.Spec.ProviderID != old.Spec.ProviderID:
+		errs = append(errs, field.Invalid(providerID, nil, "field cannot be modified once set"))
 	}
 	if n.Spec.DoNotUseExternalID != old.Spec.DoNotUseExternalID {
 		errs = append(errs, field.Forbidden(field.NewPath("spec", "externalID"), "may not be updated"))

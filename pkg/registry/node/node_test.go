@@ -18,6 +18,7 @@ package node
 
 import (
 	"context"
+	"slices"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -216,7 +217,19 @@ func TestValidateUpdate(t *testing.T) {
 			name: "providerID may not change",
 			old:  modified(validNode(), func(n *corev1.Node) { n.Spec.ProviderID = "aws:///eu-west-1a/i-1" }),
 			obj:  modified(validNode(), func(n *corev1.Node) { n.Spec.ProviderID = "aws:///eu-west-1a/i-2" }),
-			want: []string{"spec.providerID: Forbidden"},
+			want: []string{"spec.providerID: Invalid value"},
+		},
+		{
+			name: "providerID may not be cleared",
+			old:  modified(validNode(), func(n *corev1.Node) { n.Spec.ProviderID = "aws:///eu-west-1a/i-1" }),
+			obj:  validNode(),
+			want: []string{"spec.providerID: Invalid value"},
+		},
+		{
+			name: "podCIDRs may not change from an old node's podCIDR",
+			old:  modified(validNode(), func(n *corev1.Node) { n.Spec.PodCIDRs = nil }),
+			obj:  modified(validNode(), func(n *corev1.Node) { n.Spec.PodCIDR, n.Spec.PodCIDRs = "10.244.2.0/24", []string{"10.244.2.0/24"} }),
+			want: []string{"spec.podCIDRs: Forbidden"},
 		},
 		{
 			name: "externalID may not change",
@@ -250,12 +263,21 @@ func TestValidateUpdate(t *testing.T) {
 	}
 }
 
+// TestPrepareForCreateKeepsStatus: a create keeps the status a kubelet
+// registers with, and gets the not-ready taint once, as kube-apiserver's
+// TaintNodesByCondition admission plugin gives it.
 func TestPrepareForCreateKeepsStatus(t *testing.T) {
 	node := validNode()
 	want := node.DeepCopy()
-	registrytest.REST(t, NewStorage, "nodes").CreateStrategy.PrepareForCreate(context.Background(), node)
+	want.Spec.Taints = append(want.Spec.Taints, corev1.Taint{Key: "node.kubernetes.io/not-ready", Effect: corev1.TaintEffectNoSchedule})
+	strategy := registrytest.REST(t, NewStorage, "nodes").CreateStrategy
+	strategy.PrepareForCreate(context.Background(), node)
 	if diff := cmp.Diff(want, node); diff != "" {
 		t.Errorf("node after PrepareForCreate (-want +got):\n%s", diff)
+	}
+	strategy.PrepareForCreate(context.Background(), node) // a node that has it gets no second one
+	if diff := cmp.Diff(want, node); diff != "" {
+		t.Errorf("node with the taint after PrepareForCreate (-want +got):\n%s", diff)
 	}
 }
 
@@ -377,5 +399,38 @@ func TestTable(t *testing.T) {
 				t.Errorf("cells (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// TestPodCIDRAndPodCIDRsStayInStep: podCIDR and podCIDRs are one field, as
+// upstream's internal type makes them: a create with either gets both, and
+// an update that changes podCIDR alone changes podCIDRs too, which an
+// update may not (upstream's 422).
+func TestPodCIDRAndPodCIDRsStayInStep(t *testing.T) {
+	strategy := registrytest.REST(t, NewStorage, "nodes").UpdateStrategy
+	for _, tt := range []struct {
+		name      string
+		podCIDR   string
+		podCIDRs  []string
+		wantCIDR  string
+		wantCIDRs []string
+	}{
+		{name: "podCIDR alone", podCIDR: "10.244.0.0/24", wantCIDR: "10.244.0.0/24", wantCIDRs: []string{"10.244.0.0/24"}},
+		{name: "podCIDRs alone", podCIDRs: []string{"10.244.0.0/24", "fd00::/64"}, wantCIDR: "10.244.0.0/24", wantCIDRs: []string{"10.244.0.0/24", "fd00::/64"}},
+		{name: "podCIDR wins", podCIDR: "10.244.1.0/24", podCIDRs: []string{"10.244.0.0/24", "fd00::/64"}, wantCIDR: "10.244.1.0/24", wantCIDRs: []string{"10.244.1.0/24"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			n := modified(validNode(), func(n *corev1.Node) { n.Spec.PodCIDR, n.Spec.PodCIDRs = tt.podCIDR, tt.podCIDRs })
+			strategy.(rest.RESTCreateStrategy).PrepareForCreate(context.Background(), n)
+			if n.Spec.PodCIDR != tt.wantCIDR || !slices.Equal(n.Spec.PodCIDRs, tt.wantCIDRs) {
+				t.Errorf("got podCIDR %q podCIDRs %v, want %q %v", n.Spec.PodCIDR, n.Spec.PodCIDRs, tt.wantCIDR, tt.wantCIDRs)
+			}
+		})
+	}
+	old := validNode()
+	update := modified(old, func(n *corev1.Node) { n.Spec.PodCIDR = "10.244.9.0/24" }) // a merge patch of podCIDR
+	strategy.PrepareForUpdate(context.Background(), update, old)
+	if got := registrytest.ErrorPaths(strategy.ValidateUpdate(context.Background(), update, old)); !slices.Equal(got, []string{"spec.podCIDRs: Forbidden"}) {
+		t.Errorf("an update of podCIDR alone: got errors %v, want spec.podCIDRs: Forbidden", got)
 	}
 }
