@@ -80,10 +80,21 @@ func defaultNamespace(ns *corev1.Namespace) {
 }
 
 // defaultPod applies upstream's pod defaults: the spec's, then those only
-// a Pod gets, never a template (SetDefaults_Pod): service links, and
-// requests copied from limits.
+// a Pod gets, never a template (SetDefaults_Pod): a negative grace period
+// made 1, service links, and requests copied from limits; and status.podIP
+// and podIPs kept in step (SetDefaults_PodStatus: podIP wins where they
+// differ).
 func defaultPod(p *corev1.Pod) {
 	DefaultPodSpec(&p.Spec)
+	if g := p.Spec.TerminationGracePeriodSeconds; g != nil && *g < 0 {
+		p.Spec.TerminationGracePeriodSeconds = ptr.To[int64](1)
+	}
+	switch st := &p.Status; {
+	case st.PodIP != "" && (len(st.PodIPs) == 0 || st.PodIPs[0].IP != st.PodIP):
+		st.PodIPs = []corev1.PodIP{{IP: st.PodIP}}
+	case st.PodIP == "" && len(st.PodIPs) > 0:
+		st.PodIP = st.PodIPs[0].IP
+	}
 	if p.Spec.EnableServiceLinks == nil {
 		p.Spec.EnableServiceLinks = ptr.To(corev1.DefaultEnableServiceLinks)
 	}

@@ -125,6 +125,8 @@ func TestDefaultPod(t *testing.T) {
 			want: withServiceAccount(defaulted, "old")},
 		{name: "serviceAccountName wins over the alias", spec: corev1.PodSpec{ServiceAccountName: "new", DeprecatedServiceAccount: "old"},
 			want: withServiceAccount(defaulted, "new")},
+		{name: "a negative grace period is 1", spec: corev1.PodSpec{TerminationGracePeriodSeconds: ptr.To[int64](-5)},
+			want: withGracePeriod(defaulted, 1)},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -135,6 +137,42 @@ func TestDefaultPod(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestPodIPAndPodIPsStayInStep: upstream's SetDefaults_PodStatus.
+func TestPodIPAndPodIPsStayInStep(t *testing.T) {
+	ips := func(ips ...string) []corev1.PodIP {
+		var out []corev1.PodIP
+		for _, ip := range ips {
+			out = append(out, corev1.PodIP{IP: ip})
+		}
+		return out
+	}
+	for _, tt := range []struct {
+		name    string
+		in      corev1.PodStatus
+		wantIP  string
+		wantIPs []corev1.PodIP
+	}{
+		{name: "podIP alone", in: corev1.PodStatus{PodIP: "10.0.0.1"}, wantIP: "10.0.0.1", wantIPs: ips("10.0.0.1")},
+		{name: "podIPs alone", in: corev1.PodStatus{PodIPs: ips("10.0.0.1", "fd00::1")}, wantIP: "10.0.0.1", wantIPs: ips("10.0.0.1", "fd00::1")},
+		{name: "podIP wins", in: corev1.PodStatus{PodIP: "10.0.0.2", PodIPs: ips("10.0.0.1", "fd00::1")}, wantIP: "10.0.0.2", wantIPs: ips("10.0.0.2")},
+		{name: "in step", in: corev1.PodStatus{PodIP: "10.0.0.1", PodIPs: ips("10.0.0.1", "fd00::1")}, wantIP: "10.0.0.1", wantIPs: ips("10.0.0.1", "fd00::1")},
+		{name: "neither", in: corev1.PodStatus{}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			pod := &corev1.Pod{Status: tt.in}
+			defaultPod(pod)
+			if pod.Status.PodIP != tt.wantIP || !cmp.Equal(pod.Status.PodIPs, tt.wantIPs) {
+				t.Errorf("got podIP %q podIPs %v, want %q %v", pod.Status.PodIP, pod.Status.PodIPs, tt.wantIP, tt.wantIPs)
+			}
+		})
+	}
+}
+
+func withGracePeriod(spec corev1.PodSpec, seconds int64) corev1.PodSpec {
+	spec.TerminationGracePeriodSeconds = ptr.To(seconds)
+	return spec
 }
 
 func withServiceAccount(spec corev1.PodSpec, name string) corev1.PodSpec {
