@@ -27,6 +27,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/apiserver/pkg/registry/rest"
 	"k8s.io/utils/ptr"
 )
 
@@ -228,11 +229,11 @@ func TestSpecAndStatusValidation(t *testing.T) {
 		want []string
 	}{
 		{name: "main create", got: main.Validate(ctx, deployment()), want: []string{"metadata.name: Invalid value", "spec: Invalid value"}},
-		{name: "main update", got: main.ValidateUpdate(ctx, deployment(), deployment()), want: []string{"spec: Invalid value"}},
-		{name: "status update", got: status.ValidateUpdate(ctx, deployment(), deployment()), want: []string{}},
+		{name: "main update", got: rest.ValidateUpdate(ctx, deployment(), deployment(), main), want: []string{"spec: Invalid value"}},
+		{name: "status update", got: rest.ValidateUpdate(ctx, deployment(), deployment(), status), want: []string{}},
 		{
 			name: "status update of the name",
-			got:  status.ValidateUpdate(ctx, withDeployment(func(d *appsv1.Deployment) { d.Name = "other" }), deployment()),
+			got:  rest.ValidateUpdate(ctx, withDeployment(func(d *appsv1.Deployment) { d.Name = "other" }), deployment(), status),
 			want: []string{"metadata.name: Invalid value"},
 		},
 	}

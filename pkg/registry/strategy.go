@@ -111,22 +111,16 @@ func (s Strategy) Validate(_ context.Context, obj runtime.Object) field.ErrorLis
 	return errs
 }
 
-// ValidateUpdate implements rest.RESTUpdateStrategy.
+// ValidateUpdate implements rest.RESTUpdateStrategy. The metadata's update
+// rules (immutable name and uid, no new finalizers once deleted, ...) are
+// k8s.io/apiserver's rest.ValidateUpdate's to check (validateCommonFields):
+// checked here too, each error would be reported twice.
 func (s Strategy) ValidateUpdate(_ context.Context, obj, old runtime.Object) field.ErrorList {
-	newMeta, err := meta.Accessor(obj)
-	if err != nil {
-		return field.ErrorList{field.InternalError(field.NewPath("metadata"), err)}
-	}
-	oldMeta, err := meta.Accessor(old)
-	if err != nil {
-		return field.ErrorList{field.InternalError(field.NewPath("metadata"), err)}
-	}
-	errs := apimachineryvalidation.ValidateObjectMetaAccessorUpdate(newMeta, oldMeta, field.NewPath("metadata"))
 	switch {
 	case s.ValidateFieldsUpdate != nil:
-		errs = append(errs, s.ValidateFieldsUpdate(obj, old)...)
+		return s.ValidateFieldsUpdate(obj, old)
 	case s.ValidateFields != nil:
-		errs = append(errs, s.ValidateFields(obj)...)
+		return s.ValidateFields(obj)
 	}
-	return errs
+	return nil
 }

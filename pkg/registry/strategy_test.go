@@ -29,6 +29,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/apiserver/pkg/registry/rest"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 )
 
@@ -255,7 +256,7 @@ func TestStrategyValidateUpdate(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := errorPaths(tt.strategy().ValidateUpdate(context.Background(), tt.obj, tt.old))
+			got := errorPaths(rest.ValidateUpdate(context.Background(), tt.obj, tt.old, tt.strategy()))
 			if diff := cmp.Diff(tt.want, got); diff != "" {
 				t.Errorf("ValidateUpdate errors (-want +got):\n%s", diff)
 			}

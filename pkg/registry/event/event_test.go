@@ -127,7 +127,7 @@ func TestValidateUpdate(t *testing.T) {
 	rest := registrytest.REST(t, NewStorage, "events")
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := registrytest.ErrorPaths(rest.UpdateStrategy.ValidateUpdate(context.Background(), tt.event, newEvent(nil)))
+			got := registrytest.ErrorPaths(registrytest.ValidateUpdate(rest.UpdateStrategy, tt.event, newEvent(nil)))
 			if diff := cmp.Diff(tt.want, got); diff != "" {
 				t.Errorf("ValidateUpdate errors (-want +got):\n%s", diff)
 			}

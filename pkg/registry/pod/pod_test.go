@@ -389,7 +389,7 @@ func TestValidateUpdate(t *testing.T) {
 	strategy := newPods(t).store.UpdateStrategy
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := registrytest.ErrorPaths(strategy.ValidateUpdate(context.Background(), tt.obj, tt.old))
+			got := registrytest.ErrorPaths(registrytest.ValidateUpdate(strategy, tt.obj, tt.old))
 			if diff := cmp.Diff(tt.want, got); diff != "" {
 				t.Errorf("ValidateUpdate errors (-want +got):\n%s", diff)
 			}

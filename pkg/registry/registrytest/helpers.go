@@ -138,6 +138,12 @@ func CheckInvalid(t testing.TB, err error, want []string) (failed bool) {
 	return true
 }
 
+// ValidateUpdate is what an update of old to obj is checked with, as the
+// generic store checks it: the metadata's update rules, then strategy's.
+func ValidateUpdate(strategy rest.RESTUpdateStrategy, obj, old runtime.Object) field.ErrorList {
+	return rest.ValidateUpdate(context.Background(), obj, old, strategy)
+}
+
 // ErrorPaths returns "field: type" for each error, sorted.
 func ErrorPaths(errs field.ErrorList) []string {
 	out := []string{}

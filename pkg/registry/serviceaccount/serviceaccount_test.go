@@ -88,7 +88,7 @@ func TestValidateUpdate(t *testing.T) {
 	rest := registrytest.REST(t, NewStorage, "serviceaccounts")
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := registrytest.ErrorPaths(rest.UpdateStrategy.ValidateUpdate(context.Background(), tt.sa, old))
+			got := registrytest.ErrorPaths(registrytest.ValidateUpdate(rest.UpdateStrategy, tt.sa, old))
 			if diff := cmp.Diff(tt.want, got); diff != "" {
 				t.Errorf("ValidateUpdate errors (-want +got):\n%s", diff)
 			}
