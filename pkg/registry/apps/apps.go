@@ -48,7 +48,9 @@ type workload struct {
 	updateChecksSelector bool
 	// onUpdate runs after the update strategy has kept status and counted a spec change.
 	onUpdate func(obj, old runtime.Object)
-	table    registry.Table
+	// validateStatus checks an update of the status subresource.
+	validateStatus func(obj, old runtime.Object) field.ErrorList
+	table          registry.Table
 }
 
 var workloads = []workload{
@@ -70,7 +72,8 @@ var workloads = []workload{
 				d.Generation++
 			}
 		},
-		table: deploymentTable,
+		validateStatus: validateDeploymentStatus,
+		table:          deploymentTable,
 	},
 	{
 		resource: "statefulsets", singular: "statefulset", shortNames: []string{"sts"}, scale: true,
@@ -84,6 +87,7 @@ var workloads = []workload{
 			return validateStatefulSetUpdate(obj.(*appsv1.StatefulSet), old.(*appsv1.StatefulSet))
 		},
 		updateChecksSelector: true,
+		validateStatus:       validateStatefulSetStatus,
 		table:                statefulSetTable,
 	},
 	{
@@ -94,7 +98,8 @@ var workloads = []workload{
 			ds := obj.(*appsv1.DaemonSet)
 			return nil, ds.Spec.Selector, &ds.Spec.Template
 		},
-		table: daemonSetTable,
+		validateStatus: validateDaemonSetStatus,
+		table:          daemonSetTable,
 	},
 	{
 		resource: "replicasets", singular: "replicaset", shortNames: []string{"rs"}, scale: true,
@@ -104,8 +109,9 @@ var workloads = []workload{
 			rs := obj.(*appsv1.ReplicaSet)
 			return rs.Spec.Replicas, rs.Spec.Selector, &rs.Spec.Template
 		},
-		fields: func(obj runtime.Object) fields.Set { return api.ReplicaSetFields(obj.(*appsv1.ReplicaSet)) },
-		table:  replicaSetTable,
+		fields:         func(obj runtime.Object) fields.Set { return api.ReplicaSetFields(obj.(*appsv1.ReplicaSet)) },
+		validateStatus: validateReplicaSetStatus,
+		table:          replicaSetTable,
 	},
 }
 
@@ -119,6 +125,7 @@ func NewStorage(optsGetter generic.RESTOptionsGetter) (map[string]rest.Storage, 
 		base.ValidateFieldsUpdate = w.validateFieldsUpdate
 		base.OnUpdate = w.onUpdate
 		main, status := registry.SpecAndStatus{GroupVersion: "apps/v1", Generation: true, StatusKeepsLabels: true}.Strategies(base)
+		status.ValidateFieldsUpdate = w.validateStatus
 		store, err := registry.NewREST(optsGetter, registry.Resource{
 			Resource:   appsv1.Resource(w.resource),
 			Singular:   w.singular,
