@@ -43,9 +43,6 @@ type workload struct {
 	fields         func(obj runtime.Object) fields.Set
 	validate       func(obj runtime.Object) field.ErrorList
 	validateUpdate func(obj, old runtime.Object) field.ErrorList
-	// updateChecksSelector: validateUpdate covers the selector (StatefulSets:
-	// upstream forbids it with the rest of the immutable spec).
-	updateChecksSelector bool
 	// onUpdate runs after the update strategy has kept status and counted a spec change.
 	onUpdate func(obj, old runtime.Object)
 	// validateStatus checks an update of the status subresource.
@@ -86,9 +83,8 @@ var workloads = []workload{
 		validateUpdate: func(obj, old runtime.Object) field.ErrorList {
 			return validateStatefulSetUpdate(obj.(*appsv1.StatefulSet), old.(*appsv1.StatefulSet))
 		},
-		updateChecksSelector: true,
-		validateStatus:       validateStatefulSetStatus,
-		table:                statefulSetTable,
+		validateStatus: validateStatefulSetStatus,
+		table:          statefulSetTable,
 	},
 	{
 		resource: "daemonsets", singular: "daemonset", shortNames: []string{"ds"},

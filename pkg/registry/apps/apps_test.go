@@ -625,21 +625,10 @@ func TestValidateUpdate(t *testing.T) {
 				if tt.skip != nil && tt.skip(k.parts(obj)) {
 					continue
 				}
-				want := tt.want
-				if k.resource == "statefulsets" {
-					// Upstream forbids a StatefulSet's selector change with the rest of its immutable spec.
-					want = slices.Clone(want)
-					for i, w := range want {
-						if w == "spec.selector: Invalid value" {
-							want[i] = "spec: Forbidden"
-						}
-					}
-					slices.Sort(want)
-				}
 				t.Run(tt.name, func(t *testing.T) {
 					tt.mutate(k.parts(obj))
 					got := registrytest.ErrorPaths(strategy.ValidateUpdate(context.Background(), obj, old))
-					if diff := cmp.Diff(want, got); diff != "" {
+					if diff := cmp.Diff(tt.want, got); diff != "" {
 						t.Errorf("ValidateUpdate errors (-want +got):\n%s", diff)
 					}
 				})
@@ -680,24 +669,26 @@ func TestValidateStatefulSetUpdate(t *testing.T) {
 			},
 			want: []string{},
 		},
-		{name: "serviceName", mutate: func(ss *appsv1.StatefulSet) { ss.Spec.ServiceName = "other" }, want: []string{"spec: Forbidden"}},
+		{name: "serviceName", mutate: func(ss *appsv1.StatefulSet) { ss.Spec.ServiceName = "other" }, want: []string{"spec.serviceName: Invalid value"}},
 		{
 			name:   "podManagementPolicy",
 			mutate: func(ss *appsv1.StatefulSet) { ss.Spec.PodManagementPolicy = appsv1.ParallelPodManagement },
-			want:   []string{"spec: Forbidden"},
+			want:   []string{"spec.podManagementPolicy: Invalid value"},
 		},
 		{
 			name:   "volumeClaimTemplates",
 			mutate: func(ss *appsv1.StatefulSet) { ss.Spec.VolumeClaimTemplates = []corev1.PersistentVolumeClaim{claim} },
-			want:   []string{"spec: Forbidden"},
+			want:   []string{"spec.volumeClaimTemplates: Invalid value"},
 		},
 		{
-			name: "serviceName and replicas: one error",
+			name: "selector, serviceName and replicas: an error for each immutable field",
 			mutate: func(ss *appsv1.StatefulSet) {
 				ss.Spec.ServiceName = "other"
 				ss.Spec.Replicas = ptr.To[int32](1)
+				ss.Spec.Selector.MatchLabels["tier"] = "x"
+				ss.Spec.Template.Labels["tier"] = "x"
 			},
-			want: []string{"spec: Forbidden"},
+			want: []string{"spec.selector: Invalid value", "spec.serviceName: Invalid value"},
 		},
 	}
 	strategy := registrytest.REST(t, NewStorage, "statefulsets").UpdateStrategy

@@ -20,6 +20,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
+	apimachineryvalidation "k8s.io/apimachinery/pkg/api/validation"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -52,7 +53,7 @@ func (w workload) validateFields(obj runtime.Object) field.ErrorList {
 func (w workload) validateFieldsUpdate(obj, old runtime.Object) field.ErrorList {
 	errs := w.validateFields(obj)
 	_, selector, _ := w.spec(obj)
-	if _, oldSelector, _ := w.spec(old); !w.updateChecksSelector && !apiequality.Semantic.DeepEqual(selector, oldSelector) {
+	if _, oldSelector, _ := w.spec(old); !apiequality.Semantic.DeepEqual(selector, oldSelector) {
 		errs = append(errs, field.Invalid(specPath.Child("selector"), selector, "field is immutable"))
 	}
 	if w.validateUpdate != nil {
@@ -82,16 +83,20 @@ func isZero(v *intstr.IntOrString) bool {
 	return v == nil || v.String() == "0" || v.String() == "0%"
 }
 
-// validateStatefulSetUpdate forbids changes to the StatefulSet spec fields
-// upstream keeps immutable.
+// validateStatefulSetUpdate refuses changes to the StatefulSet spec fields
+// upstream keeps immutable (the selector is every workload's), one error
+// each, as upstream's.
 func validateStatefulSetUpdate(ss, old *appsv1.StatefulSet) field.ErrorList {
-	a, b := ss.Spec.DeepCopy(), old.Spec.DeepCopy()
-	for _, spec := range []*appsv1.StatefulSetSpec{a, b} {
-		spec.Replicas, spec.Ordinals, spec.Template, spec.UpdateStrategy = nil, nil, corev1.PodTemplateSpec{}, appsv1.StatefulSetUpdateStrategy{}
-		spec.RevisionHistoryLimit, spec.PersistentVolumeClaimRetentionPolicy, spec.MinReadySeconds = nil, nil, 0
+	var errs field.ErrorList
+	for _, f := range []struct {
+		name     string
+		now, was any
+	}{
+		{"volumeClaimTemplates", ss.Spec.VolumeClaimTemplates, old.Spec.VolumeClaimTemplates},
+		{"serviceName", ss.Spec.ServiceName, old.Spec.ServiceName},
+		{"podManagementPolicy", ss.Spec.PodManagementPolicy, old.Spec.PodManagementPolicy},
+	} {
+		errs = append(errs, apimachineryvalidation.ValidateImmutableField(f.now, f.was, specPath.Child(f.name))...)
 	}
-	if !apiequality.Semantic.DeepEqual(a, b) {
-		return field.ErrorList{field.Forbidden(specPath, "updates to statefulset spec for fields other than 'replicas', 'ordinals', 'template', 'updateStrategy', 'revisionHistoryLimit', 'persistentVolumeClaimRetentionPolicy' and 'minReadySeconds' are forbidden")}
-	}
-	return nil
+	return errs
 }

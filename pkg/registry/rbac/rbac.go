@@ -269,10 +269,13 @@ func validateSubject(s rbacv1.Subject, namespaced bool, p *field.Path) field.Err
 	return errs
 }
 
-// validateRoleRefUpdate forbids changing what a binding grants.
+// validateRoleRefUpdate forbids changing what a binding grants, with
+// upstream's error: its value is upstream's internal RoleRef, whose fields
+// have no JSON names.
 func validateRoleRefUpdate(ref, old rbacv1.RoleRef) field.ErrorList {
-	if ref != old {
-		return field.ErrorList{field.Invalid(field.NewPath("roleRef"), ref, "cannot change roleRef")}
+	if ref == old {
+		return nil
 	}
-	return nil
+	internal := struct{ APIGroup, Kind, Name string }{ref.APIGroup, ref.Kind, ref.Name}
+	return field.ErrorList{field.Invalid(field.NewPath("roleRef"), internal, apimachineryvalidation.FieldImmutableErrorMsg)}
 }

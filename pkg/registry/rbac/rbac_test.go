@@ -497,3 +497,17 @@ func TestBindingTables(t *testing.T) {
 		})
 	}
 }
+
+// TestRoleRefChangeMessage: the refusal reads as kube-apiserver 1.37's,
+// whose value is its internal RoleRef (no JSON names).
+func TestRoleRefChangeMessage(t *testing.T) {
+	old := rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: "r"}
+	errs := validateRoleRefUpdate(rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: "other"}, old)
+	want := `roleRef: Invalid value: {"APIGroup":"rbac.authorization.k8s.io","Kind":"Role","Name":"other"}: field is immutable`
+	if len(errs) != 1 || errs[0].Error() != want {
+		t.Errorf("got %v, want %s", errs, want)
+	}
+	if errs := validateRoleRefUpdate(old, old); len(errs) != 0 {
+		t.Errorf("an unchanged roleRef: got %v, want none", errs)
+	}
+}

@@ -24,6 +24,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	storagev1 "k8s.io/api/storage/v1"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	apimachineryvalidation "k8s.io/apimachinery/pkg/api/validation"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
@@ -219,7 +220,9 @@ func validateAllowedTopologies(terms []corev1.TopologySelectorTerm) field.ErrorL
 }
 
 // validateUpdate is upstream's ValidateStorageClassUpdate: provisioner,
-// parameters, reclaimPolicy and volumeBindingMode are immutable.
+// parameters, reclaimPolicy and volumeBindingMode are immutable. Its
+// errors carry no value (null), as 1.37's declarative validation, which
+// answers for these fields, reports them.
 func validateUpdate(sc, old *storagev1.StorageClass) field.ErrorList {
 	var errs field.ErrorList
 	for _, f := range []struct {
@@ -231,7 +234,9 @@ func validateUpdate(sc, old *storagev1.StorageClass) field.ErrorList {
 		{"reclaimPolicy", sc.ReclaimPolicy, old.ReclaimPolicy},
 		{"volumeBindingMode", sc.VolumeBindingMode, old.VolumeBindingMode},
 	} {
-		errs = append(errs, apimachineryvalidation.ValidateImmutableField(f.now, f.was, field.NewPath(f.name))...)
+		if !apiequality.Semantic.DeepEqual(f.now, f.was) {
+			errs = append(errs, field.Invalid(field.NewPath(f.name), nil, apimachineryvalidation.FieldImmutableErrorMsg))
+		}
 	}
 	return errs
 }
