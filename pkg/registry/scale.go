@@ -27,9 +27,14 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/managedfields"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
 	genericregistry "k8s.io/apiserver/pkg/registry/generic/registry"
 	"k8s.io/apiserver/pkg/registry/rest"
+	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
+
+	"github.com/miniapiserver/miniapiserver/pkg/api"
 )
 
 // ScaleREST serves the scale subresource (autoscaling/v1 Scale) of a type
@@ -68,7 +73,7 @@ func (r *ScaleREST) Get(ctx context.Context, name string, options *metav1.GetOpt
 }
 
 func (r *ScaleREST) Update(ctx context.Context, name string, objInfo rest.UpdatedObjectInfo, createValidation rest.ValidateObjectFunc, updateValidation rest.ValidateObjectUpdateFunc, _ bool, options *metav1.UpdateOptions) (runtime.Object, bool, error) {
-	obj, _, err := r.store.Update(ctx, name, &scaleUpdate{name: name, scale: objInfo},
+	obj, _, err := r.store.Update(ctx, name, &scaleUpdate{name: name, resource: r.resource(), scale: objInfo},
 		func(ctx context.Context, obj runtime.Object) error {
 			scale, err := toScale(obj)
 			if err != nil || createValidation == nil {
@@ -92,6 +97,14 @@ func (r *ScaleREST) Update(ctx context.Context, name string, objInfo rest.Update
 	}
 	scale, err := toScale(obj)
 	return scale, false, err
+}
+
+// resource is the scale subresource's, as upstream names it in a conflict
+// (deployments/scale).
+func (r *ScaleREST) resource() schema.GroupResource {
+	gr := r.store.DefaultQualifiedResource
+	gr.Resource += "/scale"
+	return gr
 }
 
 func (r *ScaleREST) ConvertToTable(ctx context.Context, object runtime.Object, tableOptions runtime.Object) (*metav1.Table, error) {
@@ -127,8 +140,9 @@ func toScale(obj runtime.Object) (*autoscalingv1.Scale, error) {
 // spec.replicas changes, and the Scale's resourceVersion, if any, is the
 // object's precondition.
 type scaleUpdate struct {
-	name  string
-	scale rest.UpdatedObjectInfo
+	name     string
+	resource schema.GroupResource // the subresource's, for a conflict
+	scale    rest.UpdatedObjectInfo
 }
 
 func (u *scaleUpdate) Preconditions() *metav1.Preconditions { return u.scale.Preconditions() }
@@ -136,6 +150,18 @@ func (u *scaleUpdate) Preconditions() *metav1.Preconditions { return u.scale.Pre
 func (u *scaleUpdate) UpdatedObject(ctx context.Context, oldObj runtime.Object) (runtime.Object, error) {
 	oldScale, err := toScale(oldObj)
 	if err != nil {
+		return nil, err
+	}
+	// The Scale's managed fields are the object's own that own
+	// spec.replicas, and the Scale's after the update go back into the
+	// object's, as upstream's scale subresources keep them: a manager that
+	// scales owns spec.replicas (with subresource "scale"), and a later
+	// server-side apply of it conflicts with that manager.
+	managedFields, err := scaleHandler(ctx, oldObj)
+	if err != nil {
+		return nil, err
+	}
+	if oldScale.ManagedFields, err = managedFields.ToSubresource(); err != nil {
 		return nil, err
 	}
 	obj, err := u.scale.UpdatedObject(ctx, oldScale)
@@ -156,11 +182,38 @@ func (u *scaleUpdate) UpdatedObject(ctx context.Context, oldObj runtime.Object) 
 	if len(errs) > 0 {
 		return nil, apierrors.NewInvalid(autoscalingv1.SchemeGroupVersion.WithKind("Scale").GroupKind(), scale.Name, errs)
 	}
+	if oldMeta := fieldOf(oldObj, "ObjectMeta").Interface().(metav1.ObjectMeta); scale.UID != "" && scale.UID != oldMeta.UID {
+		return nil, apierrors.NewConflict(u.resource, u.name,
+			fmt.Errorf("Precondition failed: UID in precondition: %v, UID in object meta: %v", scale.UID, oldMeta.UID))
+	}
 	updated := oldObj.DeepCopyObject()
 	replicas := scale.Spec.Replicas
 	fieldOf(updated, "Spec").FieldByName("Replicas").Set(reflect.ValueOf(&replicas))
 	if scale.ResourceVersion != "" {
 		fieldOf(updated, "ObjectMeta").FieldByName("ResourceVersion").SetString(scale.ResourceVersion)
 	}
+	entries, err := managedFields.ToParent(scale.ManagedFields)
+	if err != nil {
+		return nil, err
+	}
+	fieldOf(updated, "ObjectMeta").FieldByName("ManagedFields").Set(reflect.ValueOf(entries))
 	return updated, nil
+}
+
+// scaleHandler converts obj's managed fields to its Scale's and back: its
+// spec.replicas is the Scale's, in the group version of the request (that
+// of obj's kind without one).
+func scaleHandler(ctx context.Context, obj runtime.Object) (*managedfields.ScaleHandler, error) {
+	var gv schema.GroupVersion
+	if info, ok := genericapirequest.RequestInfoFrom(ctx); ok && info.APIVersion != "" {
+		gv = schema.GroupVersion{Group: info.APIGroup, Version: info.APIVersion}
+	} else {
+		kinds, _, err := api.Scheme.ObjectKinds(obj)
+		if err != nil {
+			return nil, err
+		}
+		gv = kinds[0].GroupVersion()
+	}
+	entries := fieldOf(obj, "ObjectMeta").Interface().(metav1.ObjectMeta).ManagedFields
+	return managedfields.NewScaleHandler(entries, gv, managedfields.ResourcePathMappings{gv.String(): fieldpath.MakePathOrDie("spec", "replicas")}), nil
 }

@@ -31,6 +31,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/utils/ptr"
@@ -154,6 +155,47 @@ func TestDeploymentStrategies(t *testing.T) {
 	d.Spec.Template.Labels["tier"] = "x"
 	if _, err := deployments.Update(ctx, d, metav1.UpdateOptions{}); !apierrors.IsInvalid(err) || !framework.HasCause(err, metav1.CauseTypeFieldValueInvalid, "spec.selector") {
 		t.Errorf("changing the selector: got %v, want 422 (immutable)", err)
+	}
+}
+
+// TestScalingOwnsTheReplicas: whoever scales through the scale subresource
+// owns spec.replicas, recorded with subresource "scale", as upstream
+// records it, so a later server-side apply of another replica count by
+// its first owner conflicts with the scaler.
+func TestScalingOwnsTheReplicas(t *testing.T) {
+	t.Parallel()
+	_, client := framework.Start(t)
+	ctx := t.Context()
+	deployments := client.AppsV1().Deployments("default")
+	apply := func(replicas int32) error {
+		manifest := fmt.Sprintf(`{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"web"},"spec":{"replicas":%d,`+
+			`"selector":{"matchLabels":{"app":"web"}},"template":{"metadata":{"labels":{"app":"web"}},"spec":{"containers":[{"name":"c","image":"nginx"}]}}}}`, replicas)
+		_, err := deployments.Patch(ctx, "web", types.ApplyPatchType, []byte(manifest), metav1.PatchOptions{FieldManager: "deployer"})
+		return err
+	}
+	if err := apply(2); err != nil {
+		t.Fatal(err)
+	}
+	scale := &autoscalingv1.Scale{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "default"}, Spec: autoscalingv1.ScaleSpec{Replicas: 5}}
+	if _, err := deployments.UpdateScale(ctx, "web", scale, metav1.UpdateOptions{FieldManager: "scaler"}); err != nil {
+		t.Fatal(err)
+	}
+	d, err := deployments.Get(ctx, "web", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var scaler *metav1.ManagedFieldsEntry
+	for i, e := range d.ManagedFields {
+		if e.Manager == "scaler" {
+			scaler = &d.ManagedFields[i]
+		}
+	}
+	if scaler == nil || scaler.Subresource != "scale" || scaler.Operation != metav1.ManagedFieldsOperationUpdate || string(scaler.FieldsV1.Raw) != `{"f:spec":{"f:replicas":{}}}` {
+		t.Errorf("the scaler's managed fields: got %+v, want an Update of spec.replicas with subresource scale", scaler)
+	}
+	want := `Apply failed with 1 conflict: conflict with "scaler" with subresource "scale" using apps/v1: .spec.replicas`
+	if err := apply(3); !apierrors.IsConflict(err) || err.Error() != want {
+		t.Errorf("applying other replicas: got %v, want %s", err, want)
 	}
 }
 
