@@ -69,9 +69,12 @@ func NewStorage(optsGetter generic.RESTOptionsGetter) (map[string]rest.Storage, 
 		p.OwnerReferences = oldP.OwnerReferences
 	}
 	status.ResetFields = registry.Fieldpaths("v1", "spec", "metadata.deletionTimestamp", "metadata.ownerReferences")
+	binding := &BindingREST{store: store.Store}
 	return map[string]rest.Storage{
-		"pods":        store,
-		"pods/status": registry.NewStatusREST(store, status),
+		"pods":         store,
+		"pods/status":  registry.NewStatusREST(store, status),
+		"pods/binding": binding,
+		"bindings":     &LegacyBindingREST{binding: binding},
 	}, nil
 }
 
