@@ -50,6 +50,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/kube-openapi/pkg/validation/spec"
 
+	"github.com/miniapiserver/miniapiserver/pkg/admission/podsecurity"
 	"github.com/miniapiserver/miniapiserver/pkg/admission/serviceaccount"
 	"github.com/miniapiserver/miniapiserver/pkg/api"
 	"github.com/miniapiserver/miniapiserver/pkg/controller/policystatus"
@@ -59,7 +60,8 @@ import (
 
 // NewAdmissionOptions returns the admission plugins this server has, in
 // kube-apiserver's order: k8s.io/apiserver's NamespaceLifecycle, then
-// ServiceAccount (ours, ported from k8s.io/kubernetes), then
+// ServiceAccount (ours, ported from k8s.io/kubernetes), then PodSecurity
+// (k8s.io/pod-security-admission's, as kube-apiserver wraps it), then
 // k8s.io/apiserver's MutatingAdmissionPolicy, MutatingAdmissionWebhook,
 // ValidatingAdmissionPolicy and ValidatingAdmissionWebhook (the mutating
 // ones run before the validating ones), all on by default, with enable
@@ -68,7 +70,9 @@ import (
 func NewAdmissionOptions(enable, disable []string) *genericoptions.AdmissionOptions {
 	o := genericoptions.NewAdmissionOptions()
 	serviceaccount.Register(o.Plugins)
-	o.RecommendedPluginOrder = slices.Insert(o.RecommendedPluginOrder, slices.Index(o.RecommendedPluginOrder, lifecycle.PluginName)+1, serviceaccount.PluginName)
+	podsecurity.Register(o.Plugins)
+	o.RecommendedPluginOrder = slices.Insert(o.RecommendedPluginOrder, slices.Index(o.RecommendedPluginOrder, lifecycle.PluginName)+1,
+		serviceaccount.PluginName, podsecurity.PluginName)
 	o.EnablePlugins, o.DisablePlugins = enable, disable
 	return o
 }
