@@ -33,6 +33,7 @@ import (
 	"k8s.io/apiserver/pkg/registry/rest"
 	"k8s.io/apiserver/pkg/storage"
 	storeerr "k8s.io/apiserver/pkg/storage/errors"
+	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
 	"github.com/miniapiserver/miniapiserver/pkg/api"
 	"github.com/miniapiserver/miniapiserver/pkg/registry"
@@ -118,8 +119,34 @@ func NewStorage(optsGetter generic.RESTOptionsGetter) (map[string]rest.Storage, 
 	return map[string]rest.Storage{
 		"namespaces":          &REST{REST: store},
 		"namespaces/status":   registry.NewStatusREST(store, status),
-		"namespaces/finalize": registry.NewStatusREST(store, finalize),
+		"namespaces/finalize": &FinalizeREST{registry.NewStatusREST(store, finalize)},
 	}, nil
+}
+
+// FinalizeREST is namespaces/finalize, which, as upstream's, takes updates
+// only (no get, no patch): what the namespace controller sends.
+type FinalizeREST struct {
+	status *registry.StatusREST
+}
+
+var (
+	_ rest.Updater             = &FinalizeREST{}
+	_ rest.ResetFieldsStrategy = &FinalizeREST{}
+)
+
+func (r *FinalizeREST) New() runtime.Object { return r.status.New() }
+func (r *FinalizeREST) Destroy()            {}
+
+// Update implements rest.Updater.
+func (r *FinalizeREST) Update(ctx context.Context, name string, objInfo rest.UpdatedObjectInfo, createValidation rest.ValidateObjectFunc,
+	updateValidation rest.ValidateObjectUpdateFunc, forceAllowCreate bool, options *metav1.UpdateOptions,
+) (runtime.Object, bool, error) {
+	return r.status.Update(ctx, name, objInfo, createValidation, updateValidation, forceAllowCreate, options)
+}
+
+// GetResetFields implements rest.ResetFieldsStrategy.
+func (r *FinalizeREST) GetResetFields() map[fieldpath.APIVersion]*fieldpath.Set {
+	return r.status.GetResetFields()
 }
 
 func hasFinalizer(ns *corev1.Namespace) bool {

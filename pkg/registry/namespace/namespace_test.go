@@ -44,7 +44,7 @@ type namespaces struct {
 	mem      *registrytest.MemStorage
 	store    *REST
 	status   *registry.StatusREST
-	finalize *registry.StatusREST
+	finalize *FinalizeREST
 }
 
 func newNamespaces(t *testing.T) namespaces {
@@ -58,11 +58,23 @@ func newNamespaces(t *testing.T) namespaces {
 	var ok1, ok2, ok3 bool
 	n.store, ok1 = storages["namespaces"].(*REST)
 	n.status, ok2 = storages["namespaces/status"].(*registry.StatusREST)
-	n.finalize, ok3 = storages["namespaces/finalize"].(*registry.StatusREST)
+	n.finalize, ok3 = storages["namespaces/finalize"].(*FinalizeREST)
 	if !ok1 || !ok2 || !ok3 {
 		t.Fatalf("storages: got %v, want namespaces, namespaces/status and namespaces/finalize", storages)
 	}
 	return n
+}
+
+// TestFinalizeTakesUpdatesOnly: as upstream's, namespaces/finalize
+// serves updates, not gets or patches.
+func TestFinalizeTakesUpdatesOnly(t *testing.T) {
+	var finalize any = newNamespaces(t).finalize
+	if _, ok := finalize.(rest.Getter); ok {
+		t.Error("namespaces/finalize serves get")
+	}
+	if _, ok := finalize.(rest.Patcher); ok {
+		t.Error("namespaces/finalize serves patch")
+	}
 }
 
 // ctx is a request context for the cluster-scoped namespaces.
