@@ -50,6 +50,7 @@ import (
 
 	"github.com/miniapiserver/miniapiserver/pkg/api"
 	"github.com/miniapiserver/miniapiserver/pkg/auth"
+	"github.com/miniapiserver/miniapiserver/pkg/registry"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/admissionregistration"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/apps"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/batch"
@@ -104,7 +105,7 @@ var apiGroups = []struct {
 	{discoveryv1.GroupName, []storageFunc{endpointslice.NewStorage}},
 	{networkingv1.GroupName, []storageFunc{ingress.NewStorage, networkpolicy.NewStorage, ingressclass.NewStorage, servicecidr.NewStorage}},
 	{nodev1.GroupName, []storageFunc{runtimeclass.NewStorage}},
-	{policyv1.GroupName, []storageFunc{poddisruptionbudget.NewStorage}},
+	{policyv1.GroupName, nil}, // poddisruptionbudgets: installAPIs makes them, for pods/eviction too
 	{rbacv1.GroupName, []storageFunc{rbac.NewStorage}},
 	{schedulingv1.GroupName, []storageFunc{priorityclass.NewStorage}},
 	{storagev1.GroupName, []storageFunc{storageclass.NewStorage, csidriver.NewStorage}},
@@ -149,6 +150,16 @@ func installAPIs(s *genericapiserver.GenericAPIServer, optsGetter generic.RESTOp
 	if err != nil {
 		return nil, err
 	}
+	// Pods are evicted as their PodDisruptionBudgets allow.
+	budgets, err := poddisruptionbudget.NewStorage(optsGetter)
+	if err != nil {
+		return nil, err
+	}
+	coreStorage["pods/eviction"] = pod.NewEvictionREST(coreStorage["pods"].(*registry.REST).Store, pod.Budgets{
+		List:   budgets["poddisruptionbudgets"].(rest.Lister),
+		Get:    budgets["poddisruptionbudgets"].(rest.Getter),
+		Status: budgets["poddisruptionbudgets/status"].(rest.Updater),
+	})
 	coreStorage["serviceaccounts/token"] = &serviceaccount.TokenREST{
 		ServiceAccounts: coreStorage["serviceaccounts"].(rest.Getter),
 		Pods:            coreStorage["pods"].(rest.Getter),
@@ -168,8 +179,11 @@ func installAPIs(s *genericapiserver.GenericAPIServer, optsGetter generic.RESTOp
 		if info.VersionedResourcesStorageMap["v1"], err = collect(optsGetter, g.storages...); err != nil {
 			return nil, err
 		}
-		if g.group == networkingv1.GroupName {
+		switch g.group {
+		case networkingv1.GroupName:
 			maps.Copy(info.VersionedResourcesStorageMap["v1"], ipAddresses)
+		case policyv1.GroupName:
+			maps.Copy(info.VersionedResourcesStorageMap["v1"], budgets)
 		}
 		if g.group == rbacv1.GroupName {
 			rbac.WithEscalationChecks(info.VersionedResourcesStorageMap["v1"], rbac.Escalation{Authorizer: id.authorizer, Rules: id.rules})
