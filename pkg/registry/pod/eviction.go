@@ -153,7 +153,7 @@ func (r *EvictionREST) Create(ctx context.Context, name string, obj runtime.Obje
 	if len(budgets) == 1 {
 		budget := &budgets[0]
 		budgetName = budget.Name
-		if !ready(pod) {
+		if !hasCondition(pod, corev1.PodReady) {
 			policy := budget.Spec.UnhealthyPodEvictionPolicy
 			// An unready pod does not count towards the budget: deleting it
 			// disrupts nothing, if the budget allows that, or is met.
@@ -279,15 +279,6 @@ func withResourceVersion(o *metav1.DeleteOptions, rv string) *metav1.DeleteOptio
 	}
 	o.Preconditions.ResourceVersion = &rv
 	return o
-}
-
-func ready(pod *corev1.Pod) bool {
-	for _, c := range pod.Status.Conditions {
-		if c.Type == corev1.PodReady {
-			return c.Status == corev1.ConditionTrue
-		}
-	}
-	return false
 }
 
 func tooManyRequests(budget string) error {
