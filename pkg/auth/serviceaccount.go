@@ -18,7 +18,12 @@ package auth
 
 import (
 	"context"
+	"crypto"
 	"crypto/ecdsa"
+	"crypto/rsa"
+	"crypto/sha256"
+	"crypto/x509"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"slices"
@@ -35,15 +40,23 @@ import (
 )
 
 // Service account tokens are kube-apiserver's bound tokens (TokenRequest):
-// JWTs signed with the data dir's key (ES256), with upstream's claims, whose
-// subject is system:serviceaccount:<namespace>:<name>.
+// JWTs signed with the server's key (RS256 for an RSA key, ES256, ES384 or
+// ES512 for an ECDSA key by its curve, as upstream), with upstream's claims
+// and key ID, whose subject is system:serviceaccount:<namespace>:<name>.
 
 // ServiceAccountTokens issues and checks service account tokens.
 type ServiceAccountTokens struct {
-	// Key signs the tokens; its public half checks them.
-	Key *ecdsa.PrivateKey
-	// Issuer is the tokens' iss (kube-apiserver's --service-account-issuer).
-	Issuer string
+	// Key signs the tokens (kube-apiserver's
+	// --service-account-signing-key-file): an *rsa.PrivateKey or an
+	// *ecdsa.PrivateKey.
+	Key crypto.Signer
+	// PublicKeys check them (--service-account-key-file); none: Key's
+	// public half.
+	PublicKeys []crypto.PublicKey
+	// Issuers are the issuers a token may come from
+	// (--service-account-issuer, repeated); the first is the iss of the
+	// tokens Issue makes.
+	Issuers []string
 	// Audiences are the API's audiences (--api-audiences): a token for
 	// none of them does not authenticate to the API.
 	Audiences []string
@@ -101,7 +114,7 @@ func (t *ServiceAccountTokens) Issue(sa *corev1.ServiceAccount, audiences []stri
 	exp := now.Add(ttl)
 	c := claims{
 		RegisteredClaims: jwt.RegisteredClaims{
-			Issuer: t.Issuer, Subject: serviceaccount.MakeUsername(sa.Namespace, sa.Name), Audience: audiences,
+			Issuer: t.Issuers[0], Subject: serviceaccount.MakeUsername(sa.Namespace, sa.Name), Audience: audiences,
 			IssuedAt: jwt.NewNumericDate(now), NotBefore: jwt.NewNumericDate(now), ExpiresAt: jwt.NewNumericDate(exp),
 			ID: uuid.NewString(),
 		},
@@ -118,11 +131,78 @@ func (t *ServiceAccountTokens) Issue(sa *corev1.ServiceAccount, audiences []stri
 			return "", time.Time{}, fmt.Errorf("a token cannot be bound to a %s", binding.Kind)
 		}
 	}
-	token, err := jwt.NewWithClaims(jwt.SigningMethodES256, c).SignedString(t.Key)
+	method, err := signingMethod(t.Key.Public())
+	if err != nil {
+		return "", time.Time{}, err
+	}
+	kid, err := keyID(t.Key.Public())
+	if err != nil {
+		return "", time.Time{}, err
+	}
+	j := jwt.NewWithClaims(method, c)
+	j.Header["kid"] = kid
+	token, err := j.SignedString(t.Key)
 	return token, exp, err
 }
 
+// signingMethod is the JWT algorithm upstream signs with a key of key's
+// kind and size.
+func signingMethod(key crypto.PublicKey) (jwt.SigningMethod, error) {
+	switch k := key.(type) {
+	case *rsa.PublicKey:
+		return jwt.SigningMethodRS256, nil
+	case *ecdsa.PublicKey:
+		switch k.Curve.Params().BitSize {
+		case 256:
+			return jwt.SigningMethodES256, nil
+		case 384:
+			return jwt.SigningMethodES384, nil
+		case 521:
+			return jwt.SigningMethodES512, nil
+		}
+		return nil, fmt.Errorf("unsupported ECDSA curve %s", k.Curve.Params().Name)
+	}
+	return nil, fmt.Errorf("unsupported service account signing key %T: want RSA or ECDSA", key)
+}
+
+// keyID is upstream's key ID of key: the unpadded base64url SHA-256 of its
+// PKIX DER form.
+func keyID(key crypto.PublicKey) (string, error) {
+	der, err := x509.MarshalPKIXPublicKey(key)
+	if err != nil {
+		return "", err
+	}
+	sum := sha256.Sum256(der)
+	return base64.RawURLEncoding.EncodeToString(sum[:]), nil
+}
+
+// publicKeys are the keys that check tokens.
+func (t *ServiceAccountTokens) publicKeys() []crypto.PublicKey {
+	if len(t.PublicKeys) > 0 {
+		return t.PublicKeys
+	}
+	return []crypto.PublicKey{t.Key.Public()}
+}
+
+// verificationKey finds the public key of a token's algorithm that checks
+// its signature: each of them, as upstream tries each of its keys.
+func (t *ServiceAccountTokens) verificationKey(token *jwt.Token) (any, error) {
+	var keys jwt.VerificationKeySet
+	for _, k := range t.publicKeys() {
+		if m, err := signingMethod(k); err == nil && m.Alg() == token.Method.Alg() {
+			keys.Keys = append(keys.Keys, k)
+		}
+	}
+	if len(keys.Keys) == 0 {
+		return nil, jwt.ErrTokenUnverifiable
+	}
+	return keys, nil
+}
+
 var _ authenticator.Token = (*ServiceAccountTokens)(nil)
+
+// validMethods are the algorithms of the keys signingMethod takes.
+var validMethods = []string{"RS256", "ES256", "ES384", "ES512"}
 
 // errNotOurs: the token is no JWT of this issuer; other authenticators may take it.
 var errNotOurs = errors.New("not a service account token of this server")
@@ -132,11 +212,12 @@ var errNotOurs = errors.New("not a service account token of this server")
 // expired, whose service account (and bound object) still exist.
 func (t *ServiceAccountTokens) AuthenticateToken(ctx context.Context, token string) (*authenticator.Response, bool, error) {
 	var c claims
-	parsed, err := jwt.ParseWithClaims(token, &c, func(*jwt.Token) (any, error) { return &t.Key.PublicKey, nil },
-		jwt.WithValidMethods([]string{jwt.SigningMethodES256.Alg()}), jwt.WithIssuer(t.Issuer), jwt.WithTimeFunc(t.now), jwt.WithLeeway(time.Minute))
+	parsed, err := jwt.ParseWithClaims(token, &c, t.verificationKey, jwt.WithValidMethods(validMethods), jwt.WithTimeFunc(t.now), jwt.WithLeeway(time.Minute))
 	switch {
-	case errors.Is(err, jwt.ErrTokenMalformed) || errors.Is(err, jwt.ErrTokenInvalidIssuer) || errors.Is(err, jwt.ErrTokenSignatureInvalid) || errors.Is(err, jwt.ErrTokenUnverifiable):
+	case errors.Is(err, jwt.ErrTokenMalformed) || errors.Is(err, jwt.ErrTokenSignatureInvalid) || errors.Is(err, jwt.ErrTokenUnverifiable):
 		return nil, false, nil // someone else's token, or none at all
+	case !slices.Contains(t.Issuers, c.Issuer):
+		return nil, false, nil // another issuer's
 	case err != nil:
 		return nil, false, err // ours, but expired or not yet valid
 	case !parsed.Valid:

@@ -18,9 +18,16 @@ package auth
 
 import (
 	"context"
+	"crypto"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
+	"crypto/rsa"
+	"crypto/sha256"
+	"crypto/x509"
+	"encoding/base64"
+	"encoding/json"
+	"strings"
 	"testing"
 	"time"
 
@@ -69,13 +76,21 @@ func TestServiceAccountTokens(t *testing.T) {
 	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "web", UID: "pod-1"}}
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	clock := func() time.Time { return now }
-	issuer := &ServiceAccountTokens{Key: newKey(t), Issuer: "https://kubernetes.default.svc.cluster.local", Audiences: []string{"api"}, Now: clock}
+	issuer := &ServiceAccountTokens{Key: newKey(t), Issuers: []string{"https://kubernetes.default.svc.cluster.local"}, Audiences: []string{"api"}, Now: clock}
 	token := func(audiences []string, binding *Binding) string {
 		tok, _, err := issuer.Issue(robot, audiences, time.Hour, binding)
 		if err != nil {
 			t.Fatal(err)
 		}
 		return tok
+	}
+	rsaKey, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rsaToken, _, err := (&ServiceAccountTokens{Key: rsaKey, Issuers: issuer.Issuers, Now: clock}).Issue(robot, []string{"api"}, time.Hour, nil)
+	if err != nil {
+		t.Fatal(err)
 	}
 	live := objects{sas: map[string]*corev1.ServiceAccount{"ns/robot": robot}, pods: map[string]*corev1.Pod{"ns/web": pod}}
 	for _, tc := range []struct {
@@ -93,15 +108,22 @@ func TestServiceAccountTokens(t *testing.T) {
 		{name: "another audience", token: token([]string{"vault"}, nil), wantErr: true},
 		{name: "the audience the request asks for", token: token([]string{"vault"}, nil), ctx: authenticator.WithAudiences(context.Background(), authenticator.Audiences{"vault"}), want: true},
 		{name: "not a JWT", token: "admin-token"},
-		{name: "another key", token: token([]string{"api"}, nil), checker: &ServiceAccountTokens{Key: newKey(t), Issuer: issuer.Issuer, Audiences: []string{"api"}, Lookup: live, Now: clock}},
-		{name: "expired", token: token([]string{"api"}, nil), checker: &ServiceAccountTokens{Key: issuer.Key, Issuer: issuer.Issuer, Audiences: []string{"api"}, Lookup: live,
+		{name: "another key", token: token([]string{"api"}, nil), checker: &ServiceAccountTokens{Key: newKey(t), Issuers: issuer.Issuers, Audiences: []string{"api"}, Lookup: live, Now: clock}},
+		{name: "expired", token: token([]string{"api"}, nil), checker: &ServiceAccountTokens{Key: issuer.Key, Issuers: issuer.Issuers, Audiences: []string{"api"}, Lookup: live,
 			Now: func() time.Time { return now.Add(2 * time.Hour) }}, wantErr: true},
-		{name: "its service account deleted", token: token([]string{"api"}, nil), checker: &ServiceAccountTokens{Key: issuer.Key, Issuer: issuer.Issuer, Audiences: []string{"api"}, Lookup: objects{}, Now: clock}, wantErr: true},
+		{name: "its service account deleted", token: token([]string{"api"}, nil), checker: &ServiceAccountTokens{Key: issuer.Key, Issuers: issuer.Issuers, Audiences: []string{"api"}, Lookup: objects{}, Now: clock}, wantErr: true},
+		{name: "another issuer", token: token([]string{"api"}, nil), checker: &ServiceAccountTokens{Key: issuer.Key, Issuers: []string{"https://other"}, Audiences: []string{"api"}, Lookup: live, Now: clock}},
+		{name: "one of the issuers", token: token([]string{"api"}, nil), checker: &ServiceAccountTokens{Key: issuer.Key, Issuers: []string{"https://other", issuer.Issuers[0]}, Audiences: []string{"api"}, Lookup: live, Now: clock}, want: true},
+		{name: "checked by one of the public keys", token: token([]string{"api"}, nil), want: true,
+			checker: &ServiceAccountTokens{Key: newKey(t), PublicKeys: []crypto.PublicKey{rsaKey.Public(), newKey(t).Public(), issuer.Key.Public()}, Issuers: issuer.Issuers, Audiences: []string{"api"}, Lookup: live, Now: clock}},
+		{name: "signed with an RSA key", token: rsaToken, want: true,
+			checker: &ServiceAccountTokens{Key: issuer.Key, PublicKeys: []crypto.PublicKey{issuer.Key.Public(), rsaKey.Public()}, Issuers: issuer.Issuers, Audiences: []string{"api"}, Lookup: live, Now: clock}},
+		{name: "signed with an RSA key not among the public keys", token: rsaToken},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			checker := tc.checker
 			if checker == nil {
-				checker = &ServiceAccountTokens{Key: issuer.Key, Issuer: issuer.Issuer, Audiences: issuer.Audiences, Lookup: live, Now: clock}
+				checker = &ServiceAccountTokens{Key: issuer.Key, Issuers: issuer.Issuers, Audiences: issuer.Audiences, Lookup: live, Now: clock}
 			}
 			ctx := tc.ctx
 			if ctx == nil {
@@ -116,6 +138,52 @@ func TestServiceAccountTokens(t *testing.T) {
 				if u.GetName() != "system:serviceaccount:ns:robot" || u.GetUID() != "sa-1" || len(u.GetGroups()) != 2 || u.GetGroups()[1] != "system:serviceaccounts:ns" {
 					t.Errorf("user: got %s %s %v", u.GetName(), u.GetUID(), u.GetGroups())
 				}
+			}
+		})
+	}
+}
+
+// TestServiceAccountTokenHeader: upstream's algorithm by key kind and size,
+// and its key ID.
+func TestServiceAccountTokenHeader(t *testing.T) {
+	rsaKey, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p384, err := ecdsa.GenerateKey(elliptic.P384(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	robot := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "robot", UID: "sa-1"}}
+	for _, tc := range []struct {
+		name    string
+		key     crypto.Signer
+		wantAlg string
+	}{
+		{name: "RSA", key: rsaKey, wantAlg: "RS256"},
+		{name: "P-256", key: newKey(t), wantAlg: "ES256"},
+		{name: "P-384", key: p384, wantAlg: "ES384"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tok, _, err := (&ServiceAccountTokens{Key: tc.key, Issuers: []string{"https://issuer"}}).Issue(robot, []string{"api"}, time.Hour, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			header, err := base64.RawURLEncoding.DecodeString(strings.Split(tok, ".")[0])
+			if err != nil {
+				t.Fatal(err)
+			}
+			var h struct{ Alg, Kid string }
+			if err := json.Unmarshal(header, &h); err != nil {
+				t.Fatal(err)
+			}
+			der, err := x509.MarshalPKIXPublicKey(tc.key.Public())
+			if err != nil {
+				t.Fatal(err)
+			}
+			sum := sha256.Sum256(der)
+			if want := base64.RawURLEncoding.EncodeToString(sum[:]); h.Alg != tc.wantAlg || h.Kid != want {
+				t.Errorf("got alg %s kid %s, want %s %s", h.Alg, h.Kid, tc.wantAlg, want)
 			}
 		})
 	}

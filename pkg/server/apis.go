@@ -135,7 +135,7 @@ func (id identity) issue(sa *corev1.ServiceAccount, audiences []string, ttl time
 // lists from the watch caches are encoded from their items' kept
 // encodings, which encodings hands over (nil without watch caches). It
 // returns the namespaced resources, which the namespace controller empties.
-func installAPIs(s *genericapiserver.GenericAPIServer, optsGetter generic.RESTOptionsGetter, encodings *watchcache.Encodings, id identity) ([]schema.GroupVersionResource, error) {
+func installAPIs(s *genericapiserver.GenericAPIServer, optsGetter generic.RESTOptionsGetter, encodings *watchcache.Encodings, id identity, ranges service.Ranges) ([]schema.GroupVersionResource, error) {
 	core := genericapiserver.NewDefaultAPIGroupInfo("", api.Scheme, api.ParameterCodec, api.Codecs)
 	core.NegotiatedSerializer = encoding.WithCachedListEncoding(core.NegotiatedSerializer, encodings)
 	// Services record their cluster IPs as networking.k8s.io IPAddresses.
@@ -145,7 +145,7 @@ func installAPIs(s *genericapiserver.GenericAPIServer, optsGetter generic.RESTOp
 	}
 	coreStorage, err := collect(optsGetter, namespace.NewStorage, configmap.NewStorage, secret.NewStorage,
 		pod.NewStorage, podtemplate.NewStorage, serviceaccount.NewStorage, event.NewStorage,
-		service.NewStorageRecordingIPs(ipAddresses["ipaddresses"].(service.IPAddresses)), endpoints.NewStorage, persistentvolumeclaim.NewStorage, persistentvolume.NewStorage, node.NewStorage,
+		service.NewStorageRecordingIPs(ipAddresses["ipaddresses"].(service.IPAddresses), ranges), endpoints.NewStorage, persistentvolumeclaim.NewStorage, persistentvolume.NewStorage, node.NewStorage,
 		resourcequota.NewStorage, limitrange.NewStorage, replicationcontroller.NewStorage)
 	if err != nil {
 		return nil, err

@@ -19,8 +19,6 @@ package server
 import (
 	"context"
 	"crypto/subtle"
-	"crypto/x509"
-	"errors"
 	"fmt"
 	"net/http"
 	"strings"
@@ -39,6 +37,7 @@ import (
 	"k8s.io/apiserver/pkg/authorization/authorizer"
 	"k8s.io/apiserver/pkg/authorization/authorizerfactory"
 	authorizerunion "k8s.io/apiserver/pkg/authorization/union"
+	"k8s.io/apiserver/pkg/server/dynamiccertificates"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
@@ -51,14 +50,10 @@ import (
 // paths); everything else is forbidden to them.
 var publicPaths = []string{"/livez", "/readyz", "/healthz", "/version"}
 
-// serviceAccountIssuer is the issuer of the service account tokens, and
-// the API's audience (kubeadm's --service-account-issuer).
-const serviceAccountIssuer = "https://kubernetes.default.svc.cluster.local"
-
 // newTokenAuthenticator authenticates the bearer tokens kube-apiserver
 // would, in its order: the tokens of tokenFile (upstream's
 // --token-auth-file CSV; "" for none), service account tokens, and the
-// admin token (a member of system:masters).
+// admin token, if any (a member of system:masters).
 func newTokenAuthenticator(adminToken, tokenFile string, serviceAccounts *auth.ServiceAccountTokens) (authenticator.Token, error) {
 	var chain []authenticator.Token
 	if tokenFile != "" {
@@ -68,31 +63,36 @@ func newTokenAuthenticator(adminToken, tokenFile string, serviceAccounts *auth.S
 		}
 		chain = append(chain, tokens)
 	}
-	chain = append(chain, serviceAccounts, authenticator.TokenFunc(func(_ context.Context, token string) (*authenticator.Response, bool, error) {
-		if subtle.ConstantTimeCompare([]byte(token), []byte(adminToken)) != 1 {
-			return nil, false, nil
-		}
-		return &authenticator.Response{User: &user.DefaultInfo{Name: "admin", Groups: []string{user.SystemPrivilegedGroup}}}, true, nil
-	}))
+	chain = append(chain, serviceAccounts)
+	if adminToken != "" {
+		chain = append(chain, authenticator.TokenFunc(func(_ context.Context, token string) (*authenticator.Response, bool, error) {
+			if subtle.ConstantTimeCompare([]byte(token), []byte(adminToken)) != 1 {
+				return nil, false, nil
+			}
+			return &authenticator.Response{User: &user.DefaultInfo{Name: "admin", Groups: []string{user.SystemPrivilegedGroup}}}, true, nil
+		}))
+	}
 	return tokenunion.New(chain...), nil
 }
 
 // newAuthenticator authenticates as kube-apiserver does: client
-// certificates signed by the data dir's CA (the user is the certificate's
-// CN, its groups its O), then bearer tokens; every authenticated user is
-// in system:authenticated. Anonymous requests reach the public paths only.
-func newAuthenticator(caPEM []byte, tokens authenticator.Token) (authenticator.Request, error) {
-	roots := x509.NewCertPool()
-	if !roots.AppendCertsFromPEM(caPEM) {
-		return nil, errors.New("the data dir's CA certificate does not parse")
+// certificates signed by clientCA (the user is the certificate's CN, its
+// groups its O; none if clientCA is nil), then bearer tokens; every
+// authenticated user is in system:authenticated. A request without
+// credentials is system:anonymous if anonymous is set (as with
+// kube-apiserver's --anonymous-auth=true), else a 401.
+func newAuthenticator(clientCA dynamiccertificates.CAContentProvider, tokens authenticator.Token, allowAnonymous bool) authenticator.Request {
+	var chain []authenticator.Request
+	if clientCA != nil {
+		chain = append(chain, x509request.NewDynamic(clientCA.VerifyOptions, x509request.CommonNameUserConversion))
 	}
-	opts := x509request.DefaultVerifyOptions()
-	opts.Roots = roots
-	authenticated := group.NewAuthenticatedGroupAdder(union.New(x509request.New(opts, x509request.CommonNameUserConversion), bearertoken.New(tokens)))
-	// A request without credentials is system:anonymous, as with
-	// kube-apiserver's --anonymous-auth=true (RBAC answers it: 403 but for
-	// the public paths); wrong credentials are a 401.
-	return union.NewFailOnError(authenticated, anonymous.NewAuthenticator(nil)), nil
+	authenticated := group.NewAuthenticatedGroupAdder(union.New(append(chain, bearertoken.New(tokens))...))
+	if !allowAnonymous {
+		return authenticated
+	}
+	// RBAC answers system:anonymous: 403 but for the public paths. Wrong
+	// credentials are a 401.
+	return union.NewFailOnError(authenticated, anonymous.NewAuthenticator(nil))
 }
 
 // clientLookup finds the objects service account tokens name through the
@@ -113,44 +113,96 @@ func (l clientLookup) Secret(ctx context.Context, ns, name string) (*corev1.Secr
 	return l.client.CoreV1().Secrets(ns).Get(ctx, name, metav1.GetOptions{})
 }
 
-// Authorization modes (--authorization-mode).
+// Authorization modes (--authorization-mode, a comma-separated list).
 const (
 	AuthorizationRBAC        = "RBAC"
 	AuthorizationAlwaysAllow = "AlwaysAllow"
+	AuthorizationAlwaysDeny  = "AlwaysDeny"
+	// AuthorizationNode is accepted in the list, but authorizes nothing
+	// of its own (upstream's Node authorizer is not ported): a node's
+	// requests get what the other modes allow it.
+	AuthorizationNode = "Node"
 )
 
-// newAuthorizer authorizes as kube-apiserver with --authorization-mode=RBAC
-// (Node aside): members of system:masters may do anything, everyone the
-// public paths, and the others what RBAC allows, from the RBAC objects in
-// factory's informers. AlwaysAllow allows everything.
-func newAuthorizer(mode string, factory informers.SharedInformerFactory) (authorizer.Authorizer, authorizer.RuleResolver, error) {
-	if mode == AuthorizationAlwaysAllow {
-		a := authorizerfactory.NewAlwaysAllowAuthorizer()
-		return a, a, nil
+// authorizationModes splits mode (kube-apiserver's --authorization-mode)
+// into its modes, and refuses what kube-apiserver refuses and the modes
+// this server lacks.
+func authorizationModes(mode string) ([]string, error) {
+	modes := strings.Split(mode, ",")
+	seen := map[string]bool{}
+	for _, m := range modes {
+		switch m {
+		case AuthorizationRBAC, AuthorizationAlwaysAllow, AuthorizationAlwaysDeny, AuthorizationNode:
+		case "ABAC", "Webhook":
+			return nil, fmt.Errorf("--authorization-mode %q: %s authorization is not supported by miniapiserver (supported: %s)", mode, m, supportedModes)
+		case "":
+			return nil, fmt.Errorf("--authorization-mode %q: at least one authorization mode must be passed", mode)
+		default:
+			return nil, fmt.Errorf("--authorization-mode %q: authorization mode %q is not a valid mode (supported: %s)", mode, m, supportedModes)
+		}
+		if seen[m] {
+			return nil, fmt.Errorf("--authorization-mode %q: has mode specified more than once: %s", mode, m)
+		}
+		seen[m] = true
 	}
+	return modes, nil
+}
+
+var supportedModes = strings.Join([]string{AuthorizationAlwaysAllow, AuthorizationAlwaysDeny, AuthorizationNode, AuthorizationRBAC}, ", ")
+
+// newAuthorizer authorizes as kube-apiserver with mode (validated by
+// authorizationModes): members of system:masters may do anything, then
+// each mode in turn has its say: RBAC what the RBAC objects in factory's
+// informers allow (and everyone the public paths), AlwaysAllow everything,
+// AlwaysDeny nothing, Node nothing of its own. The rule resolver is
+// RBAC's, or AlwaysAllow's, or one that finds no rules.
+func newAuthorizer(mode string, factory informers.SharedInformerFactory) (authorizer.Authorizer, authorizer.RuleResolver, error) {
+	modes, err := authorizationModes(mode)
+	if err != nil {
+		return nil, nil, err
+	}
+	chain := []authorizerunion.NamedAuthorizer{{AuthorizerName: "system:masters", Authorizer: authorizerfactory.NewPrivilegedGroups(user.SystemPrivilegedGroup)}}
+	var resolvers []authorizer.RuleResolver
+	for _, m := range modes {
+		switch m {
+		case AuthorizationAlwaysAllow:
+			a := authorizerfactory.NewAlwaysAllowAuthorizer()
+			chain, resolvers = append(chain, authorizerunion.NamedAuthorizer{AuthorizerName: m, Authorizer: a}), append(resolvers, a)
+		case AuthorizationAlwaysDeny:
+			a := authorizerfactory.NewAlwaysDenyAuthorizer()
+			chain, resolvers = append(chain, authorizerunion.NamedAuthorizer{AuthorizerName: m, Authorizer: a}), append(resolvers, a)
+		case AuthorizationRBAC:
+			r, err := newRBAC(factory)
+			if err != nil {
+				return nil, nil, err
+			}
+			chain = append(chain, authorizerunion.NamedAuthorizer{AuthorizerName: "public-info", Authorizer: publicInfo{}},
+				authorizerunion.NamedAuthorizer{AuthorizerName: m, Authorizer: r})
+			resolvers = append(resolvers, r)
+		}
+	}
+	a, err := authorizerunion.New(chain...)
+	if err != nil {
+		return nil, nil, err
+	}
+	return a, authorizerunion.NewRuleResolvers(resolvers...), nil
+}
+
+// newRBAC is the RBAC authorizer over factory's informers.
+func newRBAC(factory informers.SharedInformerFactory) (*auth.RBAC, error) {
 	rbac := factory.Rbac().V1()
 	bindings, clusterBindings := rbac.RoleBindings().Informer(), rbac.ClusterRoleBindings().Informer()
 	for _, i := range []cache.SharedIndexInformer{bindings, clusterBindings} {
 		if err := i.AddIndexers(auth.BindingIndexers); err != nil {
-			return nil, nil, err
+			return nil, err
 		}
 	}
-	r := &auth.RBAC{
+	return &auth.RBAC{
 		Roles:               rbac.Roles().Lister(),
 		ClusterRoles:        rbac.ClusterRoles().Lister(),
 		RoleBindings:        bindings.GetIndexer(),
 		ClusterRoleBindings: clusterBindings.GetIndexer(),
-	}
-	masters := authorizerfactory.NewPrivilegedGroups(user.SystemPrivilegedGroup)
-	a, err := authorizerunion.New(
-		authorizerunion.NamedAuthorizer{AuthorizerName: "system:masters", Authorizer: masters},
-		authorizerunion.NamedAuthorizer{AuthorizerName: "public-info", Authorizer: publicInfo{}},
-		authorizerunion.NamedAuthorizer{AuthorizerName: "RBAC", Authorizer: r},
-	)
-	if err != nil {
-		return nil, nil, err
-	}
-	return a, r, nil
+	}, nil
 }
 
 // publicInfo lets everyone get the public paths, as the default binding of

@@ -70,14 +70,14 @@ func bootstrapPriorityClasses(ctx context.Context, client kubernetes.Interface) 
 // 127.0.0.1 writes none either). Unlike it, it makes the Service before the
 // server is ready, not after, and not again if it is deleted until the
 // next start.
-func bootstrapKubernetesService(ctx context.Context, client kubernetes.Interface, port int) error {
+func bootstrapKubernetesService(ctx context.Context, client kubernetes.Interface, port int, ranges service.Ranges) error {
 	services := client.CoreV1().Services(metav1.NamespaceDefault)
 	singleStack := corev1.IPFamilyPolicySingleStack
 	svc := &corev1.Service{
 		ObjectMeta: metav1.ObjectMeta{Name: "kubernetes", Namespace: metav1.NamespaceDefault, Labels: map[string]string{"provider": "kubernetes", "component": "apiserver"}},
 		Spec: corev1.ServiceSpec{
 			Ports:           []corev1.ServicePort{{Name: "https", Protocol: corev1.ProtocolTCP, Port: 443, TargetPort: intstr.FromInt32(int32(port))}},
-			ClusterIP:       service.KubernetesServiceIP().String(),
+			ClusterIP:       ranges.KubernetesServiceIP().String(),
 			IPFamilyPolicy:  &singleStack,
 			SessionAffinity: corev1.ServiceAffinityNone,
 			Type:            corev1.ServiceTypeClusterIP,
@@ -104,7 +104,7 @@ func bootstrapKubernetesService(ctx context.Context, client kubernetes.Interface
 const serviceCIDRController = "kubernetes-service-cidr-controller"
 
 // bootstrapServiceCIDR makes the default ServiceCIDR, "kubernetes", of the
-// service range (service.ServiceCIDR, which cluster IPs are allocated
+// service range (ranges.ClusterIPs, which cluster IPs are allocated
 // from) unless it exists, then marks it Ready through /status, as
 // kube-apiserver's kubernetes-service-cidr-controller does: an existing
 // one is left as it is, and gets the condition only if it has the
@@ -112,11 +112,11 @@ const serviceCIDRController = "kubernetes-service-cidr-controller"
 // Unknown one. Unlike that controller, it runs once per start, so a
 // deleted default ServiceCIDR is made again only on the next start, and it
 // logs a mismatched range instead of recording an event.
-func bootstrapServiceCIDR(ctx context.Context, client kubernetes.Interface) error {
+func bootstrapServiceCIDR(ctx context.Context, client kubernetes.Interface, ranges service.Ranges) error {
 	cidrs := client.NetworkingV1().ServiceCIDRs()
 	want := &networkingv1.ServiceCIDR{
 		ObjectMeta: metav1.ObjectMeta{Name: servicecidr.DefaultName},
-		Spec:       networkingv1.ServiceCIDRSpec{CIDRs: []string{service.ServiceCIDR.String()}},
+		Spec:       networkingv1.ServiceCIDRSpec{CIDRs: []string{ranges.ClusterIPs.String()}},
 	}
 	if err := createMissing(ctx, []*networkingv1.ServiceCIDR{want}, cidrs.Create); err != nil {
 		return err

@@ -25,6 +25,8 @@ import (
 	networkingv1 "k8s.io/api/networking/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes/fake"
+
+	"github.com/miniapiserver/miniapiserver/pkg/registry/service"
 )
 
 func serviceCIDR(cidrs []string, ready metav1.ConditionStatus) *networkingv1.ServiceCIDR {
@@ -89,7 +91,7 @@ func TestBootstrapServiceCIDR(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			if err := bootstrapServiceCIDR(t.Context(), client); err != nil {
+			if err := bootstrapServiceCIDR(t.Context(), client, service.DefaultRanges); err != nil {
 				t.Fatalf("bootstrapServiceCIDR: %v", err)
 			}
 			got, err := client.NetworkingV1().ServiceCIDRs().Get(t.Context(), "kubernetes", metav1.GetOptions{})

@@ -18,33 +18,28 @@ package server
 
 import (
 	"context"
-	"sync"
 
-	genericapiserver "k8s.io/apiserver/pkg/server"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/metadata"
+	"k8s.io/client-go/rest"
 
 	"github.com/miniapiserver/miniapiserver/pkg/garbagecollector"
 )
 
-// addGarbageCollector adds the post-start hook "garbage-collector", which
-// runs the garbage collector with the loopback client until ctx ends, as a
-// goroutine of controllers.
-func addGarbageCollector(ctx context.Context, generic *genericapiserver.GenericAPIServer, controllers *sync.WaitGroup) {
-	generic.AddPostStartHookOrDie("garbage-collector", func(hc genericapiserver.PostStartHookContext) error {
-		meta, err := metadata.NewForConfig(hc.LoopbackClientConfig)
-		if err != nil {
-			return err
-		}
-		disc, err := discovery.NewDiscoveryClientForConfig(hc.LoopbackClientConfig)
-		if err != nil {
-			return err
-		}
-		gc, err := garbagecollector.New(garbagecollector.Config{Metadata: meta, Discovery: disc})
-		if err != nil {
-			return err
-		}
-		controllers.Go(func() { gc.Run(ctx) })
-		return nil
-	})
+// newGarbageCollector makes the garbage collector with the loopback
+// config cfg; it runs until its context ends.
+func newGarbageCollector(cfg *rest.Config) (func(context.Context), error) {
+	meta, err := metadata.NewForConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	disc, err := discovery.NewDiscoveryClientForConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	gc, err := garbagecollector.New(garbagecollector.Config{Metadata: meta, Discovery: disc})
+	if err != nil {
+		return nil, err
+	}
+	return gc.Run, nil
 }

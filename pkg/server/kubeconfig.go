@@ -17,6 +17,8 @@ limitations under the License.
 package server
 
 import (
+	"errors"
+
 	"k8s.io/client-go/rest"
 
 	"github.com/miniapiserver/miniapiserver/pkg/server/datadir"
@@ -28,7 +30,10 @@ import (
 // user can do what RBAC allows it: nothing, until roles are bound to it or
 // to one of its groups (system:masters can do anything).
 func (s *Server) UserConfig(name string, groups ...string) (*rest.Config, error) {
-	return s.creds.UserConfig(s.Admin, name, groups)
+	if s.userCA == nil {
+		return nil, errors.New("the server has no data dir: no CA to sign user certificates with")
+	}
+	return s.userCA.UserConfig(s.Admin, name, groups)
 }
 
 // UserKubeconfig returns a kubeconfig for user name in groups on the

@@ -27,7 +27,9 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apiserver/pkg/authentication/token/tokenfile"
+	genericoptions "k8s.io/apiserver/pkg/server/options"
 
+	"github.com/miniapiserver/miniapiserver/pkg/registry/service"
 	serverstorage "github.com/miniapiserver/miniapiserver/pkg/server/storage"
 	"github.com/miniapiserver/miniapiserver/pkg/storage"
 	"github.com/miniapiserver/miniapiserver/pkg/watchcache"
@@ -49,8 +51,9 @@ type Options struct {
 	// EtcdCAFile, EtcdCertFile and EtcdKeyFile secure the connection to
 	// external etcd servers with TLS and a client certificate.
 	EtcdCAFile, EtcdCertFile, EtcdKeyFile string
-	// AuthorizationMode is RBAC (kube-apiserver's, with system:masters
-	// allowed everything) or AlwaysAllow.
+	// AuthorizationMode is kube-apiserver's --authorization-mode: a
+	// comma-separated list of RBAC (with system:masters allowed
+	// everything), AlwaysAllow, AlwaysDeny and Node.
 	AuthorizationMode string
 	// TokenAuthFile is a CSV of bearer tokens (kube-apiserver's
 	// --token-auth-file): token,user,uid,"group1,group2,...".
@@ -62,19 +65,29 @@ type Options struct {
 	WatchCacheHistoryWindow time.Duration
 	// WatchCacheHistorySize caps those events per resource.
 	WatchCacheHistorySize int
-	// GarbageCollector runs a garbage collector in the server, as
-	// kube-controller-manager runs one: dependents whose owners are gone are
-	// deleted, and deletes with the Foreground and Orphan propagation
-	// policies wait for it (without it they delete at once, as
-	// kube-apiserver's --enable-garbage-collector=false).
-	GarbageCollector bool
+	// GarbageCollection makes deletes with the Foreground and Orphan
+	// propagation policies wait for a garbage collector, as
+	// kube-apiserver's --enable-garbage-collector (without it they delete
+	// at once). The garbage collector itself is a controller (see
+	// Controllers).
+	GarbageCollection bool
+	// Controllers are the in-server controllers to run, by
+	// kube-controller-manager's names and in the syntax of its
+	// --controllers: "*" runs those on by default (all but
+	// ControllerGarbageCollector), "name" runs one, "-name" does not;
+	// the first that names a controller decides. Empty runs none, as
+	// kube-apiserver (whose controllers are kube-controller-manager's).
+	Controllers []string
 	// EnableAdmissionPlugins and DisableAdmissionPlugins turn admission
 	// plugins on or off, as kube-apiserver's flags of those names: all of
 	// NewAdmissionOptions' are on unless disabled.
 	EnableAdmissionPlugins, DisableAdmissionPlugins []string
-	// NamespaceDefaults gives every namespace a "default" ServiceAccount
-	// and the "kube-root-ca.crt" ConfigMap, as kube-controller-manager does.
-	NamespaceDefaults bool
+	// AdmissionControlConfigFile configures the admission plugins
+	// (kube-apiserver's --admission-control-config-file).
+	AdmissionControlConfigFile string
+	// ServiceRanges are where Services' cluster IPs and node ports come
+	// from (--service-cluster-ip-range, --service-node-port-range).
+	ServiceRanges service.Ranges
 	// CRDPaths are CustomResourceDefinition manifests (YAML or JSON files,
 	// or directories of them, as envtest's CRDDirectoryPaths) that the
 	// server installs, or updates, on start; WaitReady waits until they are
@@ -123,7 +136,9 @@ type ConversionWebhook struct {
 	AllKinds     bool
 }
 
-// NewOptions returns the defaults: ./.miniapiserver, 127.0.0.1:6443, embedded etcd, watch cache on.
+// NewOptions returns the defaults: ./.miniapiserver, 127.0.0.1:6443,
+// embedded etcd, watch cache on, the in-server controllers on but the
+// garbage collector.
 func NewOptions() *Options {
 	return &Options{
 		DataDir:                 "./.miniapiserver",
@@ -131,7 +146,8 @@ func NewOptions() *Options {
 		SecurePort:              6443,
 		EtcdPrefix:              storage.DefaultPrefix,
 		AuthorizationMode:       AuthorizationRBAC,
-		NamespaceDefaults:       true,
+		Controllers:             []string{"*"},
+		ServiceRanges:           service.DefaultRanges,
 		WatchCache:              true,
 		WatchCacheHistoryWindow: watchcache.DefaultHistoryWindow,
 		WatchCacheHistorySize:   watchcache.DefaultMaxEvents,
@@ -157,8 +173,12 @@ func (o *Options) Validate() error {
 	if o.WatchCacheHistorySize < 1 {
 		errs = append(errs, fmt.Errorf("--watch-cache-history-size %d must be positive", o.WatchCacheHistorySize))
 	}
-	if o.AuthorizationMode != AuthorizationRBAC && o.AuthorizationMode != AuthorizationAlwaysAllow {
-		errs = append(errs, fmt.Errorf("--authorization-mode %q must be %s or %s", o.AuthorizationMode, AuthorizationRBAC, AuthorizationAlwaysAllow))
+	if _, err := authorizationModes(o.AuthorizationMode); err != nil {
+		errs = append(errs, err)
+	}
+	errs = append(errs, validateControllers(o.Controllers)...)
+	if err := o.ServiceRanges.Validate(); err != nil {
+		errs = append(errs, err)
 	}
 	if o.TokenAuthFile != "" {
 		if _, err := tokenfile.NewCSV(o.TokenAuthFile); err != nil {
@@ -177,10 +197,18 @@ func (o *Options) Validate() error {
 	if o.EtcdCompactionInterval < 0 {
 		errs = append(errs, fmt.Errorf("--etcd-compaction-interval %s must not be negative", o.EtcdCompactionInterval))
 	}
-	errs = append(errs, NewAdmissionOptions(o.EnableAdmissionPlugins, o.DisableAdmissionPlugins).Validate()...)
+	errs = append(errs, o.admissionOptions().Validate()...)
 	if _, err := ParseServiceAddresses(o.WebhookServices); err != nil {
 		errs = append(errs, fmt.Errorf("--webhook-service: %w", err))
 	}
 	errs = append(errs, o.Errors...)
 	return errors.Join(errs...)
+}
+
+// admissionOptions are the admission plugins o turns on, and their
+// configuration file.
+func (o *Options) admissionOptions() *genericoptions.AdmissionOptions {
+	a := NewAdmissionOptions(o.EnableAdmissionPlugins, o.DisableAdmissionPlugins)
+	a.ConfigFile = o.AdmissionControlConfigFile
+	return a
 }

@@ -119,7 +119,7 @@ func start(logs *serverLog, options []func(*server.Options)) (*Server, error) {
 	// As envtest, which runs no kube-controller-manager, and so no
 	// ServiceAccount admission (it would refuse every Pod for want of a
 	// "default" ServiceAccount): see WithNamespaceDefaults.
-	opts.NamespaceDefaults = false
+	opts.Controllers = []string{"-" + server.ControllerServiceAccount, "-" + server.ControllerRootCAPublisher, "*"}
 	opts.DisableAdmissionPlugins = []string{serviceaccount.PluginName}
 	for _, o := range options {
 		o(opts)
@@ -176,7 +176,10 @@ func WithCRDs(paths ...string) func(*server.Options) {
 // kube-controller-manager runs it next to kube-apiserver: owner-based
 // cleanup and the Foreground and Orphan propagation policies work.
 func WithGarbageCollector() func(*server.Options) {
-	return func(o *server.Options) { o.GarbageCollector = true }
+	return func(o *server.Options) {
+		o.GarbageCollection = true
+		o.Controllers = append([]string{server.ControllerGarbageCollector}, o.Controllers...)
+	}
 }
 
 // WithNamespaceDefaults gives every namespace a "default" ServiceAccount
@@ -187,7 +190,7 @@ func WithGarbageCollector() func(*server.Options) {
 // envtest's kube-apiserver, does not unless asked).
 func WithNamespaceDefaults() func(*server.Options) {
 	return func(o *server.Options) {
-		o.NamespaceDefaults = true
+		o.Controllers = append([]string{server.ControllerServiceAccount, server.ControllerRootCAPublisher}, o.Controllers...)
 		o.DisableAdmissionPlugins = slices.DeleteFunc(o.DisableAdmissionPlugins, func(p string) bool { return p == serviceaccount.PluginName })
 	}
 }

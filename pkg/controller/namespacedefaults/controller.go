@@ -46,10 +46,16 @@ const (
 	DefaultServiceAccount = "default"
 )
 
-// Controller keeps each active namespace's defaults.
+// Controller keeps each active namespace's defaults: the "default"
+// ServiceAccount (as kube-controller-manager's serviceaccount-controller)
+// and the kube-root-ca.crt ConfigMap (as its
+// root-ca-certificate-publisher-controller), either or both.
 type Controller struct {
-	client     kubernetes.Interface
+	client kubernetes.Interface
+	// rootCA is published if set; defaultSA says whether to make the
+	// default ServiceAccounts.
 	rootCA     string
+	defaultSA  bool
 	namespaces corelisters.NamespaceLister
 	sas        corelisters.ServiceAccountLister
 	configMaps corelisters.ConfigMapLister
@@ -58,11 +64,12 @@ type Controller struct {
 	queue      workqueue.TypedRateLimitingInterface[string]
 }
 
-// New returns a controller that writes through client and publishes
-// rootCA (PEM). It watches the default ServiceAccounts and the
+// New returns a controller that writes through client, publishes rootCA
+// (PEM) unless it is empty, and makes default ServiceAccounts if
+// defaultSA. It watches the default ServiceAccounts and the
 // kube-root-ca.crt ConfigMaps only (informers of its own, by name), not
 // every ServiceAccount and ConfigMap.
-func New(client kubernetes.Interface, rootCA []byte, namespaces coreinformers.NamespaceInformer) *Controller {
+func New(client kubernetes.Interface, rootCA []byte, defaultSA bool, namespaces coreinformers.NamespaceInformer) *Controller {
 	byName := func(name string) internalinterfaces.TweakListOptionsFunc {
 		return func(o *metav1.ListOptions) {
 			o.FieldSelector = fields.OneTermEqualSelector("metadata.name", name).String()
@@ -71,7 +78,7 @@ func New(client kubernetes.Interface, rootCA []byte, namespaces coreinformers.Na
 	sas := coreinformers.NewFilteredServiceAccountInformer(client, metav1.NamespaceAll, 0, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc}, byName(DefaultServiceAccount))
 	configMaps := coreinformers.NewFilteredConfigMapInformer(client, metav1.NamespaceAll, 0, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc}, byName(RootCAConfigMap))
 	c := &Controller{
-		client: client, rootCA: string(rootCA),
+		client: client, rootCA: string(rootCA), defaultSA: defaultSA,
 		namespaces: namespaces.Lister(), sas: corelisters.NewServiceAccountLister(sas.GetIndexer()), configMaps: corelisters.NewConfigMapLister(configMaps.GetIndexer()),
 		informers: []cache.SharedIndexInformer{sas, configMaps},
 		synced:    []cache.InformerSynced{namespaces.Informer().HasSynced, sas.HasSynced, configMaps.HasSynced},
@@ -138,6 +145,9 @@ func (c *Controller) sync(ctx context.Context, ns string) error {
 }
 
 func (c *Controller) syncServiceAccount(ctx context.Context, ns string) error {
+	if !c.defaultSA {
+		return nil
+	}
 	if _, err := c.sas.ServiceAccounts(ns).Get(DefaultServiceAccount); !apierrors.IsNotFound(err) {
 		return err
 	}
@@ -147,6 +157,9 @@ func (c *Controller) syncServiceAccount(ctx context.Context, ns string) error {
 }
 
 func (c *Controller) syncRootCA(ctx context.Context, ns string) error {
+	if c.rootCA == "" {
+		return nil
+	}
 	data := map[string]string{"ca.crt": c.rootCA}
 	cm, err := c.configMaps.ConfigMaps(ns).Get(RootCAConfigMap)
 	switch {

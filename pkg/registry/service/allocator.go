@@ -21,7 +21,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"net/netip"
 	"sync"
 
@@ -29,13 +28,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metainternalversion "k8s.io/apimachinery/pkg/apis/meta/internalversion"
 	"k8s.io/apimachinery/pkg/util/validation/field"
-)
-
-// The ranges kube-apiserver uses when given no flags:
-// --service-cluster-ip-range 10.0.0.0/24 and --service-node-port-range 30000-32767.
-var (
-	ServiceCIDR                    = netip.MustParsePrefix("10.0.0.0/24")
-	nodePortMin, nodePortMax int32 = 30000, 32767
 )
 
 // allocator hands out cluster IPs and node ports not used by any stored
@@ -53,7 +45,9 @@ var (
 // out is pending until the service's write ends; the writes (of
 // IPAddresses and services) run in parallel, outside mu.
 type allocator struct {
-	mu sync.Mutex
+	// ranges are where cluster IPs and node ports come from.
+	ranges Ranges
+	mu     sync.Mutex
 	// list returns every stored service, in all namespaces; consistent
 	// asks for a consistent read, else the watch cache's may be stale.
 	list func(ctx context.Context, consistent bool) ([]corev1.Service, error)
@@ -172,21 +166,21 @@ func (a *allocator) allocate(ctx context.Context, svc *corev1.Service, taken map
 		return err
 	}
 	if needsClusterIP(svc) {
-		err := allocateIP(svc, ips, dryRun)
+		err := a.ranges.allocateIP(svc, ips, dryRun)
 		if apierrors.IsInternalError(err) && !consistent {
 			// Full, as the watch cache has it: it may still hold Services
 			// just deleted.
 			if ips, ports, err = a.used(ctx, svc, taken, true); err != nil {
 				return err
 			}
-			err = allocateIP(svc, ips, dryRun)
+			err = a.ranges.allocateIP(svc, ips, dryRun)
 		}
 		if err != nil {
 			return err
 		}
 	}
 	if needsNodePorts(svc) {
-		return allocateNodePorts(svc, ports, dryRun)
+		return a.ranges.allocateNodePorts(svc, ports, dryRun)
 	}
 	return nil
 }
@@ -218,7 +212,9 @@ func needsNodePorts(svc *corev1.Service) bool {
 		(svc.Spec.Type == corev1.ServiceTypeLoadBalancer && (svc.Spec.AllocateLoadBalancerNodePorts == nil || *svc.Spec.AllocateLoadBalancerNodePorts))
 }
 
-func allocateIP(svc *corev1.Service, used map[netip.Addr]bool, dryRun bool) error {
+// allocateIP gives svc a free usable address of the range unless it asks
+// for one, which it checks (the range's first address in a dry run).
+func (r Ranges) allocateIP(svc *corev1.Service, used map[netip.Addr]bool, dryRun bool) error {
 	ip := svc.Spec.ClusterIP
 	if ip == "" && len(svc.Spec.ClusterIPs) > 0 {
 		ip = svc.Spec.ClusterIPs[0]
@@ -227,24 +223,24 @@ func allocateIP(svc *corev1.Service, used map[netip.Addr]bool, dryRun bool) erro
 	case corev1.ClusterIPNone:
 	case "":
 		if dryRun {
-			ip = ServiceCIDR.Addr().String()
+			ip = r.ClusterIPs.Addr().String()
 			break
 		}
-		addr, ok := freeIP(used)
+		addr, ok := r.freeIP(used)
 		if !ok {
 			return apierrors.NewInternalError(fmt.Errorf("failed to allocate a serviceIP for Service %q: range is full", svc.Name))
 		}
 		ip = addr.String()
 	default:
 		addr, err := netip.ParseAddr(ip)
-		inRange := err == nil && ServiceCIDR.Contains(addr) && (usable(addr) || addr == KubernetesServiceIP())
+		inRange := err == nil && (r.usable(addr) || addr == r.KubernetesServiceIP())
 		switch {
 		case err != nil:
 			return invalid(svc, field.Invalid(field.NewPath("spec", "clusterIPs").Index(0), ip, "must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)"))
 		case addr.Is6():
 			return invalid(svc, field.Invalid(field.NewPath("spec", "clusterIPs").Index(0), clusterIPs(svc, ip), "IPv6 is not configured on this cluster"))
 		case !inRange && dryRun:
-			return ipRefused(svc, ip, fmt.Sprintf("the provided IP (%s) is not in the valid range. The range of valid IPs is %s", ip, ServiceCIDR))
+			return ipRefused(svc, ip, fmt.Sprintf("the provided IP (%s) is not in the valid range. The range of valid IPs is %s", ip, r.ClusterIPs))
 		case !inRange:
 			return ipRefused(svc, ip, "the provided network does not match the current range")
 		case used[addr] && !dryRun:
@@ -260,36 +256,9 @@ func allocateIP(svc *corev1.Service, used map[netip.Addr]bool, dryRun bool) erro
 	return nil
 }
 
-// KubernetesServiceIP is the default/kubernetes Service's address, the
-// first of ServiceCIDR, as upstream's: a Service gets it only by asking.
-func KubernetesServiceIP() netip.Addr { return ServiceCIDR.Addr().Next() }
-
-// usable are the addresses a Service is given when it asks for none: all
-// but the network and broadcast addresses and KubernetesServiceIP.
-func usable(addr netip.Addr) bool {
-	first := ServiceCIDR.Addr()
-	return addr != first && addr != first.Next() && addr.Next().IsValid() && ServiceCIDR.Contains(addr.Next())
-}
-
-// freeIP picks a free address at random, as upstream does, probing on from there.
-func freeIP(used map[netip.Addr]bool) (netip.Addr, bool) {
-	size := 1 << (32 - ServiceCIDR.Bits())
-	start := rand.IntN(size)
-	base := ServiceCIDR.Addr().As4()
-	n := uint32(base[0])<<24 | uint32(base[1])<<16 | uint32(base[2])<<8 | uint32(base[3])
-	for i := range size {
-		v := n + uint32((start+i)%size)
-		addr := netip.AddrFrom4([4]byte{byte(v >> 24), byte(v >> 16), byte(v >> 8), byte(v)})
-		if usable(addr) && !used[addr] {
-			return addr, true
-		}
-	}
-	return netip.Addr{}, false
-}
-
 // allocateNodePorts gives every port without a node port one; ports with
 // the same number (53/TCP and 53/UDP) share one, as upstream's do.
-func allocateNodePorts(svc *corev1.Service, used map[int32]bool, dryRun bool) error {
+func (r Ranges) allocateNodePorts(svc *corev1.Service, used map[int32]bool, dryRun bool) error {
 	byPort := map[int32]int32{} // port -> its node port in this service
 	for _, p := range svc.Spec.Ports {
 		if p.NodePort != 0 {
@@ -297,7 +266,8 @@ func allocateNodePorts(svc *corev1.Service, used map[int32]bool, dryRun bool) er
 		}
 	}
 	// last is the highest node port handed out yet: a dry run counts on
-	// from it, or from 32768 if none (upstream's PortAllocationOperation).
+	// from it, or from 32768 if none, whatever the range (upstream's
+	// PortAllocationOperation).
 	var last int32
 	claimedBy := map[int32]int32{} // node port -> the port number that asked for it first
 	for i := range svc.Spec.Ports {
@@ -308,7 +278,7 @@ func allocateNodePorts(svc *corev1.Service, used map[int32]bool, dryRun bool) er
 				p.NodePort = shared
 				continue
 			}
-			port, ok := freeNodePort(used)
+			port, ok := r.freeNodePort(used)
 			if dryRun {
 				port, ok = cmp.Or(last, 32768)+1, true
 			}
@@ -326,22 +296,12 @@ func allocateNodePorts(svc *corev1.Service, used map[int32]bool, dryRun bool) er
 		}
 		claimedBy[p.NodePort], last = p.Port, max(last, p.NodePort)
 		switch {
-		case (p.NodePort < nodePortMin || p.NodePort > nodePortMax) && !dryRun:
-			return invalid(svc, field.Invalid(path, p.NodePort, fmt.Sprintf("provided port is not in the valid range. The range of valid ports is %d-%d", nodePortMin, nodePortMax)))
+		case !r.NodePorts.Contains(p.NodePort) && !dryRun:
+			return invalid(svc, field.Invalid(path, p.NodePort, fmt.Sprintf("provided port is not in the valid range. The range of valid ports is %s", r.NodePorts)))
 		case used[p.NodePort]:
 			return invalid(svc, field.Invalid(path, p.NodePort, "provided port is already allocated"))
 		}
+		used[p.NodePort] = true // not handed out to a later port of svc
 	}
 	return nil
-}
-
-func freeNodePort(used map[int32]bool) (int32, bool) {
-	size := nodePortMax - nodePortMin + 1
-	start := rand.Int32N(size)
-	for i := range size {
-		if port := nodePortMin + (start+i)%size; !used[port] {
-			return port, true
-		}
-	}
-	return 0, false
 }

@@ -36,9 +36,14 @@ import (
 	"k8s.io/utils/ptr"
 )
 
-// fakeAllocator returns an allocator whose list returns services.
+// fakeAllocator returns an allocator of DefaultRanges whose list returns services.
 func fakeAllocator(services ...corev1.Service) *allocator {
-	return &allocator{list: func(context.Context, bool) ([]corev1.Service, error) { return services, nil }}
+	return fakeAllocatorOf(DefaultRanges, services...)
+}
+
+// fakeAllocatorOf returns an allocator of ranges whose list returns services.
+func fakeAllocatorOf(ranges Ranges, services ...corev1.Service) *allocator {
+	return &allocator{ranges: ranges, list: func(context.Context, bool) ([]corev1.Service, error) { return services, nil }}
 }
 
 // holding returns a service (in namespace default) holding ip and nodePorts.
@@ -54,92 +59,15 @@ func holding(name, ip string, nodePorts ...int32) corev1.Service {
 	return svc
 }
 
-// usableAddrs are the addresses of ServiceCIDR allocate may hand out: all
-// but the network address, the first host (the kubernetes service's) and
-// the broadcast address.
-func usableAddrs() []netip.Addr {
-	var out []netip.Addr
-	for a := ServiceCIDR.Addr(); ServiceCIDR.Contains(a); a = a.Next() {
-		if b := a.As4()[3]; b != 0 && b != 1 && b != 255 {
-			out = append(out, a)
-		}
+// usableAddrs are the addresses of r's cluster IP range allocate may
+// hand out: all but the network address, the first host (the kubernetes
+// service's) and the broadcast address.
+func usableAddrs(r Ranges) []netip.Addr {
+	var all []netip.Addr
+	for a := r.ClusterIPs.Addr(); a.IsValid() && r.ClusterIPs.Contains(a); a = a.Next() {
+		all = append(all, a)
 	}
-	return out
-}
-
-func TestUsable(t *testing.T) {
-	tests := []struct {
-		addr string
-		want bool
-	}{
-		{addr: "10.0.0.0", want: false},
-		{addr: "10.0.0.1", want: false},
-		{addr: "10.0.0.2", want: true},
-		{addr: "10.0.0.128", want: true},
-		{addr: "10.0.0.254", want: true},
-		{addr: "10.0.0.255", want: false},
-		{addr: "10.0.1.7", want: false},
-	}
-	for _, tt := range tests {
-		t.Run(tt.addr, func(t *testing.T) {
-			if got := usable(netip.MustParseAddr(tt.addr)); got != tt.want {
-				t.Errorf("usable(%s): got %v, want %v", tt.addr, got, tt.want)
-			}
-		})
-	}
-	if got := len(usableAddrs()); got != 253 {
-		t.Errorf("usable addresses in %s: got %d, want 253", ServiceCIDR, got)
-	}
-}
-
-func TestFreeIP(t *testing.T) {
-	t.Run("empty range", func(t *testing.T) {
-		for range 50 {
-			addr, ok := freeIP(map[netip.Addr]bool{})
-			if !ok || !ServiceCIDR.Contains(addr) || !usable(addr) {
-				t.Fatalf("freeIP: got (%v, %v), want a usable address of %s", addr, ok, ServiceCIDR)
-			}
-		}
-	})
-	t.Run("one address free", func(t *testing.T) {
-		addrs := usableAddrs()
-		free := addrs[len(addrs)/2]
-		used := map[netip.Addr]bool{}
-		for _, a := range addrs {
-			used[a] = a != free
-		}
-		// The search starts at random: whichever start, it finds the one free address.
-		for range 100 {
-			if addr, ok := freeIP(used); !ok || addr != free {
-				t.Fatalf("freeIP with only %s free: got (%v, %v), want (%v, true)", free, addr, ok, free)
-			}
-		}
-	})
-	t.Run("range full", func(t *testing.T) {
-		used := map[netip.Addr]bool{}
-		for _, a := range usableAddrs() {
-			used[a] = true
-		}
-		if addr, ok := freeIP(used); ok {
-			t.Errorf("freeIP of a full range: got (%v, true), want none", addr)
-		}
-	})
-}
-
-func TestFreeNodePort(t *testing.T) {
-	used := map[int32]bool{}
-	for p := nodePortMin; p <= nodePortMax; p++ {
-		used[p] = p != 31234
-	}
-	for range 100 {
-		if p, ok := freeNodePort(used); !ok || p != 31234 {
-			t.Fatalf("freeNodePort with only 31234 free: got (%d, %v), want (31234, true)", p, ok)
-		}
-	}
-	used[31234] = true
-	if p, ok := freeNodePort(used); ok {
-		t.Errorf("freeNodePort of a full range: got (%d, true), want none", p)
-	}
+	return all[2 : len(all)-1]
 }
 
 // errorSummary returns "field: type" for each cause of an Invalid error.
@@ -227,8 +155,8 @@ func TestAllocateClusterIP(t *testing.T) {
 			}
 			if tt.wantIP == "" {
 				addr, err := netip.ParseAddr(ip)
-				if err != nil || !ServiceCIDR.Contains(addr) || !usable(addr) {
-					t.Errorf("clusterIP: got %q, want a usable address of %s", ip, ServiceCIDR)
+				if err != nil || !DefaultRanges.usable(addr) {
+					t.Errorf("clusterIP: got %q, want a usable address of %s", ip, DefaultRanges.ClusterIPs)
 				}
 				for _, s := range tt.services {
 					if s.Spec.ClusterIP == ip {
@@ -260,34 +188,74 @@ func TestAllocateKeepsIPFamilyPolicy(t *testing.T) {
 	}
 }
 
-// TestAllocateUntilFull gives out every address of the range, one service
-// at a time, and then fails: no address is ever handed out twice.
+// TestAllocateUntilFull gives out every address (or node port) of a
+// range, one service at a time, and then fails with upstream's 500: none
+// is ever handed out twice, or outside the range.
 func TestAllocateUntilFull(t *testing.T) {
-	var stored []corev1.Service
-	a := &allocator{list: func(context.Context, bool) ([]corev1.Service, error) { return stored, nil }}
-	seen := map[string]bool{}
-	for i := range len(usableAddrs()) {
-		svc := holding(fmt.Sprint("svc-", i), "")
-		if err := a.allocate(context.Background(), &svc, nil, false); err != nil {
-			t.Fatalf("allocate #%d: got error %v, want none", i, err)
-		}
-		if seen[svc.Spec.ClusterIP] {
-			t.Fatalf("allocate #%d: got %s, which is allocated already", i, svc.Spec.ClusterIP)
-		}
-		seen[svc.Spec.ClusterIP] = true
-		stored = append(stored, svc)
+	small := Ranges{ClusterIPs: netip.MustParsePrefix("10.96.0.0/29"), NodePorts: PortRange{Base: 31000, Size: 10}}
+	tests := []struct {
+		name   string
+		ranges Ranges
+		// nodePorts has each service ask for a node port too.
+		nodePorts bool
+		// want is how many services the range has room for.
+		want    int
+		wantErr string
+	}{
+		{name: "cluster IPs of 10.0.0.0/24", ranges: DefaultRanges, want: 253,
+			wantErr: `Internal error occurred: failed to allocate a serviceIP for Service "one-too-many": range is full`},
+		{name: "cluster IPs of 10.96.0.0/29", ranges: small, want: 5,
+			wantErr: `Internal error occurred: failed to allocate a serviceIP for Service "one-too-many": range is full`},
+		{name: "node ports 31000-31009", ranges: Ranges{ClusterIPs: netip.MustParsePrefix("10.96.0.0/16"), NodePorts: small.NodePorts}, nodePorts: true, want: 10,
+			wantErr: "Internal error occurred: failed to allocate a nodePort: range is full"},
 	}
-	svc := holding("one-too-many", "")
-	err := a.allocate(context.Background(), &svc, nil, false)
-	// Upstream's answer: 500 "Internal error occurred: failed to allocate a serviceIP for Service ...: range is full".
-	if want := `Internal error occurred: failed to allocate a serviceIP for Service "one-too-many": range is full`; !apierrors.IsInternalError(err) || err.Error() != want {
-		t.Fatalf("allocate in a full range: got error %v, want 500 %q", err, want)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var stored []corev1.Service
+			a := &allocator{ranges: tt.ranges, list: func(context.Context, bool) ([]corev1.Service, error) { return stored, nil }}
+			newService := func(name string) corev1.Service {
+				if tt.nodePorts {
+					return holding(name, "", 0)
+				}
+				return holding(name, "")
+			}
+			seen := map[string]bool{}
+			for i := range tt.want {
+				svc := newService(fmt.Sprint("svc-", i))
+				if err := a.allocate(context.Background(), &svc, nil, false); err != nil {
+					t.Fatalf("allocate #%d: got error %v, want none", i, err)
+				}
+				checkAllocated(t, tt.ranges, &svc, seen)
+				stored = append(stored, svc)
+			}
+			svc := newService("one-too-many")
+			if err := a.allocate(context.Background(), &svc, nil, false); !apierrors.IsInternalError(err) || err.Error() != tt.wantErr {
+				t.Fatalf("allocate in a full range: got error %v, want 500 %q", err, tt.wantErr)
+			}
+		})
+	}
+}
+
+// checkAllocated fails t unless svc's cluster IP and node ports are
+// usable ones of r and not in seen, and adds them to seen.
+func checkAllocated(t *testing.T, r Ranges, svc *corev1.Service, seen map[string]bool) {
+	t.Helper()
+	if addr, err := netip.ParseAddr(svc.Spec.ClusterIP); err != nil || !r.usable(addr) || seen[svc.Spec.ClusterIP] {
+		t.Errorf("%s: clusterIP: got %q, want a free usable address of %s", svc.Name, svc.Spec.ClusterIP, r.ClusterIPs)
+	}
+	seen[svc.Spec.ClusterIP] = true
+	for i, p := range svc.Spec.Ports {
+		if port := fmt.Sprint(p.NodePort); !r.NodePorts.Contains(p.NodePort) || seen[port] {
+			t.Errorf("%s: ports[%d].nodePort: got %d, want a free one of %s", svc.Name, i, p.NodePort, r.NodePorts)
+		} else {
+			seen[port] = true
+		}
 	}
 }
 
 func TestAllocateListError(t *testing.T) {
 	want := errors.New("etcd is down")
-	a := &allocator{list: func(context.Context, bool) ([]corev1.Service, error) { return nil, want }}
+	a := &allocator{ranges: DefaultRanges, list: func(context.Context, bool) ([]corev1.Service, error) { return nil, want }}
 	svc := holding("web", "")
 	if err := a.allocate(context.Background(), &svc, nil, false); !errors.Is(err, want) {
 		t.Errorf("allocate: got error %v, want the list's error", err)
@@ -301,7 +269,7 @@ func TestAllocateSkipsExternalName(t *testing.T) {
 	}
 	want := svc.DeepCopy()
 	listed := false
-	a := &allocator{list: func(context.Context, bool) ([]corev1.Service, error) { listed = true; return nil, nil }}
+	a := &allocator{ranges: DefaultRanges, list: func(context.Context, bool) ([]corev1.Service, error) { listed = true; return nil, nil }}
 	if err := a.allocate(context.Background(), &svc, nil, false); err != nil {
 		t.Fatalf("allocate: got error %v, want none", err)
 	}
@@ -420,11 +388,11 @@ func TestAllocateNodePorts(t *testing.T) {
 // counts as used).
 func TestAllocateNodePortsOneFree(t *testing.T) {
 	used := map[int32]bool{}
-	for p := nodePortMin; p <= nodePortMax; p++ {
-		used[p] = p != 30500
+	for p := range int32(DefaultRanges.NodePorts.Size) {
+		used[DefaultRanges.NodePorts.Base+p] = DefaultRanges.NodePorts.Base+p != 30500
 	}
 	svc := nodePortService(corev1.ServicePort{Name: "a", Port: 80, Protocol: corev1.ProtocolTCP}, corev1.ServicePort{Name: "b", Port: 81, Protocol: corev1.ProtocolTCP})
-	err := allocateNodePorts(&svc, used, false)
+	err := DefaultRanges.allocateNodePorts(&svc, used, false)
 	if got := svc.Spec.Ports[0].NodePort; got != 30500 {
 		t.Errorf("ports[0].nodePort: got %d, want 30500", got)
 	}
@@ -433,6 +401,23 @@ func TestAllocateNodePortsOneFree(t *testing.T) {
 	}
 	if want := "Internal error occurred: failed to allocate a nodePort: range is full"; !apierrors.IsInternalError(err) || err.Error() != want {
 		t.Errorf("error: got %v, want a 500 %q", err, want)
+	}
+}
+
+// TestAllocateNodePortsSkipsThoseAskedFor: a node port one port asks for
+// is not handed out to a later port of the service (upstream's
+// allocator holds it from then on): with it the only free one, the
+// range is full.
+func TestAllocateNodePortsSkipsThoseAskedFor(t *testing.T) {
+	r := Ranges{ClusterIPs: DefaultRanges.ClusterIPs, NodePorts: PortRange{Base: 31000, Size: 10}}
+	used := map[int32]bool{}
+	for p := range r.NodePorts.Size - 1 {
+		used[r.NodePorts.Base+p] = true // all but 31009
+	}
+	svc := nodePortService(tcp(80, 31009), tcp(81, 0))
+	err := r.allocateNodePorts(&svc, used, false)
+	if want := "Internal error occurred: failed to allocate a nodePort: range is full"; !apierrors.IsInternalError(err) || err.Error() != want {
+		t.Errorf("error: got %v (node ports %d, %d), want a 500 %q", err, svc.Spec.Ports[0].NodePort, svc.Spec.Ports[1].NodePort, want)
 	}
 }
 
@@ -603,18 +588,19 @@ func (r *ipRecords) List(_ context.Context, opts *metainternalversion.ListOption
 // another server recorded first (its IPAddress exists) is given up for
 // another free one; a requested one is refused. Neither stays pending.
 func TestClaimRetriesAnAddressAnotherServerTook(t *testing.T) {
+	addrs := usableAddrs(DefaultRanges)
 	held := map[string]bool{}
-	for _, addr := range usableAddrs()[:len(usableAddrs())-1] {
+	for _, addr := range addrs[:len(addrs)-1] {
 		held[addr.String()] = true // all but one
 	}
 	records := &ipRecords{held: held}
-	a := &allocator{ips: records, list: func(context.Context, bool) ([]corev1.Service, error) { return nil, nil }}
+	a := &allocator{ranges: DefaultRanges, ips: records, list: func(context.Context, bool) ([]corev1.Service, error) { return nil, nil }}
 	svc := holding("late", "")
 	_, unhold, err := a.claim(context.Background(), &svc, false)
 	if err != nil {
 		t.Fatalf("claim: %v", err)
 	}
-	last := usableAddrs()[len(usableAddrs())-1].String()
+	last := addrs[len(addrs)-1].String()
 	if svc.Spec.ClusterIP != last || len(records.created) != 1 || records.created[0] != last {
 		t.Errorf("got cluster IP %s and records %v, want the one free address %s recorded", svc.Spec.ClusterIP, records.created, last)
 	}
@@ -623,7 +609,7 @@ func TestClaimRetriesAnAddressAnotherServerTook(t *testing.T) {
 	}
 	unhold()
 
-	asked := holding("asks", usableAddrs()[0].String())
+	asked := holding("asks", addrs[0].String())
 	if _, _, err := a.claim(context.Background(), &asked, false); !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), "provided IP is already allocated") {
 		t.Errorf("a requested address another holds: got %v, want 422", err)
 	}
@@ -660,11 +646,12 @@ func TestAllocationsPendUntilTheirWriteEnds(t *testing.T) {
 // consistently, before the 500.
 func TestAFullRangeIsCheckedConsistently(t *testing.T) {
 	var stale []corev1.Service
-	for i, addr := range usableAddrs() {
+	for i, addr := range usableAddrs(DefaultRanges) {
 		stale = append(stale, holding(fmt.Sprint("deleted-", i), addr.String()))
 	}
 	a := &allocator{
-		ips: &ipRecords{held: map[string]bool{}},
+		ranges: DefaultRanges,
+		ips:    &ipRecords{held: map[string]bool{}},
 		list: func(_ context.Context, consistent bool) ([]corev1.Service, error) {
 			if consistent {
 				return stale[1:], nil // the first was deleted
@@ -676,7 +663,7 @@ func TestAFullRangeIsCheckedConsistently(t *testing.T) {
 	if err := a.allocate(context.Background(), &svc, nil, false); err != nil {
 		t.Fatalf("allocate: got %v, want the deleted Service's address", err)
 	}
-	if want := usableAddrs()[0].String(); svc.Spec.ClusterIP != want {
+	if want := usableAddrs(DefaultRanges)[0].String(); svc.Spec.ClusterIP != want {
 		t.Errorf("cluster IP: got %s, want %s, the only free one", svc.Spec.ClusterIP, want)
 	}
 }
@@ -700,7 +687,7 @@ func TestWhichAllocationsListConsistently(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			var consistent []bool
-			a := &allocator{list: func(_ context.Context, c bool) ([]corev1.Service, error) {
+			a := &allocator{ranges: DefaultRanges, list: func(_ context.Context, c bool) ([]corev1.Service, error) {
 				consistent = append(consistent, c)
 				return nil, nil
 			}}

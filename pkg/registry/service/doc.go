@@ -14,5 +14,5 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-// Package service stores core Services, giving each a cluster IP (and node ports) from a fixed range.
+// Package service stores core Services, giving each a cluster IP (and node ports) from the configured Ranges.
 package service

@@ -45,10 +45,11 @@ type IPAddresses interface {
 }
 
 // NewStorageRecordingIPs returns NewStorage's storage with each cluster
-// IP recorded as an IPAddress in ips.
-func NewStorageRecordingIPs(ips IPAddresses) func(optsGetter generic.RESTOptionsGetter) (map[string]rest.Storage, error) {
+// IP recorded as an IPAddress in ips, and addresses from ranges (which
+// it refuses unless valid).
+func NewStorageRecordingIPs(ips IPAddresses, ranges Ranges) func(optsGetter generic.RESTOptionsGetter) (map[string]rest.Storage, error) {
 	return func(optsGetter generic.RESTOptionsGetter) (map[string]rest.Storage, error) {
-		return newStorage(optsGetter, ips)
+		return newStorage(optsGetter, ips, ranges)
 	}
 }
 

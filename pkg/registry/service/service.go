@@ -49,13 +49,17 @@ import (
 // after its request has ended (or timed out).
 const cleanupTimeout = 10 * time.Second
 
-// NewStorage returns the storage of services and services/status
-// (NewStorageRecordingIPs records their cluster IPs as IPAddresses).
+// NewStorage returns the storage of services and services/status, whose
+// addresses come from DefaultRanges (NewStorageRecordingIPs records their
+// cluster IPs as IPAddresses, and takes the ranges).
 func NewStorage(optsGetter generic.RESTOptionsGetter) (map[string]rest.Storage, error) {
-	return newStorage(optsGetter, nil)
+	return newStorage(optsGetter, nil, DefaultRanges)
 }
 
-func newStorage(optsGetter generic.RESTOptionsGetter, ips IPAddresses) (map[string]rest.Storage, error) {
+func newStorage(optsGetter generic.RESTOptionsGetter, ips IPAddresses, ranges Ranges) (map[string]rest.Storage, error) {
+	if err := ranges.Validate(); err != nil {
+		return nil, fmt.Errorf("services: %w", err)
+	}
 	base := registry.NewStrategy(true)
 	base.ValidateName = apimachineryvalidation.NameIsDNS1035Label
 	base.ValidateFields = func(obj runtime.Object) field.ErrorList { return validate(obj.(*corev1.Service)) }
@@ -77,7 +81,7 @@ func newStorage(optsGetter generic.RESTOptionsGetter, ips IPAddresses) (map[stri
 	if err != nil {
 		return nil, err
 	}
-	a := &allocator{ips: ips, list: func(ctx context.Context, consistent bool) ([]corev1.Service, error) {
+	a := &allocator{ranges: ranges, ips: ips, list: func(ctx context.Context, consistent bool) ([]corev1.Service, error) {
 		list, err := store.List(genericapirequest.WithNamespace(ctx, metav1.NamespaceAll), listOptions(consistent))
 		if err != nil {
 			return nil, err

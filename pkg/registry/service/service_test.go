@@ -817,7 +817,7 @@ func TestAFailedCreateReleasesItsAddressUnlessStored(t *testing.T) {
 	for _, lands := range []bool{false, true} {
 		t.Run(map[bool]string{false: "lost", true: "stored"}[lands], func(t *testing.T) {
 			records := &ipRecords{held: map[string]bool{}}
-			storages, err := newStorage(registrytest.Options(timingOut{registrytest.NewMemStorage(), lands}, "services"), records)
+			storages, err := newStorage(registrytest.Options(timingOut{registrytest.NewMemStorage(), lands}, "services"), records, DefaultRanges)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -848,7 +848,7 @@ func TestAFailedCreateReleasesItsAddressUnlessStored(t *testing.T) {
 // the Service's address recorded.
 func TestDryRunsRecordAndReleaseNothing(t *testing.T) {
 	records := &ipRecords{held: map[string]bool{}}
-	storages, err := newStorage(registrytest.NewMemStorage().Options("services"), records)
+	storages, err := newStorage(registrytest.NewMemStorage().Options("services"), records, DefaultRanges)
 	if err != nil {
 		t.Fatal(err)
 	}

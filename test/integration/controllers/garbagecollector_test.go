@@ -35,7 +35,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 
-	"github.com/miniapiserver/miniapiserver/pkg/server"
+	"github.com/miniapiserver/miniapiserver/pkg/testserver"
 	"github.com/miniapiserver/miniapiserver/test/integration/framework"
 )
 
@@ -43,7 +43,7 @@ import (
 // against upstream's semantics, each case in its own namespace of one server.
 func TestGarbageCollector(t *testing.T) {
 	t.Parallel()
-	s, client := framework.Start(t, func(o *server.Options) { o.GarbageCollector = true })
+	s, client := framework.Start(t, testserver.WithGarbageCollector())
 	dyn := dynamic.NewForConfigOrDie(s.Config)
 	in := func(t *testing.T) gcObjects {
 		return gcObjects{dyn: dyn, ns: framework.CreateNamespace(t, client)}

@@ -44,17 +44,14 @@ import (
 // parent is its Service, no two Services share one, a requested address
 // another holds is refused, and a deleted Service frees its address.
 func TestClusterIPsAreUniqueAcrossInstances(t *testing.T) {
-	// Serial: it narrows service.ServiceCIDR, which is the process's.
-
 	// A small range, nearly filled by both servers at once: they must
 	// pick the same free addresses often.
-	// (Restored after the servers stop: cleanups run last first.)
-	cidr := service.ServiceCIDR
-	t.Cleanup(func() { service.ServiceCIDR = cidr })
-	service.ServiceCIDR = netip.MustParsePrefix("10.0.0.0/27")
+	narrow := func(o *server.Options) {
+		o.ServiceRanges = service.Ranges{ClusterIPs: netip.MustParsePrefix("10.0.0.0/27"), NodePorts: service.DefaultRanges.NodePorts}
+	}
 	external := framework.ExternalEtcd(t, 0)
-	a := kubernetes.NewForConfigOrDie(testserver.Start(t, external).Config)
-	b := kubernetes.NewForConfigOrDie(testserver.Start(t, external).Config)
+	a := kubernetes.NewForConfigOrDie(testserver.Start(t, external, narrow).Config)
+	b := kubernetes.NewForConfigOrDie(testserver.Start(t, external, narrow).Config)
 	ctx := t.Context()
 
 	const perServer = 14 // of the 29 usable addresses

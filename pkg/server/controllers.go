@@ -1,0 +1,309 @@
+/*
+Copyright The miniapiserver Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package server
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	utilnet "k8s.io/apimachinery/pkg/util/net"
+	"k8s.io/apimachinery/pkg/util/wait"
+	genericapiserver "k8s.io/apiserver/pkg/server"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	rbaclisters "k8s.io/client-go/listers/rbac/v1"
+	"k8s.io/client-go/metadata"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/cache"
+
+	"github.com/miniapiserver/miniapiserver/pkg/auth"
+	"github.com/miniapiserver/miniapiserver/pkg/controller/clusterroleaggregation"
+	"github.com/miniapiserver/miniapiserver/pkg/controller/namespace"
+	"github.com/miniapiserver/miniapiserver/pkg/controller/namespacedefaults"
+	"github.com/miniapiserver/miniapiserver/pkg/registry/service"
+)
+
+// The in-server controllers, by kube-controller-manager's names (its
+// --controllers takes these, and the short ones without "-controller").
+const (
+	ControllerNamespace              = "namespace-controller"
+	ControllerClusterRoleAggregation = "clusterrole-aggregation-controller"
+	ControllerServiceAccount         = "serviceaccount-controller"
+	ControllerRootCAPublisher        = "root-ca-certificate-publisher-controller"
+	ControllerPolicyStatus           = "validatingadmissionpolicy-status-controller"
+	ControllerGarbageCollector       = "garbage-collector-controller"
+)
+
+// controllers are the in-server controllers; on says which "*" runs.
+var controllers = map[string]bool{
+	ControllerNamespace: true, ControllerClusterRoleAggregation: true, ControllerServiceAccount: true,
+	ControllerRootCAPublisher: true, ControllerPolicyStatus: true, ControllerGarbageCollector: false,
+}
+
+// validateControllers refuses names in list (Options.Controllers) that
+// are no in-server controller's.
+func validateControllers(list []string) []error {
+	var errs []error
+	for _, c := range list {
+		name := strings.TrimPrefix(c, "-")
+		_, known := controllers[name]
+		_, knownShort := controllers[name+"-controller"]
+		if c != "*" && !known && !knownShort {
+			errs = append(errs, fmt.Errorf("--controllers: %q is not an in-server controller (%s)", c, strings.Join(slices.Sorted(maps.Keys(controllers)), ", ")))
+		}
+	}
+	return errs
+}
+
+// controllerEnabled reports whether list (Options.Controllers) runs
+// controller name, as kube-controller-manager's IsControllerEnabled.
+func controllerEnabled(list []string, name string) bool {
+	short := strings.TrimSuffix(name, "-controller")
+	star := false
+	for _, c := range list {
+		switch c {
+		case name, short:
+			return true
+		case "-" + name, "-" + short:
+			return false
+		case "*":
+			star = true
+		}
+	}
+	return star && controllers[name]
+}
+
+// loopbackClients are what addLoopbackClients needs.
+type loopbackClients struct {
+	generic *genericapiserver.GenericAPIServer
+	factory informers.SharedInformerFactory
+	// buildAdmission builds the admission chain once factory has synced.
+	buildAdmission func() error
+	// port is the port the server serves on (the kubernetes Service's).
+	port            int
+	loopback, admin *rest.Config
+	// rootCA is published as kube-root-ca.crt.
+	rootCA []byte
+	// namespaced lists the namespaced resources, custom ones included.
+	namespaced  func() []schema.GroupVersionResource
+	controllers []string
+	ranges      service.Ranges
+}
+
+// addLoopbackClients runs the clients the server has of itself: the shared
+// informers (for admission and RBAC); the bootstrap of the system
+// namespaces, the kubernetes Service, the default ServiceCIDR, the system
+// PriorityClasses and the default RBAC roles, as kube-apiserver's
+// post-start hooks; and the controllers l.controllers names. The returned
+// func stops them, before the HTTP server stops.
+func addLoopbackClients(l loopbackClients) (stop func(), err error) {
+	loopbackClient, err := kubernetes.NewForConfig(l.loopback)
+	if err != nil {
+		return nil, err
+	}
+	generic, factory := l.generic, l.factory
+	loopbackCtx, stopLoopback := context.WithCancel(context.Background())
+	var running sync.WaitGroup
+	stop = func() {
+		stopLoopback()
+		factory.Shutdown()
+		running.Wait()
+		for _, cfg := range []*rest.Config{l.loopback, l.admin} {
+			if rt, err := rest.TransportFor(cfg); err == nil {
+				utilnet.CloseIdleConnectionsFor(rt)
+			}
+		}
+	}
+	// The server is ready once the informers have synced and the admission
+	// chain, which reads some, is built on them (see deferredAdmission).
+	// The bootstrap writes wait for them too.
+	synced := make(chan struct{})
+	generic.AddPostStartHookOrDie("start-informers", func(hc genericapiserver.PostStartHookContext) error {
+		factory.Start(loopbackCtx.Done())
+		if !waitForSync(hc, factory) {
+			return nil
+		}
+		if err := l.buildAdmission(); err != nil {
+			return err
+		}
+		close(synced)
+		return nil
+	})
+	// afterSynced adds a post-start hook that runs bootstrap once synced.
+	afterSynced := func(name string, bootstrap func(context.Context) error) {
+		generic.AddPostStartHookOrDie(name, func(hc genericapiserver.PostStartHookContext) error {
+			if !afterSync(hc, synced) {
+				return nil
+			}
+			return bootstrap(hc)
+		})
+	}
+	afterSynced("bootstrap-namespaces", func(ctx context.Context) error {
+		if err := bootstrapNamespaces(ctx, loopbackClient); err != nil {
+			return err
+		}
+		return bootstrapKubernetesService(ctx, loopbackClient, l.port, l.ranges)
+	})
+	// The default ServiceCIDR, under upstream's hook name.
+	afterSynced("start-kubernetes-service-cidr-controller", func(ctx context.Context) error {
+		return bootstrapServiceCIDR(ctx, loopbackClient, l.ranges)
+	})
+	afterSynced("scheduling/bootstrap-system-priority-classes", func(ctx context.Context) error {
+		return bootstrapPriorityClasses(ctx, loopbackClient)
+	})
+	// The RBAC informers (the authorizer's, and the aggregation
+	// controller's) are made now, so that start-informers starts them.
+	rbac := factory.Rbac().V1()
+	rbacSynced := []cache.DoneChecker{rbac.Roles().Informer().HasSyncedChecker(), rbac.RoleBindings().Informer().HasSyncedChecker(),
+		rbac.ClusterRoles().Informer().HasSyncedChecker(), rbac.ClusterRoleBindings().Informer().HasSyncedChecker()}
+	aggregated := controllerEnabled(l.controllers, ControllerClusterRoleAggregation)
+	afterSynced("rbac/bootstrap-roles", func(ctx context.Context) error {
+		return bootstrapRBAC(ctx, loopbackClient, rbacSynced, rbac.ClusterRoles().Lister(), aggregated)
+	})
+	for _, c := range l.inServerControllers(loopbackClient) {
+		generic.AddPostStartHookOrDie(c.name, func(hc genericapiserver.PostStartHookContext) error {
+			run, err := c.start(hc.LoopbackClientConfig)
+			if err != nil {
+				return err
+			}
+			running.Go(func() { run(loopbackCtx) })
+			return nil
+		})
+	}
+	return stop, nil
+}
+
+// inServerController is a controller of the server's, started by a
+// post-start hook of its name.
+type inServerController struct {
+	name string
+	// start makes the controller with the loopback config; it runs until
+	// its context ends.
+	start func(*rest.Config) (run func(context.Context), err error)
+}
+
+// inServerControllers are the controllers l.controllers runs.
+func (l loopbackClients) inServerControllers(client kubernetes.Interface) []inServerController {
+	on := func(name string) bool { return controllerEnabled(l.controllers, name) }
+	var list []inServerController
+	if on(ControllerNamespace) {
+		list = append(list, inServerController{"namespace-controller", func(cfg *rest.Config) (func(context.Context), error) {
+			client, err := kubernetes.NewForConfig(cfg)
+			if err != nil {
+				return nil, err
+			}
+			meta, err := metadata.NewForConfig(cfg)
+			if err != nil {
+				return nil, err
+			}
+			return namespace.New(client, meta, l.factory.Core().V1().Namespaces(), l.namespaced).Run, nil
+		}})
+	}
+	if sa, ca := on(ControllerServiceAccount), on(ControllerRootCAPublisher); sa || ca {
+		var rootCA []byte
+		if ca {
+			rootCA = l.rootCA
+		}
+		defaults := namespacedefaults.New(client, rootCA, sa, l.factory.Core().V1().Namespaces())
+		list = append(list, inServerController{"namespace-defaults", func(*rest.Config) (func(context.Context), error) { return defaults.Run, nil }})
+	}
+	if on(ControllerClusterRoleAggregation) {
+		aggregation := clusterroleaggregation.New(client.RbacV1(), l.factory.Rbac().V1().ClusterRoles())
+		list = append(list, inServerController{"clusterrole-aggregation", func(*rest.Config) (func(context.Context), error) { return aggregation.Run, nil }})
+	}
+	if on(ControllerPolicyStatus) {
+		policyStatus := newPolicyStatusController(client, l.factory)
+		list = append(list, inServerController{"validatingadmissionpolicy-status", func(*rest.Config) (func(context.Context), error) { return policyStatus.Run, nil }})
+	}
+	if on(ControllerGarbageCollector) {
+		list = append(list, inServerController{"garbage-collector", newGarbageCollector})
+	}
+	return list
+}
+
+// waitForSync waits until every informer factory has started has synced,
+// and reports whether they have (false: ctx ended first).
+func waitForSync(ctx context.Context, factory informers.SharedInformerFactory) bool {
+	return factory.WaitForCacheSyncWithContext(ctx).Err == nil
+}
+
+// afterSync waits until synced closes, and reports whether it has (false:
+// ctx ended first).
+func afterSync(ctx context.Context, synced <-chan struct{}) bool {
+	select {
+	case <-synced:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+// bootstrapRBAC creates (or reconciles) the default roles and bindings,
+// then waits until the authorizer's informers have synced and, if the
+// server aggregates them, until the aggregated default roles (admin, edit,
+// view) have their rules: the server is not ready before (an empty admin
+// role would let anyone bind it). It gives up when ctx ends, or after 30s.
+func bootstrapRBAC(ctx context.Context, client kubernetes.Interface, synced []cache.DoneChecker, clusterRoles rbaclisters.ClusterRoleLister, aggregated bool) error {
+	var lastErr error
+	err := wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
+		lastErr = auth.Bootstrap(client)
+		return lastErr == nil, nil
+	})
+	if ctx.Err() != nil {
+		return nil // stopped while starting: no failure
+	}
+	if err != nil {
+		return fmt.Errorf("default RBAC roles: %w (%v)", err, lastErr)
+	}
+	if !cache.WaitFor(ctx, "", synced...) {
+		return nil // stopped while starting
+	}
+	if !aggregated { // as kube-apiserver's, whose roles kube-controller-manager aggregates
+		return nil
+	}
+	roles, _, err := auth.DefaultClusterRoles()
+	if err != nil {
+		return err
+	}
+	err = wait.PollUntilContextTimeout(ctx, 5*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
+		for _, r := range roles {
+			if r.AggregationRule == nil {
+				continue
+			}
+			if got, err := clusterRoles.Get(r.Name); err != nil || len(got.Rules) == 0 {
+				return false, nil
+			}
+		}
+		return true, nil
+	})
+	if ctx.Err() != nil {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("default RBAC roles not aggregated: %w", err)
+	}
+	return nil
+}
+
+// Controllers are the names of the in-server controllers.
+func Controllers() []string { return slices.Sorted(maps.Keys(controllers)) }

@@ -1,0 +1,172 @@
+/*
+Copyright The miniapiserver Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package server
+
+import (
+	"context"
+	"net/http"
+	"sync/atomic"
+
+	"k8s.io/apiserver/pkg/authentication/authenticator"
+	discoveryendpoint "k8s.io/apiserver/pkg/endpoints/discovery/aggregated"
+	"k8s.io/apiserver/pkg/endpoints/openapi"
+	genericapiserver "k8s.io/apiserver/pkg/server"
+	"k8s.io/apiserver/pkg/server/healthz"
+	"k8s.io/apiserver/pkg/storage/storagebackend"
+	storagefactory "k8s.io/apiserver/pkg/storage/storagebackend/factory"
+	utilfeature "k8s.io/apiserver/pkg/util/feature"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/klog/v2"
+
+	"github.com/miniapiserver/miniapiserver/pkg/api"
+	"github.com/miniapiserver/miniapiserver/pkg/auth"
+	generatedopenapi "github.com/miniapiserver/miniapiserver/pkg/generated/openapi"
+	serverstorage "github.com/miniapiserver/miniapiserver/pkg/server/storage"
+	"github.com/miniapiserver/miniapiserver/pkg/storage"
+	"github.com/miniapiserver/miniapiserver/pkg/version"
+)
+
+// genericParts are what genericConfig makes besides the config.
+type genericParts struct {
+	config    *genericapiserver.Config
+	factory   informers.SharedInformerFactory
+	admission *deferredAdmission
+	// tokens authenticates every bearer token (TokenReview asks it);
+	// serviceAccounts issues and checks service account tokens.
+	tokens          authenticator.Token
+	serviceAccounts *auth.ServiceAccountTokens
+	// server is the generic server built from config, once New has built
+	// it: shutdown waits for its requests.
+	server *atomic.Pointer[genericapiserver.GenericAPIServer]
+}
+
+// genericConfig is the generic API server's config: serving, authn/z,
+// admission, OpenAPI, health checks and storage.
+func (c CompletedConfig) genericConfig(ctx context.Context, backend *storagebackend.Config, storages *serverstorage.Storages, admissionDone, ready <-chan struct{}) (*genericParts, error) {
+	gc := genericapiserver.NewConfig(api.Codecs)
+	gc.EffectiveVersion = version.EffectiveVersion()
+	gc.FeatureGate = utilfeature.DefaultFeatureGate
+	gc.PublicAddress = c.Serving.PublicAddress
+	parts := &genericParts{config: gc, server: &atomic.Pointer[genericapiserver.GenericAPIServer]{}}
+
+	// Shutdown closes the connections once requests have drained and the
+	// watch handlers have returned (the generic server, made from gc, is
+	// not there yet when this runs).
+	watches := &watchHandlers{}
+	logger := klog.FromContext(ctx)
+	gc.BuildHandlerChainFunc = func(h http.Handler, c *genericapiserver.Config) http.Handler {
+		// The authenticator is complete now, loopback token included.
+		c.Authentication.Authenticator = quietFailures(c.Authentication.Authenticator)
+		return withLogger(genericapiserver.DefaultBuildHandlerChain(watches.wrap(withGzip(h)), c), logger)
+	}
+	drained := func() {
+		if g := parts.server.Load(); g != nil {
+			g.NonLongRunningRequestWaitGroup.Wait()
+		}
+		watches.wait(watchDrainTimeout)
+	}
+	serving := *c.Serving.SecureServing
+	serving.Listener = newClosingListener(serving.Listener, drained)
+	serving.ClientCA = c.Serving.ClientCA
+	gc.SecureServing = &serving
+
+	loopback := rest.CopyConfig(c.Serving.Loopback)
+	loopback.QPS = -1
+	loopback.ContentType = "application/vnd.kubernetes.protobuf"
+	loopback.AcceptContentTypes = "application/vnd.kubernetes.protobuf,application/json"
+	gc.LoopbackClientConfig = loopback
+	client, err := kubernetes.NewForConfig(loopback)
+	if err != nil {
+		return nil, err
+	}
+	if err := c.authenticate(gc, parts, clientLookup{client}); err != nil {
+		return nil, err
+	}
+	parts.factory = informers.NewSharedInformerFactory(client, 0)
+	if gc.Authorization.Authorizer, gc.RuleResolver, err = newAuthorizer(c.Options.AuthorizationMode, parts.factory); err != nil {
+		return nil, err
+	}
+	// Complete adds the loopback token (AuthorizeClientBearerToken).
+
+	namer := openapi.NewDefinitionNamer(api.Scheme)
+	gc.OpenAPIConfig = genericapiserver.DefaultOpenAPIConfig(generatedopenapi.GetOpenAPIDefinitions, namer)
+	gc.OpenAPIConfig.Info.Title = "Kubernetes"
+	gc.OpenAPIConfig.Info.Version = version.GitVersion()
+	gc.OpenAPIV3Config = genericapiserver.DefaultOpenAPIV3Config(generatedopenapi.GetOpenAPIDefinitions, namer)
+	gc.OpenAPIV3Config.Info.Title = "Kubernetes"
+	gc.OpenAPIV3Config.Info.Version = version.GitVersion()
+	gc.SkipOpenAPIInstallation = true // see openAPI
+
+	gc.RESTOptionsGetter = storage.RESTOptionsGetter{Config: backend, Decorator: storages.Decorator, GarbageCollection: c.Options.GarbageCollection,
+		SoleServer: len(c.Options.EtcdServers) == 0}
+	// Shared with the apiextensions server, which adds the CRD groups.
+	gc.AggregatedDiscoveryGroupManager = discoveryendpoint.NewResourceManager("apis")
+	if err := addEtcdChecks(ctx, gc, backend); err != nil {
+		return nil, err
+	}
+
+	if parts.admission, err = addAdmission(gc, c.Options.admissionOptions(), parts.factory, client, loopback, c.Options.WebhookServices, ready, admissionDone); err != nil {
+		return nil, err
+	}
+	if c.Generic != nil {
+		if err := c.Generic(gc); err != nil {
+			return nil, err
+		}
+	}
+	return parts, nil
+}
+
+// authenticate sets gc's authenticator and API audiences, and parts'
+// tokens and service accounts, from c's Serving.
+func (c CompletedConfig) authenticate(gc *genericapiserver.Config, parts *genericParts, lookup auth.Lookup) error {
+	s := c.Serving
+	gc.Authentication.APIAudiences = s.APIAudiences
+	parts.serviceAccounts = &auth.ServiceAccountTokens{Key: s.ServiceAccounts.Signer, PublicKeys: s.ServiceAccounts.PublicKeys,
+		Issuers: s.ServiceAccounts.Issuers, Audiences: s.APIAudiences, Lookup: lookup}
+	var err error
+	if parts.tokens, err = newTokenAuthenticator(s.AdminToken, c.Options.TokenAuthFile, parts.serviceAccounts); err != nil {
+		return err
+	}
+	gc.Authentication.Authenticator = newAuthenticator(s.ClientCA, parts.tokens, s.Anonymous)
+	return nil
+}
+
+// withLogger puts logger into every request's context, so that what the
+// handlers log through klog.FromContext is attributed to this server (the
+// in-process test server gives each server a logger of its own).
+func withLogger(h http.Handler, logger klog.Logger) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		h.ServeHTTP(w, req.WithContext(klog.NewContext(req.Context(), logger)))
+	})
+}
+
+// addEtcdChecks adds etcd to /healthz, /livez and /readyz, as kube-apiserver does.
+func addEtcdChecks(ctx context.Context, gc *genericapiserver.Config, backend *storagebackend.Config) error {
+	health, err := storagefactory.CreateHealthCheck(*backend, ctx.Done())
+	if err != nil {
+		return err
+	}
+	ready, err := storagefactory.CreateReadyCheck(*backend, ctx.Done())
+	if err != nil {
+		return err
+	}
+	gc.AddHealthChecks(healthz.NamedCheck("etcd", func(*http.Request) error { return health() }))
+	gc.AddReadyzChecks(healthz.NamedCheck("etcd-readiness", func(*http.Request) error { return ready() }))
+	return nil
+}
