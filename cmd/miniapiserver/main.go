@@ -22,24 +22,43 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/spf13/pflag"
+	"go.etcd.io/etcd/server/v3/etcdmain"
 	genericapiserver "k8s.io/apiserver/pkg/server"
 	utilfeature "k8s.io/apiserver/pkg/util/feature"
+	"k8s.io/component-base/cli"
 	"k8s.io/klog/v2"
 
+	"github.com/miniapiserver/miniapiserver/cmd/miniapiserver/kubeapiserver"
 	_ "github.com/miniapiserver/miniapiserver/pkg/features" // registers our gates for --feature-gates
 	"github.com/miniapiserver/miniapiserver/pkg/server"
 	"github.com/miniapiserver/miniapiserver/pkg/version"
 )
 
 func main() {
+	persona, args := personaOf(os.Args)
+	switch persona {
+	case personaEtcd:
+		etcdmain.Main(append([]string{personaEtcd}, etcdArgs(args, os.LookupEnv)...))
+		return
+	case personaKubeAPIServer:
+		gc := pauseGC(startMemoryLimit)
+		ctx := genericapiserver.SetupSignalContext()
+		context.AfterFunc(ctx, gc.Stopping)
+		cmd := kubeapiserver.NewCommand(ctx, gc.Ready)
+		cmd.SetArgs(args)
+		os.Exit(cli.Run(cmd))
+	}
 	gc := pauseGC(startMemoryLimit)
 	ctx := genericapiserver.SetupSignalContext()
 	context.AfterFunc(ctx, gc.Stopping)
-	if err := run(ctx, os.Args[1:], gc.Ready); err != nil {
+	if err := run(ctx, args, gc.Ready); err != nil {
 		if errors.Is(err, pflag.ErrHelp) {
 			os.Exit(0)
 		}
@@ -48,11 +67,35 @@ func main() {
 	}
 }
 
+// The personas: the binary is kube-apiserver or etcd when it is called by
+// that name (a link to it), or given it as its first argument.
+const (
+	personaKubeAPIServer = "kube-apiserver"
+	personaEtcd          = "etcd"
+)
+
+// personaOf returns the persona of the command line argv and its
+// arguments: "" for miniapiserver's own.
+func personaOf(argv []string) (string, []string) {
+	for _, p := range []string{personaKubeAPIServer, personaEtcd} {
+		if filepath.Base(argv[0]) == p {
+			return p, argv[1:]
+		}
+		if len(argv) > 1 && argv[1] == p {
+			return p, argv[2:]
+		}
+	}
+	return "", argv[1:]
+}
+
 // run runs the command line args, and calls ready once the server is
 // ready.
 func run(ctx context.Context, args []string, ready func()) error {
 	if len(args) > 0 && args[0] == "kubeconfig" {
 		return runKubeconfig(args[1:], os.Stdout)
+	}
+	if len(args) > 0 && args[0] == "envtest-assets" {
+		return runEnvtestAssets(args[1:], os.Stdout)
 	}
 	opts := server.NewOptions()
 	fs := pflag.NewFlagSet("miniapiserver", pflag.ContinueOnError)
@@ -78,8 +121,12 @@ func run(ctx context.Context, args []string, ready func()) error {
 	plugins := strings.Join(server.NewAdmissionOptions(nil, nil).Plugins.Registered(), ", ")
 	fs.StringSliceVar(&opts.EnableAdmissionPlugins, "enable-admission-plugins", nil, "Admission plugins to turn on (comma separated; all are on unless disabled): "+plugins+".")
 	fs.StringSliceVar(&opts.DisableAdmissionPlugins, "disable-admission-plugins", nil, "Admission plugins to turn off (comma separated): "+plugins+".")
-	fs.BoolVar(&opts.NamespaceDefaults, "namespace-defaults", opts.NamespaceDefaults, "Give every namespace a \"default\" ServiceAccount and the \"kube-root-ca.crt\" ConfigMap, as kube-controller-manager does.")
-	fs.BoolVar(&opts.GarbageCollector, "enable-garbage-collector", opts.GarbageCollector, "Run a garbage collector: delete dependents whose owners are gone, and honour the Foreground and Orphan propagation policies.")
+	fs.StringSliceVar(&opts.Controllers, "controllers", opts.Controllers, "The in-server controllers to run, as kube-controller-manager's --controllers: '*' runs those on by default, 'foo' runs foo, '-foo' does not; "+
+		"the first that names one decides. Controllers: "+strings.Join(server.Controllers(), ", ")+" (all but "+server.ControllerGarbageCollector+" on by default).")
+	namespaceDefaults := fs.Bool("namespace-defaults", true, "Give every namespace a \"default\" ServiceAccount and the \"kube-root-ca.crt\" ConfigMap, as kube-controller-manager does "+
+		"(false: as --controllers=-"+server.ControllerServiceAccount+",-"+server.ControllerRootCAPublisher+",...).")
+	garbageCollector := fs.Bool("enable-garbage-collector", false, "Run a garbage collector: delete dependents whose owners are gone, and honour the Foreground and Orphan propagation policies "+
+		"(as --controllers="+server.ControllerGarbageCollector+",...).")
 	fs.DurationVar(&opts.EtcdCompactionInterval, "etcd-compaction-interval", opts.EtcdCompactionInterval, "How often to compact old etcd revisions; 0 disables compaction.")
 	utilfeature.DefaultMutableFeatureGate.AddFlag(fs)
 	klogFlags := flag.NewFlagSet("klog", flag.ContinueOnError)
@@ -95,6 +142,13 @@ func run(ctx context.Context, args []string, ready func()) error {
 	if *showVersion {
 		fmt.Println("miniapiserver", version.GitVersion())
 		return nil
+	}
+	if !*namespaceDefaults {
+		opts.Controllers = append([]string{"-" + server.ControllerServiceAccount, "-" + server.ControllerRootCAPublisher}, opts.Controllers...)
+	}
+	if *garbageCollector {
+		opts.GarbageCollection = true
+		opts.Controllers = append([]string{server.ControllerGarbageCollector}, opts.Controllers...)
 	}
 
 	cfg, err := opts.Config()
@@ -155,4 +209,28 @@ func runKubeconfig(args []string, out io.Writer) error {
 	}
 	_, err = out.Write(kc)
 	return err
+}
+
+// etcdFastElection are etcd flags that make a single member its leader in
+// tens of milliseconds instead of about a second (etcd's defaults are a
+// 100ms heartbeat and a 1s election timeout): test clusters start faster.
+var etcdFastElection = map[string]string{"heartbeat-interval": "10", "election-timeout": "50"}
+
+// etcdArgs returns args with etcdFastElection's flags in front, but for
+// those args or the environment (ETCD_HEARTBEAT_INTERVAL, ...) set: etcd's
+// flag parser takes the last of a flag given twice, and refuses a flag
+// that shadows its environment variable.
+func etcdArgs(args []string, lookupEnv func(string) (string, bool)) []string {
+	var defaults []string
+	for _, name := range slices.Sorted(maps.Keys(etcdFastElection)) {
+		env := "ETCD_" + strings.ToUpper(strings.ReplaceAll(name, "-", "_"))
+		if _, set := lookupEnv(env); set || slices.ContainsFunc(args, func(a string) bool {
+			a = strings.TrimLeft(a, "-")
+			return a == name || strings.HasPrefix(a, name+"=")
+		}) {
+			continue
+		}
+		defaults = append(defaults, "--"+name+"="+etcdFastElection[name])
+	}
+	return append(defaults, args...)
 }

@@ -134,14 +134,14 @@ func authorizationModes(mode string) ([]string, error) {
 		switch m {
 		case AuthorizationRBAC, AuthorizationAlwaysAllow, AuthorizationAlwaysDeny, AuthorizationNode:
 		case "ABAC", "Webhook":
-			return nil, fmt.Errorf("--authorization-mode %q: %s authorization is not supported by miniapiserver (supported: %s)", mode, m, supportedModes)
+			return nil, fmt.Errorf("--authorization-mode=%s: %s authorization is not supported by miniapiserver (supported: %s)", mode, m, supportedModes)
 		case "":
-			return nil, fmt.Errorf("--authorization-mode %q: at least one authorization mode must be passed", mode)
+			return nil, fmt.Errorf("--authorization-mode=%s: at least one authorization mode must be passed", mode)
 		default:
-			return nil, fmt.Errorf("--authorization-mode %q: authorization mode %q is not a valid mode (supported: %s)", mode, m, supportedModes)
+			return nil, fmt.Errorf("--authorization-mode=%s: authorization mode %s is not a valid mode (supported: %s)", mode, m, supportedModes)
 		}
 		if seen[m] {
-			return nil, fmt.Errorf("--authorization-mode %q: has mode specified more than once: %s", mode, m)
+			return nil, fmt.Errorf("--authorization-mode=%s: has mode specified more than once: %s", mode, m)
 		}
 		seen[m] = true
 	}

@@ -21,14 +21,18 @@ import (
 	"fmt"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apiextensionsinformers "k8s.io/apiextensions-apiserver/pkg/client/informers/externalversions"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
 	genericapiserver "k8s.io/apiserver/pkg/server"
+	"k8s.io/apiserver/pkg/storage/storagebackend"
+	storagefactory "k8s.io/apiserver/pkg/storage/storagebackend/factory"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/klog/v2"
@@ -96,6 +100,11 @@ func (c CompletedConfig) New(ctx context.Context) (s *Server, err error) {
 		CAFile: o.EtcdCAFile, CertFile: o.EtcdCertFile, KeyFile: o.EtcdKeyFile,
 		CompactionInterval: o.EtcdCompactionInterval,
 	}.Config()
+	if etcd == nil {
+		if err := waitForEtcd(ctx, backend, etcdReachTimeout); err != nil {
+			return nil, err
+		}
+	}
 
 	if err := features.SyncUpstream(); err != nil {
 		return nil, err
@@ -201,6 +210,38 @@ func (c CompletedConfig) New(ctx context.Context) (s *Server, err error) {
 	return &Server{generic: generic, crdInformers: ext.Informers, openAPI: openAPI, etcd: etcd, storages: storages, Admin: c.Admin, KubeconfigPath: c.KubeconfigPath, EtcdServers: servers, userCA: c.userCA, crds: crds,
 		webhooks: webhookConfigurations{mutating: o.MutatingWebhooks, validating: o.ValidatingWebhooks, seen: parts.factory.Admissionregistration().V1()},
 		ready:    sync.OnceFunc(func() { close(ready) })}, nil
+}
+
+// etcdReachTimeout bounds how long New waits for --etcd-servers to
+// answer: a server without its etcd stops at once, saying so.
+const etcdReachTimeout = 750 * time.Millisecond
+
+// waitForEtcd waits until etcd answers k8s.io/apiserver's health check (as
+// /healthz's etcd check), for up to timeout. (The check blocks while its
+// client connects, which it may do for 20s: it runs in the background.)
+func waitForEtcd(ctx context.Context, backend *storagebackend.Config, timeout time.Duration) error {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	health, err := storagefactory.CreateHealthCheck(*backend, ctx.Done())
+	if err != nil {
+		return fmt.Errorf("--etcd-servers: %w", err)
+	}
+	healthy := make(chan error, 1)
+	go func() {
+		defer utilruntime.HandleCrash()
+		healthy <- wait.PollUntilContextCancel(ctx, 20*time.Millisecond, true, func(context.Context) (bool, error) {
+			return health() == nil, nil
+		})
+	}()
+	select {
+	case err = <-healthy:
+	case <-ctx.Done():
+		err = ctx.Err()
+	}
+	if err != nil {
+		return fmt.Errorf("--etcd-servers %s: etcd does not answer within %s", strings.Join(backend.Transport.ServerList, ","), timeout)
+	}
+	return nil
 }
 
 // watchDrainTimeout bounds how long shutdown waits for the watch handlers

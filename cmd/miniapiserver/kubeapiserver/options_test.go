@@ -1,0 +1,119 @@
+/*
+Copyright The miniapiserver Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package kubeapiserver
+
+import (
+	"os"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/spf13/pflag"
+)
+
+// honoured are the flags the server acts on as kube-apiserver does (each
+// has its test in test/integration/kubeapiserver or here); every other
+// flag is refused or has no effect, with a reason.
+var honoured = []string{
+	// generic: k8s.io/apiserver's ServerRunOptions.ApplyTo
+	"advertise-address", "cors-allowed-origins", "strict-transport-security-directives", "external-hostname",
+	"max-requests-inflight", "max-mutating-requests-inflight", "request-timeout", "goaway-chance", "livez-grace-period",
+	"min-request-timeout", "storage-initialization-timeout", "shutdown-delay-duration", "shutdown-send-retry-after",
+	"shutdown-watch-termination-grace-period", "feature-gates",
+	// etcd
+	"etcd-servers", "etcd-prefix", "etcd-cafile", "etcd-certfile", "etcd-keyfile", "etcd-compaction-interval",
+	"watch-cache", "enable-garbage-collector",
+	// secure serving: k8s.io/apiserver's SecureServingOptions.ApplyTo
+	"bind-address", "cert-dir", "http2-max-streams-per-connection", "permit-address-sharing", "permit-port-sharing",
+	"secure-port", "tls-cert-file", "tls-cipher-suites", "tls-min-version", "tls-private-key-file", "tls-sni-cert-key",
+	"tls-curve-preferences", "disable-http2-serving",
+	// audit: k8s.io/apiserver's AuditOptions.ApplyTo
+	"audit-log-batch-buffer-size", "audit-log-batch-max-size", "audit-log-batch-max-wait", "audit-log-batch-throttle-burst",
+	"audit-log-batch-throttle-enable", "audit-log-batch-throttle-qps", "audit-log-compress", "audit-log-format",
+	"audit-log-maxage", "audit-log-maxbackup", "audit-log-maxsize", "audit-log-mode", "audit-log-path",
+	"audit-log-truncate-enabled", "audit-log-truncate-max-batch-size", "audit-log-truncate-max-event-size",
+	"audit-log-version", "audit-policy-file", "audit-webhook-batch-buffer-size", "audit-webhook-batch-initial-backoff",
+	"audit-webhook-batch-max-size", "audit-webhook-batch-max-wait", "audit-webhook-batch-throttle-burst",
+	"audit-webhook-batch-throttle-enable", "audit-webhook-batch-throttle-qps", "audit-webhook-config-file",
+	"audit-webhook-initial-backoff", "audit-webhook-mode", "audit-webhook-truncate-enabled",
+	"audit-webhook-truncate-max-batch-size", "audit-webhook-truncate-max-event-size", "audit-webhook-version",
+	// features
+	"profiling", "contention-profiling", "debug-socket-path",
+	// authentication and authorization
+	"api-audiences", "anonymous-auth", "client-ca-file", "service-account-key-file", "service-account-issuer",
+	"token-auth-file", "authorization-mode", "service-account-signing-key-file",
+	// admission
+	"admission-control", "enable-admission-plugins", "disable-admission-plugins", "admission-control-config-file",
+	// metrics, logs and traces: component-base's and k8s.io/apiserver's
+	"allow-metric-labels", "allow-metric-labels-manifest", "disabled-metrics", "show-hidden-metrics-for-version",
+	"log-flush-frequency", "log-json-info-buffer-size", "log-json-split-stream", "log-text-info-buffer-size",
+	"log-text-split-stream", "logging-format", "v", "vmodule", "tracing-config-file",
+	// misc
+	"service-cluster-ip-range", "service-node-port-range", "allow-privileged",
+	// global
+	"help", "version",
+}
+
+// flagNames are the command's flags, the deprecated ones (which --help
+// hides) too if deprecated.
+func flagNames(t *testing.T, deprecated bool) []string {
+	t.Helper()
+	cmd := NewCommand(t.Context(), func() {})
+	var names []string
+	cmd.Flags().VisitAll(func(f *pflag.Flag) {
+		if deprecated || !f.Hidden {
+			names = append(names, f.Name)
+		}
+	})
+	slices.Sort(names)
+	return names
+}
+
+// TestFlagsAreKubeAPIServers: the command has kube-apiserver 1.37.2's
+// flags, no more and no fewer (testdata: the flags of its --help, which
+// shows no deprecated flag).
+func TestFlagsAreKubeAPIServers(t *testing.T) {
+	b, err := os.ReadFile("testdata/kube-apiserver-1.37.2-flags.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := strings.Fields(string(b))
+	if diff := cmp.Diff(want, flagNames(t, false)); diff != "" {
+		t.Errorf("flags (-kube-apiserver's +ours):\n%s", diff)
+	}
+}
+
+// TestEveryFlagIsAccountedFor: each flag is honoured, refused with a
+// reason, or said to have no effect here, with a reason; none twice.
+func TestEveryFlagIsAccountedFor(t *testing.T) {
+	for _, name := range flagNames(t, true) {
+		_, r := refused[name]
+		_, n := noEffect[name]
+		h := slices.Contains(honoured, name)
+		if count := btoi(r) + btoi(n) + btoi(h); count != 1 {
+			t.Errorf("--%s: honoured %t, refused %t, no effect %t: want exactly one", name, h, r, n)
+		}
+	}
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}

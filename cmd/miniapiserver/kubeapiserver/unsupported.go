@@ -1,0 +1,134 @@
+/*
+Copyright The miniapiserver Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package kubeapiserver
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/spf13/pflag"
+)
+
+// refused are kube-apiserver's flags this server does not implement: set
+// to anything but upstream's default, the server refuses to start, naming
+// the flag and why.
+var refused = map[string]string{
+	"authentication-config":                        "structured authentication configuration is not implemented",
+	"enable-bootstrap-token-auth":                  "bootstrap token authentication is not implemented",
+	"oidc-issuer-url":                              "OIDC authentication is not implemented",
+	"oidc-client-id":                               "OIDC authentication is not implemented",
+	"oidc-ca-file":                                 "OIDC authentication is not implemented",
+	"oidc-username-claim":                          "OIDC authentication is not implemented",
+	"oidc-username-prefix":                         "OIDC authentication is not implemented",
+	"oidc-groups-claim":                            "OIDC authentication is not implemented",
+	"oidc-groups-prefix":                           "OIDC authentication is not implemented",
+	"oidc-signing-algs":                            "OIDC authentication is not implemented",
+	"oidc-required-claim":                          "OIDC authentication is not implemented",
+	"requestheader-client-ca-file":                 "request-header authentication (of aggregated API servers) is not implemented",
+	"requestheader-allowed-names":                  "request-header authentication (of aggregated API servers) is not implemented",
+	"requestheader-extra-headers-prefix":           "request-header authentication (of aggregated API servers) is not implemented",
+	"requestheader-group-headers":                  "request-header authentication (of aggregated API servers) is not implemented",
+	"requestheader-username-headers":               "request-header authentication (of aggregated API servers) is not implemented",
+	"requestheader-uid-headers":                    "request-header authentication (of aggregated API servers) is not implemented",
+	"service-account-lookup":                       "service account tokens are always looked up",
+	"service-account-jwks-uri":                     "the service account issuer's discovery documents are not served",
+	"service-account-max-token-expiration":         "token lifetimes are not capped",
+	"service-account-signing-endpoint":             "external JWT signers are not implemented",
+	"authentication-token-webhook-config-file":     "webhook token authentication is not implemented",
+	"authentication-token-webhook-version":         "webhook token authentication is not implemented",
+	"authentication-token-webhook-cache-ttl":       "webhook token authentication is not implemented",
+	"authorization-policy-file":                    "ABAC authorization is not implemented",
+	"authorization-webhook-config-file":            "webhook authorization is not implemented",
+	"authorization-webhook-version":                "webhook authorization is not implemented",
+	"authorization-webhook-cache-authorized-ttl":   "webhook authorization is not implemented",
+	"authorization-webhook-cache-unauthorized-ttl": "webhook authorization is not implemented",
+	"authorization-config":                         "structured authorization configuration is not implemented",
+	"runtime-config":                               "the served APIs are fixed (see the README)",
+	"egress-selector-config-file":                  "egress selection is not implemented",
+	"emulated-version":                             "only 1.37's APIs are served",
+	"min-compatibility-version":                    "only 1.37's APIs are served",
+	"default-not-ready-toleration-seconds":         "the DefaultTolerationSeconds admission plugin is not implemented",
+	"default-unreachable-toleration-seconds":       "the DefaultTolerationSeconds admission plugin is not implemented",
+	"etcd-servers-overrides":                       "per-resource etcd servers are not implemented",
+	"etcd-healthcheck-timeout":                     "etcd's health check timeout is fixed",
+	"etcd-readycheck-timeout":                      "etcd's readiness check timeout is fixed",
+	"lease-reuse-duration-seconds":                 "etcd lease reuse is fixed",
+	"storage-backend":                              "only etcd3 is supported",
+	"storage-media-type":                           "objects are stored as protobuf",
+	"watch-cache-sizes":                            "the watch cache has no per-resource sizes",
+	"encryption-provider-config":                   "encryption at rest is not implemented",
+	"enable-logs-handler":                          "there is no /logs handler",
+	"max-connection-bytes-per-sec":                 "connections are not throttled",
+	"kubernetes-service-node-port":                 "the kubernetes Service is of type ClusterIP",
+	"event-ttl":                                    "events are kept until deleted",
+}
+
+// noEffect are kube-apiserver's flags that this server takes and that
+// change nothing here, with why; envtest, kwokctl and scripts pass some.
+var noEffect = map[string]string{
+	"emulation-forward-compatible":                "no emulated version",
+	"runtime-config-emulation-forward-compatible": "no emulated version",
+	"etcd-count-metric-poll-period":               "object counts are not polled from etcd",
+	"etcd-db-metric-poll-interval":                "etcd's database size is not polled",
+	"delete-collection-workers":                   "collections are deleted by one worker",
+	"default-watch-cache-size":                    "a no-op in kube-apiserver too",
+	"encryption-provider-config-automatic-reload": "encryption at rest is not implemented",
+	"enable-priority-and-fairness":                "max-in-flight limits apply (priority and fairness is not implemented)",
+	"service-account-extend-token-expiration":     "no kubelet asks for projected tokens",
+	"proxy-client-cert-file":                      "no aggregated API servers are proxied to",
+	"proxy-client-key-file":                       "no aggregated API servers are proxied to",
+	"enable-aggregator-routing":                   "no aggregated API servers are proxied to",
+	"aggregator-reject-forwarding-redirect":       "no aggregated API servers are proxied to",
+	"peer-ca-file":                                "no peer proxying (the UnknownVersionInteroperabilityProxy gate)",
+	"peer-advertise-ip":                           "no peer proxying (the UnknownVersionInteroperabilityProxy gate)",
+	"peer-advertise-port":                         "no peer proxying (the UnknownVersionInteroperabilityProxy gate)",
+	"coordinated-leadership-lease-duration":       "no coordinated leader election",
+	"coordinated-leadership-renew-deadline":       "no coordinated leader election",
+	"coordinated-leadership-retry-period":         "no coordinated leader election",
+	"endpoint-reconciler-type":                    "the kubernetes Service gets no Endpoints",
+	"apiserver-count":                             "the kubernetes Service gets no Endpoints",
+	"kubelet-preferred-address-types":             "no requests are proxied to kubelets",
+	"kubelet-port":                                "no requests are proxied to kubelets",
+	"kubelet-read-only-port":                      "no requests are proxied to kubelets",
+	"kubelet-timeout":                             "no requests are proxied to kubelets",
+	"kubelet-client-certificate":                  "no requests are proxied to kubelets",
+	"kubelet-client-key":                          "no requests are proxied to kubelets",
+	"kubelet-certificate-authority":               "no requests are proxied to kubelets",
+}
+
+// checkRefused returns the first flag of fs set to anything but its
+// default that this server refuses, as an error naming it and why.
+func checkRefused(fs *pflag.FlagSet) error {
+	var err error
+	fs.Visit(func(f *pflag.Flag) {
+		why, ok := refused[f.Name]
+		if ok && err == nil && !isDefault(f) {
+			err = fmt.Errorf("--%s is not supported by miniapiserver: %s", f.Name, why)
+		}
+	})
+	return err
+}
+
+// isDefault reports whether f's value is its default (a list flag's
+// default is printed as "[a,b]").
+func isDefault(f *pflag.Flag) bool {
+	if f.Value.String() == f.DefValue {
+		return true
+	}
+	s, ok := f.Value.(pflag.SliceValue)
+	return ok && f.DefValue == "["+strings.Join(s.GetSlice(), ",")+"]"
+}
