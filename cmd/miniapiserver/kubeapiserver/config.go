@@ -37,6 +37,7 @@ import (
 	"k8s.io/apiserver/pkg/server/dynamiccertificates"
 	"k8s.io/client-go/rest"
 
+	"github.com/miniapiserver/miniapiserver/pkg/registry/pod"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/service"
 	"github.com/miniapiserver/miniapiserver/pkg/server"
 )
@@ -154,6 +155,8 @@ func (o *Options) Config() (*server.Config, error) {
 		return nil, err
 	}
 	cfg.Generic = o.applyGeneric
+	// Process-wide, as kube-apiserver's.
+	pod.AllowPrivileged(o.Misc.AllowPrivileged)
 	return cfg, nil
 }
 

@@ -17,6 +17,8 @@ limitations under the License.
 package pod
 
 import (
+	"sync/atomic"
+
 	corev1 "k8s.io/api/core/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -26,6 +28,17 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
+
+// allowPrivileged is kube-apiserver's --allow-privileged: process-wide,
+// as upstream's (its capabilities package), true unless the
+// kube-apiserver persona is told otherwise.
+var allowPrivileged atomic.Bool
+
+func init() { allowPrivileged.Store(true) }
+
+// AllowPrivileged sets whether pod specs may ask for privileged containers
+// (kube-apiserver's --allow-privileged), for the whole process.
+func AllowPrivileged(allow bool) { allowPrivileged.Store(allow) }
 
 // ValidatePodSpec checks the parts of a pod spec a test control plane can
 // judge without a kubelet: containers, names, images, policies.
@@ -54,6 +67,9 @@ func ValidatePodSpec(spec *corev1.PodSpec, p *field.Path) field.ErrorList {
 			names.Insert(c.Name)
 			if c.Image == "" {
 				errs = append(errs, field.Required(cp.Child("image"), ""))
+			}
+			if sc := c.SecurityContext; sc != nil && sc.Privileged != nil && *sc.Privileged && !allowPrivileged.Load() {
+				errs = append(errs, field.Forbidden(cp.Child("securityContext", "privileged"), "disallowed by cluster policy"))
 			}
 		}
 	}
