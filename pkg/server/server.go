@@ -213,8 +213,9 @@ func (c CompletedConfig) New(ctx context.Context) (s *Server, err error) {
 }
 
 // etcdReachTimeout bounds how long New waits for --etcd-servers to
-// answer: a server without its etcd stops at once, saying so.
-const etcdReachTimeout = 750 * time.Millisecond
+// answer, and then stops, saying so (kube-apiserver waits 20s). Not less:
+// kwokctl starts etcd and kube-apiserver at the same moment.
+const etcdReachTimeout = 5 * time.Second
 
 // waitForEtcd waits until etcd answers k8s.io/apiserver's health check (as
 // /healthz's etcd check), for up to timeout. (The check blocks while its

@@ -17,6 +17,8 @@ limitations under the License.
 package kubeapiserver
 
 import (
+	"crypto/tls"
+	"crypto/x509"
 	"fmt"
 	"net/http"
 	"net/netip"
@@ -34,6 +36,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+	"k8s.io/utils/ptr"
 
 	"github.com/miniapiserver/miniapiserver/test/integration/framework"
 )
@@ -302,4 +305,90 @@ func TestServingCertificateFromCertDir(t *testing.T) {
 	s := &apiserver{process: proc, host: fmt.Sprintf("https://127.0.0.1:%d", port), pki: p}
 	// waitOK's client trusts only p's CA: it verifies the certificate.
 	waitOK(t, proc, s.anonymous(), s.host+"/healthz")
+}
+
+// TestAllowPrivileged: kube-apiserver's default (no --allow-privileged)
+// refuses a privileged container with upstream's 422; envtest's
+// --allow-privileged=true takes it.
+func TestAllowPrivileged(t *testing.T) {
+	t.Parallel()
+	etcd := startEtcd(t)
+	for _, tc := range []struct {
+		name    string
+		allowed bool
+	}{{name: "default"}, {name: "envtest", allowed: true}} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := newPKI(t)
+			if !tc.allowed {
+				p = withoutFlag(p, "allow-privileged")
+			}
+			s := startAPIServer(t, etcd, p, "--etcd-prefix=/"+tc.name)
+			pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "root"}, Spec: corev1.PodSpec{Containers: []corev1.Container{
+				{Name: "c", Image: "nginx", SecurityContext: &corev1.SecurityContext{Privileged: ptr.To(true)}}}}}
+			_, err := s.admin(t).CoreV1().Pods("default").Create(ctx(t), pod, metav1.CreateOptions{})
+			switch {
+			case tc.allowed && err != nil:
+				t.Errorf("a privileged pod: got %v, want it created", err)
+			case !tc.allowed && (!apierrors.IsInvalid(err) || !strings.Contains(err.Error(), "spec.containers[0].securityContext.privileged: Forbidden: disallowed by cluster policy")):
+				t.Errorf("a privileged pod: got %v, want 422 disallowed by cluster policy", err)
+			}
+		})
+	}
+}
+
+// TestEtcdTransports: --etcd-servers over a unix socket, and over TLS
+// with a client certificate (--etcd-cafile, --etcd-certfile,
+// --etcd-keyfile), each to the etcd persona listening so.
+func TestEtcdTransports(t *testing.T) {
+	t.Parallel()
+	p := newPKI(t)
+	clientCert, clientKey := p.user(t, "apiserver-etcd-client")
+	certFile, keyFile := filepath.Join(p.dir, "etcd-client.crt"), filepath.Join(p.dir, "etcd-client.key")
+	for path, b := range map[string][]byte{certFile: clientCert, keyFile: clientKey} {
+		if err := os.WriteFile(path, b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sock := filepath.Join(t.TempDir(), "etcd.sock")
+	tlsURL := fmt.Sprintf("https://127.0.0.1:%d", freePort(t))
+	for _, tc := range []struct {
+		name      string
+		etcdFlags []string
+		url       string
+		flags     []string
+	}{
+		{name: "unix", url: "unix://" + sock, etcdFlags: []string{"--listen-client-urls=unix://" + sock, "--advertise-client-urls=unix://" + sock}},
+		{name: "tls", url: tlsURL, etcdFlags: []string{"--listen-client-urls=" + tlsURL, "--advertise-client-urls=" + tlsURL,
+			"--cert-file=" + p.tlsCert, "--key-file=" + p.tlsKey, "--trusted-ca-file=" + p.clientCA, "--client-cert-auth"},
+			flags: []string{"--etcd-cafile=" + p.clientCA, "--etcd-certfile=" + certFile, "--etcd-keyfile=" + keyFile}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			start(t, persona(t, "etcd"), append([]string{"--data-dir=" + t.TempDir(), "--listen-peer-urls=http://127.0.0.1:0", "--unsafe-no-fsync"}, tc.etcdFlags...)...)
+			var tlsConfig *tls.Config
+			if tc.name == "tls" {
+				cert, err := tls.X509KeyPair(clientCert, clientKey)
+				if err != nil {
+					t.Fatal(err)
+				}
+				roots := x509.NewCertPool()
+				roots.AddCert(p.caCert)
+				tlsConfig = &tls.Config{Certificates: []tls.Certificate{cert}, RootCAs: roots}
+			}
+			framework.Poll(t, "etcd answers", time.Minute, func() bool {
+				client, err := clientv3.New(clientv3.Config{Endpoints: []string{tc.url}, DialTimeout: time.Second, TLS: tlsConfig})
+				if err != nil {
+					return false
+				}
+				defer client.Close()
+				_, err = client.Get(ctx(t), "health")
+				return err == nil
+			})
+			s := launch(t, tc.url, p, tc.flags...)
+			waitOK(t, s.process, s.anonymous(), s.host+"/readyz")
+			cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: tc.name}}
+			if _, err := s.admin(t).CoreV1().ConfigMaps("default").Create(ctx(t), cm, metav1.CreateOptions{}); err != nil {
+				t.Errorf("a create over %s: %v", tc.name, err)
+			}
+		})
+	}
 }
