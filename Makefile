@@ -11,7 +11,7 @@ BENCH_ROUNDS ?= 6
 # Every sample of a bench run, compared side by side with confidence intervals: kube-apiserver is the base.
 BENCHSTAT = $(GO) -C hack/bench tool benchstat -col '/server@(upstream mini)'
 
-.PHONY: help build run test bench bench-upstream bench-readme fuzz verify update clean
+.PHONY: help build run test test-consumers bench bench-upstream bench-readme fuzz verify update clean
 
 ## help: list the targets
 help:
@@ -26,12 +26,18 @@ build:
 run: build
 	./bin/miniapiserver $(ARGS)
 
-## test: go vet, then every test with the race detector (integration tests included)
+## test: go vet, then every test with the race detector (integration tests included), then the binary under its consumers (test-consumers)
 test:
 	$(GO) vet ./...
 	$(GO) -C hack/bench vet ./...
 	$(GO) test -race -timeout 20m ./...
 	$(GO) -C hack/bench test ./...
+	$(MAKE) test-consumers
+
+## test-consumers: build, then stock controller-runtime envtest (v0.25 and v0.23) on the binary's envtest assets (test/envtest), and kwokctl's binary runtime on it (test/kwokctl, kwok built from the module proxy, cached)
+test-consumers: build
+	test/envtest/run.sh "$$(bin/miniapiserver envtest-assets bin/k8s)"
+	test/kwokctl/run.sh
 
 ## bench: build, then every benchmark of hack/bench on miniapiserver alone, BENCH_ROUNDS rounds (BENCH=regexp to pick benchmarks, ARGS="-objects 2000" to add flags), then benchstat's summary of the samples (bin/bench.txt), then the footprint of 64 in-process servers started at once
 bench: build
@@ -67,6 +73,6 @@ update:
 	hack/update-codegen.sh
 	hack/update-boilerplate.sh
 
-## clean: remove build output and the default data dir
+## clean: remove build output (bin/, with bin/k8s, the envtest assets) and the default data dir
 clean:
 	rm -rf bin .miniapiserver

@@ -18,18 +18,14 @@ gofmt_clean() {
   [[ -z "${bad}" ]] || { echo "gofmt would change:"; echo "${bad}"; return 1; }
 }
 
-# tidy_clean DIR: DIR's go.mod and go.sum are what go mod tidy makes them.
+# tidy_clean DIR [MODFILE]: DIR's go.mod (or MODFILE) and its go.sum are
+# what go mod tidy makes them.
 tidy_clean() {
-  local dir=$1 tmp
-  tmp=$(mktemp -d)
-  cp "${dir}/go.mod" "${dir}/go.sum" "${tmp}/"
-  go -C "${dir}" mod tidy
-  local rc=0
-  diff -u "${tmp}/go.mod" "${dir}/go.mod" && diff -u "${tmp}/go.sum" "${dir}/go.sum" || rc=1
-  cp "${tmp}/go.mod" "${tmp}/go.sum" "${dir}/"
-  rm -rf "${tmp}"
-  [[ ${rc} == 0 ]] || echo "${dir}/go.mod, go.sum are not tidy: run go mod tidy there"
-  return ${rc}
+  local dir=$1 mod=${2:-go.mod}
+  if ! go -C "${dir}" mod tidy -diff -modfile="${mod}"; then
+    echo "${dir}/${mod} and its sum are not tidy: run go mod tidy -modfile=${mod} there"
+    return 1
+  fi
 }
 
 check gofmt gofmt_clean
@@ -37,6 +33,10 @@ check "go vet" go vet ./...
 check "go vet (hack/bench)" go -C hack/bench vet ./...
 check "go mod tidy" tidy_clean .
 check "go mod tidy (hack/bench)" tidy_clean hack/bench
+check "go vet (test/envtest)" env GOWORK=off go -C test/envtest vet ./...
+check "go vet (test/envtest, controller-runtime v0.23)" env GOWORK=off go -C test/envtest vet -modfile=go.v0.23.mod ./...
+check "go mod tidy (test/envtest)" tidy_clean test/envtest
+check "go mod tidy (test/envtest, controller-runtime v0.23)" tidy_clean test/envtest go.v0.23.mod
 check codegen hack/verify-codegen.sh
 check "import direction" hack/verify-imports.sh
 check "license headers" hack/verify-boilerplate.sh
