@@ -117,3 +117,19 @@ func btoi(b bool) int {
 	}
 	return 0
 }
+
+// TestFlagsAreDocumented: docs/kube-apiserver.md lists every flag refused
+// or taken with no effect.
+func TestFlagsAreDocumented(t *testing.T) {
+	b, err := os.ReadFile("../../../docs/kube-apiserver.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range []map[string]string{refused, noEffect} {
+		for name := range m {
+			if !strings.Contains(string(b), "`--"+name+"`") {
+				t.Errorf("--%s is not in docs/kube-apiserver.md", name)
+			}
+		}
+	}
+}
