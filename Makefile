@@ -10,6 +10,8 @@ ARGS     ?=
 BENCH_ROUNDS ?= 6
 # Every sample of a bench run, compared side by side with confidence intervals: kube-apiserver is the base.
 BENCHSTAT = $(GO) -C hack/bench tool benchstat -col '/server@(upstream mini)'
+# The same for stock envtest on the binary's assets (BenchmarkEnvtestSuite's server=assets).
+BENCHSTAT_ASSETS = $(GO) -C hack/bench tool benchstat -filter '.name:EnvtestSuite' -col '/server@(upstream assets)'
 
 .PHONY: help build run test test-consumers bench bench-upstream bench-readme fuzz verify update clean
 
@@ -50,6 +52,7 @@ bench-upstream: build
 	bins=$$(hack/upstream/build.sh) && \
 		hack/bench/rounds.sh $(BENCH_ROUNDS) bin/bench.txt -server $(CURDIR)/bin/miniapiserver -upstream "$$(dirname "$$(echo "$$bins" | head -n1)")" $(ARGS)
 	$(BENCHSTAT) $(CURDIR)/bin/bench.txt
+	$(BENCHSTAT_ASSETS) $(CURDIR)/bin/bench.txt
 	$(GO) -C hack/bench run ./cmd/benchreport $(CURDIR)/bin/bench.txt
 
 ## bench-readme: as bench-upstream, the samples into docs/bench.txt, benchstat's comparison into docs/benchstat.txt, the report and plots into docs/benchmarks.md and the headline table into README.md
@@ -57,6 +60,7 @@ bench-readme: build
 	bins=$$(hack/upstream/build.sh) && \
 		hack/bench/rounds.sh $(BENCH_ROUNDS) docs/bench.txt -server $(CURDIR)/bin/miniapiserver -upstream "$$(dirname "$$(echo "$$bins" | head -n1)")" -plots $(CURDIR)/docs $(ARGS)
 	$(BENCHSTAT) $(CURDIR)/docs/bench.txt > docs/benchstat.txt
+	$(BENCHSTAT_ASSETS) $(CURDIR)/docs/bench.txt >> docs/benchstat.txt
 	$(GO) -C hack/bench run ./cmd/benchreport -readme $(CURDIR)/README.md -doc $(CURDIR)/docs/benchmarks.md -benchstat $(CURDIR)/docs/benchstat.txt $(CURDIR)/docs/bench.txt
 
 ## fuzz: run each fuzz target briefly

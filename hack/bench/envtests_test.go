@@ -58,10 +58,12 @@ type environment interface {
 
 // BenchmarkEnvtestSuite runs an operator's suite of -envtests controller
 // tests at once (controllerTest), each with an environment of its own: on
-// pkg/envtest (server=mini), and on controller-runtime's envtest running
-// the -upstream kube-apiserver and etcd (server=upstream). ns/op is the
-// suite's wall time; start-ns, first-create-ns and stop-ns are the medians
-// over its tests, max-...-ns the slowest.
+// pkg/envtest (server=mini); on controller-runtime's envtest running the
+// -server binary's envtest assets, its kube-apiserver and etcd personas
+// (server=assets, in mini's process); and on controller-runtime's envtest
+// running the -upstream kube-apiserver and etcd (server=upstream). ns/op is
+// the suite's wall time; start-ns, first-create-ns and stop-ns are the
+// medians over its tests, max-...-ns the slowest.
 func BenchmarkEnvtestSuite(b *testing.B) {
 	crds := b.TempDir()
 	if err := driver.WriteCRDManifests(crds, 1); err != nil {
@@ -69,41 +71,61 @@ func BenchmarkEnvtestSuite(b *testing.B) {
 	}
 	log.SetLogger(logr.Discard())
 	onEach(b, func(b *testing.B, kind driver.Kind) {
-		newEnv := func() environment {
-			if kind == driver.Upstream {
+		if kind == driver.Upstream {
+			envtestSuite(b, func() environment {
 				return &crenvtest.Environment{CRDDirectoryPaths: []string{crds}, ErrorIfCRDPathMissing: true, BinaryAssetsDirectory: *upstreamDir}
-			}
+			})
+			return
+		}
+		envtestSuite(b, func() environment {
 			return &envtest.Environment{CRDDirectoryPaths: []string{crds}, ErrorIfCRDPathMissing: true}
-		}
-		var (
-			mu    sync.Mutex
-			times = map[string][]time.Duration{}
-		)
-		for b.Loop() {
-			var wg sync.WaitGroup
-			errs := make([]error, *envtests)
-			for i := range *envtests {
-				wg.Go(func() {
-					start, create, stop, err := controllerTest(b.Context(), newEnv())
-					errs[i] = err
-					mu.Lock()
-					defer mu.Unlock()
-					times["start"] = append(times["start"], start)
-					times["first-create"] = append(times["first-create"], create)
-					times["stop"] = append(times["stop"], stop)
-				})
-			}
-			wg.Wait()
-			if err := errors.Join(errs...); err != nil {
-				b.Fatal(err)
-			}
-		}
-		for name, xs := range times {
-			slices.Sort(xs)
-			b.ReportMetric(float64(xs[len(xs)/2]+xs[(len(xs)-1)/2])/2, name+"-ns")
-			b.ReportMetric(float64(xs[len(xs)-1]), "max-"+name+"-ns")
-		}
+		})
 	})
+	if *onlyKind == "" || *onlyKind == string(driver.Mini) {
+		assets, err := driver.EnvtestAssets(*serverBin, b.TempDir())
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Run("server=assets", func(b *testing.B) {
+			settle(b)
+			envtestSuite(b, func() environment {
+				return &crenvtest.Environment{CRDDirectoryPaths: []string{crds}, ErrorIfCRDPathMissing: true, BinaryAssetsDirectory: assets}
+			})
+		})
+	}
+}
+
+// envtestSuite runs the suite b.N times, each test on an environment of
+// newEnv's, and reports the medians and maxima of its steps.
+func envtestSuite(b *testing.B, newEnv func() environment) {
+	var (
+		mu    sync.Mutex
+		times = map[string][]time.Duration{}
+	)
+	for b.Loop() {
+		var wg sync.WaitGroup
+		errs := make([]error, *envtests)
+		for i := range *envtests {
+			wg.Go(func() {
+				start, create, stop, err := controllerTest(b.Context(), newEnv())
+				errs[i] = err
+				mu.Lock()
+				defer mu.Unlock()
+				times["start"] = append(times["start"], start)
+				times["first-create"] = append(times["first-create"], create)
+				times["stop"] = append(times["stop"], stop)
+			})
+		}
+		wg.Wait()
+		if err := errors.Join(errs...); err != nil {
+			b.Fatal(err)
+		}
+	}
+	for name, xs := range times {
+		slices.Sort(xs)
+		b.ReportMetric(float64(xs[len(xs)/2]+xs[(len(xs)-1)/2])/2, name+"-ns")
+		b.ReportMetric(float64(xs[len(xs)-1]), "max-"+name+"-ns")
+	}
 }
 
 // controllerTest is one controller test, as an operator writes it: start

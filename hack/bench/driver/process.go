@@ -208,3 +208,18 @@ func (t *tailWriter) excerpt() string {
 	}
 	return "; last server stderr:\n" + tail
 }
+
+// EnvtestAssets makes dir an envtest assets directory of the miniapiserver
+// binary bin (its envtest-assets command: kube-apiserver, etcd, kubectl)
+// and returns its path.
+func EnvtestAssets(bin, dir string) (string, error) {
+	out, err := exec.Command(bin, "envtest-assets", dir).Output()
+	if err != nil {
+		var exit *exec.ExitError
+		if errors.As(err, &exit) {
+			return "", fmt.Errorf("%s envtest-assets: %w: %s", bin, err, exit.Stderr)
+		}
+		return "", fmt.Errorf("%s envtest-assets: %w", bin, err)
+	}
+	return strings.TrimSpace(string(out)), nil
+}

@@ -164,8 +164,8 @@ type ratio struct {
 	p              float64 // Mann-Whitney U test
 }
 
-func (s *samples) ratio(name, unit string) (ratio, bool) {
-	m, ok1 := s.stat(name, unit, "mini")
+func (s *samples) ratio(name, unit, ours string) (ratio, bool) {
+	m, ok1 := s.stat(name, unit, ours)
 	u, ok2 := s.stat(name, unit, "upstream")
 	if !ok1 || !ok2 || m.Center == 0 {
 		return ratio{}, false
