@@ -138,6 +138,10 @@ func (o *Options) Config() (c *Config, err error) {
 	if err := os.MkdirAll(dataDir, 0o700); err != nil {
 		return nil, fmt.Errorf("creating --data-dir: %w", err)
 	}
+	// Another user's dir, or files, could hold a CA or token of theirs.
+	if err := datadir.CheckOwned(dataDir); err != nil {
+		return nil, err
+	}
 	// It holds keys and the admin token: private even if it existed before.
 	if err := os.Chmod(dataDir, 0o700); err != nil {
 		return nil, fmt.Errorf("--data-dir: %w", err)

@@ -74,6 +74,9 @@ func userConfig(admin *rest.Config, certPEM, keyPEM []byte) *rest.Config {
 // server of the data dir dataDir (which need not be running), with a
 // client certificate signed by the data dir's CA.
 func UserKubeconfig(dataDir, name string, groups []string) ([]byte, error) {
+	if err := CheckOwned(dataDir); err != nil {
+		return nil, err
+	}
 	admin, err := clientcmd.BuildConfigFromFlags("", filepath.Join(dataDir, kubeconfigFile))
 	if err != nil {
 		return nil, fmt.Errorf("the data dir's admin kubeconfig: %w", err)
