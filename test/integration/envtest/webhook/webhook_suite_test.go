@@ -129,14 +129,14 @@ var _ = BeforeSuite(func() {
 	}).Should(Succeed())
 })
 
-// TestREADMEShowsTheWebhookServer keeps the README's manager, which
+// TestDocsShowTheWebhookServer keeps docs/envtest.md's manager, which
 // serves the webhooks, this suite's (less one tab of indentation).
-func TestREADMEShowsTheWebhookServer(t *testing.T) {
+func TestDocsShowTheWebhookServer(t *testing.T) {
 	src, err := os.ReadFile("webhook_suite_test.go")
 	if err != nil {
 		t.Fatal(err)
 	}
-	readme, err := os.ReadFile(filepath.Join("..", "..", "..", "..", "README.md"))
+	readme, err := os.ReadFile(filepath.Join("..", "..", "..", "..", "docs", "envtest.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -147,7 +147,7 @@ func TestREADMEShowsTheWebhookServer(t *testing.T) {
 	}
 	example = strings.ReplaceAll("\n"+example, "\n\t", "\n")[1:]
 	if !strings.Contains(string(readme), example) {
-		t.Errorf("README.md does not show the manager as webhook_suite_test.go has it:\n%s", example)
+		t.Errorf("docs/envtest.md does not show the manager as webhook_suite_test.go has it:\n%s", example)
 	}
 }
 
