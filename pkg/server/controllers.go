@@ -108,6 +108,9 @@ type loopbackClients struct {
 	namespaced  func() []schema.GroupVersionResource
 	controllers []string
 	ranges      service.Ranges
+	// peers, with external etcd, keeps the server's identity lease and
+	// looks out for other servers'.
+	peers *peers
 }
 
 // addLoopbackClients runs the clients the server has of itself: the shared
@@ -180,6 +183,14 @@ func addLoopbackClients(l loopbackClients) (stop func(), err error) {
 	afterSynced("rbac/bootstrap-roles", func(ctx context.Context) error {
 		return bootstrapRBAC(ctx, loopbackClient, rbacSynced, rbac.ClusterRoles().Lister(), aggregated)
 	})
+	if !l.peers.embedded {
+		generic.AddPostStartHookOrDie("start-kube-apiserver-identity-lease-controller", func(hc genericapiserver.PostStartHookContext) error {
+			running.Go(func() { l.peers.runIdentityLease(loopbackCtx, loopbackClient) })
+			// Ready once it knows whether it is alone.
+			l.peers.watchPeers(loopbackCtx, hc, loopbackClient, &running)
+			return nil
+		})
+	}
 	for _, c := range l.inServerControllers(loopbackClient) {
 		generic.AddPostStartHookOrDie(c.name, func(hc genericapiserver.PostStartHookContext) error {
 			run, err := c.start(hc.LoopbackClientConfig)

@@ -54,6 +54,8 @@ type genericParts struct {
 	// server is the generic server built from config, once New has built
 	// it: shutdown waits for its requests.
 	server *atomic.Pointer[genericapiserver.GenericAPIServer]
+	// peers says whether other servers share the etcd.
+	peers *peers
 }
 
 // genericConfig is the generic API server's config: serving, authn/z,
@@ -63,7 +65,8 @@ func (c CompletedConfig) genericConfig(ctx context.Context, backend *storageback
 	gc.EffectiveVersion = version.EffectiveVersion()
 	gc.FeatureGate = utilfeature.DefaultFeatureGate
 	gc.PublicAddress = c.Serving.PublicAddress
-	parts := &genericParts{config: gc, server: &atomic.Pointer[genericapiserver.GenericAPIServer]{}}
+	parts := &genericParts{config: gc, server: &atomic.Pointer[genericapiserver.GenericAPIServer]{},
+		peers: &peers{embedded: len(c.Options.EtcdServers) == 0, name: identityLeaseName(c.Serving.SecureServing.Listener.Addr().String())}}
 
 	// Shutdown closes the connections once requests have drained and the
 	// watch handlers have returned (the generic server, made from gc, is
@@ -114,7 +117,7 @@ func (c CompletedConfig) genericConfig(ctx context.Context, backend *storageback
 	gc.SkipOpenAPIInstallation = true // see openAPI
 
 	gc.RESTOptionsGetter = storage.RESTOptionsGetter{Config: backend, Decorator: storages.Decorator, GarbageCollection: c.Options.GarbageCollection,
-		SoleServer: len(c.Options.EtcdServers) == 0}
+		SoleServer: parts.peers.Alone}
 	// Shared with the apiextensions server, which adds the CRD groups.
 	gc.AggregatedDiscoveryGroupManager = discoveryendpoint.NewResourceManager("apis")
 	if err := addEtcdChecks(ctx, gc, backend); err != nil {

@@ -187,7 +187,7 @@ func (c CompletedConfig) New(ctx context.Context) (s *Server, err error) {
 	generic.AddPostStartHookOrDie("storage-readiness", generic.StorageReadinessHook.Hook)
 	stopLoopbackClients, err := addLoopbackClients(loopbackClients{generic: generic, factory: parts.factory, buildAdmission: parts.admission.build,
 		port: c.port(), loopback: gc.LoopbackClientConfig, admin: c.Admin, rootCA: c.Serving.ServingCA, namespaced: namespacedNow,
-		controllers: o.Controllers, ranges: o.ServiceRanges})
+		controllers: o.Controllers, ranges: o.ServiceRanges, peers: parts.peers})
 	if err != nil {
 		return nil, err
 	}

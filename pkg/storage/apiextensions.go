@@ -48,8 +48,8 @@ func (g CRDRESTOptionsGetter) GetRESTOptions(gr schema.GroupResource, _ runtime.
 	cfg.Codec = apiextensionsapiserver.Codecs.LegacyCodec(apiextensionsv1beta1.SchemeGroupVersion, apiextensionsv1.SchemeGroupVersion)
 	cfg.EncodeVersioner = runtime.NewMultiGroupVersioner(apiextensionsv1beta1.SchemeGroupVersion, schema.GroupKind{Group: apiextensionsv1beta1.GroupName})
 	opts := restOptions(&cfg, gr, gr.Group+"/"+gr.Resource, g.Decorator, g.GarbageCollection)
-	if g.SoleServer {
-		opts.Decorator = establishedEarlier(opts.Decorator)
+	if g.SoleServer != nil {
+		opts.Decorator = establishedEarlier(opts.Decorator, g.SoleServer)
 	}
 	return opts, nil
 }
@@ -60,15 +60,16 @@ func (g CRDRESTOptionsGetter) GetRESTOptions(gr schema.GroupResource, _ runtime.
 const establishedHAWait = 2 * time.Second
 
 // establishedEarlier decorates CRD storage for a server that no other
-// server shares its etcd with: a CRD's Established condition, when it
-// becomes true, is stored as having become true establishedHAWait
-// earlier. apiextensions-apiserver sleeps through the first create of a
-// custom resource until that long after the condition's time, waiting for
-// HA peers there are none of; with this it does not. The condition's
-// lastTransitionTime is the one thing users see differ (the README says so).
-func establishedEarlier(decorator generic.StorageDecorator) generic.StorageDecorator {
+// server shares its etcd with while sole says so: a CRD's Established
+// condition, when it becomes true, is stored as having become true
+// establishedHAWait earlier. apiextensions-apiserver sleeps through the
+// first create of a custom resource until that long after the condition's
+// time, waiting for HA peers there are none of; with this it does not. The
+// condition's lastTransitionTime is the one thing users see differ (the
+// README says so).
+func establishedEarlier(decorator generic.StorageDecorator, sole func() bool) generic.StorageDecorator {
 	return wrapped(decorator, func(s storage.Interface, _ func() runtime.Object) (storage.Interface, func()) {
-		return crdStorage{s}, nil
+		return crdStorage{Interface: s, sole: sole}, nil
 	})
 }
 
@@ -94,6 +95,7 @@ func wrapped(decorator generic.StorageDecorator, wrap func(s storage.Interface, 
 // condition (see establishedEarlier).
 type crdStorage struct {
 	storage.Interface
+	sole func() bool
 }
 
 func (s crdStorage) GuaranteedUpdate(ctx context.Context, key string, destination runtime.Object, ignoreNotFound bool,
@@ -101,7 +103,7 @@ func (s crdStorage) GuaranteedUpdate(ctx context.Context, key string, destinatio
 ) error {
 	backdating := func(input runtime.Object, res storage.ResponseMeta) (runtime.Object, *uint64, error) {
 		out, ttl, err := tryUpdate(input, res)
-		if err == nil {
+		if err == nil && s.sole() {
 			backdateEstablished(input, out)
 		}
 		return out, ttl, err

@@ -77,9 +77,10 @@ type RESTOptionsGetter struct {
 	// for a garbage collector to act on (kube-apiserver's
 	// --enable-garbage-collector). Without it they delete at once.
 	GarbageCollection bool
-	// SoleServer says that no other API server shares this etcd (as with
-	// the embedded etcd): nothing need wait for peers to catch up.
-	SoleServer bool
+	// SoleServer says whether no other API server shares this etcd (as
+	// with the embedded etcd) at the moment: nothing need wait for peers to
+	// catch up. Nil: others may.
+	SoleServer func() bool
 }
 
 var _ generic.RESTOptionsGetter = RESTOptionsGetter{}

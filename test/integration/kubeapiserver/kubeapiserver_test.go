@@ -32,8 +32,13 @@ import (
 	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apiextensionsclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
@@ -391,4 +396,77 @@ func TestEtcdTransports(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestFirstCustomResourceCreate: apiextensions-apiserver holds the first
+// creates of a CRD's custom resources for 2s after it is Established, for
+// HA peers to see it. A kube-apiserver alone on its etcd (as envtest's)
+// backdates the Established condition instead, and serves them at once;
+// with another server's identity lease live on the etcd, it does not.
+func TestFirstCustomResourceCreate(t *testing.T) {
+	t.Parallel()
+	etcd := startEtcd(t)
+	for _, tc := range []struct {
+		name   string
+		shared bool
+	}{{name: "alone"}, {name: "shared", shared: true}} {
+		t.Run(tc.name, func(t *testing.T) {
+			prefix := "--etcd-prefix=/" + tc.name
+			s := startAPIServer(t, etcd, newPKI(t), prefix)
+			if tc.shared {
+				startAPIServer(t, etcd, newPKI(t), prefix)
+			}
+			cfg := s.config(t, "admin", "system:masters")
+			crd, established := installCRD(t, cfg)
+			if backdated := established.Before(&crd.CreationTimestamp); backdated == tc.shared {
+				t.Errorf("Established at %s, created at %s: backdated %t, want %t", established, crd.CreationTimestamp, backdated, !tc.shared)
+			}
+			widget := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "example.com/v1", "kind": "Widget", "metadata": map[string]any{"name": "first"}}}
+			began := time.Now()
+			if _, err := dynamic.NewForConfigOrDie(cfg).Resource(widgets).Namespace("default").Create(ctx(t), widget, metav1.CreateOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			if took, held := time.Since(began), 2*time.Second; (took >= held) != tc.shared {
+				t.Errorf("the first create took %s: held %t, want %t", took, took >= held, tc.shared)
+			}
+		})
+	}
+}
+
+var widgets = schema.GroupVersionResource{Group: "example.com", Version: "v1", Resource: "widgets"}
+
+// installCRD creates the Widget CRD and returns it and when it became
+// Established, once it has.
+func installCRD(t *testing.T, cfg *rest.Config) (*apiextensionsv1.CustomResourceDefinition, metav1.Time) {
+	t.Helper()
+	client := apiextensionsclient.NewForConfigOrDie(cfg).ApiextensionsV1().CustomResourceDefinitions()
+	preserve := true
+	crd := &apiextensionsv1.CustomResourceDefinition{
+		ObjectMeta: metav1.ObjectMeta{Name: "widgets.example.com"},
+		Spec: apiextensionsv1.CustomResourceDefinitionSpec{
+			Group: "example.com", Scope: apiextensionsv1.NamespaceScoped,
+			Names: apiextensionsv1.CustomResourceDefinitionNames{Plural: "widgets", Singular: "widget", Kind: "Widget", ListKind: "WidgetList"},
+			Versions: []apiextensionsv1.CustomResourceDefinitionVersion{{Name: "v1", Served: true, Storage: true,
+				Schema: &apiextensionsv1.CustomResourceValidation{OpenAPIV3Schema: &apiextensionsv1.JSONSchemaProps{Type: "object", XPreserveUnknownFields: &preserve}}}},
+		},
+	}
+	crd, err := client.Create(ctx(t), crd, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var established metav1.Time
+	framework.Poll(t, "the CRD Established", 30*time.Second, func() bool {
+		got, err := client.Get(ctx(t), crd.Name, metav1.GetOptions{})
+		if err != nil {
+			return false
+		}
+		for _, c := range got.Status.Conditions {
+			if c.Type == apiextensionsv1.Established && c.Status == apiextensionsv1.ConditionTrue {
+				established = c.LastTransitionTime
+				return true
+			}
+		}
+		return false
+	})
+	return crd, established
 }
