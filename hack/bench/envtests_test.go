@@ -73,7 +73,8 @@ func BenchmarkEnvtestSuite(b *testing.B) {
 	onEach(b, func(b *testing.B, kind driver.Kind) {
 		if kind == driver.Upstream {
 			envtestSuite(b, func() environment {
-				return &crenvtest.Environment{CRDDirectoryPaths: []string{crds}, ErrorIfCRDPathMissing: true, BinaryAssetsDirectory: *upstreamDir}
+				return &crenvtest.Environment{CRDDirectoryPaths: []string{crds}, ErrorIfCRDPathMissing: true, BinaryAssetsDirectory: *upstreamDir,
+					ControlPlaneStartTimeout: stockStartTimeout}
 			})
 			return
 		}
@@ -89,11 +90,17 @@ func BenchmarkEnvtestSuite(b *testing.B) {
 		b.Run("server=assets", func(b *testing.B) {
 			settle(b)
 			envtestSuite(b, func() environment {
-				return &crenvtest.Environment{CRDDirectoryPaths: []string{crds}, ErrorIfCRDPathMissing: true, BinaryAssetsDirectory: assets}
+				return &crenvtest.Environment{CRDDirectoryPaths: []string{crds}, ErrorIfCRDPathMissing: true, BinaryAssetsDirectory: assets,
+					ControlPlaneStartTimeout: stockStartTimeout}
 			})
 		})
 	}
 }
+
+// stockStartTimeout is how long controller-runtime's envtest may wait for
+// each of its processes: -envtests kube-apiservers starting at once on two
+// cores take about its default (20s), and it gives up after five tries.
+const stockStartTimeout = 2 * time.Minute
 
 // envtestSuite runs the suite b.N times, each test on an environment of
 // newEnv's, and reports the medians and maxima of its steps.
