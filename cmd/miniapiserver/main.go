@@ -156,31 +156,10 @@ func run(ctx context.Context, args []string, ready func()) error {
 		return err
 	}
 	defer cfg.Close()
-	// A signal while starting is a graceful stop too: whatever failed
-	// because of it is no error.
-	s, err := cfg.Complete().New(ctx)
-	if err != nil {
-		if ctx.Err() != nil {
-			return nil
-		}
-		return err
-	}
-	// Not ready (a CRD of --crds that is not valid, say) stops the server.
-	runCtx, stop := context.WithCancel(ctx)
-	defer stop()
-	done := make(chan error, 1)
-	go func() { done <- s.Run(runCtx) }()
-	if err := s.WaitReady(ctx); err != nil {
-		stop()
-		runErr := <-done
-		if ctx.Err() != nil {
-			return runErr
-		}
-		return errors.Join(err, runErr)
-	}
-	ready()
-	fmt.Printf("miniapiserver %s ready on %s — export KUBECONFIG=%s\n", version.GitVersion(), s.Admin.Host, s.KubeconfigPath)
-	return <-done
+	return server.Serve(ctx, cfg, func(s *server.Server) {
+		ready()
+		fmt.Printf("miniapiserver %s ready on %s — export KUBECONFIG=%s\n", version.GitVersion(), s.Admin.Host, s.KubeconfigPath)
+	})
 }
 
 // runKubeconfig writes to out a kubeconfig for a user of the server of a

@@ -18,6 +18,7 @@ package server
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"slices"
@@ -280,6 +281,34 @@ func (s *Server) Run(ctx context.Context) error {
 		}
 	}()
 	return s.generic.PrepareRun().RunWithContext(ctx)
+}
+
+// Serve builds the server of cfg, runs it until ctx ends, and calls ready
+// once it is ready; a server that does not get ready (a CRD that is not
+// valid, say) stops. A signal while starting is a graceful stop too:
+// whatever failed because of it is no error. The caller owns cfg.
+func Serve(ctx context.Context, cfg *Config, ready func(*Server)) error {
+	s, err := cfg.Complete().New(ctx)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil
+		}
+		return err
+	}
+	runCtx, stop := context.WithCancel(ctx)
+	defer stop()
+	done := make(chan error, 1)
+	go func() { done <- s.Run(runCtx) }()
+	if err := s.WaitReady(ctx); err != nil {
+		stop()
+		runErr := <-done
+		if ctx.Err() != nil {
+			return runErr
+		}
+		return errors.Join(err, runErr)
+	}
+	ready(s)
+	return <-done
 }
 
 // pollReady polls /readyz until it answers 200 or ctx ends.

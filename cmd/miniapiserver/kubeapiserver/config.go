@@ -33,6 +33,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	utilerrors "k8s.io/apimachinery/pkg/util/errors"
 	genericapiserver "k8s.io/apiserver/pkg/server"
 	"k8s.io/apiserver/pkg/server/dynamiccertificates"
 	"k8s.io/client-go/rest"
@@ -65,7 +66,7 @@ func (o *Options) Validate() error {
 			errs = append(errs, fmt.Errorf("--tls-cert-file %s, --tls-private-key-file %s: %w", cert.CertFile, cert.KeyFile, err))
 		}
 	}
-	return aggregate(errs)
+	return utilerrors.NewAggregate(errs) // one line, as kube-apiserver's
 }
 
 // serviceRanges are --service-cluster-ip-range and --service-node-port-range.

@@ -18,12 +18,10 @@ package kubeapiserver
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 
 	"github.com/spf13/cobra"
-	utilerrors "k8s.io/apimachinery/pkg/util/errors"
 	"k8s.io/client-go/rest"
 	cliflag "k8s.io/component-base/cli/flag"
 	"k8s.io/component-base/cli/globalflag"
@@ -33,6 +31,7 @@ import (
 	"k8s.io/component-base/version/verflag"
 	"k8s.io/klog/v2"
 
+	"github.com/miniapiserver/miniapiserver/pkg/server"
 	"github.com/miniapiserver/miniapiserver/pkg/version"
 )
 
@@ -127,29 +126,8 @@ func run(ctx context.Context, o *Options, ready func()) error {
 		return err
 	}
 	defer cfg.Close()
-	s, err := cfg.Complete().New(ctx)
-	if err != nil {
-		if ctx.Err() != nil {
-			return nil
-		}
-		return err
-	}
-	runCtx, stop := context.WithCancel(ctx)
-	defer stop()
-	done := make(chan error, 1)
-	go func() { done <- s.Run(runCtx) }()
-	if err := s.WaitReady(ctx); err != nil {
-		stop()
-		runErr := <-done
-		if ctx.Err() != nil {
-			return runErr
-		}
-		return errors.Join(err, runErr)
-	}
-	ready()
-	klog.FromContext(ctx).Info("Serving", "address", s.Admin.Host, "etcd", s.EtcdServers)
-	return <-done
+	return server.Serve(ctx, cfg, func(s *server.Server) {
+		ready()
+		klog.FromContext(ctx).Info("Serving", "address", s.Admin.Host, "etcd", s.EtcdServers)
+	})
 }
-
-// aggregate joins errs on one line, as kube-apiserver reports them.
-func aggregate(errs []error) error { return utilerrors.NewAggregate(errs) }
