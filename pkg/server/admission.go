@@ -50,6 +50,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/kube-openapi/pkg/validation/spec"
 
+	"github.com/miniapiserver/miniapiserver/pkg/admission/defaulttolerationseconds"
 	"github.com/miniapiserver/miniapiserver/pkg/admission/podsecurity"
 	"github.com/miniapiserver/miniapiserver/pkg/admission/serviceaccount"
 	"github.com/miniapiserver/miniapiserver/pkg/api"
@@ -62,6 +63,7 @@ import (
 // kube-apiserver's order: k8s.io/apiserver's NamespaceLifecycle, then
 // ServiceAccount (ours, ported from k8s.io/kubernetes), then PodSecurity
 // (k8s.io/pod-security-admission's, as kube-apiserver wraps it), then
+// DefaultTolerationSeconds (ours, ported), then
 // k8s.io/apiserver's MutatingAdmissionPolicy, MutatingAdmissionWebhook,
 // ValidatingAdmissionPolicy and ValidatingAdmissionWebhook (the mutating
 // ones run before the validating ones), all on by default, with enable
@@ -71,8 +73,9 @@ func NewAdmissionOptions(enable, disable []string) *genericoptions.AdmissionOpti
 	o := genericoptions.NewAdmissionOptions()
 	serviceaccount.Register(o.Plugins)
 	podsecurity.Register(o.Plugins)
+	defaulttolerationseconds.Register(o.Plugins)
 	o.RecommendedPluginOrder = slices.Insert(o.RecommendedPluginOrder, slices.Index(o.RecommendedPluginOrder, lifecycle.PluginName)+1,
-		serviceaccount.PluginName, podsecurity.PluginName)
+		serviceaccount.PluginName, podsecurity.PluginName, defaulttolerationseconds.PluginName)
 	o.EnablePlugins, o.DisablePlugins = enable, disable
 	return o
 }
@@ -80,14 +83,15 @@ func NewAdmissionOptions(enable, disable []string) *genericoptions.AdmissionOpti
 // addAdmission sets gc's admission chain as the plugins plugins enables. The apiextensions server shares gc's chain,
 // so custom resources get it too. Webhooks referring to a Service are
 // called at what services resolves them to. Ready closes once the server
-// is ready (see openAPIAfter). The plugins stop when done closes (not when
+// is ready (see openAPIAfter). The plugins stop when settings.done closes (not when
 // the server has drained, as upstream's: the informers they start in the
 // shared factory must stop before the server's other loopback clients,
 // which stop before the HTTP server does).
 //
 // The chain is built by the returned admission's build, once factory has
 // synced (see deferredAdmission); until then, requests wait for it.
-func addAdmission(gc *genericapiserver.Config, plugins *genericoptions.AdmissionOptions, factory informers.SharedInformerFactory, client kubernetes.Interface, loopback *rest.Config, services webhook.ServiceResolver, ready, done <-chan struct{}) (*deferredAdmission, error) {
+func addAdmission(gc *genericapiserver.Config, plugins *genericoptions.AdmissionOptions, settings pluginSettings, factory informers.SharedInformerFactory, client kubernetes.Interface, loopback *rest.Config, services webhook.ServiceResolver, ready <-chan struct{}) (*deferredAdmission, error) {
+	done := settings.done
 	dynamicClient, err := dynamic.NewForConfig(loopback)
 	if err != nil {
 		return nil, err
@@ -112,7 +116,7 @@ func addAdmission(gc *genericapiserver.Config, plugins *genericoptions.Admission
 	d.build = func() error {
 		scratch := *gc
 		err := plugins.ApplyTo(&scratch, factory, client, dynamicClient, utilfeature.DefaultFeatureGate, version.EffectiveVersion(),
-			webhookinit.NewPluginInitializer(authInfo, services), pluginSettings{done: done})
+			webhookinit.NewPluginInitializer(authInfo, services), settings)
 		if err != nil {
 			return err
 		}
@@ -254,14 +258,18 @@ func (l lazySchemas) ResolveSchema(gvk schema.GroupVersionKind) (*spec.Schema, e
 
 // pluginSettings are what the plugins get here and not from
 // k8s.io/apiserver's initializer (which runs first): their stop channel,
-// and kube-apiserver's list of resources the policy plugins leave alone
+// kube-apiserver's list of resources the policy plugins leave alone
 // (the reviews, which are not stored and which a policy could use to lock
-// everyone out).
+// everyone out), and the default tolerations' seconds.
 type pluginSettings struct {
-	done <-chan struct{}
+	done                  <-chan struct{}
+	notReady, unreachable int64
 }
 
 func (s pluginSettings) Initialize(plugin admission.Interface) {
+	if p, ok := plugin.(*defaulttolerationseconds.Plugin); ok {
+		p.SetDefaultTolerationSeconds(s.notReady, s.unreachable)
+	}
 	if p, ok := plugin.(initializer.WantsDrainedNotification); ok {
 		p.SetDrainedNotification(s.done)
 	}

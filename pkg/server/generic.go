@@ -124,7 +124,8 @@ func (c CompletedConfig) genericConfig(ctx context.Context, backend *storageback
 		return nil, err
 	}
 
-	if parts.admission, err = addAdmission(gc, c.Options.admissionOptions(), parts.factory, client, loopback, c.Options.WebhookServices, ready, admissionDone); err != nil {
+	plugins, settings := c.Options.admissionOptions(admissionDone)
+	if parts.admission, err = addAdmission(gc, plugins, settings, parts.factory, client, loopback, c.Options.WebhookServices, ready); err != nil {
 		return nil, err
 	}
 	if c.Generic != nil {

@@ -29,6 +29,7 @@ import (
 	"k8s.io/apiserver/pkg/authentication/token/tokenfile"
 	genericoptions "k8s.io/apiserver/pkg/server/options"
 
+	"github.com/miniapiserver/miniapiserver/pkg/admission/defaulttolerationseconds"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/service"
 	serverstorage "github.com/miniapiserver/miniapiserver/pkg/server/storage"
 	"github.com/miniapiserver/miniapiserver/pkg/storage"
@@ -85,6 +86,11 @@ type Options struct {
 	// AdmissionControlConfigFile configures the admission plugins
 	// (kube-apiserver's --admission-control-config-file).
 	AdmissionControlConfigFile string
+	// DefaultNotReadyTolerationSeconds and
+	// DefaultUnreachableTolerationSeconds are the seconds of the
+	// tolerations the DefaultTolerationSeconds admission plugin adds to
+	// pods (kube-apiserver's flags of those names).
+	DefaultNotReadyTolerationSeconds, DefaultUnreachableTolerationSeconds int64
 	// ServiceRanges are where Services' cluster IPs and node ports come
 	// from (--service-cluster-ip-range, --service-node-port-range).
 	ServiceRanges service.Ranges
@@ -152,6 +158,9 @@ func NewOptions() *Options {
 		WatchCacheHistoryWindow: watchcache.DefaultHistoryWindow,
 		WatchCacheHistorySize:   watchcache.DefaultMaxEvents,
 		EtcdCompactionInterval:  5 * time.Minute,
+
+		DefaultNotReadyTolerationSeconds:    defaulttolerationseconds.DefaultSeconds,
+		DefaultUnreachableTolerationSeconds: defaulttolerationseconds.DefaultSeconds,
 	}
 }
 
@@ -197,7 +206,8 @@ func (o *Options) Validate() error {
 	if o.EtcdCompactionInterval < 0 {
 		errs = append(errs, fmt.Errorf("--etcd-compaction-interval %s must not be negative", o.EtcdCompactionInterval))
 	}
-	errs = append(errs, o.admissionOptions().Validate()...)
+	plugins, _ := o.admissionOptions(nil)
+	errs = append(errs, plugins.Validate()...)
 	if _, err := ParseServiceAddresses(o.WebhookServices); err != nil {
 		errs = append(errs, fmt.Errorf("--webhook-service: %w", err))
 	}
@@ -206,9 +216,9 @@ func (o *Options) Validate() error {
 }
 
 // admissionOptions are the admission plugins o turns on, and their
-// configuration file.
-func (o *Options) admissionOptions() *genericoptions.AdmissionOptions {
+// configuration file, and the settings they get from o; done stops them.
+func (o *Options) admissionOptions(done <-chan struct{}) (*genericoptions.AdmissionOptions, pluginSettings) {
 	a := NewAdmissionOptions(o.EnableAdmissionPlugins, o.DisableAdmissionPlugins)
 	a.ConfigFile = o.AdmissionControlConfigFile
-	return a
+	return a, pluginSettings{done: done, notReady: o.DefaultNotReadyTolerationSeconds, unreachable: o.DefaultUnreachableTolerationSeconds}
 }

@@ -151,4 +151,5 @@ func (o *admissionOptions) applyTo(opts *server.Options) {
 	}
 	opts.EnableAdmissionPlugins, opts.DisableAdmissionPlugins = keep(enable), keep(disable)
 	opts.AdmissionControlConfigFile = o.ConfigFile
+	opts.DefaultNotReadyTolerationSeconds, opts.DefaultUnreachableTolerationSeconds = o.NotReadyToleration, o.UnreachableToleration
 }

@@ -61,8 +61,6 @@ var refused = map[string]string{
 	"egress-selector-config-file":                  "egress selection is not implemented",
 	"emulated-version":                             "only 1.37's APIs are served",
 	"min-compatibility-version":                    "only 1.37's APIs are served",
-	"default-not-ready-toleration-seconds":         "the DefaultTolerationSeconds admission plugin is not implemented",
-	"default-unreachable-toleration-seconds":       "the DefaultTolerationSeconds admission plugin is not implemented",
 	"etcd-servers-overrides":                       "per-resource etcd servers are not implemented",
 	"etcd-healthcheck-timeout":                     "etcd's health check timeout is fixed",
 	"etcd-readycheck-timeout":                      "etcd's readiness check timeout is fixed",
