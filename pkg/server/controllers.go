@@ -29,6 +29,7 @@ import (
 	utilnet "k8s.io/apimachinery/pkg/util/net"
 	"k8s.io/apimachinery/pkg/util/wait"
 	genericapiserver "k8s.io/apiserver/pkg/server"
+	"k8s.io/apiserver/pkg/server/dynamiccertificates"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	rbaclisters "k8s.io/client-go/listers/rbac/v1"
@@ -104,6 +105,8 @@ type loopbackClients struct {
 	loopback, admin *rest.Config
 	// rootCA is published as kube-root-ca.crt.
 	rootCA []byte
+	// clientCA, if not nil, is published in the authentication info.
+	clientCA dynamiccertificates.CAContentProvider
 	// namespaced lists the namespaced resources, custom ones included.
 	namespaced  func() []schema.GroupVersionResource
 	controllers []string
@@ -170,6 +173,14 @@ func addLoopbackClients(l loopbackClients) (stop func(), err error) {
 	// The default ServiceCIDR, under upstream's hook name.
 	afterSynced("start-kubernetes-service-cidr-controller", func(ctx context.Context) error {
 		return bootstrapServiceCIDR(ctx, loopbackClient, l.ranges)
+	})
+	if l.clientCA != nil {
+		afterSynced("start-cluster-authentication-info-controller", func(ctx context.Context) error {
+			return bootstrapAuthenticationInfo(ctx, loopbackClient, l.clientCA.CurrentCABundleContent())
+		})
+	}
+	afterSynced("start-legacy-token-tracking-controller", func(ctx context.Context) error {
+		return bootstrapLegacyTokenTracking(ctx, loopbackClient)
 	})
 	afterSynced("scheduling/bootstrap-system-priority-classes", func(ctx context.Context) error {
 		return bootstrapPriorityClasses(ctx, loopbackClient)
