@@ -73,6 +73,9 @@ type Lookup interface {
 	ServiceAccount(ctx context.Context, namespace, name string) (*corev1.ServiceAccount, error)
 	Pod(ctx context.Context, namespace, name string) (*corev1.Pod, error)
 	Secret(ctx context.Context, namespace, name string) (*corev1.Secret, error)
+	// MarkUsed labels secret, a legacy token's, with the day it was used
+	// (LastUsedLabelKey), logging a failure.
+	MarkUsed(ctx context.Context, secret *corev1.Secret, day string)
 }
 
 // Binding is the object a token is bound to: it stops authenticating
@@ -216,6 +219,8 @@ func (t *ServiceAccountTokens) AuthenticateToken(ctx context.Context, token stri
 	switch {
 	case errors.Is(err, jwt.ErrTokenMalformed) || errors.Is(err, jwt.ErrTokenSignatureInvalid) || errors.Is(err, jwt.ErrTokenUnverifiable):
 		return nil, false, nil // someone else's token, or none at all
+	case c.Issuer == LegacyIssuer && err == nil:
+		return t.authenticateLegacy(ctx, token)
 	case !slices.Contains(t.Issuers, c.Issuer):
 		return nil, false, nil // another issuer's
 	case err != nil:

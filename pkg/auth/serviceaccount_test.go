@@ -42,6 +42,8 @@ type objects struct {
 	sas     map[string]*corev1.ServiceAccount
 	pods    map[string]*corev1.Pod
 	secrets map[string]*corev1.Secret
+	// used records MarkUsed's calls, "namespace/name day".
+	used *[]string
 }
 
 func get[T any](m map[string]T, resource, ns, name string) (T, error) {
@@ -60,6 +62,11 @@ func (o objects) Pod(_ context.Context, ns, name string) (*corev1.Pod, error) {
 }
 func (o objects) Secret(_ context.Context, ns, name string) (*corev1.Secret, error) {
 	return get(o.secrets, "secrets", ns, name)
+}
+func (o objects) MarkUsed(_ context.Context, secret *corev1.Secret, day string) {
+	if o.used != nil {
+		*o.used = append(*o.used, secret.Namespace+"/"+secret.Name+" "+day)
+	}
 }
 
 func newKey(t *testing.T) *ecdsa.PrivateKey {

@@ -19,12 +19,14 @@ package server
 import (
 	"context"
 	"crypto/subtle"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apiserver/pkg/authentication/authenticator"
 	"k8s.io/apiserver/pkg/authentication/group"
 	"k8s.io/apiserver/pkg/authentication/request/anonymous"
@@ -38,6 +40,7 @@ import (
 	"k8s.io/apiserver/pkg/authorization/authorizerfactory"
 	authorizerunion "k8s.io/apiserver/pkg/authorization/union"
 	"k8s.io/apiserver/pkg/server/dynamiccertificates"
+	applycorev1 "k8s.io/client-go/applyconfigurations/core/v1"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
@@ -111,6 +114,18 @@ func (l clientLookup) Pod(ctx context.Context, ns, name string) (*corev1.Pod, er
 
 func (l clientLookup) Secret(ctx context.Context, ns, name string) (*corev1.Secret, error) {
 	return l.client.CoreV1().Secrets(ns).Get(ctx, name, metav1.GetOptions{})
+}
+
+// MarkUsed merge-patches the day into secret's labels (with its UID as a
+// precondition), as upstream's legacy token tracking does.
+func (l clientLookup) MarkUsed(ctx context.Context, secret *corev1.Secret, day string) {
+	patch, err := json.Marshal(applycorev1.Secret(secret.Name, secret.Namespace).WithUID(secret.UID).WithLabels(map[string]string{auth.LastUsedLabelKey: day}))
+	if err == nil {
+		_, err = l.client.CoreV1().Secrets(secret.Namespace).Patch(ctx, secret.Name, types.MergePatchType, patch, metav1.PatchOptions{})
+	}
+	if err != nil {
+		klog.FromContext(ctx).Error(err, "Labelling a legacy service account token with its last use", "secret", klog.KObj(secret))
+	}
 }
 
 // Authorization modes (--authorization-mode, a comma-separated list).

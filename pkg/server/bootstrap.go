@@ -187,3 +187,17 @@ func createMissing[T metav1.Object](ctx context.Context, objs []T, create func(c
 	}
 	return err
 }
+
+// legacyTokenTracking is kube-apiserver's record of the day it began
+// labelling legacy service account tokens with their last use:
+// kube-controller-manager's cleaner of unused ones counts from it.
+const legacyTokenTracking = "kube-apiserver-legacy-service-account-token-tracking"
+
+// bootstrapLegacyTokenTracking makes that record unless it exists, as
+// upstream's legacy-token-tracking controller does; unlike it, it does not
+// mend a record whose date does not parse.
+func bootstrapLegacyTokenTracking(ctx context.Context, client kubernetes.Interface) error {
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: metav1.NamespaceSystem, Name: legacyTokenTracking},
+		Data: map[string]string{"since": time.Now().UTC().Format(time.DateOnly)}}
+	return createMissing(ctx, []*corev1.ConfigMap{cm}, client.CoreV1().ConfigMaps(metav1.NamespaceSystem).Create)
+}
