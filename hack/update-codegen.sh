@@ -59,6 +59,7 @@ INPUT_PKGS=(
     k8s.io/api/node/v1
     k8s.io/api/policy/v1
     k8s.io/api/rbac/v1
+    k8s.io/api/resource/v1
     k8s.io/api/scheduling/v1
     k8s.io/api/scheduling/v1alpha3
     k8s.io/api/storage/v1

@@ -47,8 +47,9 @@ func addDefaultingFuncs(s *runtime.Scheme) error {
 	addBuiltinDefaults(s)
 	addAdmissionRegistrationDefaults(s)
 	addAutoscalingDefaults(s)
+	addResourceDefaults(s)
 	// Lists default their items, as upstream's generated defaulters do.
-	for _, list := range slices.Concat(defaultedLists, builtinDefaultedLists, admissionRegistrationDefaultedLists, autoscalingDefaultedLists) {
+	for _, list := range slices.Concat(defaultedLists, builtinDefaultedLists, admissionRegistrationDefaultedLists, autoscalingDefaultedLists, resourceDefaultedLists) {
 		s.AddTypeDefaultingFunc(list, func(obj any) {
 			_ = meta.EachListItem(obj.(runtime.Object), func(item runtime.Object) error {
 				s.Default(item)

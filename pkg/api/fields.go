@@ -23,6 +23,7 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
+	resourcev1 "k8s.io/api/resource/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -109,6 +110,21 @@ func JobFields(j *batchv1.Job) fields.Set {
 	return generic.AddObjectMetaFieldsSet(fields.Set{"status.successful": fmt.Sprint(j.Status.Succeeded)}, &j.ObjectMeta, true)
 }
 
+// ResourceSliceFields is the field set a resource slice is selected by:
+// its node ("" for none), driver and pool.
+func ResourceSliceFields(rs *resourcev1.ResourceSlice) fields.Set {
+	node := ""
+	if rs.Spec.NodeName != nil {
+		node = *rs.Spec.NodeName
+	}
+	f := fields.Set{
+		resourcev1.ResourceSliceSelectorNodeName: node,
+		resourcev1.ResourceSliceSelectorDriver:   rs.Spec.Driver,
+		resourcev1.ResourceSliceSelectorPoolName: rs.Spec.Pool.Name,
+	}
+	return generic.AddObjectMetaFieldsSet(f, &rs.ObjectMeta, false)
+}
+
 // addFieldLabelConversions accepts exactly the labels of the field sets above;
 // kinds without one accept metadata.name and metadata.namespace (the scheme's default).
 func addFieldLabelConversions(s *runtime.Scheme) error {
@@ -122,6 +138,7 @@ func addFieldLabelConversions(s *runtime.Scheme) error {
 		appsv1.SchemeGroupVersion.WithKind("ReplicaSet"):            ReplicaSetFields(&appsv1.ReplicaSet{}),
 		corev1.SchemeGroupVersion.WithKind("ReplicationController"): ReplicationControllerFields(&corev1.ReplicationController{}),
 		batchv1.SchemeGroupVersion.WithKind("Job"):                  JobFields(&batchv1.Job{}),
+		resourcev1.SchemeGroupVersion.WithKind("ResourceSlice"):     ResourceSliceFields(&resourcev1.ResourceSlice{}),
 	} {
 		if err := s.AddFieldLabelConversionFunc(gvk, labelsOf(set)); err != nil {
 			return err

@@ -32,6 +32,7 @@ import (
 	nodev1 "k8s.io/api/node/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	resourcev1 "k8s.io/api/resource/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
 	storagev1 "k8s.io/api/storage/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -66,6 +67,7 @@ var StorageVersions = []schema.GroupVersion{
 	rbacv1.SchemeGroupVersion,
 	schedulingv1.SchemeGroupVersion,
 	storagev1.SchemeGroupVersion,
+	resourcev1.SchemeGroupVersion,
 	admissionregistrationv1.SchemeGroupVersion,
 }
 
@@ -131,6 +133,17 @@ var internalTypes = []struct {
 	{storagev1.GroupName, []runtime.Object{
 		&storagev1.StorageClass{}, &storagev1.StorageClassList{},
 		&storagev1.CSIDriver{}, &storagev1.CSIDriverList{},
+		&storagev1.CSINode{}, &storagev1.CSINodeList{},
+		&storagev1.CSIStorageCapacity{}, &storagev1.CSIStorageCapacityList{},
+		&storagev1.VolumeAttachment{}, &storagev1.VolumeAttachmentList{},
+		&storagev1.VolumeAttributesClass{}, &storagev1.VolumeAttributesClassList{},
+	}},
+	{resourcev1.GroupName, []runtime.Object{
+		&resourcev1.DeviceClass{}, &resourcev1.DeviceClassList{},
+		&resourcev1.DeviceTaintRule{}, &resourcev1.DeviceTaintRuleList{},
+		&resourcev1.ResourceClaim{}, &resourcev1.ResourceClaimList{},
+		&resourcev1.ResourceClaimTemplate{}, &resourcev1.ResourceClaimTemplateList{},
+		&resourcev1.ResourceSlice{}, &resourcev1.ResourceSliceList{},
 	}},
 	{admissionregistrationv1.GroupName, []runtime.Object{
 		&admissionregistrationv1.ValidatingWebhookConfiguration{}, &admissionregistrationv1.ValidatingWebhookConfigurationList{},
@@ -173,6 +186,7 @@ func AddToScheme(s *runtime.Scheme) error {
 		rbacv1.AddToScheme,
 		schedulingv1.AddToScheme,
 		storagev1.AddToScheme,
+		resourcev1.AddToScheme,
 		eventsv1.AddToScheme,
 		admissionregistrationv1.AddToScheme,
 		addDefaultingFuncs,

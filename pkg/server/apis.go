@@ -37,6 +37,7 @@ import (
 	nodev1 "k8s.io/api/node/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	resourcev1 "k8s.io/api/resource/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
 	storagev1 "k8s.io/api/storage/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -57,6 +58,9 @@ import (
 	"github.com/miniapiserver/miniapiserver/pkg/registry/configmap"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/controllerrevision"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/csidriver"
+	"github.com/miniapiserver/miniapiserver/pkg/registry/csinode"
+	"github.com/miniapiserver/miniapiserver/pkg/registry/csistoragecapacity"
+	"github.com/miniapiserver/miniapiserver/pkg/registry/dra"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/endpoints"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/endpointslice"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/event"
@@ -85,6 +89,8 @@ import (
 	"github.com/miniapiserver/miniapiserver/pkg/registry/serviceaccount"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/servicecidr"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/storageclass"
+	"github.com/miniapiserver/miniapiserver/pkg/registry/volumeattachment"
+	"github.com/miniapiserver/miniapiserver/pkg/registry/volumeattributesclass"
 	"github.com/miniapiserver/miniapiserver/pkg/server/encoding"
 	"github.com/miniapiserver/miniapiserver/pkg/watchcache"
 )
@@ -108,7 +114,9 @@ var apiGroups = []struct {
 	{policyv1.GroupName, nil}, // poddisruptionbudgets: installAPIs makes them, for pods/eviction too
 	{rbacv1.GroupName, []storageFunc{rbac.NewStorage}},
 	{schedulingv1.GroupName, []storageFunc{priorityclass.NewStorage}},
-	{storagev1.GroupName, []storageFunc{storageclass.NewStorage, csidriver.NewStorage}},
+	{storagev1.GroupName, []storageFunc{storageclass.NewStorage, csidriver.NewStorage, csinode.NewStorage, csistoragecapacity.NewStorage,
+		volumeattachment.NewStorage, volumeattributesclass.NewStorage}},
+	{resourcev1.GroupName, []storageFunc{dra.NewStorage}},
 }
 
 // identity is what the APIs that authenticate and authorize answer with:

@@ -102,7 +102,23 @@ var ServedResources = []ServedResource{
 	{GVR: GVR("scheduling.k8s.io", "priorityclasses"), Kind: "PriorityClass", Cluster: true, Body: map[string]any{"value": int64(1000)}},
 	{GVR: GVR("storage.k8s.io", "storageclasses"), Kind: "StorageClass", Cluster: true, Body: map[string]any{"provisioner": "example.com/csi"}},
 	{GVR: GVR("storage.k8s.io", "csidrivers"), Kind: "CSIDriver", Cluster: true},
+	{GVR: GVR("storage.k8s.io", "csinodes"), Kind: "CSINode", Cluster: true, Body: map[string]any{"spec": map[string]any{"drivers": []any{}}}},
+	{GVR: GVR("storage.k8s.io", "csistoragecapacities"), Kind: "CSIStorageCapacity", Body: map[string]any{"storageClassName": "standard"}},
+	{GVR: GVR("storage.k8s.io", "volumeattachments"), Kind: "VolumeAttachment", Cluster: true, Body: map[string]any{"spec": map[string]any{
+		"attacher": "csi.example.com", "nodeName": "node-1", "source": map[string]any{"persistentVolumeName": "pv-1"}}}},
+	{GVR: GVR("storage.k8s.io", "volumeattributesclasses"), Kind: "VolumeAttributesClass", Cluster: true, Body: map[string]any{"driverName": "csi.example.com"}},
+	{GVR: GVR("resource.k8s.io", "deviceclasses"), Kind: "DeviceClass", Cluster: true},
+	{GVR: GVR("resource.k8s.io", "devicetaintrules"), Kind: "DeviceTaintRule", Cluster: true, Body: map[string]any{"spec": map[string]any{
+		"taint": map[string]any{"key": "example.com/broken", "effect": "NoSchedule"}}}},
+	{GVR: GVR("resource.k8s.io", "resourceclaims"), Kind: "ResourceClaim", Body: map[string]any{"spec": claimSpec}},
+	{GVR: GVR("resource.k8s.io", "resourceclaimtemplates"), Kind: "ResourceClaimTemplate", Body: map[string]any{"spec": map[string]any{"spec": claimSpec}}},
+	{GVR: GVR("resource.k8s.io", "resourceslices"), Kind: "ResourceSlice", Cluster: true, Body: map[string]any{"spec": map[string]any{
+		"driver": "gpu.example.com", "pool": map[string]any{"name": "pool", "resourceSliceCount": int64(1)}, "allNodes": true}}},
 }
+
+// claimSpec asks for one device of a class.
+var claimSpec = map[string]any{"devices": map[string]any{"requests": []any{
+	map[string]any{"name": "gpu", "exactly": map[string]any{"deviceClassName": "gpu.example.com"}}}}}
 
 // Client is the dynamic client of r: in namespace default unless r is cluster-scoped.
 func (r ServedResource) Client(dyn dynamic.Interface) dynamic.ResourceInterface {
