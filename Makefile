@@ -13,7 +13,7 @@ BENCHSTAT = $(GO) -C hack/bench tool benchstat -col '/server@(upstream mini)'
 # The same for stock envtest on the binary's assets (BenchmarkEnvtestSuite's server=assets).
 BENCHSTAT_ASSETS = $(GO) -C hack/bench tool benchstat -filter '.name:EnvtestSuite' -col '/server@(upstream assets)'
 
-.PHONY: help build run test test-consumers bench bench-upstream bench-readme fuzz verify update clean
+.PHONY: help build run test test-consumers cluster cluster-down test-cluster bench bench-upstream bench-readme fuzz verify update clean
 
 ## help: list the targets
 help:
@@ -36,10 +36,24 @@ test:
 	$(GO) -C hack/bench test ./...
 	$(MAKE) test-consumers
 
-## test-consumers: build, then stock controller-runtime envtest (v0.25 and v0.23) on the binary's envtest assets (test/envtest), and kwokctl's binary runtime on it (test/kwokctl, kwok built from the module proxy, cached)
+## test-consumers: build, then stock controller-runtime envtest (v0.25 and v0.23) on the binary's envtest assets (test/envtest), then test-cluster
 test-consumers: build
 	test/envtest/run.sh "$$(bin/miniapiserver envtest-assets bin/k8s)"
-	test/kwokctl/run.sh
+	$(MAKE) test-cluster
+
+## cluster: build, then a test cluster (hack/cluster.sh): the binary as kube-apiserver and etcd, with kube-controller-manager, kube-scheduler and NODES kwok nodes (default 3) by kwokctl, all built from the module proxy (cached); prints its kubeconfig
+NODES ?= 3
+cluster: build
+	hack/cluster.sh up --nodes $(NODES)
+
+## cluster-down: stop and delete the test cluster
+cluster-down:
+	hack/cluster.sh down
+
+## test-cluster: build, build (or reuse) the cluster's binaries, then the cluster's tests (test/integration/cluster), each on one cluster of their own
+test-cluster: build
+	hack/cluster.sh binaries >/dev/null
+	MINIAPISERVER=$(CURDIR)/bin/miniapiserver KUBECTL=$(CURDIR)/bin/kubectl $(GO) test -count=1 -timeout 15m ./test/integration/cluster
 
 ## bench: build, then every benchmark of hack/bench on miniapiserver alone, BENCH_ROUNDS rounds (BENCH=regexp to pick benchmarks, ARGS="-objects 2000" to add flags), then benchstat's summary of the samples (bin/bench.txt), then the footprint of 64 in-process servers started at once
 bench: build

@@ -1,11 +1,14 @@
 #!/usr/bin/env bash
-# Builds the upstream servers hack/bench compares miniapiserver with, from the
-# Go module proxy: kube-apiserver from k8s.io/kubernetes and etcd from
-# go.etcd.io/etcd/server/v3, at the versions pinned in hack/upstream/go.mod.
-# The binaries go into a directory under the Go build cache named after those
-# versions, and are reused when already there (the first build takes minutes).
-# Prints the two paths, kube-apiserver then etcd, one a line; the rest goes to
-# stderr. `make bench-upstream` passes their directory to hack/bench -upstream.
+# Usage: build.sh [BINARY...]
+# Builds upstream binaries from the Go module proxy, at the versions pinned
+# in hack/upstream/go.mod: kube-apiserver, kube-controller-manager and
+# kube-scheduler from k8s.io/kubernetes, etcd from go.etcd.io/etcd/server/v3
+# (with no BINARY, kube-apiserver and etcd: the servers hack/bench compares
+# miniapiserver with). They go into a directory under the Go build cache
+# named after those versions, and are reused when already there (the first
+# build takes minutes). Prints their paths in the order asked, one a line;
+# the rest goes to stderr. `make bench-upstream` passes their directory to
+# hack/bench -upstream; hack/cluster.sh runs the controllers.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")"
 export GOWORK=off
@@ -43,8 +46,21 @@ for pkg in k8s.io/client-go/pkg/version k8s.io/component-base/version; do
   ldflags+=("-X ${pkg}.gitVersion=${k8s}" "-X ${pkg}.gitMajor=1" "-X ${pkg}.gitMinor=${minor}"
     "-X ${pkg}.gitTreeState=clean" "-X ${pkg}.buildDate=1970-01-01T00:00:00Z")
 done
-build "${dir}/kube-apiserver" k8s.io/kubernetes/cmd/kube-apiserver -ldflags "${ldflags[*]}"
-build "${dir}/etcd" ./etcd
-
-echo "${dir}/kube-apiserver"
-echo "${dir}/etcd"
+binaries=("$@")
+if [[ ${#binaries[@]} == 0 ]]; then
+  binaries=(kube-apiserver etcd)
+fi
+for b in "${binaries[@]}"; do
+  case ${b} in
+  kube-apiserver | kube-controller-manager | kube-scheduler)
+    build "${dir}/${b}" "k8s.io/kubernetes/cmd/${b}" -ldflags "${ldflags[*]}" ;;
+  etcd) build "${dir}/etcd" ./etcd ;;
+  *)
+    echo "build.sh: unknown binary ${b} (kube-apiserver, kube-controller-manager, kube-scheduler, etcd)" >&2
+    exit 1
+    ;;
+  esac
+done
+for b in "${binaries[@]}"; do
+  echo "${dir}/${b}"
+done

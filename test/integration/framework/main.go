@@ -37,8 +37,9 @@ var binDir string
 // with a directory for the binaries they build, and with the watch cache
 // of every server (in-process servers and, by inheritance, the binaries
 // the tests start) comparing itself with etcd each second and panicking on
-// a mismatch, unless the environment sets that period already.
-func Main(m *testing.M) {
+// a mismatch, unless the environment sets that period already. Each of
+// after runs once the tests have; an error of one fails the run.
+func Main(m *testing.M, after ...func() error) {
 	dir, err := os.MkdirTemp("", "miniapiserver-integration-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -49,6 +50,12 @@ func Main(m *testing.M) {
 		os.Setenv(server.ConsistencyCheckerEnv, "1s")
 	}
 	code := m.Run()
+	for _, f := range after {
+		if err := f(); err != nil {
+			fmt.Fprintln(os.Stderr, "FAIL:", err)
+			code = 1
+		}
+	}
 	os.RemoveAll(dir)
 	os.Exit(code)
 }
