@@ -132,7 +132,7 @@ func TestDecodeAppliesDefaults(t *testing.T) {
 func TestStorageVersions(t *testing.T) {
 	want := map[string]string{"": "v1", "coordination.k8s.io": "v1", "apps": "v1", "autoscaling": "v2", "batch": "v1",
 		"discovery.k8s.io": "v1", "networking.k8s.io": "v1", "node.k8s.io": "v1", "policy": "v1",
-		"rbac.authorization.k8s.io": "v1", "scheduling.k8s.io": "v1", "storage.k8s.io": "v1", "admissionregistration.k8s.io": "v1"}
+		"rbac.authorization.k8s.io": "v1", "scheduling.k8s.io": "v1", "storage.k8s.io": "v1", "resource.k8s.io": "v1", "admissionregistration.k8s.io": "v1"}
 	if len(StorageVersions) != len(want) {
 		t.Fatalf("StorageVersions: got %v, want one per group of %v", StorageVersions, want)
 	}

@@ -59,6 +59,7 @@ var honoured = []string{
 	"token-auth-file", "authorization-mode", "service-account-signing-key-file",
 	// admission
 	"admission-control", "enable-admission-plugins", "disable-admission-plugins", "admission-control-config-file",
+	"default-not-ready-toleration-seconds", "default-unreachable-toleration-seconds",
 	// metrics, logs and traces: component-base's and k8s.io/apiserver's
 	"allow-metric-labels", "allow-metric-labels-manifest", "disabled-metrics", "show-hidden-metrics-for-version",
 	"log-flush-frequency", "log-json-info-buffer-size", "log-json-split-stream", "log-text-info-buffer-size",

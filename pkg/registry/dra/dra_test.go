@@ -50,6 +50,9 @@ func TestStorage(t *testing.T) {
 	} {
 		store := storages[tt.resource].(*registry.REST)
 		registrytest.CheckShape(t, store, registrytest.Shape{Resource: resourcev1.Resource(tt.resource), Singular: tt.singular, Namespaced: tt.namespaced})
+		if !store.ReturnDeletedObject {
+			t.Errorf("%s: a DELETE answers with a Status, want the deleted object", tt.resource)
+		}
 		if tt.status {
 			registrytest.CheckSpecAndStatus(t, store, storages[tt.resource+"/status"].(*registry.StatusREST), groupVersion)
 		}

@@ -106,7 +106,7 @@ var ServedResources = []ServedResource{
 	{GVR: GVR("storage.k8s.io", "csistoragecapacities"), Kind: "CSIStorageCapacity", Body: map[string]any{"storageClassName": "standard"}},
 	{GVR: GVR("storage.k8s.io", "volumeattachments"), Kind: "VolumeAttachment", Cluster: true, Body: map[string]any{"spec": map[string]any{
 		"attacher": "csi.example.com", "nodeName": "node-1", "source": map[string]any{"persistentVolumeName": "pv-1"}}}},
-	{GVR: GVR("storage.k8s.io", "volumeattributesclasses"), Kind: "VolumeAttributesClass", Cluster: true, Body: map[string]any{"driverName": "csi.example.com"}},
+	{GVR: GVR("storage.k8s.io", "volumeattributesclasses"), Kind: "VolumeAttributesClass", Cluster: true, Body: map[string]any{"driverName": "csi.example.com", "parameters": map[string]any{"iops": "3000"}}},
 	{GVR: GVR("resource.k8s.io", "deviceclasses"), Kind: "DeviceClass", Cluster: true},
 	{GVR: GVR("resource.k8s.io", "devicetaintrules"), Kind: "DeviceTaintRule", Cluster: true, Body: map[string]any{"spec": map[string]any{
 		"taint": map[string]any{"key": "example.com/broken", "effect": "NoSchedule"}}}},

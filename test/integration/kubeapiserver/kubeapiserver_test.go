@@ -20,6 +20,7 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"fmt"
+	"maps"
 	"net/http"
 	"net/netip"
 	"os"
@@ -338,6 +339,27 @@ func TestAllowPrivileged(t *testing.T) {
 				t.Errorf("a privileged pod: got %v, want 422 disallowed by cluster policy", err)
 			}
 		})
+	}
+}
+
+// TestDefaultTolerationSeconds: a pod gets the not-ready and unreachable
+// tolerations for the seconds of kube-apiserver's flags (300 without).
+func TestDefaultTolerationSeconds(t *testing.T) {
+	t.Parallel()
+	s := startAPIServer(t, startEtcd(t), newPKI(t), "--default-not-ready-toleration-seconds=7", "--default-unreachable-toleration-seconds=9")
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p"}, Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "nginx"}}}}
+	created, err := s.admin(t).CoreV1().Pods("default").Create(ctx(t), pod, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]int64{}
+	for _, tol := range created.Spec.Tolerations {
+		if tol.Effect == corev1.TaintEffectNoExecute && tol.TolerationSeconds != nil {
+			got[tol.Key] = *tol.TolerationSeconds
+		}
+	}
+	if want := map[string]int64{corev1.TaintNodeNotReady: 7, corev1.TaintNodeUnreachable: 9}; !maps.Equal(got, want) {
+		t.Errorf("NoExecute tolerations: got %v, want %v", got, want)
 	}
 }
 
