@@ -20,7 +20,6 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"fmt"
-	"maps"
 	"net/http"
 	"net/netip"
 	"os"
@@ -42,7 +41,6 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
-	"k8s.io/utils/ptr"
 
 	"github.com/miniapiserver/miniapiserver/test/integration/framework"
 )
@@ -243,33 +241,6 @@ func TestAnonymousAuth(t *testing.T) {
 	}
 }
 
-// TestAdmissionControlEmpty: kwokctl's --admission-control= turns every
-// admission plugin off: a ConfigMap in a namespace that does not exist is
-// stored (NamespaceLifecycle would refuse it), as on kube-apiserver.
-func TestAdmissionControlEmpty(t *testing.T) {
-	t.Parallel()
-	etcd := startEtcd(t)
-	for _, tc := range []struct {
-		flag    string
-		refused bool
-	}{
-		{flag: "--admission-control=", refused: false},
-		{flag: "--disable-admission-plugins=ServiceAccount", refused: true},
-		{flag: "--disable-admission-plugins=ServiceAccount,NamespaceLifecycle", refused: false},
-	} {
-		t.Run(tc.flag, func(t *testing.T) {
-			// --admission-control and --disable-admission-plugins go alone.
-			p := withoutFlag(newPKI(t), "disable-admission-plugins")
-			s := startAPIServer(t, etcd, p, tc.flag, "--etcd-prefix=/"+strings.NewReplacer("-", "", "=", "", ",", "").Replace(tc.flag))
-			cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "c"}}
-			_, err := s.admin(t).CoreV1().ConfigMaps("nowhere").Create(ctx(t), cm, metav1.CreateOptions{})
-			if tc.refused != (err != nil) {
-				t.Errorf("a ConfigMap in a namespace that does not exist: got %v, want refused %t", err, tc.refused)
-			}
-		})
-	}
-}
-
 // TestAuditLog: --audit-policy-file and --audit-log-path write kube-apiserver's
 // audit events.
 func TestAuditLog(t *testing.T) {
@@ -311,56 +282,6 @@ func TestServingCertificateFromCertDir(t *testing.T) {
 	s := &apiserver{process: proc, host: fmt.Sprintf("https://127.0.0.1:%d", port), pki: p}
 	// waitOK's client trusts only p's CA: it verifies the certificate.
 	waitOK(t, proc, s.anonymous(), s.host+"/healthz")
-}
-
-// TestAllowPrivileged: kube-apiserver's default (no --allow-privileged)
-// refuses a privileged container with upstream's 422; envtest's
-// --allow-privileged=true takes it.
-func TestAllowPrivileged(t *testing.T) {
-	t.Parallel()
-	etcd := startEtcd(t)
-	for _, tc := range []struct {
-		name    string
-		allowed bool
-	}{{name: "default"}, {name: "envtest", allowed: true}} {
-		t.Run(tc.name, func(t *testing.T) {
-			p := newPKI(t)
-			if !tc.allowed {
-				p = withoutFlag(p, "allow-privileged")
-			}
-			s := startAPIServer(t, etcd, p, "--etcd-prefix=/"+tc.name)
-			pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "root"}, Spec: corev1.PodSpec{Containers: []corev1.Container{
-				{Name: "c", Image: "nginx", SecurityContext: &corev1.SecurityContext{Privileged: ptr.To(true)}}}}}
-			_, err := s.admin(t).CoreV1().Pods("default").Create(ctx(t), pod, metav1.CreateOptions{})
-			switch {
-			case tc.allowed && err != nil:
-				t.Errorf("a privileged pod: got %v, want it created", err)
-			case !tc.allowed && (!apierrors.IsInvalid(err) || !strings.Contains(err.Error(), "spec.containers[0].securityContext.privileged: Forbidden: disallowed by cluster policy")):
-				t.Errorf("a privileged pod: got %v, want 422 disallowed by cluster policy", err)
-			}
-		})
-	}
-}
-
-// TestDefaultTolerationSeconds: a pod gets the not-ready and unreachable
-// tolerations for the seconds of kube-apiserver's flags (300 without).
-func TestDefaultTolerationSeconds(t *testing.T) {
-	t.Parallel()
-	s := startAPIServer(t, startEtcd(t), newPKI(t), "--default-not-ready-toleration-seconds=7", "--default-unreachable-toleration-seconds=9")
-	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p"}, Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "nginx"}}}}
-	created, err := s.admin(t).CoreV1().Pods("default").Create(ctx(t), pod, metav1.CreateOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	got := map[string]int64{}
-	for _, tol := range created.Spec.Tolerations {
-		if tol.Effect == corev1.TaintEffectNoExecute && tol.TolerationSeconds != nil {
-			got[tol.Key] = *tol.TolerationSeconds
-		}
-	}
-	if want := map[string]int64{corev1.TaintNodeNotReady: 7, corev1.TaintNodeUnreachable: 9}; !maps.Equal(got, want) {
-		t.Errorf("NoExecute tolerations: got %v, want %v", got, want)
-	}
 }
 
 // TestEtcdTransports: --etcd-servers over a unix socket, and over TLS
