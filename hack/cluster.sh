@@ -83,6 +83,7 @@ case ${cmd} in
 binaries) binaries ;;
 up)
   binaries >/dev/null
+  mkdir -p "${KWOK_WORKDIR}"
   if ${upstream}; then
     assets=$(dirname "$("${root}/hack/upstream/build.sh" | head -n1)")
   else
@@ -100,7 +101,10 @@ up)
     exit 1
   fi
   rm -f "${log}"
-  "${bin}/kwokctl" scale node --name "${name}" --replicas "${nodes}" >/dev/null 2>&1
+  if ! out=$("${bin}/kwokctl" scale node --name "${name}" --replicas "${nodes}" 2>&1); then
+    echo "${out}" >&2
+    exit 1
+  fi
   if [[ ${nodes} -gt 0 ]]; then
     "${KWOK_KUBECTL_BINARY}" --kubeconfig "${kubeconfig}" wait --for=condition=Ready node --all --timeout=2m >/dev/null
   fi
@@ -108,7 +112,7 @@ up)
   echo "${kubeconfig}"
   ;;
 down)
-  if [[ -x ${bin}/kwokctl ]]; then
+  if [[ -x ${bin}/kwokctl && -d ${KWOK_WORKDIR}/clusters/${name} ]]; then
     if ! out=$("${bin}/kwokctl" delete cluster --name "${name}" --kubeconfig "${contexts}" 2>&1); then
       echo "${out}" >&2
       exit 1
