@@ -13,7 +13,7 @@ BENCHSTAT = $(GO) -C hack/bench tool benchstat -col '/server@(upstream mini)'
 # The same for stock envtest on the binary's assets (BenchmarkEnvtestSuite's server=assets).
 BENCHSTAT_ASSETS = $(GO) -C hack/bench tool benchstat -filter '.name:EnvtestSuite' -col '/server@(upstream assets)'
 
-.PHONY: help build run test test-consumers cluster cluster-down test-cluster bench bench-upstream bench-readme fuzz verify update clean
+.PHONY: help build run test test-consumers cluster cluster-down test-cluster bench-cluster bench bench-upstream bench-readme fuzz verify update clean
 
 ## help: list the targets
 help:
@@ -76,6 +76,14 @@ bench-readme: build
 	$(BENCHSTAT) $(CURDIR)/docs/bench.txt > docs/benchstat.txt
 	$(BENCHSTAT_ASSETS) $(CURDIR)/docs/bench.txt >> docs/benchstat.txt
 	$(GO) -C hack/bench run ./cmd/benchreport -readme $(CURDIR)/README.md -doc $(CURDIR)/docs/benchmarks.md -benchstat $(CURDIR)/docs/benchstat.txt $(CURDIR)/docs/bench.txt
+
+## bench-cluster: build, build the cluster's binaries and kube-apiserver, then BenchmarkCluster (hack/bench) on both, interleaved, CLUSTER_ROUNDS rounds (default 3), then benchstat's comparison (kube-apiserver as the base)
+CLUSTER_ROUNDS ?= 3
+bench-cluster: build
+	hack/cluster.sh binaries >/dev/null
+	bins=$$(hack/upstream/build.sh) && BENCH='^BenchmarkCluster$$' \
+		hack/bench/rounds.sh $(CLUSTER_ROUNDS) bin/bench-cluster.txt -server $(CURDIR)/bin/miniapiserver -upstream "$$(dirname "$$(echo "$$bins" | head -n1)")" $(ARGS)
+	$(BENCHSTAT) $(CURDIR)/bin/bench-cluster.txt
 
 ## fuzz: run each fuzz target briefly
 fuzz:

@@ -22,7 +22,8 @@ fixtures=$bin/bench-fixtures
 rm -rf "$fixtures"
 trap 'rm -rf "$fixtures"' EXIT
 : >"$out"
-patterns=("${BENCH:-^Benchmark[^EF]}")
+# BenchmarkCluster runs alone (make bench-cluster): it needs bin/cluster.
+patterns=("${BENCH:-^Benchmark([^CEF]|C[^l])}")
 [[ -n ${BENCH:-} ]] || patterns+=('^BenchmarkEnvtest')
 kinds=(mini)
 [[ " $* " == *" -upstream "* || " $* " == *" -upstream="* ]] && kinds+=(upstream)
