@@ -17,12 +17,14 @@ limitations under the License.
 package envtest
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/kubernetes/scheme"
 )
 
 // hubObject stands for controller-runtime's conversion.Hub.
@@ -59,5 +61,28 @@ func TestConvertibleKinds(t *testing.T) {
 	}
 	if got := convertibleKinds(nil); got != nil {
 		t.Errorf("no scheme: %v", got)
+	}
+}
+
+// TestDefaultSchemes: with no Scheme (kubebuilder's suites set none), the
+// kinds a suite registers in client-go's scheme.Scheme are found, as
+// envtest finds them; CRDInstallOptions.Scheme, if set, is used instead.
+func TestDefaultSchemes(t *testing.T) {
+	gk := schema.GroupKind{Group: "defaulted.example.com", Kind: "Widget"}
+	scheme.Scheme.AddKnownTypeWithName(gk.WithVersion("v1"), &widgetV1{})
+	scheme.Scheme.AddKnownTypeWithName(gk.WithVersion("v2"), &widgetV2{})
+	te := &Environment{}
+	te.defaultSchemes()
+	if te.Scheme != scheme.Scheme || te.CRDInstallOptions.Scheme != scheme.Scheme {
+		t.Fatalf("schemes: %p and %p, want client-go's %p", te.Scheme, te.CRDInstallOptions.Scheme, scheme.Scheme)
+	}
+	if got := convertibleKinds(te.CRDInstallOptions.Scheme); !slices.Contains(got, gk) {
+		t.Errorf("convertible kinds of the default scheme: %v, want %v among them", got, gk)
+	}
+	own := runtime.NewScheme()
+	te = &Environment{CRDInstallOptions: CRDInstallOptions{Scheme: own}}
+	te.defaultSchemes()
+	if te.Scheme != scheme.Scheme || te.CRDInstallOptions.Scheme != own {
+		t.Errorf("schemes: %p and %p, want client-go's and the CRD options' own", te.Scheme, te.CRDInstallOptions.Scheme)
 	}
 }

@@ -26,6 +26,7 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
@@ -38,7 +39,9 @@ import (
 // data. The difference: there is no ControlPlane field (no processes to
 // configure).
 type Environment struct {
-	// Scheme is accepted for envtest's sake; CRDs are installed as they are.
+	// Scheme is where Start looks for convertible kinds (a hub and its
+	// spokes): their CRDs convert by the webhook. Nil: client-go's
+	// scheme.Scheme, as envtest's.
 	Scheme *runtime.Scheme
 
 	// Config is set by Start: an admin client config for the server.
@@ -93,7 +96,7 @@ type Environment struct {
 
 // CRDInstallOptions are envtest's options for installing CRDs.
 type CRDInstallOptions struct {
-	// Scheme is accepted and unused, as Environment.Scheme.
+	// Scheme, if not nil, is looked in instead of Environment.Scheme.
 	Scheme *runtime.Scheme
 	// Paths are files or directories of CRD manifests.
 	Paths []string
@@ -131,8 +134,9 @@ func (te *Environment) Start() (*rest.Config, error) {
 	}
 	// As envtest: the webhook server's address and certificate are ready
 	// whether or not there are webhooks, for the suite to start one.
+	te.defaultSchemes()
 	hooks := &te.WebhookInstallOptions
-	hooks.ConvertibleKinds = append(hooks.ConvertibleKinds, convertibleKinds(te.Scheme)...)
+	hooks.ConvertibleKinds = append(hooks.ConvertibleKinds, convertibleKinds(te.CRDInstallOptions.Scheme)...)
 	if err := hooks.PrepWithoutInstalling(); err != nil {
 		return nil, fmt.Errorf("envtest: %w", err)
 	}
@@ -218,6 +222,18 @@ func (te *Environment) Stop() error {
 		err = te.server.Stop()
 	}
 	return errors.Join(err, te.WebhookInstallOptions.Cleanup())
+}
+
+// defaultSchemes sets the schemes as envtest's Start does: Scheme
+// client-go's scheme.Scheme unless set, CRDInstallOptions.Scheme Scheme
+// unless set.
+func (te *Environment) defaultSchemes() {
+	if te.Scheme == nil {
+		te.Scheme = scheme.Scheme
+	}
+	if te.CRDInstallOptions.Scheme == nil {
+		te.CRDInstallOptions.Scheme = te.Scheme
+	}
 }
 
 // convertibleKinds are the kinds in scheme that convert through a hub, as
