@@ -17,6 +17,7 @@ limitations under the License.
 package envtest
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -24,6 +25,8 @@ import (
 	"time"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apiextensionsclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/kubernetes/scheme"
@@ -63,7 +66,8 @@ type Environment struct {
 	ErrorIfCRDPathMissing bool
 
 	// CRDs are installed, and Start returns once they are Established and
-	// in discovery.
+	// in discovery; then it sets CRDs to every CRD installed (those of
+	// the paths too), as the server has them.
 	CRDs []*apiextensionsv1.CustomResourceDefinition
 
 	// CRDDirectoryPaths are files or directories of CRD manifests (YAML or
@@ -159,6 +163,17 @@ func (te *Environment) Start() (*rest.Config, error) {
 		return nil, errors.Join(fmt.Errorf("envtest: %w", err), s.Stop())
 	}
 	te.server, te.Config, te.KubeConfig = s, rest.CopyConfig(s.Config), kubeconfig
+	// As envtest's, CRDs become what was installed: those of the paths
+	// too, as the server has them.
+	installed, err := apiextensionsclient.NewForConfigOrDie(te.Config).ApiextensionsV1().CustomResourceDefinitions().List(context.Background(), metav1.ListOptions{})
+	if err != nil {
+		return nil, errors.Join(fmt.Errorf("envtest: %w", err), s.Stop())
+	}
+	te.CRDs = nil
+	for i := range installed.Items {
+		installed.Items[i].ResourceVersion = "" // installed again by another Start
+		te.CRDs = append(te.CRDs, &installed.Items[i])
+	}
 	return te.Config, nil
 }
 

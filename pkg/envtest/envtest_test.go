@@ -19,6 +19,7 @@ package envtest_test
 import (
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 
@@ -66,6 +67,14 @@ func TestTheSuiteServerServesItsCRDs(t *testing.T) {
 	}
 	if !established {
 		t.Errorf("CRD %s is not Established after Start", crd.Name)
+	}
+	// As envtest's, Start sets CRDs to what it installed, from the paths too.
+	var names []string
+	for _, c := range suite.CRDs {
+		names = append(names, c.Name)
+	}
+	if !slices.Contains(names, crd.Name) {
+		t.Errorf("suite.CRDs after Start: %v, want %s among them", names, crd.Name)
 	}
 	// The kubeconfig Start sets works as the config does.
 	cfg, err := clientcmd.RESTConfigFromKubeConfig(suite.KubeConfig)
