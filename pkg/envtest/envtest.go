@@ -31,7 +31,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/miniapiserver/miniapiserver/pkg/server"
 	"github.com/miniapiserver/miniapiserver/pkg/testserver"
@@ -74,9 +73,11 @@ type Environment struct {
 	// JSON), installed as CRDs are.
 	CRDDirectoryPaths []string
 
-	// UseExistingCluster makes Start use the cluster of the current
-	// kubeconfig (KUBECONFIG, as envtest) instead of starting a server;
-	// USE_EXISTING_CLUSTER=true does the same when it is nil.
+	// UseExistingCluster makes Start use an existing cluster instead of
+	// starting a server, as envtest's: Config's if it is set, or else the
+	// current kubeconfig's (KUBECONFIG); the CRDs and webhooks are
+	// installed there. USE_EXISTING_CLUSTER=true does the same when it is
+	// nil.
 	UseExistingCluster *bool
 
 	// Accepted and unused: there are no binaries to find or download.
@@ -128,14 +129,6 @@ type WebhookInstallOptions = testserver.WebhookInstallOptions
 // Start starts the server, installs the CRDs, and returns an admin config
 // once they are served.
 func (te *Environment) Start() (*rest.Config, error) {
-	if te.useExistingCluster() {
-		cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(clientcmd.NewDefaultClientConfigLoadingRules(), nil).ClientConfig()
-		if err != nil {
-			return nil, fmt.Errorf("envtest: existing cluster: %w", err)
-		}
-		te.Config = cfg
-		return cfg, nil
-	}
 	// As envtest: the webhook server's address and certificate are ready
 	// whether or not there are webhooks, for the suite to start one.
 	te.defaultSchemes()
@@ -154,6 +147,9 @@ func (te *Environment) Start() (*rest.Config, error) {
 		o.CRDPaths = append(o.CRDPaths, paths...)
 		o.CRDs = append(o.CRDs, crds...)
 	}, testserver.WithWebhooks(hooks)}, te.ServerOptions...)
+	if te.useExistingCluster() {
+		return te.startOnExisting(opts)
+	}
 	s, err := testserver.New(opts...)
 	if err != nil {
 		return nil, fmt.Errorf("envtest: %w", err)

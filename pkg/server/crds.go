@@ -286,3 +286,30 @@ func warmCRDs(ctx context.Context, cfg *rest.Config, crds []*apiextensionsv1.Cus
 	}
 	return g.Wait()
 }
+
+// InstallOnto installs what o asks a server to install on start (the CRDs
+// of CRDPaths and CRDs, pointed at ConversionWebhook, and the webhook
+// configurations) onto the cluster cfg reaches, another server, as
+// controller-runtime's envtest does with an existing cluster. It returns
+// once the CRDs are served, with the CRDs it installed.
+func InstallOnto(ctx context.Context, cfg *rest.Config, o *Options) ([]*apiextensionsv1.CustomResourceDefinition, error) {
+	if err := errors.Join(o.Errors...); err != nil {
+		return nil, err
+	}
+	crds, err := readCRDs(o.CRDPaths)
+	if err != nil {
+		return nil, err
+	}
+	for _, crd := range o.CRDs {
+		crds = append(crds, crd.DeepCopy())
+	}
+	setConversionWebhooks(crds, o.ConversionWebhook)
+	if err := installCRDs(ctx, cfg, crds); err != nil {
+		return nil, err
+	}
+	hooks := webhookConfigurations{mutating: o.MutatingWebhooks, validating: o.ValidatingWebhooks}
+	if err := hooks.install(ctx, cfg); err != nil {
+		return nil, err
+	}
+	return crds, nil
+}
