@@ -94,10 +94,25 @@ func NewREST(optsGetter generic.RESTOptionsGetter, r Resource) (*REST, error) {
 			options.TriggerFunc[field] = func(obj runtime.Object) string { return r.Fields(obj)[field] }
 		}
 	}
+	store.ReturnDeletedObject = returnsDeletedObject[r.Resource]
 	if err := store.CompleteWithOptions(options); err != nil {
 		return nil, fmt.Errorf("%s storage: %w", r.Resource, err)
 	}
 	return &REST{Store: store, shortNames: r.ShortNames, categories: r.Categories}, nil
+}
+
+// returnsDeletedObject are the resources whose DELETE answers with the
+// deleted object, not a Status, as upstream's stores of them set
+// ReturnDeletedObject (k8s.io/kubernetes pkg/registry, 1.37).
+var returnsDeletedObject = map[schema.GroupResource]bool{
+	{Resource: "namespaces"}: true, {Resource: "persistentvolumes"}: true, {Resource: "persistentvolumeclaims"}: true,
+	{Resource: "pods"}: true, {Resource: "podtemplates"}: true, {Resource: "resourcequotas"}: true,
+	{Resource: "services"}: true, {Resource: "serviceaccounts"}: true,
+	{Group: "resource.k8s.io", Resource: "deviceclasses"}: true, {Group: "resource.k8s.io", Resource: "resourceclaims"}: true,
+	{Group: "resource.k8s.io", Resource: "resourceclaimtemplates"}: true, {Group: "resource.k8s.io", Resource: "resourceslices"}: true,
+	{Group: "storage.k8s.io", Resource: "csidrivers"}: true, {Group: "storage.k8s.io", Resource: "csinodes"}: true,
+	{Group: "storage.k8s.io", Resource: "storageclasses"}: true, {Group: "storage.k8s.io", Resource: "volumeattachments"}: true,
+	{Group: "storage.k8s.io", Resource: "volumeattributesclasses"}: true,
 }
 
 func (r Resource) attrs(obj runtime.Object) (labels.Set, fields.Set, error) {

@@ -51,8 +51,6 @@ func NewStorage(optsGetter generic.RESTOptionsGetter) (map[string]rest.Storage, 
 	if err != nil {
 		return nil, err
 	}
-	// As upstream's store: a DELETE answers with the deleted object, not a Status.
-	store.ReturnDeletedObject = true
 	return map[string]rest.Storage{
 		"csinodes":        store,
 		"csinodes/status": registry.NewStatusREST(store, status),

@@ -62,8 +62,6 @@ func NewStorage(optsGetter generic.RESTOptionsGetter) (map[string]rest.Storage, 
 	// Upstream's store prints with the default table, Name and Created
 	// At: its printer for the type is not wired in.
 	store.TableConvertor = rest.NewDefaultTableConvertor(capacities)
-	// As upstream's store: a DELETE answers with the deleted object, not a Status.
-	store.ReturnDeletedObject = true
 	return map[string]rest.Storage{"csistoragecapacities": store}, nil
 }
 

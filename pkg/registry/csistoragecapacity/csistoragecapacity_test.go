@@ -57,8 +57,9 @@ func TestStorage(t *testing.T) {
 	registrytest.Storages(t, NewStorage, "csistoragecapacities", "csistoragecapacities")
 	store := registrytest.REST(t, NewStorage, "csistoragecapacities")
 	registrytest.CheckShape(t, store, registrytest.Shape{Resource: storagev1.Resource("csistoragecapacities"), Singular: "csistoragecapacity", Namespaced: true})
-	if !store.DeleteReturnsDeletedObject() {
-		t.Errorf("DeleteReturnsDeletedObject: got false, want true (as upstream's store)")
+	// Upstream's store leaves ReturnDeletedObject unset: a DELETE answers a Status.
+	if store.DeleteReturnsDeletedObject() {
+		t.Errorf("DeleteReturnsDeletedObject: got true, want false (as upstream's store)")
 	}
 }
 

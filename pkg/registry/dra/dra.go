@@ -77,7 +77,7 @@ func deviceClasses(optsGetter generic.RESTOptionsGetter) (map[string]rest.Storag
 			c.Generation++
 		}
 	}
-	store, err := newREST(optsGetter, registry.Resource{
+	store, err := registry.NewREST(optsGetter, registry.Resource{
 		Resource: resourcev1.Resource("deviceclasses"), Singular: "deviceclass",
 		New:      func() runtime.Object { return &resourcev1.DeviceClass{} },
 		NewList:  func() runtime.Object { return &resourcev1.DeviceClassList{} },
@@ -106,7 +106,7 @@ func deviceTaintRules(optsGetter generic.RESTOptionsGetter) (map[string]rest.Sto
 		}
 	}
 	main, status := specGeneration.Strategies(base)
-	store, err := newREST(optsGetter, registry.Resource{
+	store, err := registry.NewREST(optsGetter, registry.Resource{
 		Resource: resourcev1.Resource("devicetaintrules"), Singular: "devicetaintrule",
 		New:      func() runtime.Object { return &resourcev1.DeviceTaintRule{} },
 		NewList:  func() runtime.Object { return &resourcev1.DeviceTaintRuleList{} },
@@ -152,7 +152,7 @@ func resourceClaims(optsGetter generic.RESTOptionsGetter) (map[string]rest.Stora
 	status.ValidateFieldsUpdate = func(obj, old runtime.Object) field.ErrorList {
 		return validateClaimStatusUpdate(obj.(*resourcev1.ResourceClaim), old.(*resourcev1.ResourceClaim))
 	}
-	store, err := newREST(optsGetter, registry.Resource{
+	store, err := registry.NewREST(optsGetter, registry.Resource{
 		Resource: resourcev1.Resource("resourceclaims"), Singular: "resourceclaim",
 		New:      func() runtime.Object { return &resourcev1.ResourceClaim{} },
 		NewList:  func() runtime.Object { return &resourcev1.ResourceClaimList{} },
@@ -175,7 +175,7 @@ func resourceClaimTemplates(optsGetter generic.RESTOptionsGetter) (map[string]re
 	s.ValidateFieldsUpdate = func(obj, old runtime.Object) field.ErrorList {
 		return apimachineryvalidation.ValidateImmutableField(obj.(*resourcev1.ResourceClaimTemplate).Spec, old.(*resourcev1.ResourceClaimTemplate).Spec, field.NewPath("spec"))
 	}
-	store, err := newREST(optsGetter, registry.Resource{
+	store, err := registry.NewREST(optsGetter, registry.Resource{
 		Resource: resourcev1.Resource("resourceclaimtemplates"), Singular: "resourceclaimtemplate",
 		New:      func() runtime.Object { return &resourcev1.ResourceClaimTemplate{} },
 		NewList:  func() runtime.Object { return &resourcev1.ResourceClaimTemplateList{} },
@@ -203,7 +203,7 @@ func resourceSlices(optsGetter generic.RESTOptionsGetter) (map[string]rest.Stora
 			rs.Generation++
 		}
 	}
-	store, err := newREST(optsGetter, registry.Resource{
+	store, err := registry.NewREST(optsGetter, registry.Resource{
 		Resource: resourcev1.Resource("resourceslices"), Singular: "resourceslice",
 		New:      func() runtime.Object { return &resourcev1.ResourceSlice{} },
 		NewList:  func() runtime.Object { return &resourcev1.ResourceSliceList{} },
@@ -215,17 +215,6 @@ func resourceSlices(optsGetter generic.RESTOptionsGetter) (map[string]rest.Stora
 		return nil, err
 	}
 	return map[string]rest.Storage{"resourceslices": store}, nil
-}
-
-// newREST is registry.NewREST whose DELETE answers with the deleted
-// object, not a Status, as upstream's stores of the group do.
-func newREST(optsGetter generic.RESTOptionsGetter, r registry.Resource) (*registry.REST, error) {
-	store, err := registry.NewREST(optsGetter, r)
-	if err != nil {
-		return nil, err
-	}
-	store.ReturnDeletedObject = true
-	return store, nil
 }
 
 var nameAndAge = registry.Table{
