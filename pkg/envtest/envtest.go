@@ -17,7 +17,6 @@ limitations under the License.
 package envtest
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -25,8 +24,6 @@ import (
 	"time"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
-	apiextensionsclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/kubernetes/scheme"
@@ -66,7 +63,7 @@ type Environment struct {
 
 	// CRDs are installed, and Start returns once they are Established and
 	// in discovery; then it sets CRDs to every CRD installed (those of
-	// the paths too), as the server has them.
+	// the paths too).
 	CRDs []*apiextensionsv1.CustomResourceDefinition
 
 	// CRDDirectoryPaths are files or directories of CRD manifests (YAML or
@@ -158,18 +155,8 @@ func (te *Environment) Start() (*rest.Config, error) {
 	if err != nil {
 		return nil, errors.Join(fmt.Errorf("envtest: %w", err), s.Stop())
 	}
-	te.server, te.Config, te.KubeConfig = s, rest.CopyConfig(s.Config), kubeconfig
-	// As envtest's, CRDs become what was installed: those of the paths
-	// too, as the server has them.
-	installed, err := apiextensionsclient.NewForConfigOrDie(te.Config).ApiextensionsV1().CustomResourceDefinitions().List(context.Background(), metav1.ListOptions{})
-	if err != nil {
-		return nil, errors.Join(fmt.Errorf("envtest: %w", err), s.Stop())
-	}
-	te.CRDs = nil
-	for i := range installed.Items {
-		installed.Items[i].ResourceVersion = "" // installed again by another Start
-		te.CRDs = append(te.CRDs, &installed.Items[i])
-	}
+	// As envtest's, CRDs become what was installed: those of the paths too.
+	te.server, te.Config, te.KubeConfig, te.CRDs = s, rest.CopyConfig(s.Config), kubeconfig, s.CRDs()
 	return te.Config, nil
 }
 

@@ -287,6 +287,20 @@ func warmCRDs(ctx context.Context, cfg *rest.Config, crds []*apiextensionsv1.Cus
 	return g.Wait()
 }
 
+// crdsToInstall are the CRDs o asks a server to install on start: those of
+// CRDPaths, then copies of CRDs, pointed at ConversionWebhook.
+func (o *Options) crdsToInstall() ([]*apiextensionsv1.CustomResourceDefinition, error) {
+	crds, err := readCRDs(o.CRDPaths)
+	if err != nil {
+		return nil, err
+	}
+	for _, crd := range o.CRDs {
+		crds = append(crds, crd.DeepCopy())
+	}
+	setConversionWebhooks(crds, o.ConversionWebhook)
+	return crds, nil
+}
+
 // InstallOnto installs what o asks a server to install on start (the CRDs
 // of CRDPaths and CRDs, pointed at ConversionWebhook, and the webhook
 // configurations) onto the cluster cfg reaches, another server, as
@@ -296,14 +310,10 @@ func InstallOnto(ctx context.Context, cfg *rest.Config, o *Options) ([]*apiexten
 	if err := errors.Join(o.Errors...); err != nil {
 		return nil, err
 	}
-	crds, err := readCRDs(o.CRDPaths)
+	crds, err := o.crdsToInstall()
 	if err != nil {
 		return nil, err
 	}
-	for _, crd := range o.CRDs {
-		crds = append(crds, crd.DeepCopy())
-	}
-	setConversionWebhooks(crds, o.ConversionWebhook)
 	if err := installCRDs(ctx, cfg, crds); err != nil {
 		return nil, err
 	}

@@ -110,14 +110,10 @@ func (c CompletedConfig) New(ctx context.Context) (s *Server, err error) {
 	if err := features.SyncUpstream(); err != nil {
 		return nil, err
 	}
-	crds, err := readCRDs(o.CRDPaths)
+	crds, err := o.crdsToInstall()
 	if err != nil {
 		return nil, err
 	}
-	for _, crd := range o.CRDs {
-		crds = append(crds, crd.DeepCopy())
-	}
-	setConversionWebhooks(crds, o.ConversionWebhook)
 	storages, err := serverstorage.New(serverstorage.Options{WatchCache: o.WatchCache, WatchCacheHistoryWindow: o.WatchCacheHistoryWindow, WatchCacheHistorySize: o.WatchCacheHistorySize})
 	if err != nil {
 		return nil, err
@@ -326,6 +322,16 @@ func (s *Server) pollReady(ctx context.Context) error {
 		return fmt.Errorf("server not ready: %w (last /readyz error: %v)", err, lastErr)
 	}
 	return nil
+}
+
+// CRDs are the CRDs the server installs on start (Options.CRDPaths' and
+// CRDs, pointed at Options.ConversionWebhook), as it read them.
+func (s *Server) CRDs() []*apiextensionsv1.CustomResourceDefinition {
+	out := make([]*apiextensionsv1.CustomResourceDefinition, len(s.crds))
+	for i, crd := range s.crds {
+		out[i] = crd.DeepCopy()
+	}
+	return out
 }
 
 // WaitReady polls /readyz until it answers 200 or ctx ends, then installs

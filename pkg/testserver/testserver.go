@@ -28,6 +28,7 @@ import (
 
 	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apiserver/pkg/admission/plugin/policy/generic"
@@ -222,6 +223,10 @@ func (s *Server) Stop() error {
 	})
 	return s.stopErr
 }
+
+// CRDs are the CRDs the server installed on start (WithCRDs' and
+// Options.CRDs), as it read them.
+func (s *Server) CRDs() []*apiextensionsv1.CustomResourceDefinition { return s.server.CRDs() }
 
 // AddUser returns a client config for user name in groups, authenticated
 // by a client certificate the server trusts (envtest's AddUser). The user
