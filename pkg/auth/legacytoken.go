@@ -21,7 +21,6 @@ import (
 	"crypto/subtle"
 	"errors"
 	"fmt"
-	"slices"
 	"time"
 
 	"github.com/golang-jwt/jwt/v5"
@@ -75,13 +74,10 @@ func (t *ServiceAccountTokens) authenticateLegacy(ctx context.Context, token str
 	if ns, name, err := serviceaccount.SplitUsername(c.Subject); err != nil || ns != c.Namespace || name != c.ServiceAccountName {
 		return nil, false, errors.New("sub claim is invalid")
 	}
-	audiences, ok := authenticator.AudiencesFrom(ctx)
-	if !ok || len(audiences) == 0 {
-		audiences = t.Audiences
-	}
-	matched := slices.DeleteFunc(slices.Clone(t.Audiences), func(a string) bool { return !slices.Contains(audiences, a) })
+	// A legacy token names no audience: it has the API's.
+	matched, requested := t.matchAudiences(ctx, t.Audiences)
 	if len(matched) == 0 && len(t.Audiences) > 0 {
-		return nil, false, fmt.Errorf("token audiences %q is invalid for the target audiences %q", t.Audiences, audiences)
+		return nil, false, fmt.Errorf("token audiences %q is invalid for the target audiences %q", t.Audiences, requested)
 	}
 	secret, err := t.Lookup.Secret(ctx, c.Namespace, c.SecretName)
 	if err != nil || secret.DeletionTimestamp != nil {

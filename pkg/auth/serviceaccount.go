@@ -228,16 +228,7 @@ func (t *ServiceAccountTokens) AuthenticateToken(ctx context.Context, token stri
 	case !parsed.Valid:
 		return nil, false, errNotOurs
 	}
-	audiences, ok := authenticator.AudiencesFrom(ctx)
-	if !ok || len(audiences) == 0 {
-		audiences = t.Audiences
-	}
-	matched := []string{}
-	for _, a := range c.Audience {
-		if slices.Contains(audiences, a) {
-			matched = append(matched, a)
-		}
-	}
+	matched, _ := t.matchAudiences(ctx, c.Audience)
 	if len(matched) == 0 {
 		return nil, false, errors.New("token audiences do not match the API's")
 	}
@@ -270,6 +261,23 @@ func (t *ServiceAccountTokens) AuthenticateToken(ctx context.Context, token stri
 			Extra:  extra,
 		},
 	}, true, nil
+}
+
+// matchAudiences returns those of a token's audiences the request asks
+// for (the API's, unless the request names others), never nil, and the
+// audiences asked for.
+func (t *ServiceAccountTokens) matchAudiences(ctx context.Context, tokenAudiences []string) (matched, requested []string) {
+	requested, ok := authenticator.AudiencesFrom(ctx)
+	if !ok || len(requested) == 0 {
+		requested = t.Audiences
+	}
+	matched = []string{}
+	for _, a := range tokenAudiences {
+		if slices.Contains(requested, a) {
+			matched = append(matched, a)
+		}
+	}
+	return matched, requested
 }
 
 // gone returns the error that makes a token invalid when the object it
