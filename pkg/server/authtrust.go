@@ -21,17 +21,14 @@ import (
 	"context"
 	"crypto/x509"
 	"encoding/pem"
-	"fmt"
 	"slices"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	certutil "k8s.io/client-go/util/cert"
-	"k8s.io/klog/v2"
 )
 
 // authenticationInfo is kube-apiserver's kube-system ConfigMap of the
@@ -49,47 +46,33 @@ const authenticationInfo = "extension-apiserver-authentication"
 // authentication, so the requestheader-* keys are left as they are.
 func bootstrapAuthenticationInfo(ctx context.Context, client kubernetes.Interface, clientCA []byte) error {
 	configMaps := client.CoreV1().ConfigMaps(metav1.NamespaceSystem)
-	var lastErr error
-	err := wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
-		lastErr = func() error {
-			current, err := configMaps.Get(ctx, authenticationInfo, metav1.GetOptions{})
-			found := err == nil
-			if apierrors.IsNotFound(err) {
-				current = &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: authenticationInfo, Namespace: metav1.NamespaceSystem}}
-			} else if err != nil {
-				return err
-			}
-			bundle, err := combineCABundles(time.Now(), []byte(current.Data["client-ca-file"]), clientCA)
-			if err != nil {
-				return err
-			}
-			if current.Data["client-ca-file"] == string(bundle) {
-				return nil
-			}
-			updated := current.DeepCopy()
-			if updated.Data == nil {
-				updated.Data = map[string]string{}
-			}
-			updated.Data["client-ca-file"] = string(bundle)
-			if found {
-				_, err = configMaps.Update(ctx, updated, metav1.UpdateOptions{})
-			} else {
-				_, err = configMaps.Create(ctx, updated, metav1.CreateOptions{})
-			}
+	return retryBootstrap(ctx, "kube-system/"+authenticationInfo, func(ctx context.Context) error {
+		current, err := configMaps.Get(ctx, authenticationInfo, metav1.GetOptions{})
+		found := err == nil
+		if apierrors.IsNotFound(err) {
+			current = &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: authenticationInfo, Namespace: metav1.NamespaceSystem}}
+		} else if err != nil {
 			return err
-		}()
-		if lastErr != nil {
-			klog.FromContext(ctx).V(2).Info("Writing the authentication info", "err", lastErr)
 		}
-		return lastErr == nil, nil
+		bundle, err := combineCABundles(time.Now(), []byte(current.Data["client-ca-file"]), clientCA)
+		if err != nil {
+			return err
+		}
+		if current.Data["client-ca-file"] == string(bundle) {
+			return nil
+		}
+		updated := current.DeepCopy()
+		if updated.Data == nil {
+			updated.Data = map[string]string{}
+		}
+		updated.Data["client-ca-file"] = string(bundle)
+		if found {
+			_, err = configMaps.Update(ctx, updated, metav1.UpdateOptions{})
+		} else {
+			_, err = configMaps.Create(ctx, updated, metav1.CreateOptions{})
+		}
+		return err
 	})
-	if ctx.Err() != nil {
-		return nil // stopped while starting: no failure
-	}
-	if err != nil {
-		return fmt.Errorf("kube-system/%s: %w (%v)", authenticationInfo, err, lastErr)
-	}
-	return nil
 }
 
 // combineCABundles is the PEM bundle of the certificates in the bundles,

@@ -18,6 +18,7 @@ package server
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"time"
 
@@ -166,6 +167,28 @@ func needsReady(cidr *networkingv1.ServiceCIDR, want []string) bool {
 	}
 	ready := apimeta.FindStatusCondition(cidr.Status.Conditions, networkingv1.ServiceCIDRConditionReady)
 	return ready == nil || ready.Status == metav1.ConditionUnknown
+}
+
+// retryBootstrap runs attempt until it succeeds, every 50ms for at most
+// 30s; a failure then names what and attempt's last error. A server
+// stopped before it is done is no failure (a post-start hook's error is
+// fatal).
+func retryBootstrap(ctx context.Context, what string, attempt func(context.Context) error) error {
+	var lastErr error
+	err := wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+		lastErr = attempt(ctx)
+		if lastErr != nil {
+			klog.FromContext(ctx).V(2).Info("Bootstrapping", "what", what, "err", lastErr)
+		}
+		return lastErr == nil, nil
+	})
+	if ctx.Err() != nil {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("%s: %w (%v)", what, err, lastErr)
+	}
+	return nil
 }
 
 // createMissing creates each of objs that does not exist, retrying briefly

@@ -286,16 +286,8 @@ func afterSync(ctx context.Context, synced <-chan struct{}) bool {
 // view) have their rules: the server is not ready before (an empty admin
 // role would let anyone bind it). It gives up when ctx ends, or after 30s.
 func bootstrapRBAC(ctx context.Context, client kubernetes.Interface, synced []cache.DoneChecker, clusterRoles rbaclisters.ClusterRoleLister, aggregated bool) error {
-	var lastErr error
-	err := wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
-		lastErr = auth.Bootstrap(client)
-		return lastErr == nil, nil
-	})
-	if ctx.Err() != nil {
-		return nil // stopped while starting: no failure
-	}
-	if err != nil {
-		return fmt.Errorf("default RBAC roles: %w (%v)", err, lastErr)
+	if err := retryBootstrap(ctx, "default RBAC roles", func(context.Context) error { return auth.Bootstrap(client) }); err != nil || ctx.Err() != nil {
+		return err
 	}
 	if !cache.WaitFor(ctx, "", synced...) {
 		return nil // stopped while starting
