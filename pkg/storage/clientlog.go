@@ -17,11 +17,16 @@ limitations under the License.
 package storage
 
 import (
+	"fmt"
 	"os"
+	"time"
 	_ "unsafe" // for go:linkname
 
+	"go.etcd.io/etcd/client/pkg/v3/transport"
+	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
+	"k8s.io/apiserver/pkg/storage/storagebackend"
 	"k8s.io/klog/v2"
 
 	// The package whose logger clientLogger names, initialised before
@@ -55,3 +60,17 @@ func init() {
 var clientLevel = zap.LevelEnablerFunc(func(l zapcore.Level) bool {
 	return l >= zapcore.ErrorLevel || klog.V(4).Enabled()
 })
+
+// NewClient is an etcd client for t, as k8s.io/apiserver's storage makes
+// its own (TLS from t's files), logging as they do.
+func NewClient(t storagebackend.TransportConfig) (*clientv3.Client, error) {
+	cfg := clientv3.Config{Endpoints: t.ServerList, DialTimeout: 20 * time.Second, Logger: clientLogger}
+	if t.CertFile != "" || t.TrustedCAFile != "" {
+		tlsConfig, err := transport.TLSInfo{CertFile: t.CertFile, KeyFile: t.KeyFile, TrustedCAFile: t.TrustedCAFile}.ClientConfig()
+		if err != nil {
+			return nil, fmt.Errorf("etcd TLS: %w", err)
+		}
+		cfg.TLS = tlsConfig
+	}
+	return clientv3.New(cfg)
+}

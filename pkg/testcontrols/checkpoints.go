@@ -1,0 +1,205 @@
+/*
+Copyright The miniapiserver Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package testcontrols
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+
+	"go.etcd.io/etcd/api/v3/mvccpb"
+	clientv3 "go.etcd.io/etcd/client/v3"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/utils/clock"
+)
+
+// Resource is how errors name checkpoints.
+var Resource = schema.GroupResource{Group: "testcontrol.miniapiserver.io", Resource: "checkpoints"}
+
+// Config says which keys checkpoints cover.
+type Config struct {
+	// Client reaches the etcd the server stores in. Required; the caller
+	// closes it after Close.
+	Client *clientv3.Client
+	// Prefix is the key prefix of every stored object ("/registry/").
+	// Required.
+	Prefix string
+	// Exclude are key prefixes inside Prefix that are never restored.
+	Exclude []string
+	// Clock paces the waits for etcd's progress; nil is the real clock.
+	Clock clock.Clock
+}
+
+// Checkpoints holds named checkpoints of the keys under one prefix.
+type Checkpoints struct {
+	client  *clientv3.Client
+	prefix  string
+	exclude []string
+	clock   clock.Clock
+
+	// mu guards every field below.
+	mu   sync.Mutex
+	held map[string]*checkpoint
+	// latest is the newest value of every key changed since the oldest
+	// checkpoint; a nil value: deleted.
+	latest map[string]*mvccpb.KeyValue
+	// recorded is the etcd revision the recorder has seen everything up to.
+	recorded int64
+	// progressed is closed, and replaced, whenever recorded grows.
+	progressed chan struct{}
+	// stopRecorder ends the running recorder (nil when none runs);
+	// recorderDone is closed when it has returned, recorderErr why.
+	stopRecorder context.CancelFunc
+	recorderDone chan struct{}
+	recorderErr  error
+	restoring    bool
+	closed       bool
+}
+
+// checkpoint is one named etcd revision.
+type checkpoint struct {
+	rev int64
+	// before holds, for each key changed since rev, its value at rev (nil:
+	// the key did not exist).
+	before map[string]*mvccpb.KeyValue
+}
+
+// New returns an empty set of checkpoints.
+func New(c Config) (*Checkpoints, error) {
+	if c.Client == nil {
+		return nil, errors.New("testcontrols: Config.Client is required")
+	}
+	if !strings.HasSuffix(c.Prefix, "/") {
+		return nil, fmt.Errorf("testcontrols: Config.Prefix %q must end in /", c.Prefix)
+	}
+	if c.Clock == nil {
+		c.Clock = clock.RealClock{}
+	}
+	return &Checkpoints{client: c.Client, prefix: c.Prefix, exclude: c.Exclude, clock: c.Clock,
+		held: map[string]*checkpoint{}, progressed: make(chan struct{})}, nil
+}
+
+// Take records the current etcd revision as the checkpoint name, and
+// returns it. Names are DNS subdomains, as object names are.
+func (cs *Checkpoints) Take(ctx context.Context, name string) (int64, error) {
+	if errs := validation.IsDNS1123Subdomain(name); len(errs) > 0 {
+		return 0, apierrors.NewBadRequest(fmt.Sprintf("checkpoint name %q: %s", name, strings.Join(errs, ", ")))
+	}
+	// The lock is held across the read of the revision: the recorder
+	// cannot record an event after it before the checkpoint is held.
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	if cs.closed {
+		return 0, apierrors.NewServiceUnavailable("the server is stopping")
+	}
+	if _, ok := cs.held[name]; ok {
+		return 0, apierrors.NewAlreadyExists(Resource, name)
+	}
+	if cs.restoring {
+		return 0, apierrors.NewConflict(Resource, name, errors.New("a restore is in progress"))
+	}
+	resp, err := cs.client.Get(ctx, cs.prefix, clientv3.WithKeysOnly(), clientv3.WithLimit(1))
+	if err != nil {
+		return 0, apierrors.NewInternalError(fmt.Errorf("reading the etcd revision: %w", err))
+	}
+	rev := resp.Header.Revision
+	cs.held[name] = &checkpoint{rev: rev, before: map[string]*mvccpb.KeyValue{}}
+	if cs.stopRecorder == nil {
+		cs.startRecorderLocked(rev)
+	}
+	return rev, nil
+}
+
+// Revision returns the etcd revision of the checkpoint name.
+func (cs *Checkpoints) Revision(name string) (int64, bool) {
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	c, ok := cs.held[name]
+	if !ok {
+		return 0, false
+	}
+	return c.rev, true
+}
+
+// Names returns the names of the checkpoints held, sorted.
+func (cs *Checkpoints) Names() []string {
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	names := make([]string, 0, len(cs.held))
+	for name := range cs.held {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	return names
+}
+
+// Delete releases the checkpoint name: its revision may be compacted.
+func (cs *Checkpoints) Delete(name string) error {
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	if _, ok := cs.held[name]; !ok {
+		return apierrors.NewNotFound(Resource, name)
+	}
+	delete(cs.held, name)
+	if len(cs.held) == 0 {
+		cs.stopRecorderLocked()
+	}
+	return nil
+}
+
+// Oldest returns the revision of the oldest checkpoint held, which
+// compaction must keep.
+func (cs *Checkpoints) Oldest() (int64, bool) {
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	var oldest int64
+	for _, c := range cs.held {
+		if oldest == 0 || c.rev < oldest {
+			oldest = c.rev
+		}
+	}
+	return oldest, oldest != 0
+}
+
+// Close releases every checkpoint and waits for the recorder to stop.
+// It is safe to call twice.
+func (cs *Checkpoints) Close() {
+	cs.mu.Lock()
+	cs.closed = true
+	clear(cs.held)
+	done := cs.recorderDone
+	cs.stopRecorderLocked()
+	cs.mu.Unlock()
+	if done != nil {
+		<-done
+	}
+}
+
+// excluded says whether key is never restored.
+func (cs *Checkpoints) excluded(key string) bool {
+	for _, p := range cs.exclude {
+		if strings.HasPrefix(key, p) {
+			return true
+		}
+	}
+	return false
+}

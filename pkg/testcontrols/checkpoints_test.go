@@ -1,0 +1,128 @@
+/*
+Copyright The miniapiserver Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package testcontrols
+
+import (
+	"testing"
+	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+
+	"github.com/miniapiserver/miniapiserver/pkg/storage"
+)
+
+func startCheckpoints(t *testing.T) (*Checkpoints, *clientv3.Client) {
+	t.Helper()
+	etcd, err := storage.StartEtcd(t.Context(), storage.EtcdConfig{Dir: t.TempDir(), UnsafeNoFsync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(etcd.Close)
+	client, err := clientv3.New(clientv3.Config{Endpoints: []string{etcd.URL()}, DialTimeout: 10 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { client.Close() })
+	cs, err := New(Config{Client: client, Prefix: "/registry/", Exclude: []string{"/registry/kept/"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(cs.Close)
+	return cs, client
+}
+
+// TestRestoreConflicts: a restore while another runs, or a checkpoint
+// taken during one, is a 409 that changes nothing.
+func TestRestoreConflicts(t *testing.T) {
+	cs, _ := startCheckpoints(t)
+	if _, err := cs.Take(t.Context(), "a"); err != nil {
+		t.Fatal(err)
+	}
+	if err := cs.beginRestore("a"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cs.Restore(t.Context(), "a"); !apierrors.IsConflict(err) {
+		t.Errorf("restore during a restore: %v, want Conflict", err)
+	}
+	if _, err := cs.Take(t.Context(), "b"); !apierrors.IsConflict(err) {
+		t.Errorf("checkpoint during a restore: %v, want Conflict", err)
+	}
+	cs.endRestore()
+	if _, err := cs.Restore(t.Context(), "a"); err != nil {
+		t.Errorf("restore after the other ended: %v", err)
+	}
+}
+
+// TestRestoreKeys restores each class of change on raw keys, and leaves
+// excluded keys and keys outside the prefix as they are.
+func TestRestoreKeys(t *testing.T) {
+	cs, client := startCheckpoints(t)
+	ctx := t.Context()
+	put := func(k, v string) {
+		t.Helper()
+		if _, err := client.Put(ctx, k, v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	put("/registry/x/changed", "before")
+	put("/registry/x/deleted", "before")
+	put("/registry/x/rewritten", "before")
+	checkpoint, err := cs.Take(ctx, "c")
+	if err != nil {
+		t.Fatal(err)
+	}
+	put("/registry/x/changed", "after")
+	put("/registry/x/rewritten", "after")
+	put("/registry/x/rewritten", "before") // back as it was: left alone
+	if _, err := client.Delete(ctx, "/registry/x/deleted"); err != nil {
+		t.Fatal(err)
+	}
+	put("/registry/x/made", "after")
+	put("/registry/kept/made", "after")
+	put("/outside", "after")
+
+	res, err := cs.Restore(ctx, "c")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := (Result{Deleted: 1, Recreated: 1, Reverted: 1}); res.Deleted != want.Deleted || res.Recreated != want.Recreated || res.Reverted != want.Reverted {
+		t.Errorf("restore counted %+v, want %+v", res, want)
+	}
+	if res.Revision <= checkpoint {
+		t.Errorf("restore ended at revision %d, want after the checkpoint's %d", res.Revision, checkpoint)
+	}
+	for key, want := range map[string]string{
+		"/registry/x/changed": "before", "/registry/x/deleted": "before", "/registry/x/rewritten": "before",
+		"/registry/x/made": "", "/registry/kept/made": "after", "/outside": "after",
+	} {
+		resp, err := client.Get(ctx, key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := ""
+		if len(resp.Kvs) > 0 {
+			got = string(resp.Kvs[0].Value)
+			if resp.Kvs[0].ModRevision <= checkpoint && key == "/registry/x/deleted" {
+				t.Errorf("%s put back at revision %d, want after the checkpoint's %d", key, resp.Kvs[0].ModRevision, checkpoint)
+			}
+		}
+		if got != want {
+			t.Errorf("%s after the restore: %q, want %q", key, got, want)
+		}
+	}
+}
