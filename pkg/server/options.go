@@ -126,6 +126,10 @@ type Options struct {
 	EtcdProgressNotifyInterval time.Duration
 	// EtcdUnsafeNoFsync skips fsync in the embedded etcd: for throwaway test data only.
 	EtcdUnsafeNoFsync bool
+	// TestControls turns on checkpoints and restore of the stored state
+	// (Server.Checkpoint, Server.Restore; --test-controls). Their
+	// compaction is held back for the checkpoints held.
+	TestControls bool
 }
 
 // ConsistencyCheckerEnv, set to a duration ("1s"), makes every watch cache

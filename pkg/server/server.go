@@ -72,6 +72,8 @@ type Server struct {
 	webhooks webhookConfigurations
 	// ready closes the channel openAPIAfter waits on.
 	ready func()
+	// testControls are nil unless Options.TestControls.
+	testControls *testControls
 }
 
 // New starts etcd (unless external servers are configured) and builds the API server.
@@ -107,6 +109,17 @@ func (c CompletedConfig) New(ctx context.Context) (s *Server, err error) {
 		}
 	}
 
+	var controls *testControls
+	if o.TestControls {
+		if controls, err = startTestControls(ctx, backend); err != nil {
+			return nil, err
+		}
+		defer func() {
+			if err != nil {
+				controls.stop()
+			}
+		}()
+	}
 	if err := features.SyncUpstream(); err != nil {
 		return nil, err
 	}
@@ -206,7 +219,7 @@ func (c CompletedConfig) New(ctx context.Context) (s *Server, err error) {
 	}
 	return &Server{generic: generic, crdInformers: ext.Informers, openAPI: openAPI, etcd: etcd, storages: storages, Admin: c.Admin, KubeconfigPath: c.KubeconfigPath, EtcdServers: servers, userCA: c.userCA, crds: crds,
 		webhooks: webhookConfigurations{mutating: o.MutatingWebhooks, validating: o.ValidatingWebhooks, seen: parts.factory.Admissionregistration().V1()},
-		ready:    sync.OnceFunc(func() { close(ready) })}, nil
+		ready:    sync.OnceFunc(func() { close(ready) }), testControls: controls}, nil
 }
 
 // etcdReachTimeout bounds how long New waits for --etcd-servers to
@@ -253,6 +266,9 @@ const crdSyncTimeout = 5 * time.Second
 func (s *Server) Run(ctx context.Context) error {
 	defer func() {
 		s.storages.WaitDestroyed()
+		if s.testControls != nil {
+			s.testControls.stop()
+		}
 		if s.etcd != nil {
 			s.etcd.Close()
 		}

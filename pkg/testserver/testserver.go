@@ -117,6 +117,7 @@ func start(logs *serverLog, options []func(*server.Options)) (*Server, error) {
 	opts := server.NewOptions()
 	opts.SecurePort = 0
 	opts.EtcdUnsafeNoFsync = true
+	opts.TestControls = true
 	// As envtest, which runs no kube-controller-manager, and so no
 	// ServiceAccount admission (it would refuse every Pod for want of a
 	// "default" ServiceAccount): see WithNamespaceDefaults.

@@ -1,0 +1,45 @@
+/*
+Copyright The miniapiserver Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package testserver
+
+import (
+	"context"
+
+	"github.com/miniapiserver/miniapiserver/pkg/testcontrols"
+)
+
+// Checkpoint records the stored state as the checkpoint name (a DNS
+// subdomain), and returns its etcd revision. Compaction keeps that
+// revision until DeleteCheckpoint(name).
+func (s *Server) Checkpoint(ctx context.Context, name string) (int64, error) {
+	return s.server.Checkpoint(ctx, name)
+}
+
+// Restore puts back the stored state of the checkpoint name: everything
+// made since is deleted, everything changed or deleted since is put back,
+// custom resources and their CRDs too. Watches see ordinary ADDED,
+// MODIFIED and DELETED events, with new resourceVersions; informers need
+// no relist. Its cost follows what changed, not what is stored. The
+// checkpoint stays, to be restored again.
+func (s *Server) Restore(ctx context.Context, name string) (testcontrols.Result, error) {
+	return s.server.Restore(ctx, name)
+}
+
+// DeleteCheckpoint releases the checkpoint name.
+func (s *Server) DeleteCheckpoint(name string) error {
+	return s.server.DeleteCheckpoint(name)
+}
