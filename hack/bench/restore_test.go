@@ -21,11 +21,15 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
+	crenvtest "sigs.k8s.io/controller-runtime/pkg/envtest"
+	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/miniapiserver/miniapiserver/hack/bench/driver"
+	"github.com/miniapiserver/miniapiserver/pkg/envtest"
 	"github.com/miniapiserver/miniapiserver/pkg/testserver"
 )
 
@@ -97,4 +101,93 @@ func changeConfigMaps(ctx context.Context, client kubernetes.Interface, n int) e
 			return cms.Delete(ctx, fmt.Sprintf("stored-%05d", i), metav1.DeleteOptions{})
 		}
 	})
+}
+
+// suiteSpecs is how many specs BenchmarkSpecSuite's suite has.
+const suiteSpecs = 50
+
+// BenchmarkSpecSuite runs a suite of suiteSpecs specs, each of which
+// expects the state after the environment started, creates ten ConfigMaps
+// and lists them: on one pkg/envtest environment restored to a checkpoint
+// after each spec (server=mini/reset=restore), on a pkg/envtest
+// environment of its own per spec (server=mini/reset=fresh-env), and on a
+// controller-runtime envtest of its own per spec running the -upstream
+// kube-apiserver (server=upstream/reset=fresh-env). ns/op is the suite's
+// wall time, the environments' starts and stops included.
+func BenchmarkSpecSuite(b *testing.B) {
+	log.SetLogger(logr.Discard())
+	onEach(b, func(b *testing.B, kind driver.Kind) {
+		if kind == driver.Upstream {
+			b.Run("reset=fresh-env", func(b *testing.B) {
+				for b.Loop() {
+					freshEnvSuite(b, func() environment {
+						return &crenvtest.Environment{BinaryAssetsDirectory: *upstreamDir, ControlPlaneStartTimeout: stockStartTimeout}
+					})
+				}
+			})
+			return
+		}
+		b.Run("reset=restore", func(b *testing.B) {
+			for b.Loop() {
+				env := &envtest.Environment{}
+				cfg, err := env.Start()
+				if err != nil {
+					b.Fatal(err)
+				}
+				if err := env.Checkpoint(b.Context(), "suite"); err != nil {
+					b.Fatal(err)
+				}
+				client := kubernetes.NewForConfigOrDie(cfg)
+				for range suiteSpecs {
+					if err := spec(b.Context(), client); err != nil {
+						b.Fatal(err)
+					}
+					if _, err := env.Restore(b.Context(), "suite"); err != nil {
+						b.Fatal(err)
+					}
+				}
+				if err := env.Stop(); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		b.Run("reset=fresh-env", func(b *testing.B) {
+			for b.Loop() {
+				freshEnvSuite(b, func() environment { return &envtest.Environment{} })
+			}
+		})
+	})
+}
+
+// freshEnvSuite runs the suite's specs each on an environment of its own.
+func freshEnvSuite(b *testing.B, newEnv func() environment) {
+	for range suiteSpecs {
+		env := newEnv()
+		cfg, err := env.Start()
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := spec(b.Context(), kubernetes.NewForConfigOrDie(cfg)); err != nil {
+			b.Fatal(err)
+		}
+		if err := env.Stop(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// spec is one spec of BenchmarkSpecSuite: it fails if the spec before
+// left its ConfigMaps.
+func spec(ctx context.Context, client kubernetes.Interface) error {
+	const made = 10
+	for i := range made {
+		if err := createConfigMap(ctx, client, fmt.Sprintf("spec-%d", i), map[string]string{"spec": "true"}, false); err != nil {
+			return err
+		}
+	}
+	l, err := client.CoreV1().ConfigMaps(driver.Namespace).List(ctx, metav1.ListOptions{LabelSelector: "spec"})
+	if err == nil && len(l.Items) != made {
+		err = fmt.Errorf("listed %d ConfigMaps of specs, want the %d this one made", len(l.Items), made)
+	}
+	return err
 }
