@@ -31,4 +31,9 @@ limitations under the License.
 // once they are served; WithGarbageCollector runs a garbage collector:
 //
 //	s := testserver.Start(t, testserver.WithCRDs("../config/crd/bases"), testserver.WithGarbageCollector())
+//
+// Checkpoint and Restore reset one server shared by many tests:
+//
+//	s.Checkpoint(ctx, "clean") // once
+//	s.Restore(ctx, "clean")    // after each test
 package testserver
