@@ -68,6 +68,7 @@ INPUT_PKGS=(
     k8s.io/apimachinery/pkg/runtime
     k8s.io/apimachinery/pkg/util/intstr
     k8s.io/apimachinery/pkg/version
+    github.com/miniapiserver/miniapiserver/pkg/testcontrols/v1alpha1
 )
 
 mkdir -p "${OUTPUT_DIR}"

@@ -8,7 +8,7 @@
 # pkg/api, pkg/server/datadir nothing of ours, the registry imports only
 # pkg/api of ours, pkg/envtest does not import controller-runtime, pkg/auth
 # imports nothing of ours, nor does pkg/admission/..., pkg/controller/...
-# only pkg/auth of the server's packages, pkg/testcontrols nothing of ours
+# only pkg/auth of the server's packages, pkg/testcontrols only its API types
 # (it works on etcd keys), test/informertest nothing of ours
 # (hack/bench imports it without the server), and nothing imports cmd/.
 set -euo pipefail
@@ -40,7 +40,8 @@ forbid "${mod}/pkg/storage" "^${mod}/pkg/(watchcache|registry|server|testserver)
 forbid "${mod}/pkg/envtest" "^sigs\.k8s\.io/controller-runtime" "controller-runtime (its users bring their own)"
 forbid "${mod}/pkg/auth" "^${mod}/" "other packages of this module (it decides from RBAC objects only)"
 forbid "${mod}/test/informertest" "^${mod}/" "other packages of this module (hack/bench imports it without the server)"
-forbid "${mod}/pkg/testcontrols" "^${mod}/" "other packages of this module (it works on etcd keys only)"
+only "${mod}/pkg/testcontrols" "pkg/testcontrols/v1alpha1" "(it works on etcd keys, and serves its own API types)"
+forbid "${mod}/pkg/testcontrols/v1alpha1" "^${mod}/" "other packages of this module (API types)"
 forbid "${mod}/pkg/server/datadir" "^${mod}/" "other packages of this module (it keeps files and certificates only)"
 only "${mod}/pkg/server/storage" "pkg/(features|watchcache)" "(it builds storages from the config pkg/storage gives it)"
 only "${mod}/pkg/server/encoding" "pkg/(api|watchcache)" "(the seam between the watch cache and the HTTP layer goes one way)"

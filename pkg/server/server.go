@@ -185,6 +185,11 @@ func (c CompletedConfig) New(ctx context.Context) (s *Server, err error) {
 	if err != nil {
 		return nil, err
 	}
+	if controls != nil {
+		if err := installTestControls(generic, controls); err != nil {
+			return nil, err
+		}
+	}
 	openAPI := newOpenAPI(generic, ext, gc.OpenAPIConfig, gc.OpenAPIV3Config)
 	if err := serveAPIExtensions(generic, ext, openAPI); err != nil {
 		return nil, err

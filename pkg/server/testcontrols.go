@@ -19,14 +19,40 @@ package server
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	genericapiserver "k8s.io/apiserver/pkg/server"
 	"k8s.io/apiserver/pkg/storage/storagebackend"
 	"k8s.io/klog/v2"
 
+	"github.com/miniapiserver/miniapiserver/pkg/api"
 	"github.com/miniapiserver/miniapiserver/pkg/storage"
 	"github.com/miniapiserver/miniapiserver/pkg/testcontrols"
+	"github.com/miniapiserver/miniapiserver/pkg/testcontrols/v1alpha1"
 )
+
+// The test controls' kinds are known whether or not they are served, each
+// its own internal version too (as pkg/api registers the others).
+func init() {
+	utilruntime.Must(v1alpha1.AddToScheme(api.Scheme))
+	api.Scheme.AddKnownTypes(schema.GroupVersion{Group: v1alpha1.GroupName, Version: runtime.APIVersionInternal},
+		&v1alpha1.Checkpoint{}, &v1alpha1.CheckpointList{}, &v1alpha1.Restore{})
+	utilruntime.Must(api.Scheme.SetVersionPriority(v1alpha1.SchemeGroupVersion))
+}
+
+// installTestControls serves testcontrol.miniapiserver.io/v1alpha1.
+func installTestControls(s *genericapiserver.GenericAPIServer, tc *testControls) error {
+	info := genericapiserver.NewDefaultAPIGroupInfo(v1alpha1.GroupName, api.Scheme, api.ParameterCodec, api.Codecs)
+	info.VersionedResourcesStorageMap[v1alpha1.SchemeGroupVersion.Version] = tc.checkpoints.Storage()
+	if err := s.InstallAPIGroup(&info); err != nil {
+		return fmt.Errorf("installing %s: %w", v1alpha1.SchemeGroupVersion, err)
+	}
+	return nil
+}
 
 // testControls are the server's checkpoints (Options.TestControls), with
 // their etcd client and the compactor that keeps what they need.
@@ -43,9 +69,7 @@ func startTestControls(ctx context.Context, backend *storagebackend.Config) (*te
 	if err != nil {
 		return nil, err
 	}
-	prefix := backend.Prefix + "/"
-	cs, err := testcontrols.New(testcontrols.Config{Client: client, Prefix: prefix,
-		Exclude: []string{prefix + testcontrols.Resource.Group + "/"}})
+	cs, err := testcontrols.New(testcontrols.Config{Client: client, Prefix: backend.Prefix + "/"})
 	if err != nil {
 		client.Close()
 		return nil, err

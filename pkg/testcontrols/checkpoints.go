@@ -23,17 +23,23 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"go.etcd.io/etcd/api/v3/mvccpb"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/uuid"
 	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/utils/clock"
+
+	"github.com/miniapiserver/miniapiserver/pkg/testcontrols/v1alpha1"
 )
 
 // Resource is how errors name checkpoints.
-var Resource = schema.GroupResource{Group: "testcontrol.miniapiserver.io", Resource: "checkpoints"}
+var Resource = schema.GroupResource{Group: v1alpha1.GroupName, Resource: "checkpoints"}
 
 // Config says which keys checkpoints cover.
 type Config struct {
@@ -43,18 +49,15 @@ type Config struct {
 	// Prefix is the key prefix of every stored object ("/registry/").
 	// Required.
 	Prefix string
-	// Exclude are key prefixes inside Prefix that are never restored.
-	Exclude []string
 	// Clock paces the waits for etcd's progress; nil is the real clock.
 	Clock clock.Clock
 }
 
 // Checkpoints holds named checkpoints of the keys under one prefix.
 type Checkpoints struct {
-	client  *clientv3.Client
-	prefix  string
-	exclude []string
-	clock   clock.Clock
+	client *clientv3.Client
+	prefix string
+	clock  clock.Clock
 
 	// mu guards every field below.
 	mu   sync.Mutex
@@ -77,7 +80,7 @@ type Checkpoints struct {
 
 // checkpoint is one named etcd revision.
 type checkpoint struct {
-	rev int64
+	Info
 	// before holds, for each key changed since rev, its value at rev (nil:
 	// the key did not exist).
 	before map[string]*mvccpb.KeyValue
@@ -94,7 +97,7 @@ func New(c Config) (*Checkpoints, error) {
 	if c.Clock == nil {
 		c.Clock = clock.RealClock{}
 	}
-	return &Checkpoints{client: c.Client, prefix: c.Prefix, exclude: c.Exclude, clock: c.Clock,
+	return &Checkpoints{client: c.Client, prefix: c.Prefix, clock: c.Clock,
 		held: map[string]*checkpoint{}, progressed: make(chan struct{})}, nil
 }
 
@@ -102,7 +105,8 @@ func New(c Config) (*Checkpoints, error) {
 // returns it. Names are DNS subdomains, as object names are.
 func (cs *Checkpoints) Take(ctx context.Context, name string) (int64, error) {
 	if errs := validation.IsDNS1123Subdomain(name); len(errs) > 0 {
-		return 0, apierrors.NewBadRequest(fmt.Sprintf("checkpoint name %q: %s", name, strings.Join(errs, ", ")))
+		return 0, apierrors.NewInvalid(schema.GroupKind{Group: v1alpha1.GroupName, Kind: "Checkpoint"}, name,
+			field.ErrorList{field.Invalid(field.NewPath("metadata", "name"), name, strings.Join(errs, ", "))})
 	}
 	// The lock is held across the read of the revision: the recorder
 	// cannot record an event after it before the checkpoint is held.
@@ -122,34 +126,43 @@ func (cs *Checkpoints) Take(ctx context.Context, name string) (int64, error) {
 		return 0, apierrors.NewInternalError(fmt.Errorf("reading the etcd revision: %w", err))
 	}
 	rev := resp.Header.Revision
-	cs.held[name] = &checkpoint{rev: rev, before: map[string]*mvccpb.KeyValue{}}
+	cs.held[name] = &checkpoint{Info: Info{Name: name, UID: uuid.NewUUID(), Created: cs.clock.Now(), Revision: rev},
+		before: map[string]*mvccpb.KeyValue{}}
 	if cs.stopRecorder == nil {
 		cs.startRecorderLocked(rev)
 	}
 	return rev, nil
 }
 
-// Revision returns the etcd revision of the checkpoint name.
-func (cs *Checkpoints) Revision(name string) (int64, bool) {
+// Info describes a checkpoint held.
+type Info struct {
+	Name     string
+	UID      types.UID
+	Created  time.Time
+	Revision int64
+}
+
+// Get returns the checkpoint name.
+func (cs *Checkpoints) Get(name string) (Info, error) {
 	cs.mu.Lock()
 	defer cs.mu.Unlock()
 	c, ok := cs.held[name]
 	if !ok {
-		return 0, false
+		return Info{}, apierrors.NewNotFound(Resource, name)
 	}
-	return c.rev, true
+	return c.Info, nil
 }
 
-// Names returns the names of the checkpoints held, sorted.
-func (cs *Checkpoints) Names() []string {
+// List returns the checkpoints held, by name.
+func (cs *Checkpoints) List() []Info {
 	cs.mu.Lock()
 	defer cs.mu.Unlock()
-	names := make([]string, 0, len(cs.held))
-	for name := range cs.held {
-		names = append(names, name)
+	out := make([]Info, 0, len(cs.held))
+	for _, c := range cs.held {
+		out = append(out, c.Info)
 	}
-	slices.Sort(names)
-	return names
+	slices.SortFunc(out, func(a, b Info) int { return strings.Compare(a.Name, b.Name) })
+	return out
 }
 
 // Delete releases the checkpoint name: its revision may be compacted.
@@ -173,8 +186,8 @@ func (cs *Checkpoints) Oldest() (int64, bool) {
 	defer cs.mu.Unlock()
 	var oldest int64
 	for _, c := range cs.held {
-		if oldest == 0 || c.rev < oldest {
-			oldest = c.rev
+		if oldest == 0 || c.Revision < oldest {
+			oldest = c.Revision
 		}
 	}
 	return oldest, oldest != 0
@@ -192,14 +205,4 @@ func (cs *Checkpoints) Close() {
 	if done != nil {
 		<-done
 	}
-}
-
-// excluded says whether key is never restored.
-func (cs *Checkpoints) excluded(key string) bool {
-	for _, p := range cs.exclude {
-		if strings.HasPrefix(key, p) {
-			return true
-		}
-	}
-	return false
 }

@@ -99,11 +99,8 @@ func (cs *Checkpoints) record(ctx context.Context, self chan struct{}, events cl
 
 func (cs *Checkpoints) recordLocked(ev *clientv3.Event) {
 	key := string(ev.Kv.Key)
-	if cs.excluded(key) {
-		return
-	}
 	for _, c := range cs.held {
-		if c.rev >= ev.Kv.ModRevision {
+		if c.Revision >= ev.Kv.ModRevision {
 			continue
 		}
 		if _, ok := c.before[key]; !ok {

@@ -150,8 +150,8 @@ func TestCheckpointBadInput(t *testing.T) {
 	t.Parallel()
 	s, client := framework.Start(t)
 	ctx := t.Context()
-	if _, err := s.Checkpoint(ctx, "Not_A_Name"); !apierrors.IsBadRequest(err) {
-		t.Errorf("checkpoint named Not_A_Name: %v, want BadRequest", err)
+	if _, err := s.Checkpoint(ctx, "Not_A_Name"); !apierrors.IsInvalid(err) {
+		t.Errorf("checkpoint named Not_A_Name: %v, want Invalid", err)
 	}
 	if _, err := s.Restore(ctx, "unknown"); !apierrors.IsNotFound(err) {
 		t.Errorf("restore of an unknown checkpoint: %v, want NotFound", err)
