@@ -29,6 +29,7 @@ import (
 	"math/big"
 	"net"
 	"net/netip"
+	"strconv"
 	"strings"
 	"time"
 
@@ -41,6 +42,7 @@ import (
 	"github.com/miniapiserver/miniapiserver/pkg/registry/pod"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/service"
 	"github.com/miniapiserver/miniapiserver/pkg/server"
+	"github.com/miniapiserver/miniapiserver/pkg/testcontrols/v1alpha1"
 )
 
 // Validate reports every invalid option, in kube-apiserver's words where
@@ -123,7 +125,31 @@ func (o *Options) serverOptions() (*server.Options, error) {
 		return nil, err
 	}
 	opts.ServiceRanges = ranges
+	if opts.TestControls, err = o.testControls(); err != nil {
+		return nil, err
+	}
 	return opts, nil
+}
+
+// testControls reads --runtime-config, where only the test controls'
+// group may be named (testcontrol.miniapiserver.io/v1alpha1=true, or
+// without a value): the other served APIs are fixed.
+func (o *Options) testControls() (bool, error) {
+	on := false
+	for key, value := range o.APIEnablement.RuntimeConfig {
+		if key != v1alpha1.SchemeGroupVersion.String() {
+			return false, fmt.Errorf("--runtime-config %s is not supported by miniapiserver: the served APIs are fixed, but for %s (see docs/kube-apiserver.md)", key, v1alpha1.SchemeGroupVersion)
+		}
+		if value == "" {
+			value = "true"
+		}
+		b, err := strconv.ParseBool(value)
+		if err != nil {
+			return false, fmt.Errorf("--runtime-config %s=%s: %w", key, value, err)
+		}
+		on = b
+	}
+	return on, nil
 }
 
 // Config is the server's config: its options, serving and trust, and the

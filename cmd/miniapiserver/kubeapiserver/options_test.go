@@ -66,6 +66,8 @@ var honoured = []string{
 	"log-text-split-stream", "logging-format", "v", "vmodule", "tracing-config-file",
 	// misc
 	"service-cluster-ip-range", "service-node-port-range", "allow-privileged",
+	// API enablement: only the test controls' group (testControls)
+	"runtime-config",
 	// global
 	"help", "version",
 }
@@ -132,5 +134,44 @@ func TestFlagsAreDocumented(t *testing.T) {
 				t.Errorf("--%s is not in docs/kube-apiserver.md", name)
 			}
 		}
+	}
+}
+
+// TestRuntimeConfig: --runtime-config may name the test controls' group
+// only, on or off; anything else is refused, naming the entry.
+func TestRuntimeConfig(t *testing.T) {
+	for _, tc := range []struct {
+		value   string
+		want    bool
+		wantErr string
+	}{
+		{"", false, ""},
+		{"testcontrol.miniapiserver.io/v1alpha1=true", true, ""},
+		{"testcontrol.miniapiserver.io/v1alpha1", true, ""},
+		{"testcontrol.miniapiserver.io/v1alpha1=false", false, ""},
+		{"testcontrol.miniapiserver.io/v1alpha1=maybe", false, "testcontrol.miniapiserver.io/v1alpha1=maybe"},
+		{"apps/v1=true", false, "--runtime-config apps/v1 is not supported by miniapiserver"},
+		{"api/all=true,testcontrol.miniapiserver.io/v1alpha1=true", false, "--runtime-config api/all is not supported"},
+	} {
+		t.Run(tc.value, func(t *testing.T) {
+			o := NewOptions()
+			fs := pflag.NewFlagSet("test", pflag.ContinueOnError)
+			for _, f := range o.Flags().FlagSets {
+				fs.AddFlagSet(f)
+			}
+			if err := fs.Parse([]string{"--runtime-config=" + tc.value}); err != nil {
+				t.Fatal(err)
+			}
+			got, err := o.testControls()
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Errorf("got %v, want an error with %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil || got != tc.want {
+				t.Errorf("got %t, %v; want %t", got, err, tc.want)
+			}
+		})
 	}
 }

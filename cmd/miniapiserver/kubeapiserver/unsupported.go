@@ -57,7 +57,6 @@ var refused = map[string]string{
 	"authorization-webhook-cache-authorized-ttl":   "webhook authorization is not implemented",
 	"authorization-webhook-cache-unauthorized-ttl": "webhook authorization is not implemented",
 	"authorization-config":                         "structured authorization configuration is not implemented",
-	"runtime-config":                               "the served APIs are fixed (see the README)",
 	"egress-selector-config-file":                  "egress selection is not implemented",
 	"emulated-version":                             "only 1.37's APIs are served",
 	"min-compatibility-version":                    "only 1.37's APIs are served",
