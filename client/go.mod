@@ -1,0 +1,3 @@
+module github.com/miniapiserver/miniapiserver/client
+
+go 1.23
