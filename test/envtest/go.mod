@@ -78,3 +78,7 @@ require (
 	sigs.k8s.io/structured-merge-diff/v6 v6.4.2 // indirect
 	sigs.k8s.io/yaml v1.6.0 // indirect
 )
+
+require github.com/miniapiserver/miniapiserver/client v0.0.0
+
+replace github.com/miniapiserver/miniapiserver/client => ../../client

@@ -71,3 +71,7 @@ require (
 	sigs.k8s.io/structured-merge-diff/v6 v6.3.2-0.20260122202528-d9cc6641c482 // indirect
 	sigs.k8s.io/yaml v1.6.0 // indirect
 )
+
+require github.com/miniapiserver/miniapiserver/client v0.0.0
+
+replace github.com/miniapiserver/miniapiserver/client => ../../client

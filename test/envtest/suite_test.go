@@ -89,6 +89,11 @@ var _ = BeforeSuite(func() {
 		},
 	}
 	attachControlPlaneOutput(testEnv)
+	if os.Getenv(testControlsEnv) != "" {
+		// miniapiserver's test controls, asked for as kube-apiserver asks
+		// for an API group (see checkpoint_test.go).
+		testEnv.ControlPlane.GetAPIServer().Configure().Append("runtime-config", "testcontrol.miniapiserver.io/v1alpha1=true")
+	}
 
 	var err error
 	cfg, err = testEnv.Start()
