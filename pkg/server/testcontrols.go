@@ -20,7 +20,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"sync"
+	"time"
 
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -63,7 +65,9 @@ type testControls struct {
 
 // startTestControls holds checkpoints of backend's keys. It takes over
 // backend's compaction, which it holds back for them: call it before the
-// storage is made of backend.
+// storage is made of backend. (Two servers in one process on one etcd
+// share k8s.io/apiserver's compactor, whose shortest interval wins: one
+// without test controls would compact past the checkpoints.)
 func startTestControls(ctx context.Context, backend *storagebackend.Config) (*testControls, error) {
 	client, err := storage.NewClient(backend.Transport)
 	if err != nil {
@@ -78,8 +82,11 @@ func startTestControls(ctx context.Context, backend *storagebackend.Config) (*te
 	var wg sync.WaitGroup
 	if interval := backend.CompactionInterval; interval > 0 {
 		wg.Go(func() { cs.RunCompactor(compactCtx, interval) })
+		// k8s.io/apiserver's compactor still runs, for its watch of the
+		// compaction key (the stores learn of compactions from it: 0
+		// would start none), but never compacts.
+		backend.CompactionInterval = neverCompact
 	}
-	backend.CompactionInterval = 0
 	return &testControls{checkpoints: cs, stop: sync.OnceFunc(func() {
 		cancel()
 		wg.Wait()
@@ -87,6 +94,9 @@ func startTestControls(ctx context.Context, backend *storagebackend.Config) (*te
 		client.Close()
 	})}, nil
 }
+
+// neverCompact is an interval that never ends.
+const neverCompact = time.Duration(math.MaxInt64)
 
 var errNoTestControls = errors.New("test controls are off (Options.TestControls, --test-controls)")
 
