@@ -35,24 +35,50 @@ import (
 	"k8s.io/client-go/tools/cache"
 )
 
-// CountingInformer is an informer whose ListerWatcher counts the LISTs
-// and the watch-lists (sendInitialEvents=true) it sends: each is a relist
-// once the informer has synced.
+// ListWatch lists and watches one resource, counting the LISTs and the
+// watch-lists (sendInitialEvents=true) it sends: an informer's each, once
+// it has synced, is a relist.
+type ListWatch struct {
+	cache.ListWatch
+	lists atomic.Int32
+}
+
+// NewListWatch lists and watches resource in namespace through client
+// (a REST client of its group, such as CoreV1().RESTClient()).
+func NewListWatch(client cache.Getter, resource, namespace string) *ListWatch {
+	lw := cache.NewListWatchFromClient(client, resource, namespace, fields.Everything())
+	counted := &ListWatch{}
+	counted.ListWithContextFunc = func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
+		counted.lists.Add(1)
+		return lw.ListWithContext(ctx, opts)
+	}
+	counted.WatchFuncWithContext = func(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
+		if opts.SendInitialEvents != nil && *opts.SendInitialEvents {
+			counted.lists.Add(1)
+		}
+		return lw.WatchWithContext(ctx, opts)
+	}
+	return counted
+}
+
+// Lists is how many LISTs and watch-lists it sent.
+func (lw *ListWatch) Lists() int { return int(lw.lists.Load()) }
+
+// CountingInformer is an informer on a ListWatch.
 type CountingInformer struct {
 	Resource string
 	Informer cache.SharedIndexInformer
 	// Last is the namespace/name key of the object the test writes last;
 	// WaitFor waits until the informer has added it.
-	Last      string
-	lists     atomic.Int32
-	watchList atomic.Int32
-	added     chan struct{} // closed once the informer has added Last
-	addedAt   time.Time     // written before added is closed
-	addOnce   sync.Once
+	Last    string
+	lw      *ListWatch
+	added   chan struct{} // closed once the informer has added Last
+	addedAt time.Time     // written before added is closed
+	addOnce sync.Once
 }
 
 // Relists is how many times the informer listed again since it synced.
-func (c *CountingInformer) Relists() int { return int(c.lists.Load()+c.watchList.Load()) - 1 }
+func (c *CountingInformer) Relists() int { return c.lw.Lists() - 1 }
 
 // reconnectBound covers client-go's watch retry backoff: a reflector whose
 // watch failed several times while the server was down waits up to 30 s
@@ -93,21 +119,9 @@ func StartCountingInformers(ctx context.Context, tb testing.TB, client kubernete
 	}
 	var out []*CountingInformer
 	for _, spec := range specs {
-		ci := &CountingInformer{Resource: spec.resource, Last: spec.last, added: make(chan struct{})}
-		lw := cache.NewListWatchFromClient(core, spec.resource, metav1.NamespaceAll, fields.Everything())
-		counted := &cache.ListWatch{
-			ListWithContextFunc: func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
-				ci.lists.Add(1)
-				return lw.ListWithContext(ctx, opts)
-			},
-			WatchFuncWithContext: func(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
-				if opts.SendInitialEvents != nil && *opts.SendInitialEvents {
-					ci.watchList.Add(1)
-				}
-				return lw.WatchWithContext(ctx, opts)
-			},
-		}
-		ci.Informer = cache.NewSharedIndexInformer(counted, spec.obj, 0, cache.Indexers{})
+		ci := &CountingInformer{Resource: spec.resource, Last: spec.last, added: make(chan struct{}),
+			lw: NewListWatch(core, spec.resource, metav1.NamespaceAll)}
+		ci.Informer = cache.NewSharedIndexInformer(&ci.lw.ListWatch, spec.obj, 0, cache.Indexers{})
 		if _, err := ci.Informer.AddEventHandler(cache.ResourceEventHandlerFuncs{AddFunc: ci.onAdd}); err != nil {
 			tb.Fatal(err)
 		}
@@ -120,7 +134,7 @@ func StartCountingInformers(ctx context.Context, tb testing.TB, client kubernete
 		if !cache.WaitForCacheSync(syncCtx.Done(), ci.Informer.HasSynced) {
 			tb.Fatalf("the %s informer did not sync", ci.Resource)
 		}
-		if n := ci.lists.Load() + ci.watchList.Load(); n != 1 {
+		if n := ci.lw.Lists(); n != 1 {
 			tb.Fatalf("the %s informer synced with %d requests, want 1", ci.Resource, n)
 		}
 	}

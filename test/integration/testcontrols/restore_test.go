@@ -20,19 +20,17 @@ import (
 	"context"
 	"maps"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/fields"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
 
+	"github.com/miniapiserver/miniapiserver/test/informertest"
 	"github.com/miniapiserver/miniapiserver/test/integration/framework"
 )
 
@@ -118,7 +116,7 @@ func TestRestoreIsOrdinaryEvents(t *testing.T) {
 	if got := inf.eventsSeen(); !maps.Equal(got, wantEvents) {
 		t.Errorf("informer saw %v across the restore, want %v", got, wantEvents)
 	}
-	if n := inf.lists.Load(); n != 1 {
+	if n := inf.lw.Lists(); n != 1 {
 		t.Errorf("informer listed %d times, want 1 (no relist across the restore)", n)
 	}
 }
@@ -128,7 +126,7 @@ func TestRestoreIsOrdinaryEvents(t *testing.T) {
 type informer struct {
 	ns    string
 	store cache.Store
-	lists atomic.Int32
+	lw    *informertest.ListWatch
 	// mu guards events, nil until startRecording.
 	mu     sync.Mutex
 	events map[string]watch.EventType
@@ -136,22 +134,9 @@ type informer struct {
 
 func startInformer(t *testing.T, client kubernetes.Interface, ns string) *informer {
 	t.Helper()
-	inf := &informer{ns: ns}
-	lw := cache.NewListWatchFromClient(client.CoreV1().RESTClient(), "configmaps", ns, fields.Everything())
-	counted := &cache.ListWatch{
-		ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
-			inf.lists.Add(1)
-			return lw.ListWithContext(ctx, o)
-		},
-		WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
-			if o.SendInitialEvents != nil && *o.SendInitialEvents {
-				inf.lists.Add(1) // a watch-list is a list too
-			}
-			return lw.WatchWithContext(ctx, o)
-		},
-	}
+	inf := &informer{ns: ns, lw: informertest.NewListWatch(client.CoreV1().RESTClient(), "configmaps", ns)}
 	store, ctrl := cache.NewInformerWithOptions(cache.InformerOptions{
-		ListerWatcher: counted, ObjectType: &corev1.ConfigMap{},
+		ListerWatcher: &inf.lw.ListWatch, ObjectType: &corev1.ConfigMap{},
 		Handler: cache.ResourceEventHandlerFuncs{
 			AddFunc:    func(obj any) { inf.record(obj, watch.Added) },
 			UpdateFunc: func(_, obj any) { inf.record(obj, watch.Modified) },
