@@ -20,6 +20,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -140,6 +141,8 @@ type Info struct {
 	UID      types.UID
 	Created  time.Time
 	Revision int64
+	// Labels and Annotations are the API object's (SetMeta).
+	Labels, Annotations map[string]string
 }
 
 // Get returns the checkpoint name.
@@ -150,6 +153,18 @@ func (cs *Checkpoints) Get(name string) (Info, error) {
 	if !ok {
 		return Info{}, apierrors.NewNotFound(Resource, name)
 	}
+	return c.Info, nil
+}
+
+// SetMeta sets the labels and annotations of the checkpoint name.
+func (cs *Checkpoints) SetMeta(name string, labels, annotations map[string]string) (Info, error) {
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	c, ok := cs.held[name]
+	if !ok {
+		return Info{}, apierrors.NewNotFound(Resource, name)
+	}
+	c.Labels, c.Annotations = maps.Clone(labels), maps.Clone(annotations)
 	return c.Info, nil
 }
 

@@ -19,12 +19,14 @@ package testcontrols
 import (
 	"context"
 	"fmt"
+	"maps"
 	"strconv"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metainternalversion "k8s.io/apimachinery/pkg/apis/meta/internalversion"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apiserver/pkg/registry/rest"
 	"k8s.io/apiserver/pkg/storage/names"
@@ -43,7 +45,8 @@ func (cs *Checkpoints) Storage() map[string]rest.Storage {
 }
 
 // checkpointsREST serves checkpoints from cs: they are not stored objects
-// (a restore would take them back in time), and keep no labels.
+// (a restore would take them back in time). Of an update, only the labels
+// and annotations are kept (kubectl apply writes its annotation).
 type checkpointsREST struct {
 	cs *Checkpoints
 	rest.TableConvertor
@@ -52,6 +55,7 @@ type checkpointsREST struct {
 var (
 	_ rest.Creater              = (*checkpointsREST)(nil)
 	_ rest.Getter               = (*checkpointsREST)(nil)
+	_ rest.Updater              = (*checkpointsREST)(nil)
 	_ rest.Lister               = (*checkpointsREST)(nil)
 	_ rest.GracefulDeleter      = (*checkpointsREST)(nil)
 	_ rest.Scoper               = (*checkpointsREST)(nil)
@@ -66,8 +70,9 @@ func (r *checkpointsREST) GetSingularName() string { return "checkpoint" }
 func (r *checkpointsREST) object(i Info) *v1alpha1.Checkpoint {
 	rv := strconv.FormatInt(i.Revision, 10)
 	return &v1alpha1.Checkpoint{
-		ObjectMeta: metav1.ObjectMeta{Name: i.Name, UID: i.UID, CreationTimestamp: metav1.NewTime(i.Created), ResourceVersion: rv},
-		Status:     v1alpha1.CheckpointStatus{ResourceVersion: rv},
+		ObjectMeta: metav1.ObjectMeta{Name: i.Name, UID: i.UID, CreationTimestamp: metav1.NewTime(i.Created), ResourceVersion: rv,
+			Labels: maps.Clone(i.Labels), Annotations: maps.Clone(i.Annotations)},
+		Status: v1alpha1.CheckpointStatus{ResourceVersion: rv},
 	}
 }
 
@@ -90,7 +95,42 @@ func (r *checkpointsREST) Create(ctx context.Context, obj runtime.Object, create
 	if _, err := r.cs.Take(ctx, c.Name); err != nil {
 		return nil, err
 	}
-	return r.Get(ctx, c.Name, nil)
+	i, err := r.cs.SetMeta(c.Name, c.Labels, c.Annotations)
+	if err != nil {
+		return nil, err
+	}
+	return r.object(i), nil
+}
+
+// Update keeps the new labels and annotations of a checkpoint; nothing
+// else of it can change.
+func (r *checkpointsREST) Update(ctx context.Context, name string, objInfo rest.UpdatedObjectInfo, _ rest.ValidateObjectFunc, updateValidation rest.ValidateObjectUpdateFunc,
+	_ bool, opts *metav1.UpdateOptions) (runtime.Object, bool, error) {
+	old, err := r.Get(ctx, name, nil)
+	if err != nil {
+		return nil, false, err
+	}
+	obj, err := objInfo.UpdatedObject(ctx, old)
+	if err != nil {
+		return nil, false, err
+	}
+	c := obj.(*v1alpha1.Checkpoint)
+	if rv := c.ResourceVersion; rv != "" && rv != old.(*v1alpha1.Checkpoint).ResourceVersion {
+		return nil, false, apierrors.NewConflict(Resource, name, fmt.Errorf("the object has been modified; please apply your changes to the latest version and try again"))
+	}
+	if updateValidation != nil {
+		if err := updateValidation(ctx, obj, old); err != nil {
+			return nil, false, err
+		}
+	}
+	if len(opts.DryRun) > 0 {
+		return nil, false, apierrors.NewBadRequest("checkpoints take no dry run")
+	}
+	i, err := r.cs.SetMeta(name, c.Labels, c.Annotations)
+	if err != nil {
+		return nil, false, err
+	}
+	return r.object(i), false, nil
 }
 
 func (r *checkpointsREST) Get(_ context.Context, name string, _ *metav1.GetOptions) (runtime.Object, error) {
@@ -108,8 +148,8 @@ func (r *checkpointsREST) List(_ context.Context, opts *metainternalversion.List
 		if opts != nil && opts.FieldSelector != nil && !opts.FieldSelector.Matches(fields.Set{"metadata.name": c.Name}) {
 			continue
 		}
-		if opts != nil && opts.LabelSelector != nil && !opts.LabelSelector.Empty() {
-			continue // checkpoints have no labels
+		if opts != nil && opts.LabelSelector != nil && !opts.LabelSelector.Matches(labels.Set(c.Labels)) {
+			continue
 		}
 		list.Items = append(list.Items, *c)
 	}

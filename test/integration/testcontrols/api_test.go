@@ -37,13 +37,20 @@ const restorePath = "/apis/testcontrol.miniapiserver.io/v1alpha1/checkpoints/cle
 func TestCheckpointsWithKubectl(t *testing.T) {
 	t.Parallel()
 	s, client := framework.Start(t)
-	framework.Kubectl(t, s, `apiVersion: testcontrol.miniapiserver.io/v1alpha1
+	const manifest = `apiVersion: testcontrol.miniapiserver.io/v1alpha1
 kind: Checkpoint
 metadata:
   name: clean
-`, "apply", "-f", "-")
-	if out := framework.Kubectl(t, s, "", "get", "checkpoints"); !framework.ContainsField(out, "clean") {
-		t.Errorf("kubectl get checkpoints:\n%s\nwant the checkpoint clean", out)
+  labels: {suite: e2e}
+`
+	framework.Kubectl(t, s, manifest, "apply", "-f", "-")
+	framework.Kubectl(t, s, manifest, "apply", "-f", "-") // unchanged: no error
+	framework.Kubectl(t, s, "", "label", "checkpoint", "clean", "team=a")
+	if out := framework.Kubectl(t, s, "", "get", "checkpoints", "-l", "suite=e2e,team=a"); !framework.ContainsField(out, "clean") {
+		t.Errorf("kubectl get checkpoints -l suite=e2e,team=a:\n%s\nwant the checkpoint clean", out)
+	}
+	if out := framework.Kubectl(t, s, "", "get", "checkpoints", "-l", "team=b"); framework.ContainsField(out, "clean") {
+		t.Errorf("kubectl get checkpoints -l team=b:\n%s\nwant no checkpoint", out)
 	}
 	framework.CreateCMIn(t, client, "default", "made", nil)
 
