@@ -109,17 +109,6 @@ func (c CompletedConfig) New(ctx context.Context) (s *Server, err error) {
 		}
 	}
 
-	var controls *testControls
-	if o.TestControls {
-		if controls, err = startTestControls(ctx, backend); err != nil {
-			return nil, err
-		}
-		defer func() {
-			if err != nil {
-				controls.stop()
-			}
-		}()
-	}
 	if err := features.SyncUpstream(); err != nil {
 		return nil, err
 	}
@@ -136,6 +125,17 @@ func (c CompletedConfig) New(ctx context.Context) (s *Server, err error) {
 			storages.WaitDestroyed()
 		}
 	}()
+	var controls *testControls
+	if o.TestControls {
+		if controls, err = startTestControls(ctx, backend, storages); err != nil {
+			return nil, err
+		}
+		defer func() {
+			if err != nil {
+				controls.stop()
+			}
+		}()
+	}
 	// The admission plugins' informers and workers stop with the loopback
 	// clients (see end-watches), or when New fails.
 	admissionDone := make(chan struct{})

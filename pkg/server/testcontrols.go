@@ -32,6 +32,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/miniapiserver/miniapiserver/pkg/api"
+	serverstorage "github.com/miniapiserver/miniapiserver/pkg/server/storage"
 	"github.com/miniapiserver/miniapiserver/pkg/storage"
 	"github.com/miniapiserver/miniapiserver/pkg/testcontrols"
 	"github.com/miniapiserver/miniapiserver/pkg/testcontrols/v1alpha1"
@@ -68,12 +69,12 @@ type testControls struct {
 // storage is made of backend. (Two servers in one process on one etcd
 // share k8s.io/apiserver's compactor, whose shortest interval wins: one
 // without test controls would compact past the checkpoints.)
-func startTestControls(ctx context.Context, backend *storagebackend.Config) (*testControls, error) {
+func startTestControls(ctx context.Context, backend *storagebackend.Config, storages *serverstorage.Storages) (*testControls, error) {
 	client, err := storage.NewClient(backend.Transport)
 	if err != nil {
 		return nil, err
 	}
-	cs, err := testcontrols.New(testcontrols.Config{Client: client, Prefix: backend.Prefix + "/"})
+	cs, err := testcontrols.New(testcontrols.Config{Client: client, Prefix: backend.Prefix + "/", Restored: storages.ExpireContinues})
 	if err != nil {
 		client.Close()
 		return nil, err

@@ -52,13 +52,18 @@ type Config struct {
 	Prefix string
 	// Clock paces the waits for etcd's progress; nil is the real clock.
 	Clock clock.Clock
+	// Restored, if set, is called after each restore that wrote, with the
+	// etcd revision of its last write: paginated LISTs from before it
+	// must not continue across it.
+	Restored func(revision int64)
 }
 
 // Checkpoints holds named checkpoints of the keys under one prefix.
 type Checkpoints struct {
-	client *clientv3.Client
-	prefix string
-	clock  clock.Clock
+	client   *clientv3.Client
+	prefix   string
+	clock    clock.Clock
+	restored func(revision int64)
 
 	// mu guards every field below.
 	mu   sync.Mutex
@@ -98,7 +103,7 @@ func New(c Config) (*Checkpoints, error) {
 	if c.Clock == nil {
 		c.Clock = clock.RealClock{}
 	}
-	return &Checkpoints{client: c.Client, prefix: c.Prefix, clock: c.Clock,
+	return &Checkpoints{client: c.Client, prefix: c.Prefix, clock: c.Clock, restored: c.Restored,
 		held: map[string]*checkpoint{}, progressed: make(chan struct{})}, nil
 }
 

@@ -72,6 +72,11 @@ func (cs *Checkpoints) Restore(ctx context.Context, name string) (Result, error)
 		return Result{}, err
 	}
 	res := Result{Revision: now.Header.Revision}
+	defer func() {
+		if cs.restored != nil && res.Revision > now.Header.Revision {
+			cs.restored(res.Revision)
+		}
+	}()
 	for _, phase := range [][]change{puts, deletes} {
 		if err := cs.writeAll(ctx, phase, &res); err != nil {
 			return res, apierrors.NewInternalError(err)

@@ -23,6 +23,7 @@ import (
 	"os"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"k8s.io/apimachinery/pkg/runtime"
@@ -62,6 +63,9 @@ type Storages struct {
 	// etcdWatches are the watches served by etcd (no watch cache); its
 	// shutdown marks the start of the storages' (see newCache).
 	etcdWatches watchcache.Watches[*endableWatch]
+	// continuesBefore is the revision before which continue tokens have
+	// expired (ExpireContinues).
+	continuesBefore atomic.Int64
 
 	// mu guards caches and destroying.
 	mu     sync.Mutex
@@ -136,6 +140,7 @@ func (s *Storages) Decorator(config *storagebackend.ConfigForResource, resourceP
 		destroyRaw := destroy
 		store, destroy = c, func() { stop(); destroyRaw() }
 	}
+	store = expiringContinues{Interface: store, before: &s.continuesBefore}
 	if !features.Enabled(features.APIListChunking) {
 		store = withoutChunking{store}
 	}

@@ -30,6 +30,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
 
+	"github.com/miniapiserver/miniapiserver/pkg/server"
 	"github.com/miniapiserver/miniapiserver/test/informertest"
 	"github.com/miniapiserver/miniapiserver/test/integration/framework"
 )
@@ -187,4 +188,54 @@ func (inf *informer) state() map[string]string {
 		out[cm.Name] = cm.ResourceVersion
 	}
 	return out
+}
+
+// TestRestoreExpiresContinueTokens: a paginated LIST begun before a
+// restore cannot continue across it: 410 with a token that continues at
+// the latest revision, as after a compaction. One begun after it can.
+func TestRestoreExpiresContinueTokens(t *testing.T) {
+	t.Parallel()
+	framework.ForEachStoragePath(t, func(t *testing.T, path func(*server.Options)) {
+		t.Parallel()
+		s, client := framework.Start(t, path)
+		ctx := t.Context()
+		framework.CreateConfigMaps(t, client, "default", 5)
+		if _, err := s.Checkpoint(ctx, "five"); err != nil {
+			t.Fatal(err)
+		}
+		framework.CreateCMIn(t, client, "default", "made", nil)
+		cms := client.CoreV1().ConfigMaps("default")
+		before, err := cms.List(ctx, metav1.ListOptions{Limit: 2})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Restore(ctx, "five"); err != nil {
+			t.Fatal(err)
+		}
+
+		_, err = cms.List(ctx, metav1.ListOptions{Limit: 2, Continue: before.Continue})
+		if !apierrors.IsResourceExpired(err) {
+			t.Fatalf("continuing a LIST begun before the restore: %v, want 410 Expired", err)
+		}
+		fresh := err.(apierrors.APIStatus).Status().ListMeta.Continue
+		if fresh == "" {
+			t.Fatal("the 410 has no continue token")
+		}
+		rest, err := cms.List(ctx, metav1.ListOptions{Limit: 10, Continue: fresh})
+		if err != nil {
+			t.Fatalf("continuing with the 410's token: %v", err)
+		}
+		for _, cm := range rest.Items {
+			if cm.Name == "made" {
+				t.Error("the rest of the list, at the latest revision, has the ConfigMap the restore deleted")
+			}
+		}
+		after, err := cms.List(ctx, metav1.ListOptions{Limit: 2})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := cms.List(ctx, metav1.ListOptions{Limit: 2, Continue: after.Continue}); err != nil {
+			t.Errorf("continuing a LIST begun after the restore: %v", err)
+		}
+	})
 }
