@@ -119,12 +119,16 @@ const suiteSpecs = 50
 // after each spec (server=mini/reset=restore), on a pkg/envtest
 // environment of its own per spec (server=mini/reset=fresh-env), and on a
 // controller-runtime envtest of its own per spec running the -upstream
-// kube-apiserver (server=upstream/reset=fresh-env). ns/op is the suite's
-// wall time, the environments' starts and stops included.
+// kube-apiserver (server=upstream/reset=fresh-env, in the first round
+// only). ns/op is the suite's wall time, the environments' starts and
+// stops included.
 func BenchmarkSpecSuite(b *testing.B) {
 	log.SetLogger(logr.Discard())
 	onEach(b, func(b *testing.B, kind driver.Kind) {
 		if kind == driver.Upstream {
+			if *round > 1 {
+				b.Skipf("round %d: a suite of fresh envtests on kube-apiserver takes minutes; it runs in the first round only", *round)
+			}
 			b.Run("reset=fresh-env", func(b *testing.B) {
 				for b.Loop() {
 					freshEnvSuite(b, func() environment {
