@@ -125,3 +125,45 @@ func TestRestoreKeys(t *testing.T) {
 		}
 	}
 }
+
+// TestWriteOverRacingWriter: a key written after the restore read it
+// fails the restore's compare; the restore reads it again and writes over
+// it. A key already as wanted is left alone.
+func TestWriteOverRacingWriter(t *testing.T) {
+	cs, client := startCheckpoints(t)
+	ctx := t.Context()
+	put := func(v string) *clientv3.PutResponse {
+		t.Helper()
+		resp, err := client.Put(ctx, "/registry/x/raced", v, clientv3.WithPrevKV())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp
+	}
+	put("checkpoint")
+	want := put("seen by the restore").PrevKv
+	seen := put("written meanwhile").PrevKv // what the restore recorded last
+	put("written meanwhile")
+
+	if _, err := cs.write(ctx, change{key: "/registry/x/raced", want: want, have: seen}); err != nil {
+		t.Fatalf("write over a racing writer: %v", err)
+	}
+	resp, err := client.Get(ctx, "/registry/x/raced")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := string(resp.Kvs[0].Value); got != "checkpoint" {
+		t.Errorf("after the write: %q, want %q", got, "checkpoint")
+	}
+	rev := resp.Kvs[0].ModRevision
+	if _, err := cs.write(ctx, change{key: "/registry/x/raced", want: want, have: seen}); err != nil {
+		t.Fatal(err)
+	}
+	resp, err = client.Get(ctx, "/registry/x/raced")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := resp.Kvs[0].ModRevision; got != rev {
+		t.Errorf("a key already as wanted was written again: revision %d, want %d", got, rev)
+	}
+}
