@@ -47,16 +47,6 @@ func init() {
 	utilruntime.Must(api.Scheme.SetVersionPriority(v1alpha1.SchemeGroupVersion))
 }
 
-// installTestControls serves testcontrol.miniapiserver.io/v1alpha1.
-func installTestControls(s *genericapiserver.GenericAPIServer, tc *testControls) error {
-	info := genericapiserver.NewDefaultAPIGroupInfo(v1alpha1.GroupName, api.Scheme, api.ParameterCodec, api.Codecs)
-	info.VersionedResourcesStorageMap[v1alpha1.SchemeGroupVersion.Version] = tc.checkpoints.Storage()
-	if err := s.InstallAPIGroup(&info); err != nil {
-		return fmt.Errorf("installing %s: %w", v1alpha1.SchemeGroupVersion, err)
-	}
-	return nil
-}
-
 // testControls are the server's checkpoints (Options.TestControls), with
 // their etcd client and the compactor that keeps what they need.
 type testControls struct {
@@ -94,6 +84,16 @@ func startTestControls(ctx context.Context, backend *storagebackend.Config, stor
 		cs.Close()
 		client.Close()
 	})}, nil
+}
+
+// installTestControls serves testcontrol.miniapiserver.io/v1alpha1.
+func installTestControls(s *genericapiserver.GenericAPIServer, tc *testControls) error {
+	info := genericapiserver.NewDefaultAPIGroupInfo(v1alpha1.GroupName, api.Scheme, api.ParameterCodec, api.Codecs)
+	info.VersionedResourcesStorageMap[v1alpha1.SchemeGroupVersion.Version] = tc.checkpoints.Storage()
+	if err := s.InstallAPIGroup(&info); err != nil {
+		return fmt.Errorf("installing %s: %w", v1alpha1.SchemeGroupVersion, err)
+	}
+	return nil
 }
 
 // neverCompact is an interval that never ends.
