@@ -18,8 +18,7 @@ package storage
 
 import (
 	"context"
-	"encoding/base64"
-	"encoding/json"
+	"sync/atomic"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -45,37 +44,19 @@ func (s *Storages) ExpireContinues(rev int64) {
 // key at the latest revision.
 type expiringContinues struct {
 	apistorage.Interface
-	before interface{ Load() int64 }
+	before *atomic.Int64
 }
 
 func (s expiringContinues) GetList(ctx context.Context, key string, opts apistorage.ListOptions, listObj runtime.Object) error {
 	if before := s.before.Load(); before > 0 && opts.Predicate.Continue != "" {
-		if token, ok := decodeContinue(opts.Predicate.Continue); ok && token.ResourceVersion > 0 && token.ResourceVersion < before {
-			return expiredContinue(token)
+		// The token's key relative to "/": only its revision is read here,
+		// and the fresh token keeps its key. A token that does not decode
+		// is the store's to answer.
+		if from, rv, err := apistorage.DecodeContinue(opts.Predicate.Continue, "/"); err == nil && rv > 0 && rv < before {
+			return expiredContinue(from)
 		}
 	}
 	return s.Interface.GetList(ctx, key, opts, listObj)
-}
-
-// continueToken is k8s.io/apiserver's (storage.EncodeContinue's).
-type continueToken struct {
-	APIVersion      string `json:"v"`
-	ResourceVersion int64  `json:"rv"`
-	StartKey        string `json:"start"`
-}
-
-// decodeContinue reads a token; one it cannot read is left to the store,
-// which answers it as upstream does.
-func decodeContinue(value string) (continueToken, bool) {
-	data, err := base64.RawURLEncoding.DecodeString(value)
-	if err != nil {
-		return continueToken{}, false
-	}
-	var t continueToken
-	if json.Unmarshal(data, &t) != nil || t.APIVersion != "meta.k8s.io/v1" {
-		return continueToken{}, false
-	}
-	return t, true
 }
 
 // inconsistentContinue is upstream's message (etcd3's errors.go).
@@ -90,10 +71,10 @@ const inconsistentContinue = "The provided continue parameter is too old " +
 // expiredContinue is the 410 of an expired token, with a token from the
 // same key at the latest revision (rv -1, as etcd3's
 // handleCompactedErrorForPaging makes it).
-func expiredContinue(t continueToken) error {
-	t.ResourceVersion = -1
-	data, _ := json.Marshal(t)
+func expiredContinue(from string) error {
 	err := apierrors.NewResourceExpired(inconsistentContinue)
-	err.ErrStatus.ListMeta.Continue = base64.RawURLEncoding.EncodeToString(data)
+	if fresh, encErr := apistorage.EncodeContinue(from, "/", -1); encErr == nil {
+		err.ErrStatus.ListMeta.Continue = fresh
+	}
 	return err
 }
