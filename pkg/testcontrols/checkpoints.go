@@ -127,17 +127,25 @@ func (cs *Checkpoints) Take(ctx context.Context, name string) (int64, error) {
 	if cs.restoring {
 		return 0, apierrors.NewConflict(Resource, name, errors.New("a restore is in progress"))
 	}
-	resp, err := cs.client.Get(ctx, cs.prefix, clientv3.WithKeysOnly(), clientv3.WithLimit(1))
+	rev, err := cs.revision(ctx)
 	if err != nil {
-		return 0, apierrors.NewInternalError(fmt.Errorf("reading the etcd revision: %w", err))
+		return 0, err
 	}
-	rev := resp.Header.Revision
 	cs.held[name] = &checkpoint{Info: Info{Name: name, UID: uuid.NewUUID(), Created: cs.clock.Now(), Revision: rev},
 		before: map[string]*mvccpb.KeyValue{}}
 	if cs.stopRecorder == nil {
 		cs.startRecorderLocked(rev)
 	}
 	return rev, nil
+}
+
+// revision reads etcd's current revision.
+func (cs *Checkpoints) revision(ctx context.Context) (int64, error) {
+	resp, err := cs.client.Get(ctx, cs.prefix, clientv3.WithKeysOnly(), clientv3.WithLimit(1))
+	if err != nil {
+		return 0, apierrors.NewInternalError(fmt.Errorf("reading the etcd revision: %w", err))
+	}
+	return resp.Header.Revision, nil
 }
 
 // Info describes a checkpoint held.

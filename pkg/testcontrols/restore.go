@@ -60,20 +60,20 @@ func (cs *Checkpoints) Restore(ctx context.Context, name string) (Result, error)
 		return Result{}, err
 	}
 	defer cs.endRestore()
-	now, err := cs.client.Get(ctx, cs.prefix, clientv3.WithKeysOnly(), clientv3.WithLimit(1))
+	now, err := cs.revision(ctx)
 	if err != nil {
-		return Result{}, apierrors.NewInternalError(fmt.Errorf("reading the etcd revision: %w", err))
+		return Result{}, err
 	}
-	if err := cs.waitRecorded(ctx, now.Header.Revision); err != nil {
+	if err := cs.waitRecorded(ctx, now); err != nil {
 		return Result{}, apierrors.NewInternalError(err)
 	}
 	puts, deletes, err := cs.changes(name)
 	if err != nil {
 		return Result{}, err
 	}
-	res := Result{Revision: now.Header.Revision}
+	res := Result{Revision: now}
 	defer func() {
-		if cs.restored != nil && res.Revision > now.Header.Revision {
+		if cs.restored != nil && res.Revision > now {
 			cs.restored(res.Revision)
 		}
 	}()
