@@ -17,7 +17,6 @@ limitations under the License.
 package testcontrols
 
 import (
-	"context"
 	"fmt"
 	"strconv"
 	"testing"
@@ -26,11 +25,13 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apiextensionsclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
+	apiextensionsv1client "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset/typed/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
+	"k8s.io/utils/ptr"
 
 	"github.com/miniapiserver/miniapiserver/pkg/server"
 	"github.com/miniapiserver/miniapiserver/test/integration/framework"
@@ -185,16 +186,12 @@ func crdFor(group string) *apiextensionsv1.CustomResourceDefinition {
 			Names: apiextensionsv1.CustomResourceDefinitionNames{Plural: "widgets", Singular: "widget", Kind: "Widget", ListKind: "WidgetList"},
 			Versions: []apiextensionsv1.CustomResourceDefinitionVersion{{Name: "v1", Served: true, Storage: true,
 				Schema: &apiextensionsv1.CustomResourceValidation{OpenAPIV3Schema: &apiextensionsv1.JSONSchemaProps{
-					Type: "object", XPreserveUnknownFields: ptrTo(true)}}}},
+					Type: "object", XPreserveUnknownFields: ptr.To(true)}}}},
 		},
 	}
 }
 
-func ptrTo[T any](v T) *T { return &v }
-
-func createCRD(t *testing.T, crds interface {
-	Create(ctx context.Context, crd *apiextensionsv1.CustomResourceDefinition, opts metav1.CreateOptions) (*apiextensionsv1.CustomResourceDefinition, error)
-}, crd *apiextensionsv1.CustomResourceDefinition) {
+func createCRD(t *testing.T, crds apiextensionsv1client.CustomResourceDefinitionInterface, crd *apiextensionsv1.CustomResourceDefinition) {
 	t.Helper()
 	if _, err := crds.Create(t.Context(), crd, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
