@@ -159,3 +159,29 @@ func (c *Cache) bookmarkRecipients() []<-chan struct{} {
 	}
 	return done
 }
+
+// EndWatch ends one watch the cache serves, as Shutdown ends them all:
+// with bookmark, one that allows bookmarks (and is not behind) gets a last
+// one at the cache's resourceVersion first. It is false if w is not one of
+// the cache's watches.
+func (c *Cache) EndWatch(w watch.Interface, bookmark bool) bool {
+	switch w := w.(type) {
+	case *watcher:
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		if _, open := c.watchers.all[w]; !open {
+			return true // ended already
+		}
+		c.watchers.remove(w)
+		var final *event
+		if bookmark && w.allowBookmarks && !w.lagging {
+			final = &event{typ: watch.Bookmark, rv: c.rv, final: true}
+		}
+		w.end(final)
+		return true
+	case *resumedWatch:
+		w.end(bookmark && w.opts.Predicate.AllowWatchBookmarks)
+		return true
+	}
+	return false
+}
