@@ -21,6 +21,7 @@ import (
 	"errors"
 
 	"github.com/miniapiserver/miniapiserver/pkg/testcontrols"
+	"github.com/miniapiserver/miniapiserver/pkg/testcontrols/v1alpha1"
 )
 
 // errNoServer is the error of the test controls of an environment that
@@ -55,4 +56,23 @@ func (te *Environment) DeleteCheckpoint(name string) error {
 		return errNoServer
 	}
 	return te.server.DeleteCheckpoint(name)
+}
+
+// InjectFault makes a fault rule on the environment's server: the
+// requests it matches (say, those of the controller's service account)
+// get its error, delay, dropped connection or ended watch (see
+// pkg/testcontrols/v1alpha1.FaultRule). It returns a func that removes it.
+func (te *Environment) InjectFault(rule v1alpha1.FaultRule) (remove func(), err error) {
+	if te.server == nil {
+		return nil, errNoServer
+	}
+	return te.server.InjectFault(rule)
+}
+
+// FaultRule returns the fault rule name, with its hits (status.hits).
+func (te *Environment) FaultRule(name string) (*v1alpha1.FaultRule, error) {
+	if te.server == nil {
+		return nil, errNoServer
+	}
+	return te.server.FaultRule(name)
 }

@@ -39,6 +39,7 @@ import (
 	generatedopenapi "github.com/miniapiserver/miniapiserver/pkg/generated/openapi"
 	serverstorage "github.com/miniapiserver/miniapiserver/pkg/server/storage"
 	"github.com/miniapiserver/miniapiserver/pkg/storage"
+	"github.com/miniapiserver/miniapiserver/pkg/testcontrols"
 	"github.com/miniapiserver/miniapiserver/pkg/version"
 )
 
@@ -60,7 +61,9 @@ type genericParts struct {
 
 // genericConfig is the generic API server's config: serving, authn/z,
 // admission, OpenAPI, health checks and storage.
-func (c CompletedConfig) genericConfig(ctx context.Context, backend *storagebackend.Config, storages *serverstorage.Storages, admissionDone, ready <-chan struct{}) (*genericParts, error) {
+func (c CompletedConfig) genericConfig(ctx context.Context, backend *storagebackend.Config, storages *serverstorage.Storages, faults *testcontrols.Faults,
+	admissionDone, ready <-chan struct{},
+) (*genericParts, error) {
 	gc := genericapiserver.NewConfig(api.Codecs)
 	gc.EffectiveVersion = version.EffectiveVersion()
 	gc.FeatureGate = utilfeature.DefaultFeatureGate
@@ -76,6 +79,9 @@ func (c CompletedConfig) genericConfig(ctx context.Context, backend *storageback
 	gc.BuildHandlerChainFunc = func(h http.Handler, c *genericapiserver.Config) http.Handler {
 		// The authenticator is complete now, loopback token included.
 		c.Authentication.Authenticator = quietFailures(c.Authentication.Authenticator)
+		if faults != nil { // after authentication and impersonation: rules match the user
+			h = faults.Handler(h, api.Codecs)
+		}
 		return withLogger(genericapiserver.DefaultBuildHandlerChain(watches.wrap(withGzip(h)), c), logger)
 	}
 	drained := func() {

@@ -44,6 +44,7 @@ import (
 	"github.com/miniapiserver/miniapiserver/pkg/server/encoding"
 	serverstorage "github.com/miniapiserver/miniapiserver/pkg/server/storage"
 	"github.com/miniapiserver/miniapiserver/pkg/storage"
+	"github.com/miniapiserver/miniapiserver/pkg/testcontrols"
 )
 
 // Server is a running miniapiserver.
@@ -116,7 +117,13 @@ func (c CompletedConfig) New(ctx context.Context) (s *Server, err error) {
 	if err != nil {
 		return nil, err
 	}
-	storages, err := serverstorage.New(serverstorage.Options{WatchCache: o.WatchCache, WatchCacheHistoryWindow: o.WatchCacheHistoryWindow, WatchCacheHistorySize: o.WatchCacheHistorySize})
+	storageOpts := serverstorage.Options{WatchCache: o.WatchCache, WatchCacheHistoryWindow: o.WatchCacheHistoryWindow, WatchCacheHistorySize: o.WatchCacheHistorySize}
+	var faults *testcontrols.Faults
+	if o.TestControls {
+		faults = testcontrols.NewFaults(nil)
+		storageOpts.Faults = faults
+	}
+	storages, err := serverstorage.New(storageOpts)
 	if err != nil {
 		return nil, err
 	}
@@ -127,7 +134,7 @@ func (c CompletedConfig) New(ctx context.Context) (s *Server, err error) {
 	}()
 	var controls *testControls
 	if o.TestControls {
-		if controls, err = startTestControls(ctx, backend, storages); err != nil {
+		if controls, err = startTestControls(ctx, backend, storages, faults); err != nil {
 			return nil, err
 		}
 		defer func() {
@@ -147,7 +154,7 @@ func (c CompletedConfig) New(ctx context.Context) (s *Server, err error) {
 			stopAdmission()
 		}
 	}()
-	parts, err := c.genericConfig(ctx, backend, storages, admissionDone, ready)
+	parts, err := c.genericConfig(ctx, backend, storages, faults, admissionDone, ready)
 	if err != nil {
 		return nil, err
 	}

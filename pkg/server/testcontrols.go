@@ -20,6 +20,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"sync"
 	"time"
@@ -28,6 +29,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	genericapiserver "k8s.io/apiserver/pkg/server"
+	"k8s.io/apiserver/pkg/storage/names"
 	"k8s.io/apiserver/pkg/storage/storagebackend"
 	"k8s.io/klog/v2"
 
@@ -43,14 +45,16 @@ import (
 func init() {
 	utilruntime.Must(v1alpha1.AddToScheme(api.Scheme))
 	api.Scheme.AddKnownTypes(schema.GroupVersion{Group: v1alpha1.GroupName, Version: runtime.APIVersionInternal},
-		&v1alpha1.Checkpoint{}, &v1alpha1.CheckpointList{}, &v1alpha1.Restore{})
+		&v1alpha1.Checkpoint{}, &v1alpha1.CheckpointList{}, &v1alpha1.Restore{}, &v1alpha1.FaultRule{}, &v1alpha1.FaultRuleList{})
 	utilruntime.Must(api.Scheme.SetVersionPriority(v1alpha1.SchemeGroupVersion))
 }
 
-// testControls are the server's checkpoints (Options.TestControls), with
-// their etcd client and the compactor that keeps what they need.
+// testControls are the server's checkpoints and fault rules
+// (Options.TestControls); stop stops the checkpoints' etcd client and the
+// compactor that keeps what they need.
 type testControls struct {
 	checkpoints *testcontrols.Checkpoints
+	faults      *testcontrols.Faults
 	stop        func()
 }
 
@@ -59,7 +63,7 @@ type testControls struct {
 // storage is made of backend. (Two servers in one process on one etcd
 // share k8s.io/apiserver's compactor, whose shortest interval wins: one
 // without test controls would compact past the checkpoints.)
-func startTestControls(ctx context.Context, backend *storagebackend.Config, storages *serverstorage.Storages) (*testControls, error) {
+func startTestControls(ctx context.Context, backend *storagebackend.Config, storages *serverstorage.Storages, faults *testcontrols.Faults) (*testControls, error) {
 	client, err := storage.NewClient(backend.Transport)
 	if err != nil {
 		return nil, err
@@ -78,7 +82,7 @@ func startTestControls(ctx context.Context, backend *storagebackend.Config, stor
 		// would start none), but never compacts.
 		backend.CompactionInterval = neverCompact
 	}
-	return &testControls{checkpoints: cs, stop: sync.OnceFunc(func() {
+	return &testControls{checkpoints: cs, faults: faults, stop: sync.OnceFunc(func() {
 		cancel()
 		wg.Wait()
 		cs.Close()
@@ -89,7 +93,9 @@ func startTestControls(ctx context.Context, backend *storagebackend.Config, stor
 // installTestControls serves testcontrol.miniapiserver.io/v1alpha1.
 func installTestControls(s *genericapiserver.GenericAPIServer, tc *testControls) error {
 	info := genericapiserver.NewDefaultAPIGroupInfo(v1alpha1.GroupName, api.Scheme, api.ParameterCodec, api.Codecs)
-	info.VersionedResourcesStorageMap[v1alpha1.SchemeGroupVersion.Version] = tc.checkpoints.Storage()
+	resources := tc.checkpoints.Storage()
+	maps.Copy(resources, tc.faults.Storage())
+	info.VersionedResourcesStorageMap[v1alpha1.SchemeGroupVersion.Version] = resources
 	if err := s.InstallAPIGroup(&info); err != nil {
 		return fmt.Errorf("installing %s: %w", v1alpha1.SchemeGroupVersion, err)
 	}
@@ -126,4 +132,31 @@ func (s *Server) DeleteCheckpoint(name string) error {
 		return errNoTestControls
 	}
 	return s.testControls.checkpoints.Delete(name)
+}
+
+// InjectFault makes a fault rule (named by its generateName, or "fault-",
+// if it has no name) and returns a func that removes it.
+func (s *Server) InjectFault(rule v1alpha1.FaultRule) (remove func(), err error) {
+	if s.testControls == nil {
+		return nil, errNoTestControls
+	}
+	if rule.Name == "" && rule.GenerateName == "" {
+		rule.GenerateName = "fault-"
+	}
+	if rule.Name == "" {
+		rule.Name = names.SimpleNameGenerator.GenerateName(rule.GenerateName)
+	}
+	made, err := s.testControls.faults.Inject(&rule)
+	if err != nil {
+		return nil, err
+	}
+	return func() { _ = s.testControls.faults.Remove(made.Name) }, nil
+}
+
+// FaultRule returns the fault rule name, with its hits.
+func (s *Server) FaultRule(name string) (*v1alpha1.FaultRule, error) {
+	if s.testControls == nil {
+		return nil, errNoTestControls
+	}
+	return s.testControls.faults.Rule(name)
 }

@@ -20,6 +20,7 @@ import (
 	"context"
 
 	"github.com/miniapiserver/miniapiserver/pkg/testcontrols"
+	"github.com/miniapiserver/miniapiserver/pkg/testcontrols/v1alpha1"
 )
 
 // Checkpoint records the stored state as the checkpoint name (a DNS
@@ -42,4 +43,18 @@ func (s *Server) Restore(ctx context.Context, name string) (testcontrols.Result,
 // DeleteCheckpoint releases the checkpoint name.
 func (s *Server) DeleteCheckpoint(name string) error {
 	return s.server.DeleteCheckpoint(name)
+}
+
+// InjectFault makes a fault rule on the server: the requests it matches
+// get its error, delay, dropped connection or ended watch, or its
+// resources' watch caches lag (see pkg/testcontrols/v1alpha1.FaultRule).
+// A rule with no name is named from its generateName, or "fault-". It
+// returns a func that removes the rule.
+func (s *Server) InjectFault(rule v1alpha1.FaultRule) (remove func(), err error) {
+	return s.server.InjectFault(rule)
+}
+
+// FaultRule returns the fault rule name, with its hits (status.hits).
+func (s *Server) FaultRule(name string) (*v1alpha1.FaultRule, error) {
+	return s.server.FaultRule(name)
 }

@@ -40,7 +40,7 @@ import (
 // it has synced, is a relist.
 type ListWatch struct {
 	cache.ListWatch
-	lists atomic.Int32
+	lists, watches atomic.Int32
 }
 
 // NewListWatch lists and watches resource in namespace through client
@@ -56,6 +56,7 @@ func NewListWatch(client cache.Getter, resource, namespace string) *ListWatch {
 		if opts.SendInitialEvents != nil && *opts.SendInitialEvents {
 			counted.lists.Add(1)
 		}
+		counted.watches.Add(1)
 		return lw.WatchWithContext(ctx, opts)
 	}
 	return counted
@@ -63,6 +64,9 @@ func NewListWatch(client cache.Getter, resource, namespace string) *ListWatch {
 
 // Lists is how many LISTs and watch-lists it sent.
 func (lw *ListWatch) Lists() int { return int(lw.lists.Load()) }
+
+// Watches is how many watches (watch-lists included) it opened.
+func (lw *ListWatch) Watches() int { return int(lw.watches.Load()) }
 
 // CountingInformer is an informer on a ListWatch.
 type CountingInformer struct {

@@ -55,6 +55,14 @@ func GetOpenAPIDefinitions(ref common.ReferenceCallback) map[string]common.OpenA
 		"github.com/miniapiserver/miniapiserver/pkg/testcontrols/v1alpha1.Checkpoint":       schema_miniapiserver_pkg_testcontrols_v1alpha1_Checkpoint(ref),
 		"github.com/miniapiserver/miniapiserver/pkg/testcontrols/v1alpha1.CheckpointList":   schema_miniapiserver_pkg_testcontrols_v1alpha1_CheckpointList(ref),
 		"github.com/miniapiserver/miniapiserver/pkg/testcontrols/v1alpha1.CheckpointStatus": schema_miniapiserver_pkg_testcontrols_v1alpha1_CheckpointStatus(ref),
+		"github.com/miniapiserver/miniapiserver/pkg/testcontrols/v1alpha1.FaultDelay":       schema_miniapiserver_pkg_testcontrols_v1alpha1_FaultDelay(ref),
+		"github.com/miniapiserver/miniapiserver/pkg/testcontrols/v1alpha1.FaultEndWatch":    schema_miniapiserver_pkg_testcontrols_v1alpha1_FaultEndWatch(ref),
+		"github.com/miniapiserver/miniapiserver/pkg/testcontrols/v1alpha1.FaultError":       schema_miniapiserver_pkg_testcontrols_v1alpha1_FaultError(ref),
+		"github.com/miniapiserver/miniapiserver/pkg/testcontrols/v1alpha1.FaultMatch":       schema_miniapiserver_pkg_testcontrols_v1alpha1_FaultMatch(ref),
+		"github.com/miniapiserver/miniapiserver/pkg/testcontrols/v1alpha1.FaultRule":        schema_miniapiserver_pkg_testcontrols_v1alpha1_FaultRule(ref),
+		"github.com/miniapiserver/miniapiserver/pkg/testcontrols/v1alpha1.FaultRuleList":    schema_miniapiserver_pkg_testcontrols_v1alpha1_FaultRuleList(ref),
+		"github.com/miniapiserver/miniapiserver/pkg/testcontrols/v1alpha1.FaultRuleSpec":    schema_miniapiserver_pkg_testcontrols_v1alpha1_FaultRuleSpec(ref),
+		"github.com/miniapiserver/miniapiserver/pkg/testcontrols/v1alpha1.FaultRuleStatus":  schema_miniapiserver_pkg_testcontrols_v1alpha1_FaultRuleStatus(ref),
 		"github.com/miniapiserver/miniapiserver/pkg/testcontrols/v1alpha1.Restore":          schema_miniapiserver_pkg_testcontrols_v1alpha1_Restore(ref),
 		"github.com/miniapiserver/miniapiserver/pkg/testcontrols/v1alpha1.RestoreStatus":    schema_miniapiserver_pkg_testcontrols_v1alpha1_RestoreStatus(ref),
 		v1.ApplyConfiguration{}.OpenAPIModelName():                                          schema_k8sio_api_admissionregistration_v1_ApplyConfiguration(ref),
@@ -816,6 +824,372 @@ func schema_miniapiserver_pkg_testcontrols_v1alpha1_CheckpointStatus(ref common.
 						},
 					},
 				},
+			},
+		},
+	}
+}
+
+func schema_miniapiserver_pkg_testcontrols_v1alpha1_FaultDelay(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "FaultDelay is how long a request is held.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"before": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Before is held before the request's storage call.",
+							Ref:         ref(metav1.Duration{}.OpenAPIModelName()),
+						},
+					},
+					"after": {
+						SchemaProps: spec.SchemaProps{
+							Description: "After is held after the storage call returns (for a write: once it is stored), before the answer.",
+							Ref:         ref(metav1.Duration{}.OpenAPIModelName()),
+						},
+					},
+				},
+			},
+		},
+		Dependencies: []string{
+			metav1.Duration{}.OpenAPIModelName()},
+	}
+}
+
+func schema_miniapiserver_pkg_testcontrols_v1alpha1_FaultEndWatch(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "FaultEndWatch says how a watch ends.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"bookmark": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Bookmark sends a last BOOKMARK event at the watch cache's resourceVersion first, to watches that allow bookmarks, as a server does when it shuts down.",
+							Type:        []string{"boolean"},
+							Format:      "",
+						},
+					},
+				},
+			},
+		},
+	}
+}
+
+func schema_miniapiserver_pkg_testcontrols_v1alpha1_FaultError(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "FaultError is the status a request is answered with.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"code": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Code is the HTTP status code, 400 to 599. A watch hit with 410 gets upstream's answer to a too old resourceVersion: a 200 stream with one ERROR event.",
+							Default:     0,
+							Type:        []string{"integer"},
+							Format:      "int32",
+						},
+					},
+					"message": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Message is the status's message; unset: upstream's for the code.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"retryAfterSeconds": {
+						SchemaProps: spec.SchemaProps{
+							Description: "RetryAfterSeconds sets the Retry-After header and the status's details (429 and 5xx).",
+							Type:        []string{"integer"},
+							Format:      "int32",
+						},
+					},
+				},
+				Required: []string{"code"},
+			},
+		},
+	}
+}
+
+func schema_miniapiserver_pkg_testcontrols_v1alpha1_FaultMatch(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "FaultMatch selects requests: a request matches when each list that is set has an entry that matches it.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"verbs": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Verbs are request verbs: get, list, watch, create, update, patch, delete, deletecollection, or \"*\".",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Type:   []string{"string"},
+										Format: "",
+									},
+								},
+							},
+						},
+					},
+					"resources": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Resources are resources as kubectl names them, with their group and subresource if any: \"pods\", \"pods/status\", \"deployments.apps\", \"deployments.apps/scale\", \"pods/*\" (any subresource), \"*\" (any resource, any subresource). Required.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Type:   []string{"string"},
+										Format: "",
+									},
+								},
+							},
+						},
+					},
+					"namespaces": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Namespaces and Names are the namespaces and names of the objects.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Type:   []string{"string"},
+										Format: "",
+									},
+								},
+							},
+						},
+					},
+					"names": {
+						SchemaProps: spec.SchemaProps{
+							Type: []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Type:   []string{"string"},
+										Format: "",
+									},
+								},
+							},
+						},
+					},
+					"users": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Users and Groups are the requesting user's name and groups (after impersonation): a request matches if its user is in Users or in one of Groups, when either is set.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Type:   []string{"string"},
+										Format: "",
+									},
+								},
+							},
+						},
+					},
+					"groups": {
+						SchemaProps: spec.SchemaProps{
+							Type: []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Type:   []string{"string"},
+										Format: "",
+									},
+								},
+							},
+						},
+					},
+				},
+				Required: []string{"resources"},
+			},
+		},
+	}
+}
+
+func schema_miniapiserver_pkg_testcontrols_v1alpha1_FaultRule(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "FaultRule makes the server fail the requests it matches, as its action says, from when it is made until it is deleted (or has hit Count requests). It never matches requests for the test controls themselves.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"kind": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"apiVersion": {
+						SchemaProps: spec.SchemaProps{
+							Description: "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"metadata": {
+						SchemaProps: spec.SchemaProps{
+							Default: map[string]interface{}{},
+							Ref:     ref(metav1.ObjectMeta{}.OpenAPIModelName()),
+						},
+					},
+					"spec": {
+						SchemaProps: spec.SchemaProps{
+							Default: map[string]interface{}{},
+							Ref:     ref("github.com/miniapiserver/miniapiserver/pkg/testcontrols/v1alpha1.FaultRuleSpec"),
+						},
+					},
+					"status": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Status is set by the server.",
+							Default:     map[string]interface{}{},
+							Ref:         ref("github.com/miniapiserver/miniapiserver/pkg/testcontrols/v1alpha1.FaultRuleStatus"),
+						},
+					},
+				},
+				Required: []string{"spec"},
+			},
+		},
+		Dependencies: []string{
+			"github.com/miniapiserver/miniapiserver/pkg/testcontrols/v1alpha1.FaultRuleSpec", "github.com/miniapiserver/miniapiserver/pkg/testcontrols/v1alpha1.FaultRuleStatus", metav1.ObjectMeta{}.OpenAPIModelName()},
+	}
+}
+
+func schema_miniapiserver_pkg_testcontrols_v1alpha1_FaultRuleList(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "FaultRuleList is a list of FaultRules.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"kind": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"apiVersion": {
+						SchemaProps: spec.SchemaProps{
+							Description: "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"metadata": {
+						SchemaProps: spec.SchemaProps{
+							Default: map[string]interface{}{},
+							Ref:     ref(metav1.ListMeta{}.OpenAPIModelName()),
+						},
+					},
+					"items": {
+						SchemaProps: spec.SchemaProps{
+							Type: []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Ref: ref("github.com/miniapiserver/miniapiserver/pkg/testcontrols/v1alpha1.FaultRule"),
+									},
+								},
+							},
+						},
+					},
+				},
+				Required: []string{"items"},
+			},
+		},
+		Dependencies: []string{
+			"github.com/miniapiserver/miniapiserver/pkg/testcontrols/v1alpha1.FaultRule", metav1.ListMeta{}.OpenAPIModelName()},
+	}
+}
+
+func schema_miniapiserver_pkg_testcontrols_v1alpha1_FaultRuleSpec(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "FaultRuleSpec is which requests a rule hits, how often, and what it does to them: exactly one of Error, Delay, EndWatch, DropConnection and WatchCacheLag.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"match": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Match says which requests the rule hits.",
+							Default:     map[string]interface{}{},
+							Ref:         ref("github.com/miniapiserver/miniapiserver/pkg/testcontrols/v1alpha1.FaultMatch"),
+						},
+					},
+					"count": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Count is how many requests the rule hits at most; unset or 0: as many as match until it is deleted.",
+							Type:        []string{"integer"},
+							Format:      "int64",
+						},
+					},
+					"probability": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Probability is the chance, from 0 to 1, that a matching request is hit; unset: 1.",
+							Type:        []string{"number"},
+							Format:      "double",
+						},
+					},
+					"error": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Error answers the request with an error status instead of serving it.",
+							Ref:         ref("github.com/miniapiserver/miniapiserver/pkg/testcontrols/v1alpha1.FaultError"),
+						},
+					},
+					"delay": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Delay holds the request before and after its storage call (for a write: before and after the write is stored).",
+							Ref:         ref("github.com/miniapiserver/miniapiserver/pkg/testcontrols/v1alpha1.FaultDelay"),
+						},
+					},
+					"endWatch": {
+						SchemaProps: spec.SchemaProps{
+							Description: "EndWatch ends the matching watches open when the rule is made.",
+							Ref:         ref("github.com/miniapiserver/miniapiserver/pkg/testcontrols/v1alpha1.FaultEndWatch"),
+						},
+					},
+					"dropConnection": {
+						SchemaProps: spec.SchemaProps{
+							Description: "DropConnection aborts the request: the client sees its connection (HTTP/1.1) or stream (HTTP/2) reset, with no response.",
+							Type:        []string{"boolean"},
+							Format:      "",
+						},
+					},
+					"watchCacheLag": {
+						SchemaProps: spec.SchemaProps{
+							Description: "WatchCacheLag delays every event the matching resources' watch caches get from etcd by this much: their reads and watches fall behind etcd. Only match.resources may be set with it.",
+							Ref:         ref(metav1.Duration{}.OpenAPIModelName()),
+						},
+					},
+				},
+				Required: []string{"match"},
+			},
+		},
+		Dependencies: []string{
+			"github.com/miniapiserver/miniapiserver/pkg/testcontrols/v1alpha1.FaultDelay", "github.com/miniapiserver/miniapiserver/pkg/testcontrols/v1alpha1.FaultEndWatch", "github.com/miniapiserver/miniapiserver/pkg/testcontrols/v1alpha1.FaultError", "github.com/miniapiserver/miniapiserver/pkg/testcontrols/v1alpha1.FaultMatch", metav1.Duration{}.OpenAPIModelName()},
+	}
+}
+
+func schema_miniapiserver_pkg_testcontrols_v1alpha1_FaultRuleStatus(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "FaultRuleStatus says what a rule did.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"hits": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Hits counts the requests (for WatchCacheLag: the events) the rule hit.",
+							Default:     0,
+							Type:        []string{"integer"},
+							Format:      "int64",
+						},
+					},
+				},
+				Required: []string{"hits"},
 			},
 		},
 	}

@@ -27,6 +27,7 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/watch"
 	apiserverfeatures "k8s.io/apiserver/pkg/features"
 	"k8s.io/apiserver/pkg/registry/generic"
@@ -83,6 +84,17 @@ type Options struct {
 	// (watchcache.Config's HistoryWindow and MaxEvents).
 	WatchCacheHistoryWindow time.Duration
 	WatchCacheHistorySize   int
+	// Faults, if set, applies injected faults to every storage.
+	Faults Faults
+}
+
+// Faults applies injected faults to storages (pkg/testcontrols' Faults).
+type Faults interface {
+	// WrapStorage wraps what serves one resource; end ends one of its
+	// watches (with a last bookmark, if asked and allowed).
+	WrapStorage(s apistorage.Interface, end func(w watch.Interface, bookmark bool)) apistorage.Interface
+	// Followed wraps what the watch cache of gr follows.
+	Followed(gr schema.GroupResource, s apistorage.Interface) apistorage.Interface
 }
 
 // New returns the storages of a server with options o. Its caches check
@@ -131,6 +143,7 @@ func (s *Storages) Decorator(config *storagebackend.ConfigForResource, resourceP
 		return nil, nil, err
 	}
 	var store apistorage.Interface = &etcdWatches{Interface: raw, watches: &s.etcdWatches}
+	var cache *watchcache.Cache
 	if s.opts.WatchCache {
 		c, stop, err := s.newCache(raw, config, resourcePrefix, keyFunc, newFunc, newListFunc, getAttrsFunc, triggers)
 		if err != nil {
@@ -138,11 +151,18 @@ func (s *Storages) Decorator(config *storagebackend.ConfigForResource, resourceP
 			return nil, nil, err
 		}
 		destroyRaw := destroy
-		store, destroy = c, func() { stop(); destroyRaw() }
+		cache, store, destroy = c, c, func() { stop(); destroyRaw() }
 	}
 	store = expiringContinues{Interface: store, before: &s.continuesBefore}
 	if !features.Enabled(features.APIListChunking) {
 		store = withoutChunking{store}
+	}
+	if s.opts.Faults != nil {
+		store = s.opts.Faults.WrapStorage(store, func(w watch.Interface, bookmark bool) {
+			if cache == nil || !cache.EndWatch(w, bookmark) {
+				w.Stop()
+			}
+		})
 	}
 	return store, s.inBackground(destroy), nil
 }
@@ -182,8 +202,12 @@ func (s *Storages) newCache(raw apistorage.Interface, config *storagebackend.Con
 	getAttrsFunc apistorage.AttrFunc, triggers apistorage.IndexerFuncs,
 ) (*watchcache.Cache, func(), error) {
 	resumption := features.Enabled(features.EfficientWatchResumption)
+	followed := raw
+	if s.opts.Faults != nil {
+		followed = s.opts.Faults.Followed(config.GroupResource, raw)
+	}
 	c, err := watchcache.New(watchcache.Config{
-		Storage:           raw,
+		Storage:           followed,
 		ResourcePrefix:    resourcePrefix,
 		NewFunc:           newFunc,
 		NewListFunc:       newListFunc,

@@ -16,7 +16,11 @@ limitations under the License.
 
 package v1alpha1
 
-import "k8s.io/apimachinery/pkg/runtime"
+import (
+	"slices"
+
+	"k8s.io/apimachinery/pkg/runtime"
+)
 
 // DeepCopyInto copies in into out.
 func (in *Checkpoint) DeepCopyInto(out *Checkpoint) {
@@ -83,3 +87,72 @@ func (in *Restore) DeepCopy() *Restore {
 
 // DeepCopyObject implements runtime.Object.
 func (in *Restore) DeepCopyObject() runtime.Object { return in.DeepCopy() }
+
+// DeepCopyInto copies in into out.
+func (in *FaultRule) DeepCopyInto(out *FaultRule) {
+	*out = *in
+	out.TypeMeta = in.TypeMeta
+	in.ObjectMeta.DeepCopyInto(&out.ObjectMeta)
+	in.Spec.DeepCopyInto(&out.Spec)
+}
+
+// DeepCopy returns a copy of in.
+func (in *FaultRule) DeepCopy() *FaultRule {
+	if in == nil {
+		return nil
+	}
+	out := new(FaultRule)
+	in.DeepCopyInto(out)
+	return out
+}
+
+// DeepCopyObject implements runtime.Object.
+func (in *FaultRule) DeepCopyObject() runtime.Object { return in.DeepCopy() }
+
+// DeepCopyInto copies in into out.
+func (in *FaultRuleSpec) DeepCopyInto(out *FaultRuleSpec) {
+	*out = *in
+	m := &in.Match
+	out.Match = FaultMatch{Verbs: slices.Clone(m.Verbs), Resources: slices.Clone(m.Resources), Namespaces: slices.Clone(m.Namespaces),
+		Names: slices.Clone(m.Names), Users: slices.Clone(m.Users), Groups: slices.Clone(m.Groups)}
+	out.Probability = clonePtr(in.Probability)
+	out.Error = clonePtr(in.Error)
+	out.Delay = clonePtr(in.Delay)
+	out.EndWatch = clonePtr(in.EndWatch)
+	out.WatchCacheLag = clonePtr(in.WatchCacheLag)
+}
+
+// clonePtr copies what p points to (a struct without pointers or slices).
+func clonePtr[T any](p *T) *T {
+	if p == nil {
+		return nil
+	}
+	c := *p
+	return &c
+}
+
+// DeepCopyInto copies in into out.
+func (in *FaultRuleList) DeepCopyInto(out *FaultRuleList) {
+	*out = *in
+	out.TypeMeta = in.TypeMeta
+	in.ListMeta.DeepCopyInto(&out.ListMeta)
+	if in.Items != nil {
+		out.Items = make([]FaultRule, len(in.Items))
+		for i := range in.Items {
+			in.Items[i].DeepCopyInto(&out.Items[i])
+		}
+	}
+}
+
+// DeepCopy returns a copy of in.
+func (in *FaultRuleList) DeepCopy() *FaultRuleList {
+	if in == nil {
+		return nil
+	}
+	out := new(FaultRuleList)
+	in.DeepCopyInto(out)
+	return out
+}
+
+// DeepCopyObject implements runtime.Object.
+func (in *FaultRuleList) DeepCopyObject() runtime.Object { return in.DeepCopy() }
