@@ -99,7 +99,20 @@ func TestCheckpointsNeedRBAC(t *testing.T) {
 	if _, err := client.CoreV1().ConfigMaps("default").Get(t.Context(), "made", metav1.GetOptions{}); err != nil {
 		t.Errorf("ConfigMap made after the checkpoint, after a forbidden restore: %v, want it kept", err)
 	}
+	err = bob.Post().AbsPath(faultRulesPath).Body([]byte(dropRule)).Do(t.Context()).Error()
+	if !apierrors.IsForbidden(err) {
+		t.Errorf("a fault rule by a user without a grant: %v, want Forbidden", err)
+	}
+	if _, err := s.FaultRule("drop"); !apierrors.IsNotFound(err) {
+		t.Errorf("the fault rule after a forbidden create: %v, want NotFound", err)
+	}
 }
+
+const (
+	faultRulesPath = "/apis/testcontrol.miniapiserver.io/v1alpha1/faultrules"
+	dropRule       = `{"apiVersion":"testcontrol.miniapiserver.io/v1alpha1","kind":"FaultRule","metadata":{"name":"drop"},
+		"spec":{"match":{"resources":["secrets"]},"dropConnection":true}}`
+)
 
 // TestTestControlsOff: without Options.TestControls the group is not
 // served, and the Go methods say why.
@@ -111,5 +124,8 @@ func TestTestControlsOff(t *testing.T) {
 	}
 	if _, err := s.Checkpoint(t.Context(), "clean"); err == nil || !strings.Contains(err.Error(), "test controls are off") {
 		t.Errorf("Checkpoint with the test controls off: %v, want an error saying they are off", err)
+	}
+	if _, err := s.InjectFault(v1alpha1.FaultRule{}); err == nil || !strings.Contains(err.Error(), "test controls are off") {
+		t.Errorf("InjectFault with the test controls off: %v, want an error saying they are off", err)
 	}
 }
