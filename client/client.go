@@ -32,15 +32,16 @@ const APIVersion = "testcontrol.miniapiserver.io/v1alpha1"
 
 // Client calls the test controls of one server.
 type Client struct {
-	base string
-	http *http.Client
+	base, rules string
+	http        *http.Client
 }
 
 // New returns a client of the server at host (https://127.0.0.1:6443),
 // whose requests hc sends (with the credentials of an admin, or of a user
 // RBAC lets use testcontrol.miniapiserver.io).
 func New(host string, hc *http.Client) *Client {
-	return &Client{base: strings.TrimSuffix(host, "/") + "/apis/" + APIVersion + "/checkpoints", http: hc}
+	base := strings.TrimSuffix(host, "/") + "/apis/" + APIVersion
+	return &Client{base: base + "/checkpoints", rules: base + "/faultrules", http: hc}
 }
 
 // Checkpoint is a checkpoint held by the server.
@@ -66,7 +67,8 @@ type Error struct {
 
 func (e *Error) Error() string { return fmt.Sprintf("%s (%d %s)", e.Message, e.Code, e.Reason) }
 
-// IsNotFound says whether err is a 404: an unknown checkpoint, or a server
+// IsNotFound says whether err is a 404: an unknown checkpoint or fault
+// rule, or a server
 // that does not serve the test controls.
 func IsNotFound(err error) bool {
 	e, ok := err.(*Error)

@@ -37,6 +37,13 @@ func TestRequests(t *testing.T) {
 		case r.Method == http.MethodPost && strings.HasSuffix(r.URL.Path, "/checkpoints"):
 			w.WriteHeader(http.StatusCreated)
 			io.WriteString(w, `{"kind":"Checkpoint","metadata":{"name":"clean"},"status":{"resourceVersion":"42"}}`)
+		case r.Method == http.MethodPost && strings.HasSuffix(r.URL.Path, "/faultrules"):
+			w.WriteHeader(http.StatusCreated)
+			io.WriteString(w, string(body))
+		case r.Method == http.MethodGet && strings.HasSuffix(r.URL.Path, "/faultrules/slow"):
+			io.WriteString(w, `{"kind":"FaultRule","metadata":{"name":"slow"},"status":{"hits":7}}`)
+		case r.Method == http.MethodDelete && strings.HasSuffix(r.URL.Path, "/faultrules/slow"):
+			io.WriteString(w, `{"kind":"FaultRule","metadata":{"name":"slow"}}`)
 		case strings.HasSuffix(r.URL.Path, "/clean/restore"):
 			w.WriteHeader(http.StatusCreated)
 			io.WriteString(w, `{"kind":"Restore","status":{"deleted":2,"recreated":1,"reverted":3,"resourceVersion":"50"}}`)
@@ -60,10 +67,26 @@ func TestRequests(t *testing.T) {
 	if !IsNotFound(err) || !strings.Contains(err.Error(), `"gone" not found`) {
 		t.Errorf("DeleteCheckpoint of an unknown checkpoint: %v, want the server's NotFound", err)
 	}
+	ctx := context.Background()
+	remove, err := c.InjectFault(ctx, "slow", FaultRule{Match: FaultMatch{Verbs: []string{"create"}, Resources: []string{"pods"}}, Count: 2,
+		Delay: &FaultDelay{Before: "1s"}})
+	if err != nil {
+		t.Fatalf("InjectFault: %v", err)
+	}
+	if hits, err := c.FaultHits(ctx, "slow"); err != nil || hits != 7 {
+		t.Errorf("FaultHits: %d, %v; want 7", hits, err)
+	}
+	if err := remove(ctx); err != nil {
+		t.Errorf("removing the rule: %v", err)
+	}
 	want := []string{
 		`POST /apis/testcontrol.miniapiserver.io/v1alpha1/checkpoints {"apiVersion":"testcontrol.miniapiserver.io/v1alpha1","kind":"Checkpoint","metadata":{"name":"clean"}}`,
 		`POST /apis/testcontrol.miniapiserver.io/v1alpha1/checkpoints/clean/restore {"apiVersion":"testcontrol.miniapiserver.io/v1alpha1","kind":"Restore"}`,
 		`DELETE /apis/testcontrol.miniapiserver.io/v1alpha1/checkpoints/gone `,
+		`POST /apis/testcontrol.miniapiserver.io/v1alpha1/faultrules {"apiVersion":"testcontrol.miniapiserver.io/v1alpha1","kind":"FaultRule","metadata":{"name":"slow"},` +
+			`"spec":{"match":{"verbs":["create"],"resources":["pods"]},"count":2,"delay":{"before":"1s"}}}`,
+		`GET /apis/testcontrol.miniapiserver.io/v1alpha1/faultrules/slow `,
+		`DELETE /apis/testcontrol.miniapiserver.io/v1alpha1/faultrules/slow `,
 	}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("requests:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))

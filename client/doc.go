@@ -16,7 +16,7 @@ limitations under the License.
 
 // Package testcontrol is a client of miniapiserver's test controls
 // (testcontrol.miniapiserver.io/v1alpha1: checkpoints of the stored state
-// and their restore), with nothing but the standard library, so that a
+// and their restore, and fault rules), with nothing but the standard library, so that a
 // suite at any controller-runtime or client-go version, on stock envtest
 // with miniapiserver's assets, can use it.
 //
@@ -27,6 +27,13 @@ limitations under the License.
 //	tc := testcontrol.New(cfg.Host, hc)
 //	tc.Checkpoint(ctx, "clean")          // once
 //	status, err := tc.Restore(ctx, "clean") // after each test
+//
+//	// The controller's updates get a 409 twice.
+//	remove, err := tc.InjectFault(ctx, "conflicts", testcontrol.FaultRule{
+//		Match: testcontrol.FaultMatch{Verbs: []string{"update"}, Resources: []string{"deployments.apps"},
+//			Users: []string{"system:serviceaccount:system:my-controller"}},
+//		Count: 2, Error: &testcontrol.FaultError{Code: 409}})
+//	defer remove(ctx)
 //
 // The server serves the group with --runtime-config=testcontrol.miniapiserver.io/v1alpha1=true
 // (as kube-apiserver) or --test-controls (as miniapiserver); in-process

@@ -128,7 +128,7 @@ func run(ctx context.Context, args []string, ready func()) error {
 	garbageCollector := fs.Bool("enable-garbage-collector", false, "Run a garbage collector: delete dependents whose owners are gone, and honour the Foreground and Orphan propagation policies "+
 		"(as --controllers="+server.ControllerGarbageCollector+",...).")
 	fs.DurationVar(&opts.EtcdCompactionInterval, "etcd-compaction-interval", opts.EtcdCompactionInterval, "How often to compact old etcd revisions; 0 disables compaction.")
-	fs.BoolVar(&opts.TestControls, "test-controls", false, "Serve testcontrol.miniapiserver.io: checkpoints of the stored state and their restore (compaction holds back for the checkpoints held).")
+	fs.BoolVar(&opts.TestControls, "test-controls", false, "Serve testcontrol.miniapiserver.io: checkpoints of the stored state and their restore (compaction holds back for the checkpoints held), and fault rules.")
 	utilfeature.DefaultMutableFeatureGate.AddFlag(fs)
 	klogFlags := flag.NewFlagSet("klog", flag.ContinueOnError)
 	klog.InitFlags(klogFlags)

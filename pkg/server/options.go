@@ -127,8 +127,9 @@ type Options struct {
 	// EtcdUnsafeNoFsync skips fsync in the embedded etcd: for throwaway test data only.
 	EtcdUnsafeNoFsync bool
 	// TestControls turns on checkpoints and restore of the stored state
-	// (Server.Checkpoint, Server.Restore; --test-controls). Their
-	// compaction is held back for the checkpoints held.
+	// (Server.Checkpoint, Server.Restore; --test-controls), whose
+	// compaction is held back for the checkpoints held, and fault rules
+	// (Server.InjectFault).
 	TestControls bool
 }
 

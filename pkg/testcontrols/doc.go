@@ -15,7 +15,8 @@ limitations under the License.
 */
 
 // Package testcontrols owns what a test may do to a running server beyond
-// the Kubernetes API: checkpoints of the stored state and their restore.
+// the Kubernetes API: checkpoints of the stored state and their restore,
+// and injected faults.
 //
 // A checkpoint is an etcd revision held back from compaction
 // (checkpoints.go, compactor.go). From the oldest checkpoint on, one etcd
@@ -28,4 +29,12 @@ limitations under the License.
 // because a client resumes a watch from the resourceVersion of the last
 // event it saw: two objects' events at one revision could lose the second
 // to a watch that broke between them.
+//
+// Fault rules (faults.go, faultrules.go) are held in memory. Three hooks
+// apply them: Faults.Handler, after authentication, decides which rules
+// hit a request (counting each hit) and answers errors and drops;
+// WrapStorage, around each resource's storage, holds the delays, answers a
+// watch's 410 and keeps the open watches that an EndWatch rule ends
+// (inject.go); Followed, under each watch cache, holds back the events a
+// WatchCacheLag rule delays (lag.go).
 package testcontrols

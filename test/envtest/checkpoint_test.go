@@ -75,4 +75,23 @@ var _ = Describe("Checkpoints between specs", Ordered, func() {
 		Expect(apierrors.IsNotFound(k8sClient.Get(ctx, key, &batchv1.CronJob{}))).To(BeTrue())
 		Expect(apierrors.IsNotFound(k8sClient.Get(ctx, key, &appsv1.Deployment{}))).To(BeTrue())
 	})
+
+	It("converges past server errors injected on the reconciler's creates", func() {
+		remove, err := tc.InjectFault(ctx, "creates-fail", testcontrol.FaultRule{
+			Match: testcontrol.FaultMatch{Verbs: []string{"create"}, Resources: []string{"deployments.apps"}, Namespaces: []string{"faulty"}},
+			Count: 2, Error: &testcontrol.FaultError{Code: 500},
+		})
+		Expect(err).NotTo(HaveOccurred())
+		DeferCleanup(remove)
+		Expect(k8sClient.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "faulty"}})).To(Succeed())
+		cj := &batchv1.CronJob{
+			ObjectMeta: metav1.ObjectMeta{Namespace: "faulty", Name: "nightly"},
+			Spec:       batchv1.CronJobSpec{Schedule: "0 3 * * *", Image: "busybox:1.36", Replicas: int32Ptr(1)},
+		}
+		Expect(k8sClient.Create(ctx, cj)).To(Succeed())
+		Eventually(func() error {
+			return k8sClient.Get(ctx, types.NamespacedName{Namespace: "faulty", Name: "nightly"}, &appsv1.Deployment{})
+		}).Should(Succeed())
+		Expect(tc.FaultHits(ctx, "creates-fail")).To(Equal(int64(2)))
+	})
 })
