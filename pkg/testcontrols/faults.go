@@ -19,6 +19,7 @@ package testcontrols
 import (
 	"context"
 	"math/rand/v2"
+	"net/http"
 	"reflect"
 	"slices"
 	"strings"
@@ -116,7 +117,8 @@ func (f *Faults) take(r *rule) bool {
 }
 
 // hit returns the rules that hit a request with attributes a, in the
-// order they were made: each is counted.
+// order they were made, up to the first that ends it (an error or a
+// drop): each is counted.
 func (f *Faults) hit(a attributes) []*rule {
 	f.mu.RLock()
 	rules := f.rules
@@ -126,12 +128,22 @@ func (f *Faults) hit(a attributes) []*rule {
 		// EndWatch rules act when made; WatchCacheLag rules on caches.
 		if r.obj.Spec.WatchCacheLag == nil && r.obj.Spec.EndWatch == nil && r.match.matches(a) && f.take(r) {
 			hit = append(hit, r)
+			if r.ends(a.verb) {
+				break
+			}
 		}
 	}
 	return hit
 }
 
-// Add makes a rule, valid (see validate). An EndWatch rule ends the
+// ends says whether r answers a request of verb in place of the server: a
+// drop, or an error but a watch's 410 (an ERROR event in the stream).
+func (r *rule) ends(verb string) bool {
+	e := r.obj.Spec.Error
+	return r.obj.Spec.DropConnection || e != nil && !(e.Code == http.StatusGone && verb == "watch")
+}
+
+// add makes rule obj, valid (see validateRule). An EndWatch rule ends the
 // matching watches open now.
 func (f *Faults) add(obj *v1alpha1.FaultRule) (*v1alpha1.FaultRule, error) {
 	m, _ := newMatcher(obj.Spec.Match) // validated

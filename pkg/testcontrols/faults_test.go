@@ -263,3 +263,30 @@ type fakeWatchStorage struct {
 func (s fakeWatchStorage) Watch(context.Context, string, apistorage.ListOptions) (watch.Interface, error) {
 	return s.w, nil
 }
+
+// TestFaultFirstErrorEndsRequest: a rule made after one that answers the
+// request with an error neither acts nor counts a hit; one made before
+// does both.
+func TestFaultFirstErrorEndsRequest(t *testing.T) {
+	f := NewFaults(nil)
+	pods := v1alpha1.FaultMatch{Resources: []string{"pods"}}
+	delay := func(name string) *v1alpha1.FaultRule {
+		return &v1alpha1.FaultRule{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: v1alpha1.FaultRuleSpec{Match: pods,
+			Delay: &v1alpha1.FaultDelay{Before: metav1.Duration{Duration: time.Second}}}}
+	}
+	for _, r := range []*v1alpha1.FaultRule{delay("before"), errorRule("error", pods), delay("after")} {
+		if _, err := f.Inject(r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var names []string
+	for _, r := range f.hit(attributes{verb: "get", resource: "pods"}) {
+		names = append(names, r.obj.Name)
+	}
+	if want := []string{"before", "error"}; !slices.Equal(names, want) {
+		t.Errorf("rules hit %v, want %v", names, want)
+	}
+	if after, _ := f.Rule("after"); after.Status.Hits != 0 {
+		t.Errorf("the rule after the error counted %d hits, want 0", after.Status.Hits)
+	}
+}

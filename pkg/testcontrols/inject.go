@@ -51,7 +51,7 @@ func (f *Faults) Handler(h http.Handler, s runtime.NegotiatedSerializer) http.Ha
 		var rf requestFaults
 		for _, r := range f.hit(a) {
 			switch spec := r.obj.Spec; {
-			case spec.Error != nil && spec.Error.Code == http.StatusGone && a.verb == "watch":
+			case spec.Error != nil && !r.ends(a.verb):
 				rf.expire = true
 			case spec.Error != nil:
 				gv := schema.GroupVersion{Group: a.group, Version: a.version}
