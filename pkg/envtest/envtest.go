@@ -21,6 +21,7 @@ import (
 	"fmt"
 	"os"
 	"reflect"
+	"slices"
 	"time"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -106,8 +107,9 @@ type CRDInstallOptions struct {
 	CRDs []*apiextensionsv1.CustomResourceDefinition
 	// ErrorIfPathMissing makes a path that does not exist an error.
 	ErrorIfPathMissing bool
-	// MaxTime, PollInterval and CleanUpAfterUse are accepted and unused: the
-	// server waits until its CRDs are served, and is thrown away by Stop.
+	// MaxTime and PollInterval bound WaitForCRDs (Start waits until its
+	// CRDs are served). CleanUpAfterUse is accepted and unused: Stop
+	// throws the server away.
 	MaxTime         time.Duration
 	PollInterval    time.Duration
 	CleanUpAfterUse bool
@@ -197,18 +199,8 @@ func (te *Environment) AddUser(user User, baseConfig *rest.Config) (*Authenticat
 // crdPaths merges the CRD paths, leaving out those that do not exist
 // unless that is an error.
 func (te *Environment) crdPaths() ([]string, error) {
-	mustExist := te.ErrorIfCRDPathMissing || te.CRDInstallOptions.ErrorIfPathMissing
-	var paths []string
-	for _, p := range append(append([]string(nil), te.CRDDirectoryPaths...), te.CRDInstallOptions.Paths...) {
-		if _, err := os.Stat(p); err != nil {
-			if mustExist || !os.IsNotExist(err) {
-				return nil, fmt.Errorf("envtest: CRD path: %w", err)
-			}
-			continue
-		}
-		paths = append(paths, p)
-	}
-	return paths, nil
+	return existingPaths(append(slices.Clone(te.CRDDirectoryPaths), te.CRDInstallOptions.Paths...),
+		te.ErrorIfCRDPathMissing || te.CRDInstallOptions.ErrorIfPathMissing)
 }
 
 // Stop stops the server and removes its data and the webhook

@@ -42,13 +42,13 @@ import (
 	"k8s.io/client-go/rest"
 )
 
-// readCRDs reads the CustomResourceDefinitions in paths: YAML (one or more
+// ReadCRDs reads the CustomResourceDefinitions in paths: YAML (one or more
 // documents) or JSON files, or directories, whose .yaml, .yml and .json
 // files are read (not their subdirectories), as envtest reads its
 // CRDDirectoryPaths. Documents of other kinds are skipped; a path that does
 // not exist, a manifest that does not parse and an apiextensions.k8s.io/v1beta1
 // CRD (no longer served since Kubernetes 1.22) are errors.
-func readCRDs(paths []string) ([]*apiextensionsv1.CustomResourceDefinition, error) {
+func ReadCRDs(paths []string) ([]*apiextensionsv1.CustomResourceDefinition, error) {
 	var crds []*apiextensionsv1.CustomResourceDefinition
 	err := readManifests(paths, func(file string, u *unstructured.Unstructured) error {
 		if u.GetKind() != "CustomResourceDefinition" {
@@ -72,7 +72,7 @@ func readCRDs(paths []string) ([]*apiextensionsv1.CustomResourceDefinition, erro
 
 // ReadWebhookConfigurations reads the webhook configurations in paths
 // (files, or directories such as a kubebuilder project's config/webhook),
-// as readCRDs reads CRDs: documents of other kinds are skipped.
+// as ReadCRDs reads CRDs: documents of other kinds are skipped.
 func ReadWebhookConfigurations(paths []string) ([]*admissionregistrationv1.MutatingWebhookConfiguration, []*admissionregistrationv1.ValidatingWebhookConfiguration, error) {
 	var mutating []*admissionregistrationv1.MutatingWebhookConfiguration
 	var validating []*admissionregistrationv1.ValidatingWebhookConfiguration
@@ -290,7 +290,7 @@ func warmCRDs(ctx context.Context, cfg *rest.Config, crds []*apiextensionsv1.Cus
 // crdsToInstall are the CRDs o asks a server to install on start: those of
 // CRDPaths, then copies of CRDs, pointed at ConversionWebhook.
 func (o *Options) crdsToInstall() ([]*apiextensionsv1.CustomResourceDefinition, error) {
-	crds, err := readCRDs(o.CRDPaths)
+	crds, err := ReadCRDs(o.CRDPaths)
 	if err != nil {
 		return nil, err
 	}

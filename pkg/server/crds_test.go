@@ -69,7 +69,7 @@ func TestReadCRDs(t *testing.T) {
 		"kustom.yml":  crd("es.example.com"),
 		"other.yaml~": crd("fs.example.com"),
 	})
-	crds, err := readCRDs([]string{dir, filepath.Join(dir, "sub", "d.yaml")})
+	crds, err := ReadCRDs([]string{dir, filepath.Join(dir, "sub", "d.yaml")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -97,8 +97,8 @@ func TestReadCRDsErrors(t *testing.T) {
 		{filepath.Join(dir, "bad.yaml"), "bad.yaml"},
 		{filepath.Join(dir, "unknown.yaml"), `unknown field "spec.grup"`},
 	} {
-		if _, err := readCRDs([]string{tc.path}); err == nil || !strings.Contains(err.Error(), tc.want) {
-			t.Errorf("readCRDs(%s): %v, want an error with %q", filepath.Base(tc.path), err, tc.want)
+		if _, err := ReadCRDs([]string{tc.path}); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("ReadCRDs(%s): %v, want an error with %q", filepath.Base(tc.path), err, tc.want)
 		}
 	}
 }

@@ -17,6 +17,7 @@ limitations under the License.
 package testserver
 
 import (
+	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
@@ -35,6 +36,7 @@ import (
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/rest"
 
 	"github.com/miniapiserver/miniapiserver/pkg/server"
 )
@@ -79,8 +81,8 @@ type WebhookInstallOptions struct {
 	// (default LocalServingHost).
 	LocalServingHostExternalName string
 
-	// MaxTime and PollInterval are accepted and unused: installing
-	// returns once admission calls the webhooks.
+	// MaxTime and PollInterval bound pkg/envtest's WaitForWebhooks
+	// (WithWebhooks returns once admission calls the webhooks).
 	MaxTime      time.Duration
 	PollInterval time.Duration
 
@@ -106,13 +108,35 @@ func WithWebhooks(o *WebhookInstallOptions) func(*server.Options) {
 		}
 		opts.MutatingWebhooks = append(opts.MutatingWebhooks, o.MutatingWebhooks...)
 		opts.ValidatingWebhooks = append(opts.ValidatingWebhooks, o.ValidatingWebhooks...)
-		url := "https://" + o.hostPort() + "/convert"
-		opts.ConversionWebhook = &server.ConversionWebhook{
-			ClientConfig: apiextensionsv1.WebhookClientConfig{URL: &url, CABundle: o.LocalServingCAData},
-			Kinds:        o.ConvertibleKinds,
-			AllKinds:     o.IgnoreSchemeConvertible,
+		opts.ConversionWebhook = o.ConversionWebhook()
+	}
+}
+
+// ConversionWebhook is where CRDs that convert by webhook are pointed: the
+// webhook server's /convert, as envtest points them. o must be prepared.
+func (o *WebhookInstallOptions) ConversionWebhook() *server.ConversionWebhook {
+	url := "https://" + o.hostPort() + "/convert"
+	return &server.ConversionWebhook{
+		ClientConfig: apiextensionsv1.WebhookClientConfig{URL: &url, CABundle: o.LocalServingCAData},
+		Kinds:        o.ConvertibleKinds,
+		AllKinds:     o.IgnoreSchemeConvertible,
+	}
+}
+
+// Install installs o's webhook configurations on the cluster config
+// reaches, after preparing o as PrepWithoutInstalling does if it has not
+// been, as envtest's Install: it returns once they are stored (not once
+// the webhook server answers; WithWebhooks waits for that).
+func (o *WebhookInstallOptions) Install(config *rest.Config) error {
+	if len(o.LocalServingCAData) == 0 {
+		if err := o.PrepWithoutInstalling(); err != nil {
+			return err
 		}
 	}
+	opts := server.NewOptions()
+	opts.MutatingWebhooks, opts.ValidatingWebhooks = o.MutatingWebhooks, o.ValidatingWebhooks
+	_, err := server.InstallOnto(context.Background(), config, opts)
+	return err
 }
 
 // PrepWithoutInstalling reads Paths, picks the serving address, writes a
