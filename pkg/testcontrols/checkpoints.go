@@ -81,7 +81,10 @@ type Checkpoints struct {
 	recorderDone chan struct{}
 	recorderErr  error
 	restoring    bool
-	closed       bool
+	// written, if set (by tests), is called after each key a restore
+	// wrote, as a writer racing it would act.
+	written func(key string)
+	closed  bool
 }
 
 // checkpoint is one named etcd revision.

@@ -167,3 +167,45 @@ func TestWriteOverRacingWriter(t *testing.T) {
 		t.Errorf("a key already as wanted was written again: revision %d, want %d", got, rev)
 	}
 }
+
+// TestRestoreUndoesRacingWriter: a writer that makes a key again while the
+// restore runs (a controller re-making a dependent the restore deleted,
+// its owner still there) is undone by the restore's next round.
+func TestRestoreUndoesRacingWriter(t *testing.T) {
+	cs, client := startCheckpoints(t)
+	ctx := t.Context()
+	if _, err := cs.Take(ctx, "c"); err != nil {
+		t.Fatal(err)
+	}
+	for _, key := range []string{"/registry/owners/o", "/registry/dependents/d"} {
+		if _, err := client.Put(ctx, key, "made after the checkpoint"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	remade := 0
+	cs.written = func(key string) {
+		if key == "/registry/dependents/d" && remade == 0 {
+			remade++
+			if _, err := client.Put(ctx, key, "made again"); err != nil {
+				t.Error(err)
+			}
+		}
+	}
+	res, err := cs.Restore(ctx, "c")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if remade != 1 {
+		t.Fatalf("the racing writer wrote %d times, want once", remade)
+	}
+	resp, err := client.Get(ctx, "/registry/", clientv3.WithPrefix(), clientv3.WithCountOnly())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.Count != 0 {
+		t.Errorf("%d keys after the restore, want none (the racing writer's undone)", resp.Count)
+	}
+	if res.Deleted != 3 {
+		t.Errorf("restore deleted %d keys, want 3 (two, then the one made again)", res.Deleted)
+	}
+}

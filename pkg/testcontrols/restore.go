@@ -60,30 +60,47 @@ func (cs *Checkpoints) Restore(ctx context.Context, name string) (Result, error)
 		return Result{}, err
 	}
 	defer cs.endRestore()
-	now, err := cs.revision(ctx)
+	start, err := cs.revision(ctx)
 	if err != nil {
 		return Result{}, err
 	}
-	if err := cs.waitRecorded(ctx, now); err != nil {
-		return Result{}, apierrors.NewInternalError(err)
-	}
-	puts, deletes, err := cs.changes(name)
-	if err != nil {
-		return Result{}, err
-	}
-	res := Result{Revision: now}
+	res := Result{Revision: start}
 	defer func() {
-		if cs.restored != nil && res.Revision > now {
+		if cs.restored != nil && res.Revision > start {
 			cs.restored(res.Revision)
 		}
 	}()
-	for _, phase := range [][]change{puts, deletes} {
-		if err := cs.writeAll(ctx, phase, &res); err != nil {
+	// A writer racing the restore (a controller making again a dependent
+	// the restore deleted, while its owner is still there) leaves changes
+	// since the checkpoint: the next round, once they are recorded, undoes
+	// them.
+	for round := range restoreRounds {
+		rev := start
+		if round > 0 { // what was written until now, racing writers' too
+			if rev, err = cs.revision(ctx); err != nil {
+				return res, err
+			}
+		}
+		if err := cs.waitRecorded(ctx, rev); err != nil {
 			return res, apierrors.NewInternalError(err)
+		}
+		puts, deletes, err := cs.changes(name)
+		if err != nil || len(puts)+len(deletes) == 0 {
+			return res, err
+		}
+		for _, phase := range [][]change{puts, deletes} {
+			if err := cs.writeAll(ctx, phase, &res); err != nil {
+				return res, apierrors.NewInternalError(err)
+			}
 		}
 	}
 	return res, nil
 }
+
+// restoreRounds bounds the rounds of a restore: the first writes what
+// changed since the checkpoint, the others what racing writers changed
+// during the one before.
+const restoreRounds = 4
 
 // inFlight is how many writes a restore has sent to etcd at once: etcd
 // applies them one revision each, in about the order sent, and syncs them
@@ -104,6 +121,9 @@ func (cs *Checkpoints) writeAll(ctx context.Context, changes []change, res *Resu
 		wg.Go(func() {
 			defer func() { <-slots }()
 			rev, err := cs.write(ctx, c)
+			if err == nil && cs.written != nil {
+				cs.written(c.key)
+			}
 			mu.Lock()
 			defer mu.Unlock()
 			if err != nil {
