@@ -23,6 +23,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metainternalversion "k8s.io/apimachinery/pkg/apis/meta/internalversion"
@@ -31,6 +32,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/duration"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/apiserver/pkg/registry/rest"
@@ -42,12 +44,11 @@ import (
 // Storage is the REST storage of the fault rules, kept in memory (a
 // restore must not bring back a rule deleted since its checkpoint).
 func (f *Faults) Storage() map[string]rest.Storage {
-	return map[string]rest.Storage{"faultrules": &faultRulesREST{f: f, TableConvertor: rest.NewDefaultTableConvertor(FaultRules)}}
+	return map[string]rest.Storage{"faultrules": &faultRulesREST{f: f}}
 }
 
 type faultRulesREST struct {
 	f *Faults
-	rest.TableConvertor
 }
 
 var (
@@ -58,6 +59,7 @@ var (
 	_ rest.GracefulDeleter      = (*faultRulesREST)(nil)
 	_ rest.Scoper               = (*faultRulesREST)(nil)
 	_ rest.SingularNameProvider = (*faultRulesREST)(nil)
+	_ rest.TableConvertor       = (*faultRulesREST)(nil)
 )
 
 func (r *faultRulesREST) New() runtime.Object     { return &v1alpha1.FaultRule{} }
@@ -147,6 +149,60 @@ func (r *faultRulesREST) Delete(ctx context.Context, name string, deleteValidati
 	}
 	obj, err = r.f.remove(name)
 	return obj, err == nil, err
+}
+
+// ConvertToTable is what kubectl get shows of fault rules: what each
+// matches, does, and has hit.
+func (r *faultRulesREST) ConvertToTable(_ context.Context, obj runtime.Object, _ runtime.Object) (*metav1.Table, error) {
+	table := &metav1.Table{ColumnDefinitions: []metav1.TableColumnDefinition{
+		{Name: "Name", Type: "string", Format: "name"},
+		{Name: "Verbs", Type: "string"},
+		{Name: "Resources", Type: "string"},
+		{Name: "Action", Type: "string"},
+		{Name: "Hits", Type: "integer"},
+		{Name: "Count", Type: "integer"},
+		{Name: "Age", Type: "date"},
+	}}
+	var rules []v1alpha1.FaultRule
+	switch o := obj.(type) {
+	case *v1alpha1.FaultRule:
+		rules = []v1alpha1.FaultRule{*o}
+	case *v1alpha1.FaultRuleList:
+		rules = o.Items
+		table.ResourceVersion, table.Continue = o.ResourceVersion, o.Continue
+	default:
+		return nil, fmt.Errorf("no table for %T", obj)
+	}
+	for i := range rules {
+		fr := &rules[i]
+		verbs := "*"
+		if len(fr.Spec.Match.Verbs) > 0 {
+			verbs = strings.Join(fr.Spec.Match.Verbs, ",")
+		}
+		table.Rows = append(table.Rows, metav1.TableRow{
+			Cells: []any{fr.Name, verbs, strings.Join(fr.Spec.Match.Resources, ","), action(fr.Spec), fr.Status.Hits, fr.Spec.Count,
+				duration.HumanDuration(time.Since(fr.CreationTimestamp.Time))},
+			Object: runtime.RawExtension{Object: fr},
+		})
+	}
+	return table, nil
+}
+
+// action names what a rule does.
+func action(spec v1alpha1.FaultRuleSpec) string {
+	switch {
+	case spec.Error != nil:
+		return fmt.Sprintf("error %d", spec.Error.Code)
+	case spec.Delay != nil:
+		return fmt.Sprintf("delay %s/%s", spec.Delay.Before.Duration, spec.Delay.After.Duration)
+	case spec.EndWatch != nil:
+		return "end watches"
+	case spec.DropConnection:
+		return "drop"
+	case spec.WatchCacheLag != nil:
+		return "lag " + spec.WatchCacheLag.Duration.String()
+	}
+	return ""
 }
 
 // verbs are the verbs a rule can match.

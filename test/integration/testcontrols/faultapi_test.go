@@ -53,6 +53,11 @@ spec:
 	if out := framework.Kubectl(t, s, "", "get", "faultrule", "throttled", "-o", "jsonpath={.spec.error.code} {.status.hits}"); out != "429 1" {
 		t.Errorf("kubectl get faultrule: %q, want the updated code and 1 hit", out)
 	}
+	table := strings.Split(strings.TrimSpace(framework.Kubectl(t, s, "", "get", "faultrules")), "\n")
+	if len(table) != 2 || strings.Join(strings.Fields(table[0]), " ") != "NAME VERBS RESOURCES ACTION HITS COUNT AGE" ||
+		!strings.HasPrefix(strings.Join(strings.Fields(table[1]), " "), "throttled get configmaps error 429 1 1 ") {
+		t.Errorf("kubectl get faultrules:\n%s\nwant the rule, its action and its 1 hit", strings.Join(table, "\n"))
+	}
 	metrics := framework.ScrapeMetrics(t, s)
 	if got := framework.SumSamples(metrics, "miniapiserver_testcontrol_fault_hits_total", map[string]string{"rule": "throttled"}); got != 1 {
 		t.Errorf("miniapiserver_testcontrol_fault_hits_total{rule=throttled} = %v, want 1", got)
