@@ -193,6 +193,7 @@ func AddToScheme(s *runtime.Scheme) error {
 		addEventConversions,
 		addAutoscalingConversions,
 		addFieldLabelConversions,
+		addPodLogOptionsConversion,
 	} {
 		if err := add(s); err != nil {
 			return err

@@ -17,8 +17,10 @@ limitations under the License.
 package server
 
 import (
+	"crypto/tls"
 	"fmt"
 	"maps"
+	"net/http"
 	"slices"
 	"strings"
 	"time"
@@ -42,6 +44,7 @@ import (
 	storagev1 "k8s.io/api/storage/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	utilnet "k8s.io/apimachinery/pkg/util/net"
 	"k8s.io/apiserver/pkg/authentication/authenticator"
 	"k8s.io/apiserver/pkg/authentication/request/bearertoken"
 	"k8s.io/apiserver/pkg/authorization/authorizer"
@@ -168,6 +171,7 @@ func installAPIs(s *genericapiserver.GenericAPIServer, optsGetter generic.RESTOp
 		Get:    budgets["poddisruptionbudgets"].(rest.Getter),
 		Status: budgets["poddisruptionbudgets/status"].(rest.Updater),
 	})
+	coreStorage["pods/log"] = &pod.LogREST{Pods: coreStorage["pods"].(rest.Getter), Nodes: coreStorage["nodes"].(rest.Getter), Kubelets: kubeletTransport()}
 	coreStorage["serviceaccounts/token"] = &serviceaccount.TokenREST{
 		ServiceAccounts: coreStorage["serviceaccounts"].(rest.Getter),
 		Pods:            coreStorage["pods"].(rest.Getter),
@@ -259,4 +263,11 @@ func collect(optsGetter generic.RESTOptionsGetter, fns ...storageFunc) (map[stri
 		}
 	}
 	return all, nil
+}
+
+// kubeletTransport carries pods/log to the kubelets, as kube-apiserver's
+// kubelet client without --kubelet-certificate-authority (which does not
+// check the kubelets' certificates) and without a client certificate.
+func kubeletTransport() http.RoundTripper {
+	return utilnet.SetTransportDefaults(&http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true, MinVersion: tls.VersionTLS12}}) //nolint:gosec // as kube-apiserver's
 }
