@@ -18,6 +18,7 @@ package cluster
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -93,6 +94,12 @@ func TestDeployment(t *testing.T) {
 	}
 	if len(pods) != 3 {
 		t.Fatalf("%d pods Running and Ready on kwok nodes, want 3", len(pods))
+	}
+	// pods/log reaches kwok's kubelet endpoint, which has no logs to give
+	// (none configured): its answer, as through kube-apiserver.
+	out, err := c.tryKubectl(t, "-n", ns, "logs", pods[0].Name)
+	if want := fmt.Sprintf(`Error from server (BadRequest): no logs found for container "nginx" in pod "%s/%s"`, ns, pods[0].Name); err == nil || strings.TrimSpace(out) != want {
+		t.Errorf("kubectl logs: %v, %q; want kwok's answer %q", err, out, want)
 	}
 
 	c.kubectl(t, "-n", ns, "scale", "deployment/web", "--replicas=5")
