@@ -90,17 +90,19 @@ func (l *closingListener) Close() error {
 }
 
 // Once the handlers have returned, the HTTP/2 server may still be writing
-// what they wrote (a watch's final bookmark) from its own goroutine: a
-// connection is closed only once nothing has been written to it for
-// quietFor, or after quietWait whatever it does. (Clients close most
-// connections themselves after the server's GOAWAY.)
+// what they wrote (a watch's final bookmark, the answer of a request held
+// until then) from its own goroutine: a connection is closed only once
+// nothing has been written to it for quietFor since the handlers returned,
+// or after quietWait whatever it does. (Clients close most connections
+// themselves after the server's GOAWAY.)
 const (
 	quietFor  = 10 * time.Millisecond
 	quietWait = 2 * time.Second
 )
 
 func (l *closingListener) closeQuietConns() {
-	deadline := time.Now().Add(quietWait)
+	drained := time.Now()
+	deadline := drained.Add(quietWait)
 	for {
 		l.mu.Lock()
 		conns := make([]*trackedConn, 0, len(l.conns))
@@ -113,7 +115,10 @@ func (l *closingListener) closeQuietConns() {
 		}
 		now := time.Now()
 		for _, c := range conns {
-			if now.After(deadline) || now.Sub(time.Unix(0, c.lastWrite.Load())) >= quietFor {
+			// A connection last written before the handlers returned
+			// (its request held until then) gets quietFor from then.
+			lastWrite := max(c.lastWrite.Load(), drained.UnixNano())
+			if now.After(deadline) || now.Sub(time.Unix(0, lastWrite)) >= quietFor {
 				c.Close()
 			}
 		}
