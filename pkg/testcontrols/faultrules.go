@@ -28,8 +28,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metainternalversion "k8s.io/apimachinery/pkg/apis/meta/internalversion"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/fields"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/duration"
@@ -123,13 +121,9 @@ func (r *faultRulesREST) Get(_ context.Context, name string, _ *metav1.GetOption
 func (r *faultRulesREST) List(_ context.Context, opts *metainternalversion.ListOptions) (runtime.Object, error) {
 	list := &v1alpha1.FaultRuleList{Items: []v1alpha1.FaultRule{}}
 	for _, fr := range r.f.list() {
-		if opts != nil && opts.FieldSelector != nil && !opts.FieldSelector.Matches(fields.Set{"metadata.name": fr.Name}) {
-			continue
+		if selected(opts, &fr.ObjectMeta) {
+			list.Items = append(list.Items, *fr)
 		}
-		if opts != nil && opts.LabelSelector != nil && !opts.LabelSelector.Matches(labels.Set(fr.Labels)) {
-			continue
-		}
-		list.Items = append(list.Items, *fr)
 	}
 	return list, nil
 }
@@ -139,16 +133,7 @@ func (r *faultRulesREST) Delete(ctx context.Context, name string, deleteValidati
 	if err != nil {
 		return nil, false, err
 	}
-	if deleteValidation != nil {
-		if err := deleteValidation(ctx, obj); err != nil {
-			return nil, false, err
-		}
-	}
-	if len(opts.DryRun) > 0 {
-		return obj, true, nil
-	}
-	obj, err = r.f.remove(name)
-	return obj, err == nil, err
+	return deleteAfter(ctx, obj, deleteValidation, opts, func() (runtime.Object, error) { return r.f.remove(name) })
 }
 
 // ConvertToTable is what kubectl get shows of fault rules: what each

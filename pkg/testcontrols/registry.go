@@ -144,14 +144,9 @@ func (r *checkpointsREST) Get(_ context.Context, name string, _ *metav1.GetOptio
 func (r *checkpointsREST) List(_ context.Context, opts *metainternalversion.ListOptions) (runtime.Object, error) {
 	list := &v1alpha1.CheckpointList{Items: []v1alpha1.Checkpoint{}}
 	for _, i := range r.cs.List() {
-		c := r.object(i)
-		if opts != nil && opts.FieldSelector != nil && !opts.FieldSelector.Matches(fields.Set{"metadata.name": c.Name}) {
-			continue
+		if c := r.object(i); selected(opts, &c.ObjectMeta) {
+			list.Items = append(list.Items, *c)
 		}
-		if opts != nil && opts.LabelSelector != nil && !opts.LabelSelector.Matches(labels.Set(c.Labels)) {
-			continue
-		}
-		list.Items = append(list.Items, *c)
 	}
 	return list, nil
 }
@@ -161,6 +156,24 @@ func (r *checkpointsREST) Delete(ctx context.Context, name string, deleteValidat
 	if err != nil {
 		return nil, false, err
 	}
+	return deleteAfter(ctx, obj, deleteValidation, opts, func() (runtime.Object, error) { return obj, r.cs.Delete(name) })
+}
+
+// selected says whether opts's field and label selectors select the
+// object of meta.
+func selected(opts *metainternalversion.ListOptions, meta *metav1.ObjectMeta) bool {
+	if opts == nil {
+		return true
+	}
+	return (opts.FieldSelector == nil || opts.FieldSelector.Matches(fields.Set{"metadata.name": meta.Name})) &&
+		(opts.LabelSelector == nil || opts.LabelSelector.Matches(labels.Set(meta.Labels)))
+}
+
+// deleteAfter deletes obj by remove, once deleteValidation allows it,
+// unless opts asks for a dry run.
+func deleteAfter(ctx context.Context, obj runtime.Object, deleteValidation rest.ValidateObjectFunc, opts *metav1.DeleteOptions,
+	remove func() (runtime.Object, error),
+) (runtime.Object, bool, error) {
 	if deleteValidation != nil {
 		if err := deleteValidation(ctx, obj); err != nil {
 			return nil, false, err
@@ -169,10 +182,11 @@ func (r *checkpointsREST) Delete(ctx context.Context, name string, deleteValidat
 	if len(opts.DryRun) > 0 {
 		return obj, true, nil
 	}
-	if err := r.cs.Delete(name); err != nil {
+	deleted, err := remove()
+	if err != nil {
 		return nil, false, err
 	}
-	return obj, true, nil
+	return deleted, true, nil
 }
 
 // restoreREST is a checkpoint's restore subresource.
