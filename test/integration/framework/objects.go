@@ -21,9 +21,11 @@ import (
 	"fmt"
 	"strconv"
 	"testing"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -149,4 +151,19 @@ func ParseRV(t *testing.T, rv string) uint64 {
 		t.Fatalf("resourceVersion %q: %v", rv, err)
 	}
 	return n
+}
+
+// DeleteNamespace deletes namespace ns and waits until the namespace
+// controller has emptied and removed it. It empties every namespaced
+// resource (about 50, a DeleteCollection and a LIST each): under a full
+// suite's load that has taken over 30 s, so it waits up to 2 minutes.
+func DeleteNamespace(t *testing.T, client kubernetes.Interface, ns string) {
+	t.Helper()
+	if err := client.CoreV1().Namespaces().Delete(t.Context(), ns, metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	Poll(t, "namespace "+ns+" gone", 2*time.Minute, func() bool {
+		_, err := client.CoreV1().Namespaces().Get(t.Context(), ns, metav1.GetOptions{})
+		return apierrors.IsNotFound(err)
+	})
 }

@@ -249,13 +249,7 @@ func TestHorizontalPodAutoscalers(t *testing.T) {
 
 		// The namespace controller empties them too.
 		t.Run("namespace deletion", func(t *testing.T) {
-			if err := client.CoreV1().Namespaces().Delete(ctx, ns, metav1.DeleteOptions{}); err != nil {
-				t.Fatal(err)
-			}
-			framework.WaitUntil(t, func() bool {
-				_, err := client.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{})
-				return apierrors.IsNotFound(err)
-			}, "namespace "+ns+" gone")
+			framework.DeleteNamespace(t, client, ns)
 			if list, err := client.AutoscalingV2().HorizontalPodAutoscalers(ns).List(ctx, metav1.ListOptions{}); err != nil || len(list.Items) != 0 {
 				t.Errorf("autoscalers left in the deleted namespace: %v, %v", list, err)
 			}

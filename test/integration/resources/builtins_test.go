@@ -207,13 +207,7 @@ func TestBuiltins(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		if err := client.CoreV1().Namespaces().Delete(ctx, ns, metav1.DeleteOptions{}); err != nil {
-			t.Fatal(err)
-		}
-		framework.WaitUntil(t, func() bool {
-			_, err := client.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{})
-			return apierrors.IsNotFound(err)
-		}, "namespace "+ns+" gone")
+		framework.DeleteNamespace(t, client, ns)
 		if list, err := client.CoreV1().ReplicationControllers(ns).List(ctx, metav1.ListOptions{}); err != nil || len(list.Items) != 0 {
 			t.Errorf("replication controllers left in the deleted namespace: %v, %v", list, err)
 		}

@@ -403,13 +403,7 @@ func TestDeletingANamespaceDeletesTheNewTypes(t *testing.T) {
 	if _, err := client.RbacV1().Roles(ns).Create(ctx, &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Name: "r"}}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	if err := client.CoreV1().Namespaces().Delete(ctx, ns, metav1.DeleteOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	framework.WaitUntil(t, func() bool {
-		_, err := client.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{})
-		return apierrors.IsNotFound(err)
-	}, "namespace "+ns+" gone")
+	framework.DeleteNamespace(t, client, ns)
 	if list, err := client.AppsV1().Deployments(ns).List(ctx, metav1.ListOptions{}); err != nil || len(list.Items) != 0 {
 		t.Errorf("deployments left in the deleted namespace: %v, %v", list, err)
 	}
