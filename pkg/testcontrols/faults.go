@@ -148,7 +148,7 @@ func (r *rule) ends(verb string) bool {
 func (f *Faults) add(obj *v1alpha1.FaultRule) (*v1alpha1.FaultRule, error) {
 	m, _ := newMatcher(obj.Spec.Match) // validated
 	f.mu.Lock()
-	if slices.ContainsFunc(f.rules, func(r *rule) bool { return r.obj.Name == obj.Name }) {
+	if f.indexLocked(obj.Name) >= 0 {
 		f.mu.Unlock()
 		return nil, alreadyExists(obj.Name)
 	}
@@ -175,7 +175,7 @@ func (f *Faults) add(obj *v1alpha1.FaultRule) (*v1alpha1.FaultRule, error) {
 			w.end(obj.Spec.EndWatch.Bookmark)
 		}
 	}
-	return f.object(r), nil
+	return r.object(), nil
 }
 
 // update replaces the spec, labels and annotations of rule name (valid);
@@ -184,7 +184,7 @@ func (f *Faults) update(obj *v1alpha1.FaultRule) (*v1alpha1.FaultRule, error) {
 	m, _ := newMatcher(obj.Spec.Match)
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	i := slices.IndexFunc(f.rules, func(r *rule) bool { return r.obj.Name == obj.Name })
+	i := f.indexLocked(obj.Name)
 	if i < 0 {
 		return nil, notFound(obj.Name)
 	}
@@ -204,14 +204,14 @@ func (f *Faults) update(obj *v1alpha1.FaultRule) (*v1alpha1.FaultRule, error) {
 	rules[i] = &rule{obj: updated, match: m, state: f.rules[i].state}
 	f.rules = rules
 	f.changedLocked()
-	return f.objectLocked(rules[i]), nil
+	return rules[i].object(), nil
 }
 
 // remove deletes rule name, and returns it as it was last.
 func (f *Faults) remove(name string) (*v1alpha1.FaultRule, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	i := slices.IndexFunc(f.rules, func(r *rule) bool { return r.obj.Name == name })
+	i := f.indexLocked(name)
 	if i < 0 {
 		return nil, notFound(name)
 	}
@@ -220,17 +220,15 @@ func (f *Faults) remove(name string) (*v1alpha1.FaultRule, error) {
 	f.rules = slices.Delete(slices.Clone(f.rules), i, i+1)
 	f.changedLocked()
 	faultHits.DeleteLabelValues(name)
-	return f.objectLocked(r), nil
+	return r.object(), nil
 }
 
 // get returns rule name; list returns every rule.
 func (f *Faults) get(name string) (*v1alpha1.FaultRule, error) {
 	f.mu.RLock()
 	defer f.mu.RUnlock()
-	for _, r := range f.rules {
-		if r.obj.Name == name {
-			return f.objectLocked(r), nil
-		}
+	if i := f.indexLocked(name); i >= 0 {
+		return f.rules[i].object(), nil
 	}
 	return nil, notFound(name)
 }
@@ -240,19 +238,18 @@ func (f *Faults) list() []*v1alpha1.FaultRule {
 	defer f.mu.RUnlock()
 	objs := make([]*v1alpha1.FaultRule, 0, len(f.rules))
 	for _, r := range f.rules {
-		objs = append(objs, f.objectLocked(r))
+		objs = append(objs, r.object())
 	}
 	return objs
 }
 
-func (f *Faults) object(r *rule) *v1alpha1.FaultRule {
-	f.mu.RLock()
-	defer f.mu.RUnlock()
-	return f.objectLocked(r)
+// indexLocked is where rule name is in f.rules, or -1.
+func (f *Faults) indexLocked(name string) int {
+	return slices.IndexFunc(f.rules, func(r *rule) bool { return r.obj.Name == name })
 }
 
-// objectLocked is r with its hits.
-func (f *Faults) objectLocked(r *rule) *v1alpha1.FaultRule {
+// object is r with its hits (r.obj never changes: no lock is needed).
+func (r *rule) object() *v1alpha1.FaultRule {
 	obj := r.obj.DeepCopy()
 	obj.Status.Hits = r.state.hits.Load()
 	return obj
