@@ -141,34 +141,49 @@ func (s *MemStorage) Get(_ context.Context, key string, _ storage.GetOptions, ou
 	return copyInto(out, obj)
 }
 
+// GuaranteedUpdate runs tryUpdate without the lock, as etcd3's store
+// does (it may read or write other keys), and again if the object changed
+// meanwhile.
 func (s *MemStorage) GuaranteedUpdate(_ context.Context, key string, dest runtime.Object, ignoreNotFound bool,
 	preconditions *storage.Preconditions, tryUpdate storage.UpdateFunc, _ runtime.Object,
 ) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	existing, ok := s.objects[key]
-	switch {
-	case !ok && !ignoreNotFound:
-		return storage.NewKeyNotFoundError(key, 0)
-	case !ok:
-		// As etcd3's store: tryUpdate sees an empty object (resourceVersion 0).
-		existing = reflect.New(reflect.TypeOf(dest).Elem()).Interface().(runtime.Object)
-	}
-	if err := preconditions.Check(key, existing); err != nil {
+	for {
+		existing, ok := s.Stored(key)
+		switch {
+		case !ok && !ignoreNotFound:
+			return storage.NewKeyNotFoundError(key, 0)
+		case !ok:
+			// As etcd3's store: tryUpdate sees an empty object (resourceVersion 0).
+			existing = reflect.New(reflect.TypeOf(dest).Elem()).Interface().(runtime.Object)
+		}
+		if err := preconditions.Check(key, existing); err != nil {
+			return err
+		}
+		rv, err := s.Versioner().ObjectResourceVersion(existing)
+		if err != nil {
+			return err
+		}
+		updated, _, err := tryUpdate(existing, storage.ResponseMeta{ResourceVersion: rv})
+		if err != nil {
+			return err
+		}
+		s.mu.Lock()
+		current, ok := s.objects[key]
+		var currentRV uint64
+		if ok {
+			currentRV, _ = s.Versioner().ObjectResourceVersion(current)
+		}
+		if currentRV != rv {
+			s.mu.Unlock()
+			continue // changed meanwhile
+		}
+		err = s.storeLocked(key, updated)
+		if err == nil {
+			err = copyInto(dest, s.objects[key])
+		}
+		s.mu.Unlock()
 		return err
 	}
-	rv, err := s.Versioner().ObjectResourceVersion(existing)
-	if err != nil {
-		return err
-	}
-	updated, _, err := tryUpdate(existing.DeepCopyObject(), storage.ResponseMeta{ResourceVersion: rv})
-	if err != nil {
-		return err
-	}
-	if err := s.storeLocked(key, updated); err != nil {
-		return err
-	}
-	return copyInto(dest, s.objects[key])
 }
 
 func (s *MemStorage) Delete(ctx context.Context, key string, out runtime.Object, preconditions *storage.Preconditions,
