@@ -146,25 +146,30 @@ func (id identity) issue(sa *corev1.ServiceAccount, audiences []string, ttl time
 // lists from the watch caches are encoded from their items' kept
 // encodings, which encodings hands over (nil without watch caches). It
 // returns the namespaced resources, which the namespace controller empties.
-func installAPIs(s *genericapiserver.GenericAPIServer, optsGetter generic.RESTOptionsGetter, encodings *watchcache.Encodings, id identity, ranges service.Ranges) ([]schema.GroupVersionResource, error) {
+func installAPIs(s *genericapiserver.GenericAPIServer, optsGetter generic.RESTOptionsGetter, encodings *watchcache.Encodings, id identity, ranges service.Ranges) (namespaced []schema.GroupVersionResource, services *service.Storage, err error) {
 	core := genericapiserver.NewDefaultAPIGroupInfo("", api.Scheme, api.ParameterCodec, api.Codecs)
 	core.NegotiatedSerializer = encoding.WithCachedListEncoding(core.NegotiatedSerializer, encodings)
 	// Services record their cluster IPs as networking.k8s.io IPAddresses.
 	ipAddresses, err := ipaddress.NewStorage(optsGetter)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
+	}
+	services, err = service.New(optsGetter, ipAddresses["ipaddresses"].(service.IPAddresses), ranges)
+	if err != nil {
+		return nil, nil, err
 	}
 	coreStorage, err := collect(optsGetter, namespace.NewStorage, configmap.NewStorage, secret.NewStorage,
-		pod.NewStorage, podtemplate.NewStorage, serviceaccount.NewStorage, event.NewStorage,
-		service.NewStorageRecordingIPs(ipAddresses["ipaddresses"].(service.IPAddresses), ranges), endpoints.NewStorage, persistentvolumeclaim.NewStorage, persistentvolume.NewStorage, node.NewStorage,
-		resourcequota.NewStorage, limitrange.NewStorage, replicationcontroller.NewStorage)
+		pod.NewStorage, podtemplate.NewStorage, serviceaccount.NewStorage, event.NewStorage, endpoints.NewStorage,
+		persistentvolumeclaim.NewStorage, persistentvolume.NewStorage, node.NewStorage, resourcequota.NewStorage,
+		limitrange.NewStorage, replicationcontroller.NewStorage)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
+	maps.Copy(coreStorage, services.Map())
 	// Pods are evicted as their PodDisruptionBudgets allow.
 	budgets, err := poddisruptionbudget.NewStorage(optsGetter)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	coreStorage["pods/eviction"] = pod.NewEvictionREST(coreStorage["pods"].(*registry.REST).Store, pod.Budgets{
 		List:   budgets["poddisruptionbudgets"].(rest.Lister),
@@ -181,7 +186,7 @@ func installAPIs(s *genericapiserver.GenericAPIServer, optsGetter generic.RESTOp
 	}
 	core.VersionedResourcesStorageMap["v1"] = coreStorage
 	if err := s.InstallLegacyAPIGroup(genericapiserver.DefaultLegacyAPIPrefix, &core); err != nil {
-		return nil, fmt.Errorf("installing core/v1: %w", err)
+		return nil, nil, fmt.Errorf("installing core/v1: %w", err)
 	}
 
 	var groups []*genericapiserver.APIGroupInfo
@@ -189,7 +194,7 @@ func installAPIs(s *genericapiserver.GenericAPIServer, optsGetter generic.RESTOp
 		info := genericapiserver.NewDefaultAPIGroupInfo(g.group, api.Scheme, api.ParameterCodec, api.Codecs)
 		info.NegotiatedSerializer = encoding.WithCachedListEncoding(info.NegotiatedSerializer, encodings)
 		if info.VersionedResourcesStorageMap["v1"], err = collect(optsGetter, g.storages...); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		switch g.group {
 		case networkingv1.GroupName:
@@ -214,7 +219,7 @@ func installAPIs(s *genericapiserver.GenericAPIServer, optsGetter generic.RESTOp
 	// stored) and in v1, converted: one store, hence one watch cache.
 	hpas, err := horizontalpodautoscaler.NewStorage(optsGetter)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	autoscaling := genericapiserver.NewDefaultAPIGroupInfo(autoscalingv1.GroupName, api.Scheme, api.ParameterCodec, api.Codecs)
 	autoscaling.NegotiatedSerializer = encoding.WithCachedListEncoding(autoscaling.NegotiatedSerializer, encodings)
@@ -227,15 +232,15 @@ func installAPIs(s *genericapiserver.GenericAPIServer, optsGetter generic.RESTOp
 	events.VersionedResourcesStorageMap["v1"] = map[string]rest.Storage{"events": coreStorage["events"]}
 	groups = append(groups, &events)
 	if err := s.InstallAPIGroups(groups...); err != nil {
-		return nil, fmt.Errorf("installing API groups: %w", err)
+		return nil, nil, fmt.Errorf("installing API groups: %w", err)
 	}
-	namespaced := namespacedResources(corev1.SchemeGroupVersion, coreStorage)
+	namespaced = namespacedResources(corev1.SchemeGroupVersion, coreStorage)
 	for _, g := range groups[:len(groups)-1] { // events.k8s.io Events are core Events
 		// Each group's resources once, in its preferred version.
 		preferred := g.PrioritizedVersions[0]
 		namespaced = append(namespaced, namespacedResources(preferred, g.VersionedResourcesStorageMap[preferred.Version])...)
 	}
-	return namespaced, nil
+	return namespaced, services, nil
 }
 
 // namespacedResources returns the namespaced resources (not subresources,

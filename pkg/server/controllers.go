@@ -18,6 +18,7 @@ package server
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -27,6 +28,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	utilnet "k8s.io/apimachinery/pkg/util/net"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
 	genericapiserver "k8s.io/apiserver/pkg/server"
 	"k8s.io/apiserver/pkg/server/dynamiccertificates"
@@ -111,6 +113,8 @@ type loopbackClients struct {
 	namespaced  func() []schema.GroupVersionResource
 	controllers []string
 	ranges      service.Ranges
+	// services' record of node ports is repaired by a loop of the server's.
+	services *service.Storage
 	// peers, with external etcd, keeps the server's identity lease and
 	// looks out for other servers'.
 	peers *peers
@@ -179,6 +183,15 @@ func addLoopbackClients(l loopbackClients) (stop func(), err error) {
 			return bootstrapAuthenticationInfo(ctx, loopbackClient, l.clientCA.CurrentCABundleContent())
 		})
 	}
+	// The record of node ports is repaired before the server is ready,
+	// then every repairInterval (kube-apiserver's hook of this name).
+	generic.AddPostStartHookOrDie("start-service-ip-repair-controllers", func(hc genericapiserver.PostStartHookContext) error {
+		if err := firstRepair(hc, l.services, l.peers.Alone); err != nil {
+			return err
+		}
+		running.Go(func() { repairEvery(loopbackCtx, l.services, l.peers.Alone) })
+		return nil
+	})
 	afterSynced("start-legacy-token-tracking-controller", func(ctx context.Context) error {
 		return bootstrapLegacyTokenTracking(ctx, loopbackClient)
 	})
@@ -246,7 +259,7 @@ func (l loopbackClients) inServerControllers(client kubernetes.Interface) []inSe
 		if ca {
 			rootCA = l.rootCA
 		}
-		defaults := namespacedefaults.New(client, rootCA, sa, l.factory.Core().V1().Namespaces())
+		defaults := namespacedefaults.New(client, rootCA, sa, l.factory.Core().V1().Namespaces(), l.peers.Alone)
 		list = append(list, inServerController{"namespace-defaults", func(*rest.Config) (func(context.Context), error) { return defaults.Run, nil }})
 	}
 	if on(ControllerClusterRoleAggregation) {
@@ -321,3 +334,38 @@ func bootstrapRBAC(ctx context.Context, client kubernetes.Interface, synced []ca
 
 // Controllers are the names of the in-server controllers.
 func Controllers() []string { return slices.Sorted(maps.Keys(controllers)) }
+
+// repairInterval is how often the record of node ports is repaired
+// (kube-apiserver's default).
+const repairInterval = 3 * time.Minute
+
+// firstRepair repairs services' record of node ports, retrying for up to
+// a minute, as kube-apiserver before it is ready.
+func firstRepair(ctx context.Context, services *service.Storage, alone func() bool) error {
+	var last error
+	err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+		last = services.RepairNodePorts(ctx, alone())
+		return last == nil, nil
+	})
+	if err != nil {
+		return fmt.Errorf("unable to perform initial IP and Port allocation check: %w", errors.Join(err, last))
+	}
+	return nil
+}
+
+// repairEvery repairs services' record of node ports every
+// repairInterval until ctx ends.
+func repairEvery(ctx context.Context, services *service.Storage, alone func() bool) {
+	ticker := time.NewTicker(repairInterval)
+	defer ticker.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-ticker.C:
+		}
+		if err := services.RepairNodePorts(ctx, alone()); err != nil && ctx.Err() == nil {
+			utilruntime.HandleErrorWithContext(ctx, err, "Repairing the record of node ports")
+		}
+	}
+}

@@ -186,7 +186,7 @@ func (c CompletedConfig) New(ctx context.Context) (s *Server, err error) {
 			generic.Destroy()
 		}
 	}()
-	namespaced, err := installAPIs(generic, gc.RESTOptionsGetter, encodings,
+	namespaced, services, err := installAPIs(generic, gc.RESTOptionsGetter, encodings,
 		identity{authorizer: gc.Authorization.Authorizer, rules: gc.RuleResolver, tokens: parts.tokens, serviceAccounts: parts.serviceAccounts},
 		o.ServiceRanges)
 	if err != nil {
@@ -209,7 +209,7 @@ func (c CompletedConfig) New(ctx context.Context) (s *Server, err error) {
 	generic.AddPostStartHookOrDie("storage-readiness", generic.StorageReadinessHook.Hook)
 	stopLoopbackClients, err := addLoopbackClients(loopbackClients{generic: generic, factory: parts.factory, buildAdmission: parts.admission.build,
 		port: c.port(), loopback: gc.LoopbackClientConfig, admin: c.Admin, rootCA: c.Serving.ServingCA, clientCA: c.Serving.ClientCA, namespaced: namespacedNow,
-		controllers: o.Controllers, ranges: o.ServiceRanges, peers: parts.peers})
+		controllers: o.Controllers, ranges: o.ServiceRanges, services: services, peers: parts.peers})
 	if err != nil {
 		return nil, err
 	}

@@ -104,8 +104,16 @@ func (g RESTOptionsGetter) GetRESTOptions(gr schema.GroupResource, _ runtime.Obj
 	}
 	cfg.Codec = withoutTypeMeta{codec}
 	cfg.EncodeVersioner = encodeVersioner
-	return restOptions(&cfg, gr, gr.Resource, g.Decorator, g.GarbageCollection), nil
+	decorator := g.Decorator
+	if uncached[gr] {
+		decorator = Undecorated
+	}
+	return restOptions(&cfg, gr, gr.Resource, decorator, g.GarbageCollection), nil
 }
+
+// uncached are stored, not served: their storage is etcd's, with no watch
+// cache (as upstream's RangeAllocation of node ports, one key).
+var uncached = map[schema.GroupResource]bool{{Resource: "servicenodeportallocations"}: true}
 
 func restOptions(cfg *storagebackend.Config, gr schema.GroupResource, prefix string, decorator generic.StorageDecorator, gc bool) generic.RESTOptions {
 	if decorator == nil {

@@ -27,23 +27,22 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metainternalversion "k8s.io/apimachinery/pkg/apis/meta/internalversion"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
-// allocator hands out cluster IPs and node ports not used by any stored
-// service. Upstream keeps a bitmap in etcd for node ports and IPAddress
-// objects for cluster IPs. Here the stored services are the record of
-// node ports: an allocation of node ports lists them (a consistent read).
-// A cluster IP is recorded as an IPAddress, whose create fails if another
-// server took the address: an allocation that picks a cluster IP (and no
-// node ports) lists the services and IPAddresses from the watch cache (as
-// upstream's allocator reads its informer's), where a stale list costs a
-// retry, not a duplicate. One that asks for an address reads consistently:
-// a stale list could still hold a Service just deleted, and refuse its
-// address (so does one the stale lists show no free address for).
-// Allocations run one at a time (under mu), and what they hand
-// out is pending until the service's write ends; the writes (of
-// IPAddresses and services) run in parallel, outside mu.
+// allocator hands out cluster IPs and node ports. As upstream's, it
+// records each cluster IP as an IPAddress, whose create fails if another
+// server took the address, and the node ports in one record changed by
+// compare-and-swap (portRecord). An allocation that picks a cluster IP
+// lists the services and IPAddresses from the watch cache (as upstream's
+// allocator reads its informer's), where a stale list costs a retry, not
+// a duplicate. One that asks for an address reads consistently: a stale
+// list could still hold a Service just deleted, and refuse its address
+// (so does one the stale lists show no free address for). Allocations
+// run one at a time (under mu), and what they hand out is pending until
+// the service's write ends; the writes (of IPAddresses and services) run
+// in parallel, outside mu.
 type allocator struct {
 	// ranges are where cluster IPs and node ports come from.
 	ranges Ranges
@@ -53,10 +52,17 @@ type allocator struct {
 	list func(ctx context.Context, consistent bool) ([]corev1.Service, error)
 	// ips, if set, records each cluster IP (see claim).
 	ips IPAddresses
+	// ports records the node ports handed out.
+	ports portRecord
 	// pendingIPs and pendingPorts count the services being written that
-	// hold each address and node port (guarded by mu).
+	// hold each address and node port, and leaks the repairs in a row
+	// that found each port recorded but held by no Service (guarded by
+	// mu, as releasing).
 	pendingIPs   map[netip.Addr]int
 	pendingPorts map[int32]int
+	leaks        map[int32]int
+	// releasing is what updates being written may give up, by Service.
+	releasing map[types.UID]givenUp
 }
 
 // holds returns the cluster IPs and node ports svc holds.
@@ -115,17 +121,17 @@ func (a *allocator) hold(svc *corev1.Service) (unhold func()) {
 	}
 }
 
-// used returns the cluster IPs and node ports stored services hold, but
-// for self, those pending, and the addresses in taken; consistent asks
-// for consistent lists, else the watch cache's may be stale.
-func (a *allocator) used(ctx context.Context, self *corev1.Service, taken map[netip.Addr]bool, consistent bool) (map[netip.Addr]bool, map[int32]bool, error) {
+// used returns the cluster IPs stored services hold, but for self, those
+// pending, and the addresses in taken; consistent asks for consistent
+// lists, else the watch cache's may be stale.
+func (a *allocator) used(ctx context.Context, self *corev1.Service, taken map[netip.Addr]bool, consistent bool) (map[netip.Addr]bool, error) {
 	services, err := a.list(ctx, consistent)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	ips, err := a.recordedIPs(ctx, consistent)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	for addr := range taken {
 		ips[addr] = true
@@ -133,56 +139,56 @@ func (a *allocator) used(ctx context.Context, self *corev1.Service, taken map[ne
 	for addr := range a.pendingIPs {
 		ips[addr] = true
 	}
-	ports := map[int32]bool{}
-	for port := range a.pendingPorts {
-		ports[port] = true
-	}
 	for _, s := range services {
 		if s.Namespace == self.Namespace && s.Name == self.Name {
 			continue
 		}
-		held, heldPorts := holds(&s)
+		held, _ := holds(&s)
 		for _, addr := range held {
 			ips[addr] = true
 		}
-		for _, port := range heldPorts {
-			ports[port] = true
-		}
 	}
-	return ips, ports, nil
+	return ips, nil
 }
 
 // allocate fills in svc's cluster IP and node ports where it needs them
 // and has none, and checks the ones it asked for; it hands out no address
-// in taken. As upstream's, it stops at the first refusal (an Invalid
-// error; a full range is a 500). A dry run does as upstream's: a cluster
-// IP asked for is checked against the range only, one not asked for is
-// shown as the range's first address, and node ports not asked for as
-// 32769, 32770 and so on.
-func (a *allocator) allocate(ctx context.Context, svc *corev1.Service, taken map[netip.Addr]bool, dryRun bool) error {
-	consistent := a.ips == nil || needsNodePorts(svc) || asksForIP(svc)
-	ips, ports, err := a.used(ctx, svc, taken, consistent)
+// in taken. An update (old, else nil) keeps old's cluster IP, and the
+// node ports old holds are svc's to keep. As upstream's, it stops at the
+// first refusal (an Invalid error; a full range is a 500). It returns the
+// node ports it recorded. A dry run records nothing and does as
+// upstream's: a cluster IP asked for is checked against the range only,
+// one not asked for is shown as the range's first address, and node
+// ports not asked for as 32769, 32770 and so on.
+func (a *allocator) allocate(ctx context.Context, svc, old *corev1.Service, taken map[netip.Addr]bool, dryRun bool) ([]int32, error) {
+	if needsClusterIP(svc) && (old == nil || !needsClusterIP(old)) {
+		if err := a.allocateIP(ctx, svc, taken, dryRun); err != nil {
+			return nil, err
+		}
+	}
+	if !needsNodePorts(svc) {
+		return nil, nil
+	}
+	return a.recordNodePorts(ctx, svc, old, dryRun)
+}
+
+// allocateIP fills in svc's cluster IP, or checks the one it asks for.
+func (a *allocator) allocateIP(ctx context.Context, svc *corev1.Service, taken map[netip.Addr]bool, dryRun bool) error {
+	consistent := a.ips == nil || asksForIP(svc)
+	ips, err := a.used(ctx, svc, taken, consistent)
 	if err != nil {
 		return err
 	}
-	if needsClusterIP(svc) {
-		err := a.ranges.allocateIP(svc, ips, dryRun)
-		if apierrors.IsInternalError(err) && !consistent {
-			// Full, as the watch cache has it: it may still hold Services
-			// just deleted.
-			if ips, ports, err = a.used(ctx, svc, taken, true); err != nil {
-				return err
-			}
-			err = a.ranges.allocateIP(svc, ips, dryRun)
-		}
-		if err != nil {
+	err = a.ranges.allocateIP(svc, ips, dryRun)
+	if apierrors.IsInternalError(err) && !consistent {
+		// Full, as the watch cache has it: it may still hold Services
+		// just deleted.
+		if ips, err = a.used(ctx, svc, taken, true); err != nil {
 			return err
 		}
+		err = a.ranges.allocateIP(svc, ips, dryRun)
 	}
-	if needsNodePorts(svc) {
-		return a.ranges.allocateNodePorts(svc, ports, dryRun)
-	}
-	return nil
+	return err
 }
 
 // invalid is upstream's answer to an allocation it refuses.

@@ -41,9 +41,18 @@ func fakeAllocator(services ...corev1.Service) *allocator {
 	return fakeAllocatorOf(DefaultRanges, services...)
 }
 
-// fakeAllocatorOf returns an allocator of ranges whose list returns services.
+// fakeAllocatorOf returns an allocator of ranges whose list returns
+// services, and whose record of node ports holds theirs.
 func fakeAllocatorOf(ranges Ranges, services ...corev1.Service) *allocator {
-	return &allocator{ranges: ranges, list: func(context.Context, bool) ([]corev1.Service, error) { return services, nil }}
+	record := map[int32]bool{}
+	for _, svc := range services {
+		_, ports := holds(&svc)
+		for _, p := range ports {
+			record[p] = true
+		}
+	}
+	return &allocator{ranges: ranges, ports: &memPorts{ports: record},
+		list: func(context.Context, bool) ([]corev1.Service, error) { return services, nil }}
 }
 
 // holding returns a service (in namespace default) holding ip and nodePorts.
@@ -133,7 +142,7 @@ func TestAllocateClusterIP(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			svc := tt.svc.DeepCopy()
-			err := fakeAllocator(tt.services...).allocate(context.Background(), svc, nil, false)
+			err := fakeAllocator(tt.services...).allocateNew(context.Background(), svc, false)
 			if tt.wantErr != nil {
 				if !apierrors.IsInvalid(err) {
 					t.Fatalf("allocate: got error %v, want Invalid", err)
@@ -180,7 +189,7 @@ func TestAllocateClusterIP(t *testing.T) {
 func TestAllocateKeepsIPFamilyPolicy(t *testing.T) {
 	svc := holding("web", "")
 	svc.Spec.IPFamilyPolicy = ptr.To(corev1.IPFamilyPolicyPreferDualStack)
-	if err := fakeAllocator().allocate(context.Background(), &svc, nil, false); err != nil {
+	if err := fakeAllocator().allocateNew(context.Background(), &svc, false); err != nil {
 		t.Fatalf("allocate: got error %v, want none", err)
 	}
 	if got := svc.Spec.IPFamilyPolicy; got == nil || *got != corev1.IPFamilyPolicyPreferDualStack {
@@ -222,14 +231,14 @@ func TestAllocateUntilFull(t *testing.T) {
 			seen := map[string]bool{}
 			for i := range tt.want {
 				svc := newService(fmt.Sprint("svc-", i))
-				if err := a.allocate(context.Background(), &svc, nil, false); err != nil {
+				if err := a.allocateNew(context.Background(), &svc, false); err != nil {
 					t.Fatalf("allocate #%d: got error %v, want none", i, err)
 				}
 				checkAllocated(t, tt.ranges, &svc, seen)
 				stored = append(stored, svc)
 			}
 			svc := newService("one-too-many")
-			if err := a.allocate(context.Background(), &svc, nil, false); !apierrors.IsInternalError(err) || err.Error() != tt.wantErr {
+			if err := a.allocateNew(context.Background(), &svc, false); !apierrors.IsInternalError(err) || err.Error() != tt.wantErr {
 				t.Fatalf("allocate in a full range: got error %v, want 500 %q", err, tt.wantErr)
 			}
 		})
@@ -257,7 +266,7 @@ func TestAllocateListError(t *testing.T) {
 	want := errors.New("etcd is down")
 	a := &allocator{ranges: DefaultRanges, list: func(context.Context, bool) ([]corev1.Service, error) { return nil, want }}
 	svc := holding("web", "")
-	if err := a.allocate(context.Background(), &svc, nil, false); !errors.Is(err, want) {
+	if err := a.allocateNew(context.Background(), &svc, false); !errors.Is(err, want) {
 		t.Errorf("allocate: got error %v, want the list's error", err)
 	}
 }
@@ -270,14 +279,14 @@ func TestAllocateSkipsExternalName(t *testing.T) {
 	want := svc.DeepCopy()
 	listed := false
 	a := &allocator{ranges: DefaultRanges, list: func(context.Context, bool) ([]corev1.Service, error) { listed = true; return nil, nil }}
-	if err := a.allocate(context.Background(), &svc, nil, false); err != nil {
+	if err := a.allocateNew(context.Background(), &svc, false); err != nil {
 		t.Fatalf("allocate: got error %v, want none", err)
 	}
 	if diff := cmp.Diff(want, &svc); diff != "" {
 		t.Errorf("ExternalName service after allocate (-want +got):\n%s", diff)
 	}
-	if !listed {
-		t.Errorf("list: not called; allocate always reads the stored services")
+	if listed {
+		t.Errorf("list: called; an ExternalName Service needs nothing")
 	}
 }
 
@@ -298,6 +307,8 @@ func TestAllocateNodePorts(t *testing.T) {
 		name     string
 		services []corev1.Service
 		svc      corev1.Service
+		// old is the service updated, nil for a create.
+		old *corev1.Service
 		// wantPorts are the node ports wanted, 0 for any free one.
 		wantPorts []int32
 		wantErr   []string
@@ -326,10 +337,11 @@ func TestAllocateNodePorts(t *testing.T) {
 			wantMsg:  "already allocated",
 		},
 		{
-			name:      "held by the service itself",
+			name:      "held by the service itself (an update)",
 			services:  []corev1.Service{holding("web", "10.0.0.9", 30080)},
-			svc:       nodePortService(tcp(80, 30080)),
-			wantPorts: []int32{30080},
+			old:       ptr.To(holding("web", "10.0.0.9", 30080)),
+			svc:       nodePortService(tcp(80, 30080), tcp(81, 0)),
+			wantPorts: []int32{30080, 0},
 		},
 		{
 			name:    "the same port twice for one protocol",
@@ -341,7 +353,8 @@ func TestAllocateNodePorts(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			svc := tt.svc.DeepCopy()
-			err := fakeAllocator(tt.services...).allocate(context.Background(), svc, nil, false)
+			a := fakeAllocator(tt.services...)
+			recorded, err := a.allocate(context.Background(), svc, tt.old, nil, false)
 			if tt.wantErr != nil {
 				if !apierrors.IsInvalid(err) {
 					t.Fatalf("allocate: got error %v, want Invalid", err)
@@ -376,8 +389,23 @@ func TestAllocateNodePorts(t *testing.T) {
 				}
 				seen[p.NodePort] = true
 			}
-			if svc.Spec.ClusterIP == "" {
+			if tt.old == nil && svc.Spec.ClusterIP == "" {
 				t.Errorf("clusterIP of a NodePort service: got none, want one allocated")
+			}
+			// The record holds every port, and the ones new to the
+			// service are those recorded.
+			held, _ := a.ports.held(context.Background())
+			var gained []int32
+			for _, p := range svc.Spec.Ports {
+				if !held[p.NodePort] {
+					t.Errorf("node port %d: not recorded", p.NodePort)
+				}
+				if tt.old == nil || !slices.ContainsFunc(tt.old.Spec.Ports, func(o corev1.ServicePort) bool { return o.NodePort == p.NodePort }) {
+					gained = append(gained, p.NodePort)
+				}
+			}
+			if !slices.Equal(recorded, gained) {
+				t.Errorf("recorded %v, want the ports new to the service, %v", recorded, gained)
 			}
 		})
 	}
@@ -432,7 +460,7 @@ func TestAllocateSameNodePortForTCPAndUDP(t *testing.T) {
 		corev1.ServicePort{Name: "dns-tcp", Port: 53, Protocol: corev1.ProtocolTCP, NodePort: 30053},
 		corev1.ServicePort{Name: "dns-udp", Port: 53, Protocol: corev1.ProtocolUDP, NodePort: 30053},
 	)
-	if err := fakeAllocator().allocate(context.Background(), &svc, nil, false); err != nil {
+	if err := fakeAllocator().allocateNew(context.Background(), &svc, false); err != nil {
 		t.Fatalf("allocate: got error %v, want none", err)
 	}
 	for i, p := range svc.Spec.Ports {
@@ -457,7 +485,7 @@ func TestAllocateLoadBalancerNodePorts(t *testing.T) {
 			svc := nodePortService(corev1.ServicePort{Port: 80, Protocol: corev1.ProtocolTCP})
 			svc.Spec.Type = corev1.ServiceTypeLoadBalancer
 			svc.Spec.AllocateLoadBalancerNodePorts = tt.allocate
-			if err := fakeAllocator().allocate(context.Background(), &svc, nil, false); err != nil {
+			if err := fakeAllocator().allocateNew(context.Background(), &svc, false); err != nil {
 				t.Fatalf("allocate: got error %v, want none", err)
 			}
 			if got := svc.Spec.Ports[0].NodePort != 0; got != tt.wantNodePorts {
@@ -471,7 +499,7 @@ func TestAllocateLoadBalancerNodePorts(t *testing.T) {
 	t.Run("ClusterIP services get none", func(t *testing.T) {
 		svc := nodePortService(corev1.ServicePort{Port: 80, Protocol: corev1.ProtocolTCP})
 		svc.Spec.Type = corev1.ServiceTypeClusterIP
-		if err := fakeAllocator().allocate(context.Background(), &svc, nil, false); err != nil {
+		if err := fakeAllocator().allocateNew(context.Background(), &svc, false); err != nil {
 			t.Fatalf("allocate: got error %v, want none", err)
 		}
 		if got := svc.Spec.Ports[0].NodePort; got != 0 {
@@ -486,7 +514,7 @@ func TestAllocateLoadBalancerNodePorts(t *testing.T) {
 func TestAllocateStopsAtTheFirstRefusal(t *testing.T) {
 	svc := nodePortService(corev1.ServicePort{Port: 80, Protocol: corev1.ProtocolTCP, NodePort: 80})
 	svc.Spec.ClusterIP = "192.168.0.1"
-	err := fakeAllocator().allocate(context.Background(), &svc, nil, false)
+	err := fakeAllocator().allocateNew(context.Background(), &svc, false)
 	if !apierrors.IsInvalid(err) {
 		t.Fatalf("allocate: got error %v, want Invalid", err)
 	}
@@ -527,7 +555,7 @@ func TestDryRunAllocations(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			svc := tt.svc
-			err := stored.allocate(context.Background(), &svc, nil, true)
+			err := stored.allocateNew(context.Background(), &svc, true)
 			if tt.wantErr != nil {
 				if diff := cmp.Diff(tt.wantErr, errorSummary(t, err)); diff != "" {
 					t.Errorf("error causes (-want +got):\n%s", diff)
@@ -596,7 +624,7 @@ func TestClaimRetriesAnAddressAnotherServerTook(t *testing.T) {
 	records := &ipRecords{held: held}
 	a := &allocator{ranges: DefaultRanges, ips: records, list: func(context.Context, bool) ([]corev1.Service, error) { return nil, nil }}
 	svc := holding("late", "")
-	_, unhold, err := a.claim(context.Background(), &svc, false)
+	_, unhold, err := a.claim(context.Background(), &svc, nil, false)
 	if err != nil {
 		t.Fatalf("claim: %v", err)
 	}
@@ -610,7 +638,7 @@ func TestClaimRetriesAnAddressAnotherServerTook(t *testing.T) {
 	unhold()
 
 	asked := holding("asks", addrs[0].String())
-	if _, _, err := a.claim(context.Background(), &asked, false); !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), "provided IP is already allocated") {
+	if _, _, err := a.claim(context.Background(), &asked, nil, false); !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), "provided IP is already allocated") {
 		t.Errorf("a requested address another holds: got %v, want 422", err)
 	}
 	if len(a.pendingIPs) != 0 {
@@ -618,23 +646,22 @@ func TestClaimRetriesAnAddressAnotherServerTook(t *testing.T) {
 	}
 }
 
-// TestAllocationsPendUntilTheirWriteEnds: what an allocation handed out
-// is not handed out again while its service is being written (the list
-// does not show it yet), and is free again once the write has ended.
+// TestAllocationsPendUntilTheirWriteEnds: a cluster IP an allocation
+// handed out is not handed out again while its service is being written
+// (the list does not show it yet), and is free again once the write has
+// ended. (Node ports are recorded before the write: see nodeports_test.go.)
 func TestAllocationsPendUntilTheirWriteEnds(t *testing.T) {
 	a := fakeAllocator()
 	first := holding("first", "10.0.0.10", 30080)
 	unhold := a.hold(&first)
-	for _, svc := range []corev1.Service{holding("same-ip", "10.0.0.10"), holding("same-port", "", 30080)} {
-		if err := a.allocate(context.Background(), &svc, nil, false); !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), "already allocated") {
-			t.Errorf("%s, while the first is being written: got %v, want 422 already allocated", svc.Name, err)
-		}
+	svc := holding("same-ip", "10.0.0.10")
+	if err := a.allocateNew(context.Background(), &svc, false); !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), "already allocated") {
+		t.Errorf("%s, while the first is being written: got %v, want 422 already allocated", svc.Name, err)
 	}
 	unhold()
-	for _, svc := range []corev1.Service{holding("same-ip", "10.0.0.10"), holding("same-port", "", 30080)} {
-		if err := a.allocate(context.Background(), &svc, nil, false); err != nil {
-			t.Errorf("%s, once the first's write has ended (and failed): got %v, want none", svc.Name, err)
-		}
+	svc = holding("same-ip", "10.0.0.10")
+	if err := a.allocateNew(context.Background(), &svc, false); err != nil {
+		t.Errorf("%s, once the first's write has ended (and failed): got %v, want none", svc.Name, err)
 	}
 	if len(a.pendingIPs) != 0 || len(a.pendingPorts) != 0 {
 		t.Errorf("pending after unhold: %v, %v; want none", a.pendingIPs, a.pendingPorts)
@@ -660,7 +687,7 @@ func TestAFullRangeIsCheckedConsistently(t *testing.T) {
 		},
 	}
 	svc := holding("new", "")
-	if err := a.allocate(context.Background(), &svc, nil, false); err != nil {
+	if err := a.allocateNew(context.Background(), &svc, false); err != nil {
 		t.Fatalf("allocate: got %v, want the deleted Service's address", err)
 	}
 	if want := usableAddrs(DefaultRanges)[0].String(); svc.Spec.ClusterIP != want {
@@ -670,7 +697,7 @@ func TestAFullRangeIsCheckedConsistently(t *testing.T) {
 
 // TestWhichAllocationsListConsistently: an allocation reads the stored
 // services and IPAddresses consistently where nothing else checks it: for
-// node ports, or for a cluster IP that is not recorded as an IPAddress
+// a cluster IP that is not recorded as an IPAddress
 // (whose create fails if the address is taken); and where a stale list
 // could refuse what it asks for: an address of a Service just deleted.
 func TestWhichAllocationsListConsistently(t *testing.T) {
@@ -682,12 +709,12 @@ func TestWhichAllocationsListConsistently(t *testing.T) {
 	}{
 		{"cluster IP, recorded", holding("web", ""), true, false},
 		{"cluster IP, not recorded", holding("web", ""), false, true},
-		{"node port, recorded", holding("web", "", 0), true, true},
+		{"node port, recorded", holding("web", "", 0), true, false}, // the ports from their record
 		{"requested cluster IP, recorded", holding("web", "10.0.0.10"), true, true},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			var consistent []bool
-			a := &allocator{ranges: DefaultRanges, list: func(_ context.Context, c bool) ([]corev1.Service, error) {
+			a := &allocator{ranges: DefaultRanges, ports: &memPorts{ports: map[int32]bool{}}, list: func(_ context.Context, c bool) ([]corev1.Service, error) {
 				consistent = append(consistent, c)
 				return nil, nil
 			}}
@@ -700,7 +727,7 @@ func TestWhichAllocationsListConsistently(t *testing.T) {
 				a.ips = records
 				want = append(want, tt.want)
 			}
-			if err := a.allocate(context.Background(), &tt.svc, nil, false); err != nil {
+			if err := a.allocateNew(context.Background(), &tt.svc, false); err != nil {
 				t.Fatal(err)
 			}
 			if !slices.Equal(consistent, want) {

@@ -27,7 +27,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
-	"k8s.io/apiserver/pkg/registry/generic"
 	"k8s.io/apiserver/pkg/registry/rest"
 )
 
@@ -42,15 +41,6 @@ type IPAddresses interface {
 	rest.Creater
 	rest.GracefulDeleter
 	rest.Lister
-}
-
-// NewStorageRecordingIPs returns NewStorage's storage with each cluster
-// IP recorded as an IPAddress in ips, and addresses from ranges (which
-// it refuses unless valid).
-func NewStorageRecordingIPs(ips IPAddresses, ranges Ranges) func(optsGetter generic.RESTOptionsGetter) (map[string]rest.Storage, error) {
-	return func(optsGetter generic.RESTOptionsGetter) (map[string]rest.Storage, error) {
-		return newStorage(optsGetter, ips, ranges)
-	}
 }
 
 // recordedIPs returns the addresses ips records, all of them taken; as
@@ -72,19 +62,20 @@ func (a *allocator) recordedIPs(ctx context.Context, consistent bool) (map[netip
 	return taken, nil
 }
 
-// claim allocates what svc needs (allocate, under mu) and holds it
-// pending, then records svc's cluster IP as an IPAddress, outside mu. If
-// another server recorded the address first: a requested address is an
-// Invalid error; an allocated one is given up, and svc is allocated
-// again with it taken. A dry run holds and records nothing. The returned
-// funcs delete the IPAddress claim created (release) and end the hold
-// (unhold).
-func (a *allocator) claim(ctx context.Context, svc *corev1.Service, dryRun bool) (release, unhold func(), err error) {
+// claim allocates what svc needs (allocate, under mu: old is what it
+// held before an update, else nil) and holds it pending, then records a
+// new cluster IP as an IPAddress, outside mu. If another server recorded
+// the address first: a requested address is an Invalid error; an
+// allocated one is given up, and svc is allocated again with it taken. A
+// dry run holds and records nothing. The returned funcs release what the
+// claim recorded (release) and end the hold (unhold).
+func (a *allocator) claim(ctx context.Context, svc, old *corev1.Service, dryRun bool) (release, unhold func(), err error) {
 	requested := asksForIP(svc)
+	newIP := needsClusterIP(svc) && (old == nil || !needsClusterIP(old))
 	asked, taken := svc.Spec.DeepCopy(), map[netip.Addr]bool{}
 	for {
 		a.mu.Lock()
-		err := a.allocate(ctx, svc, taken, dryRun)
+		ports, err := a.allocate(ctx, svc, old, taken, dryRun)
 		unholdLocked := func() {}
 		if err == nil && !dryRun {
 			unholdLocked = a.hold(svc)
@@ -98,14 +89,16 @@ func (a *allocator) claim(ctx context.Context, svc *corev1.Service, dryRun bool)
 			defer a.mu.Unlock()
 			unholdLocked()
 		}
+		releasePorts := func() { a.releasePorts(ctx, ports) }
 		ip := svc.Spec.ClusterIP
-		if a.ips == nil || !needsClusterIP(svc) || ip == corev1.ClusterIPNone || ip == "" {
-			return func() {}, unhold, nil
+		if a.ips == nil || !newIP || ip == corev1.ClusterIPNone || ip == "" {
+			return releasePorts, unhold, nil
 		}
 		_, err = a.ips.Create(genericapirequest.WithNamespace(ctx, ""), ipAddressOf(svc), rest.ValidateAllObjectFunc, &metav1.CreateOptions{})
 		if err == nil {
-			return func() { a.release(ctx, svc, ip) }, unhold, nil
+			return func() { a.release(ctx, svc, ip); releasePorts() }, unhold, nil
 		}
+		releasePorts()
 		unhold()
 		switch {
 		case !apierrors.IsAlreadyExists(err):

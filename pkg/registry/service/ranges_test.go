@@ -91,10 +91,9 @@ func TestRangesValidate(t *testing.T) {
 // TestNewStorageRefusesInvalidRanges: the storage is not made of ranges
 // that Validate refuses.
 func TestNewStorageRefusesInvalidRanges(t *testing.T) {
-	newStorage := NewStorageRecordingIPs(nil, ranges("10.0.0.0/30", 30000, 2768))
-	_, err := newStorage(registrytest.NewMemStorage().Options("services"))
+	_, err := New(registrytest.NewMemStorage().Options("services"), nil, ranges("10.0.0.0/30", 30000, 2768))
 	if want := "at least 8 IP addresses"; err == nil || !strings.Contains(err.Error(), want) {
-		t.Errorf("NewStorageRecordingIPs of a /30: got error %v, want one containing %q", err, want)
+		t.Errorf("New of a /30: got error %v, want one containing %q", err, want)
 	}
 }
 
@@ -290,7 +289,7 @@ func TestAllocateInAnotherRange(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			svc := tt.svc.DeepCopy()
-			err := fakeAllocatorOf(r, stored...).allocate(context.Background(), svc, nil, tt.dryRun)
+			err := fakeAllocatorOf(r, stored...).allocateNew(context.Background(), svc, tt.dryRun)
 			if tt.wantErr != "" {
 				var status apierrors.APIStatus
 				if !errors.As(err, &status) || status.Status().Code != tt.wantCode || !strings.Contains(err.Error(), tt.wantErr) {

@@ -49,14 +49,35 @@ import (
 // after its request has ended (or timed out).
 const cleanupTimeout = 10 * time.Second
 
-// NewStorage returns the storage of services and services/status, whose
-// addresses come from DefaultRanges (NewStorageRecordingIPs records their
-// cluster IPs as IPAddresses, and takes the ranges).
-func NewStorage(optsGetter generic.RESTOptionsGetter) (map[string]rest.Storage, error) {
-	return newStorage(optsGetter, nil, DefaultRanges)
+// Storage is the storage of services and services/status, and the
+// allocator of their addresses.
+type Storage struct {
+	Services  *registry.REST
+	Status    *registry.StatusREST
+	allocator *allocator
 }
 
-func newStorage(optsGetter generic.RESTOptionsGetter, ips IPAddresses, ranges Ranges) (map[string]rest.Storage, error) {
+// Map is the storage by resource, as installed.
+func (s *Storage) Map() map[string]rest.Storage {
+	return map[string]rest.Storage{"services": s.Services, "services/status": s.Status}
+}
+
+// NewStorage returns the storage of services and services/status, whose
+// addresses come from DefaultRanges (New records their cluster IPs as
+// IPAddresses, and takes the ranges).
+func NewStorage(optsGetter generic.RESTOptionsGetter) (map[string]rest.Storage, error) {
+	s, err := New(optsGetter, nil, DefaultRanges)
+	if err != nil {
+		return nil, err
+	}
+	return s.Map(), nil
+}
+
+// New returns the storage of services, whose addresses come from ranges
+// (which it refuses unless valid), each cluster IP recorded as an
+// IPAddress in ips if not nil, and the node ports handed out recorded in
+// optsGetter's storage (see portRecord).
+func New(optsGetter generic.RESTOptionsGetter, ips IPAddresses, ranges Ranges) (*Storage, error) {
 	if err := ranges.Validate(); err != nil {
 		return nil, fmt.Errorf("services: %w", err)
 	}
@@ -81,17 +102,23 @@ func newStorage(optsGetter generic.RESTOptionsGetter, ips IPAddresses, ranges Ra
 	if err != nil {
 		return nil, err
 	}
-	a := &allocator{ranges: ranges, ips: ips, list: func(ctx context.Context, consistent bool) ([]corev1.Service, error) {
+	ports, destroy, err := newPortRecord(optsGetter, ranges.NodePorts)
+	if err != nil {
+		return nil, err
+	}
+	withDestroy(store.Store, destroy)
+	a := &allocator{ranges: ranges, ips: ips, ports: ports, list: func(ctx context.Context, consistent bool) ([]corev1.Service, error) {
 		list, err := store.List(genericapirequest.WithNamespace(ctx, metav1.NamespaceAll), listOptions(consistent))
 		if err != nil {
 			return nil, err
 		}
 		return list.(*corev1.ServiceList).Items, nil
 	}}
-	// stored reports whether svc, with its cluster IP, was stored after
-	// all: a write that failed (timed out) may yet have been committed.
-	// Unless a consistent read says otherwise, it was: better an IPAddress
-	// with no Service than a Service whose address is free for another.
+	// stored reports whether svc, with its cluster IP and node ports, was
+	// stored after all: a write that failed (timed out) may yet have been
+	// committed. Unless a consistent read says otherwise, it was: better
+	// an address recorded with no Service than a Service whose address is
+	// free for another.
 	stored := func(ctx context.Context, svc *corev1.Service) bool {
 		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
 		defer cancel()
@@ -103,14 +130,17 @@ func newStorage(optsGetter generic.RESTOptionsGetter, ips IPAddresses, ranges Ra
 			return true
 		}
 		s := got.(*corev1.Service)
-		return s.UID == svc.UID && s.Spec.ClusterIP == svc.Spec.ClusterIP
+		_, ports := holds(s)
+		_, want := holds(svc)
+		return s.UID == svc.UID && s.Spec.ClusterIP == svc.Spec.ClusterIP && slices.Equal(ports, want)
 	}
-	// allocate claims what svc needs; the returned func ends the claim:
-	// if the write failed (and svc was not stored after all), it releases
-	// the recorded address. A dry run records and holds nothing, as
-	// upstream's (allocate says what it shows).
-	allocate := func(ctx context.Context, svc *corev1.Service, dryRun []string) (genericregistry.FinishFunc, error) {
-		release, unhold, err := a.claim(ctx, svc, dryrun.IsDryRun(dryRun))
+	// allocate claims what svc needs (old: what it held before an update,
+	// else nil); the returned func ends the claim: if the write failed
+	// (and svc was not stored after all), it releases what it recorded.
+	// A dry run records and holds nothing, as upstream's (allocate says
+	// what it shows).
+	allocate := func(ctx context.Context, svc, old *corev1.Service, dryRun []string) (genericregistry.FinishFunc, error) {
+		release, unhold, err := a.claim(ctx, svc, old, dryrun.IsDryRun(dryRun))
 		if err != nil {
 			return nil, err
 		}
@@ -128,7 +158,7 @@ func newStorage(optsGetter generic.RESTOptionsGetter, ips IPAddresses, ranges Ra
 		if err := clusterIPsInStep(obj.(*corev1.Service)); err != nil {
 			return nil, err
 		}
-		return allocate(ctx, obj.(*corev1.Service), options.DryRun)
+		return allocate(ctx, obj.(*corev1.Service), nil, options.DryRun)
 	}
 	store.BeginUpdate = func(ctx context.Context, obj, old runtime.Object, options *metav1.UpdateOptions) (genericregistry.FinishFunc, error) {
 		svc, oldSvc := obj.(*corev1.Service), old.(*corev1.Service)
@@ -136,26 +166,54 @@ func newStorage(optsGetter generic.RESTOptionsGetter, ips IPAddresses, ranges Ra
 		if err := clusterIPsInStep(svc); err != nil {
 			return nil, err
 		}
-		if needsClusterIP(svc) && !needsClusterIP(oldSvc) || needsNodePorts(svc) && !hasNodePorts(svc) {
-			return allocate(ctx, svc, options.DryRun)
+		finish := func(context.Context, bool) {}
+		if needsClusterIP(svc) && !needsClusterIP(oldSvc) || needsNodePorts(svc) && gainsNodePorts(svc, oldSvc) {
+			f, err := allocate(ctx, svc, oldSvc, options.DryRun)
+			if err != nil {
+				return nil, err
+			}
+			finish = f
 		}
-		// A Service that gives up its cluster IP gives up its IPAddress.
+		// The store calls finish before it writes the update: what the
+		// Service gives up is released after (AfterUpdate).
 		return func(ctx context.Context, success bool) {
-			if success && !dryrun.IsDryRun(options.DryRun) && !needsClusterIP(svc) && needsClusterIP(oldSvc) {
-				a.release(ctx, oldSvc, oldSvc.Spec.ClusterIP)
+			finish(ctx, success)
+			if success && !dryrun.IsDryRun(options.DryRun) {
+				a.updating(svc, oldSvc)
 			}
 		}, nil
 	}
-	// The generic store calls AfterDelete after a dry run too.
-	store.AfterDelete = func(obj runtime.Object, options *metav1.DeleteOptions) {
-		if svc := obj.(*corev1.Service); needsClusterIP(svc) && !dryrun.IsDryRun(options.DryRun) {
-			a.release(context.Background(), svc, svc.Spec.ClusterIP)
+	store.AfterUpdate = func(obj runtime.Object, options *metav1.UpdateOptions) {
+		if !dryrun.IsDryRun(options.DryRun) {
+			a.updated(obj.(*corev1.Service))
 		}
 	}
-	return map[string]rest.Storage{
-		"services":        store,
-		"services/status": registry.NewStatusREST(store, status),
-	}, nil
+	// The generic store calls AfterDelete after a dry run too.
+	store.AfterDelete = func(obj runtime.Object, options *metav1.DeleteOptions) {
+		svc := obj.(*corev1.Service)
+		if dryrun.IsDryRun(options.DryRun) {
+			return
+		}
+		if needsClusterIP(svc) {
+			a.release(context.Background(), svc, svc.Spec.ClusterIP)
+		}
+		_, ports := holds(svc)
+		a.releasePorts(context.Background(), ports)
+		a.updated(&corev1.Service{ObjectMeta: svc.ObjectMeta}) // and what an update that failed left
+	}
+	return &Storage{Services: store, Status: registry.NewStatusREST(store, status), allocator: a}, nil
+}
+
+// gainsNodePorts reports whether svc lacks a node port, or holds one old
+// did not.
+func gainsNodePorts(svc, old *corev1.Service) bool {
+	_, had := holds(old)
+	for _, p := range svc.Spec.Ports {
+		if p.NodePort == 0 || !slices.Contains(had, p.NodePort) {
+			return true
+		}
+	}
+	return false
 }
 
 // keepAllocated carries the cluster IP and node ports of old over to an
@@ -225,15 +283,6 @@ func clusterIPsInStep(svc *corev1.Service) error {
 		return invalid(svc, field.Invalid(path, svc.Spec.ClusterIPs, "first value must match `clusterIP`"))
 	}
 	return nil
-}
-
-func hasNodePorts(svc *corev1.Service) bool {
-	for _, p := range svc.Spec.Ports {
-		if p.NodePort == 0 {
-			return false
-		}
-	}
-	return true
 }
 
 var specPath = field.NewPath("spec")

@@ -478,20 +478,24 @@ func TestKeepAllocated(t *testing.T) {
 	}
 }
 
-func TestHasNodePorts(t *testing.T) {
+func TestGainsNodePorts(t *testing.T) {
+	old := []corev1.ServicePort{{NodePort: 30001}, {NodePort: 30002}}
 	tests := []struct {
 		name  string
 		ports []corev1.ServicePort
 		want  bool
 	}{
-		{name: "no ports", want: true},
-		{name: "all set", ports: []corev1.ServicePort{{NodePort: 30001}, {NodePort: 30002}}, want: true},
-		{name: "one missing", ports: []corev1.ServicePort{{NodePort: 30001}, {}}, want: false},
+		{name: "no ports"},
+		{name: "the same", ports: old},
+		{name: "fewer", ports: old[:1]},
+		{name: "one missing", ports: []corev1.ServicePort{{NodePort: 30001}, {}}, want: true},
+		{name: "one new", ports: []corev1.ServicePort{{NodePort: 30001}, {NodePort: 30003}}, want: true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := hasNodePorts(&corev1.Service{Spec: corev1.ServiceSpec{Ports: tt.ports}}); got != tt.want {
-				t.Errorf("hasNodePorts: got %v, want %v", got, tt.want)
+			svc := &corev1.Service{Spec: corev1.ServiceSpec{Ports: tt.ports}}
+			if got := gainsNodePorts(svc, &corev1.Service{Spec: corev1.ServiceSpec{Ports: old}}); got != tt.want {
+				t.Errorf("gainsNodePorts: got %v, want %v", got, tt.want)
 			}
 		})
 	}
@@ -817,11 +821,11 @@ func TestAFailedCreateReleasesItsAddressUnlessStored(t *testing.T) {
 	for _, lands := range []bool{false, true} {
 		t.Run(map[bool]string{false: "lost", true: "stored"}[lands], func(t *testing.T) {
 			records := &ipRecords{held: map[string]bool{}}
-			storages, err := newStorage(registrytest.Options(timingOut{registrytest.NewMemStorage(), lands}, "services"), records, DefaultRanges)
+			storages, err := New(registrytest.Options(timingOut{registrytest.NewMemStorage(), lands}, "services"), records, DefaultRanges)
 			if err != nil {
 				t.Fatal(err)
 			}
-			store := storages["services"].(*registry.REST)
+			store := storages.Services
 			svc := modified(validService(), func(s *corev1.Service) {
 				s.ResourceVersion, s.CreationTimestamp = "", metav1.Now()
 				s.Spec.ClusterIP, s.Spec.ClusterIPs = "", nil
@@ -848,11 +852,11 @@ func TestAFailedCreateReleasesItsAddressUnlessStored(t *testing.T) {
 // the Service's address recorded.
 func TestDryRunsRecordAndReleaseNothing(t *testing.T) {
 	records := &ipRecords{held: map[string]bool{}}
-	storages, err := newStorage(registrytest.NewMemStorage().Options("services"), records, DefaultRanges)
+	storages, err := New(registrytest.NewMemStorage().Options("services"), records, DefaultRanges)
 	if err != nil {
 		t.Fatal(err)
 	}
-	store := storages["services"].(*registry.REST)
+	store := storages.Services
 	newService := func() *corev1.Service {
 		return modified(validService(), func(s *corev1.Service) {
 			s.ResourceVersion, s.CreationTimestamp = "", metav1.Now()
