@@ -18,8 +18,11 @@ package namespacedefaults
 
 import (
 	"context"
+	"crypto/x509"
+	"encoding/pem"
 	"errors"
 	"maps"
+	"slices"
 	"sync"
 	"time"
 
@@ -32,6 +35,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/tools/cache"
+	certutil "k8s.io/client-go/util/cert"
 	"k8s.io/client-go/util/workqueue"
 
 	"github.com/miniapiserver/miniapiserver/pkg/controller/worker"
@@ -54,8 +58,10 @@ type Controller struct {
 	client kubernetes.Interface
 	// rootCA is published if set; defaultSA says whether to make the
 	// default ServiceAccounts.
-	rootCA     string
-	defaultSA  bool
+	rootCA    string
+	defaultSA bool
+	// alone reports whether no other server shares the etcd.
+	alone      func() bool
 	namespaces corelisters.NamespaceLister
 	sas        corelisters.ServiceAccountLister
 	configMaps corelisters.ConfigMapLister
@@ -66,10 +72,14 @@ type Controller struct {
 
 // New returns a controller that writes through client, publishes rootCA
 // (PEM) unless it is empty, and makes default ServiceAccounts if
-// defaultSA. It watches the default ServiceAccounts and the
+// defaultSA; alone (nil: always) reports whether no other server shares
+// the etcd (see syncRootCA). It watches the default ServiceAccounts and the
 // kube-root-ca.crt ConfigMaps only (informers of its own, by name), not
 // every ServiceAccount and ConfigMap.
-func New(client kubernetes.Interface, rootCA []byte, defaultSA bool, namespaces coreinformers.NamespaceInformer) *Controller {
+func New(client kubernetes.Interface, rootCA []byte, defaultSA bool, namespaces coreinformers.NamespaceInformer, alone func() bool) *Controller {
+	if alone == nil {
+		alone = func() bool { return true }
+	}
 	byName := func(name string) internalinterfaces.TweakListOptionsFunc {
 		return func(o *metav1.ListOptions) {
 			o.FieldSelector = fields.OneTermEqualSelector("metadata.name", name).String()
@@ -78,7 +88,7 @@ func New(client kubernetes.Interface, rootCA []byte, defaultSA bool, namespaces 
 	sas := coreinformers.NewFilteredServiceAccountInformer(client, metav1.NamespaceAll, 0, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc}, byName(DefaultServiceAccount))
 	configMaps := coreinformers.NewFilteredConfigMapInformer(client, metav1.NamespaceAll, 0, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc}, byName(RootCAConfigMap))
 	c := &Controller{
-		client: client, rootCA: string(rootCA), defaultSA: defaultSA,
+		client: client, rootCA: string(rootCA), defaultSA: defaultSA, alone: alone,
 		namespaces: namespaces.Lister(), sas: corelisters.NewServiceAccountLister(sas.GetIndexer()), configMaps: corelisters.NewConfigMapLister(configMaps.GetIndexer()),
 		informers: []cache.SharedIndexInformer{sas, configMaps},
 		synced:    []cache.InformerSynced{namespaces.Informer().HasSynced, sas.HasSynced, configMaps.HasSynced},
@@ -156,20 +166,31 @@ func (c *Controller) syncServiceAccount(ctx context.Context, ns string) error {
 	return ignorable(err)
 }
 
+// syncRootCA publishes rootCA in ns's kube-root-ca.crt, as upstream's
+// publisher. But servers on one etcd may each have a CA of their own:
+// while not alone, one that finds its CA in the bundle there leaves it,
+// and one that does not adds its CA to the certificates still valid
+// there, so that the servers agree on the bundle of all their CAs
+// instead of writing theirs over each other's.
 func (c *Controller) syncRootCA(ctx context.Context, ns string) error {
 	if c.rootCA == "" {
 		return nil
 	}
-	data := map[string]string{"ca.crt": c.rootCA}
 	cm, err := c.configMaps.ConfigMaps(ns).Get(RootCAConfigMap)
 	switch {
 	case apierrors.IsNotFound(err):
-		cm = &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: RootCAConfigMap, Annotations: map[string]string{DescriptionAnnotation: Description}}, Data: data}
+		cm = &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: RootCAConfigMap, Annotations: map[string]string{DescriptionAnnotation: Description}},
+			Data: map[string]string{"ca.crt": c.rootCA}}
 		_, err = c.client.CoreV1().ConfigMaps(ns).Create(ctx, cm, metav1.CreateOptions{})
 		return ignorable(err)
 	case err != nil:
 		return err
-	case maps.Equal(cm.Data, data) && cm.Annotations[DescriptionAnnotation] != "":
+	}
+	data := map[string]string{"ca.crt": c.rootCA}
+	if !c.alone() {
+		data["ca.crt"] = withCA(cm.Data["ca.crt"], c.rootCA, time.Now())
+	}
+	if maps.Equal(cm.Data, data) && len(cm.BinaryData) == 0 && cm.Annotations[DescriptionAnnotation] != "" {
 		return nil
 	}
 	cm = cm.DeepCopy()
@@ -180,6 +201,31 @@ func (c *Controller) syncRootCA(ctx context.Context, ns string) error {
 	cm.Annotations[DescriptionAnnotation] = Description
 	_, err = c.client.CoreV1().ConfigMaps(ns).Update(ctx, cm, metav1.UpdateOptions{})
 	return ignorable(err)
+}
+
+// withCA returns bundle if it holds every certificate of ca; else the
+// certificates of bundle not expired at now, then ca's. A bundle that is
+// not PEM certificates is replaced by ca.
+func withCA(bundle, ca string, now time.Time) string {
+	have, err := certutil.ParseCertsPEM([]byte(bundle))
+	if err != nil {
+		return ca
+	}
+	mine, err := certutil.ParseCertsPEM([]byte(ca))
+	if err != nil {
+		return ca
+	}
+	holds := func(c *x509.Certificate) bool { return slices.ContainsFunc(have, c.Equal) }
+	if !slices.ContainsFunc(mine, func(c *x509.Certificate) bool { return !holds(c) }) {
+		return bundle
+	}
+	var out []byte
+	for _, c := range have {
+		if now.Before(c.NotAfter) && !slices.ContainsFunc(mine, c.Equal) {
+			out = append(out, pem.EncodeToMemory(&pem.Block{Type: certutil.CertificateBlockType, Bytes: c.Raw})...)
+		}
+	}
+	return string(out) + ca
 }
 
 // ignorable drops the errors of a write that raced another (it exists
