@@ -194,6 +194,7 @@ func AddToScheme(s *runtime.Scheme) error {
 		addAutoscalingConversions,
 		addFieldLabelConversions,
 		addPodLogOptionsConversion,
+		addPodStreamOptionsConversions,
 	} {
 		if err := add(s); err != nil {
 			return err
