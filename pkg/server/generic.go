@@ -21,10 +21,12 @@ import (
 	"net/http"
 	"sync/atomic"
 
+	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apiserver/pkg/authentication/authenticator"
 	discoveryendpoint "k8s.io/apiserver/pkg/endpoints/discovery/aggregated"
 	"k8s.io/apiserver/pkg/endpoints/openapi"
 	genericapiserver "k8s.io/apiserver/pkg/server"
+	genericfilters "k8s.io/apiserver/pkg/server/filters"
 	"k8s.io/apiserver/pkg/server/healthz"
 	"k8s.io/apiserver/pkg/storage/storagebackend"
 	storagefactory "k8s.io/apiserver/pkg/storage/storagebackend/factory"
@@ -68,6 +70,10 @@ func (c CompletedConfig) genericConfig(ctx context.Context, backend *storageback
 	gc.EffectiveVersion = version.EffectiveVersion()
 	gc.FeatureGate = utilfeature.DefaultFeatureGate
 	gc.PublicAddress = c.Serving.PublicAddress
+	// kube-apiserver's: watches, and the subresources that stream (logs,
+	// exec, attach, port forwarding), escape the request timeout and the
+	// in-flight limits.
+	gc.LongRunningFunc = genericfilters.BasicLongRunningRequestCheck(sets.NewString("watch", "proxy"), sets.NewString("attach", "exec", "proxy", "log", "portforward"))
 	parts := &genericParts{config: gc, server: &atomic.Pointer[genericapiserver.GenericAPIServer]{},
 		peers: &peers{embedded: len(c.Options.EtcdServers) == 0, name: identityLeaseName(c.Serving.SecureServing.Listener.Addr().String())}}
 
