@@ -17,10 +17,8 @@ limitations under the License.
 package server
 
 import (
-	"crypto/tls"
 	"fmt"
 	"maps"
-	"net/http"
 	"slices"
 	"strings"
 	"time"
@@ -44,7 +42,6 @@ import (
 	storagev1 "k8s.io/api/storage/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
-	utilnet "k8s.io/apimachinery/pkg/util/net"
 	"k8s.io/apiserver/pkg/authentication/authenticator"
 	"k8s.io/apiserver/pkg/authentication/request/bearertoken"
 	"k8s.io/apiserver/pkg/authorization/authorizer"
@@ -146,7 +143,8 @@ func (id identity) issue(sa *corev1.ServiceAccount, audiences []string, ttl time
 // lists from the watch caches are encoded from their items' kept
 // encodings, which encodings hands over (nil without watch caches). It
 // returns the namespaced resources, which the namespace controller empties.
-func installAPIs(s *genericapiserver.GenericAPIServer, optsGetter generic.RESTOptionsGetter, encodings *watchcache.Encodings, id identity, ranges service.Ranges) (namespaced []schema.GroupVersionResource, services *service.Storage, err error) {
+func installAPIs(s *genericapiserver.GenericAPIServer, optsGetter generic.RESTOptionsGetter, encodings *watchcache.Encodings, id identity, ranges service.Ranges,
+	kubelet KubeletOptions) (namespaced []schema.GroupVersionResource, services *service.Storage, err error) {
 	core := genericapiserver.NewDefaultAPIGroupInfo("", api.Scheme, api.ParameterCodec, api.Codecs)
 	core.NegotiatedSerializer = encoding.WithCachedListEncoding(core.NegotiatedSerializer, encodings)
 	// Services record their cluster IPs as networking.k8s.io IPAddresses.
@@ -176,7 +174,15 @@ func installAPIs(s *genericapiserver.GenericAPIServer, optsGetter generic.RESTOp
 		Get:    budgets["poddisruptionbudgets"].(rest.Getter),
 		Status: budgets["poddisruptionbudgets/status"].(rest.Updater),
 	})
-	coreStorage["pods/log"] = &pod.LogREST{Pods: coreStorage["pods"].(rest.Getter), Nodes: coreStorage["nodes"].(rest.Getter), Kubelets: kubeletTransport()}
+	// pods/log and the streams reach the kubelets as kube-apiserver's
+	// kubelet client does.
+	kubelets, err := pod.NewKubelets(kubelet.config(coreStorage["nodes"].(rest.Getter)))
+	if err != nil {
+		return nil, nil, err
+	}
+	pods := coreStorage["pods"].(rest.Getter)
+	coreStorage["pods/log"] = &pod.LogREST{Pods: pods, Kubelets: kubelets}
+	maps.Copy(coreStorage, pod.Streams{Pods: pods, Kubelets: kubelets, Authorizer: id.authorizer}.Storage())
 	coreStorage["serviceaccounts/token"] = &serviceaccount.TokenREST{
 		ServiceAccounts: coreStorage["serviceaccounts"].(rest.Getter),
 		Pods:            coreStorage["pods"].(rest.Getter),
@@ -268,11 +274,4 @@ func collect(optsGetter generic.RESTOptionsGetter, fns ...storageFunc) (map[stri
 		}
 	}
 	return all, nil
-}
-
-// kubeletTransport carries pods/log to the kubelets, as kube-apiserver's
-// kubelet client without --kubelet-certificate-authority (which does not
-// check the kubelets' certificates) and without a client certificate.
-func kubeletTransport() http.RoundTripper {
-	return utilnet.SetTransportDefaults(&http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true, MinVersion: tls.VersionTLS12}}) //nolint:gosec // as kube-apiserver's
 }

@@ -24,12 +24,15 @@ import (
 	"time"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apiserver/pkg/authentication/token/tokenfile"
+	"k8s.io/apiserver/pkg/registry/rest"
 	genericoptions "k8s.io/apiserver/pkg/server/options"
 
 	"github.com/miniapiserver/miniapiserver/pkg/admission/defaulttolerationseconds"
+	"github.com/miniapiserver/miniapiserver/pkg/registry/pod"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/service"
 	serverstorage "github.com/miniapiserver/miniapiserver/pkg/server/storage"
 	"github.com/miniapiserver/miniapiserver/pkg/storage"
@@ -126,11 +129,44 @@ type Options struct {
 	EtcdProgressNotifyInterval time.Duration
 	// EtcdUnsafeNoFsync skips fsync in the embedded etcd: for throwaway test data only.
 	EtcdUnsafeNoFsync bool
+	// Kubelet is how pods/log, pods/exec, pods/attach and
+	// pods/portforward reach the kubelets.
+	Kubelet KubeletOptions
+
 	// TestControls turns on checkpoints and restore of the stored state
 	// (Server.Checkpoint, Server.Restore; --test-controls), whose
 	// compaction is held back for the checkpoints held, and fault rules
 	// (Server.InjectFault).
 	TestControls bool
+}
+
+// KubeletOptions are kube-apiserver's kubelet client flags.
+type KubeletOptions struct {
+	// ClientCertificate and ClientKey are the client certificate shown
+	// to the kubelets (--kubelet-client-certificate, --kubelet-client-key).
+	ClientCertificate, ClientKey string
+	// CertificateAuthority verifies the kubelets' serving certificates
+	// (--kubelet-certificate-authority); empty: they are not checked.
+	CertificateAuthority string
+	// PreferredAddressTypes are the node address types tried, in order
+	// (--kubelet-preferred-address-types).
+	PreferredAddressTypes []string
+	// Port is the kubelet port of a node that reports none (--kubelet-port).
+	Port int
+}
+
+// config is the registry's kubelet config of o, reading nodes (nil
+// PreferredAddressTypes or Port: the defaults).
+func (o KubeletOptions) config(nodes rest.Getter) pod.KubeletConfig {
+	var types []corev1.NodeAddressType
+	if o.PreferredAddressTypes != nil { // empty: no kubelet is found, as upstream
+		types = make([]corev1.NodeAddressType, len(o.PreferredAddressTypes))
+		for i, t := range o.PreferredAddressTypes {
+			types[i] = corev1.NodeAddressType(t)
+		}
+	}
+	return pod.KubeletConfig{Nodes: nodes, CertFile: o.ClientCertificate, KeyFile: o.ClientKey, CAFile: o.CertificateAuthority,
+		PreferredAddressTypes: types, Port: o.Port}
 }
 
 // ConsistencyCheckerEnv, set to a duration ("1s"), makes every watch cache
@@ -163,10 +199,21 @@ func NewOptions() *Options {
 		WatchCacheHistoryWindow: watchcache.DefaultHistoryWindow,
 		WatchCacheHistorySize:   watchcache.DefaultMaxEvents,
 		EtcdCompactionInterval:  5 * time.Minute,
+		Kubelet:                 KubeletOptions{PreferredAddressTypes: defaultKubeletAddressTypes(), Port: pod.DefaultKubeletPort},
 
 		DefaultNotReadyTolerationSeconds:    defaulttolerationseconds.DefaultSeconds,
 		DefaultUnreachableTolerationSeconds: defaulttolerationseconds.DefaultSeconds,
 	}
+}
+
+// defaultKubeletAddressTypes are kube-apiserver's default
+// --kubelet-preferred-address-types.
+func defaultKubeletAddressTypes() []string {
+	types := make([]string, len(pod.DefaultKubeletAddressTypes))
+	for i, t := range pod.DefaultKubeletAddressTypes {
+		types[i] = string(t)
+	}
+	return types
 }
 
 // Validate reports every invalid option.

@@ -14,7 +14,10 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-// Package pod serves core/v1 pods and their status subresource. There is no
-// kubelet: pods stay Pending unless a client writes their status, and are
-// deleted at once (as upstream deletes pods no node has been assigned).
+// Package pod serves core/v1 pods and their subresources: status, binding
+// and eviction from storage; log, exec, attach and portforward from the
+// kubelet of the pod's node, reached as kube-apiserver's kubelet client
+// reaches it (Kubelets). There is no kubelet here: pods stay Pending unless
+// a client (a kubelet, kwok) writes their status, and are deleted at once
+// (as upstream deletes pods no node has been assigned).
 package pod

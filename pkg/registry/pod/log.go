@@ -19,15 +19,12 @@ package pod
 import (
 	"context"
 	"fmt"
-	"net"
-	"net/http"
 	"net/url"
 	"strconv"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -40,11 +37,10 @@ import (
 // streamed from the kubelet endpoint its pod's node reports; an empty
 // answer for a pod on no node.
 type LogREST struct {
-	// Pods and Nodes read the pod and its node.
-	Pods, Nodes rest.Getter
-	// Kubelets carries the requests to the kubelets (kube-apiserver's
-	// kubelet client; without a CA it does not check their certificates).
-	Kubelets http.RoundTripper
+	// Pods reads the pod.
+	Pods rest.Getter
+	// Kubelets finds the pod's kubelet and carries the request to it.
+	Kubelets *Kubelets
 }
 
 var (
@@ -81,11 +77,10 @@ func (r *LogREST) Get(ctx context.Context, name string, opts runtime.Object) (ru
 	if errs := validateLogOptions(o); len(errs) > 0 {
 		return nil, apierrors.NewInvalid(schema.GroupKind{Kind: "PodLogOptions"}, name, errs)
 	}
-	obj, err := r.Pods.Get(ctx, name, &metav1.GetOptions{})
+	pod, err := getPod(ctx, r.Pods, name)
 	if err != nil {
 		return nil, err
 	}
-	pod := obj.(*corev1.Pod)
 	container, err := validateContainer(o.Container, pod)
 	if err != nil {
 		return nil, err
@@ -93,49 +88,23 @@ func (r *LogREST) Get(ctx context.Context, name string, opts runtime.Object) (ru
 	if pod.Spec.NodeName == "" { // not scheduled: an empty log
 		return &genericrest.LocationStreamer{}, nil
 	}
-	host, err := r.kubelet(ctx, pod.Spec.NodeName)
+	k, err := r.Kubelets.kubelet(ctx, pod.Spec.NodeName)
 	if err != nil {
 		return nil, err
 	}
+	transport := r.Kubelets.transport
+	if o.InsecureSkipTLSVerifyBackend {
+		transport = r.Kubelets.insecure
+	}
 	return &genericrest.LocationStreamer{
-		Location: &url.URL{Scheme: "https", Host: host, Path: fmt.Sprintf("/containerLogs/%s/%s/%s", pod.Namespace, pod.Name, container),
+		Location: &url.URL{Scheme: "https", Host: k.host, Path: fmt.Sprintf("/containerLogs/%s/%s/%s", pod.Namespace, pod.Name, container),
 			RawQuery: logQuery(o).Encode()},
-		Transport:       r.Kubelets,
+		Transport:       transport,
 		ContentType:     "text/plain",
 		Flush:           o.Follow,
 		ResponseChecker: genericrest.NewGenericHttpResponseChecker(schema.GroupResource{Resource: "pods/log"}, name),
 		RedirectChecker: genericrest.PreventRedirects,
 	}, nil
-}
-
-// preferredAddressTypes is kube-apiserver's --kubelet-preferred-address-types.
-var preferredAddressTypes = []corev1.NodeAddressType{
-	corev1.NodeHostName, corev1.NodeInternalDNS, corev1.NodeInternalIP, corev1.NodeExternalDNS, corev1.NodeExternalIP,
-}
-
-// kubeletPort is kube-apiserver's --kubelet-port.
-const kubeletPort = 10250
-
-// kubelet returns host:port of the kubelet of node name, as upstream's
-// NodeConnectionInfoGetter finds it.
-func (r *LogREST) kubelet(ctx context.Context, name string) (string, error) {
-	obj, err := r.Nodes.Get(ctx, name, &metav1.GetOptions{})
-	if err != nil {
-		return "", err
-	}
-	node := obj.(*corev1.Node)
-	port := int(node.Status.DaemonEndpoints.KubeletEndpoint.Port)
-	if port <= 0 {
-		port = kubeletPort
-	}
-	for _, t := range preferredAddressTypes {
-		for _, a := range node.Status.Addresses {
-			if a.Type == t {
-				return net.JoinHostPort(a.Address, strconv.Itoa(port)), nil
-			}
-		}
-	}
-	return "", fmt.Errorf("no preferred addresses found; known addresses: %v", node.Status.Addresses)
 }
 
 // logQuery is what the kubelet is asked for, as upstream's LogLocation.
@@ -185,35 +154,4 @@ func validateLogOptions(o *corev1.PodLogOptions) field.ErrorList {
 		errs = append(errs, field.Forbidden(field.NewPath("stream"), "may not be specified"))
 	}
 	return errs
-}
-
-// validateContainer returns the container a log is of: the one named,
-// which the pod must have, or the pod's only container; upstream's
-// messages otherwise.
-func validateContainer(name string, pod *corev1.Pod) (string, error) {
-	var names []string // init, regular, then ephemeral, as upstream visits them
-	for _, c := range pod.Spec.InitContainers {
-		names = append(names, c.Name)
-	}
-	for _, c := range pod.Spec.Containers {
-		names = append(names, c.Name)
-	}
-	for _, c := range pod.Spec.EphemeralContainers {
-		names = append(names, c.Name)
-	}
-	if name != "" {
-		for _, n := range names {
-			if n == name {
-				return name, nil
-			}
-		}
-		return "", apierrors.NewBadRequest(fmt.Sprintf("container %s is not valid for pod %s", name, pod.Name))
-	}
-	switch len(pod.Spec.Containers) {
-	case 1:
-		return pod.Spec.Containers[0].Name, nil
-	case 0:
-		return "", apierrors.NewBadRequest(fmt.Sprintf("a container name must be specified for pod %s", pod.Name))
-	}
-	return "", apierrors.NewBadRequest(fmt.Sprintf("a container name must be specified for pod %s, choose one of: %s", pod.Name, names))
 }
