@@ -125,6 +125,9 @@ func (o *Options) serverOptions() (*server.Options, error) {
 		return nil, err
 	}
 	opts.ServiceRanges = ranges
+	m := o.Misc
+	opts.Kubelet = server.KubeletOptions{ClientCertificate: m.KubeletClientCertificate, ClientKey: m.KubeletClientKey, CertificateAuthority: m.KubeletCA,
+		PreferredAddressTypes: m.KubeletPreferredAddresses, Port: int(m.KubeletPort)}
 	if opts.TestControls, err = o.testControls(); err != nil {
 		return nil, err
 	}

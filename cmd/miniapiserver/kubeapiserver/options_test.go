@@ -24,6 +24,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/spf13/pflag"
+
+	"github.com/miniapiserver/miniapiserver/pkg/server"
 )
 
 // honoured are the flags the server acts on as kube-apiserver does (each
@@ -66,6 +68,9 @@ var honoured = []string{
 	"log-text-split-stream", "logging-format", "v", "vmodule", "tracing-config-file",
 	// misc
 	"service-cluster-ip-range", "service-node-port-range", "allow-privileged",
+	// misc: the kubelet client (pods/log, /exec, /attach, /portforward)
+	"kubelet-client-certificate", "kubelet-client-key", "kubelet-certificate-authority", "kubelet-preferred-address-types",
+	"kubelet-port",
 	// API enablement: only the test controls' group (testControls)
 	"runtime-config",
 	// global
@@ -171,6 +176,45 @@ func TestRuntimeConfig(t *testing.T) {
 			}
 			if err != nil || got != tc.want {
 				t.Errorf("got %t, %v; want %t", got, err, tc.want)
+			}
+		})
+	}
+}
+
+// TestKubeletFlags: the kubelet client's flags reach the server's
+// options, with kube-apiserver's defaults when not given.
+func TestKubeletFlags(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		args []string
+		want server.KubeletOptions
+	}{
+		{"defaults", nil, server.KubeletOptions{PreferredAddressTypes: []string{"Hostname", "InternalDNS", "InternalIP", "ExternalDNS", "ExternalIP"}, Port: 10250}},
+		{"all given", []string{"--kubelet-client-certificate=client.crt", "--kubelet-client-key=client.key", "--kubelet-certificate-authority=ca.crt",
+			"--kubelet-preferred-address-types=InternalIP,Hostname", "--kubelet-port=10251", "--kubelet-timeout=1s", "--kubelet-read-only-port=0"},
+			server.KubeletOptions{ClientCertificate: "client.crt", ClientKey: "client.key", CertificateAuthority: "ca.crt",
+				PreferredAddressTypes: []string{"InternalIP", "Hostname"}, Port: 10251}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			o := NewOptions()
+			fs := pflag.NewFlagSet("test", pflag.ContinueOnError)
+			for _, f := range o.Flags().FlagSets {
+				fs.AddFlagSet(f)
+			}
+			if err := fs.Parse(tc.args); err != nil {
+				t.Fatal(err)
+			}
+			opts, err := o.serverOptions()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tc.want, opts.Kubelet); diff != "" {
+				t.Errorf("kubelet options (-want +got):\n%s", diff)
+			}
+			if tc.args == nil {
+				if diff := cmp.Diff(server.NewOptions().Kubelet, opts.Kubelet); diff != "" {
+					t.Errorf("defaults differ from the server's (-server's +persona's):\n%s", diff)
+				}
 			}
 		})
 	}

@@ -98,13 +98,8 @@ var noEffect = map[string]string{
 	"coordinated-leadership-retry-period":         "no coordinated leader election",
 	"endpoint-reconciler-type":                    "the kubernetes Service gets no Endpoints",
 	"apiserver-count":                             "the kubernetes Service gets no Endpoints",
-	"kubelet-preferred-address-types":             "no requests are proxied to kubelets",
-	"kubelet-port":                                "no requests are proxied to kubelets",
-	"kubelet-read-only-port":                      "no requests are proxied to kubelets",
-	"kubelet-timeout":                             "no requests are proxied to kubelets",
-	"kubelet-client-certificate":                  "no requests are proxied to kubelets",
-	"kubelet-client-key":                          "no requests are proxied to kubelets",
-	"kubelet-certificate-authority":               "no requests are proxied to kubelets",
+	"kubelet-read-only-port":                      "deprecated, and read nowhere in kube-apiserver 1.37 either",
+	"kubelet-timeout":                             "read nowhere in kube-apiserver 1.37 either (its kubelet client sets no timeout)",
 }
 
 // checkRefused returns the first flag of fs set to anything but its
