@@ -24,11 +24,15 @@ package cluster
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"fmt"
+	"io"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -193,6 +197,52 @@ func (c *cluster) tryKubectl(t *testing.T, args ...string) (string, error) {
 	cmd := exec.CommandContext(t.Context(), framework.KubectlPath(t), append([]string{"--kubeconfig", c.kubeconfig}, args...)...)
 	out, err := cmd.CombinedOutput()
 	return string(out), err
+}
+
+// portForward runs kubectl port-forward from a free local port to port
+// of pod in ns, makes one connection to the local port once kubectl
+// reports it, reads it to its end, and returns kubectl's stderr and exit
+// once it exits (for a pod whose port cannot be forwarded).
+func (c *cluster) portForward(t *testing.T, ns, pod string, port int) (string, error) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, framework.KubectlPath(t), "--kubeconfig", c.kubeconfig, "-n", ns, "port-forward", pod, fmt.Sprintf("0:%d", port))
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	lines := bufio.NewScanner(stdout)
+	forwarding := regexp.MustCompile(`^Forwarding from 127\.0\.0\.1:(\d+) -> `)
+	local := ""
+	for local == "" && lines.Scan() {
+		if m := forwarding.FindStringSubmatch(lines.Text()); m != nil {
+			local = m[1]
+		}
+	}
+	drained := make(chan struct{})
+	go func() {
+		defer close(drained)
+		_, _ = io.Copy(io.Discard, stdout)
+	}()
+	if local != "" {
+		var d net.Dialer
+		conn, err := d.DialContext(ctx, "tcp", net.JoinHostPort("127.0.0.1", local))
+		if err != nil {
+			t.Fatal(err)
+		}
+		_ = conn.SetDeadline(time.Now().Add(30 * time.Second))
+		_, _ = io.Copy(io.Discard, conn)
+		conn.Close()
+	}
+	<-drained
+	err = cmd.Wait()
+	return stderr.String(), err
 }
 
 // namespace creates a namespace for t, deleted when t ends.

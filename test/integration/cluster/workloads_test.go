@@ -101,6 +101,21 @@ func TestDeployment(t *testing.T) {
 	if want := fmt.Sprintf(`Error from server (BadRequest): no logs found for container "nginx" in pod "%s/%s"`, ns, pods[0].Name); err == nil || strings.TrimSpace(out) != want {
 		t.Errorf("kubectl logs: %v, %q; want kwok's answer %q", err, out, want)
 	}
+	// pods/exec and pods/portforward reach it too, kubectl's WebSockets
+	// translated to SPDY (kwok's node declares no ExtendWebSocketsToKubelet):
+	// it has no exec and no port forwarding configured, and says so, as
+	// through kube-apiserver (hack/cluster.sh up --upstream).
+	out, err = c.tryKubectl(t, "-n", ns, "exec", pods[0].Name, "--", "ls")
+	if want := fmt.Sprintf(`error: Internal error occurred: Internal error occurred: error executing command in container: no exec found for container "nginx" in pod "%s/%s"`,
+		ns, pods[0].Name); err == nil || strings.TrimSpace(out) != want {
+		t.Errorf("kubectl exec: %v, %q; want kwok's answer %q", err, out, want)
+	}
+	stderr, err := c.portForward(t, ns, pods[0].Name, 80)
+	lines := strings.Split(strings.TrimSpace(stderr), "\n")
+	if want := fmt.Sprintf(`no forward found for port 80 in pod \"%s/%s\"`, ns, pods[0].Name); err == nil || !strings.Contains(stderr, want) ||
+		lines[len(lines)-1] != "error: lost connection to pod" {
+		t.Errorf("kubectl port-forward: %v, %q; want kwok's %q, then \"error: lost connection to pod\"", err, stderr, want)
+	}
 
 	c.kubectl(t, "-n", ns, "scale", "deployment/web", "--replicas=5")
 	c.kubectl(t, "-n", ns, "rollout", "status", "deployment/web", "--timeout=2m")
