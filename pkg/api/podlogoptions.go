@@ -17,10 +17,7 @@ limitations under the License.
 package api
 
 import (
-	"fmt"
 	"net/url"
-	"strconv"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -29,53 +26,46 @@ import (
 )
 
 // addPodLogOptionsConversion decodes pods/log's query parameters into
-// PodLogOptions (upstream's generated Convert_url_Values_To_v1_PodLogOptions
-// lives in k8s.io/kubernetes).
+// PodLogOptions as upstream's generated
+// Convert_url_Values_To_v1_PodLogOptions (k8s.io/kubernetes) does: a flag
+// is true unless "0" or "false", a number or time that does not parse is
+// the parser's error as it is.
 func addPodLogOptionsConversion(s *runtime.Scheme) error {
 	return s.AddConversionFunc((*url.Values)(nil), (*corev1.PodLogOptions)(nil), func(a, b any, _ conversion.Scope) error {
 		return podLogOptionsFrom(*a.(*url.Values), b.(*corev1.PodLogOptions))
 	})
 }
 
+// podLogOptionsFrom reads q's parameters in upstream's order, so that the
+// first bad one is the one upstream names.
 func podLogOptionsFrom(q url.Values, o *corev1.PodLogOptions) error {
-	var err error
-	boolean := func(key string, into *bool) {
-		if v, ok := q[key]; ok && err == nil && len(v) > 0 {
-			*into, err = strconv.ParseBool(v[0])
-			if err != nil {
-				err = fmt.Errorf("%s: %w", key, err)
-			}
+	o.Container = first(q, "container")
+	boolFrom(q, "follow", &o.Follow)
+	boolFrom(q, "previous", &o.Previous)
+	if err := int64From(q, "sinceSeconds", &o.SinceSeconds); err != nil {
+		return err
+	}
+	if v := q["sinceTime"]; len(v) > 0 {
+		if err := metav1.Convert_Slice_string_To_Pointer_v1_Time(&v, &o.SinceTime, nil); err != nil {
+			return err
 		}
 	}
-	integer := func(key string, into **int64) {
-		if v, ok := q[key]; ok && err == nil && len(v) > 0 {
-			var n int64
-			if n, err = strconv.ParseInt(v[0], 10, 64); err != nil {
-				err = fmt.Errorf("%s: %w", key, err)
-				return
-			}
-			*into = &n
-		}
+	boolFrom(q, "timestamps", &o.Timestamps)
+	if err := int64From(q, "tailLines", &o.TailLines); err != nil {
+		return err
 	}
-	if v := q["container"]; len(v) > 0 {
-		o.Container = v[0]
+	if err := int64From(q, "limitBytes", &o.LimitBytes); err != nil {
+		return err
 	}
+	boolFrom(q, "insecureSkipTLSVerifyBackend", &o.InsecureSkipTLSVerifyBackend)
 	if v := q["stream"]; len(v) > 0 {
 		o.Stream = &v[0]
 	}
-	boolean("follow", &o.Follow)
-	boolean("previous", &o.Previous)
-	boolean("timestamps", &o.Timestamps)
-	boolean("insecureSkipTLSVerifyBackend", &o.InsecureSkipTLSVerifyBackend)
-	integer("sinceSeconds", &o.SinceSeconds)
-	integer("tailLines", &o.TailLines)
-	integer("limitBytes", &o.LimitBytes)
-	if v := q["sinceTime"]; len(v) > 0 && err == nil {
-		t, parseErr := time.Parse(time.RFC3339, v[0])
-		if parseErr != nil {
-			return fmt.Errorf("sinceTime: %w", parseErr)
-		}
-		o.SinceTime = &metav1.Time{Time: t}
-	}
-	return err
+	return nil
+}
+
+// int64From reads key of q as runtime.Convert_Slice_string_To_Pointer_int64.
+func int64From(q url.Values, key string, into **int64) error {
+	v := q[key]
+	return runtime.Convert_Slice_string_To_Pointer_int64(&v, into, nil)
 }

@@ -75,13 +75,18 @@ func podPortForwardOptionsFrom(q url.Values, o *corev1.PodPortForwardOptions) er
 	return nil
 }
 
-// streamFlagsFrom reads stdin, stdout, stderr and tty as upstream's
-// runtime.Convert_Slice_string_To_bool does.
+// streamFlagsFrom reads stdin, stdout, stderr and tty (boolFrom).
 func streamFlagsFrom(q url.Values, stdin, stdout, stderr, tty *bool) {
 	for key, into := range map[string]*bool{"stdin": stdin, "stdout": stdout, "stderr": stderr, "tty": tty} {
-		v := q[key]
-		_ = runtime.Convert_Slice_string_To_bool(&v, into, nil) // never fails
+		boolFrom(q, key, into)
 	}
+}
+
+// boolFrom reads key of q as upstream's runtime.Convert_Slice_string_To_bool:
+// absent, "0" or "false" (in any case) is false, anything else true.
+func boolFrom(q url.Values, key string, into *bool) {
+	v := q[key]
+	_ = runtime.Convert_Slice_string_To_bool(&v, into, nil) // never fails
 }
 
 // first is the first value of key in q, or "".
