@@ -21,6 +21,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"net/http"
 	"slices"
 	"strings"
 	"sync"
@@ -127,7 +128,7 @@ type loopbackClients struct {
 // post-start hooks; and the controllers l.controllers names. The returned
 // func stops them, before the HTTP server stops.
 func addLoopbackClients(l loopbackClients) (stop func(), err error) {
-	loopbackClient, err := kubernetes.NewForConfig(l.loopback)
+	loopbackClient, err := kubernetes.NewForConfig(finishing(l.loopback))
 	if err != nil {
 		return nil, err
 	}
@@ -217,7 +218,7 @@ func addLoopbackClients(l loopbackClients) (stop func(), err error) {
 	}
 	for _, c := range l.inServerControllers(loopbackClient) {
 		generic.AddPostStartHookOrDie(c.name, func(hc genericapiserver.PostStartHookContext) error {
-			run, err := c.start(hc.LoopbackClientConfig)
+			run, err := c.start(finishing(hc.LoopbackClientConfig))
 			if err != nil {
 				return err
 			}
@@ -368,4 +369,24 @@ func repairEvery(ctx context.Context, services *service.Storage, alone func() bo
 			utilruntime.HandleErrorWithContext(ctx, err, "Repairing the record of node ports")
 		}
 	}
+}
+
+// finishing returns cfg whose requests, but watches, run to their end
+// when their context ends: the server's own clients stop (their context
+// ends) as the server stops, and a request they had in flight, cancelled,
+// would be answered as timed out and logged as an error. A watch ends
+// with its context.
+func finishing(cfg *rest.Config) *rest.Config {
+	cfg = rest.CopyConfig(cfg)
+	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper { return finishingRequests{rt} })
+	return cfg
+}
+
+type finishingRequests struct{ http.RoundTripper }
+
+func (f finishingRequests) RoundTrip(req *http.Request) (*http.Response, error) {
+	if w := req.URL.Query().Get("watch"); w == "true" || w == "1" || strings.Contains(req.URL.Path, "/watch/") {
+		return f.RoundTripper.RoundTrip(req)
+	}
+	return f.RoundTripper.RoundTrip(req.WithContext(context.WithoutCancel(req.Context())))
 }

@@ -337,7 +337,7 @@ func Serve(ctx context.Context, cfg *Config, ready func(*Server)) error {
 
 // pollReady polls /readyz until it answers 200 or ctx ends.
 func (s *Server) pollReady(ctx context.Context) error {
-	client, err := kubernetes.NewForConfig(s.Admin)
+	client, err := kubernetes.NewForConfig(finishing(s.Admin))
 	if err != nil {
 		return err
 	}

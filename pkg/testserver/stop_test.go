@@ -18,6 +18,7 @@ package testserver_test
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -63,6 +64,31 @@ func TestStopAnswersRequestsInFlight(t *testing.T) {
 		}
 		if err := <-answered; err != nil {
 			t.Errorf("run %d: the create in flight at the stop: %v, want it answered", run, err)
+		}
+		if errs := s.LoggedErrors(); len(errs) > 0 {
+			t.Errorf("run %d: logged errors: %q", run, errs)
+		}
+	}
+}
+
+// TestStopIsQuiet: a server stopped while its own controllers are busy
+// (giving namespaces just made their defaults) logs no error: the
+// requests they have in flight run to their end.
+func TestStopIsQuiet(t *testing.T) {
+	for run := range 4 {
+		s := testserver.Start(t, testserver.WithNamespaceDefaults())
+		client := kubernetes.NewForConfigOrDie(s.Config)
+		for i := range 20 {
+			ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprint("busy-", i)}}
+			if _, err := client.CoreV1().Namespaces().Create(t.Context(), ns, metav1.CreateOptions{}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := s.Stop(); err != nil {
+			t.Fatal(err)
+		}
+		if errs := s.LoggedErrors(); len(errs) > 0 {
+			t.Errorf("run %d: logged errors: %q", run, errs)
 		}
 	}
 }
