@@ -73,9 +73,9 @@ type Etcd struct {
 // grows), so a small segment only means more, smaller files.
 const walSegmentBytes = 4 << 20
 
-// etcd reads its WAL segment size from a package variable; it is set once,
-// before any etcd of this process starts.
-func init() { wal.SegmentSizeBytes = walSegmentBytes }
+// smallSegments sets etcd's WAL segment size, a package variable of
+// etcd's, once, before the first etcd of this process starts.
+var smallSegments = sync.OnceFunc(func() { wal.SegmentSizeBytes = walSegmentBytes })
 
 // maxSocketPath is the longest unix socket path every platform takes
 // (sockaddr_un's sun_path is 104 bytes on macOS and BSDs, 108 on Linux,
@@ -114,6 +114,7 @@ func StartEtcd(ctx context.Context, c EtcdConfig) (e *Etcd, err error) {
 	if c.Dir == "" {
 		return nil, errors.New("etcd config: Dir is required")
 	}
+	smallSegments()
 	if c.ProgressNotifyInterval == 0 {
 		c.ProgressNotifyInterval = 5 * time.Second
 	}

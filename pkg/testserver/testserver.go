@@ -45,7 +45,9 @@ import (
 // make each test that installs a policy wait up to a second for it.
 const policyRefresh = 20 * time.Millisecond
 
-func init() { generic.SetPolicyRefreshIntervalForTests(policyRefresh) }
+// fastPolicies sets policyRefresh, once a test server starts: it is
+// k8s.io/apiserver's, for the whole process.
+var fastPolicies = sync.OnceFunc(func() { generic.SetPolicyRefreshIntervalForTests(policyRefresh) })
 
 // Server is a miniapiserver running in this process.
 type Server struct {
@@ -113,6 +115,7 @@ func New(options ...func(*server.Options)) (*Server, error) {
 
 // start runs a server whose logs go to logs, and waits until it is ready.
 func start(logs *serverLog, options []func(*server.Options)) (*Server, error) {
+	fastPolicies()
 	unroute := router.add(logs)
 	opts := server.NewOptions()
 	opts.SecurePort = 0
