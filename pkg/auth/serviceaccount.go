@@ -53,6 +53,9 @@ type ServiceAccountTokens struct {
 	// PublicKeys check them (--service-account-key-file); none: Key's
 	// public half.
 	PublicKeys []crypto.PublicKey
+	// PeerKeys, if set, are more that check them: the keys of other
+	// servers on the etcd, so that their tokens authenticate here too.
+	PeerKeys func() []crypto.PublicKey
 	// Issuers are the issuers a token may come from
 	// (--service-account-issuer, repeated); the first is the iss of the
 	// tokens Issue makes.
@@ -181,8 +184,18 @@ func keyID(key crypto.PublicKey) (string, error) {
 
 // publicKeys are the keys that check tokens.
 func (t *ServiceAccountTokens) publicKeys() []crypto.PublicKey {
+	var peers []crypto.PublicKey
+	if t.PeerKeys != nil {
+		peers = t.PeerKeys()
+	}
+	return append(t.OwnKeys(), peers...)
+}
+
+// OwnKeys are this server's keys that check tokens: PublicKeys, or Key's
+// public half.
+func (t *ServiceAccountTokens) OwnKeys() []crypto.PublicKey {
 	if len(t.PublicKeys) > 0 {
-		return t.PublicKeys
+		return slices.Clone(t.PublicKeys)
 	}
 	return []crypto.PublicKey{t.Key.Public()}
 }

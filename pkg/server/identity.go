@@ -21,6 +21,7 @@ import (
 	"crypto/sha256"
 	"encoding/base32"
 	"os"
+	"path"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -32,12 +33,17 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/uuid"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/apiserver/pkg/storage/storagebackend"
 	coordinationinformers "k8s.io/client-go/informers/coordination/v1"
 	"k8s.io/client-go/kubernetes"
 	coordinationlisters "k8s.io/client-go/listers/coordination/v1"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/component-helpers/apimachinery/lease"
 	"k8s.io/utils/clock"
+
+	"github.com/miniapiserver/miniapiserver/pkg/auth"
+	"github.com/miniapiserver/miniapiserver/pkg/server/keyring"
+	"github.com/miniapiserver/miniapiserver/pkg/storage"
 )
 
 // kube-apiserver's identity leases (its APIServerIdentity feature): each
@@ -143,4 +149,26 @@ func (p *peers) watchPeers(ctx, until context.Context, client kubernetes.Interfa
 		return err == nil, nil
 	})
 	return err == nil
+}
+
+// startKeyring shares the service-account public keys of tokens with the
+// other servers on backend's etcd (see keyring), under this server's
+// identity lease name: tokens any of them signs authenticate on all. The
+// returned func withdraws them.
+func startKeyring(ctx context.Context, backend *storagebackend.Config, name string, tokens *auth.ServiceAccountTokens) (stop func(), err error) {
+	client, err := storage.NewClient(backend.Transport)
+	if err != nil {
+		return nil, err
+	}
+	ring, err := keyring.Start(ctx, keyring.Config{Client: client, Name: name, Keys: tokens.OwnKeys(),
+		Prefix: path.Join("/miniapiserver.io/serviceaccountkeys", backend.Prefix) + "/"})
+	if err != nil {
+		client.Close()
+		return nil, err
+	}
+	tokens.PeerKeys = ring.Peers
+	return sync.OnceFunc(func() {
+		ring.Stop()
+		client.Close()
+	}), nil
 }

@@ -158,6 +158,18 @@ func (c CompletedConfig) New(ctx context.Context) (s *Server, err error) {
 	if err != nil {
 		return nil, err
 	}
+	// Tokens the other servers on the etcd sign authenticate here too.
+	stopKeyring := func() {}
+	if !parts.peers.embedded {
+		if stopKeyring, err = startKeyring(ctx, backend, parts.peers.name, parts.serviceAccounts); err != nil {
+			return nil, err
+		}
+		defer func() {
+			if err != nil {
+				stopKeyring()
+			}
+		}()
+	}
 	gc := parts.config
 	// CRDs and custom resources: the apiextensions-apiserver, which the
 	// core server delegates to (kube-apiserver chains them so too).
@@ -221,6 +233,7 @@ func (c CompletedConfig) New(ctx context.Context) (s *Server, err error) {
 		stopAdmission()
 		stopLoopbackClients()
 		storages.Shutdown(context.Background())
+		stopKeyring()
 		return nil
 	})
 

@@ -25,9 +25,13 @@ import (
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
+	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 
 	"github.com/miniapiserver/miniapiserver/pkg/server"
 	"github.com/miniapiserver/miniapiserver/pkg/testserver"
@@ -78,5 +82,46 @@ func TestTwoInstancesAgree(t *testing.T) {
 		} else {
 			t.Logf("%s: written once", key)
 		}
+	}
+}
+
+// TestServiceAccountTokensAcrossInstances: two servers on one etcd, each
+// with its data dir's own service-account key: a token one signs
+// authenticates on the other, until the signer stops (it withdraws its
+// key).
+func TestServiceAccountTokensAcrossInstances(t *testing.T) {
+	external := framework.ExternalEtcd(t, 0)
+	a := testserver.Start(t, external)
+	b := testserver.Start(t, external)
+	ctx := t.Context()
+	fromA, err := a.ServiceAccountConfig(ctx, "default", "robot")
+	if err != nil {
+		t.Fatal(err)
+	}
+	onB := rest.CopyConfig(fromA)
+	onB.Host = b.Config.Host
+	onB.TLSClientConfig.CAData = b.Config.TLSClientConfig.CAData
+	whoAmI := func() (string, error) {
+		review, err := kubernetes.NewForConfigOrDie(onB).AuthenticationV1().SelfSubjectReviews().Create(ctx, &authenticationv1.SelfSubjectReview{}, metav1.CreateOptions{})
+		if err != nil {
+			return "", err
+		}
+		return review.Status.UserInfo.Username, nil
+	}
+	if user, err := whoAmI(); err != nil || user != "system:serviceaccount:default:robot" {
+		t.Fatalf("a's token on b: got %q, %v; want system:serviceaccount:default:robot", user, err)
+	}
+	stopped := time.Now()
+	if err := a.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("a stopped in %s", time.Since(stopped))
+	defer func() { t.Logf("a's token refused on b %s after a's stop began", time.Since(stopped)) }()
+	err = wait.PollUntilContextTimeout(ctx, 10*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
+		_, err := whoAmI()
+		return apierrors.IsUnauthorized(err), nil
+	})
+	if err != nil {
+		t.Errorf("a's token on b once a stopped: still authenticates, want 401")
 	}
 }

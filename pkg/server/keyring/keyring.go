@@ -1,0 +1,206 @@
+/*
+Copyright The miniapiserver Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package keyring
+
+import (
+	"context"
+	"crypto"
+	"crypto/x509"
+	"encoding/pem"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/util/keyutil"
+)
+
+// Config is a server's part of the keyring.
+type Config struct {
+	// Client reaches the etcd the servers share (the caller closes it).
+	Client *clientv3.Client
+	// Prefix is the keys' prefix, ending in "/".
+	Prefix string
+	// Name is this server's, unique among them.
+	Name string
+	// Keys are this server's public keys.
+	Keys []crypto.PublicKey
+	// TTL is how long a server's keys outlive it if it stops without
+	// withdrawing them (it crashed); 60s if 0.
+	TTL time.Duration
+}
+
+// Keyring holds the public keys the other servers published.
+type Keyring struct {
+	client *clientv3.Client
+	prefix string
+	self   string
+	lease  clientv3.LeaseID
+	cancel context.CancelFunc
+	done   sync.WaitGroup
+
+	mu    sync.RWMutex
+	peers map[string][]crypto.PublicKey // guarded by mu; by server name
+}
+
+// Start publishes c.Keys under c.Prefix+c.Name, with an etcd lease kept
+// alive until Stop, and follows the others' keys; it returns once it has
+// read them.
+func Start(ctx context.Context, c Config) (*Keyring, error) {
+	switch {
+	case c.Client == nil:
+		return nil, errors.New("keyring: Config.Client is required")
+	case !strings.HasSuffix(c.Prefix, "/"):
+		return nil, fmt.Errorf("keyring: Config.Prefix %q must end in /", c.Prefix)
+	case c.Name == "" || len(c.Keys) == 0:
+		return nil, errors.New("keyring: Config.Name and Config.Keys are required")
+	}
+	if c.TTL == 0 {
+		c.TTL = time.Minute
+	}
+	pemKeys, err := encode(c.Keys)
+	if err != nil {
+		return nil, err
+	}
+	grant, err := c.Client.Grant(ctx, int64(c.TTL.Seconds()))
+	if err != nil {
+		return nil, fmt.Errorf("keyring: %w", err)
+	}
+	if _, err := c.Client.Put(ctx, c.Prefix+c.Name, string(pemKeys), clientv3.WithLease(grant.ID)); err != nil {
+		return nil, fmt.Errorf("keyring: %w", err)
+	}
+	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	k := &Keyring{client: c.Client, prefix: c.Prefix, self: c.Name, lease: grant.ID, cancel: cancel}
+	alive, err := c.Client.KeepAlive(runCtx, grant.ID)
+	if err != nil {
+		cancel()
+		return nil, fmt.Errorf("keyring: %w", err)
+	}
+	k.done.Go(func() {
+		for range alive { //nolint:revive // the responses need only be drained
+		}
+	})
+	rev, err := k.list(ctx)
+	if err != nil {
+		k.Stop()
+		return nil, err
+	}
+	k.done.Go(func() { k.follow(runCtx, rev) })
+	return k, nil
+}
+
+// Peers returns the other servers' keys.
+func (k *Keyring) Peers() []crypto.PublicKey {
+	k.mu.RLock()
+	defer k.mu.RUnlock()
+	var keys []crypto.PublicKey
+	for _, name := range slices.Sorted(maps.Keys(k.peers)) {
+		keys = append(keys, k.peers[name]...)
+	}
+	return keys
+}
+
+// Stop withdraws this server's keys and stops following the others'.
+func (k *Keyring) Stop() {
+	k.cancel()
+	k.done.Wait()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	_, _ = k.client.Revoke(ctx, k.lease) // else they expire with the lease
+}
+
+// list reads every server's keys, and returns the revision read at.
+func (k *Keyring) list(ctx context.Context) (int64, error) {
+	resp, err := k.client.Get(ctx, k.prefix, clientv3.WithPrefix())
+	if err != nil {
+		return 0, fmt.Errorf("keyring: %w", err)
+	}
+	peers := map[string][]crypto.PublicKey{}
+	for _, kv := range resp.Kvs {
+		k.read(peers, string(kv.Key), kv.Value)
+	}
+	k.mu.Lock()
+	k.peers = peers
+	k.mu.Unlock()
+	return resp.Header.Revision, nil
+}
+
+// read adds the keys of the server at key to peers, unless they are
+// this server's or unreadable (logged).
+func (k *Keyring) read(peers map[string][]crypto.PublicKey, key string, value []byte) {
+	name := strings.TrimPrefix(key, k.prefix)
+	if name == k.self {
+		return
+	}
+	keys, err := keyutil.ParsePublicKeysPEM(value)
+	if err != nil {
+		utilruntime.HandleError(fmt.Errorf("keyring: the keys of server %q: %w", name, err))
+		return
+	}
+	peers[name] = nil
+	for _, key := range keys {
+		peers[name] = append(peers[name], key)
+	}
+}
+
+// follow watches the keys from rev on until ctx ends; when the watch
+// ends (a compaction), it lists them again and watches on from there.
+func (k *Keyring) follow(ctx context.Context, rev int64) {
+	for ctx.Err() == nil {
+		for resp := range k.client.Watch(ctx, k.prefix, clientv3.WithPrefix(), clientv3.WithRev(rev+1)) {
+			if resp.Err() != nil {
+				break
+			}
+			k.mu.Lock()
+			peers := maps.Clone(k.peers)
+			for _, ev := range resp.Events {
+				if ev.Type == clientv3.EventTypeDelete {
+					delete(peers, strings.TrimPrefix(string(ev.Kv.Key), k.prefix))
+				} else {
+					k.read(peers, string(ev.Kv.Key), ev.Kv.Value)
+				}
+			}
+			k.peers = peers
+			k.mu.Unlock()
+			rev = resp.Header.Revision
+		}
+		_ = wait.PollUntilContextCancel(ctx, time.Second, true, func(ctx context.Context) (bool, error) {
+			var err error
+			rev, err = k.list(ctx)
+			return err == nil, nil
+		})
+	}
+}
+
+// encode is keys as PEM public keys.
+func encode(keys []crypto.PublicKey) ([]byte, error) {
+	var out []byte
+	for _, key := range keys {
+		der, err := x509.MarshalPKIXPublicKey(key)
+		if err != nil {
+			return nil, fmt.Errorf("keyring: %w", err)
+		}
+		out = append(out, pem.EncodeToMemory(&pem.Block{Type: keyutil.PublicKeyBlockType, Bytes: der})...)
+	}
+	return out, nil
+}

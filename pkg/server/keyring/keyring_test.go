@@ -1,0 +1,103 @@
+/*
+Copyright The miniapiserver Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package keyring_test
+
+import (
+	"context"
+	"crypto"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"testing"
+	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"k8s.io/apimachinery/pkg/util/wait"
+
+	"github.com/miniapiserver/miniapiserver/pkg/server/keyring"
+	"github.com/miniapiserver/miniapiserver/pkg/storage"
+)
+
+func newKey(t *testing.T) crypto.PublicKey {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return key.Public()
+}
+
+// TestKeyring: each server sees the keys of the others, not its own; one
+// that joins later is seen, and one that stops is no longer.
+func TestKeyring(t *testing.T) {
+	etcd, err := storage.StartEtcd(t.Context(), storage.EtcdConfig{Dir: t.TempDir(), UnsafeNoFsync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(etcd.Close)
+	client, err := clientv3.New(clientv3.Config{Endpoints: []string{etcd.URL()}, DialTimeout: 10 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = client.Close() })
+	start := func(name string, key crypto.PublicKey) *keyring.Keyring {
+		t.Helper()
+		k, err := keyring.Start(t.Context(), keyring.Config{Client: client, Prefix: "/keys/", Name: name, Keys: []crypto.PublicKey{key}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return k
+	}
+	keyA, keyB := newKey(t), newKey(t)
+	a := start("a", keyA)
+	defer a.Stop()
+	if got := a.Peers(); len(got) != 0 {
+		t.Errorf("a alone: peers %v, want none", got)
+	}
+	b := start("b", keyB)
+	if got := b.Peers(); len(got) != 1 || !keyA.(*ecdsa.PublicKey).Equal(got[0]) {
+		t.Errorf("b, once started: peers %v, want a's key", got)
+	}
+	// a follows: b's key comes, then goes when b stops.
+	waitFor := func(what string, cond func([]crypto.PublicKey) bool) {
+		t.Helper()
+		err := wait.PollUntilContextTimeout(t.Context(), time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
+			return cond(a.Peers()), nil
+		})
+		if err != nil {
+			t.Fatalf("a's peers: got %v, want %s", a.Peers(), what)
+		}
+	}
+	waitFor("b's key", func(p []crypto.PublicKey) bool { return len(p) == 1 && keyB.(*ecdsa.PublicKey).Equal(p[0]) })
+	b.Stop()
+	waitFor("none once b stopped", func(p []crypto.PublicKey) bool { return len(p) == 0 })
+}
+
+// TestConfigRequired: a Config without a client, a prefix ending in /,
+// a name or keys is refused.
+func TestConfigRequired(t *testing.T) {
+	for _, c := range []keyring.Config{
+		{Prefix: "/keys/", Name: "a", Keys: []crypto.PublicKey{newKey(t)}},
+		{Client: &clientv3.Client{}, Prefix: "/keys", Name: "a", Keys: []crypto.PublicKey{newKey(t)}},
+		{Client: &clientv3.Client{}, Prefix: "/keys/", Keys: []crypto.PublicKey{newKey(t)}},
+		{Client: &clientv3.Client{}, Prefix: "/keys/", Name: "a"},
+	} {
+		if _, err := keyring.Start(t.Context(), c); err == nil {
+			t.Errorf("Start(%+v): got no error", c)
+		}
+	}
+}
