@@ -35,16 +35,15 @@ import (
 	"k8s.io/apiserver/pkg/server/dynamiccertificates"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
-	rbaclisters "k8s.io/client-go/listers/rbac/v1"
 	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
 
-	"github.com/miniapiserver/miniapiserver/pkg/auth"
 	"github.com/miniapiserver/miniapiserver/pkg/controller/clusterroleaggregation"
 	"github.com/miniapiserver/miniapiserver/pkg/controller/namespace"
 	"github.com/miniapiserver/miniapiserver/pkg/controller/namespacedefaults"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/service"
+	"github.com/miniapiserver/miniapiserver/pkg/server/bootstrap"
 )
 
 // The in-server controllers, by kube-controller-manager's names (its
@@ -170,18 +169,18 @@ func addLoopbackClients(l loopbackClients) (stop func(), err error) {
 		})
 	}
 	afterSynced("bootstrap-namespaces", func(ctx context.Context) error {
-		if err := bootstrapNamespaces(ctx, loopbackClient); err != nil {
+		if err := bootstrap.Namespaces(ctx, loopbackClient); err != nil {
 			return err
 		}
-		return bootstrapKubernetesService(ctx, loopbackClient, l.port, l.ranges)
+		return bootstrap.KubernetesService(ctx, loopbackClient, l.port, l.ranges)
 	})
 	// The default ServiceCIDR, under upstream's hook name.
 	afterSynced("start-kubernetes-service-cidr-controller", func(ctx context.Context) error {
-		return bootstrapServiceCIDR(ctx, loopbackClient, l.ranges)
+		return bootstrap.ServiceCIDR(ctx, loopbackClient, l.ranges)
 	})
 	if l.clientCA != nil {
 		afterSynced("start-cluster-authentication-info-controller", func(ctx context.Context) error {
-			return bootstrapAuthenticationInfo(ctx, loopbackClient, l.clientCA.CurrentCABundleContent())
+			return bootstrap.AuthenticationInfo(ctx, loopbackClient, l.clientCA.CurrentCABundleContent())
 		})
 	}
 	// The record of node ports is repaired before the server is ready,
@@ -194,10 +193,10 @@ func addLoopbackClients(l loopbackClients) (stop func(), err error) {
 		return nil
 	})
 	afterSynced("start-legacy-token-tracking-controller", func(ctx context.Context) error {
-		return bootstrapLegacyTokenTracking(ctx, loopbackClient)
+		return bootstrap.LegacyTokenTracking(ctx, loopbackClient)
 	})
 	afterSynced("scheduling/bootstrap-system-priority-classes", func(ctx context.Context) error {
-		return bootstrapPriorityClasses(ctx, loopbackClient)
+		return bootstrap.PriorityClasses(ctx, loopbackClient)
 	})
 	// The RBAC informers (the authorizer's, and the aggregation
 	// controller's) are made now, so that start-informers starts them.
@@ -206,7 +205,7 @@ func addLoopbackClients(l loopbackClients) (stop func(), err error) {
 		rbac.ClusterRoles().Informer().HasSyncedChecker(), rbac.ClusterRoleBindings().Informer().HasSyncedChecker()}
 	aggregated := controllerEnabled(l.controllers, ControllerClusterRoleAggregation)
 	afterSynced("rbac/bootstrap-roles", func(ctx context.Context) error {
-		return bootstrapRBAC(ctx, loopbackClient, rbacSynced, rbac.ClusterRoles().Lister(), aggregated)
+		return bootstrap.RBAC(ctx, loopbackClient, rbacSynced, rbac.ClusterRoles().Lister(), aggregated)
 	})
 	if !l.peers.embedded {
 		generic.AddPostStartHookOrDie("start-kube-apiserver-identity-lease-controller", func(hc genericapiserver.PostStartHookContext) error {
@@ -292,45 +291,6 @@ func afterSync(ctx context.Context, synced <-chan struct{}) bool {
 	case <-ctx.Done():
 		return false
 	}
-}
-
-// bootstrapRBAC creates (or reconciles) the default roles and bindings,
-// then waits until the authorizer's informers have synced and, if the
-// server aggregates them, until the aggregated default roles (admin, edit,
-// view) have their rules: the server is not ready before (an empty admin
-// role would let anyone bind it). It gives up when ctx ends, or after 30s.
-func bootstrapRBAC(ctx context.Context, client kubernetes.Interface, synced []cache.DoneChecker, clusterRoles rbaclisters.ClusterRoleLister, aggregated bool) error {
-	if err := retryBootstrap(ctx, "default RBAC roles", func(context.Context) error { return auth.Bootstrap(client) }); err != nil || ctx.Err() != nil {
-		return err
-	}
-	if !cache.WaitFor(ctx, "", synced...) {
-		return nil // stopped while starting
-	}
-	if !aggregated { // as kube-apiserver's, whose roles kube-controller-manager aggregates
-		return nil
-	}
-	roles, _, err := auth.DefaultClusterRoles()
-	if err != nil {
-		return err
-	}
-	err = wait.PollUntilContextTimeout(ctx, 5*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
-		for _, r := range roles {
-			if r.AggregationRule == nil {
-				continue
-			}
-			if got, err := clusterRoles.Get(r.Name); err != nil || len(got.Rules) == 0 {
-				return false, nil
-			}
-		}
-		return true, nil
-	})
-	if ctx.Err() != nil {
-		return nil
-	}
-	if err != nil {
-		return fmt.Errorf("default RBAC roles not aggregated: %w", err)
-	}
-	return nil
 }
 
 // Controllers are the names of the in-server controllers.

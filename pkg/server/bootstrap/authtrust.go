@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package server
+package bootstrap
 
 import (
 	"bytes"
@@ -37,14 +37,14 @@ import (
 // and kube-controller-manager and kube-scheduler fail without it.
 const authenticationInfo = "extension-apiserver-authentication"
 
-// bootstrapAuthenticationInfo writes clientCA (PEM) into the
+// AuthenticationInfo writes clientCA (PEM) into the
 // authentication info ConfigMap's client-ca-file, as kube-apiserver's
 // cluster-authentication-info controller does: the certificates already
 // there stay (another server's, on the same etcd), expired ones (by five
 // minutes) go, each once. Unlike that controller, it writes once per start
 // and does not watch the ConfigMap; the server takes no request-header
 // authentication, so the requestheader-* keys are left as they are.
-func bootstrapAuthenticationInfo(ctx context.Context, client kubernetes.Interface, clientCA []byte) error {
+func AuthenticationInfo(ctx context.Context, client kubernetes.Interface, clientCA []byte) error {
 	configMaps := client.CoreV1().ConfigMaps(metav1.NamespaceSystem)
 	return retryBootstrap(ctx, "kube-system/"+authenticationInfo, func(ctx context.Context) error {
 		current, err := configMaps.Get(ctx, authenticationInfo, metav1.GetOptions{})

@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package server
+package bootstrap
 
 import (
 	"context"
@@ -47,8 +47,8 @@ var systemNamespaces = []string{metav1.NamespaceDefault, metav1.NamespaceSystem,
 // system ones and kube-node-lease (which can be deleted, as upstream's).
 var bootstrapped = append(slices.Clone(systemNamespaces), corev1.NamespaceNodeLease)
 
-// bootstrapNamespaces creates the system namespaces unless they exist.
-func bootstrapNamespaces(ctx context.Context, client kubernetes.Interface) error {
+// Namespaces creates the system namespaces unless they exist.
+func Namespaces(ctx context.Context, client kubernetes.Interface) error {
 	var namespaces []*corev1.Namespace
 	for _, name := range bootstrapped {
 		namespaces = append(namespaces, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}})
@@ -56,13 +56,13 @@ func bootstrapNamespaces(ctx context.Context, client kubernetes.Interface) error
 	return createMissing(ctx, namespaces, client.CoreV1().Namespaces().Create)
 }
 
-// bootstrapPriorityClasses creates upstream's system PriorityClasses
+// PriorityClasses creates upstream's system PriorityClasses
 // unless they exist, as kube-apiserver does on start.
-func bootstrapPriorityClasses(ctx context.Context, client kubernetes.Interface) error {
+func PriorityClasses(ctx context.Context, client kubernetes.Interface) error {
 	return createMissing(ctx, priorityclass.SystemClasses(), client.SchedulingV1().PriorityClasses().Create)
 }
 
-// bootstrapKubernetesService creates the default/kubernetes Service unless
+// KubernetesService creates the default/kubernetes Service unless
 // it exists, as kube-apiserver's kubernetes service controller does: the
 // first address of the service range, port 443 to the server's port. As
 // that controller, it leaves an existing one as it is (ports included),
@@ -71,7 +71,7 @@ func bootstrapPriorityClasses(ctx context.Context, client kubernetes.Interface) 
 // 127.0.0.1 writes none either). Unlike it, it makes the Service before the
 // server is ready, not after, and not again if it is deleted until the
 // next start.
-func bootstrapKubernetesService(ctx context.Context, client kubernetes.Interface, port int, ranges service.Ranges) error {
+func KubernetesService(ctx context.Context, client kubernetes.Interface, port int, ranges service.Ranges) error {
 	services := client.CoreV1().Services(metav1.NamespaceDefault)
 	singleStack := corev1.IPFamilyPolicySingleStack
 	svc := &corev1.Service{
@@ -104,7 +104,7 @@ func bootstrapKubernetesService(ctx context.Context, client kubernetes.Interface
 // Ready condition, upstream's controller name.
 const serviceCIDRController = "kubernetes-service-cidr-controller"
 
-// bootstrapServiceCIDR makes the default ServiceCIDR, "kubernetes", of the
+// ServiceCIDR makes the default ServiceCIDR, "kubernetes", of the
 // service range (ranges.ClusterIPs, which cluster IPs are allocated
 // from) unless it exists, then marks it Ready through /status, as
 // kube-apiserver's kubernetes-service-cidr-controller does: an existing
@@ -113,7 +113,7 @@ const serviceCIDRController = "kubernetes-service-cidr-controller"
 // Unknown one. Unlike that controller, it runs once per start, so a
 // deleted default ServiceCIDR is made again only on the next start, and it
 // logs a mismatched range instead of recording an event.
-func bootstrapServiceCIDR(ctx context.Context, client kubernetes.Interface, ranges service.Ranges) error {
+func ServiceCIDR(ctx context.Context, client kubernetes.Interface, ranges service.Ranges) error {
 	cidrs := client.NetworkingV1().ServiceCIDRs()
 	want := &networkingv1.ServiceCIDR{
 		ObjectMeta: metav1.ObjectMeta{Name: servicecidr.DefaultName},
@@ -216,10 +216,10 @@ func createMissing[T metav1.Object](ctx context.Context, objs []T, create func(c
 // kube-controller-manager's cleaner of unused ones counts from it.
 const legacyTokenTracking = "kube-apiserver-legacy-service-account-token-tracking"
 
-// bootstrapLegacyTokenTracking makes that record unless it exists, as
+// LegacyTokenTracking makes that record unless it exists, as
 // upstream's legacy-token-tracking controller does; unlike it, it does not
 // mend a record whose date does not parse.
-func bootstrapLegacyTokenTracking(ctx context.Context, client kubernetes.Interface) error {
+func LegacyTokenTracking(ctx context.Context, client kubernetes.Interface) error {
 	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: metav1.NamespaceSystem, Name: legacyTokenTracking},
 		Data: map[string]string{"since": time.Now().UTC().Format(time.DateOnly)}}
 	return createMissing(ctx, []*corev1.ConfigMap{cm}, client.CoreV1().ConfigMaps(metav1.NamespaceSystem).Create)

@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package server
+package bootstrap
 
 import (
 	"crypto/ecdsa"
@@ -75,7 +75,7 @@ func TestBootstrapAuthenticationInfo(t *testing.T) {
 				}
 			}
 			client.ClearActions()
-			if err := bootstrapAuthenticationInfo(t.Context(), client, []byte(ours)); err != nil {
+			if err := AuthenticationInfo(t.Context(), client, []byte(ours)); err != nil {
 				t.Fatal(err)
 			}
 			got, err := client.CoreV1().ConfigMaps("kube-system").Get(t.Context(), authenticationInfo, metav1.GetOptions{})

@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package server
+package bootstrap
 
 import (
 	"testing"
@@ -91,8 +91,8 @@ func TestBootstrapServiceCIDR(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			if err := bootstrapServiceCIDR(t.Context(), client, service.DefaultRanges); err != nil {
-				t.Fatalf("bootstrapServiceCIDR: %v", err)
+			if err := ServiceCIDR(t.Context(), client, service.DefaultRanges); err != nil {
+				t.Fatalf("ServiceCIDR: %v", err)
 			}
 			got, err := client.NetworkingV1().ServiceCIDRs().Get(t.Context(), "kubernetes", metav1.GetOptions{})
 			if err != nil {
