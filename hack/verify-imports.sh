@@ -5,7 +5,7 @@
 # (an API client only), pkg/storage does not import the watch cache,
 # the registry or the server, pkg/server/storage imports only the watch cache
 # and the gates of ours, pkg/server/encoding only the watch cache and
-# pkg/api, pkg/server/datadir and pkg/server/keyring nothing of ours, the registry imports only
+# pkg/api, pkg/server/datadir, keyring and serving nothing of ours, the registry imports only
 # pkg/api of ours, pkg/envtest does not import controller-runtime, pkg/auth
 # imports nothing of ours, nor does pkg/admission/..., pkg/controller/...
 # only pkg/auth of the server's packages, pkg/testcontrols only its API types
@@ -44,6 +44,7 @@ only "${mod}/pkg/testcontrols" "pkg/testcontrols/v1alpha1" "(it works on etcd ke
 forbid "${mod}/pkg/testcontrols/v1alpha1" "^${mod}/" "other packages of this module (API types)"
 forbid "${mod}/pkg/server/datadir" "^${mod}/" "other packages of this module (it keeps files and certificates only)"
 forbid "${mod}/pkg/server/keyring" "^${mod}/" "other packages of this module (it shares keys through etcd only)"
+forbid "${mod}/pkg/server/serving" "^${mod}/" "other packages of this module (HTTP plumbing around k8s.io/apiserver's handlers)"
 only "${mod}/pkg/server/storage" "pkg/(features|watchcache)" "(it builds storages from the config pkg/storage gives it)"
 only "${mod}/pkg/server/encoding" "pkg/(api|watchcache)" "(the seam between the watch cache and the HTTP layer goes one way)"
 for p in $(go list ./pkg/admission/...); do

@@ -46,6 +46,7 @@ import (
 	"k8s.io/kube-openapi/pkg/common"
 
 	"github.com/miniapiserver/miniapiserver/pkg/server/encoding"
+	"github.com/miniapiserver/miniapiserver/pkg/server/serving"
 	"github.com/miniapiserver/miniapiserver/pkg/storage"
 )
 
@@ -65,7 +66,7 @@ import (
 // through loopback, which serves them in process: Server.Run syncs the CRD
 // informer before the server listens, so that the readiness check waiting
 // for it passes at once.
-func newAPIExtensions(core *genericapiserver.Config, getter storage.RESTOptionsGetter, loopback *inProcess, services webhook.ServiceResolver, lists *encoding.CustomResourceLists) (*apiExtensions, error) {
+func newAPIExtensions(core *genericapiserver.Config, getter storage.RESTOptionsGetter, loopback *serving.InProcess, services webhook.ServiceResolver, lists *encoding.CustomResourceLists) (*apiExtensions, error) {
 	gc := *core
 	gc.LoopbackClientConfig = rest.CopyConfig(core.LoopbackClientConfig)
 	gc.LoopbackClientConfig.TLSClientConfig = rest.TLSClientConfig{}

@@ -39,6 +39,7 @@ import (
 	"github.com/miniapiserver/miniapiserver/pkg/api"
 	"github.com/miniapiserver/miniapiserver/pkg/auth"
 	generatedopenapi "github.com/miniapiserver/miniapiserver/pkg/generated/openapi"
+	"github.com/miniapiserver/miniapiserver/pkg/server/serving"
 	serverstorage "github.com/miniapiserver/miniapiserver/pkg/server/storage"
 	"github.com/miniapiserver/miniapiserver/pkg/storage"
 	"github.com/miniapiserver/miniapiserver/pkg/testcontrols"
@@ -80,7 +81,7 @@ func (c CompletedConfig) genericConfig(ctx context.Context, backend *storageback
 	// Shutdown closes the connections once requests have drained and the
 	// watch handlers have returned (the generic server, made from gc, is
 	// not there yet when this runs).
-	watches := &watchHandlers{}
+	watches := &serving.WatchHandlers{}
 	logger := klog.FromContext(ctx)
 	gc.BuildHandlerChainFunc = func(h http.Handler, c *genericapiserver.Config) http.Handler {
 		// The authenticator is complete now, loopback token included.
@@ -88,18 +89,18 @@ func (c CompletedConfig) genericConfig(ctx context.Context, backend *storageback
 		if faults != nil { // after authentication and impersonation: rules match the user
 			h = faults.Handler(h, api.Codecs)
 		}
-		return withLogger(genericapiserver.DefaultBuildHandlerChain(watches.wrap(withGzip(h)), c), logger)
+		return withLogger(genericapiserver.DefaultBuildHandlerChain(watches.Wrap(serving.WithGzip(h)), c), logger)
 	}
 	drained := func() {
 		if g := parts.server.Load(); g != nil {
 			g.NonLongRunningRequestWaitGroup.Wait()
 		}
-		watches.wait(watchDrainTimeout)
+		watches.Wait(watchDrainTimeout)
 	}
-	serving := *c.Serving.SecureServing
-	serving.Listener = newClosingListener(serving.Listener, drained)
-	serving.ClientCA = c.Serving.ClientCA
-	gc.SecureServing = &serving
+	secure := *c.Serving.SecureServing
+	secure.Listener = serving.NewClosingListener(secure.Listener, drained)
+	secure.ClientCA = c.Serving.ClientCA
+	gc.SecureServing = &secure
 
 	loopback := rest.CopyConfig(c.Serving.Loopback)
 	loopback.QPS = -1

@@ -42,6 +42,7 @@ import (
 	"github.com/miniapiserver/miniapiserver/pkg/features"
 	"github.com/miniapiserver/miniapiserver/pkg/server/datadir"
 	"github.com/miniapiserver/miniapiserver/pkg/server/encoding"
+	"github.com/miniapiserver/miniapiserver/pkg/server/serving"
 	serverstorage "github.com/miniapiserver/miniapiserver/pkg/server/storage"
 	"github.com/miniapiserver/miniapiserver/pkg/storage"
 	"github.com/miniapiserver/miniapiserver/pkg/testcontrols"
@@ -173,7 +174,7 @@ func (c CompletedConfig) New(ctx context.Context) (s *Server, err error) {
 	gc := parts.config
 	// CRDs and custom resources: the apiextensions-apiserver, which the
 	// core server delegates to (kube-apiserver chains them so too).
-	inProcess := &inProcess{}
+	inProcess := &serving.InProcess{}
 	// The initial events of watches are written from kept encodings too.
 	encodings := storages.Encodings()
 	var events *encoding.EventWriter
@@ -191,7 +192,7 @@ func (c CompletedConfig) New(ctx context.Context) (s *Server, err error) {
 		ext.GenericAPIServer.Destroy()
 		return nil, err
 	}
-	inProcess.setHandler(generic.Handler)
+	inProcess.SetHandler(generic.Handler)
 	parts.server.Store(generic)
 	defer func() {
 		if err != nil {

@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package server
+package serving
 
 import (
 	"context"
@@ -26,7 +26,7 @@ import (
 	"sync/atomic"
 )
 
-// inProcess is an http.RoundTripper that serves each request with the
+// InProcess is an http.RoundTripper that serves each request with the
 // server's own handler chain, in this process, without a connection: the
 // apiextensions-apiserver's loopback clients use it, so that its CRD
 // informer can list and watch before the server listens (see Server.Run).
@@ -34,13 +34,13 @@ import (
 // token, filters, watch handling) as they would over the network; the
 // response streams through a pipe, so a watch delivers its events as the
 // handler flushes them and closing the response body ends the request.
-type inProcess struct {
+type InProcess struct {
 	handler atomic.Pointer[http.Handler] // set once the server exists
 }
 
-func (t *inProcess) setHandler(h http.Handler) { t.handler.Store(&h) }
+func (t *InProcess) SetHandler(h http.Handler) { t.handler.Store(&h) }
 
-func (t *inProcess) RoundTrip(req *http.Request) (*http.Response, error) {
+func (t *InProcess) RoundTrip(req *http.Request) (*http.Response, error) {
 	h := t.handler.Load()
 	if h == nil {
 		return nil, errors.New("in-process transport: the server is not built yet")
@@ -91,7 +91,7 @@ func (t *inProcess) RoundTrip(req *http.Request) (*http.Response, error) {
 	}, nil
 }
 
-// pipeResponseWriter is the handler's side of an inProcess request: the
+// pipeResponseWriter is the handler's side of an InProcess request: the
 // status and headers are the response's once it writes, flushes or
 // returns; its body goes to the pipe.
 type pipeResponseWriter struct {

@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package server
+package serving
 
 import (
 	"bufio"
@@ -28,8 +28,8 @@ import (
 func TestInProcessStreamsTheResponseAndClosingItEndsTheRequest(t *testing.T) {
 	next := make(chan string)
 	handlerDone := make(chan error, 1)
-	transport := &inProcess{}
-	transport.setHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	transport := &InProcess{}
+	transport.SetHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.RequestURI != "/watch?x=1" || r.Header.Get("Authorization") != "Bearer t" {
 			t.Errorf("the handler got %q with Authorization %q", r.RequestURI, r.Header.Get("Authorization"))
 		}
@@ -81,8 +81,8 @@ func TestInProcessStreamsTheResponseAndClosingItEndsTheRequest(t *testing.T) {
 }
 
 func TestInProcessEndsTheBodyWhenTheHandlerReturns(t *testing.T) {
-	transport := &inProcess{}
-	transport.setHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	transport := &InProcess{}
+	transport.SetHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
 		http.Error(w, "got "+string(body), http.StatusConflict)
 	}))
@@ -93,8 +93,8 @@ func TestInProcessEndsTheBodyWhenTheHandlerReturns(t *testing.T) {
 }
 
 func TestInProcessTurnsAHandlerPanicIntoAReadError(t *testing.T) {
-	transport := &inProcess{}
-	transport.setHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	transport := &InProcess{}
+	transport.SetHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		_, _ = io.WriteString(w, "partial")
 		panic("boom")
 	}))
@@ -106,7 +106,7 @@ func TestInProcessTurnsAHandlerPanicIntoAReadError(t *testing.T) {
 
 // roundTrip sends a request with body through transport and reads the
 // response's body to its end; err is the read's.
-func roundTrip(t *testing.T, transport *inProcess, method string, body io.Reader) (*http.Response, []byte, error) {
+func roundTrip(t *testing.T, transport *InProcess, method string, body io.Reader) (*http.Response, []byte, error) {
 	t.Helper()
 	req, err := http.NewRequest(method, "https://127.0.0.1:6443/api", body)
 	if err != nil {
@@ -126,8 +126,8 @@ func TestInProcessBeforeTheServerExists(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if resp, err := (&inProcess{}).RoundTrip(req); err == nil {
+	if resp, err := (&InProcess{}).RoundTrip(req); err == nil {
 		_ = resp.Body.Close()
-		t.Fatal("a request before setHandler succeeded")
+		t.Fatal("a request before SetHandler succeeded")
 	}
 }

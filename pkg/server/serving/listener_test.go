@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package server
+package serving
 
 import (
 	"context"
@@ -41,7 +41,7 @@ func TestStalledWatchDoesNotHoldTheShutdown(t *testing.T) {
 			name = "HTTP/2"
 		}
 		t.Run(name, func(t *testing.T) {
-			handlers := &watchHandlers{}
+			handlers := &WatchHandlers{}
 			returned := make(chan error, 1)
 			chunk := []byte(strings.Repeat("x", 64<<10))
 			stream := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -58,7 +58,7 @@ func TestStalledWatchDoesNotHoldTheShutdown(t *testing.T) {
 					h.ServeHTTP(w, r.WithContext(request.WithRequestInfo(r.Context(), &request.RequestInfo{Verb: "watch"})))
 				})
 			}
-			srv := httptest.NewUnstartedServer(asWatch(handlers.wrap(stream)))
+			srv := httptest.NewUnstartedServer(asWatch(handlers.Wrap(stream)))
 			srv.EnableHTTP2 = http2
 			srv.StartTLS()
 			defer srv.Close()
@@ -81,7 +81,7 @@ func TestStalledWatchDoesNotHoldTheShutdown(t *testing.T) {
 			waited := make(chan struct{})
 			go func() {
 				defer close(waited)
-				handlers.wait(giveUp)
+				handlers.Wait(giveUp)
 			}()
 			select {
 			case err := <-returned:
@@ -110,7 +110,7 @@ func TestServeReturnsOnceConnectionsAreClosed(t *testing.T) {
 		t.Fatal(err)
 	}
 	release := make(chan struct{})
-	l := newClosingListener(ln, func() { <-release })
+	l := NewClosingListener(ln, func() { <-release })
 	hs := &http.Server{Handler: http.NotFoundHandler()}
 	served := make(chan int, 1)
 	go func() {

@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package server
+package serving
 
 import (
 	"net"
@@ -28,14 +28,14 @@ import (
 	"k8s.io/apiserver/pkg/endpoints/responsewriter"
 )
 
-// closingListener tracks the connections it accepts so that shutdown can
+// ClosingListener tracks the connections it accepts so that shutdown can
 // close them once the server has stopped listening and its in-flight
 // requests have drained (the watches were ended before, by the
 // "end-watches" hook): every connection is idle then. Without it, Go's
 // HTTP/2 server waits a second after its GOAWAY for each client to close
 // an idle connection, and a connection that misses the GOAWAY holds the
 // shutdown for its whole 60 s timeout.
-type closingListener struct {
+type ClosingListener struct {
 	net.Listener
 	// drained blocks until the server's in-flight requests have drained.
 	drained   func()
@@ -50,8 +50,8 @@ type closingListener struct {
 	conns map[*trackedConn]struct{}
 }
 
-func newClosingListener(l net.Listener, drained func()) *closingListener {
-	return &closingListener{Listener: l, drained: drained, closed: make(chan struct{}), conns: map[*trackedConn]struct{}{}}
+func NewClosingListener(l net.Listener, drained func()) *ClosingListener {
+	return &ClosingListener{Listener: l, drained: drained, closed: make(chan struct{}), conns: map[*trackedConn]struct{}{}}
 }
 
 // Accept returns the next connection. Once the listener is closed, it
@@ -59,7 +59,7 @@ func newClosingListener(l net.Listener, drained func()) *closingListener {
 // server's Serve returns then, and its Shutdown, which waits for Serve
 // before it polls for idle connections (at intervals that double from
 // 1 ms), finds them gone at once instead of at its next poll.
-func (l *closingListener) Accept() (net.Conn, error) {
+func (l *ClosingListener) Accept() (net.Conn, error) {
 	c, err := l.Listener.Accept()
 	if err != nil {
 		if l.closing.Load() {
@@ -76,7 +76,7 @@ func (l *closingListener) Accept() (net.Conn, error) {
 
 // Close stops listening (the HTTP server's Shutdown calls it first), then,
 // in the background, closes every connection once requests have drained.
-func (l *closingListener) Close() error {
+func (l *ClosingListener) Close() error {
 	l.closing.Store(true)
 	err := l.Listener.Close()
 	l.closeOnce.Do(func() {
@@ -100,7 +100,7 @@ const (
 	quietWait = 2 * time.Second
 )
 
-func (l *closingListener) closeQuietConns() {
+func (l *ClosingListener) closeQuietConns() {
 	drained := time.Now()
 	deadline := drained.Add(quietWait)
 	for {
@@ -129,7 +129,7 @@ func (l *closingListener) closeQuietConns() {
 // trackedConn forgets itself when closed, and remembers its last write.
 type trackedConn struct {
 	net.Conn
-	l         *closingListener
+	l         *ClosingListener
 	once      sync.Once
 	lastWrite atomic.Int64 // unix nanoseconds
 }
@@ -150,10 +150,10 @@ func (c *trackedConn) Close() error {
 	return err
 }
 
-// watchHandlers counts the watch requests being served, so that shutdown
+// WatchHandlers counts the watch requests being served, so that shutdown
 // closes connections only once every watch handler has written its last
 // event (a final bookmark) and returned.
-type watchHandlers struct {
+type WatchHandlers struct {
 	wg      waitgroup.SafeWaitGroup
 	mu      sync.Mutex
 	writers map[*watchWriter]struct{}
@@ -161,7 +161,7 @@ type watchHandlers struct {
 
 // wrap counts the watch requests h serves; it goes inside the generic
 // filters, which resolve the request's verb.
-func (w *watchHandlers) wrap(h http.Handler) http.Handler {
+func (w *WatchHandlers) Wrap(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(rw http.ResponseWriter, req *http.Request) {
 		if info, ok := request.RequestInfoFrom(req.Context()); !ok || info.Verb != "watch" {
 			h.ServeHTTP(rw, req)
@@ -198,7 +198,7 @@ const stalledWrite = 200 * time.Millisecond
 // write has been blocked for stalledWrite gets a write deadline of now,
 // which ends the write and so the handler: a client that stopped reading
 // does not hold the shutdown either.
-func (w *watchHandlers) wait(timeout time.Duration) {
+func (w *WatchHandlers) Wait(timeout time.Duration) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
@@ -220,7 +220,7 @@ func (w *watchHandlers) wait(timeout time.Duration) {
 	}
 }
 
-func (w *watchHandlers) cutStalled(now time.Time) {
+func (w *WatchHandlers) cutStalled(now time.Time) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	for ww := range w.writers {

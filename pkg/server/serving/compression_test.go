@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package server
+package serving
 
 import (
 	"bytes"
@@ -69,7 +69,7 @@ func responseOf(t *testing.T, rec *httptest.ResponseRecorder) response {
 		Vary: rec.Header().Get("Vary"), Body: string(body)}
 }
 
-// TestGzipIsUpstreams: a response k8s.io/apiserver writes through withGzip
+// TestGzipIsUpstreams: a response k8s.io/apiserver writes through WithGzip
 // is the one it writes alone, compressed or not as it would compress it
 // (by the size of the first write, or of what a streaming encoder's small
 // first writes add up to), whatever the client accepts.
@@ -103,10 +103,10 @@ func TestGzipIsUpstreams(t *testing.T) {
 				}
 				alone, through := httptest.NewRecorder(), httptest.NewRecorder()
 				serve(alone, req)
-				withGzip(http.HandlerFunc(serve)).ServeHTTP(through, req)
+				WithGzip(http.HandlerFunc(serve)).ServeHTTP(through, req)
 				want, got := responseOf(t, alone), responseOf(t, through)
 				if diff := cmp.Diff(want, got); diff != "" {
-					t.Errorf("through withGzip (-alone +through):\n%s", diff)
+					t.Errorf("through WithGzip (-alone +through):\n%s", diff)
 				}
 				large := name == "one large write" || name == "streaming, over the threshold"
 				if gzipped := got.Encoding == "gzip"; gzipped != (large && accept != "br" && accept != "" && accept != "gzip;q=1") {

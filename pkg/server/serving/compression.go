@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package server
+package serving
 
 import (
 	"net/http"
@@ -32,12 +32,12 @@ import (
 // write is over 128 KiB, or, for a streaming encoder whose first write is
 // a few bytes, once what it wrote is; always at level 1, with the standard
 // library's compress/gzip, which takes a large share of the time of a
-// large LIST. withGzip does the same for the GET and LIST requests of
+// large LIST. WithGzip does the same for the GET and LIST requests of
 // resources, with the same rule and headers, but with
 // github.com/klauspost/compress's gzip (the same format, made faster): it
 // hides the client's Accept-Encoding from k8s.io/apiserver, which then
 // writes plainly, and compresses what it writes.
-func withGzip(h http.Handler) http.Handler {
+func WithGzip(h http.Handler) http.Handler {
 	if !utilfeature.DefaultFeatureGate.Enabled(features.APIResponseCompression) {
 		return h
 	}
