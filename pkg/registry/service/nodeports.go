@@ -25,6 +25,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -70,6 +71,9 @@ type etcdPorts struct {
 	storage apistorage.Interface
 	// ports is the range the record is written in.
 	ports PortRange
+	// last is the record as last read or written: the first try of a
+	// change starts from it (a stale one costs a read and a retry).
+	last *atomic.Pointer[corev1.RangeAllocation]
 }
 
 var _ portRecord = etcdPorts{}
@@ -87,7 +91,7 @@ func newPortRecord(optsGetter generic.RESTOptionsGetter, ports PortRange) (etcdP
 	if err != nil {
 		return etcdPorts{}, nil, fmt.Errorf("the record of node ports: %w", err)
 	}
-	return etcdPorts{storage: st, ports: ports}, destroy, nil
+	return etcdPorts{storage: st, ports: ports, last: &atomic.Pointer[corev1.RangeAllocation]{}}, destroy, nil
 }
 
 func (r etcdPorts) held(ctx context.Context) (map[int32]bool, error) {
@@ -99,7 +103,12 @@ func (r etcdPorts) held(ctx context.Context) (map[int32]bool, error) {
 }
 
 func (r etcdPorts) update(ctx context.Context, create bool, fn func(held map[int32]bool) error) error {
-	return r.storage.GuaranteedUpdate(ctx, nodePortsKey, &corev1.RangeAllocation{}, true, nil,
+	var cached runtime.Object
+	if last := r.last.Load(); last != nil {
+		cached = last.DeepCopy()
+	}
+	out := &corev1.RangeAllocation{}
+	err := r.storage.GuaranteedUpdate(ctx, nodePortsKey, out, true, nil,
 		apistorage.SimpleUpdate(func(in runtime.Object) (runtime.Object, error) {
 			ra := in.(*corev1.RangeAllocation)
 			if ra.ResourceVersion == "" && !create {
@@ -114,7 +123,11 @@ func (r etcdPorts) update(ctx context.Context, create bool, fn func(held map[int
 			}
 			ra.Range, ra.Data = r.ports.String(), r.ports.bitmap(held)
 			return ra, nil
-		}), nil)
+		}), cached)
+	if err == nil {
+		r.last.Store(out)
+	}
+	return err
 }
 
 // portsOf returns the ports ra holds, in the range it was written in.
