@@ -14,8 +14,9 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-// Package api holds the scheme of the served types: core/v1 and
-// coordination.k8s.io/v1 registered as both their external and their internal
-// version (the same Go types, so no conversions exist), their defaults and
-// their field-label conversions.
+// Package api holds the scheme of the served types: every served group's
+// kinds (the list in scheme.go) registered as both their external and
+// their internal version (the same Go types, so no conversions exist),
+// their defaults, their field-label conversions, and the options of the
+// pod subresources decoded from query parameters.
 package api
