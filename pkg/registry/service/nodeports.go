@@ -308,13 +308,14 @@ type givenUp struct {
 }
 
 // updating notes, as an update of old to svc is about to be written, the
-// node ports and cluster IP it may give up: old's, and those recorded for
-// svc (an earlier attempt of the update, which found the Service changed
-// meanwhile, recorded ports the update may not hold in the end). updated
-// releases them once the update or a delete is stored.
-func (a *allocator) updating(svc, old *corev1.Service) {
+// node ports and cluster IP it may give up: old's, and those asked for
+// and recorded for svc (an earlier attempt of the update, which found the
+// Service changed meanwhile, recorded ports the update may not hold in
+// the end). updated releases them once the update or a delete is stored.
+func (a *allocator) updating(svc, old *corev1.Service, asked []int32) {
 	_, had := holds(old)
 	_, has := holds(svc)
+	has = append(has, asked...)
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.releasing == nil {

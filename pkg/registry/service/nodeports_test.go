@@ -152,7 +152,8 @@ func nodePortCreate(name string, nodePort int32) *corev1.Service {
 // TestTheRecordFollowsTheServices: through the stores, a create records
 // its node port; an update records the one it gains and releases the one
 // it gives up once stored; an update refused after recording releases
-// it; a dry run records nothing; a delete releases its port.
+// it; a dry run records nothing, nor a status update asking for another
+// (the spec stays); a delete releases its port.
 func TestTheRecordFollowsTheServices(t *testing.T) {
 	mem := registrytest.NewMemStorage()
 	s := newRecordedServices(t, mem)
@@ -190,6 +191,18 @@ func TestTheRecordFollowsTheServices(t *testing.T) {
 	}
 	if got := recordOf(t, mem); !slices.Equal(got, []int32{30004}) {
 		t.Errorf("after an update to 30004: recorded %v, want [30004]", got)
+	}
+	// Through status, the spec stays as it was: so does the record.
+	_, _, err := s.Status.Update(nsContext, "web", rest.DefaultUpdatedObjectInfo(nil, func(_ context.Context, _, old runtime.Object) (runtime.Object, error) {
+		svc := old.(*corev1.Service).DeepCopy()
+		svc.Spec.Ports[0].NodePort = 30005
+		return svc, nil
+	}), rest.ValidateAllObjectFunc, rest.ValidateAllObjectUpdateFunc, false, &metav1.UpdateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := recordOf(t, mem); !slices.Equal(got, []int32{30004}) {
+		t.Errorf("after a status update asking for 30005: recorded %v, want [30004]", got)
 	}
 	if _, _, err := s.Services.Delete(nsContext, "web", rest.ValidateAllObjectFunc, &metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)

@@ -175,11 +175,13 @@ func New(optsGetter generic.RESTOptionsGetter, ips IPAddresses, ranges Ranges) (
 			finish = f
 		}
 		// The store calls finish before it writes the update: what the
-		// Service gives up is released after (AfterUpdate).
+		// Service gives up is released after (AfterUpdate). (The status
+		// strategy may yet put back the ports it asked for.)
+		_, asked := holds(svc)
 		return func(ctx context.Context, success bool) {
 			finish(ctx, success)
 			if success && !dryrun.IsDryRun(options.DryRun) {
-				a.updating(svc, oldSvc)
+				a.updating(svc, oldSvc, asked)
 			}
 		}, nil
 	}
