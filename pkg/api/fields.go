@@ -21,6 +21,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
+	certificatesv1 "k8s.io/api/certificates/v1"
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
 	resourcev1 "k8s.io/api/resource/v1"
@@ -125,20 +126,34 @@ func ResourceSliceFields(rs *resourcev1.ResourceSlice) fields.Set {
 	return generic.AddObjectMetaFieldsSet(f, &rs.ObjectMeta, false)
 }
 
+// CertificateSigningRequestFields is the field set a certificate signing
+// request is selected by: its signer.
+func CertificateSigningRequestFields(csr *certificatesv1.CertificateSigningRequest) fields.Set {
+	return generic.AddObjectMetaFieldsSet(fields.Set{"spec.signerName": csr.Spec.SignerName}, &csr.ObjectMeta, false)
+}
+
+// ClusterTrustBundleFields is the field set a cluster trust bundle is
+// selected by: its signer ("" for none).
+func ClusterTrustBundleFields(b *certificatesv1.ClusterTrustBundle) fields.Set {
+	return generic.AddObjectMetaFieldsSet(fields.Set{"spec.signerName": b.Spec.SignerName}, &b.ObjectMeta, false)
+}
+
 // addFieldLabelConversions accepts exactly the labels of the field sets above;
 // kinds without one accept metadata.name and metadata.namespace (the scheme's default).
 func addFieldLabelConversions(s *runtime.Scheme) error {
 	for gvk, set := range map[schema.GroupVersionKind]fields.Set{
-		corev1.SchemeGroupVersion.WithKind("Pod"):                   PodFields(&corev1.Pod{}),
-		corev1.SchemeGroupVersion.WithKind("Event"):                 EventFields(&corev1.Event{}),
-		corev1.SchemeGroupVersion.WithKind("Namespace"):             NamespaceFields(&corev1.Namespace{}),
-		corev1.SchemeGroupVersion.WithKind("Secret"):                SecretFields(&corev1.Secret{}),
-		corev1.SchemeGroupVersion.WithKind("Service"):               ServiceFields(&corev1.Service{}),
-		corev1.SchemeGroupVersion.WithKind("Node"):                  NodeFields(&corev1.Node{}),
-		appsv1.SchemeGroupVersion.WithKind("ReplicaSet"):            ReplicaSetFields(&appsv1.ReplicaSet{}),
-		corev1.SchemeGroupVersion.WithKind("ReplicationController"): ReplicationControllerFields(&corev1.ReplicationController{}),
-		batchv1.SchemeGroupVersion.WithKind("Job"):                  JobFields(&batchv1.Job{}),
-		resourcev1.SchemeGroupVersion.WithKind("ResourceSlice"):     ResourceSliceFields(&resourcev1.ResourceSlice{}),
+		corev1.SchemeGroupVersion.WithKind("Pod"):                               PodFields(&corev1.Pod{}),
+		corev1.SchemeGroupVersion.WithKind("Event"):                             EventFields(&corev1.Event{}),
+		corev1.SchemeGroupVersion.WithKind("Namespace"):                         NamespaceFields(&corev1.Namespace{}),
+		corev1.SchemeGroupVersion.WithKind("Secret"):                            SecretFields(&corev1.Secret{}),
+		corev1.SchemeGroupVersion.WithKind("Service"):                           ServiceFields(&corev1.Service{}),
+		corev1.SchemeGroupVersion.WithKind("Node"):                              NodeFields(&corev1.Node{}),
+		appsv1.SchemeGroupVersion.WithKind("ReplicaSet"):                        ReplicaSetFields(&appsv1.ReplicaSet{}),
+		corev1.SchemeGroupVersion.WithKind("ReplicationController"):             ReplicationControllerFields(&corev1.ReplicationController{}),
+		batchv1.SchemeGroupVersion.WithKind("Job"):                              JobFields(&batchv1.Job{}),
+		resourcev1.SchemeGroupVersion.WithKind("ResourceSlice"):                 ResourceSliceFields(&resourcev1.ResourceSlice{}),
+		certificatesv1.SchemeGroupVersion.WithKind("CertificateSigningRequest"): CertificateSigningRequestFields(&certificatesv1.CertificateSigningRequest{}),
+		certificatesv1.SchemeGroupVersion.WithKind("ClusterTrustBundle"):        ClusterTrustBundleFields(&certificatesv1.ClusterTrustBundle{}),
 	} {
 		if err := s.AddFieldLabelConversionFunc(gvk, labelsOf(set)); err != nil {
 			return err

@@ -21,6 +21,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	certificatesv1 "k8s.io/api/certificates/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -33,6 +34,8 @@ var (
 	eventKind     = corev1.SchemeGroupVersion.WithKind("Event")
 	namespaceKind = corev1.SchemeGroupVersion.WithKind("Namespace")
 	secretKind    = corev1.SchemeGroupVersion.WithKind("Secret")
+	csrKind       = certificatesv1.SchemeGroupVersion.WithKind("CertificateSigningRequest")
+	bundleKind    = certificatesv1.SchemeGroupVersion.WithKind("ClusterTrustBundle")
 )
 
 func TestConvertFieldLabel(t *testing.T) {
@@ -76,6 +79,15 @@ func TestConvertFieldLabel(t *testing.T) {
 		{name: "secret metadata.name", kind: secretKind, label: "metadata.name"},
 		{name: "secret metadata.namespace", kind: secretKind, label: "metadata.namespace"},
 		{name: "secret data", kind: secretKind, label: "data", wantErr: true},
+
+		// As upstream's conversions of certificates.k8s.io/v1.
+		{name: "csr spec.signerName", kind: csrKind, label: "spec.signerName"},
+		{name: "csr metadata.name", kind: csrKind, label: "metadata.name"},
+		{name: "csr metadata.namespace (cluster-scoped)", kind: csrKind, label: "metadata.namespace", wantErr: true},
+		{name: "csr spec.username", kind: csrKind, label: "spec.username", wantErr: true},
+		{name: "bundle spec.signerName", kind: bundleKind, label: "spec.signerName"},
+		{name: "bundle metadata.name", kind: bundleKind, label: "metadata.name"},
+		{name: "bundle spec.trustBundle", kind: bundleKind, label: "spec.trustBundle", wantErr: true},
 
 		// Kinds without a conversion of their own get the scheme's default.
 		{name: "configmap metadata.name", kind: corev1.SchemeGroupVersion.WithKind("ConfigMap"), label: "metadata.name"},
@@ -149,6 +161,18 @@ func TestFieldSetsAgreeWithLabelConversions(t *testing.T) {
 			kind:     secretKind,
 			set:      SecretFields(&corev1.Secret{}),
 			wantKeys: []string{"metadata.name", "metadata.namespace", "type"},
+		},
+		{
+			name:     "certificate signing request",
+			kind:     csrKind,
+			set:      CertificateSigningRequestFields(&certificatesv1.CertificateSigningRequest{}),
+			wantKeys: []string{"metadata.name", "spec.signerName"},
+		},
+		{
+			name:     "cluster trust bundle",
+			kind:     bundleKind,
+			set:      ClusterTrustBundleFields(&certificatesv1.ClusterTrustBundle{}),
+			wantKeys: []string{"metadata.name", "spec.signerName"},
 		},
 	}
 	for _, tt := range tests {

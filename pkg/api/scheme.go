@@ -24,6 +24,7 @@ import (
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	batchv1 "k8s.io/api/batch/v1"
+	certificatesv1 "k8s.io/api/certificates/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
@@ -69,6 +70,7 @@ var StorageVersions = []schema.GroupVersion{
 	storagev1.SchemeGroupVersion,
 	resourcev1.SchemeGroupVersion,
 	admissionregistrationv1.SchemeGroupVersion,
+	certificatesv1.SchemeGroupVersion,
 }
 
 // internalTypes are the served types registered again as the internal
@@ -153,6 +155,10 @@ var internalTypes = []struct {
 		&admissionregistrationv1.MutatingAdmissionPolicy{}, &admissionregistrationv1.MutatingAdmissionPolicyList{},
 		&admissionregistrationv1.MutatingAdmissionPolicyBinding{}, &admissionregistrationv1.MutatingAdmissionPolicyBindingList{},
 	}},
+	{certificatesv1.GroupName, []runtime.Object{
+		&certificatesv1.CertificateSigningRequest{}, &certificatesv1.CertificateSigningRequestList{},
+		&certificatesv1.ClusterTrustBundle{}, &certificatesv1.ClusterTrustBundleList{},
+	}},
 	{eventsv1.GroupName, []runtime.Object{&corev1.Event{}, &corev1.EventList{}}},
 	// The reviews, which are only created (and TokenRequest, the
 	// serviceaccounts/token subresource's kind).
@@ -189,6 +195,7 @@ func AddToScheme(s *runtime.Scheme) error {
 		resourcev1.AddToScheme,
 		eventsv1.AddToScheme,
 		admissionregistrationv1.AddToScheme,
+		certificatesv1.AddToScheme,
 		addDefaultingFuncs,
 		addEventConversions,
 		addAutoscalingConversions,

@@ -24,6 +24,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
+	certificatesv1 "k8s.io/api/certificates/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
@@ -67,6 +68,10 @@ func TestSchemeKnowsServedTypesInBothVersions(t *testing.T) {
 			admissionregistrationv1.SchemeGroupVersion.WithKind("ValidatingWebhookConfiguration"), internal(admissionregistrationv1.GroupName).WithKind("ValidatingWebhookConfiguration")}},
 		{name: "mutating admission policy binding list", obj: &admissionregistrationv1.MutatingAdmissionPolicyBindingList{}, want: []schema.GroupVersionKind{
 			admissionregistrationv1.SchemeGroupVersion.WithKind("MutatingAdmissionPolicyBindingList"), internal(admissionregistrationv1.GroupName).WithKind("MutatingAdmissionPolicyBindingList")}},
+		{name: "certificate signing request", obj: &certificatesv1.CertificateSigningRequest{}, want: []schema.GroupVersionKind{
+			certificatesv1.SchemeGroupVersion.WithKind("CertificateSigningRequest"), internal(certificatesv1.GroupName).WithKind("CertificateSigningRequest")}},
+		{name: "cluster trust bundle list", obj: &certificatesv1.ClusterTrustBundleList{}, want: []schema.GroupVersionKind{
+			certificatesv1.SchemeGroupVersion.WithKind("ClusterTrustBundleList"), internal(certificatesv1.GroupName).WithKind("ClusterTrustBundleList")}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -132,7 +137,8 @@ func TestDecodeAppliesDefaults(t *testing.T) {
 func TestStorageVersions(t *testing.T) {
 	want := map[string]string{"": "v1", "coordination.k8s.io": "v1", "apps": "v1", "autoscaling": "v2", "batch": "v1",
 		"discovery.k8s.io": "v1", "networking.k8s.io": "v1", "node.k8s.io": "v1", "policy": "v1",
-		"rbac.authorization.k8s.io": "v1", "scheduling.k8s.io": "v1", "storage.k8s.io": "v1", "resource.k8s.io": "v1", "admissionregistration.k8s.io": "v1"}
+		"rbac.authorization.k8s.io": "v1", "scheduling.k8s.io": "v1", "storage.k8s.io": "v1", "resource.k8s.io": "v1", "admissionregistration.k8s.io": "v1",
+		"certificates.k8s.io": "v1"}
 	if len(StorageVersions) != len(want) {
 		t.Fatalf("StorageVersions: got %v, want one per group of %v", StorageVersions, want)
 	}
