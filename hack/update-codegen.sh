@@ -53,6 +53,7 @@ INPUT_PKGS=(
     k8s.io/api/autoscaling/v1
     k8s.io/api/autoscaling/v2
     k8s.io/api/batch/v1
+    k8s.io/api/certificates/v1
     k8s.io/api/discovery/v1
     k8s.io/api/events/v1
     k8s.io/api/networking/v1
