@@ -40,11 +40,20 @@ type Strategy struct {
 	Namespaced bool
 	// CreateOnUpdate lets a PUT of a missing object create it.
 	CreateOnUpdate bool
+	// ConditionalUpdate makes an update name the resourceVersion it
+	// replaces (AllowUnconditionalUpdate is false).
+	ConditionalUpdate bool
 	// ValidateName checks metadata.name; defaults to a DNS subdomain.
 	ValidateName apimachineryvalidation.ValidateNameFunc
+	// ValidateNameOf, if set, returns the check of obj's metadata.name in
+	// place of ValidateName, for a name that depends on the object's fields.
+	ValidateNameOf func(obj runtime.Object) apimachineryvalidation.ValidateNameFunc
 
 	// OnCreate clears what a create may not set (e.g. status).
 	OnCreate func(obj runtime.Object)
+	// OnCreateRequest, after OnCreate, sets what a create takes from its
+	// request's context (e.g. the requesting user).
+	OnCreateRequest func(ctx context.Context, obj runtime.Object)
 	// OnUpdate carries over from old what an update may not change.
 	OnUpdate func(obj, old runtime.Object)
 	// ValidateFields checks the type's own fields on create (and, unless
@@ -70,7 +79,7 @@ var (
 
 func (s Strategy) NamespaceScoped() bool                                     { return s.Namespaced }
 func (s Strategy) AllowCreateOnUpdate(context.Context) bool                  { return s.CreateOnUpdate }
-func (s Strategy) AllowUnconditionalUpdate(context.Context) bool             { return true }
+func (s Strategy) AllowUnconditionalUpdate(context.Context) bool             { return !s.ConditionalUpdate }
 func (s Strategy) Canonicalize(runtime.Object)                               {}
 func (s Strategy) WarningsOnCreate(context.Context, runtime.Object) []string { return nil }
 func (s Strategy) WarningsOnUpdate(context.Context, runtime.Object, runtime.Object) []string {
@@ -81,9 +90,12 @@ func (s Strategy) WarningsOnUpdate(context.Context, runtime.Object, runtime.Obje
 func (s Strategy) GetResetFields() map[fieldpath.APIVersion]*fieldpath.Set { return s.ResetFields }
 
 // PrepareForCreate implements rest.RESTCreateStrategy.
-func (s Strategy) PrepareForCreate(_ context.Context, obj runtime.Object) {
+func (s Strategy) PrepareForCreate(ctx context.Context, obj runtime.Object) {
 	if s.OnCreate != nil {
 		s.OnCreate(obj)
+	}
+	if s.OnCreateRequest != nil {
+		s.OnCreateRequest(ctx, obj)
 	}
 }
 
@@ -101,6 +113,9 @@ func (s Strategy) Validate(_ context.Context, obj runtime.Object) field.ErrorLis
 		return field.ErrorList{field.InternalError(field.NewPath("metadata"), err)}
 	}
 	nameFn := s.ValidateName
+	if s.ValidateNameOf != nil {
+		nameFn = s.ValidateNameOf(obj)
+	}
 	if nameFn == nil {
 		nameFn = apimachineryvalidation.NameIsDNSSubdomain
 	}

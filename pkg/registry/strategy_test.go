@@ -84,6 +84,14 @@ func TestStrategyCreateOnUpdate(t *testing.T) {
 	}
 }
 
+func TestStrategyConditionalUpdate(t *testing.T) {
+	s := NewStrategy(false)
+	s.ConditionalUpdate = true
+	if s.AllowUnconditionalUpdate(context.Background()) {
+		t.Errorf("AllowUnconditionalUpdate with ConditionalUpdate set: got true, want false")
+	}
+}
+
 func TestStrategyValidate(t *testing.T) {
 	fieldsErr := func(runtime.Object) field.ErrorList {
 		return field.ErrorList{field.Invalid(field.NewPath("data"), "x", "bad")}
@@ -132,6 +140,24 @@ func TestStrategyValidate(t *testing.T) {
 				return s
 			},
 			obj:  configMap("", "app.config"),
+			want: []string{"metadata.name: Invalid value"},
+		},
+		{
+			name: "ValidateNameOf replaces ValidateName, per object",
+			strategy: func() Strategy {
+				s := NewStrategy(true)
+				s.ValidateName = apimachineryvalidation.ValidateNamespaceName
+				s.ValidateNameOf = func(obj runtime.Object) apimachineryvalidation.ValidateNameFunc {
+					return func(name string, _ bool) []string {
+						if name != obj.(*corev1.ConfigMap).Data["name"] {
+							return []string{"not the name in data"}
+						}
+						return nil
+					}
+				}
+				return s
+			},
+			obj:  configMap("default", "app.config"),
 			want: []string{"metadata.name: Invalid value"},
 		},
 		{
@@ -282,10 +308,21 @@ func TestStrategyPrepareHooks(t *testing.T) {
 		var created, updated, updatedOld runtime.Object
 		s.OnCreate = func(obj runtime.Object) { created = obj }
 		s.OnUpdate = func(obj, old runtime.Object) { updated, updatedOld = obj, old }
+		type key struct{}
+		var fromRequest any
+		s.OnCreateRequest = func(ctx context.Context, obj runtime.Object) {
+			if obj != created {
+				t.Errorf("OnCreateRequest before OnCreate")
+			}
+			fromRequest = ctx.Value(key{})
+		}
 		obj, old := configMap("default", "new"), configMap("default", "old")
-		s.PrepareForCreate(ctx, obj)
+		s.PrepareForCreate(context.WithValue(ctx, key{}, "alice"), obj)
 		if created != obj {
 			t.Errorf("OnCreate: got %v, want the created object", created)
+		}
+		if fromRequest != "alice" {
+			t.Errorf("OnCreateRequest's context value: got %v, want alice", fromRequest)
 		}
 		s.PrepareForUpdate(ctx, obj, old)
 		if updated != obj || updatedOld != old {
