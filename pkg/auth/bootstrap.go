@@ -35,9 +35,12 @@ var bootstrapYAML []byte
 // DefaultClusterRoles and DefaultClusterRoleBindings are the ones
 // kube-apiserver bootstraps that users and tools rely on: cluster-admin,
 // admin, edit, view (aggregated from the system:aggregate-to-* roles),
-// system:discovery, system:basic-user, system:public-info-viewer and
-// system:auth-delegator, with upstream's names, rules, labels and
-// annotations, and their default bindings.
+// system:discovery, system:basic-user, system:public-info-viewer,
+// system:auth-delegator, the certificates.k8s.io roles (the
+// system:certificates.k8s.io:* approvers and node clients,
+// system:cluster-trust-bundle-discovery, system:node-bootstrapper), with
+// upstream's names, rules, labels and annotations, and their default
+// bindings.
 func DefaultClusterRoles() ([]*rbacv1.ClusterRole, []*rbacv1.ClusterRoleBinding, error) {
 	var list struct {
 		Items []json.RawMessage `json:"items"`
