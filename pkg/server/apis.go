@@ -29,6 +29,7 @@ import (
 	authorizationv1 "k8s.io/api/authorization/v1"
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	batchv1 "k8s.io/api/batch/v1"
+	certificatesv1 "k8s.io/api/certificates/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
@@ -55,6 +56,8 @@ import (
 	"github.com/miniapiserver/miniapiserver/pkg/registry/admissionregistration"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/apps"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/batch"
+	"github.com/miniapiserver/miniapiserver/pkg/registry/certificatesigningrequest"
+	"github.com/miniapiserver/miniapiserver/pkg/registry/clustertrustbundle"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/configmap"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/controllerrevision"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/csidriver"
@@ -107,6 +110,7 @@ var apiGroups = []struct {
 	{admissionregistrationv1.GroupName, []storageFunc{admissionregistration.NewStorage}},
 	{appsv1.GroupName, []storageFunc{apps.NewStorage, controllerrevision.NewStorage}},
 	{batchv1.GroupName, []storageFunc{batch.NewStorage}},
+	{certificatesv1.GroupName, []storageFunc{certificatesigningrequest.NewStorage, clustertrustbundle.NewStorage}},
 	{coordinationv1.GroupName, []storageFunc{lease.NewStorage}},
 	{discoveryv1.GroupName, []storageFunc{endpointslice.NewStorage}},
 	{networkingv1.GroupName, []storageFunc{ingress.NewStorage, networkpolicy.NewStorage, ingressclass.NewStorage, servicecidr.NewStorage}},
