@@ -50,6 +50,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/kube-openapi/pkg/validation/spec"
 
+	"github.com/miniapiserver/miniapiserver/pkg/admission/certificates"
 	"github.com/miniapiserver/miniapiserver/pkg/admission/defaulttolerationseconds"
 	"github.com/miniapiserver/miniapiserver/pkg/admission/podsecurity"
 	"github.com/miniapiserver/miniapiserver/pkg/admission/serviceaccount"
@@ -63,7 +64,9 @@ import (
 // kube-apiserver's order: k8s.io/apiserver's NamespaceLifecycle, then
 // ServiceAccount (ours, ported from k8s.io/kubernetes), then PodSecurity
 // (k8s.io/pod-security-admission's, as kube-apiserver wraps it), then
-// DefaultTolerationSeconds (ours, ported), then
+// DefaultTolerationSeconds and the certificates.k8s.io plugins
+// (CertificateApproval, CertificateSigning, ClusterTrustBundleAttest,
+// CertificateSubjectRestriction; ours, ported), then
 // k8s.io/apiserver's MutatingAdmissionPolicy, MutatingAdmissionWebhook,
 // ValidatingAdmissionPolicy and ValidatingAdmissionWebhook (the mutating
 // ones run before the validating ones), all on by default, with enable
@@ -74,8 +77,9 @@ func NewAdmissionOptions(enable, disable []string) *genericoptions.AdmissionOpti
 	serviceaccount.Register(o.Plugins)
 	podsecurity.Register(o.Plugins)
 	defaulttolerationseconds.Register(o.Plugins)
-	o.RecommendedPluginOrder = slices.Insert(o.RecommendedPluginOrder, slices.Index(o.RecommendedPluginOrder, lifecycle.PluginName)+1,
-		serviceaccount.PluginName, podsecurity.PluginName, defaulttolerationseconds.PluginName)
+	certificates.Register(o.Plugins)
+	ours := append([]string{serviceaccount.PluginName, podsecurity.PluginName, defaulttolerationseconds.PluginName}, certificates.PluginNames...)
+	o.RecommendedPluginOrder = slices.Insert(o.RecommendedPluginOrder, slices.Index(o.RecommendedPluginOrder, lifecycle.PluginName)+1, ours...)
 	o.EnablePlugins, o.DisablePlugins = enable, disable
 	return o
 }
