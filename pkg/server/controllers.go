@@ -40,10 +40,12 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/miniapiserver/miniapiserver/pkg/controller/clusterroleaggregation"
+	"github.com/miniapiserver/miniapiserver/pkg/controller/csrsigning"
 	"github.com/miniapiserver/miniapiserver/pkg/controller/namespace"
 	"github.com/miniapiserver/miniapiserver/pkg/controller/namespacedefaults"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/service"
 	"github.com/miniapiserver/miniapiserver/pkg/server/bootstrap"
+	"github.com/miniapiserver/miniapiserver/pkg/server/datadir"
 )
 
 // The in-server controllers, by kube-controller-manager's names (its
@@ -55,12 +57,13 @@ const (
 	ControllerRootCAPublisher        = "root-ca-certificate-publisher-controller"
 	ControllerPolicyStatus           = "validatingadmissionpolicy-status-controller"
 	ControllerGarbageCollector       = "garbage-collector-controller"
+	ControllerCSRSigning             = csrsigning.Name
 )
 
 // controllers are the in-server controllers; on says which "*" runs.
 var controllers = map[string]bool{
 	ControllerNamespace: true, ControllerClusterRoleAggregation: true, ControllerServiceAccount: true,
-	ControllerRootCAPublisher: true, ControllerPolicyStatus: true, ControllerGarbageCollector: false,
+	ControllerRootCAPublisher: true, ControllerPolicyStatus: true, ControllerGarbageCollector: false, ControllerCSRSigning: true,
 }
 
 // validateControllers refuses names in list (Options.Controllers) that
@@ -109,6 +112,10 @@ type loopbackClients struct {
 	rootCA []byte
 	// clientCA, if not nil, is published in the authentication info.
 	clientCA dynamiccertificates.CAContentProvider
+	// signingCA, if not nil, is the CA whose certificate and key sign
+	// approved CertificateSigningRequests (the data dir's, which clientCA
+	// trusts).
+	signingCA *datadir.Credentials
 	// namespaced lists the namespaced resources, custom ones included.
 	namespaced  func() []schema.GroupVersionResource
 	controllers []string
@@ -272,6 +279,18 @@ func (l loopbackClients) inServerControllers(client kubernetes.Interface) []inSe
 	}
 	if on(ControllerGarbageCollector) {
 		list = append(list, inServerController{"garbage-collector", newGarbageCollector})
+	}
+	// Without a CA to sign with (kube-apiserver's flags name none) it does not run.
+	if ca := l.signingCA; on(ControllerCSRSigning) && ca != nil {
+		// Made now, so that start-informers starts its informer.
+		signing, err := csrsigning.New(csrsigning.Config{Client: client.CertificatesV1(),
+			Informer: l.factory.Certificates().V1().CertificateSigningRequests(), CACert: ca.CACert, CAKey: ca.CAKey})
+		list = append(list, inServerController{ControllerCSRSigning, func(*rest.Config) (func(context.Context), error) {
+			if err != nil {
+				return nil, err
+			}
+			return signing.Run, nil
+		}})
 	}
 	return list
 }

@@ -221,7 +221,7 @@ func (c CompletedConfig) New(ctx context.Context) (s *Server, err error) {
 	// /readyz waits for the watch caches' initial lists, as kube-apiserver's does.
 	generic.AddPostStartHookOrDie("storage-readiness", generic.StorageReadinessHook.Hook)
 	stopLoopbackClients, err := addLoopbackClients(loopbackClients{generic: generic, factory: parts.factory, buildAdmission: parts.admission.build,
-		port: c.port(), loopback: gc.LoopbackClientConfig, admin: c.Admin, rootCA: c.Serving.ServingCA, clientCA: c.Serving.ClientCA, namespaced: namespacedNow,
+		port: c.port(), loopback: gc.LoopbackClientConfig, admin: c.Admin, rootCA: c.Serving.ServingCA, clientCA: c.Serving.ClientCA, signingCA: c.userCA, namespaced: namespacedNow,
 		controllers: o.Controllers, ranges: o.ServiceRanges, services: services, peers: parts.peers})
 	if err != nil {
 		return nil, err
