@@ -43,9 +43,10 @@ func Kubectl(t *testing.T, s *testserver.Server, stdin string, args ...string) s
 // stderr and how it exited.
 func RunKubectl(t *testing.T, s *testserver.Server, stdin string, args ...string) (string, string, error) {
 	t.Helper()
+	kubectl := KubectlPath(t) // built first, out of the run's minute
 	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, KubectlPath(t), args...)
+	cmd := exec.CommandContext(ctx, kubectl, args...)
 	cmd.Env = append(os.Environ(), "KUBECONFIG="+s.KubeconfigPath, "HOME="+t.TempDir())
 	cmd.Stdin = strings.NewReader(stdin)
 	var stdout, stderr bytes.Buffer
