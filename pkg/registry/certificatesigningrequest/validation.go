@@ -56,13 +56,18 @@ var (
 	anyStatus = []string{string(corev1.ConditionFalse), string(corev1.ConditionTrue), string(corev1.ConditionUnknown)}
 )
 
-// options are upstream's certificateValidationOptions: what an update
-// path may set, and what an update tolerates because the stored request
-// already has it.
+// options are upstream's certificateValidationOptions, each an allowance:
+// what an update path may set (the approval conditions, the certificate),
+// and what an update tolerates because the stored request already has it
+// (or, for the certificate, because the update leaves it as it was).
 type options struct {
-	settingApproval, settingCertificate                                   bool
-	bothApprovedAndDenied, legacySignerName, duplicateConditionTypes      bool
-	emptyConditionType, arbitraryCertificate, unknownUsages, duplicateUse bool
+	settingApproval, settingCertificate bool
+	bothApprovedAndDenied               bool
+	legacySignerName                    bool
+	duplicateConditionTypes             bool
+	emptyConditionType                  bool
+	arbitraryCertificate                bool
+	unknownUsages, duplicateUsages      bool
 }
 
 // optionsFor is upstream's getValidationOptions: old is nil on create.
@@ -83,7 +88,7 @@ func optionsFor(csr, old *certificatesv1.CertificateSigningRequest) options {
 	usages := map[certificatesv1.KeyUsage]bool{}
 	for _, u := range old.Spec.Usages {
 		o.unknownUsages = o.unknownUsages || !slices.Contains(validUsages, string(u))
-		o.duplicateUse = o.duplicateUse || usages[u]
+		o.duplicateUsages = o.duplicateUsages || usages[u]
 		usages[u] = true
 	}
 	return o
@@ -155,7 +160,7 @@ func validate(csr *certificatesv1.CertificateSigningRequest, o options) field.Er
 			}
 		}
 	}
-	if !o.duplicateUse {
+	if !o.duplicateUsages {
 		seen := map[certificatesv1.KeyUsage]bool{}
 		for i, usage := range csr.Spec.Usages {
 			if seen[usage] {
