@@ -60,7 +60,7 @@ type Config struct {
 	Clock clock.PassiveClock
 }
 
-// Controller signs the approved requests of Signers().
+// Controller signs the approved requests of the signers of checks.
 type Controller struct {
 	client    certificatesclient.CertificateSigningRequestsGetter
 	lister    certificateslisters.CertificateSigningRequestLister

@@ -37,16 +37,6 @@ var checks = map[string]func(request *x509.CertificateRequest, usages []certific
 	certificatesv1.KubeletServingSignerName:             kubeletServing,
 }
 
-// Signers are the signer names signed here.
-func Signers() []string {
-	var out []string
-	for name := range checks {
-		out = append(out, name)
-	}
-	slices.Sort(out)
-	return out
-}
-
 // apiServerClientUsages is upstream's validAPIServerClientUsages: client
 // auth, and perhaps digital signature and key encipherment.
 func apiServerClientUsages(usages []certificatesv1.KeyUsage) error {
