@@ -61,15 +61,11 @@ func withPolicy(mutate func(p *admissionregistrationv1.ValidatingAdmissionPolicy
 }
 
 func TestValidateValidatingPolicy(t *testing.T) {
-	tests := []struct {
-		name   string
-		policy *admissionregistrationv1.ValidatingAdmissionPolicy
-		want   []string
-	}{
-		{name: "valid", policy: validPolicy(), want: []string{}},
+	tests := []registrytest.Change[*admissionregistrationv1.ValidatingAdmissionPolicy]{
+		{Name: "valid", Obj: validPolicy(), Want: []string{}},
 		{
-			name: "valid: params, variables, message, messageExpression, reason, audit annotation, match condition",
-			policy: withPolicy(func(p *admissionregistrationv1.ValidatingAdmissionPolicy) {
+			Name: "valid: params, variables, message, messageExpression, reason, audit annotation, match condition",
+			Obj: withPolicy(func(p *admissionregistrationv1.ValidatingAdmissionPolicy) {
 				p.Spec.ParamKind = &admissionregistrationv1.ParamKind{APIVersion: "v1", Kind: "ConfigMap"}
 				p.Spec.Variables = []admissionregistrationv1.Variable{{Name: "max", Expression: "int(params.data.max)"}}
 				p.Spec.Validations = []admissionregistrationv1.Validation{{
@@ -79,39 +75,39 @@ func TestValidateValidatingPolicy(t *testing.T) {
 				p.Spec.AuditAnnotations = []admissionregistrationv1.AuditAnnotation{{Key: "replicas", ValueExpression: "string(object.spec.replicas)"}}
 				p.Spec.MatchConditions = []admissionregistrationv1.MatchCondition{{Name: "has-params", Expression: "params != null"}}
 			}),
-			want: []string{},
+			Want: []string{},
 		},
 		{
-			name: "audit annotations only",
-			policy: withPolicy(func(p *admissionregistrationv1.ValidatingAdmissionPolicy) {
+			Name: "audit annotations only",
+			Obj: withPolicy(func(p *admissionregistrationv1.ValidatingAdmissionPolicy) {
 				p.Spec.Validations = nil
 				p.Spec.AuditAnnotations = []admissionregistrationv1.AuditAnnotation{{Key: "a", ValueExpression: "null"}}
 			}),
-			want: []string{},
+			Want: []string{},
 		},
 		{
-			name: "no matchConstraints, no failurePolicy",
-			policy: withPolicy(func(p *admissionregistrationv1.ValidatingAdmissionPolicy) {
+			Name: "no matchConstraints, no failurePolicy",
+			Obj: withPolicy(func(p *admissionregistrationv1.ValidatingAdmissionPolicy) {
 				p.Spec.MatchConstraints, p.Spec.FailurePolicy = nil, nil
 			}),
-			want: []string{"spec.failurePolicy: Required value", "spec.matchConstraints: Required value"},
+			Want: []string{"spec.failurePolicy: Required value", "spec.matchConstraints: Required value"},
 		},
 		{
-			name: "matchConstraints without resourceRules",
-			policy: withPolicy(func(p *admissionregistrationv1.ValidatingAdmissionPolicy) {
+			Name: "matchConstraints without resourceRules",
+			Obj: withPolicy(func(p *admissionregistrationv1.ValidatingAdmissionPolicy) {
 				p.Spec.MatchConstraints.ResourceRules = nil
 			}),
-			want: []string{"spec.matchConstraints.resourceRules: Required value"},
+			Want: []string{"spec.matchConstraints.resourceRules: Required value"},
 		},
 		{
-			name: "matchConstraints not defaulted, a bad rule and resource name",
-			policy: withPolicy(func(p *admissionregistrationv1.ValidatingAdmissionPolicy) {
+			Name: "matchConstraints not defaulted, a bad rule and resource name",
+			Obj: withPolicy(func(p *admissionregistrationv1.ValidatingAdmissionPolicy) {
 				m := p.Spec.MatchConstraints
 				m.MatchPolicy, m.NamespaceSelector, m.ObjectSelector = nil, nil, nil
 				m.ResourceRules[0].ResourceNames = []string{"a/b", "x", "x"}
 				m.ExcludeResourceRules = []admissionregistrationv1.NamedRuleWithOperations{{}}
 			}),
-			want: []string{
+			Want: []string{
 				"spec.matchConstraints.excludeResourceRules[0].apiGroups: Required value", "spec.matchConstraints.excludeResourceRules[0].apiVersions: Required value",
 				"spec.matchConstraints.excludeResourceRules[0].operations: Required value", "spec.matchConstraints.excludeResourceRules[0].resources: Required value",
 				"spec.matchConstraints.matchPolicy: Required value", "spec.matchConstraints.namespaceSelector: Required value",
@@ -120,82 +116,71 @@ func TestValidateValidatingPolicy(t *testing.T) {
 			},
 		},
 		{
-			name:   "no validations and no audit annotations",
-			policy: withPolicy(func(p *admissionregistrationv1.ValidatingAdmissionPolicy) { p.Spec.Validations = nil }),
-			want:   []string{"spec.auditAnnotations: Required value", "spec.validations: Required value"},
+			Name: "no validations and no audit annotations",
+			Obj:  withPolicy(func(p *admissionregistrationv1.ValidatingAdmissionPolicy) { p.Spec.Validations = nil }),
+			Want: []string{"spec.auditAnnotations: Required value", "spec.validations: Required value"},
 		},
 		{
-			name: "validations: does not compile, not boolean, empty, params without paramKind",
-			policy: withPolicy(func(p *admissionregistrationv1.ValidatingAdmissionPolicy) {
+			Name: "validations: does not compile, not boolean, empty, params without paramKind",
+			Obj: withPolicy(func(p *admissionregistrationv1.ValidatingAdmissionPolicy) {
 				p.Spec.Validations = []admissionregistrationv1.Validation{
 					{Expression: "object.x in [1, 2, "}, {Expression: "object.spec.replicas"}, {Expression: " "}, {Expression: "params.max > 1"},
 				}
 			}),
-			want: []string{"spec.validations[0].expression: Invalid value", "spec.validations[1].expression: Invalid value",
+			Want: []string{"spec.validations[0].expression: Invalid value", "spec.validations[1].expression: Invalid value",
 				"spec.validations[2].expression: Required value", "spec.validations[3].expression: Invalid value"},
 		},
 		{
-			name: "validation: messageExpression not a string, message with a line break, unknown reason",
-			policy: withPolicy(func(p *admissionregistrationv1.ValidatingAdmissionPolicy) {
+			Name: "validation: messageExpression not a string, message with a line break, unknown reason",
+			Obj: withPolicy(func(p *admissionregistrationv1.ValidatingAdmissionPolicy) {
 				v := &p.Spec.Validations[0]
 				v.MessageExpression, v.Message, v.Reason = "0 == 0", "too\nmany", ptr.To(metav1.StatusReasonConflict)
 			}),
-			want: []string{"spec.validations[0].message: Invalid value", "spec.validations[0].messageExpression: Invalid value",
+			Want: []string{"spec.validations[0].message: Invalid value", "spec.validations[0].messageExpression: Invalid value",
 				"spec.validations[0].reason: Unsupported value"},
 		},
 		{
-			name: "variables: bad name, does not compile, used before defined",
-			policy: withPolicy(func(p *admissionregistrationv1.ValidatingAdmissionPolicy) {
+			Name: "variables: bad name, does not compile, used before defined",
+			Obj: withPolicy(func(p *admissionregistrationv1.ValidatingAdmissionPolicy) {
 				p.Spec.Variables = []admissionregistrationv1.Variable{{Name: "in", Expression: "114 + '514'"}, {Name: "b", Expression: "variables.c + 1"}, {Name: ""}}
 			}),
-			want: []string{"spec.variables[0].expression: Invalid value", "spec.variables[0].name: Invalid value",
+			Want: []string{"spec.variables[0].expression: Invalid value", "spec.variables[0].name: Invalid value",
 				"spec.variables[1].expression: Invalid value", "spec.variables[2].expression: Required value", "spec.variables[2].name: Required value"},
 		},
 		{
-			name: "audit annotations: not a string, duplicate key, bad key",
-			policy: withPolicy(func(p *admissionregistrationv1.ValidatingAdmissionPolicy) {
+			Name: "audit annotations: not a string, duplicate key, bad key",
+			Obj: withPolicy(func(p *admissionregistrationv1.ValidatingAdmissionPolicy) {
 				p.Spec.AuditAnnotations = []admissionregistrationv1.AuditAnnotation{
 					{Key: "a", ValueExpression: "true"}, {Key: "a", ValueExpression: "'x'"}, {Key: "not valid!", ValueExpression: "'x'"}, {Key: "b"},
 				}
 			}),
-			want: []string{"spec.auditAnnotations[0].valueExpression: Invalid value", "spec.auditAnnotations[1].key: Duplicate value",
+			Want: []string{"spec.auditAnnotations[0].valueExpression: Invalid value", "spec.auditAnnotations[1].key: Duplicate value",
 				"spec.auditAnnotations[2].key: Invalid value", "spec.auditAnnotations[3].valueExpression: Required value"},
 		},
 		{
-			name: "paramKind: bad apiVersion and kind",
-			policy: withPolicy(func(p *admissionregistrationv1.ValidatingAdmissionPolicy) {
+			Name: "paramKind: bad apiVersion and kind",
+			Obj: withPolicy(func(p *admissionregistrationv1.ValidatingAdmissionPolicy) {
 				p.Spec.ParamKind = &admissionregistrationv1.ParamKind{APIVersion: "a/b/c", Kind: "Config_Map"}
 			}),
-			want: []string{"spec.paramKind.apiVersion: Invalid value", "spec.paramKind.kind: Invalid value"},
+			Want: []string{"spec.paramKind.apiVersion: Invalid value", "spec.paramKind.kind: Invalid value"},
 		},
 		{
-			name: "matchConditions: not boolean, params without paramKind",
-			policy: withPolicy(func(p *admissionregistrationv1.ValidatingAdmissionPolicy) {
+			Name: "matchConditions: not boolean, params without paramKind",
+			Obj: withPolicy(func(p *admissionregistrationv1.ValidatingAdmissionPolicy) {
 				p.Spec.MatchConditions = []admissionregistrationv1.MatchCondition{{Name: "a", Expression: "'x'"}, {Name: "b", Expression: "params != null"}}
 			}),
-			want: []string{"spec.matchConditions[0].expression: Invalid value", "spec.matchConditions[1].expression: Invalid value"},
+			Want: []string{"spec.matchConditions[0].expression: Invalid value", "spec.matchConditions[1].expression: Invalid value"},
 		},
 		{
-			name: "failurePolicy unknown",
-			policy: withPolicy(func(p *admissionregistrationv1.ValidatingAdmissionPolicy) {
+			Name: "failurePolicy unknown",
+			Obj: withPolicy(func(p *admissionregistrationv1.ValidatingAdmissionPolicy) {
 				p.Spec.FailurePolicy = ptr.To(admissionregistrationv1.FailurePolicyType("Retry"))
 			}),
-			want: []string{"spec.failurePolicy: Unsupported value"},
+			Want: []string{"spec.failurePolicy: Unsupported value"},
 		},
 	}
 	store := registrytest.REST(t, NewStorage, "validatingadmissionpolicies")
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			got := registrytest.ErrorPaths(store.CreateStrategy.Validate(context.Background(), tt.policy))
-			if diff := cmp.Diff(tt.want, got); diff != "" {
-				t.Errorf("Validate errors (-want +got):\n%s", diff)
-			}
-			got = registrytest.ErrorPaths(store.UpdateStrategy.ValidateUpdate(context.Background(), tt.policy, validPolicy()))
-			if diff := cmp.Diff(tt.want, got); diff != "" {
-				t.Errorf("ValidateUpdate errors (-want +got):\n%s", diff)
-			}
-		})
-	}
+	registrytest.ValidateCreateAndUpdate(t, store, registrytest.ErrorPaths, validPolicy, tests)
 }
 
 // TestValidatePolicyMessages compares errors with upstream's
@@ -331,15 +316,11 @@ func withMutatingPolicy(mutate func(p *admissionregistrationv1.MutatingAdmission
 }
 
 func TestValidateMutatingPolicy(t *testing.T) {
-	tests := []struct {
-		name   string
-		policy *admissionregistrationv1.MutatingAdmissionPolicy
-		want   []string
-	}{
-		{name: "valid", policy: validMutatingPolicy(), want: []string{}},
+	tests := []registrytest.Change[*admissionregistrationv1.MutatingAdmissionPolicy]{
+		{Name: "valid", Obj: validMutatingPolicy(), Want: []string{}},
 		{
-			name: "valid: JSON patch with a variable and params",
-			policy: withMutatingPolicy(func(p *admissionregistrationv1.MutatingAdmissionPolicy) {
+			Name: "valid: JSON patch with a variable and params",
+			Obj: withMutatingPolicy(func(p *admissionregistrationv1.MutatingAdmissionPolicy) {
 				p.Spec.ParamKind = &admissionregistrationv1.ParamKind{APIVersion: "v1", Kind: "ConfigMap"}
 				p.Spec.Variables = []admissionregistrationv1.Variable{{Name: "value", Expression: "params.data.value"}}
 				p.Spec.Mutations = []admissionregistrationv1.Mutation{{
@@ -348,26 +329,26 @@ func TestValidateMutatingPolicy(t *testing.T) {
 				}}
 				p.Spec.ReinvocationPolicy = admissionregistrationv1.IfNeededReinvocationPolicy
 			}),
-			want: []string{},
+			Want: []string{},
 		},
 		{
-			name: "no mutations, no reinvocationPolicy, no matchConstraints",
-			policy: withMutatingPolicy(func(p *admissionregistrationv1.MutatingAdmissionPolicy) {
+			Name: "no mutations, no reinvocationPolicy, no matchConstraints",
+			Obj: withMutatingPolicy(func(p *admissionregistrationv1.MutatingAdmissionPolicy) {
 				p.Spec.Mutations, p.Spec.ReinvocationPolicy, p.Spec.MatchConstraints = nil, "", nil
 			}),
-			want: []string{"spec.matchConstraints: Required value", "spec.mutations: Required value", "spec.reinvocationPolicy: Required value"},
+			Want: []string{"spec.matchConstraints: Required value", "spec.mutations: Required value", "spec.reinvocationPolicy: Required value"},
 		},
 		{
-			name: "DELETE cannot be mutated; unknown reinvocationPolicy",
-			policy: withMutatingPolicy(func(p *admissionregistrationv1.MutatingAdmissionPolicy) {
+			Name: "DELETE cannot be mutated; unknown reinvocationPolicy",
+			Obj: withMutatingPolicy(func(p *admissionregistrationv1.MutatingAdmissionPolicy) {
 				p.Spec.MatchConstraints.ResourceRules[0].Operations = []admissionregistrationv1.OperationType{admissionregistrationv1.Delete}
 				p.Spec.ReinvocationPolicy = "Always"
 			}),
-			want: []string{"spec.matchConstraints.resourceRules.operations: Unsupported value", "spec.reinvocationPolicy: Unsupported value"},
+			Want: []string{"spec.matchConstraints.resourceRules.operations: Unsupported value", "spec.reinvocationPolicy: Unsupported value"},
 		},
 		{
-			name: "mutations: unknown patchType, missing patches, both patches, expressions that do not compile or are not objects",
-			policy: withMutatingPolicy(func(p *admissionregistrationv1.MutatingAdmissionPolicy) {
+			Name: "mutations: unknown patchType, missing patches, both patches, expressions that do not compile or are not objects",
+			Obj: withMutatingPolicy(func(p *admissionregistrationv1.MutatingAdmissionPolicy) {
 				apply, patch := &admissionregistrationv1.ApplyConfiguration{Expression: "1 < 2"}, &admissionregistrationv1.JSONPatch{Expression: "[JSONPatch{"}
 				p.Spec.Mutations = []admissionregistrationv1.Mutation{
 					{PatchType: "StrategicMerge"}, {},
@@ -378,7 +359,7 @@ func TestValidateMutatingPolicy(t *testing.T) {
 					{PatchType: admissionregistrationv1.PatchTypeJSONPatch, JSONPatch: &admissionregistrationv1.JSONPatch{}},
 				}
 			}),
-			want: []string{
+			Want: []string{
 				"spec.mutations[0].patchType: Unsupported value", "spec.mutations[1].patchType: Required value",
 				"spec.mutations[2].jsonPatch: Required value", "spec.mutations[3].applyConfiguration: Required value",
 				"spec.mutations[4].applyConfiguration.expression: Invalid value", "spec.mutations[4].jsonPatch: Invalid value",
@@ -387,14 +368,7 @@ func TestValidateMutatingPolicy(t *testing.T) {
 		},
 	}
 	store := registrytest.REST(t, NewStorage, "mutatingadmissionpolicies")
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			got := registrytest.ErrorPaths(store.CreateStrategy.Validate(context.Background(), tt.policy))
-			if diff := cmp.Diff(tt.want, got); diff != "" {
-				t.Errorf("Validate errors (-want +got):\n%s", diff)
-			}
-		})
-	}
+	registrytest.ValidateChanges(t, store.CreateStrategy, registrytest.ErrorPaths, tests)
 	t.Run("apply configuration not an object: upstream's message", func(t *testing.T) {
 		p := withMutatingPolicy(func(p *admissionregistrationv1.MutatingAdmissionPolicy) {
 			p.Spec.Mutations[0].ApplyConfiguration.Expression = "1 < 2"

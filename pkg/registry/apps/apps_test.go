@@ -639,69 +639,65 @@ func TestValidateUpdate(t *testing.T) {
 
 func TestValidateStatefulSetUpdate(t *testing.T) {
 	claim := corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Name: "data"}}
-	tests := []struct {
-		name   string
-		mutate func(ss *appsv1.StatefulSet)
-		want   []string
-	}{
-		{name: "replicas", mutate: func(ss *appsv1.StatefulSet) { ss.Spec.Replicas = ptr.To[int32](0) }, want: []string{}},
-		{name: "template", mutate: func(ss *appsv1.StatefulSet) { ss.Spec.Template.Spec.Containers[0].Image = "nginx:2" }, want: []string{}},
+	tests := []registrytest.Mutation[*appsv1.StatefulSet]{
+		{Name: "replicas", Mutate: func(ss *appsv1.StatefulSet) { ss.Spec.Replicas = ptr.To[int32](0) }, Want: []string{}},
+		{Name: "template", Mutate: func(ss *appsv1.StatefulSet) { ss.Spec.Template.Spec.Containers[0].Image = "nginx:2" }, Want: []string{}},
 		{
-			name: "updateStrategy",
-			mutate: func(ss *appsv1.StatefulSet) {
+			Name: "updateStrategy",
+			Mutate: func(ss *appsv1.StatefulSet) {
 				ss.Spec.UpdateStrategy = appsv1.StatefulSetUpdateStrategy{Type: appsv1.OnDeleteStatefulSetStrategyType}
 			},
-			want: []string{},
+			Want: []string{},
 		},
-		{name: "minReadySeconds", mutate: func(ss *appsv1.StatefulSet) { ss.Spec.MinReadySeconds = 10 }, want: []string{}},
-		{name: "revisionHistoryLimit", mutate: func(ss *appsv1.StatefulSet) { ss.Spec.RevisionHistoryLimit = ptr.To[int32](2) }, want: []string{}},
+		{Name: "minReadySeconds", Mutate: func(ss *appsv1.StatefulSet) { ss.Spec.MinReadySeconds = 10 }, Want: []string{}},
+		{Name: "revisionHistoryLimit", Mutate: func(ss *appsv1.StatefulSet) { ss.Spec.RevisionHistoryLimit = ptr.To[int32](2) }, Want: []string{}},
 		{
-			name: "ordinals",
-			mutate: func(ss *appsv1.StatefulSet) {
+			Name: "ordinals",
+			Mutate: func(ss *appsv1.StatefulSet) {
 				ss.Spec.Ordinals = &appsv1.StatefulSetOrdinals{Start: 1}
 			},
-			want: []string{},
+			Want: []string{},
 		},
 		{
-			name: "persistentVolumeClaimRetentionPolicy",
-			mutate: func(ss *appsv1.StatefulSet) {
+			Name: "persistentVolumeClaimRetentionPolicy",
+			Mutate: func(ss *appsv1.StatefulSet) {
 				ss.Spec.PersistentVolumeClaimRetentionPolicy.WhenDeleted = appsv1.DeletePersistentVolumeClaimRetentionPolicyType
 			},
-			want: []string{},
+			Want: []string{},
 		},
-		{name: "serviceName", mutate: func(ss *appsv1.StatefulSet) { ss.Spec.ServiceName = "other" }, want: []string{"spec.serviceName: Invalid value"}},
+		{Name: "serviceName", Mutate: func(ss *appsv1.StatefulSet) { ss.Spec.ServiceName = "other" }, Want: []string{"spec.serviceName: Invalid value"}},
 		{
-			name:   "podManagementPolicy",
-			mutate: func(ss *appsv1.StatefulSet) { ss.Spec.PodManagementPolicy = appsv1.ParallelPodManagement },
-			want:   []string{"spec.podManagementPolicy: Invalid value"},
-		},
-		{
-			name:   "volumeClaimTemplates",
-			mutate: func(ss *appsv1.StatefulSet) { ss.Spec.VolumeClaimTemplates = []corev1.PersistentVolumeClaim{claim} },
-			want:   []string{"spec.volumeClaimTemplates: Invalid value"},
+			Name:   "podManagementPolicy",
+			Mutate: func(ss *appsv1.StatefulSet) { ss.Spec.PodManagementPolicy = appsv1.ParallelPodManagement },
+			Want:   []string{"spec.podManagementPolicy: Invalid value"},
 		},
 		{
-			name: "selector, serviceName and replicas: an error for each immutable field",
-			mutate: func(ss *appsv1.StatefulSet) {
+			Name:   "volumeClaimTemplates",
+			Mutate: func(ss *appsv1.StatefulSet) { ss.Spec.VolumeClaimTemplates = []corev1.PersistentVolumeClaim{claim} },
+			Want:   []string{"spec.volumeClaimTemplates: Invalid value"},
+		},
+		{
+			Name: "selector, serviceName and replicas: an error for each immutable field",
+			Mutate: func(ss *appsv1.StatefulSet) {
 				ss.Spec.ServiceName = "other"
 				ss.Spec.Replicas = ptr.To[int32](1)
 				ss.Spec.Selector.MatchLabels["tier"] = "x"
 				ss.Spec.Template.Labels["tier"] = "x"
 			},
-			want: []string{"spec.selector: Invalid value", "spec.serviceName: Invalid value"},
+			Want: []string{"spec.selector: Invalid value", "spec.serviceName: Invalid value"},
 		},
 	}
 	strategy := registrytest.REST(t, NewStorage, "statefulsets").UpdateStrategy
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
+		t.Run(tt.Name, func(t *testing.T) {
 			old := validStatefulSet()
-			obj := with(old, tt.mutate)
+			obj := with(old, tt.Mutate)
 			got := registrytest.ErrorPaths(strategy.ValidateUpdate(context.Background(), obj, old))
-			if diff := cmp.Diff(tt.want, got); diff != "" {
+			if diff := cmp.Diff(tt.Want, got); diff != "" {
 				t.Errorf("ValidateUpdate errors (-want +got):\n%s", diff)
 			}
 			// validateStatefulSetUpdate works on copies.
-			if diff := cmp.Diff(with(validStatefulSet(), tt.mutate), obj); diff != "" {
+			if diff := cmp.Diff(with(validStatefulSet(), tt.Mutate), obj); diff != "" {
 				t.Errorf("new statefulset after ValidateUpdate (-want +got):\n%s", diff)
 			}
 			if diff := cmp.Diff(validStatefulSet(), old); diff != "" {

@@ -242,81 +242,77 @@ func TestJobCreateIsValid(t *testing.T) {
 }
 
 func TestJobValidate(t *testing.T) {
-	tests := []struct {
-		name   string
-		mutate func(j *batchv1.Job)
-		want   []string
-	}{
-		{name: "valid", mutate: func(*batchv1.Job) {}, want: []string{}},
+	tests := []registrytest.Mutation[*batchv1.Job]{
+		{Name: "valid", Mutate: func(*batchv1.Job) {}, Want: []string{}},
 		{
-			name:   "restartPolicy OnFailure",
-			mutate: func(j *batchv1.Job) { j.Spec.Template.Spec.RestartPolicy = corev1.RestartPolicyOnFailure },
-			want:   []string{},
+			Name:   "restartPolicy OnFailure",
+			Mutate: func(j *batchv1.Job) { j.Spec.Template.Spec.RestartPolicy = corev1.RestartPolicyOnFailure },
+			Want:   []string{},
 		},
 		{
-			name:   "restartPolicy Always",
-			mutate: func(j *batchv1.Job) { j.Spec.Template.Spec.RestartPolicy = corev1.RestartPolicyAlways },
-			want:   []string{"spec.template.spec.restartPolicy: Required value"},
+			Name:   "restartPolicy Always",
+			Mutate: func(j *batchv1.Job) { j.Spec.Template.Spec.RestartPolicy = corev1.RestartPolicyAlways },
+			Want:   []string{"spec.template.spec.restartPolicy: Required value"},
 		},
 		{
-			name:   "restartPolicy empty",
-			mutate: func(j *batchv1.Job) { j.Spec.Template.Spec.RestartPolicy = "" },
-			want:   []string{"spec.template.spec.restartPolicy: Required value"},
+			Name:   "restartPolicy empty",
+			Mutate: func(j *batchv1.Job) { j.Spec.Template.Spec.RestartPolicy = "" },
+			Want:   []string{"spec.template.spec.restartPolicy: Required value"},
 		},
 		{
-			name:   "negative parallelism",
-			mutate: func(j *batchv1.Job) { j.Spec.Parallelism = ptr.To[int32](-1) },
-			want:   []string{"spec.parallelism: Invalid value"},
+			Name:   "negative parallelism",
+			Mutate: func(j *batchv1.Job) { j.Spec.Parallelism = ptr.To[int32](-1) },
+			Want:   []string{"spec.parallelism: Invalid value"},
 		},
 		{
-			name:   "zero parallelism (a paused job)",
-			mutate: func(j *batchv1.Job) { j.Spec.Parallelism = ptr.To[int32](0) },
-			want:   []string{},
+			Name:   "zero parallelism (a paused job)",
+			Mutate: func(j *batchv1.Job) { j.Spec.Parallelism = ptr.To[int32](0) },
+			Want:   []string{},
 		},
 		{
-			name:   "negative completions",
-			mutate: func(j *batchv1.Job) { j.Spec.Completions = ptr.To[int32](-1) },
-			want:   []string{"spec.completions: Invalid value"},
+			Name:   "negative completions",
+			Mutate: func(j *batchv1.Job) { j.Spec.Completions = ptr.To[int32](-1) },
+			Want:   []string{"spec.completions: Invalid value"},
 		},
 		{
-			name:   "negative backoffLimit",
-			mutate: func(j *batchv1.Job) { j.Spec.BackoffLimit = ptr.To[int32](-1) },
-			want:   []string{"spec.backoffLimit: Invalid value"},
+			Name:   "negative backoffLimit",
+			Mutate: func(j *batchv1.Job) { j.Spec.BackoffLimit = ptr.To[int32](-1) },
+			Want:   []string{"spec.backoffLimit: Invalid value"},
 		},
 		{
-			name:   "negative activeDeadlineSeconds",
-			mutate: func(j *batchv1.Job) { j.Spec.ActiveDeadlineSeconds = ptr.To[int64](-1) },
-			want:   []string{"spec.activeDeadlineSeconds: Invalid value"},
+			Name:   "negative activeDeadlineSeconds",
+			Mutate: func(j *batchv1.Job) { j.Spec.ActiveDeadlineSeconds = ptr.To[int64](-1) },
+			Want:   []string{"spec.activeDeadlineSeconds: Invalid value"},
 		},
 		{
-			name:   "activeDeadlineSeconds 60",
-			mutate: func(j *batchv1.Job) { j.Spec.ActiveDeadlineSeconds = ptr.To[int64](60) },
-			want:   []string{},
+			Name:   "activeDeadlineSeconds 60",
+			Mutate: func(j *batchv1.Job) { j.Spec.ActiveDeadlineSeconds = ptr.To[int64](60) },
+			Want:   []string{},
 		},
 		{
-			name:   "no containers",
-			mutate: func(j *batchv1.Job) { j.Spec.Template.Spec.Containers = nil },
-			want:   []string{"spec.template.spec.containers: Required value"},
+			Name:   "no containers",
+			Mutate: func(j *batchv1.Job) { j.Spec.Template.Spec.Containers = nil },
+			Want:   []string{"spec.template.spec.containers: Required value"},
 		},
 		{
-			name: "selector that does not match the template",
-			mutate: func(j *batchv1.Job) {
+			Name: "selector that does not match the template",
+			Mutate: func(j *batchv1.Job) {
 				j.Spec.Selector = &metav1.LabelSelector{MatchLabels: map[string]string{"batch.kubernetes.io/controller-uid": "other"}}
 			},
-			want: []string{"spec.template.metadata.labels: Invalid value"},
+			Want: []string{"spec.template.metadata.labels: Invalid value"},
 		},
 		{
-			name:   "no selector (manualSelector)",
-			mutate: func(j *batchv1.Job) { j.Spec.Selector = nil },
-			want:   []string{"spec.selector: Required value"},
+			Name:   "no selector (manualSelector)",
+			Mutate: func(j *batchv1.Job) { j.Spec.Selector = nil },
+			Want:   []string{"spec.selector: Required value"},
 		},
 	}
 	strategy := registrytest.REST(t, NewStorage, "jobs").CreateStrategy
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			j := with(createdJob(t), tt.mutate)
+		t.Run(tt.Name, func(t *testing.T) {
+			j := with(createdJob(t), tt.Mutate)
 			got := registrytest.ErrorPaths(strategy.Validate(context.Background(), j))
-			if diff := cmp.Diff(tt.want, got); diff != "" {
+			if diff := cmp.Diff(tt.Want, got); diff != "" {
 				t.Errorf("Validate errors (-want +got):\n%s", diff)
 			}
 		})
@@ -529,73 +525,57 @@ func TestCheckSchedule(t *testing.T) {
 }
 
 func TestCronJobValidate(t *testing.T) {
-	tests := []struct {
-		name   string
-		mutate func(cj *batchv1.CronJob)
-		want   []string
-	}{
-		{name: "valid", mutate: func(*batchv1.CronJob) {}, want: []string{}},
-		{name: "bad schedule", mutate: func(cj *batchv1.CronJob) { cj.Spec.Schedule = "* * *" }, want: []string{"spec.schedule: Invalid value"}},
-		{name: "TZ in schedule", mutate: func(cj *batchv1.CronJob) { cj.Spec.Schedule = "TZ=UTC 0 3 * * *" }, want: []string{"spec.schedule: Invalid value"}},
+	tests := []registrytest.Mutation[*batchv1.CronJob]{
+		{Name: "valid", Mutate: func(*batchv1.CronJob) {}, Want: []string{}},
+		{Name: "bad schedule", Mutate: func(cj *batchv1.CronJob) { cj.Spec.Schedule = "* * *" }, Want: []string{"spec.schedule: Invalid value"}},
+		{Name: "TZ in schedule", Mutate: func(cj *batchv1.CronJob) { cj.Spec.Schedule = "TZ=UTC 0 3 * * *" }, Want: []string{"spec.schedule: Invalid value"}},
 		{
-			name:   "concurrencyPolicy Forbid",
-			mutate: func(cj *batchv1.CronJob) { cj.Spec.ConcurrencyPolicy = batchv1.ForbidConcurrent },
-			want:   []string{},
+			Name:   "concurrencyPolicy Forbid",
+			Mutate: func(cj *batchv1.CronJob) { cj.Spec.ConcurrencyPolicy = batchv1.ForbidConcurrent },
+			Want:   []string{},
 		},
 		{
-			name:   "concurrencyPolicy Replace",
-			mutate: func(cj *batchv1.CronJob) { cj.Spec.ConcurrencyPolicy = batchv1.ReplaceConcurrent },
-			want:   []string{},
+			Name:   "concurrencyPolicy Replace",
+			Mutate: func(cj *batchv1.CronJob) { cj.Spec.ConcurrencyPolicy = batchv1.ReplaceConcurrent },
+			Want:   []string{},
 		},
 		{
-			name:   "unknown concurrencyPolicy",
-			mutate: func(cj *batchv1.CronJob) { cj.Spec.ConcurrencyPolicy = "Sometimes" },
-			want:   []string{"spec.concurrencyPolicy: Unsupported value"},
+			Name:   "unknown concurrencyPolicy",
+			Mutate: func(cj *batchv1.CronJob) { cj.Spec.ConcurrencyPolicy = "Sometimes" },
+			Want:   []string{"spec.concurrencyPolicy: Unsupported value"},
 		},
 		{
-			name: "job template that restarts Always",
-			mutate: func(cj *batchv1.CronJob) {
+			Name: "job template that restarts Always",
+			Mutate: func(cj *batchv1.CronJob) {
 				cj.Spec.JobTemplate.Spec.Template.Spec.RestartPolicy = corev1.RestartPolicyAlways
 			},
-			want: []string{"spec.jobTemplate.spec.template.spec.restartPolicy: Required value"},
+			Want: []string{"spec.jobTemplate.spec.template.spec.restartPolicy: Required value"},
 		},
 		{
-			name:   "job template without containers",
-			mutate: func(cj *batchv1.CronJob) { cj.Spec.JobTemplate.Spec.Template.Spec.Containers = nil },
-			want:   []string{"spec.jobTemplate.spec.template.spec.containers: Required value"},
+			Name:   "job template without containers",
+			Mutate: func(cj *batchv1.CronJob) { cj.Spec.JobTemplate.Spec.Template.Spec.Containers = nil },
+			Want:   []string{"spec.jobTemplate.spec.template.spec.containers: Required value"},
 		},
 		{
-			name:   "negative successfulJobsHistoryLimit",
-			mutate: func(cj *batchv1.CronJob) { cj.Spec.SuccessfulJobsHistoryLimit = ptr.To[int32](-1) },
-			want:   []string{"spec.successfulJobsHistoryLimit: Invalid value"},
+			Name:   "negative successfulJobsHistoryLimit",
+			Mutate: func(cj *batchv1.CronJob) { cj.Spec.SuccessfulJobsHistoryLimit = ptr.To[int32](-1) },
+			Want:   []string{"spec.successfulJobsHistoryLimit: Invalid value"},
 		},
 		{
-			name:   "negative failedJobsHistoryLimit",
-			mutate: func(cj *batchv1.CronJob) { cj.Spec.FailedJobsHistoryLimit = ptr.To[int32](-1) },
-			want:   []string{"spec.failedJobsHistoryLimit: Invalid value"},
+			Name:   "negative failedJobsHistoryLimit",
+			Mutate: func(cj *batchv1.CronJob) { cj.Spec.FailedJobsHistoryLimit = ptr.To[int32](-1) },
+			Want:   []string{"spec.failedJobsHistoryLimit: Invalid value"},
 		},
 		{
-			name: "zero history limits",
-			mutate: func(cj *batchv1.CronJob) {
+			Name: "zero history limits",
+			Mutate: func(cj *batchv1.CronJob) {
 				cj.Spec.SuccessfulJobsHistoryLimit, cj.Spec.FailedJobsHistoryLimit = ptr.To[int32](0), ptr.To[int32](0)
 			},
-			want: []string{},
+			Want: []string{},
 		},
 	}
 	store := registrytest.REST(t, NewStorage, "cronjobs")
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			cj := with(validCronJob(), tt.mutate)
-			got := registrytest.ErrorPaths(store.CreateStrategy.Validate(context.Background(), cj))
-			if diff := cmp.Diff(tt.want, got); diff != "" {
-				t.Errorf("Validate errors (-want +got):\n%s", diff)
-			}
-			got = registrytest.ErrorPaths(store.UpdateStrategy.ValidateUpdate(context.Background(), cj, validCronJob()))
-			if diff := cmp.Diff(tt.want, got); diff != "" {
-				t.Errorf("ValidateUpdate errors (-want +got):\n%s", diff)
-			}
-		})
-	}
+	registrytest.ValidateMutationsCreateAndUpdate(t, store, registrytest.ErrorPaths, validCronJob, tests)
 }
 
 func TestCronJobPrepare(t *testing.T) {

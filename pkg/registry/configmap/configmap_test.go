@@ -55,65 +55,54 @@ func TestStorage(t *testing.T) {
 
 func TestValidate(t *testing.T) {
 	const mib = 1024 * 1024
-	tests := []struct {
-		name string
-		cm   *corev1.ConfigMap
-		want []string
-	}{
+	tests := []registrytest.Change[*corev1.ConfigMap]{
 		{
-			name: "valid keys",
-			cm:   newConfigMap(map[string]string{"app.properties": "a=b", "KEY_1": "v", "-dash": ""}, map[string][]byte{"logo.png": {1, 2}}),
-			want: []string{},
+			Name: "valid keys",
+			Obj:  newConfigMap(map[string]string{"app.properties": "a=b", "KEY_1": "v", "-dash": ""}, map[string][]byte{"logo.png": {1, 2}}),
+			Want: []string{},
 		},
 		{
-			name: "data key with a slash",
-			cm:   newConfigMap(map[string]string{"a/b": "v"}, nil),
-			want: []string{"data[a/b]: Invalid value"},
+			Name: "data key with a slash",
+			Obj:  newConfigMap(map[string]string{"a/b": "v"}, nil),
+			Want: []string{"data[a/b]: Invalid value"},
 		},
 		{
-			name: "data key . and ..",
-			cm:   newConfigMap(map[string]string{".": "v", "..": "v"}, nil),
-			want: []string{"data[..]: Invalid value", "data[.]: Invalid value"},
+			Name: "data key . and ..",
+			Obj:  newConfigMap(map[string]string{".": "v", "..": "v"}, nil),
+			Want: []string{"data[..]: Invalid value", "data[.]: Invalid value"},
 		},
 		{
-			name: "binaryData key with a space",
-			cm:   newConfigMap(nil, map[string][]byte{"a b": {1}}),
-			want: []string{"binaryData[a b]: Invalid value"},
+			Name: "binaryData key with a space",
+			Obj:  newConfigMap(nil, map[string][]byte{"a b": {1}}),
+			Want: []string{"binaryData[a b]: Invalid value"},
 		},
 		{
-			name: "key in both data and binaryData",
-			cm:   newConfigMap(map[string]string{"k": "v"}, map[string][]byte{"k": {1}}),
-			want: []string{"data[k]: Invalid value"},
+			Name: "key in both data and binaryData",
+			Obj:  newConfigMap(map[string]string{"k": "v"}, map[string][]byte{"k": {1}}),
+			Want: []string{"data[k]: Invalid value"},
 		},
 		{
-			name: "exactly 1 MiB in total",
-			cm:   newConfigMap(map[string]string{"a": strings.Repeat("x", mib/2)}, map[string][]byte{"b": make([]byte, mib/2)}),
-			want: []string{},
+			Name: "exactly 1 MiB in total",
+			Obj:  newConfigMap(map[string]string{"a": strings.Repeat("x", mib/2)}, map[string][]byte{"b": make([]byte, mib/2)}),
+			Want: []string{},
 		},
 		{
-			name: "one byte over 1 MiB across data and binaryData",
-			cm:   newConfigMap(map[string]string{"a": strings.Repeat("x", mib/2)}, map[string][]byte{"b": make([]byte, mib/2+1)}),
-			want: []string{"[]: Too long"}, // the whole object, as upstream reports it
+			Name: "one byte over 1 MiB across data and binaryData",
+			Obj:  newConfigMap(map[string]string{"a": strings.Repeat("x", mib/2)}, map[string][]byte{"b": make([]byte, mib/2+1)}),
+			Want: []string{"[]: Too long"}, // the whole object, as upstream reports it
 		},
 		{
-			name: "invalid name",
-			cm: func() *corev1.ConfigMap {
+			Name: "invalid name",
+			Obj: func() *corev1.ConfigMap {
 				cm := newConfigMap(nil, nil)
 				cm.Name = "App_Config"
 				return cm
 			}(),
-			want: []string{"metadata.name: Invalid value"},
+			Want: []string{"metadata.name: Invalid value"},
 		},
 	}
 	strategy := registrytest.REST(t, NewStorage, "configmaps").CreateStrategy
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			got := registrytest.ErrorPaths(strategy.Validate(context.Background(), tt.cm))
-			if diff := cmp.Diff(tt.want, got); diff != "" {
-				t.Errorf("Validate errors (-want +got):\n%s", diff)
-			}
-		})
-	}
+	registrytest.ValidateChanges(t, strategy, registrytest.ErrorPaths, tests)
 }
 
 func TestValidateUpdate(t *testing.T) {

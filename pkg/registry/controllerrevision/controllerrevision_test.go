@@ -20,7 +20,6 @@ import (
 	"context"
 	"testing"
 
-	"github.com/google/go-cmp/cmp"
 	appsv1 "k8s.io/api/apps/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
@@ -47,52 +46,32 @@ func TestStorage(t *testing.T) {
 }
 
 func TestValidate(t *testing.T) {
-	tests := []struct {
-		name string
-		cr   *appsv1.ControllerRevision
-		want []string
-	}{
-		{name: "valid", cr: revision(`{"spec":{"template":{}}}`, 1), want: []string{}},
-		{name: "revision 0", cr: revision(`{}`, 0), want: []string{}},
-		{name: "negative revision", cr: revision(`{}`, -1), want: []string{"revision: Invalid value"}},
-		{name: "no data", cr: revision("", 1), want: []string{"data: Required value"}},
-		{name: "null data", cr: revision("null", 1), want: []string{"data: Required value"}},
-		{name: "not JSON", cr: revision("{", 1), want: []string{"data: Invalid value"}},
-		{name: "not an object", cr: revision(`[1,2]`, 1), want: []string{"data: Required value"}},
+	tests := []registrytest.Change[*appsv1.ControllerRevision]{
+		{Name: "valid", Obj: revision(`{"spec":{"template":{}}}`, 1), Want: []string{}},
+		{Name: "revision 0", Obj: revision(`{}`, 0), Want: []string{}},
+		{Name: "negative revision", Obj: revision(`{}`, -1), Want: []string{"revision: Invalid value"}},
+		{Name: "no data", Obj: revision("", 1), Want: []string{"data: Required value"}},
+		{Name: "null data", Obj: revision("null", 1), Want: []string{"data: Required value"}},
+		{Name: "not JSON", Obj: revision("{", 1), Want: []string{"data: Invalid value"}},
+		{Name: "not an object", Obj: revision(`[1,2]`, 1), Want: []string{"data: Required value"}},
 	}
 	store := registrytest.REST(t, NewStorage, "controllerrevisions")
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			got := registrytest.ErrorPaths(store.CreateStrategy.Validate(context.Background(), tt.cr))
-			if diff := cmp.Diff(tt.want, got); diff != "" {
-				t.Errorf("Validate errors (-want +got):\n%s", diff)
-			}
-		})
-	}
+	registrytest.ValidateChanges(t, store.CreateStrategy, registrytest.ErrorPaths, tests)
 }
 
 func TestValidateUpdate(t *testing.T) {
 	old := revision(`{"spec":{"replicas":1,"image":"a"}}`, 1)
-	tests := []struct {
-		name string
-		cr   *appsv1.ControllerRevision
-		want []string
-	}{
-		{name: "unchanged", cr: revision(`{"spec":{"replicas":1,"image":"a"}}`, 1), want: []string{}},
-		{name: "re-encoded", cr: revision(`{ "spec": { "image": "a", "replicas": 1 } }`, 1), want: []string{}},
-		{name: "revision may change (as upstream)", cr: revision(`{"spec":{"replicas":1,"image":"a"}}`, 2), want: []string{}},
-		{name: "negative revision", cr: revision(`{"spec":{"replicas":1,"image":"a"}}`, -2), want: []string{"revision: Invalid value"}},
-		{name: "data changed", cr: revision(`{"spec":{"replicas":2,"image":"a"}}`, 1), want: []string{"data: Invalid value"}},
+	tests := []registrytest.Change[*appsv1.ControllerRevision]{
+		{Name: "unchanged", Obj: revision(`{"spec":{"replicas":1,"image":"a"}}`, 1), Want: []string{}},
+		{Name: "re-encoded", Obj: revision(`{ "spec": { "image": "a", "replicas": 1 } }`, 1), Want: []string{}},
+		{Name: "revision may change (as upstream)", Obj: revision(`{"spec":{"replicas":1,"image":"a"}}`, 2), Want: []string{}},
+		{Name: "negative revision", Obj: revision(`{"spec":{"replicas":1,"image":"a"}}`, -2), Want: []string{"revision: Invalid value"}},
+		{Name: "data changed", Obj: revision(`{"spec":{"replicas":2,"image":"a"}}`, 1), Want: []string{"data: Invalid value"}},
 	}
 	store := registrytest.REST(t, NewStorage, "controllerrevisions")
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			got := registrytest.ErrorPaths(store.UpdateStrategy.ValidateUpdate(context.Background(), tt.cr, old))
-			if diff := cmp.Diff(tt.want, got); diff != "" {
-				t.Errorf("ValidateUpdate errors (-want +got):\n%s", diff)
-			}
-		})
-	}
+	registrytest.RunChanges(t, "ValidateUpdate errors", tests, func(obj, _ *appsv1.ControllerRevision) []string {
+		return registrytest.ErrorPaths(store.UpdateStrategy.ValidateUpdate(context.Background(), obj, old))
+	})
 }
 
 func TestPrepareKeepsEverything(t *testing.T) {
@@ -112,28 +91,11 @@ func TestTable(t *testing.T) {
 	}
 	core := revision(`{}`, 1)
 	core.OwnerReferences = []metav1.OwnerReference{{APIVersion: "v1", Kind: "ReplicationController", Name: "web", Controller: ptr.To(true)}}
-	tests := []struct {
-		name string
-		cr   *appsv1.ControllerRevision
-		want []any
-	}{
-		{name: "no controller", cr: revision(`{}`, 1), want: []any{"agent-6c8b5", "<none>", int64(1), "<unknown>"}},
-		{name: "daemon set", cr: owned, want: []any{"agent-6c8b5", "daemonset.apps/agent", int64(2), "<unknown>"}},
-		{name: "core kind", cr: core, want: []any{"agent-6c8b5", "replicationcontroller/web", int64(1), "<unknown>"}},
+	tests := []registrytest.Row{
+		{Name: "no controller", Obj: revision(`{}`, 1), Want: []any{"agent-6c8b5", "<none>", int64(1), "<unknown>"}},
+		{Name: "daemon set", Obj: owned, Want: []any{"agent-6c8b5", "daemonset.apps/agent", int64(2), "<unknown>"}},
+		{Name: "core kind", Obj: core, Want: []any{"agent-6c8b5", "replicationcontroller/web", int64(1), "<unknown>"}},
 	}
 	store := registrytest.REST(t, NewStorage, "controllerrevisions")
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			table, err := store.ConvertToTable(context.Background(), tt.cr, nil)
-			if err != nil {
-				t.Fatalf("ConvertToTable: got error %v, want none", err)
-			}
-			if diff := cmp.Diff([]string{"Name", "Controller", "Revision", "Age"}, registrytest.ColumnNames(table)); diff != "" {
-				t.Errorf("columns (-want +got):\n%s", diff)
-			}
-			if diff := cmp.Diff(tt.want, table.Rows[0].Cells); diff != "" {
-				t.Errorf("cells (-want +got):\n%s", diff)
-			}
-		})
-	}
+	registrytest.CheckTable(t, store, []string{"Name", "Controller", "Revision", "Age"}, tests...)
 }

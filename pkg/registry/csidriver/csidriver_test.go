@@ -21,7 +21,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/google/go-cmp/cmp"
 	storagev1 "k8s.io/api/storage/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
@@ -55,89 +54,66 @@ func TestStorage(t *testing.T) {
 }
 
 func TestValidate(t *testing.T) {
-	tests := []struct {
-		name   string
-		mutate func(*storagev1.CSIDriver)
-		want   []string
-	}{
-		{name: "valid", mutate: func(*storagev1.CSIDriver) {}, want: []string{}},
-		{name: "name not a DNS subdomain", mutate: func(d *storagev1.CSIDriver) { d.Name = "Bad_Driver" }, want: []string{"metadata.name: Invalid value"}},
-		{name: "name too long", mutate: func(d *storagev1.CSIDriver) { d.Name = strings.Repeat("a", 254) }, want: []string{"metadata.name: Invalid value"}},
+	tests := []registrytest.Mutation[*storagev1.CSIDriver]{
+		{Name: "valid", Mutate: func(*storagev1.CSIDriver) {}, Want: []string{}},
+		{Name: "name not a DNS subdomain", Mutate: func(d *storagev1.CSIDriver) { d.Name = "Bad_Driver" }, Want: []string{"metadata.name: Invalid value"}},
+		{Name: "name too long", Mutate: func(d *storagev1.CSIDriver) { d.Name = strings.Repeat("a", 254) }, Want: []string{"metadata.name: Invalid value"}},
 		{
-			name: "unset booleans",
-			mutate: func(d *storagev1.CSIDriver) {
+			Name: "unset booleans",
+			Mutate: func(d *storagev1.CSIDriver) {
 				d.Spec.AttachRequired, d.Spec.PodInfoOnMount, d.Spec.StorageCapacity, d.Spec.SELinuxMount, d.Spec.PreventPodSchedulingIfMissing = nil, nil, nil, nil, nil
 			},
-			want: []string{
+			Want: []string{
 				"spec.attachedRequired: Required value", "spec.podInfoOnMount: Required value", "spec.preventPodSchedulingIfMissing: Required value",
 				"spec.seLinuxMount: Required value", "spec.storageCapacity: Required value",
 			},
 		},
 		{
-			name: "unknown fsGroupPolicy and mode",
-			mutate: func(d *storagev1.CSIDriver) {
+			Name: "unknown fsGroupPolicy and mode",
+			Mutate: func(d *storagev1.CSIDriver) {
 				d.Spec.FSGroupPolicy, d.Spec.VolumeLifecycleModes = ptr.To(storagev1.FSGroupPolicy("Maybe")), []storagev1.VolumeLifecycleMode{"Forever"}
 			},
-			want: []string{"spec.fsGroupPolicy: Unsupported value", "spec.volumeLifecycleModes: Unsupported value"},
+			Want: []string{"spec.fsGroupPolicy: Unsupported value", "spec.volumeLifecycleModes: Unsupported value"},
 		},
 		{
-			name: "token requests: duplicate audience, short and long expirations",
-			mutate: func(d *storagev1.CSIDriver) {
+			Name: "token requests: duplicate audience, short and long expirations",
+			Mutate: func(d *storagev1.CSIDriver) {
 				d.Spec.TokenRequests = []storagev1.TokenRequest{
 					{Audience: "a", ExpirationSeconds: ptr.To[int64](60)}, {Audience: "a"}, {Audience: "b", ExpirationSeconds: ptr.To[int64](1 << 33)}, {Audience: "c", ExpirationSeconds: ptr.To[int64](600)},
 				}
 			},
-			want: []string{"spec.tokenRequests[0].expirationSeconds: Invalid value", "spec.tokenRequests[1].audience: Duplicate value", "spec.tokenRequests[2].expirationSeconds: Invalid value"},
+			Want: []string{"spec.tokenRequests[0].expirationSeconds: Invalid value", "spec.tokenRequests[1].audience: Duplicate value", "spec.tokenRequests[2].expirationSeconds: Invalid value"},
 		},
 		{
-			name:   "serviceAccountTokenInSecrets without token requests",
-			mutate: func(d *storagev1.CSIDriver) { d.Spec.ServiceAccountTokenInSecrets = ptr.To(true) },
-			want:   []string{"spec.serviceAccountTokenInSecrets: Invalid value"},
+			Name:   "serviceAccountTokenInSecrets without token requests",
+			Mutate: func(d *storagev1.CSIDriver) { d.Spec.ServiceAccountTokenInSecrets = ptr.To(true) },
+			Want:   []string{"spec.serviceAccountTokenInSecrets: Invalid value"},
 		},
 		{
-			name:   "short nodeAllocatableUpdatePeriodSeconds",
-			mutate: func(d *storagev1.CSIDriver) { d.Spec.NodeAllocatableUpdatePeriodSeconds = ptr.To[int64](5) },
-			want:   []string{"spec.nodeAllocatableUpdatePeriodSeconds: Invalid value"},
+			Name:   "short nodeAllocatableUpdatePeriodSeconds",
+			Mutate: func(d *storagev1.CSIDriver) { d.Spec.NodeAllocatableUpdatePeriodSeconds = ptr.To[int64](5) },
+			Want:   []string{"spec.nodeAllocatableUpdatePeriodSeconds: Invalid value"},
 		},
 	}
 	store := registrytest.REST(t, NewStorage, "csidrivers")
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			d := modified(validDriver(), tt.mutate)
-			got := registrytest.ErrorPaths(store.CreateStrategy.Validate(context.Background(), d))
-			if diff := cmp.Diff(tt.want, got); diff != "" {
-				t.Errorf("Validate errors (-want +got):\n%s", diff)
-			}
-		})
-	}
+	registrytest.ValidateMutations(t, store.CreateStrategy, registrytest.ErrorPaths, validDriver, tests)
 }
 
 func TestValidateUpdate(t *testing.T) {
-	tests := []struct {
-		name   string
-		mutate func(*storagev1.CSIDriver)
-		want   []string
-	}{
-		{name: "podInfoOnMount may change", mutate: func(d *storagev1.CSIDriver) { d.Spec.PodInfoOnMount = ptr.To(true) }, want: []string{}},
-		{name: "attachRequired is immutable", mutate: func(d *storagev1.CSIDriver) { d.Spec.AttachRequired = ptr.To(false) }, want: []string{"spec.attachedRequired: Invalid value"}},
+	tests := []registrytest.Mutation[*storagev1.CSIDriver]{
+		{Name: "podInfoOnMount may change", Mutate: func(d *storagev1.CSIDriver) { d.Spec.PodInfoOnMount = ptr.To(true) }, Want: []string{}},
+		{Name: "attachRequired is immutable", Mutate: func(d *storagev1.CSIDriver) { d.Spec.AttachRequired = ptr.To(false) }, Want: []string{"spec.attachedRequired: Invalid value"}},
 		{
-			name: "volumeLifecycleModes are immutable",
-			mutate: func(d *storagev1.CSIDriver) {
+			Name: "volumeLifecycleModes are immutable",
+			Mutate: func(d *storagev1.CSIDriver) {
 				d.Spec.VolumeLifecycleModes = append(d.Spec.VolumeLifecycleModes, storagev1.VolumeLifecycleEphemeral)
 			},
-			want: []string{"spec.volumeLifecycleModes: Invalid value"},
+			Want: []string{"spec.volumeLifecycleModes: Invalid value"},
 		},
-		{name: "update also validates", mutate: func(d *storagev1.CSIDriver) { d.Spec.StorageCapacity = nil }, want: []string{"spec.storageCapacity: Required value"}},
+		{Name: "update also validates", Mutate: func(d *storagev1.CSIDriver) { d.Spec.StorageCapacity = nil }, Want: []string{"spec.storageCapacity: Required value"}},
 	}
 	store := registrytest.REST(t, NewStorage, "csidrivers")
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			got := registrytest.ErrorPaths(store.UpdateStrategy.ValidateUpdate(context.Background(), modified(validDriver(), tt.mutate), validDriver()))
-			if diff := cmp.Diff(tt.want, got); diff != "" {
-				t.Errorf("ValidateUpdate errors (-want +got):\n%s", diff)
-			}
-		})
-	}
+	registrytest.ValidateUpdateMutations(t, store.UpdateStrategy, registrytest.ErrorPaths, validDriver, tests)
 }
 
 func TestPrepareForCreateAndUpdate(t *testing.T) {
@@ -171,41 +147,23 @@ func TestFieldSelectors(t *testing.T) {
 }
 
 func TestTable(t *testing.T) {
-	tests := []struct {
-		name string
-		d    *storagev1.CSIDriver
-		want []any
-	}{
-		{name: "defaulted", d: validDriver(), want: []any{"ebs.csi.aws.com", true, false, false, "<unset>", false, "Persistent", "<unknown>"}},
+	tests := []registrytest.Row{
+		{Name: "defaulted", Obj: validDriver(), Want: []any{"ebs.csi.aws.com", true, false, false, "<unset>", false, "Persistent", "<unknown>"}},
 		{
-			name: "token requests, both modes",
-			d: modified(validDriver(), func(d *storagev1.CSIDriver) {
+			Name: "token requests, both modes",
+			Obj: modified(validDriver(), func(d *storagev1.CSIDriver) {
 				d.Spec.TokenRequests = []storagev1.TokenRequest{{Audience: "vault"}, {Audience: "gcp"}}
 				d.Spec.VolumeLifecycleModes = append(d.Spec.VolumeLifecycleModes, storagev1.VolumeLifecycleEphemeral)
 				d.Spec.PodInfoOnMount, d.Spec.RequiresRepublish = ptr.To(true), ptr.To(true)
 			}),
-			want: []any{"ebs.csi.aws.com", true, true, false, "vault,gcp", true, "Persistent,Ephemeral", "<unknown>"},
+			Want: []any{"ebs.csi.aws.com", true, true, false, "vault,gcp", true, "Persistent,Ephemeral", "<unknown>"},
 		},
 		{
-			name: "unset fields",
-			d:    &storagev1.CSIDriver{ObjectMeta: metav1.ObjectMeta{Name: "x"}},
-			want: []any{"x", true, false, false, "<unset>", false, "<none>", "<unknown>"},
+			Name: "unset fields",
+			Obj:  &storagev1.CSIDriver{ObjectMeta: metav1.ObjectMeta{Name: "x"}},
+			Want: []any{"x", true, false, false, "<unset>", false, "<none>", "<unknown>"},
 		},
 	}
 	store := registrytest.REST(t, NewStorage, "csidrivers")
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			table, err := store.ConvertToTable(context.Background(), tt.d, nil)
-			if err != nil {
-				t.Fatalf("ConvertToTable: got error %v, want none", err)
-			}
-			want := []string{"Name", "AttachRequired", "PodInfoOnMount", "StorageCapacity", "TokenRequests", "RequiresRepublish", "Modes", "Age"}
-			if diff := cmp.Diff(want, registrytest.ColumnNames(table)); diff != "" {
-				t.Errorf("columns (-want +got):\n%s", diff)
-			}
-			if diff := cmp.Diff(tt.want, table.Rows[0].Cells); diff != "" {
-				t.Errorf("cells (-want +got):\n%s", diff)
-			}
-		})
-	}
+	registrytest.CheckTable(t, store, []string{"Name", "AttachRequired", "PodInfoOnMount", "StorageCapacity", "TokenRequests", "RequiresRepublish", "Modes", "Age"}, tests...)
 }

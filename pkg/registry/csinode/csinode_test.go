@@ -82,120 +82,98 @@ func TestStorage(t *testing.T) {
 
 // TestValidate: upstream's ValidateCSINode, with its paths and messages.
 func TestValidate(t *testing.T) {
-	tests := []struct {
-		name   string
-		mutate func(*storagev1.CSINode)
-		want   []string
-	}{
-		{name: "valid", mutate: func(*storagev1.CSINode) {}, want: []string{}},
-		{name: "no drivers", mutate: func(n *storagev1.CSINode) { n.Spec.Drivers = nil }, want: []string{}},
-		{name: "upper-case driver name", mutate: func(n *storagev1.CSINode) { n.Spec.Drivers[0].Name = "EBS.csi.aws.com" }, want: []string{}},
-		{name: "no topology keys, no allocatable", mutate: func(n *storagev1.CSINode) { n.Spec.Drivers[0].TopologyKeys, n.Spec.Drivers[0].Allocatable = nil, nil }, want: []string{}},
-		{name: "name not a DNS subdomain", mutate: func(n *storagev1.CSINode) { n.Name = "Node_1" }, want: []string{`metadata.name: Invalid value: "Node_1": ` + dnsSubdomain}},
-		{name: "no driver name", mutate: func(n *storagev1.CSINode) { n.Spec.Drivers[0].Name = "" }, want: []string{"spec.drivers[0].name: Required value"}},
+	tests := []registrytest.Mutation[*storagev1.CSINode]{
+		{Name: "valid", Mutate: func(*storagev1.CSINode) {}, Want: []string{}},
+		{Name: "no drivers", Mutate: func(n *storagev1.CSINode) { n.Spec.Drivers = nil }, Want: []string{}},
+		{Name: "upper-case driver name", Mutate: func(n *storagev1.CSINode) { n.Spec.Drivers[0].Name = "EBS.csi.aws.com" }, Want: []string{}},
+		{Name: "no topology keys, no allocatable", Mutate: func(n *storagev1.CSINode) { n.Spec.Drivers[0].TopologyKeys, n.Spec.Drivers[0].Allocatable = nil, nil }, Want: []string{}},
+		{Name: "name not a DNS subdomain", Mutate: func(n *storagev1.CSINode) { n.Name = "Node_1" }, Want: []string{`metadata.name: Invalid value: "Node_1": ` + dnsSubdomain}},
+		{Name: "no driver name", Mutate: func(n *storagev1.CSINode) { n.Spec.Drivers[0].Name = "" }, Want: []string{"spec.drivers[0].name: Required value"}},
 		{
-			name:   "driver name too long",
-			mutate: func(n *storagev1.CSINode) { n.Spec.Drivers[0].Name = strings.Repeat("a", 64) },
-			want:   []string{"spec.drivers[0].name: Too long: may not be more than 63 bytes"},
+			Name:   "driver name too long",
+			Mutate: func(n *storagev1.CSINode) { n.Spec.Drivers[0].Name = strings.Repeat("a", 64) },
+			Want:   []string{"spec.drivers[0].name: Too long: may not be more than 63 bytes"},
 		},
 		{
-			name:   "driver name not a DNS subdomain",
-			mutate: func(n *storagev1.CSINode) { n.Spec.Drivers[0].Name = "EBS_CSI" },
-			want:   []string{`spec.drivers[0].name: Invalid value: "EBS_CSI": ` + dnsSubdomain},
+			Name:   "driver name not a DNS subdomain",
+			Mutate: func(n *storagev1.CSINode) { n.Spec.Drivers[0].Name = "EBS_CSI" },
+			Want:   []string{`spec.drivers[0].name: Invalid value: "EBS_CSI": ` + dnsSubdomain},
 		},
-		{name: "no node ID", mutate: func(n *storagev1.CSINode) { n.Spec.Drivers[0].NodeID = "" }, want: []string{"spec.drivers[0].nodeID: Required value"}},
+		{Name: "no node ID", Mutate: func(n *storagev1.CSINode) { n.Spec.Drivers[0].NodeID = "" }, Want: []string{"spec.drivers[0].nodeID: Required value"}},
 		{
-			name:   "node ID too long",
-			mutate: func(n *storagev1.CSINode) { n.Spec.Drivers[0].NodeID = strings.Repeat("i", 257) },
-			want:   []string{`spec.drivers[0].nodeID: Invalid value: "` + strings.Repeat("i", 257) + `": must be 256 characters or less`},
-		},
-		{
-			name:   "negative allocatable count",
-			mutate: func(n *storagev1.CSINode) { n.Spec.Drivers[0].Allocatable.Count = ptr.To[int32](-1) },
-			want:   []string{"spec.drivers[0].allocatable.count: Invalid value: -1: must be greater than or equal to 0"},
+			Name:   "node ID too long",
+			Mutate: func(n *storagev1.CSINode) { n.Spec.Drivers[0].NodeID = strings.Repeat("i", 257) },
+			Want:   []string{`spec.drivers[0].nodeID: Invalid value: "` + strings.Repeat("i", 257) + `": must be 256 characters or less`},
 		},
 		{
-			name:   "duplicate driver",
-			mutate: func(n *storagev1.CSINode) { n.Spec.Drivers = append(n.Spec.Drivers, n.Spec.Drivers[0]) },
-			want:   []string{`spec.drivers[1].name: Duplicate value: "ebs.csi.aws.com"`},
+			Name:   "negative allocatable count",
+			Mutate: func(n *storagev1.CSINode) { n.Spec.Drivers[0].Allocatable.Count = ptr.To[int32](-1) },
+			Want:   []string{"spec.drivers[0].allocatable.count: Invalid value: -1: must be greater than or equal to 0"},
 		},
 		{
-			name:   "empty topology key",
-			mutate: func(n *storagev1.CSINode) { n.Spec.Drivers[0].TopologyKeys = []string{""} },
-			want: []string{
+			Name:   "duplicate driver",
+			Mutate: func(n *storagev1.CSINode) { n.Spec.Drivers = append(n.Spec.Drivers, n.Spec.Drivers[0]) },
+			Want:   []string{`spec.drivers[1].name: Duplicate value: "ebs.csi.aws.com"`},
+		},
+		{
+			Name:   "empty topology key",
+			Mutate: func(n *storagev1.CSINode) { n.Spec.Drivers[0].TopologyKeys = []string{""} },
+			Want: []string{
 				"spec.drivers[0]: Required value",
 				`spec.drivers[0]: Invalid value: "": name part must be non-empty`,
 				`spec.drivers[0]: Invalid value: "": ` + namePart,
 			},
 		},
 		{
-			name:   "duplicate topology key",
-			mutate: func(n *storagev1.CSINode) { n.Spec.Drivers[0].TopologyKeys = []string{zone, zone} },
-			want:   []string{`spec.drivers[0]: Duplicate value: "topology.kubernetes.io/zone"`},
+			Name:   "duplicate topology key",
+			Mutate: func(n *storagev1.CSINode) { n.Spec.Drivers[0].TopologyKeys = []string{zone, zone} },
+			Want:   []string{`spec.drivers[0]: Duplicate value: "topology.kubernetes.io/zone"`},
 		},
 		{
-			name:   "topology key not a qualified name",
-			mutate: func(n *storagev1.CSINode) { n.Spec.Drivers[0].TopologyKeys = []string{"-zone"} },
-			want:   []string{`spec.drivers[0]: Invalid value: "-zone": ` + namePart},
+			Name:   "topology key not a qualified name",
+			Mutate: func(n *storagev1.CSINode) { n.Spec.Drivers[0].TopologyKeys = []string{"-zone"} },
+			Want:   []string{`spec.drivers[0]: Invalid value: "-zone": ` + namePart},
 		},
 	}
 	store := registrytest.REST(t, NewStorage, "csinodes")
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			got := registrytest.Messages(store.CreateStrategy.Validate(context.Background(), modified(validNode(), tt.mutate)))
-			if diff := cmp.Diff(tt.want, got); diff != "" {
-				t.Errorf("Validate errors (-want +got):\n%s", diff)
-			}
-		})
-	}
+	registrytest.ValidateMutations(t, store.CreateStrategy, registrytest.Messages, validNode, tests)
 }
 
 // TestValidateUpdate: upstream's ValidateCSINodeUpdate: a driver kept by
 // name is immutable but for its allocatable count.
 func TestValidateUpdate(t *testing.T) {
-	tests := []struct {
-		name   string
-		mutate func(*storagev1.CSINode)
-		want   []string
-	}{
-		{name: "unchanged", mutate: func(*storagev1.CSINode) {}, want: []string{}},
-		{name: "allocatable count changes", mutate: func(n *storagev1.CSINode) { n.Spec.Drivers[0].Allocatable.Count = ptr.To[int32](39) }, want: []string{}},
-		{name: "allocatable removed", mutate: func(n *storagev1.CSINode) { n.Spec.Drivers[0].Allocatable = nil }, want: []string{}},
-		{name: "driver removed", mutate: func(n *storagev1.CSINode) { n.Spec.Drivers = nil }, want: []string{}},
+	tests := []registrytest.Mutation[*storagev1.CSINode]{
+		{Name: "unchanged", Mutate: func(*storagev1.CSINode) {}, Want: []string{}},
+		{Name: "allocatable count changes", Mutate: func(n *storagev1.CSINode) { n.Spec.Drivers[0].Allocatable.Count = ptr.To[int32](39) }, Want: []string{}},
+		{Name: "allocatable removed", Mutate: func(n *storagev1.CSINode) { n.Spec.Drivers[0].Allocatable = nil }, Want: []string{}},
+		{Name: "driver removed", Mutate: func(n *storagev1.CSINode) { n.Spec.Drivers = nil }, Want: []string{}},
 		{
-			name: "driver added",
-			mutate: func(n *storagev1.CSINode) {
+			Name: "driver added",
+			Mutate: func(n *storagev1.CSINode) {
 				n.Spec.Drivers = append(n.Spec.Drivers, storagev1.CSINodeDriver{Name: "pd.csi.storage.gke.io", NodeID: "n1"})
 			},
-			want: []string{},
+			Want: []string{},
 		},
 		{
-			name:   "node ID changed",
-			mutate: func(n *storagev1.CSINode) { n.Spec.Drivers[0].NodeID = "i-4567" },
-			want: []string{
+			Name:   "node ID changed",
+			Mutate: func(n *storagev1.CSINode) { n.Spec.Drivers[0].NodeID = "i-4567" },
+			Want: []string{
 				`spec.drivers: Invalid value: {"Name":"ebs.csi.aws.com","NodeID":"i-4567","TopologyKeys":["topology.kubernetes.io/zone"],"Allocatable":null}: field is immutable`,
 			},
 		},
 		{
-			name:   "topology keys changed",
-			mutate: func(n *storagev1.CSINode) { n.Spec.Drivers[0].TopologyKeys = nil },
-			want:   []string{`spec.drivers: Invalid value: {"Name":"ebs.csi.aws.com","NodeID":"i-0123","TopologyKeys":null,"Allocatable":null}: field is immutable`},
+			Name:   "topology keys changed",
+			Mutate: func(n *storagev1.CSINode) { n.Spec.Drivers[0].TopologyKeys = nil },
+			Want:   []string{`spec.drivers: Invalid value: {"Name":"ebs.csi.aws.com","NodeID":"i-0123","TopologyKeys":null,"Allocatable":null}: field is immutable`},
 		},
 		{
-			name:   "update also validates",
-			mutate: func(n *storagev1.CSINode) { n.Spec.Drivers[0].Allocatable.Count = ptr.To[int32](-1) },
-			want:   []string{"spec.drivers[0].allocatable.count: Invalid value: -1: must be greater than or equal to 0"},
+			Name:   "update also validates",
+			Mutate: func(n *storagev1.CSINode) { n.Spec.Drivers[0].Allocatable.Count = ptr.To[int32](-1) },
+			Want:   []string{"spec.drivers[0].allocatable.count: Invalid value: -1: must be greater than or equal to 0"},
 		},
 	}
 	store := registrytest.REST(t, NewStorage, "csinodes")
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			got := store.UpdateStrategy.ValidateUpdate(context.Background(), modified(validNode(), tt.mutate), validNode())
-			if diff := cmp.Diff(tt.want, registrytest.Messages(got)); diff != "" {
-				t.Errorf("ValidateUpdate errors (-want +got):\n%s", diff)
-			}
-		})
-	}
+	registrytest.ValidateUpdateMutations(t, store.UpdateStrategy, registrytest.Messages, validNode, tests)
 }
 
 func healthy() storagev1.CSINodeStatus {
@@ -214,59 +192,55 @@ func TestValidateStatusUpdate(t *testing.T) {
 		return func(n *storagev1.CSINode) { mutate(&n.Status.StorageHealth[0].HealthConditions[0]) }
 	}
 	const p = "status.storageHealth[0]"
-	tests := []struct {
-		name   string
-		mutate func(*storagev1.CSINode)
-		want   []string
-	}{
-		{name: "valid", mutate: func(*storagev1.CSINode) {}, want: []string{}},
-		{name: "invalid spec is not checked", mutate: func(n *storagev1.CSINode) { n.Spec.Drivers[0].NodeID = "" }, want: []string{}},
+	tests := []registrytest.Mutation[*storagev1.CSINode]{
+		{Name: "valid", Mutate: func(*storagev1.CSINode) {}, Want: []string{}},
+		{Name: "invalid spec is not checked", Mutate: func(n *storagev1.CSINode) { n.Spec.Drivers[0].NodeID = "" }, Want: []string{}},
 		{
-			name: "duplicate driver",
-			mutate: func(n *storagev1.CSINode) {
+			Name: "duplicate driver",
+			Mutate: func(n *storagev1.CSINode) {
 				n.Status.StorageHealth = append(n.Status.StorageHealth, n.Status.StorageHealth[0])
 			},
-			want: []string{`status.storageHealth[1]: Duplicate value: "ebs.csi.aws.com"`},
+			Want: []string{`status.storageHealth[1]: Duplicate value: "ebs.csi.aws.com"`},
 		},
-		{name: "no driver name", mutate: func(n *storagev1.CSINode) { n.Status.StorageHealth[0].Name = "" }, want: []string{p + ".name: Required value"}},
-		{name: "bad driver name", mutate: func(n *storagev1.CSINode) { n.Status.StorageHealth[0].Name = "a_b" }, want: []string{p + `.name: Invalid value: "a_b": ` + dnsSubdomain}},
+		{Name: "no driver name", Mutate: func(n *storagev1.CSINode) { n.Status.StorageHealth[0].Name = "" }, Want: []string{p + ".name: Required value"}},
+		{Name: "bad driver name", Mutate: func(n *storagev1.CSINode) { n.Status.StorageHealth[0].Name = "a_b" }, Want: []string{p + `.name: Invalid value: "a_b": ` + dnsSubdomain}},
 		{
-			name: "too many conditions",
-			mutate: func(n *storagev1.CSINode) {
+			Name: "too many conditions",
+			Mutate: func(n *storagev1.CSINode) {
 				c := n.Status.StorageHealth[0].HealthConditions[0]
 				c.Status = "Bad" // not checked: too many
 				for range 16 {
 					n.Status.StorageHealth[0].HealthConditions = append(n.Status.StorageHealth[0].HealthConditions, c)
 				}
 			},
-			want: []string{p + ".healthConditions: Too many: 17: must have at most 16 items"},
+			Want: []string{p + ".healthConditions: Too many: 17: must have at most 16 items"},
 		},
 		{
-			name:   "unknown status",
-			mutate: condition(func(c *storagev1.StorageHealthCondition) { c.Status = "Broken" }),
-			want:   []string{p + `.healthConditions[0].status: Unsupported value: "Broken": supported values: "StorageDegraded", "StorageUnreachable"`},
+			Name:   "unknown status",
+			Mutate: condition(func(c *storagev1.StorageHealthCondition) { c.Status = "Broken" }),
+			Want:   []string{p + `.healthConditions[0].status: Unsupported value: "Broken": supported values: "StorageDegraded", "StorageUnreachable"`},
 		},
-		{name: "no reason", mutate: condition(func(c *storagev1.StorageHealthCondition) { c.Reason = "" }), want: []string{p + ".healthConditions[0].reason: Required value"}},
+		{Name: "no reason", Mutate: condition(func(c *storagev1.StorageHealthCondition) { c.Reason = "" }), Want: []string{p + ".healthConditions[0].reason: Required value"}},
 		{
-			name:   "reason not CamelCase",
-			mutate: condition(func(c *storagev1.StorageHealthCondition) { c.Reason = "slow disk" }),
-			want: []string{p + `.healthConditions[0].reason: Invalid value: "slow disk": a condition reason must start with alphabetic character, ` +
+			Name:   "reason not CamelCase",
+			Mutate: condition(func(c *storagev1.StorageHealthCondition) { c.Reason = "slow disk" }),
+			Want: []string{p + `.healthConditions[0].reason: Invalid value: "slow disk": a condition reason must start with alphabetic character, ` +
 				"optionally followed by a string of alphanumeric characters or '_,:', and must end with an alphanumeric character or '_' " +
 				"(e.g. 'my_name',  or 'MY_NAME',  or 'MyName',  or 'ReasonA,ReasonB',  or 'ReasonA:ReasonB', regex used for validation is '[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?')"},
 		},
 		{
-			name: "reason and message too long",
-			mutate: condition(func(c *storagev1.StorageHealthCondition) {
+			Name: "reason and message too long",
+			Mutate: condition(func(c *storagev1.StorageHealthCondition) {
 				c.Reason, c.Message = strings.Repeat("R", 257), strings.Repeat("m", 1025)
 			}),
-			want: []string{p + ".healthConditions[0].reason: Too long: may not be more than 256 bytes", p + ".healthConditions[0].message: Too long: may not be more than 1024 bytes"},
+			Want: []string{p + ".healthConditions[0].reason: Too long: may not be more than 256 bytes", p + ".healthConditions[0].message: Too long: may not be more than 1024 bytes"},
 		},
 		{
-			name: "unknown access and volume modes",
-			mutate: condition(func(c *storagev1.StorageHealthCondition) {
+			Name: "unknown access and volume modes",
+			Mutate: condition(func(c *storagev1.StorageHealthCondition) {
 				c.AccessMode, c.VolumeMode = ptr.To[corev1.PersistentVolumeAccessMode]("ReadSometimes"), ptr.To[corev1.PersistentVolumeMode]("Tape")
 			}),
-			want: []string{
+			Want: []string{
 				p + `.healthConditions[0].accessMode: Unsupported value: "ReadSometimes": supported values: "ReadOnlyMany", "ReadWriteMany", "ReadWriteOnce", "ReadWriteOncePod"`,
 				p + `.healthConditions[0].volumeMode: Unsupported value: "Tape": supported values: "Filesystem", "Block"`,
 			},
@@ -276,9 +250,9 @@ func TestValidateStatusUpdate(t *testing.T) {
 	old := validNode()
 	old.Status = healthy()
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			got := status.ValidateUpdate(context.Background(), modified(old, tt.mutate), old)
-			if diff := cmp.Diff(tt.want, registrytest.Messages(got)); diff != "" {
+		t.Run(tt.Name, func(t *testing.T) {
+			got := status.ValidateUpdate(context.Background(), modified(old, tt.Mutate), old)
+			if diff := cmp.Diff(tt.Want, registrytest.Messages(got)); diff != "" {
 				t.Errorf("status ValidateUpdate errors (-want +got):\n%s", diff)
 			}
 		})
@@ -362,18 +336,14 @@ func TestFieldSelectors(t *testing.T) {
 }
 
 func TestTable(t *testing.T) {
-	tests := []struct {
-		name string
-		n    *storagev1.CSINode
-		want []any
-	}{
-		{name: "one driver", n: validNode(), want: []any{"node-1", int64(1), "<unknown>"}},
-		{name: "no drivers", n: &storagev1.CSINode{ObjectMeta: metav1.ObjectMeta{Name: "node-2"}}, want: []any{"node-2", int64(0), "<unknown>"}},
+	tests := []registrytest.Row{
+		{Name: "one driver", Obj: validNode(), Want: []any{"node-1", int64(1), "<unknown>"}},
+		{Name: "no drivers", Obj: &storagev1.CSINode{ObjectMeta: metav1.ObjectMeta{Name: "node-2"}}, Want: []any{"node-2", int64(0), "<unknown>"}},
 	}
 	store := registrytest.REST(t, NewStorage, "csinodes")
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			table, err := store.ConvertToTable(context.Background(), tt.n, nil)
+		t.Run(tt.Name, func(t *testing.T) {
+			table, err := store.ConvertToTable(context.Background(), tt.Obj, nil)
 			if err != nil {
 				t.Fatalf("ConvertToTable: got error %v, want none", err)
 			}
@@ -385,7 +355,7 @@ func TestTable(t *testing.T) {
 			if diff := cmp.Diff(want, table.ColumnDefinitions); diff != "" {
 				t.Errorf("columns (-want +got):\n%s", diff)
 			}
-			if diff := cmp.Diff(tt.want, table.Rows[0].Cells); diff != "" {
+			if diff := cmp.Diff(tt.Want, table.Rows[0].Cells); diff != "" {
 				t.Errorf("cells (-want +got):\n%s", diff)
 			}
 		})

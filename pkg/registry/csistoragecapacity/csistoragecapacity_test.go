@@ -65,70 +65,59 @@ func TestStorage(t *testing.T) {
 
 // TestValidate: upstream's ValidateCSIStorageCapacity, with its paths and messages.
 func TestValidate(t *testing.T) {
-	tests := []struct {
-		name   string
-		mutate func(*storagev1.CSIStorageCapacity)
-		want   []string
-	}{
-		{name: "valid", mutate: func(*storagev1.CSIStorageCapacity) {}, want: []string{}},
-		{name: "no topology: no node has access", mutate: func(c *storagev1.CSIStorageCapacity) { c.NodeTopology = nil }, want: []string{}},
-		{name: "empty topology: every node has", mutate: func(c *storagev1.CSIStorageCapacity) { c.NodeTopology = &metav1.LabelSelector{} }, want: []string{}},
-		{name: "no capacity", mutate: func(c *storagev1.CSIStorageCapacity) { c.Capacity = nil }, want: []string{}},
-		{name: "zero capacity", mutate: func(c *storagev1.CSIStorageCapacity) { c.Capacity = ptr.To(resource.MustParse("0")) }, want: []string{}},
+	tests := []registrytest.Mutation[*storagev1.CSIStorageCapacity]{
+		{Name: "valid", Mutate: func(*storagev1.CSIStorageCapacity) {}, Want: []string{}},
+		{Name: "no topology: no node has access", Mutate: func(c *storagev1.CSIStorageCapacity) { c.NodeTopology = nil }, Want: []string{}},
+		{Name: "empty topology: every node has", Mutate: func(c *storagev1.CSIStorageCapacity) { c.NodeTopology = &metav1.LabelSelector{} }, Want: []string{}},
+		{Name: "no capacity", Mutate: func(c *storagev1.CSIStorageCapacity) { c.Capacity = nil }, Want: []string{}},
+		{Name: "zero capacity", Mutate: func(c *storagev1.CSIStorageCapacity) { c.Capacity = ptr.To(resource.MustParse("0")) }, Want: []string{}},
 		{
-			name:   "negative maximum volume size is not checked",
-			mutate: func(c *storagev1.CSIStorageCapacity) { c.MaximumVolumeSize = ptr.To(resource.MustParse("-1Gi")) },
-			want:   []string{},
+			Name:   "negative maximum volume size is not checked",
+			Mutate: func(c *storagev1.CSIStorageCapacity) { c.MaximumVolumeSize = ptr.To(resource.MustParse("-1Gi")) },
+			Want:   []string{},
 		},
 		{
-			name:   "name not a DNS subdomain",
-			mutate: func(c *storagev1.CSIStorageCapacity) { c.Name = "Bad_Name" },
-			want:   []string{`metadata.name: Invalid value: "Bad_Name": ` + dnsSubdomain},
+			Name:   "name not a DNS subdomain",
+			Mutate: func(c *storagev1.CSIStorageCapacity) { c.Name = "Bad_Name" },
+			Want:   []string{`metadata.name: Invalid value: "Bad_Name": ` + dnsSubdomain},
 		},
 		{
-			name:   "no namespace",
-			mutate: func(c *storagev1.CSIStorageCapacity) { c.Namespace = "" },
-			want:   []string{"metadata.namespace: Required value"},
+			Name:   "no namespace",
+			Mutate: func(c *storagev1.CSIStorageCapacity) { c.Namespace = "" },
+			Want:   []string{"metadata.namespace: Required value"},
 		},
 		{
-			name:   "no storage class name",
-			mutate: func(c *storagev1.CSIStorageCapacity) { c.StorageClassName = "" },
-			want:   []string{`storageClassName: Invalid value: "": ` + dnsSubdomain},
+			Name:   "no storage class name",
+			Mutate: func(c *storagev1.CSIStorageCapacity) { c.StorageClassName = "" },
+			Want:   []string{`storageClassName: Invalid value: "": ` + dnsSubdomain},
 		},
 		{
-			name:   "storage class name not a DNS subdomain",
-			mutate: func(c *storagev1.CSIStorageCapacity) { c.StorageClassName = "Fast" },
-			want:   []string{`storageClassName: Invalid value: "Fast": ` + dnsSubdomain},
+			Name:   "storage class name not a DNS subdomain",
+			Mutate: func(c *storagev1.CSIStorageCapacity) { c.StorageClassName = "Fast" },
+			Want:   []string{`storageClassName: Invalid value: "Fast": ` + dnsSubdomain},
 		},
 		{
-			name:   "negative capacity",
-			mutate: func(c *storagev1.CSIStorageCapacity) { c.Capacity = ptr.To(resource.MustParse("-1Gi")) },
-			want:   []string{`capacity: Invalid value: "-1Gi": must be greater than or equal to 0`},
+			Name:   "negative capacity",
+			Mutate: func(c *storagev1.CSIStorageCapacity) { c.Capacity = ptr.To(resource.MustParse("-1Gi")) },
+			Want:   []string{`capacity: Invalid value: "-1Gi": must be greater than or equal to 0`},
 		},
 		{
-			name: "bad label value",
-			mutate: func(c *storagev1.CSIStorageCapacity) {
+			Name: "bad label value",
+			Mutate: func(c *storagev1.CSIStorageCapacity) {
 				c.NodeTopology.MatchLabels["topology.kubernetes.io/zone"] = "us east"
 			},
-			want: []string{`nodeTopology.matchLabels: Invalid value: "us east": ` + labelValue},
+			Want: []string{`nodeTopology.matchLabels: Invalid value: "us east": ` + labelValue},
 		},
 		{
-			name: "bad expression",
-			mutate: func(c *storagev1.CSIStorageCapacity) {
+			Name: "bad expression",
+			Mutate: func(c *storagev1.CSIStorageCapacity) {
 				c.NodeTopology.MatchExpressions = []metav1.LabelSelectorRequirement{{Key: "topology.kubernetes.io/zone", Operator: metav1.LabelSelectorOpIn}}
 			},
-			want: []string{"nodeTopology.matchExpressions[0].values: Required value: must be specified when `operator` is 'In' or 'NotIn'"},
+			Want: []string{"nodeTopology.matchExpressions[0].values: Required value: must be specified when `operator` is 'In' or 'NotIn'"},
 		},
 	}
 	store := registrytest.REST(t, NewStorage, "csistoragecapacities")
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			got := registrytest.Messages(store.CreateStrategy.Validate(context.Background(), modified(validCapacity(), tt.mutate)))
-			if diff := cmp.Diff(tt.want, got); diff != "" {
-				t.Errorf("Validate errors (-want +got):\n%s", diff)
-			}
-		})
-	}
+	registrytest.ValidateMutations(t, store.CreateStrategy, registrytest.Messages, validCapacity, tests)
 }
 
 // TestValidateUpdate: upstream's ValidateCSIStorageCapacityUpdate: the

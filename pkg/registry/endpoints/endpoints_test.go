@@ -71,106 +71,91 @@ func TestStorageKeys(t *testing.T) {
 }
 
 func TestValidate(t *testing.T) {
-	tests := []struct {
-		name string
-		ep   *corev1.Endpoints
-		want []string
-	}{
-		{name: "valid", ep: validEndpoints(), want: []string{}},
-		{name: "no subsets", ep: modified(validEndpoints(), func(ep *corev1.Endpoints) { ep.Subsets = nil }), want: []string{}},
+	tests := []registrytest.Change[*corev1.Endpoints]{
+		{Name: "valid", Obj: validEndpoints(), Want: []string{}},
+		{Name: "no subsets", Obj: modified(validEndpoints(), func(ep *corev1.Endpoints) { ep.Subsets = nil }), Want: []string{}},
 		{
-			name: "headless: one unnamed port, or none",
-			ep: modified(validEndpoints(), func(ep *corev1.Endpoints) {
+			Name: "headless: one unnamed port, or none",
+			Obj: modified(validEndpoints(), func(ep *corev1.Endpoints) {
 				ep.Subsets = append(ep.Subsets, corev1.EndpointSubset{Addresses: []corev1.EndpointAddress{{IP: "10.244.1.6"}}})
 				ep.Subsets[0].Ports = []corev1.EndpointPort{{Port: 8080, Protocol: corev1.ProtocolUDP}}
 			}),
-			want: []string{},
+			Want: []string{},
 		},
 		{
-			name: "IPv6 and SCTP",
-			ep: modified(validEndpoints(), func(ep *corev1.Endpoints) {
+			Name: "IPv6 and SCTP",
+			Obj: modified(validEndpoints(), func(ep *corev1.Endpoints) {
 				ep.Subsets[0].Addresses = []corev1.EndpointAddress{{IP: "fd00:10:244::5"}}
 				ep.Subsets[0].Ports[1].Protocol = corev1.ProtocolSCTP
 			}),
-			want: []string{},
+			Want: []string{},
 		},
 		{
-			name: "subset without addresses",
-			ep: modified(validEndpoints(), func(ep *corev1.Endpoints) {
+			Name: "subset without addresses",
+			Obj: modified(validEndpoints(), func(ep *corev1.Endpoints) {
 				ep.Subsets[0].Addresses, ep.Subsets[0].NotReadyAddresses = nil, nil
 			}),
-			want: []string{"subsets[0]: Required value"},
+			Want: []string{"subsets[0]: Required value"},
 		},
 		{
-			name: "invalid IPs",
-			ep: modified(validEndpoints(), func(ep *corev1.Endpoints) {
+			Name: "invalid IPs",
+			Obj: modified(validEndpoints(), func(ep *corev1.Endpoints) {
 				ep.Subsets[0].Addresses[1].IP = "10.244.2"
 				ep.Subsets[0].NotReadyAddresses[0].IP = "web.example.com"
 			}),
-			want: []string{"subsets[0].addresses[1].ip: Invalid value", "subsets[0].notReadyAddresses[0].ip: Invalid value"},
+			Want: []string{"subsets[0].addresses[1].ip: Invalid value", "subsets[0].notReadyAddresses[0].ip: Invalid value"},
 		},
 		{
-			name: "special IPs",
-			ep: modified(validEndpoints(), func(ep *corev1.Endpoints) {
+			Name: "special IPs",
+			Obj: modified(validEndpoints(), func(ep *corev1.Endpoints) {
 				ep.Subsets[0].Addresses = []corev1.EndpointAddress{{IP: "127.0.0.1"}, {IP: "0.0.0.0"}, {IP: "169.254.169.254"}, {IP: "::1"}}
 			}),
-			want: []string{
+			Want: []string{
 				"subsets[0].addresses[0].ip: Invalid value", "subsets[0].addresses[1].ip: Invalid value",
 				"subsets[0].addresses[2].ip: Invalid value", "subsets[0].addresses[3].ip: Invalid value",
 			},
 		},
 		{
-			name: "bad hostname and nodeName",
-			ep: modified(validEndpoints(), func(ep *corev1.Endpoints) {
+			Name: "bad hostname and nodeName",
+			Obj: modified(validEndpoints(), func(ep *corev1.Endpoints) {
 				ep.Subsets[0].Addresses[0].Hostname = "web.1"
 				ep.Subsets[0].Addresses[0].NodeName = ptr.To("Node_1")
 			}),
-			want: []string{"subsets[0].addresses[0].hostname: Invalid value", "subsets[0].addresses[0].nodeName: Invalid value"},
+			Want: []string{"subsets[0].addresses[0].hostname: Invalid value", "subsets[0].addresses[0].nodeName: Invalid value"},
 		},
 		{
-			name: "port numbers out of range",
-			ep: modified(validEndpoints(), func(ep *corev1.Endpoints) {
+			Name: "port numbers out of range",
+			Obj: modified(validEndpoints(), func(ep *corev1.Endpoints) {
 				ep.Subsets[0].Ports[0].Port = 0
 				ep.Subsets[0].Ports[1].Port = 65536
 			}),
-			want: []string{"subsets[0].ports[0].port: Invalid value", "subsets[0].ports[1].port: Invalid value"},
+			Want: []string{"subsets[0].ports[0].port: Invalid value", "subsets[0].ports[1].port: Invalid value"},
 		},
 		{
-			name: "bad protocols",
-			ep: modified(validEndpoints(), func(ep *corev1.Endpoints) {
+			Name: "bad protocols",
+			Obj: modified(validEndpoints(), func(ep *corev1.Endpoints) {
 				ep.Subsets[0].Ports[0].Protocol = ""
 				ep.Subsets[0].Ports[1].Protocol = "ICMP"
 			}),
-			want: []string{"subsets[0].ports[0].protocol: Required value", "subsets[0].ports[1].protocol: Unsupported value"},
+			Want: []string{"subsets[0].ports[0].protocol: Required value", "subsets[0].ports[1].protocol: Unsupported value"},
 		},
 		{
-			name: "several ports need names",
-			ep:   modified(validEndpoints(), func(ep *corev1.Endpoints) { ep.Subsets[0].Ports[1].Name = "" }),
-			want: []string{"subsets[0].ports[1].name: Required value"},
+			Name: "several ports need names",
+			Obj:  modified(validEndpoints(), func(ep *corev1.Endpoints) { ep.Subsets[0].Ports[1].Name = "" }),
+			Want: []string{"subsets[0].ports[1].name: Required value"},
 		},
 		{
-			name: "port name that is no DNS label, bad appProtocol",
-			ep: modified(validEndpoints(), func(ep *corev1.Endpoints) {
+			Name: "port name that is no DNS label, bad appProtocol",
+			Obj: modified(validEndpoints(), func(ep *corev1.Endpoints) {
 				ep.Subsets[0].Ports[0].Name = "HTTP"
 				ep.Subsets[0].Ports[1].AppProtocol = ptr.To("a/b/c")
 			}),
-			want: []string{"subsets[0].ports[0].name: Invalid value", "subsets[0].ports[1].appProtocol: Invalid value"},
+			Want: []string{"subsets[0].ports[0].name: Invalid value", "subsets[0].ports[1].appProtocol: Invalid value"},
 		},
 	}
 	store := registrytest.REST(t, NewStorage, "endpoints")
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			got := registrytest.ErrorPaths(store.CreateStrategy.Validate(context.Background(), tt.ep))
-			if diff := cmp.Diff(tt.want, got); diff != "" {
-				t.Errorf("Validate errors (-want +got):\n%s", diff)
-			}
-			// The same rules hold on update.
-			got = registrytest.ErrorPaths(store.UpdateStrategy.ValidateUpdate(context.Background(), tt.ep, validEndpoints()))
-			if diff := cmp.Diff(tt.want, got); diff != "" {
-				t.Errorf("ValidateUpdate errors (-want +got):\n%s", diff)
-			}
-		})
-	}
+	// The same rules hold on update.
+	registrytest.ValidateCreateAndUpdate(t, store, registrytest.ErrorPaths, validEndpoints, tests)
 }
 
 func TestPrepareLeavesEndpointsAlone(t *testing.T) {

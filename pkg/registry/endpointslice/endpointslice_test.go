@@ -80,111 +80,107 @@ func TestValidate(t *testing.T) {
 		}
 		return out
 	}
-	tests := []struct {
-		name string
-		eps  *discoveryv1.EndpointSlice
-		want []string
-	}{
-		{name: "valid", eps: validSlice(), want: []string{}},
+	tests := []registrytest.Change[*discoveryv1.EndpointSlice]{
+		{Name: "valid", Obj: validSlice(), Want: []string{}},
 		{
-			name: "valid IPv6",
-			eps: modified(validSlice(), func(eps *discoveryv1.EndpointSlice) {
+			Name: "valid IPv6",
+			Obj: modified(validSlice(), func(eps *discoveryv1.EndpointSlice) {
 				eps.AddressType = discoveryv1.AddressTypeIPv6
 				eps.Endpoints = []discoveryv1.Endpoint{{Addresses: []string{"fd00:10:244::5"}}}
 			}),
-			want: []string{},
+			Want: []string{},
 		},
 		{
-			name: "valid FQDN",
-			eps: modified(validSlice(), func(eps *discoveryv1.EndpointSlice) {
+			Name: "valid FQDN",
+			Obj: modified(validSlice(), func(eps *discoveryv1.EndpointSlice) {
 				eps.AddressType = discoveryv1.AddressTypeFQDN
 				eps.Endpoints = []discoveryv1.Endpoint{{Addresses: []string{"db.example.com"}}}
 			}),
-			want: []string{},
+			Want: []string{},
 		},
 		{
-			name: "no endpoints, no ports",
-			eps:  modified(validSlice(), func(eps *discoveryv1.EndpointSlice) { eps.Endpoints, eps.Ports = nil, nil }),
-			want: []string{},
+			Name: "no endpoints, no ports",
+			Obj:  modified(validSlice(), func(eps *discoveryv1.EndpointSlice) { eps.Endpoints, eps.Ports = nil, nil }),
+			Want: []string{},
 		},
 		{
-			name: "no addressType",
-			eps:  modified(validSlice(), func(eps *discoveryv1.EndpointSlice) { eps.AddressType = "" }),
-			want: []string{"addressType: Required value"},
+			Name: "no addressType",
+			Obj:  modified(validSlice(), func(eps *discoveryv1.EndpointSlice) { eps.AddressType = "" }),
+			Want: []string{"addressType: Required value"},
 		},
 		{
-			name: "unknown addressType: its addresses are not checked",
-			eps: modified(validSlice(), func(eps *discoveryv1.EndpointSlice) {
+			Name: "unknown addressType: its addresses are not checked",
+			Obj: modified(validSlice(), func(eps *discoveryv1.EndpointSlice) {
 				eps.AddressType = "IP"
 				eps.Endpoints[0].Addresses = []string{"not an address"}
 			}),
-			want: []string{"addressType: Unsupported value"},
+			Want: []string{"addressType: Unsupported value"},
 		},
 		{
-			name: "endpoint without addresses",
-			eps:  modified(validSlice(), func(eps *discoveryv1.EndpointSlice) { eps.Endpoints[1].Addresses = nil }),
-			want: []string{"endpoints[1].addresses: Required value"},
+			Name: "endpoint without addresses",
+			Obj:  modified(validSlice(), func(eps *discoveryv1.EndpointSlice) { eps.Endpoints[1].Addresses = nil }),
+			Want: []string{"endpoints[1].addresses: Required value"},
 		},
 		{
-			name: "endpoint with 100 addresses",
-			eps:  modified(validSlice(), func(eps *discoveryv1.EndpointSlice) { eps.Endpoints[0].Addresses = addresses(100) }),
-			want: []string{},
+			Name: "endpoint with 100 addresses",
+			Obj:  modified(validSlice(), func(eps *discoveryv1.EndpointSlice) { eps.Endpoints[0].Addresses = addresses(100) }),
+			Want: []string{},
 		},
 		{
-			name: "endpoint with 101 addresses",
-			eps:  modified(validSlice(), func(eps *discoveryv1.EndpointSlice) { eps.Endpoints[0].Addresses = addresses(101) }),
-			want: []string{"endpoints[0].addresses: Too many"},
+			Name: "endpoint with 101 addresses",
+			Obj:  modified(validSlice(), func(eps *discoveryv1.EndpointSlice) { eps.Endpoints[0].Addresses = addresses(101) }),
+			Want: []string{"endpoints[0].addresses: Too many"},
 		},
 		{
-			name: "1001 endpoints",
-			eps: modified(validSlice(), func(eps *discoveryv1.EndpointSlice) {
+			Name: "1001 endpoints",
+			Obj: modified(validSlice(), func(eps *discoveryv1.EndpointSlice) {
 				eps.Endpoints = nil
 				for _, a := range addresses(1001) {
 					eps.Endpoints = append(eps.Endpoints, discoveryv1.Endpoint{Addresses: []string{a}})
 				}
 			}),
-			want: []string{"endpoints: Too many"},
+			Want: []string{"endpoints: Too many"},
 		},
 		{
-			name: "addresses not of the slice's type",
-			eps: modified(validSlice(), func(eps *discoveryv1.EndpointSlice) {
+			Name: "addresses not of the slice's type",
+			Obj: modified(validSlice(), func(eps *discoveryv1.EndpointSlice) {
 				eps.Endpoints[0].Addresses = []string{"fd00::5"}
 				eps.Endpoints[1].Addresses = []string{"web.example.com"}
 			}),
-			want: []string{"endpoints[0].addresses[0]: Invalid value", "endpoints[1].addresses[0]: Invalid value"},
+			Want: []string{"endpoints[0].addresses[0]: Invalid value", "endpoints[1].addresses[0]: Invalid value"},
 		},
 		{
-			name: "IPv4 address in an IPv6 slice",
-			eps: modified(validSlice(), func(eps *discoveryv1.EndpointSlice) {
+			Name: "IPv4 address in an IPv6 slice",
+			Obj: modified(validSlice(), func(eps *discoveryv1.EndpointSlice) {
 				eps.AddressType = discoveryv1.AddressTypeIPv6
 			}),
-			want: []string{"endpoints[0].addresses[0]: Invalid value", "endpoints[1].addresses[0]: Invalid value"},
+			Want: []string{"endpoints[0].addresses[0]: Invalid value", "endpoints[1].addresses[0]: Invalid value"},
 		},
 		{
-			name: "loopback address",
-			eps:  modified(validSlice(), func(eps *discoveryv1.EndpointSlice) { eps.Endpoints[0].Addresses = []string{"127.0.0.1"} }),
-			want: []string{"endpoints[0].addresses[0]: Invalid value"},
+			Name: "loopback address",
+			Obj:  modified(validSlice(), func(eps *discoveryv1.EndpointSlice) { eps.Endpoints[0].Addresses = []string{"127.0.0.1"} }),
+			Want: []string{"endpoints[0].addresses[0]: Invalid value"},
 		},
 		{
-			name: "FQDN that is not one",
-			eps: modified(validSlice(), func(eps *discoveryv1.EndpointSlice) {
+			Name: "FQDN that is not one",
+			Obj: modified(validSlice(), func(eps *discoveryv1.EndpointSlice) {
 				eps.AddressType = discoveryv1.AddressTypeFQDN
 				eps.Endpoints = []discoveryv1.Endpoint{{Addresses: []string{"localhost"}}}
 			}),
-			want: []string{"endpoints[0].addresses[0]: Invalid value"},
+			Want: []string{"endpoints[0].addresses[0]: Invalid value"},
 		},
 		{
-			name: "bad nodeName, hostname and zone hint",
-			eps: modified(validSlice(), func(eps *discoveryv1.EndpointSlice) {
+			Name: "bad nodeName, hostname and zone hint",
+			Obj: modified(validSlice(), func(eps *discoveryv1.EndpointSlice) {
 				eps.Endpoints[0].NodeName = ptr.To("Node_1")
 				eps.Endpoints[1].Hostname = ptr.To("web.1")
 				eps.Endpoints[1].Hints.ForZones = []discoveryv1.ForZone{{Name: "zone a"}}
 			}),
-			want: []string{"endpoints[0].nodeName: Invalid value", "endpoints[1].hints.forZones[0].name: Invalid value", "endpoints[1].hostname: Invalid value"},
+			Want: []string{"endpoints[0].nodeName: Invalid value", "endpoints[1].hints.forZones[0].name: Invalid value", "endpoints[1].hostname: Invalid value"},
 		},
 		{
-			name: "duplicate port names, one defaulted to empty",
-			eps: modified(validSlice(), func(eps *discoveryv1.EndpointSlice) {
+			Name: "duplicate port names, one defaulted to empty",
+			Obj: modified(validSlice(), func(eps *discoveryv1.EndpointSlice) {
 				eps.Ports = []discoveryv1.EndpointPort{
 					{Name: ptr.To(""), Port: ptr.To[int32](80), Protocol: ptr.To(corev1.ProtocolTCP)},
 					{Name: nil, Port: ptr.To[int32](81), Protocol: ptr.To(corev1.ProtocolTCP)},
@@ -192,52 +188,45 @@ func TestValidate(t *testing.T) {
 					{Name: ptr.To("a"), Port: ptr.To[int32](83), Protocol: ptr.To(corev1.ProtocolUDP)},
 				}
 			}),
-			want: []string{"ports[1].name: Duplicate value", "ports[3].name: Duplicate value"},
+			Want: []string{"ports[1].name: Duplicate value", "ports[3].name: Duplicate value"},
 		},
 		{
-			name: "bad port name, protocol and appProtocol",
-			eps: modified(validSlice(), func(eps *discoveryv1.EndpointSlice) {
+			Name: "bad port name, protocol and appProtocol",
+			Obj: modified(validSlice(), func(eps *discoveryv1.EndpointSlice) {
 				eps.Ports[0].Name = ptr.To("HTTP")
 				eps.Ports[0].Protocol = ptr.To(corev1.Protocol("ICMP"))
 				eps.Ports[1].Protocol = nil
 				eps.Ports[1].AppProtocol = ptr.To("a/b/c")
 			}),
-			want: []string{"ports[0].name: Invalid value", "ports[0].protocol: Unsupported value", "ports[1].appProtocol: Invalid value", "ports[1].protocol: Required value"},
+			Want: []string{"ports[0].name: Invalid value", "ports[0].protocol: Unsupported value", "ports[1].appProtocol: Invalid value", "ports[1].protocol: Required value"},
 		},
 		{
-			name: "ports without numbers (all ports)",
-			eps: modified(validSlice(), func(eps *discoveryv1.EndpointSlice) {
+			Name: "ports without numbers (all ports)",
+			Obj: modified(validSlice(), func(eps *discoveryv1.EndpointSlice) {
 				eps.Ports = []discoveryv1.EndpointPort{{Name: ptr.To(""), Protocol: ptr.To(corev1.ProtocolTCP)}}
 			}),
-			want: []string{},
+			Want: []string{},
 		},
 		{
-			name: "101 ports, above the documented 100 but within upstream's limit",
-			eps: modified(validSlice(), func(eps *discoveryv1.EndpointSlice) {
+			Name: "101 ports, above the documented 100 but within upstream's limit",
+			Obj: modified(validSlice(), func(eps *discoveryv1.EndpointSlice) {
 				eps.Ports = nil
 				for i := range 101 {
 					eps.Ports = append(eps.Ports, discoveryv1.EndpointPort{Name: ptr.To(fmt.Sprintf("p%d", i)), Port: ptr.To(int32(1000 + i)), Protocol: ptr.To(corev1.ProtocolTCP)})
 				}
 			}),
-			want: []string{},
+			Want: []string{},
 		},
 		{
-			name: "20001 ports",
-			eps: modified(validSlice(), func(eps *discoveryv1.EndpointSlice) {
+			Name: "20001 ports",
+			Obj: modified(validSlice(), func(eps *discoveryv1.EndpointSlice) {
 				eps.Ports = make([]discoveryv1.EndpointPort, 20001)
 			}),
-			want: []string{"ports: Too many"},
+			Want: []string{"ports: Too many"},
 		},
 	}
 	strategy := registrytest.REST(t, NewStorage, "endpointslices").CreateStrategy
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			got := registrytest.ErrorPaths(strategy.Validate(context.Background(), tt.eps))
-			if diff := cmp.Diff(tt.want, got); diff != "" {
-				t.Errorf("Validate errors (-want +got):\n%s", diff)
-			}
-		})
-	}
+	registrytest.ValidateChanges(t, strategy, registrytest.ErrorPaths, tests)
 }
 
 func TestValidateUpdate(t *testing.T) {
@@ -319,42 +308,22 @@ func TestPrepareForUpdateGeneration(t *testing.T) {
 }
 
 func TestTable(t *testing.T) {
-	tests := []struct {
-		name string
-		eps  *discoveryv1.EndpointSlice
-		want []any
-	}{
-		{name: "two of each", eps: validSlice(), want: []any{"web-abc12", "IPv4", "80,443", "10.244.1.5,10.244.2.7", "<unknown>"}},
+	tests := []registrytest.Row{
+		{Name: "two of each", Obj: validSlice(), Want: []any{"web-abc12", "IPv4", "80,443", "10.244.1.5,10.244.2.7", "<unknown>"}},
 		{
-			name: "empty",
-			eps:  modified(validSlice(), func(eps *discoveryv1.EndpointSlice) { eps.Endpoints, eps.Ports = nil, nil }),
-			want: []any{"web-abc12", "IPv4", "<unset>", "<unset>", "<unknown>"},
+			Name: "empty",
+			Obj:  modified(validSlice(), func(eps *discoveryv1.EndpointSlice) { eps.Endpoints, eps.Ports = nil, nil }),
+			Want: []any{"web-abc12", "IPv4", "<unset>", "<unset>", "<unknown>"},
 		},
 		{
-			name: "more than three; ports without numbers print their name or *",
-			eps: modified(validSlice(), func(eps *discoveryv1.EndpointSlice) {
+			Name: "more than three; ports without numbers print their name or *",
+			Obj: modified(validSlice(), func(eps *discoveryv1.EndpointSlice) {
 				eps.Endpoints = []discoveryv1.Endpoint{{Addresses: []string{"10.0.0.1", "10.0.0.2"}}, {Addresses: []string{"10.0.0.3", "10.0.0.4", "10.0.0.5"}}}
 				eps.Ports = []discoveryv1.EndpointPort{{Name: ptr.To("dns")}, {}, {Port: ptr.To[int32](53)}, {Port: ptr.To[int32](54)}}
 			}),
-			want: []any{"web-abc12", "IPv4", "dns,*,53 + 1 more...", "10.0.0.1,10.0.0.2,10.0.0.3 + 2 more...", "<unknown>"},
+			Want: []any{"web-abc12", "IPv4", "dns,*,53 + 1 more...", "10.0.0.1,10.0.0.2,10.0.0.3 + 2 more...", "<unknown>"},
 		},
 	}
 	store := registrytest.REST(t, NewStorage, "endpointslices")
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			table, err := store.ConvertToTable(context.Background(), tt.eps, nil)
-			if err != nil {
-				t.Fatalf("ConvertToTable: got error %v, want none", err)
-			}
-			if diff := cmp.Diff([]string{"Name", "AddressType", "Ports", "Endpoints", "Age"}, registrytest.ColumnNames(table)); diff != "" {
-				t.Errorf("columns (-want +got):\n%s", diff)
-			}
-			if len(table.Rows) != 1 {
-				t.Fatalf("rows: got %d, want 1", len(table.Rows))
-			}
-			if diff := cmp.Diff(tt.want, table.Rows[0].Cells); diff != "" {
-				t.Errorf("cells (-want +got):\n%s", diff)
-			}
-		})
-	}
+	registrytest.CheckTable(t, store, []string{"Name", "AddressType", "Ports", "Endpoints", "Age"}, tests...)
 }

@@ -62,77 +62,57 @@ func TestStorage(t *testing.T) {
 }
 
 func TestValidate(t *testing.T) {
-	tests := []struct {
-		name  string
-		event *corev1.Event
-		want  []string
-	}{
-		{name: "valid", event: newEvent(nil), want: []string{}},
-		{name: "warning", event: newEvent(func(e *corev1.Event) { e.Type = corev1.EventTypeWarning }), want: []string{}},
-		{name: "no type", event: newEvent(func(e *corev1.Event) { e.Type = "" }), want: []string{}},
+	tests := []registrytest.Change[*corev1.Event]{
+		{Name: "valid", Obj: newEvent(nil), Want: []string{}},
+		{Name: "warning", Obj: newEvent(func(e *corev1.Event) { e.Type = corev1.EventTypeWarning }), Want: []string{}},
+		{Name: "no type", Obj: newEvent(func(e *corev1.Event) { e.Type = "" }), Want: []string{}},
 		{
-			name:  "unsupported type",
-			event: newEvent(func(e *corev1.Event) { e.Type = "Error" }),
-			want:  []string{"type: Unsupported value"},
+			Name: "unsupported type",
+			Obj:  newEvent(func(e *corev1.Event) { e.Type = "Error" }),
+			Want: []string{"type: Unsupported value"},
 		},
 		{
-			name:  "involved object in another namespace",
-			event: newEvent(func(e *corev1.Event) { e.InvolvedObject.Namespace = "dev" }),
-			want:  []string{"involvedObject.namespace: Invalid value"},
+			Name: "involved object in another namespace",
+			Obj:  newEvent(func(e *corev1.Event) { e.InvolvedObject.Namespace = "dev" }),
+			Want: []string{"involvedObject.namespace: Invalid value"},
 		},
 		{
-			name:  "invalid name and unsupported type",
-			event: newEvent(func(e *corev1.Event) { e.Name, e.Type = "Web!", "Error" }),
-			want:  []string{"metadata.name: Invalid value", "type: Unsupported value"},
+			Name: "invalid name and unsupported type",
+			Obj:  newEvent(func(e *corev1.Event) { e.Name, e.Type = "Web!", "Error" }),
+			Want: []string{"metadata.name: Invalid value", "type: Unsupported value"},
 		},
 	}
 	rest := registrytest.REST(t, NewStorage, "events")
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			got := registrytest.ErrorPaths(rest.CreateStrategy.Validate(context.Background(), tt.event))
-			if diff := cmp.Diff(tt.want, got); diff != "" {
-				t.Errorf("Validate errors (-want +got):\n%s", diff)
-			}
-		})
-	}
+	registrytest.ValidateChanges(t, rest.CreateStrategy, registrytest.ErrorPaths, tests)
 }
 
 func TestValidateUpdate(t *testing.T) {
-	tests := []struct {
-		name  string
-		event *corev1.Event
-		want  []string
-	}{
+	tests := []registrytest.Change[*corev1.Event]{
 		{
-			name:  "count and message may change",
-			event: newEvent(func(e *corev1.Event) { e.Count, e.Message = 2, "Started again" }),
-			want:  []string{},
+			Name: "count and message may change",
+			Obj:  newEvent(func(e *corev1.Event) { e.Count, e.Message = 2, "Started again" }),
+			Want: []string{},
 		},
 		{
-			name:  "unsupported type",
-			event: newEvent(func(e *corev1.Event) { e.Type = "Error" }),
-			want:  []string{"type: Unsupported value"},
+			Name: "unsupported type",
+			Obj:  newEvent(func(e *corev1.Event) { e.Type = "Error" }),
+			Want: []string{"type: Unsupported value"},
 		},
 		{
-			name:  "involved object in another namespace",
-			event: newEvent(func(e *corev1.Event) { e.InvolvedObject.Namespace = "dev" }),
-			want:  []string{"involvedObject.namespace: Invalid value"},
+			Name: "involved object in another namespace",
+			Obj:  newEvent(func(e *corev1.Event) { e.InvolvedObject.Namespace = "dev" }),
+			Want: []string{"involvedObject.namespace: Invalid value"},
 		},
 		{
-			name:  "name is immutable",
-			event: newEvent(func(e *corev1.Event) { e.Name = "web.17b" }),
-			want:  []string{"metadata.name: Invalid value"},
+			Name: "name is immutable",
+			Obj:  newEvent(func(e *corev1.Event) { e.Name = "web.17b" }),
+			Want: []string{"metadata.name: Invalid value"},
 		},
 	}
 	rest := registrytest.REST(t, NewStorage, "events")
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			got := registrytest.ErrorPaths(registrytest.ValidateUpdate(rest.UpdateStrategy, tt.event, newEvent(nil)))
-			if diff := cmp.Diff(tt.want, got); diff != "" {
-				t.Errorf("ValidateUpdate errors (-want +got):\n%s", diff)
-			}
-		})
-	}
+	registrytest.RunChanges(t, "ValidateUpdate errors", tests, func(obj, _ *corev1.Event) []string {
+		return registrytest.ErrorPaths(registrytest.ValidateUpdate(rest.UpdateStrategy, obj, newEvent(nil)))
+	})
 }
 
 func TestFieldSelectors(t *testing.T) {

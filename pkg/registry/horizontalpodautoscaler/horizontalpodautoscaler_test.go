@@ -93,15 +93,11 @@ func TestStorage(t *testing.T) {
 
 func TestValidate(t *testing.T) {
 	selectPolicy := autoscalingv2.ScalingPolicySelect("Sometimes")
-	tests := []struct {
-		name string
-		hpa  *autoscalingv2.HorizontalPodAutoscaler
-		want []string
-	}{
-		{name: "valid", hpa: validHPA(), want: []string{}},
+	tests := []registrytest.Change[*autoscalingv2.HorizontalPodAutoscaler]{
+		{Name: "valid", Obj: validHPA(), Want: []string{}},
 		{
-			name: "valid: every source, a behavior, a ReplicationController without a group",
-			hpa: modified(validHPA(), func(h *autoscalingv2.HorizontalPodAutoscaler) {
+			Name: "valid: every source, a behavior, a ReplicationController without a group",
+			Obj: modified(validHPA(), func(h *autoscalingv2.HorizontalPodAutoscaler) {
 				h.Spec.ScaleTargetRef = autoscalingv2.CrossVersionObjectReference{Kind: "ReplicationController", Name: "rc", APIVersion: "v1"}
 				h.Spec.Metrics = []autoscalingv2.MetricSpec{
 					cpu(50),
@@ -119,63 +115,63 @@ func TestValidate(t *testing.T) {
 						Policies: []autoscalingv2.HPAScalingPolicy{{Type: autoscalingv2.PodsScalingPolicy, Value: 1, PeriodSeconds: 1800}}, Tolerance: quantity("0")},
 				}
 			}),
-			want: []string{},
+			Want: []string{},
 		},
 		{
-			name: "maxReplicas missing: the declarative Required error comes last",
-			hpa:  modified(validHPA(), func(h *autoscalingv2.HorizontalPodAutoscaler) { h.Spec.MaxReplicas = 0 }),
-			want: []string{"spec.maxReplicas: Invalid value: 0: must be greater than or equal to `minReplicas`", "spec.maxReplicas: Required value"},
+			Name: "maxReplicas missing: the declarative Required error comes last",
+			Obj:  modified(validHPA(), func(h *autoscalingv2.HorizontalPodAutoscaler) { h.Spec.MaxReplicas = 0 }),
+			Want: []string{"spec.maxReplicas: Invalid value: 0: must be greater than or equal to `minReplicas`", "spec.maxReplicas: Required value"},
 		},
 		{
-			name: "negative maxReplicas, no minReplicas",
-			hpa:  modified(validHPA(), func(h *autoscalingv2.HorizontalPodAutoscaler) { h.Spec.MinReplicas, h.Spec.MaxReplicas = nil, -1 }),
-			want: []string{"spec.maxReplicas: Invalid value: -1: must be greater than or equal to 1"},
+			Name: "negative maxReplicas, no minReplicas",
+			Obj:  modified(validHPA(), func(h *autoscalingv2.HorizontalPodAutoscaler) { h.Spec.MinReplicas, h.Spec.MaxReplicas = nil, -1 }),
+			Want: []string{"spec.maxReplicas: Invalid value: -1: must be greater than or equal to 1"},
 		},
 		{
-			name: "minReplicas 0 needs HPAScaleToZero, and an Object or External metric",
-			hpa:  modified(validHPA(), func(h *autoscalingv2.HorizontalPodAutoscaler) { h.Spec.MinReplicas = ptr.To[int32](0) }),
-			want: []string{
+			Name: "minReplicas 0 needs HPAScaleToZero, and an Object or External metric",
+			Obj:  modified(validHPA(), func(h *autoscalingv2.HorizontalPodAutoscaler) { h.Spec.MinReplicas = ptr.To[int32](0) }),
+			Want: []string{
 				"spec.metrics: Forbidden: must specify at least one Object or External metric to support scaling to zero replicas",
 				"spec.minReplicas: Invalid value: 0: must be greater than or equal to 1",
 			},
 		},
 		{
-			name: "maxReplicas below minReplicas",
-			hpa:  modified(validHPA(), func(h *autoscalingv2.HorizontalPodAutoscaler) { h.Spec.MinReplicas = ptr.To[int32](6) }),
-			want: []string{"spec.maxReplicas: Invalid value: 5: must be greater than or equal to `minReplicas`"},
+			Name: "maxReplicas below minReplicas",
+			Obj:  modified(validHPA(), func(h *autoscalingv2.HorizontalPodAutoscaler) { h.Spec.MinReplicas = ptr.To[int32](6) }),
+			Want: []string{"spec.maxReplicas: Invalid value: 5: must be greater than or equal to `minReplicas`"},
 		},
 		{
-			name: "scaleTargetRef",
-			hpa: modified(validHPA(), func(h *autoscalingv2.HorizontalPodAutoscaler) {
+			Name: "scaleTargetRef",
+			Obj: modified(validHPA(), func(h *autoscalingv2.HorizontalPodAutoscaler) {
 				h.Spec.ScaleTargetRef = autoscalingv2.CrossVersionObjectReference{Name: "a/b", APIVersion: "v1"}
 			}),
-			want: []string{
+			Want: []string{
 				"spec.scaleTargetRef.kind: Required value",
 				`spec.scaleTargetRef.name: Invalid value: "a/b": may not contain '/'`,
 				`spec.scaleTargetRef.apiVersion: Invalid value: "v1": apiVersion must specify API group`,
 			},
 		},
 		{
-			name: "scaleTargetRef apiVersion that does not parse",
-			hpa:  modified(validHPA(), func(h *autoscalingv2.HorizontalPodAutoscaler) { h.Spec.ScaleTargetRef.APIVersion = "apps/v1/x" }),
-			want: []string{`spec.scaleTargetRef.apiVersion: Invalid value: "apps/v1/x": unexpected GroupVersion string: apps/v1/x`},
+			Name: "scaleTargetRef apiVersion that does not parse",
+			Obj:  modified(validHPA(), func(h *autoscalingv2.HorizontalPodAutoscaler) { h.Spec.ScaleTargetRef.APIVersion = "apps/v1/x" }),
+			Want: []string{`spec.scaleTargetRef.apiVersion: Invalid value: "apps/v1/x": unexpected GroupVersion string: apps/v1/x`},
 		},
 		{
-			name: "no metric source type",
-			hpa:  modified(validHPA(), func(h *autoscalingv2.HorizontalPodAutoscaler) { h.Spec.Metrics = []autoscalingv2.MetricSpec{{}} }),
-			want: []string{
+			Name: "no metric source type",
+			Obj:  modified(validHPA(), func(h *autoscalingv2.HorizontalPodAutoscaler) { h.Spec.Metrics = []autoscalingv2.MetricSpec{{}} }),
+			Want: []string{
 				"spec.metrics[0].type: Required value: must specify a metric source type",
 				`spec.metrics[0].type: Unsupported value: "": supported values: "ContainerResource", "External", "Object", "Pods", "Resource"`,
 				`spec.metrics[0].type: Unsupported value: "": supported values: "ContainerResource", "External", "Object", "Pods", "Resource"`,
 			},
 		},
 		{
-			name: "the type's source missing, two others set",
-			hpa: modified(validHPA(), func(h *autoscalingv2.HorizontalPodAutoscaler) {
+			Name: "the type's source missing, two others set",
+			Obj: modified(validHPA(), func(h *autoscalingv2.HorizontalPodAutoscaler) {
 				h.Spec.Metrics = []autoscalingv2.MetricSpec{{Type: autoscalingv2.PodsMetricSourceType, Resource: cpu(80).Resource,
 					External: external("", autoscalingv2.MetricTarget{Type: autoscalingv2.ValueMetricType, Value: quantity("1")}).External}}
 			}),
-			want: []string{
+			Want: []string{
 				"spec.metrics[0].external.metric.name: Required value: must specify a metric name",
 				"spec.metrics[0].pods: Required value: must populate information for the given metric source",
 				"spec.metrics[0].external: Forbidden: must populate the given metric source only",
@@ -183,15 +179,15 @@ func TestValidate(t *testing.T) {
 			},
 		},
 		{
-			name: "resource targets",
-			hpa: modified(validHPA(), func(h *autoscalingv2.HorizontalPodAutoscaler) {
+			Name: "resource targets",
+			Obj: modified(validHPA(), func(h *autoscalingv2.HorizontalPodAutoscaler) {
 				h.Spec.Metrics = []autoscalingv2.MetricSpec{
 					{Type: autoscalingv2.ResourceMetricSourceType, Resource: &autoscalingv2.ResourceMetricSource{Name: corev1.ResourceCPU,
 						Target: autoscalingv2.MetricTarget{Type: "Percent", AverageUtilization: ptr.To[int32](0), AverageValue: quantity("100m")}}},
 					{Type: autoscalingv2.ResourceMetricSourceType, Resource: &autoscalingv2.ResourceMetricSource{}},
 				}
 			}),
-			want: []string{
+			Want: []string{
 				`spec.metrics[0].resource.target.type: Invalid value: "Percent": must be either Utilization, Value, or AverageValue`,
 				"spec.metrics[0].resource.target.averageUtilization: Invalid value: 0: must be greater than 0",
 				"spec.metrics[0].resource.target.averageValue: Forbidden: may not set both a target raw value and a target utilization",
@@ -202,20 +198,20 @@ func TestValidate(t *testing.T) {
 			},
 		},
 		{
-			name: "container resource",
-			hpa: modified(validHPA(), func(h *autoscalingv2.HorizontalPodAutoscaler) {
+			Name: "container resource",
+			Obj: modified(validHPA(), func(h *autoscalingv2.HorizontalPodAutoscaler) {
 				h.Spec.Metrics = []autoscalingv2.MetricSpec{{Type: autoscalingv2.ContainerResourceMetricSourceType, ContainerResource: &autoscalingv2.ContainerResourceMetricSource{
 					Name: "gpu", Container: "App_1", Target: autoscalingv2.MetricTarget{Type: autoscalingv2.UtilizationMetricType, AverageUtilization: ptr.To[int32](50)}}}}
 			}),
-			want: []string{
+			Want: []string{
 				`spec.metrics[0].containerResource.name: Invalid value: "gpu": must be a standard resource type or fully qualified`,
 				`spec.metrics[0].containerResource.name: Invalid value: "gpu": must be a standard resource for containers`,
 				`spec.metrics[0].containerResource.container: Invalid value: "App_1": a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')`,
 			},
 		},
 		{
-			name: "pods, object and external targets",
-			hpa: modified(validHPA(), func(h *autoscalingv2.HorizontalPodAutoscaler) {
+			Name: "pods, object and external targets",
+			Obj: modified(validHPA(), func(h *autoscalingv2.HorizontalPodAutoscaler) {
 				h.Spec.Metrics = []autoscalingv2.MetricSpec{
 					{Type: autoscalingv2.PodsMetricSourceType, Pods: &autoscalingv2.PodsMetricSource{Metric: autoscalingv2.MetricIdentifier{Name: ".."},
 						Target: autoscalingv2.MetricTarget{Type: autoscalingv2.ValueMetricType, Value: quantity("-1")}}},
@@ -225,7 +221,7 @@ func TestValidate(t *testing.T) {
 					external("queue", autoscalingv2.MetricTarget{Type: autoscalingv2.ValueMetricType, Value: quantity("1"), AverageValue: quantity("1")}),
 				}
 			}),
-			want: []string{
+			Want: []string{
 				`spec.metrics[0].pods.metric.name: Invalid value: "..": may not be '..'`,
 				"spec.metrics[0].pods.target.value: Invalid value: \"-1\": must be positive",
 				"spec.metrics[0].pods.target.averageValue: Required value: must specify a positive target averageValue",
@@ -235,15 +231,15 @@ func TestValidate(t *testing.T) {
 			},
 		},
 		{
-			name: "behavior",
-			hpa: modified(validHPA(), func(h *autoscalingv2.HorizontalPodAutoscaler) {
+			Name: "behavior",
+			Obj: modified(validHPA(), func(h *autoscalingv2.HorizontalPodAutoscaler) {
 				h.Spec.Behavior = &autoscalingv2.HorizontalPodAutoscalerBehavior{
 					ScaleUp: &autoscalingv2.HPAScalingRules{StabilizationWindowSeconds: ptr.To[int32](-1), SelectPolicy: &selectPolicy},
 					ScaleDown: &autoscalingv2.HPAScalingRules{StabilizationWindowSeconds: ptr.To[int32](3601), Tolerance: quantity("-1"),
 						Policies: []autoscalingv2.HPAScalingPolicy{{Type: "Seconds", PeriodSeconds: 1801}}},
 				}
 			}),
-			want: []string{
+			Want: []string{
 				"spec.behavior.scaleUp.stabilizationWindowSeconds: Invalid value: -1: must be greater than or equal to zero",
 				`spec.behavior.scaleUp.selectPolicy: Unsupported value: "Sometimes": supported values: "Disabled", "Max", "Min"`,
 				"spec.behavior.scaleUp.policies: Required value: must specify at least one Policy",
@@ -255,11 +251,11 @@ func TestValidate(t *testing.T) {
 			},
 		},
 		{
-			name: "metadata and spec",
-			hpa: modified(validHPA(), func(h *autoscalingv2.HorizontalPodAutoscaler) {
+			Name: "metadata and spec",
+			Obj: modified(validHPA(), func(h *autoscalingv2.HorizontalPodAutoscaler) {
 				h.Name, h.Spec.MaxReplicas = "Web", -2
 			}),
-			want: []string{
+			Want: []string{
 				`metadata.name: Invalid value: "Web": a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')`,
 				"spec.maxReplicas: Invalid value: -2: must be greater than or equal to `minReplicas`",
 				"spec.maxReplicas: Invalid value: -2: must be greater than or equal to 1",
@@ -267,13 +263,7 @@ func TestValidate(t *testing.T) {
 		},
 	}
 	store := registrytest.REST(t, NewStorage, "horizontalpodautoscalers")
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			if diff := cmp.Diff(tt.want, registrytest.Messages(store.CreateStrategy.Validate(context.Background(), tt.hpa))); diff != "" {
-				t.Errorf("Validate errors (-want +got):\n%s", diff)
-			}
-		})
-	}
+	registrytest.ValidateChanges(t, store.CreateStrategy, registrytest.Messages, tests)
 }
 
 func TestValidateUpdate(t *testing.T) {
@@ -490,51 +480,31 @@ func TestTable(t *testing.T) {
 		Current: autoscalingv2.MetricValueStatus{AverageUtilization: ptr.To[int32](45)}}}
 	externalStatus := autoscalingv2.MetricStatus{Type: autoscalingv2.ExternalMetricSourceType, External: &autoscalingv2.ExternalMetricStatus{
 		Current: autoscalingv2.MetricValueStatus{Value: quantity("12")}}}
-	tests := []struct {
-		name string
-		hpa  *autoscalingv2.HorizontalPodAutoscaler
-		want []any
-	}{
-		{name: "CPU, no status yet", hpa: validHPA(), want: []any{"web", "Deployment/web", "cpu: <unknown>/80%", "1", int64(5), int64(0), "<unknown>"}},
+	tests := []registrytest.Row{
+		{Name: "CPU, no status yet", Obj: validHPA(), Want: []any{"web", "Deployment/web", "cpu: <unknown>/80%", "1", int64(5), int64(0), "<unknown>"}},
 		{
-			name: "CPU with a status, replicas",
-			hpa: modified(withMetrics([]autoscalingv2.MetricSpec{cpu(80)}, []autoscalingv2.MetricStatus{cpuStatus}), func(h *autoscalingv2.HorizontalPodAutoscaler) {
+			Name: "CPU with a status, replicas",
+			Obj: modified(withMetrics([]autoscalingv2.MetricSpec{cpu(80)}, []autoscalingv2.MetricStatus{cpuStatus}), func(h *autoscalingv2.HorizontalPodAutoscaler) {
 				h.Status.CurrentReplicas = 3
 			}),
-			want: []any{"web", "Deployment/web", "cpu: 45%/80%", "1", int64(5), int64(3), "<unknown>"},
+			Want: []any{"web", "Deployment/web", "cpu: 45%/80%", "1", int64(5), int64(3), "<unknown>"},
 		},
 		{
-			name: "value and external metrics",
-			hpa: withMetrics([]autoscalingv2.MetricSpec{memory, external("queue", autoscalingv2.MetricTarget{Type: autoscalingv2.ValueMetricType, Value: quantity("30")})},
+			Name: "value and external metrics",
+			Obj: withMetrics([]autoscalingv2.MetricSpec{memory, external("queue", autoscalingv2.MetricTarget{Type: autoscalingv2.ValueMetricType, Value: quantity("30")})},
 				[]autoscalingv2.MetricStatus{{}, externalStatus}),
-			want: []any{"web", "Deployment/web", "memory: <unknown>/512Mi, 12/30", "1", int64(5), int64(0), "<unknown>"},
+			Want: []any{"web", "Deployment/web", "memory: <unknown>/512Mi, 12/30", "1", int64(5), int64(0), "<unknown>"},
 		},
 		{
-			name: "more than two, no minReplicas",
-			hpa: modified(withMetrics([]autoscalingv2.MetricSpec{pods, object, containerCPU, memory}, nil), func(h *autoscalingv2.HorizontalPodAutoscaler) {
+			Name: "more than two, no minReplicas",
+			Obj: modified(withMetrics([]autoscalingv2.MetricSpec{pods, object, containerCPU, memory}, nil), func(h *autoscalingv2.HorizontalPodAutoscaler) {
 				h.Spec.MinReplicas = nil
 			}),
-			want: []any{"web", "Deployment/web", "<unknown>/10, <unknown>/1k (avg) + 2 more...", "<unset>", int64(5), int64(0), "<unknown>"},
+			Want: []any{"web", "Deployment/web", "<unknown>/10, <unknown>/1k (avg) + 2 more...", "<unset>", int64(5), int64(0), "<unknown>"},
 		},
-		{name: "no metrics", hpa: withMetrics(nil, nil), want: []any{"web", "Deployment/web", "<none>", "1", int64(5), int64(0), "<unknown>"}},
-		{name: "a container resource", hpa: withMetrics([]autoscalingv2.MetricSpec{containerCPU}, nil), want: []any{"web", "Deployment/web", "cpu: <unknown>/60%", "1", int64(5), int64(0), "<unknown>"}},
+		{Name: "no metrics", Obj: withMetrics(nil, nil), Want: []any{"web", "Deployment/web", "<none>", "1", int64(5), int64(0), "<unknown>"}},
+		{Name: "a container resource", Obj: withMetrics([]autoscalingv2.MetricSpec{containerCPU}, nil), Want: []any{"web", "Deployment/web", "cpu: <unknown>/60%", "1", int64(5), int64(0), "<unknown>"}},
 	}
 	store := registrytest.REST(t, NewStorage, "horizontalpodautoscalers")
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			table, err := store.ConvertToTable(context.Background(), tt.hpa, nil)
-			if err != nil {
-				t.Fatalf("ConvertToTable: got error %v, want none", err)
-			}
-			if diff := cmp.Diff([]string{"Name", "Reference", "Targets", "MinPods", "MaxPods", "Replicas", "Age"}, registrytest.ColumnNames(table)); diff != "" {
-				t.Errorf("columns (-want +got):\n%s", diff)
-			}
-			if len(table.Rows) != 1 {
-				t.Fatalf("rows: got %d, want 1", len(table.Rows))
-			}
-			if diff := cmp.Diff(tt.want, table.Rows[0].Cells); diff != "" {
-				t.Errorf("cells (-want +got):\n%s", diff)
-			}
-		})
-	}
+	registrytest.CheckTable(t, store, []string{"Name", "Reference", "Targets", "MinPods", "MaxPods", "Replicas", "Age"}, tests...)
 }

@@ -87,148 +87,133 @@ func TestValidate(t *testing.T) {
 	path := func(ing *networkingv1.Ingress) *networkingv1.HTTPIngressPath {
 		return &ing.Spec.Rules[0].HTTP.Paths[0]
 	}
-	tests := []struct {
-		name string
-		ing  *networkingv1.Ingress
-		want []string
-	}{
-		{name: "valid", ing: validIngress(), want: []string{}},
+	tests := []registrytest.Change[*networkingv1.Ingress]{
+		{Name: "valid", Obj: validIngress(), Want: []string{}},
 		{
-			name: "default backend only",
-			ing: modified(validIngress(), func(ing *networkingv1.Ingress) {
+			Name: "default backend only",
+			Obj: modified(validIngress(), func(ing *networkingv1.Ingress) {
 				ing.Spec.Rules = nil
 				ing.Spec.DefaultBackend = ptr.To(serviceBackend("web", 8080))
 			}),
-			want: []string{},
+			Want: []string{},
 		},
 		{
-			name: "rule without http",
-			ing:  modified(validIngress(), func(ing *networkingv1.Ingress) { ing.Spec.Rules[1].HTTP = nil }),
-			want: []string{},
+			Name: "rule without http",
+			Obj:  modified(validIngress(), func(ing *networkingv1.Ingress) { ing.Spec.Rules[1].HTTP = nil }),
+			Want: []string{},
 		},
 		{
-			name: "neither rules nor default backend",
-			ing:  modified(validIngress(), func(ing *networkingv1.Ingress) { ing.Spec.Rules = nil }),
-			want: []string{"spec: Invalid value"},
+			Name: "neither rules nor default backend",
+			Obj:  modified(validIngress(), func(ing *networkingv1.Ingress) { ing.Spec.Rules = nil }),
+			Want: []string{"spec: Invalid value"},
 		},
 		{
-			name: "path without pathType",
-			ing:  modified(validIngress(), func(ing *networkingv1.Ingress) { path(ing).PathType = nil }),
-			want: []string{"spec.rules[0].http.paths[0].pathType: Required value"},
+			Name: "path without pathType",
+			Obj:  modified(validIngress(), func(ing *networkingv1.Ingress) { path(ing).PathType = nil }),
+			Want: []string{"spec.rules[0].http.paths[0].pathType: Required value"},
 		},
 		{
-			name: "unknown pathType",
-			ing:  modified(validIngress(), func(ing *networkingv1.Ingress) { path(ing).PathType = ptr.To(networkingv1.PathType("Regex")) }),
-			want: []string{"spec.rules[0].http.paths[0].pathType: Unsupported value"},
+			Name: "unknown pathType",
+			Obj:  modified(validIngress(), func(ing *networkingv1.Ingress) { path(ing).PathType = ptr.To(networkingv1.PathType("Regex")) }),
+			Want: []string{"spec.rules[0].http.paths[0].pathType: Unsupported value"},
 		},
 		{
-			name: "relative Prefix and Exact paths",
-			ing: modified(validIngress(), func(ing *networkingv1.Ingress) {
+			Name: "relative Prefix and Exact paths",
+			Obj: modified(validIngress(), func(ing *networkingv1.Ingress) {
 				path(ing).Path = "app"
 				ing.Spec.Rules[0].HTTP.Paths[1].Path = ""
 			}),
-			want: []string{"spec.rules[0].http.paths[0].path: Invalid value", "spec.rules[0].http.paths[1].path: Invalid value"},
+			Want: []string{"spec.rules[0].http.paths[0].path: Invalid value", "spec.rules[0].http.paths[1].path: Invalid value"},
 		},
 		{
-			name: "relative ImplementationSpecific path",
-			ing:  modified(validIngress(), func(ing *networkingv1.Ingress) { ing.Spec.Rules[1].HTTP.Paths[0].Path = "static" }),
-			want: []string{"spec.rules[1].http.paths[0].path: Invalid value"},
+			Name: "relative ImplementationSpecific path",
+			Obj:  modified(validIngress(), func(ing *networkingv1.Ingress) { ing.Spec.Rules[1].HTTP.Paths[0].Path = "static" }),
+			Want: []string{"spec.rules[1].http.paths[0].path: Invalid value"},
 		},
 		{
-			name: "path with // and a /.. suffix",
-			ing:  modified(validIngress(), func(ing *networkingv1.Ingress) { path(ing).Path = "/a//b/.." }),
-			want: []string{"spec.rules[0].http.paths[0].path: Invalid value", "spec.rules[0].http.paths[0].path: Invalid value"},
+			Name: "path with // and a /.. suffix",
+			Obj:  modified(validIngress(), func(ing *networkingv1.Ingress) { path(ing).Path = "/a//b/.." }),
+			Want: []string{"spec.rules[0].http.paths[0].path: Invalid value", "spec.rules[0].http.paths[0].path: Invalid value"},
 		},
 		{
-			name: "http without paths",
-			ing:  modified(validIngress(), func(ing *networkingv1.Ingress) { ing.Spec.Rules[0].HTTP.Paths = nil }),
-			want: []string{"spec.rules[0].http.paths: Required value"},
+			Name: "http without paths",
+			Obj:  modified(validIngress(), func(ing *networkingv1.Ingress) { ing.Spec.Rules[0].HTTP.Paths = nil }),
+			Want: []string{"spec.rules[0].http.paths: Required value"},
 		},
 		{
-			name: "backend with neither service nor resource",
-			ing:  modified(validIngress(), func(ing *networkingv1.Ingress) { path(ing).Backend = networkingv1.IngressBackend{} }),
-			want: []string{"spec.rules[0].http.paths[0].backend: Invalid value"},
+			Name: "backend with neither service nor resource",
+			Obj:  modified(validIngress(), func(ing *networkingv1.Ingress) { path(ing).Backend = networkingv1.IngressBackend{} }),
+			Want: []string{"spec.rules[0].http.paths[0].backend: Invalid value"},
 		},
 		{
-			name: "backend with both",
-			ing: modified(validIngress(), func(ing *networkingv1.Ingress) {
+			Name: "backend with both",
+			Obj: modified(validIngress(), func(ing *networkingv1.Ingress) {
 				path(ing).Backend.Resource = &corev1.TypedLocalObjectReference{Kind: "Bucket", Name: "b"}
 			}),
-			want: []string{"spec.rules[0].http.paths[0].backend: Invalid value"},
+			Want: []string{"spec.rules[0].http.paths[0].backend: Invalid value"},
 		},
 		{
-			name: "service backend without port",
-			ing: modified(validIngress(), func(ing *networkingv1.Ingress) {
+			Name: "service backend without port",
+			Obj: modified(validIngress(), func(ing *networkingv1.Ingress) {
 				path(ing).Backend.Service.Port = networkingv1.ServiceBackendPort{}
 			}),
-			want: []string{"spec.rules[0].http.paths[0].backend: Required value"},
+			Want: []string{"spec.rules[0].http.paths[0].backend: Required value"},
 		},
 		{
-			name: "service backend with port name and number",
-			ing: modified(validIngress(), func(ing *networkingv1.Ingress) {
+			Name: "service backend with port name and number",
+			Obj: modified(validIngress(), func(ing *networkingv1.Ingress) {
 				path(ing).Backend.Service.Port.Name = "http"
 			}),
-			want: []string{"spec.rules[0].http.paths[0].backend: Invalid value"},
+			Want: []string{"spec.rules[0].http.paths[0].backend: Invalid value"},
 		},
 		{
-			name: "service backend without name, with a bad port number",
-			ing: modified(validIngress(), func(ing *networkingv1.Ingress) {
+			Name: "service backend without name, with a bad port number",
+			Obj: modified(validIngress(), func(ing *networkingv1.Ingress) {
 				path(ing).Backend.Service = &networkingv1.IngressServiceBackend{Port: networkingv1.ServiceBackendPort{Number: 70000}}
 			}),
-			want: []string{"spec.rules[0].http.paths[0].backend.service.name: Required value", "spec.rules[0].http.paths[0].backend.service.port.number: Invalid value"},
+			Want: []string{"spec.rules[0].http.paths[0].backend.service.name: Required value", "spec.rules[0].http.paths[0].backend.service.port.number: Invalid value"},
 		},
 		{
-			name: "service backend with a bad name and port name",
-			ing: modified(validIngress(), func(ing *networkingv1.Ingress) {
+			Name: "service backend with a bad name and port name",
+			Obj: modified(validIngress(), func(ing *networkingv1.Ingress) {
 				path(ing).Backend.Service = &networkingv1.IngressServiceBackend{Name: "1web", Port: networkingv1.ServiceBackendPort{Name: "http_port"}}
 			}),
-			want: []string{"spec.rules[0].http.paths[0].backend.service.name: Invalid value", "spec.rules[0].http.paths[0].backend.service.port.name: Invalid value"},
+			Want: []string{"spec.rules[0].http.paths[0].backend.service.name: Invalid value", "spec.rules[0].http.paths[0].backend.service.port.name: Invalid value"},
 		},
 		{
-			name: "resource backend without kind and name",
-			ing: modified(validIngress(), func(ing *networkingv1.Ingress) {
+			Name: "resource backend without kind and name",
+			Obj: modified(validIngress(), func(ing *networkingv1.Ingress) {
 				ing.Spec.Rules[1].HTTP.Paths[0].Backend.Resource = &corev1.TypedLocalObjectReference{}
 			}),
-			want: []string{"spec.rules[1].http.paths[0].backend.resource.kind: Required value", "spec.rules[1].http.paths[0].backend.resource.name: Required value"},
+			Want: []string{"spec.rules[1].http.paths[0].backend.resource.kind: Required value", "spec.rules[1].http.paths[0].backend.resource.name: Required value"},
 		},
 		{
-			name: "bad default backend",
-			ing: modified(validIngress(), func(ing *networkingv1.Ingress) {
+			Name: "bad default backend",
+			Obj: modified(validIngress(), func(ing *networkingv1.Ingress) {
 				ing.Spec.DefaultBackend = &networkingv1.IngressBackend{}
 			}),
-			want: []string{"spec.defaultBackend: Invalid value"},
+			Want: []string{"spec.defaultBackend: Invalid value"},
 		},
 		{
-			name: "hosts: an IP, a bad wildcard, a bad TLS host",
-			ing: modified(validIngress(), func(ing *networkingv1.Ingress) {
+			Name: "hosts: an IP, a bad wildcard, a bad TLS host",
+			Obj: modified(validIngress(), func(ing *networkingv1.Ingress) {
 				ing.Spec.Rules[0].Host = "10.0.0.1"
 				ing.Spec.Rules[1].Host = "foo.*.example.org"
 				ing.Spec.TLS = []networkingv1.IngressTLS{{Hosts: []string{"example.com", "Bad_Host"}, SecretName: "tls"}}
 			}),
-			want: []string{"spec.rules[0].host: Invalid value", "spec.rules[1].host: Invalid value", "spec.tls[0].hosts[1]: Invalid value"},
+			Want: []string{"spec.rules[0].host: Invalid value", "spec.rules[1].host: Invalid value", "spec.tls[0].hosts[1]: Invalid value"},
 		},
 		{
-			name: "bad class and TLS secret name",
-			ing: modified(validIngress(), func(ing *networkingv1.Ingress) {
+			Name: "bad class and TLS secret name",
+			Obj: modified(validIngress(), func(ing *networkingv1.Ingress) {
 				ing.Spec.IngressClassName = ptr.To("Nginx!")
 				ing.Spec.TLS = []networkingv1.IngressTLS{{SecretName: "TLS_Secret"}}
 			}),
-			want: []string{"spec.ingressClassName: Invalid value", "spec.tls[0].secretName: Invalid value"},
+			Want: []string{"spec.ingressClassName: Invalid value", "spec.tls[0].secretName: Invalid value"},
 		},
 	}
 	store := registrytest.REST(t, NewStorage, "ingresses")
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			got := registrytest.ErrorPaths(store.CreateStrategy.Validate(context.Background(), tt.ing))
-			if diff := cmp.Diff(tt.want, got); diff != "" {
-				t.Errorf("Validate errors (-want +got):\n%s", diff)
-			}
-			got = registrytest.ErrorPaths(store.UpdateStrategy.ValidateUpdate(context.Background(), tt.ing, validIngress()))
-			if diff := cmp.Diff(tt.want, got); diff != "" {
-				t.Errorf("ValidateUpdate errors (-want +got):\n%s", diff)
-			}
-		})
-	}
+	registrytest.ValidateCreateAndUpdate(t, store, registrytest.ErrorPaths, validIngress, tests)
 }
 
 func TestPrepareForCreate(t *testing.T) {
@@ -327,51 +312,31 @@ func TestUpdateThroughStores(t *testing.T) {
 
 func TestTable(t *testing.T) {
 	rule := func(host string) networkingv1.IngressRule { return networkingv1.IngressRule{Host: host} }
-	tests := []struct {
-		name string
-		ing  *networkingv1.Ingress
-		want []any
-	}{
+	tests := []registrytest.Row{
 		{
-			name: "two hosts, no address yet",
-			ing:  validIngress(),
-			want: []any{"web", "nginx", "example.com,*.example.org", "", "80", "<unknown>"},
+			Name: "two hosts, no address yet",
+			Obj:  validIngress(),
+			Want: []any{"web", "nginx", "example.com,*.example.org", "", "80", "<unknown>"},
 		},
 		{
-			name: "no class, default backend only, TLS, addresses sorted and unique",
-			ing: modified(validIngress(), func(ing *networkingv1.Ingress) {
+			Name: "no class, default backend only, TLS, addresses sorted and unique",
+			Obj: modified(validIngress(), func(ing *networkingv1.Ingress) {
 				ing.Spec.IngressClassName = nil
 				ing.Spec.Rules = nil
 				ing.Spec.DefaultBackend = ptr.To(serviceBackend("web", 80))
 				ing.Spec.TLS = []networkingv1.IngressTLS{{SecretName: "tls"}}
 				ing.Status.LoadBalancer.Ingress = []networkingv1.IngressLoadBalancerIngress{{IP: "203.0.113.9"}, {Hostname: "lb.example.com"}, {IP: "203.0.113.1"}, {IP: "203.0.113.9"}}
 			}),
-			want: []any{"web", "<none>", "*", "203.0.113.1,203.0.113.9,lb.example.com", "80, 443", "<unknown>"},
+			Want: []any{"web", "<none>", "*", "203.0.113.1,203.0.113.9,lb.example.com", "80, 443", "<unknown>"},
 		},
 		{
-			name: "hostless rules are skipped; past three hosts the rest count as more",
-			ing: modified(validIngress(), func(ing *networkingv1.Ingress) {
+			Name: "hostless rules are skipped; past three hosts the rest count as more",
+			Obj: modified(validIngress(), func(ing *networkingv1.Ingress) {
 				ing.Spec.Rules = []networkingv1.IngressRule{rule("a.example.com"), rule(""), rule("b.example.com"), rule("c.example.com"), rule("d.example.com")}
 			}),
-			want: []any{"web", "nginx", "a.example.com,b.example.com,c.example.com + 2 more...", "", "80", "<unknown>"},
+			Want: []any{"web", "nginx", "a.example.com,b.example.com,c.example.com + 2 more...", "", "80", "<unknown>"},
 		},
 	}
 	store := registrytest.REST(t, NewStorage, "ingresses")
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			table, err := store.ConvertToTable(context.Background(), tt.ing, nil)
-			if err != nil {
-				t.Fatalf("ConvertToTable: got error %v, want none", err)
-			}
-			if diff := cmp.Diff([]string{"Name", "Class", "Hosts", "Address", "Ports", "Age"}, registrytest.ColumnNames(table)); diff != "" {
-				t.Errorf("columns (-want +got):\n%s", diff)
-			}
-			if len(table.Rows) != 1 {
-				t.Fatalf("rows: got %d, want 1", len(table.Rows))
-			}
-			if diff := cmp.Diff(tt.want, table.Rows[0].Cells); diff != "" {
-				t.Errorf("cells (-want +got):\n%s", diff)
-			}
-		})
-	}
+	registrytest.CheckTable(t, store, []string{"Name", "Class", "Hosts", "Address", "Ports", "Age"}, tests...)
 }

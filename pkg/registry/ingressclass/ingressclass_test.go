@@ -58,65 +58,61 @@ func TestValidate(t *testing.T) {
 	params := func(ic *networkingv1.IngressClass) *networkingv1.IngressClassParametersReference {
 		return ic.Spec.Parameters
 	}
-	tests := []struct {
-		name   string
-		mutate func(*networkingv1.IngressClass)
-		want   []string
-	}{
-		{name: "valid", mutate: func(*networkingv1.IngressClass) {}, want: []string{}},
-		{name: "no parameters", mutate: func(ic *networkingv1.IngressClass) { ic.Spec.Parameters = nil }, want: []string{}},
-		{name: "no controller", mutate: func(ic *networkingv1.IngressClass) { ic.Spec.Controller = "" }, want: []string{"spec.controller: Required value"}},
-		{name: "controller without a domain", mutate: func(ic *networkingv1.IngressClass) { ic.Spec.Controller = "nginx" }, want: []string{"spec.controller: Invalid value"}},
+	tests := []registrytest.Mutation[*networkingv1.IngressClass]{
+		{Name: "valid", Mutate: func(*networkingv1.IngressClass) {}, Want: []string{}},
+		{Name: "no parameters", Mutate: func(ic *networkingv1.IngressClass) { ic.Spec.Parameters = nil }, Want: []string{}},
+		{Name: "no controller", Mutate: func(ic *networkingv1.IngressClass) { ic.Spec.Controller = "" }, Want: []string{"spec.controller: Required value"}},
+		{Name: "controller without a domain", Mutate: func(ic *networkingv1.IngressClass) { ic.Spec.Controller = "nginx" }, Want: []string{"spec.controller: Invalid value"}},
 		{
-			name:   "controller too long",
-			mutate: func(ic *networkingv1.IngressClass) { ic.Spec.Controller = "example.com/" + strings.Repeat("a", 250) },
-			want:   []string{"spec.controller: Too long"},
+			Name:   "controller too long",
+			Mutate: func(ic *networkingv1.IngressClass) { ic.Spec.Controller = "example.com/" + strings.Repeat("a", 250) },
+			Want:   []string{"spec.controller: Too long"},
 		},
 		{
-			name: "parameters without kind and name, bad group",
-			mutate: func(ic *networkingv1.IngressClass) {
+			Name: "parameters without kind and name, bad group",
+			Mutate: func(ic *networkingv1.IngressClass) {
 				params(ic).Kind, params(ic).Name, params(ic).APIGroup = "", "", ptr.To("Bad_Group")
 			},
-			want: []string{"spec.parameters.apiGroup: Invalid value", "spec.parameters.kind: Required value", "spec.parameters.name: Required value"},
+			Want: []string{"spec.parameters.apiGroup: Invalid value", "spec.parameters.kind: Required value", "spec.parameters.name: Required value"},
 		},
 		{
-			name:   "kind with a slash",
-			mutate: func(ic *networkingv1.IngressClass) { params(ic).Kind = "a/b" },
-			want:   []string{"spec.parameters.kind: Invalid value"},
+			Name:   "kind with a slash",
+			Mutate: func(ic *networkingv1.IngressClass) { params(ic).Kind = "a/b" },
+			Want:   []string{"spec.parameters.kind: Invalid value"},
 		},
-		{name: "no scope", mutate: func(ic *networkingv1.IngressClass) { params(ic).Scope = nil }, want: []string{"spec.parameters.scope: Required value"}},
-		{name: "unknown scope", mutate: func(ic *networkingv1.IngressClass) { params(ic).Scope = ptr.To("Galaxy") }, want: []string{"spec.parameters.scope: Unsupported value"}},
+		{Name: "no scope", Mutate: func(ic *networkingv1.IngressClass) { params(ic).Scope = nil }, Want: []string{"spec.parameters.scope: Required value"}},
+		{Name: "unknown scope", Mutate: func(ic *networkingv1.IngressClass) { params(ic).Scope = ptr.To("Galaxy") }, Want: []string{"spec.parameters.scope: Unsupported value"}},
 		{
-			name: "Namespace scope without a namespace",
-			mutate: func(ic *networkingv1.IngressClass) {
+			Name: "Namespace scope without a namespace",
+			Mutate: func(ic *networkingv1.IngressClass) {
 				params(ic).Scope = ptr.To(networkingv1.IngressClassParametersReferenceScopeNamespace)
 			},
-			want: []string{"spec.parameters.namespace: Required value"},
+			Want: []string{"spec.parameters.namespace: Required value"},
 		},
 		{
-			name: "Namespace scope with a bad namespace",
-			mutate: func(ic *networkingv1.IngressClass) {
+			Name: "Namespace scope with a bad namespace",
+			Mutate: func(ic *networkingv1.IngressClass) {
 				params(ic).Scope, params(ic).Namespace = ptr.To(networkingv1.IngressClassParametersReferenceScopeNamespace), ptr.To("Not_A_Namespace")
 			},
-			want: []string{"spec.parameters.namespace: Invalid value"},
+			Want: []string{"spec.parameters.namespace: Invalid value"},
 		},
 		{
-			name:   "Cluster scope with a namespace",
-			mutate: func(ic *networkingv1.IngressClass) { params(ic).Namespace = ptr.To("default") },
-			want:   []string{"spec.parameters.namespace: Forbidden"},
+			Name:   "Cluster scope with a namespace",
+			Mutate: func(ic *networkingv1.IngressClass) { params(ic).Namespace = ptr.To("default") },
+			Want:   []string{"spec.parameters.namespace: Forbidden"},
 		},
 	}
 	store := registrytest.REST(t, NewStorage, "ingressclasses")
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			ic := modified(validClass(), tt.mutate)
+		t.Run(tt.Name, func(t *testing.T) {
+			ic := modified(validClass(), tt.Mutate)
 			got := registrytest.ErrorPaths(store.CreateStrategy.Validate(context.Background(), ic))
-			if diff := cmp.Diff(tt.want, got); diff != "" {
+			if diff := cmp.Diff(tt.Want, got); diff != "" {
 				t.Errorf("Validate errors (-want +got):\n%s", diff)
 			}
 			old := modified(validClass(), func(old *networkingv1.IngressClass) { old.Spec.Controller = ic.Spec.Controller })
 			got = registrytest.ErrorPaths(store.UpdateStrategy.ValidateUpdate(context.Background(), ic, old))
-			if diff := cmp.Diff(tt.want, got); diff != "" {
+			if diff := cmp.Diff(tt.Want, got); diff != "" {
 				t.Errorf("ValidateUpdate errors (-want +got):\n%s", diff)
 			}
 		})
@@ -167,35 +163,18 @@ func TestFieldSelectors(t *testing.T) {
 }
 
 func TestTable(t *testing.T) {
-	tests := []struct {
-		name string
-		ic   *networkingv1.IngressClass
-		want []any
-	}{
-		{name: "parameters with a group", ic: validClass(), want: []any{"nginx", "k8s.io/ingress-nginx", "IngressParameters.k8s.example.com/external-lb", "<unknown>"}},
+	tests := []registrytest.Row{
+		{Name: "parameters with a group", Obj: validClass(), Want: []any{"nginx", "k8s.io/ingress-nginx", "IngressParameters.k8s.example.com/external-lb", "<unknown>"}},
 		{
-			name: "default class, core parameters",
-			ic: modified(validClass(), func(ic *networkingv1.IngressClass) {
+			Name: "default class, core parameters",
+			Obj: modified(validClass(), func(ic *networkingv1.IngressClass) {
 				ic.Annotations = map[string]string{networkingv1.AnnotationIsDefaultIngressClass: "true"}
 				ic.Spec.Parameters.APIGroup = nil
 			}),
-			want: []any{"nginx (default)", "k8s.io/ingress-nginx", "IngressParameters/external-lb", "<unknown>"},
+			Want: []any{"nginx (default)", "k8s.io/ingress-nginx", "IngressParameters/external-lb", "<unknown>"},
 		},
-		{name: "no parameters", ic: modified(validClass(), func(ic *networkingv1.IngressClass) { ic.Spec.Parameters = nil }), want: []any{"nginx", "k8s.io/ingress-nginx", "<none>", "<unknown>"}},
+		{Name: "no parameters", Obj: modified(validClass(), func(ic *networkingv1.IngressClass) { ic.Spec.Parameters = nil }), Want: []any{"nginx", "k8s.io/ingress-nginx", "<none>", "<unknown>"}},
 	}
 	store := registrytest.REST(t, NewStorage, "ingressclasses")
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			table, err := store.ConvertToTable(context.Background(), tt.ic, nil)
-			if err != nil {
-				t.Fatalf("ConvertToTable: got error %v, want none", err)
-			}
-			if diff := cmp.Diff([]string{"Name", "Controller", "Parameters", "Age"}, registrytest.ColumnNames(table)); diff != "" {
-				t.Errorf("columns (-want +got):\n%s", diff)
-			}
-			if diff := cmp.Diff(tt.want, table.Rows[0].Cells); diff != "" {
-				t.Errorf("cells (-want +got):\n%s", diff)
-			}
-		})
-	}
+	registrytest.CheckTable(t, store, []string{"Name", "Controller", "Parameters", "Age"}, tests...)
 }

@@ -176,51 +176,40 @@ func TestPrepareForCreate(t *testing.T) {
 }
 
 func TestValidate(t *testing.T) {
-	tests := []struct {
-		name string
-		ns   *corev1.Namespace
-		want []string
-	}{
-		{name: "valid", ns: activeNamespace(), want: []string{}},
+	tests := []registrytest.Change[*corev1.Namespace]{
+		{Name: "valid", Obj: activeNamespace(), Want: []string{}},
 		{
-			name: "name with a dot (no DNS label)",
-			ns:   modified(activeNamespace(), func(ns *corev1.Namespace) { ns.Name = "prod.eu" }),
-			want: []string{"metadata.name: Invalid value"},
+			Name: "name with a dot (no DNS label)",
+			Obj:  modified(activeNamespace(), func(ns *corev1.Namespace) { ns.Name = "prod.eu" }),
+			Want: []string{"metadata.name: Invalid value"},
 		},
 		{
-			name: "upper-case name",
-			ns:   modified(activeNamespace(), func(ns *corev1.Namespace) { ns.Name = "Prod" }),
-			want: []string{"metadata.name: Invalid value"},
+			Name: "upper-case name",
+			Obj:  modified(activeNamespace(), func(ns *corev1.Namespace) { ns.Name = "Prod" }),
+			Want: []string{"metadata.name: Invalid value"},
 		},
 		{
-			name: "namespace set on a namespace",
-			ns:   modified(activeNamespace(), func(ns *corev1.Namespace) { ns.Namespace = "default" }),
-			want: []string{"metadata.namespace: Forbidden"},
+			Name: "namespace set on a namespace",
+			Obj:  modified(activeNamespace(), func(ns *corev1.Namespace) { ns.Namespace = "default" }),
+			Want: []string{"metadata.namespace: Forbidden"},
 		},
 		{
-			name: "qualified finalizer",
-			ns: modified(activeNamespace(), func(ns *corev1.Namespace) {
+			Name: "qualified finalizer",
+			Obj: modified(activeNamespace(), func(ns *corev1.Namespace) {
 				ns.Spec.Finalizers = append(ns.Spec.Finalizers, "example.com/cleanup")
 			}),
-			want: []string{},
+			Want: []string{},
 		},
 		{
-			name: "finalizer that is no qualified name",
-			ns: modified(activeNamespace(), func(ns *corev1.Namespace) {
+			Name: "finalizer that is no qualified name",
+			Obj: modified(activeNamespace(), func(ns *corev1.Namespace) {
 				ns.Spec.Finalizers = append(ns.Spec.Finalizers, "bad finalizer!")
 			}),
-			want: []string{"spec.finalizers[1]: Invalid value"},
+			Want: []string{"spec.finalizers[1]: Invalid value"},
 		},
 	}
 	strategy := newNamespaces(t).store.CreateStrategy
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			got := registrytest.ErrorPaths(strategy.Validate(context.Background(), tt.ns))
-			if diff := cmp.Diff(tt.want, got); diff != "" {
-				t.Errorf("Validate errors (-want +got):\n%s", diff)
-			}
-		})
-	}
+	registrytest.ValidateChanges(t, strategy, registrytest.ErrorPaths, tests)
 }
 
 // TestUpdateThroughStores sends the same change of labels, finalizers and

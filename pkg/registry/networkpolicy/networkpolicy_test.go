@@ -70,97 +70,81 @@ func TestValidate(t *testing.T) {
 	from := func(np *networkingv1.NetworkPolicy) *networkingv1.NetworkPolicyPeer {
 		return &np.Spec.Ingress[0].From[1]
 	}
-	tests := []struct {
-		name   string
-		mutate func(*networkingv1.NetworkPolicy)
-		want   []string
-	}{
-		{name: "valid", mutate: func(*networkingv1.NetworkPolicy) {}, want: []string{}},
-		{name: "empty spec", mutate: func(np *networkingv1.NetworkPolicy) { np.Spec = networkingv1.NetworkPolicySpec{} }, want: []string{}},
+	tests := []registrytest.Mutation[*networkingv1.NetworkPolicy]{
+		{Name: "valid", Mutate: func(*networkingv1.NetworkPolicy) {}, Want: []string{}},
+		{Name: "empty spec", Mutate: func(np *networkingv1.NetworkPolicy) { np.Spec = networkingv1.NetworkPolicySpec{} }, Want: []string{}},
 		{
-			name: "bad pod selector",
-			mutate: func(np *networkingv1.NetworkPolicy) {
+			Name: "bad pod selector",
+			Mutate: func(np *networkingv1.NetworkPolicy) {
 				np.Spec.PodSelector.MatchExpressions = []metav1.LabelSelectorRequirement{{Key: "app", Operator: metav1.LabelSelectorOpIn}}
 			},
-			want: []string{"spec.podSelector.matchExpressions[0].values: Required value"},
+			Want: []string{"spec.podSelector.matchExpressions[0].values: Required value"},
 		},
 		{
-			name: "bad protocol, port number and port name",
-			mutate: func(np *networkingv1.NetworkPolicy) {
+			Name: "bad protocol, port number and port name",
+			Mutate: func(np *networkingv1.NetworkPolicy) {
 				np.Spec.Ingress[0].Ports = []networkingv1.NetworkPolicyPort{
 					{Protocol: ptr.To(corev1.Protocol("ICMP"))}, port(intstr.FromInt32(70000)), port(intstr.FromString("not_a_name")),
 				}
 			},
-			want: []string{"spec.ingress[0].ports[0].protocol: Unsupported value", "spec.ingress[0].ports[1].port: Invalid value", "spec.ingress[0].ports[2].port: Invalid value"},
+			Want: []string{"spec.ingress[0].ports[0].protocol: Unsupported value", "spec.ingress[0].ports[1].port: Invalid value", "spec.ingress[0].ports[2].port: Invalid value"},
 		},
 		{
-			name: "endPort below port, with a named port, without a port",
-			mutate: func(np *networkingv1.NetworkPolicy) {
+			Name: "endPort below port, with a named port, without a port",
+			Mutate: func(np *networkingv1.NetworkPolicy) {
 				np.Spec.Egress[0].Ports = []networkingv1.NetworkPolicyPort{
 					{Port: ptr.To(intstr.FromInt32(6000)), EndPort: ptr.To[int32](5000)},
 					{Port: ptr.To(intstr.FromString("http")), EndPort: ptr.To[int32](5000)},
 					{EndPort: ptr.To[int32](5000)},
 				}
 			},
-			want: []string{"spec.egress[0].ports[0].endPort: Invalid value", "spec.egress[0].ports[1].endPort: Invalid value", "spec.egress[0].ports[2].endPort: Invalid value"},
+			Want: []string{"spec.egress[0].ports[0].endPort: Invalid value", "spec.egress[0].ports[1].endPort: Invalid value", "spec.egress[0].ports[2].endPort: Invalid value"},
 		},
 		{
-			name:   "empty peer",
-			mutate: func(np *networkingv1.NetworkPolicy) { np.Spec.Ingress[0].From[0] = networkingv1.NetworkPolicyPeer{} },
-			want:   []string{"spec.ingress[0].from[0]: Required value"},
+			Name:   "empty peer",
+			Mutate: func(np *networkingv1.NetworkPolicy) { np.Spec.Ingress[0].From[0] = networkingv1.NetworkPolicyPeer{} },
+			Want:   []string{"spec.ingress[0].from[0]: Required value"},
 		},
 		{
-			name:   "ipBlock with a selector",
-			mutate: func(np *networkingv1.NetworkPolicy) { from(np).PodSelector = &metav1.LabelSelector{} },
-			want:   []string{"spec.ingress[0].from[1]: Forbidden"},
+			Name:   "ipBlock with a selector",
+			Mutate: func(np *networkingv1.NetworkPolicy) { from(np).PodSelector = &metav1.LabelSelector{} },
+			Want:   []string{"spec.ingress[0].from[1]: Forbidden"},
 		},
 		{
-			name:   "ipBlock without cidr",
-			mutate: func(np *networkingv1.NetworkPolicy) { from(np).IPBlock = &networkingv1.IPBlock{} },
-			want:   []string{"spec.ingress[0].from[1].ipBlock.cidr: Required value"},
+			Name:   "ipBlock without cidr",
+			Mutate: func(np *networkingv1.NetworkPolicy) { from(np).IPBlock = &networkingv1.IPBlock{} },
+			Want:   []string{"spec.ingress[0].from[1].ipBlock.cidr: Required value"},
 		},
 		{
-			name:   "bad cidr",
-			mutate: func(np *networkingv1.NetworkPolicy) { from(np).IPBlock = &networkingv1.IPBlock{CIDR: "10.0.0.0/33"} },
-			want:   []string{"spec.ingress[0].from[1].ipBlock.cidr: Invalid value"},
+			Name:   "bad cidr",
+			Mutate: func(np *networkingv1.NetworkPolicy) { from(np).IPBlock = &networkingv1.IPBlock{CIDR: "10.0.0.0/33"} },
+			Want:   []string{"spec.ingress[0].from[1].ipBlock.cidr: Invalid value"},
 		},
 		{
-			name:   "non-canonical cidr (strict validation)",
-			mutate: func(np *networkingv1.NetworkPolicy) { from(np).IPBlock = &networkingv1.IPBlock{CIDR: "10.0.0.1/16"} },
-			want:   []string{"spec.ingress[0].from[1].ipBlock.cidr: Invalid value"},
+			Name:   "non-canonical cidr (strict validation)",
+			Mutate: func(np *networkingv1.NetworkPolicy) { from(np).IPBlock = &networkingv1.IPBlock{CIDR: "10.0.0.1/16"} },
+			Want:   []string{"spec.ingress[0].from[1].ipBlock.cidr: Invalid value"},
 		},
 		{
-			name: "except not a strict subset",
-			mutate: func(np *networkingv1.NetworkPolicy) {
+			Name: "except not a strict subset",
+			Mutate: func(np *networkingv1.NetworkPolicy) {
 				from(np).IPBlock.Except = []string{"10.0.0.0/16", "192.168.0.0/24"}
 			},
-			want: []string{"spec.ingress[0].from[1].ipBlock.except[0]: Invalid value", "spec.ingress[0].from[1].ipBlock.except[1]: Invalid value"},
+			Want: []string{"spec.ingress[0].from[1].ipBlock.except[0]: Invalid value", "spec.ingress[0].from[1].ipBlock.except[1]: Invalid value"},
 		},
 		{
-			name:   "unknown policy type",
-			mutate: func(np *networkingv1.NetworkPolicy) { np.Spec.PolicyTypes = []networkingv1.PolicyType{"Sideways"} },
-			want:   []string{"spec.policyTypes[0]: Unsupported value"},
+			Name:   "unknown policy type",
+			Mutate: func(np *networkingv1.NetworkPolicy) { np.Spec.PolicyTypes = []networkingv1.PolicyType{"Sideways"} },
+			Want:   []string{"spec.policyTypes[0]: Unsupported value"},
 		},
 		{
-			name:   "three policy types",
-			mutate: func(np *networkingv1.NetworkPolicy) { np.Spec.PolicyTypes = append(np.Spec.PolicyTypes, "Sideways") },
-			want:   []string{"spec.policyTypes: Invalid value"},
+			Name:   "three policy types",
+			Mutate: func(np *networkingv1.NetworkPolicy) { np.Spec.PolicyTypes = append(np.Spec.PolicyTypes, "Sideways") },
+			Want:   []string{"spec.policyTypes: Invalid value"},
 		},
 	}
 	store := registrytest.REST(t, NewStorage, "networkpolicies")
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			np := modified(validPolicy(), tt.mutate)
-			got := registrytest.ErrorPaths(store.CreateStrategy.Validate(context.Background(), np))
-			if diff := cmp.Diff(tt.want, got); diff != "" {
-				t.Errorf("Validate errors (-want +got):\n%s", diff)
-			}
-			got = registrytest.ErrorPaths(store.UpdateStrategy.ValidateUpdate(context.Background(), np, validPolicy()))
-			if diff := cmp.Diff(tt.want, got); diff != "" {
-				t.Errorf("ValidateUpdate errors (-want +got):\n%s", diff)
-			}
-		})
-	}
+	registrytest.ValidateMutationsCreateAndUpdate(t, store, registrytest.ErrorPaths, validPolicy, tests)
 }
 
 // TestValidateUpdateKeepsStoredValues: as upstream, an update may keep an
@@ -216,27 +200,10 @@ func TestFieldSelectors(t *testing.T) {
 }
 
 func TestTable(t *testing.T) {
-	tests := []struct {
-		name string
-		np   *networkingv1.NetworkPolicy
-		want []any
-	}{
-		{name: "selector", np: validPolicy(), want: []any{"allow-web", "app=web", "<unknown>"}},
-		{name: "every pod", np: modified(validPolicy(), func(np *networkingv1.NetworkPolicy) { np.Spec.PodSelector = metav1.LabelSelector{} }), want: []any{"allow-web", "<none>", "<unknown>"}},
+	tests := []registrytest.Row{
+		{Name: "selector", Obj: validPolicy(), Want: []any{"allow-web", "app=web", "<unknown>"}},
+		{Name: "every pod", Obj: modified(validPolicy(), func(np *networkingv1.NetworkPolicy) { np.Spec.PodSelector = metav1.LabelSelector{} }), Want: []any{"allow-web", "<none>", "<unknown>"}},
 	}
 	store := registrytest.REST(t, NewStorage, "networkpolicies")
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			table, err := store.ConvertToTable(context.Background(), tt.np, nil)
-			if err != nil {
-				t.Fatalf("ConvertToTable: got error %v, want none", err)
-			}
-			if diff := cmp.Diff([]string{"Name", "Pod-Selector", "Age"}, registrytest.ColumnNames(table)); diff != "" {
-				t.Errorf("columns (-want +got):\n%s", diff)
-			}
-			if diff := cmp.Diff(tt.want, table.Rows[0].Cells); diff != "" {
-				t.Errorf("cells (-want +got):\n%s", diff)
-			}
-		})
-	}
+	registrytest.CheckTable(t, store, []string{"Name", "Pod-Selector", "Age"}, tests...)
 }

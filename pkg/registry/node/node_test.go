@@ -85,93 +85,82 @@ func TestStorageKeys(t *testing.T) {
 }
 
 func TestValidate(t *testing.T) {
-	tests := []struct {
-		name string
-		node *corev1.Node
-		want []string
-	}{
-		{name: "valid", node: validNode(), want: []string{}},
+	tests := []registrytest.Change[*corev1.Node]{
+		{Name: "valid", Obj: validNode(), Want: []string{}},
 		{
-			name: "dual-stack podCIDRs",
-			node: modified(validNode(), func(n *corev1.Node) { n.Spec.PodCIDRs = []string{"10.244.1.0/24", "fd00:10:244:1::/64"} }),
-			want: []string{},
+			Name: "dual-stack podCIDRs",
+			Obj:  modified(validNode(), func(n *corev1.Node) { n.Spec.PodCIDRs = []string{"10.244.1.0/24", "fd00:10:244:1::/64"} }),
+			Want: []string{},
 		},
 		{
-			name: "name that is no DNS subdomain",
-			node: modified(validNode(), func(n *corev1.Node) { n.Name = "Node_1" }),
-			want: []string{"metadata.name: Invalid value"},
+			Name: "name that is no DNS subdomain",
+			Obj:  modified(validNode(), func(n *corev1.Node) { n.Name = "Node_1" }),
+			Want: []string{"metadata.name: Invalid value"},
 		},
 		{
-			name: "invalid podCIDR",
-			node: modified(validNode(), func(n *corev1.Node) { n.Spec.PodCIDRs = []string{"10.244.1.0"} }),
-			want: []string{"spec.podCIDRs[0]: Invalid value"},
+			Name: "invalid podCIDR",
+			Obj:  modified(validNode(), func(n *corev1.Node) { n.Spec.PodCIDRs = []string{"10.244.1.0"} }),
+			Want: []string{"spec.podCIDRs[0]: Invalid value"},
 		},
 		{
-			name: "two CIDRs of one family",
-			node: modified(validNode(), func(n *corev1.Node) { n.Spec.PodCIDRs = []string{"10.244.1.0/24", "10.245.1.0/24"} }),
-			want: []string{"spec.podCIDRs: Invalid value"},
+			Name: "two CIDRs of one family",
+			Obj:  modified(validNode(), func(n *corev1.Node) { n.Spec.PodCIDRs = []string{"10.244.1.0/24", "10.245.1.0/24"} }),
+			Want: []string{"spec.podCIDRs: Invalid value"},
 		},
 		{
-			name: "three CIDRs",
-			node: modified(validNode(), func(n *corev1.Node) {
+			Name: "three CIDRs",
+			Obj: modified(validNode(), func(n *corev1.Node) {
 				n.Spec.PodCIDRs = []string{"10.244.1.0/24", "fd00::/64", "fd01::/64"}
 			}),
-			want: []string{"spec.podCIDRs: Invalid value"},
+			Want: []string{"spec.podCIDRs: Invalid value"},
 		},
 		{
-			name: "duplicate CIDR",
-			node: modified(validNode(), func(n *corev1.Node) { n.Spec.PodCIDRs = []string{"10.244.1.0/24", "10.244.1.0/24"} }),
-			want: []string{"spec.podCIDRs: Invalid value", "spec.podCIDRs[1]: Duplicate value"},
+			Name: "duplicate CIDR",
+			Obj:  modified(validNode(), func(n *corev1.Node) { n.Spec.PodCIDRs = []string{"10.244.1.0/24", "10.244.1.0/24"} }),
+			Want: []string{"spec.podCIDRs: Invalid value", "spec.podCIDRs[1]: Duplicate value"},
 		},
 		{
-			name: "one invalid CIDR of two",
-			node: modified(validNode(), func(n *corev1.Node) { n.Spec.PodCIDRs = []string{"10.244.1.0/24", "nope"} }),
-			want: []string{"spec.podCIDRs[1]: Invalid value"},
+			Name: "one invalid CIDR of two",
+			Obj:  modified(validNode(), func(n *corev1.Node) { n.Spec.PodCIDRs = []string{"10.244.1.0/24", "nope"} }),
+			Want: []string{"spec.podCIDRs[1]: Invalid value"},
 		},
 		{
-			name: "taint without key or effect (at upstream's metadata.taints path)",
-			node: modified(validNode(), func(n *corev1.Node) { n.Spec.Taints = []corev1.Taint{{Value: "x"}} }),
+			Name: "taint without key or effect (at upstream's metadata.taints path)",
+			Obj:  modified(validNode(), func(n *corev1.Node) { n.Spec.Taints = []corev1.Taint{{Value: "x"}} }),
 			// An empty qualified name is both empty and malformed, as upstream reports it.
-			want: []string{"metadata.taints[0].effect: Required value", "metadata.taints[0].key: Invalid value", "metadata.taints[0].key: Invalid value"},
+			Want: []string{"metadata.taints[0].effect: Required value", "metadata.taints[0].key: Invalid value", "metadata.taints[0].key: Invalid value"},
 		},
 		{
-			name: "taint with an unknown effect and a bad value",
-			node: modified(validNode(), func(n *corev1.Node) {
+			Name: "taint with an unknown effect and a bad value",
+			Obj: modified(validNode(), func(n *corev1.Node) {
 				n.Spec.Taints = []corev1.Taint{{Key: "example.com/gpu", Value: "a b", Effect: "NoAdmit"}}
 			}),
-			want: []string{"metadata.taints[0].effect: Unsupported value", "metadata.taints[0].value: Invalid value"},
+			Want: []string{"metadata.taints[0].effect: Unsupported value", "metadata.taints[0].value: Invalid value"},
 		},
 		{
-			name: "taint key that is no qualified name",
-			node: modified(validNode(), func(n *corev1.Node) {
+			Name: "taint key that is no qualified name",
+			Obj: modified(validNode(), func(n *corev1.Node) {
 				n.Spec.Taints = []corev1.Taint{{Key: "a/b/c", Effect: corev1.TaintEffectNoExecute}}
 			}),
-			want: []string{"metadata.taints[0].key: Invalid value"},
+			Want: []string{"metadata.taints[0].key: Invalid value"},
 		},
 		{
-			name: "same key with two effects",
-			node: modified(validNode(), func(n *corev1.Node) {
+			Name: "same key with two effects",
+			Obj: modified(validNode(), func(n *corev1.Node) {
 				n.Spec.Taints = []corev1.Taint{{Key: "k", Effect: corev1.TaintEffectNoSchedule}, {Key: "k", Effect: corev1.TaintEffectPreferNoSchedule}}
 			}),
-			want: []string{},
+			Want: []string{},
 		},
 		{
-			name: "duplicate key and effect",
-			node: modified(validNode(), func(n *corev1.Node) {
+			Name: "duplicate key and effect",
+			Obj: modified(validNode(), func(n *corev1.Node) {
 				n.Spec.Taints = []corev1.Taint{{Key: "k", Value: "1", Effect: corev1.TaintEffectNoSchedule}, {Key: "k", Value: "2", Effect: corev1.TaintEffectNoSchedule}}
 			}),
-			want: []string{"metadata.taints[1]: Duplicate value"},
+			Want: []string{"metadata.taints[1]: Duplicate value"},
 		},
 	}
 	strategy := registrytest.REST(t, NewStorage, "nodes").CreateStrategy
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			got := registrytest.ErrorPaths(strategy.Validate(context.Background(), tt.node))
-			if diff := cmp.Diff(tt.want, got); diff != "" {
-				t.Errorf("Validate errors (-want +got):\n%s", diff)
-			}
-		})
-	}
+	registrytest.ValidateChanges(t, strategy, registrytest.ErrorPaths, tests)
 }
 
 func TestValidateUpdate(t *testing.T) {
@@ -355,36 +344,32 @@ func TestFieldSelectors(t *testing.T) {
 }
 
 func TestTable(t *testing.T) {
-	tests := []struct {
-		name string
-		node *corev1.Node
-		want []any
-	}{
+	tests := []registrytest.Row{
 		{
-			name: "ready worker",
-			node: validNode(),
-			want: []any{"node-1", "Ready", "<none>", "<unknown>", "v1.37.2", "192.168.0.10", "<none>", "Debian GNU/Linux 13", "6.12.0", "containerd://2.1.0"},
+			Name: "ready worker",
+			Obj:  validNode(),
+			Want: []any{"node-1", "Ready", "<none>", "<unknown>", "v1.37.2", "192.168.0.10", "<none>", "Debian GNU/Linux 13", "6.12.0", "containerd://2.1.0"},
 		},
 		{
-			name: "not ready, cordoned control plane with roles from both label forms",
-			node: modified(validNode(), func(n *corev1.Node) {
+			Name: "not ready, cordoned control plane with roles from both label forms",
+			Obj: modified(validNode(), func(n *corev1.Node) {
 				n.Labels = map[string]string{"node-role.kubernetes.io/control-plane": "", "node-role.kubernetes.io/etcd": "", "kubernetes.io/role": "master", "node-role.kubernetes.io/": ""}
 				n.Spec.Unschedulable = true
 				n.Status.Conditions = []corev1.NodeCondition{{Type: corev1.NodeMemoryPressure, Status: corev1.ConditionTrue}, {Type: corev1.NodeReady, Status: corev1.ConditionUnknown}}
 				n.Status.Addresses = append(n.Status.Addresses, corev1.NodeAddress{Type: corev1.NodeExternalIP, Address: "203.0.113.7"})
 			}),
-			want: []any{"node-1", "NotReady,SchedulingDisabled", "control-plane,etcd,master", "<unknown>", "v1.37.2", "192.168.0.10", "203.0.113.7", "Debian GNU/Linux 13", "6.12.0", "containerd://2.1.0"},
+			Want: []any{"node-1", "NotReady,SchedulingDisabled", "control-plane,etcd,master", "<unknown>", "v1.37.2", "192.168.0.10", "203.0.113.7", "Debian GNU/Linux 13", "6.12.0", "containerd://2.1.0"},
 		},
 		{
-			name: "just registered",
-			node: modified(validNode(), func(n *corev1.Node) { n.Status = corev1.NodeStatus{} }),
-			want: []any{"node-1", "Unknown", "<none>", "<unknown>", "", "<none>", "<none>", "<unknown>", "<unknown>", "<unknown>"},
+			Name: "just registered",
+			Obj:  modified(validNode(), func(n *corev1.Node) { n.Status = corev1.NodeStatus{} }),
+			Want: []any{"node-1", "Unknown", "<none>", "<unknown>", "", "<none>", "<none>", "<unknown>", "<unknown>", "<unknown>"},
 		},
 	}
 	store := registrytest.REST(t, NewStorage, "nodes")
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			table, err := store.ConvertToTable(context.Background(), tt.node, nil)
+		t.Run(tt.Name, func(t *testing.T) {
+			table, err := store.ConvertToTable(context.Background(), tt.Obj, nil)
 			if err != nil {
 				t.Fatalf("ConvertToTable: got error %v, want none", err)
 			}
@@ -395,7 +380,7 @@ func TestTable(t *testing.T) {
 			if len(table.Rows) != 1 {
 				t.Fatalf("rows: got %d, want 1", len(table.Rows))
 			}
-			if diff := cmp.Diff(tt.want, table.Rows[0].Cells); diff != "" {
+			if diff := cmp.Diff(tt.Want, table.Rows[0].Cells); diff != "" {
 				t.Errorf("cells (-want +got):\n%s", diff)
 			}
 		})

@@ -127,201 +127,190 @@ func TestStorageKeys(t *testing.T) {
 }
 
 func TestValidate(t *testing.T) {
-	tests := []struct {
-		name string
-		pv   *corev1.PersistentVolume
-		want []string
-	}{
-		{name: "valid hostPath", pv: validPV(), want: []string{}},
+	tests := []registrytest.Change[*corev1.PersistentVolume]{
+		{Name: "valid hostPath", Obj: validPV(), Want: []string{}},
 		{
-			name: "valid nfs, every access mode but RWOP",
-			pv: modified(validPV(), func(pv *corev1.PersistentVolume) {
+			Name: "valid nfs, every access mode but RWOP",
+			Obj: modified(validPV(), func(pv *corev1.PersistentVolume) {
 				pv.Spec.PersistentVolumeSource = corev1.PersistentVolumeSource{NFS: &corev1.NFSVolumeSource{Server: "nfs.example.com", Path: "/exports/a"}}
 				pv.Spec.AccessModes = []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce, corev1.ReadOnlyMany, corev1.ReadWriteMany}
 			}),
-			want: []string{},
+			Want: []string{},
 		},
 		{
-			name: "valid local with node affinity",
-			pv: modified(validPV(), func(pv *corev1.PersistentVolume) {
+			Name: "valid local with node affinity",
+			Obj: modified(validPV(), func(pv *corev1.PersistentVolume) {
 				pv.Spec.PersistentVolumeSource = corev1.PersistentVolumeSource{Local: &corev1.LocalVolumeSource{Path: "/mnt/disks/ssd1"}}
 				pv.Spec.NodeAffinity = &corev1.VolumeNodeAffinity{Required: &corev1.NodeSelector{NodeSelectorTerms: []corev1.NodeSelectorTerm{{
 					MatchExpressions: []corev1.NodeSelectorRequirement{{Key: "kubernetes.io/hostname", Operator: corev1.NodeSelectorOpIn, Values: []string{"node-1"}}},
 				}}}}
 			}),
-			want: []string{},
+			Want: []string{},
 		},
 		{
-			name: "valid csi",
-			pv: modified(validPV(), func(pv *corev1.PersistentVolume) {
+			Name: "valid csi",
+			Obj: modified(validPV(), func(pv *corev1.PersistentVolume) {
 				pv.Spec.PersistentVolumeSource = corev1.PersistentVolumeSource{CSI: &corev1.CSIPersistentVolumeSource{Driver: "ebs.csi.aws.com", VolumeHandle: "vol-1"}}
 			}),
-			want: []string{},
+			Want: []string{},
 		},
 		{
-			name: "no volume source",
-			pv:   modified(validPV(), func(pv *corev1.PersistentVolume) { pv.Spec.PersistentVolumeSource = corev1.PersistentVolumeSource{} }),
-			want: []string{"spec: Required value"},
+			Name: "no volume source",
+			Obj:  modified(validPV(), func(pv *corev1.PersistentVolume) { pv.Spec.PersistentVolumeSource = corev1.PersistentVolumeSource{} }),
+			Want: []string{"spec: Required value"},
 		},
 		{
-			name: "two volume sources: the second one is reported",
-			pv: modified(validPV(), func(pv *corev1.PersistentVolume) {
+			Name: "two volume sources: the second one is reported",
+			Obj: modified(validPV(), func(pv *corev1.PersistentVolume) {
 				pv.Spec.NFS = &corev1.NFSVolumeSource{Server: "nfs.example.com", Path: "/exports/a"}
 			}),
-			want: []string{"spec.nfs: Forbidden"},
+			Want: []string{"spec.nfs: Forbidden"},
 		},
 		{
-			name: "a source checked in upstream's order: gcePersistentDisk after hostPath",
-			pv: modified(validPV(), func(pv *corev1.PersistentVolume) {
+			Name: "a source checked in upstream's order: gcePersistentDisk after hostPath",
+			Obj: modified(validPV(), func(pv *corev1.PersistentVolume) {
 				pv.Spec.GCEPersistentDisk = &corev1.GCEPersistentDiskVolumeSource{PDName: "disk-1"}
 			}),
-			want: []string{"spec.gcePersistentDisk: Forbidden"},
+			Want: []string{"spec.gcePersistentDisk: Forbidden"},
 		},
 		{
-			name: "a source with no checks of its own",
-			pv: modified(validPV(), func(pv *corev1.PersistentVolume) {
+			Name: "a source with no checks of its own",
+			Obj: modified(validPV(), func(pv *corev1.PersistentVolume) {
 				pv.Spec.PersistentVolumeSource = corev1.PersistentVolumeSource{ISCSI: &corev1.ISCSIPersistentVolumeSource{TargetPortal: "10.0.0.1:3260", IQN: "iqn.2001-04.com.example:storage", Lun: 0}}
 			}),
-			want: []string{},
+			Want: []string{},
 		},
 		{
-			name: "no capacity",
-			pv:   modified(validPV(), func(pv *corev1.PersistentVolume) { pv.Spec.Capacity = nil }),
-			want: []string{"spec.capacity: Required value", "spec.capacity: Unsupported value"},
+			Name: "no capacity",
+			Obj:  modified(validPV(), func(pv *corev1.PersistentVolume) { pv.Spec.Capacity = nil }),
+			Want: []string{"spec.capacity: Required value", "spec.capacity: Unsupported value"},
 		},
 		{
-			name: "capacity without storage",
-			pv: modified(validPV(), func(pv *corev1.PersistentVolume) {
+			Name: "capacity without storage",
+			Obj: modified(validPV(), func(pv *corev1.PersistentVolume) {
 				pv.Spec.Capacity = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1")}
 			}),
-			want: []string{"spec.capacity: Unsupported value"},
+			Want: []string{"spec.capacity: Unsupported value"},
 		},
 		{
-			name: "capacity with storage and more",
-			pv: modified(validPV(), func(pv *corev1.PersistentVolume) {
+			Name: "capacity with storage and more",
+			Obj: modified(validPV(), func(pv *corev1.PersistentVolume) {
 				pv.Spec.Capacity[corev1.ResourceMemory] = resource.MustParse("1Gi")
 			}),
-			want: []string{"spec.capacity: Unsupported value"},
+			Want: []string{"spec.capacity: Unsupported value"},
 		},
 		{
-			name: "zero storage",
-			pv:   modified(validPV(), func(pv *corev1.PersistentVolume) { pv.Spec.Capacity[corev1.ResourceStorage] = resource.MustParse("0") }),
-			want: []string{"spec.capacity[storage]: Invalid value"},
+			Name: "zero storage",
+			Obj:  modified(validPV(), func(pv *corev1.PersistentVolume) { pv.Spec.Capacity[corev1.ResourceStorage] = resource.MustParse("0") }),
+			Want: []string{"spec.capacity[storage]: Invalid value"},
 		},
 		{
-			name: "no access modes",
-			pv:   modified(validPV(), func(pv *corev1.PersistentVolume) { pv.Spec.AccessModes = nil }),
-			want: []string{"spec.accessModes: Required value"},
+			Name: "no access modes",
+			Obj:  modified(validPV(), func(pv *corev1.PersistentVolume) { pv.Spec.AccessModes = nil }),
+			Want: []string{"spec.accessModes: Required value"},
 		},
 		{
-			name: "unknown access mode",
-			pv: modified(validPV(), func(pv *corev1.PersistentVolume) {
+			Name: "unknown access mode",
+			Obj: modified(validPV(), func(pv *corev1.PersistentVolume) {
 				pv.Spec.AccessModes = []corev1.PersistentVolumeAccessMode{"ReadWriteSometimes"}
 			}),
-			want: []string{"spec.accessModes: Unsupported value"},
+			Want: []string{"spec.accessModes: Unsupported value"},
 		},
 		{
-			name: "ReadWriteOncePod alone",
-			pv: modified(validPV(), func(pv *corev1.PersistentVolume) {
+			Name: "ReadWriteOncePod alone",
+			Obj: modified(validPV(), func(pv *corev1.PersistentVolume) {
 				pv.Spec.AccessModes = []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOncePod}
 			}),
-			want: []string{},
+			Want: []string{},
 		},
 		{
-			name: "ReadWriteOncePod with another mode",
-			pv: modified(validPV(), func(pv *corev1.PersistentVolume) {
+			Name: "ReadWriteOncePod with another mode",
+			Obj: modified(validPV(), func(pv *corev1.PersistentVolume) {
 				pv.Spec.AccessModes = []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOncePod, corev1.ReadOnlyMany}
 			}),
-			want: []string{"spec.accessModes: Forbidden"},
+			Want: []string{"spec.accessModes: Forbidden"},
 		},
 		{
-			name: "hostPath without a path",
-			pv:   modified(validPV(), func(pv *corev1.PersistentVolume) { pv.Spec.HostPath.Path = "" }),
-			want: []string{"spec.hostPath.path: Required value"},
+			Name: "hostPath without a path",
+			Obj:  modified(validPV(), func(pv *corev1.PersistentVolume) { pv.Spec.HostPath.Path = "" }),
+			Want: []string{"spec.hostPath.path: Required value"},
 		},
 		{
-			name: "hostPath with ..",
-			pv:   modified(validPV(), func(pv *corev1.PersistentVolume) { pv.Spec.HostPath.Path = "/data/../etc" }),
-			want: []string{"spec.hostPath.path: Invalid value"},
+			Name: "hostPath with ..",
+			Obj:  modified(validPV(), func(pv *corev1.PersistentVolume) { pv.Spec.HostPath.Path = "/data/../etc" }),
+			Want: []string{"spec.hostPath.path: Invalid value"},
 		},
 		{
-			name: "hostPath of an unknown type",
-			pv:   modified(validPV(), func(pv *corev1.PersistentVolume) { pv.Spec.HostPath.Type = ptr.To(corev1.HostPathType("Pipe")) }),
-			want: []string{"spec.hostPath.type: Unsupported value"},
+			Name: "hostPath of an unknown type",
+			Obj:  modified(validPV(), func(pv *corev1.PersistentVolume) { pv.Spec.HostPath.Type = ptr.To(corev1.HostPathType("Pipe")) }),
+			Want: []string{"spec.hostPath.type: Unsupported value"},
 		},
 		{
-			name: "recycling a hostPath of /",
-			pv: modified(validPV(), func(pv *corev1.PersistentVolume) {
+			Name: "recycling a hostPath of /",
+			Obj: modified(validPV(), func(pv *corev1.PersistentVolume) {
 				pv.Spec.HostPath.Path = "/"
 				pv.Spec.PersistentVolumeReclaimPolicy = corev1.PersistentVolumeReclaimRecycle
 			}),
-			want: []string{"spec.persistentVolumeReclaimPolicy: Forbidden"},
+			Want: []string{"spec.persistentVolumeReclaimPolicy: Forbidden"},
 		},
 		{
-			name: "nfs without server and path",
-			pv: modified(validPV(), func(pv *corev1.PersistentVolume) {
+			Name: "nfs without server and path",
+			Obj: modified(validPV(), func(pv *corev1.PersistentVolume) {
 				pv.Spec.PersistentVolumeSource = corev1.PersistentVolumeSource{NFS: &corev1.NFSVolumeSource{}}
 			}),
 			// An empty path is also not absolute, as upstream reports it.
-			want: []string{"spec.nfs.path: Invalid value", "spec.nfs.path: Required value", "spec.nfs.server: Required value"},
+			Want: []string{"spec.nfs.path: Invalid value", "spec.nfs.path: Required value", "spec.nfs.server: Required value"},
 		},
 		{
-			name: "nfs with a relative path",
-			pv: modified(validPV(), func(pv *corev1.PersistentVolume) {
+			Name: "nfs with a relative path",
+			Obj: modified(validPV(), func(pv *corev1.PersistentVolume) {
 				pv.Spec.PersistentVolumeSource = corev1.PersistentVolumeSource{NFS: &corev1.NFSVolumeSource{Server: "nfs", Path: "exports"}}
 			}),
-			want: []string{"spec.nfs.path: Invalid value"},
+			Want: []string{"spec.nfs.path: Invalid value"},
 		},
 		{
-			name: "local without node affinity or path",
-			pv: modified(validPV(), func(pv *corev1.PersistentVolume) {
+			Name: "local without node affinity or path",
+			Obj: modified(validPV(), func(pv *corev1.PersistentVolume) {
 				pv.Spec.PersistentVolumeSource = corev1.PersistentVolumeSource{Local: &corev1.LocalVolumeSource{}}
 			}),
-			want: []string{"spec.local.path: Required value", "spec.nodeAffinity: Required value"},
+			Want: []string{"spec.local.path: Required value", "spec.nodeAffinity: Required value"},
 		},
 		{
-			name: "node affinity without required terms",
-			pv:   modified(validPV(), func(pv *corev1.PersistentVolume) { pv.Spec.NodeAffinity = &corev1.VolumeNodeAffinity{} }),
-			want: []string{"spec.nodeAffinity.required: Required value"},
+			Name: "node affinity without required terms",
+			Obj:  modified(validPV(), func(pv *corev1.PersistentVolume) { pv.Spec.NodeAffinity = &corev1.VolumeNodeAffinity{} }),
+			Want: []string{"spec.nodeAffinity.required: Required value"},
 		},
 		{
-			name: "csi without driver and handle",
-			pv: modified(validPV(), func(pv *corev1.PersistentVolume) {
+			Name: "csi without driver and handle",
+			Obj: modified(validPV(), func(pv *corev1.PersistentVolume) {
 				pv.Spec.PersistentVolumeSource = corev1.PersistentVolumeSource{CSI: &corev1.CSIPersistentVolumeSource{}}
 			}),
-			want: []string{"spec.csi.driver: Invalid value", "spec.csi.driver: Required value", "spec.csi.volumeHandle: Required value"},
+			Want: []string{"spec.csi.driver: Invalid value", "spec.csi.driver: Required value", "spec.csi.volumeHandle: Required value"},
 		},
 		{
-			name: "csi driver too long",
-			pv: modified(validPV(), func(pv *corev1.PersistentVolume) {
+			Name: "csi driver too long",
+			Obj: modified(validPV(), func(pv *corev1.PersistentVolume) {
 				pv.Spec.PersistentVolumeSource = corev1.PersistentVolumeSource{CSI: &corev1.CSIPersistentVolumeSource{Driver: strings.Repeat("d", 64), VolumeHandle: "v"}}
 			}),
-			want: []string{"spec.csi.driver: Too long"},
+			Want: []string{"spec.csi.driver: Too long"},
 		},
 		{
-			name: "bad storageClassName, volumeMode and reclaim policy",
-			pv: modified(validPV(), func(pv *corev1.PersistentVolume) {
+			Name: "bad storageClassName, volumeMode and reclaim policy",
+			Obj: modified(validPV(), func(pv *corev1.PersistentVolume) {
 				pv.Spec.StorageClassName = "Fast_SSD"
 				pv.Spec.VolumeMode = ptr.To(corev1.PersistentVolumeMode("Object"))
 				pv.Spec.PersistentVolumeReclaimPolicy = "Keep"
 			}),
-			want: []string{"spec.persistentVolumeReclaimPolicy: Unsupported value", "spec.storageClassName: Invalid value", "spec.volumeMode: Unsupported value"},
+			Want: []string{"spec.persistentVolumeReclaimPolicy: Unsupported value", "spec.storageClassName: Invalid value", "spec.volumeMode: Unsupported value"},
 		},
 		{
-			name: "namespaced name is refused",
-			pv:   modified(validPV(), func(pv *corev1.PersistentVolume) { pv.Namespace = "default" }),
-			want: []string{"metadata.namespace: Forbidden"},
+			Name: "namespaced name is refused",
+			Obj:  modified(validPV(), func(pv *corev1.PersistentVolume) { pv.Namespace = "default" }),
+			Want: []string{"metadata.namespace: Forbidden"},
 		},
 	}
 	strategy := registrytest.REST(t, NewStorage, "persistentvolumes").CreateStrategy
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			got := registrytest.ErrorPaths(strategy.Validate(context.Background(), tt.pv))
-			if diff := cmp.Diff(tt.want, got); diff != "" {
-				t.Errorf("Validate errors (-want +got):\n%s", diff)
-			}
-		})
-	}
+	registrytest.ValidateChanges(t, strategy, registrytest.ErrorPaths, tests)
 }
 
 func TestValidateUpdate(t *testing.T) {
@@ -491,21 +480,17 @@ func TestUpdateThroughStores(t *testing.T) {
 
 func TestTable(t *testing.T) {
 	now := metav1.Now()
-	tests := []struct {
-		name string
-		pv   *corev1.PersistentVolume
-		want []any
-	}{
+	tests := []registrytest.Row{
 		{
-			name: "available",
-			pv: modified(validPV(), func(pv *corev1.PersistentVolume) {
+			Name: "available",
+			Obj: modified(validPV(), func(pv *corev1.PersistentVolume) {
 				pv.Status.Phase = corev1.VolumeAvailable
 			}),
-			want: []any{"pv-1", "10Gi", "RWO", "Retain", "Available", "", "", "<unset>", "", "<unknown>", "Filesystem"},
+			Want: []any{"pv-1", "10Gi", "RWO", "Retain", "Available", "", "", "<unset>", "", "<unknown>", "Filesystem"},
 		},
 		{
-			name: "bound, modes in upstream's order, class from the beta annotation",
-			pv: modified(validPV(), func(pv *corev1.PersistentVolume) {
+			Name: "bound, modes in upstream's order, class from the beta annotation",
+			Obj: modified(validPV(), func(pv *corev1.PersistentVolume) {
 				pv.Annotations = map[string]string{corev1.BetaStorageClassAnnotation: "legacy"}
 				pv.Spec.StorageClassName = "fast"
 				pv.Spec.AccessModes = []corev1.PersistentVolumeAccessMode{corev1.ReadWriteMany, corev1.ReadOnlyMany, corev1.ReadWriteOnce, corev1.ReadWriteMany}
@@ -515,22 +500,22 @@ func TestTable(t *testing.T) {
 				pv.Spec.PersistentVolumeReclaimPolicy = corev1.PersistentVolumeReclaimDelete
 				pv.Status = corev1.PersistentVolumeStatus{Phase: corev1.VolumeBound, Reason: "Why"}
 			}),
-			want: []any{"pv-1", "10Gi", "RWO,ROX,RWX", "Delete", "Bound", "default/data", "legacy", "gold", "Why", "<unknown>", "<unset>"},
+			Want: []any{"pv-1", "10Gi", "RWO,ROX,RWX", "Delete", "Bound", "default/data", "legacy", "gold", "Why", "<unknown>", "<unset>"},
 		},
 		{
-			name: "deleted",
-			pv: modified(validPV(), func(pv *corev1.PersistentVolume) {
+			Name: "deleted",
+			Obj: modified(validPV(), func(pv *corev1.PersistentVolume) {
 				pv.DeletionTimestamp = &now
 				pv.Spec.AccessModes = []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOncePod}
 				pv.Status.Phase = corev1.VolumeReleased
 			}),
-			want: []any{"pv-1", "10Gi", "RWOP", "Retain", "Terminating", "", "", "<unset>", "", "<unknown>", "Filesystem"},
+			Want: []any{"pv-1", "10Gi", "RWOP", "Retain", "Terminating", "", "", "<unset>", "", "<unknown>", "Filesystem"},
 		},
 	}
 	store := registrytest.REST(t, NewStorage, "persistentvolumes")
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			table, err := store.ConvertToTable(context.Background(), tt.pv, nil)
+		t.Run(tt.Name, func(t *testing.T) {
+			table, err := store.ConvertToTable(context.Background(), tt.Obj, nil)
 			if err != nil {
 				t.Fatalf("ConvertToTable: got error %v, want none", err)
 			}
@@ -544,7 +529,7 @@ func TestTable(t *testing.T) {
 			if len(table.Rows) != 1 {
 				t.Fatalf("rows: got %d, want 1", len(table.Rows))
 			}
-			if diff := cmp.Diff(tt.want, table.Rows[0].Cells); diff != "" {
+			if diff := cmp.Diff(tt.Want, table.Rows[0].Cells); diff != "" {
 				t.Errorf("cells (-want +got):\n%s", diff)
 			}
 		})

@@ -95,88 +95,77 @@ func TestStorageKeys(t *testing.T) {
 }
 
 func TestValidate(t *testing.T) {
-	tests := []struct {
-		name string
-		pvc  *corev1.PersistentVolumeClaim
-		want []string
-	}{
-		{name: "valid", pvc: validPVC(), want: []string{}},
+	tests := []registrytest.Change[*corev1.PersistentVolumeClaim]{
+		{Name: "valid", Obj: validPVC(), Want: []string{}},
 		{
-			name: "valid with class, selector and block mode",
-			pvc: modified(validPVC(), func(pvc *corev1.PersistentVolumeClaim) {
+			Name: "valid with class, selector and block mode",
+			Obj: modified(validPVC(), func(pvc *corev1.PersistentVolumeClaim) {
 				pvc.Spec.StorageClassName = ptr.To("fast")
 				pvc.Spec.Selector = &metav1.LabelSelector{MatchLabels: map[string]string{"tier": "db"}}
 				pvc.Spec.VolumeMode = ptr.To(corev1.PersistentVolumeBlock)
 			}),
-			want: []string{},
+			Want: []string{},
 		},
 		{
-			name: "empty storageClassName (no dynamic provisioning)",
-			pvc:  modified(validPVC(), func(pvc *corev1.PersistentVolumeClaim) { pvc.Spec.StorageClassName = ptr.To("") }),
-			want: []string{},
+			Name: "empty storageClassName (no dynamic provisioning)",
+			Obj:  modified(validPVC(), func(pvc *corev1.PersistentVolumeClaim) { pvc.Spec.StorageClassName = ptr.To("") }),
+			Want: []string{},
 		},
 		{
-			name: "no access modes",
-			pvc:  modified(validPVC(), func(pvc *corev1.PersistentVolumeClaim) { pvc.Spec.AccessModes = nil }),
-			want: []string{"spec.accessModes: Required value"},
+			Name: "no access modes",
+			Obj:  modified(validPVC(), func(pvc *corev1.PersistentVolumeClaim) { pvc.Spec.AccessModes = nil }),
+			Want: []string{"spec.accessModes: Required value"},
 		},
 		{
-			name: "unknown access mode",
-			pvc: modified(validPVC(), func(pvc *corev1.PersistentVolumeClaim) {
+			Name: "unknown access mode",
+			Obj: modified(validPVC(), func(pvc *corev1.PersistentVolumeClaim) {
 				pvc.Spec.AccessModes = []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce, "WriteOnly"}
 			}),
-			want: []string{"spec.accessModes: Unsupported value"},
+			Want: []string{"spec.accessModes: Unsupported value"},
 		},
 		{
-			name: "ReadWriteOncePod with another mode",
-			pvc: modified(validPVC(), func(pvc *corev1.PersistentVolumeClaim) {
+			Name: "ReadWriteOncePod with another mode",
+			Obj: modified(validPVC(), func(pvc *corev1.PersistentVolumeClaim) {
 				pvc.Spec.AccessModes = []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce, corev1.ReadWriteOncePod}
 			}),
-			want: []string{"spec.accessModes: Forbidden"},
+			Want: []string{"spec.accessModes: Forbidden"},
 		},
 		{
-			name: "no storage request",
-			pvc:  modified(validPVC(), func(pvc *corev1.PersistentVolumeClaim) { pvc.Spec.Resources.Requests = nil }),
-			want: []string{"spec.resources[storage]: Required value"},
+			Name: "no storage request",
+			Obj:  modified(validPVC(), func(pvc *corev1.PersistentVolumeClaim) { pvc.Spec.Resources.Requests = nil }),
+			Want: []string{"spec.resources[storage]: Required value"},
 		},
 		{
-			name: "zero storage request",
-			pvc: modified(validPVC(), func(pvc *corev1.PersistentVolumeClaim) {
+			Name: "zero storage request",
+			Obj: modified(validPVC(), func(pvc *corev1.PersistentVolumeClaim) {
 				pvc.Spec.Resources.Requests[corev1.ResourceStorage] = resource.MustParse("0")
 			}),
-			want: []string{"spec.resources[storage]: Invalid value"},
+			Want: []string{"spec.resources[storage]: Invalid value"},
 		},
 		{
-			name: "negative storage request",
-			pvc: modified(validPVC(), func(pvc *corev1.PersistentVolumeClaim) {
+			Name: "negative storage request",
+			Obj: modified(validPVC(), func(pvc *corev1.PersistentVolumeClaim) {
 				pvc.Spec.Resources.Requests[corev1.ResourceStorage] = resource.MustParse("-1Gi")
 			}),
-			want: []string{"spec.resources[storage]: Invalid value"},
+			Want: []string{"spec.resources[storage]: Invalid value"},
 		},
 		{
-			name: "bad class, mode and selector",
-			pvc: modified(validPVC(), func(pvc *corev1.PersistentVolumeClaim) {
+			Name: "bad class, mode and selector",
+			Obj: modified(validPVC(), func(pvc *corev1.PersistentVolumeClaim) {
 				pvc.Spec.StorageClassName = ptr.To("Fast SSD")
 				pvc.Spec.VolumeMode = ptr.To(corev1.PersistentVolumeMode("Object"))
 				pvc.Spec.Selector = &metav1.LabelSelector{MatchLabels: map[string]string{"bad key": "v"}}
 			}),
-			want: []string{"spec.selector.matchLabels: Invalid value", "spec.storageClassName: Invalid value", "spec.volumeMode: Unsupported value"},
+			Want: []string{"spec.selector.matchLabels: Invalid value", "spec.storageClassName: Invalid value", "spec.volumeMode: Unsupported value"},
 		},
 		{
-			name: "no namespace",
-			pvc:  modified(validPVC(), func(pvc *corev1.PersistentVolumeClaim) { pvc.Namespace = "" }),
-			want: []string{"metadata.namespace: Required value"},
+			Name: "no namespace",
+			Obj:  modified(validPVC(), func(pvc *corev1.PersistentVolumeClaim) { pvc.Namespace = "" }),
+			Want: []string{"metadata.namespace: Required value"},
 		},
 	}
 	strategy := registrytest.REST(t, NewStorage, "persistentvolumeclaims").CreateStrategy
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			got := registrytest.ErrorPaths(strategy.Validate(context.Background(), tt.pvc))
-			if diff := cmp.Diff(tt.want, got); diff != "" {
-				t.Errorf("Validate errors (-want +got):\n%s", diff)
-			}
-		})
-	}
+	registrytest.ValidateChanges(t, strategy, registrytest.ErrorPaths, tests)
 }
 
 func TestValidateUpdate(t *testing.T) {
@@ -401,39 +390,35 @@ func TestUpdateThroughStores(t *testing.T) {
 
 func TestTable(t *testing.T) {
 	now := metav1.Now()
-	tests := []struct {
-		name string
-		pvc  *corev1.PersistentVolumeClaim
-		want []any
-	}{
+	tests := []registrytest.Row{
 		{
-			name: "pending: no capacity or access modes yet",
-			pvc:  modified(validPVC(), func(pvc *corev1.PersistentVolumeClaim) { pvc.Spec.StorageClassName = ptr.To("standard") }),
-			want: []any{"data", "Pending", "", "", "", "standard", "<unset>", "<unknown>", "Filesystem"},
+			Name: "pending: no capacity or access modes yet",
+			Obj:  modified(validPVC(), func(pvc *corev1.PersistentVolumeClaim) { pvc.Spec.StorageClassName = ptr.To("standard") }),
+			Want: []any{"data", "Pending", "", "", "", "standard", "<unset>", "<unknown>", "Filesystem"},
 		},
 		{
-			name: "bound: the volume's capacity and access modes",
-			pvc: modified(boundPVC(), func(pvc *corev1.PersistentVolumeClaim) {
+			Name: "bound: the volume's capacity and access modes",
+			Obj: modified(boundPVC(), func(pvc *corev1.PersistentVolumeClaim) {
 				pvc.Spec.StorageClassName = ptr.To("standard")
 				pvc.Spec.VolumeAttributesClassName = ptr.To("gold")
 			}),
-			want: []any{"data", "Bound", "pv-1", "2Gi", "RWO,ROX", "standard", "gold", "<unknown>", "Filesystem"},
+			Want: []any{"data", "Bound", "pv-1", "2Gi", "RWO,ROX", "standard", "gold", "<unknown>", "Filesystem"},
 		},
 		{
-			name: "deleted, class from the beta annotation, no volume mode",
-			pvc: modified(boundPVC(), func(pvc *corev1.PersistentVolumeClaim) {
+			Name: "deleted, class from the beta annotation, no volume mode",
+			Obj: modified(boundPVC(), func(pvc *corev1.PersistentVolumeClaim) {
 				pvc.DeletionTimestamp = &now
 				pvc.Annotations = map[string]string{corev1.BetaStorageClassAnnotation: "legacy"}
 				pvc.Spec.StorageClassName = ptr.To("standard")
 				pvc.Spec.VolumeMode = nil
 			}),
-			want: []any{"data", "Terminating", "pv-1", "2Gi", "RWO,ROX", "legacy", "<unset>", "<unknown>", "<unset>"},
+			Want: []any{"data", "Terminating", "pv-1", "2Gi", "RWO,ROX", "legacy", "<unset>", "<unknown>", "<unset>"},
 		},
 	}
 	store := registrytest.REST(t, NewStorage, "persistentvolumeclaims")
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			table, err := store.ConvertToTable(context.Background(), tt.pvc, nil)
+		t.Run(tt.Name, func(t *testing.T) {
+			table, err := store.ConvertToTable(context.Background(), tt.Obj, nil)
 			if err != nil {
 				t.Fatalf("ConvertToTable: got error %v, want none", err)
 			}
@@ -444,7 +429,7 @@ func TestTable(t *testing.T) {
 			if len(table.Rows) != 1 {
 				t.Fatalf("rows: got %d, want 1", len(table.Rows))
 			}
-			if diff := cmp.Diff(tt.want, table.Rows[0].Cells); diff != "" {
+			if diff := cmp.Diff(tt.Want, table.Rows[0].Cells); diff != "" {
 				t.Errorf("cells (-want +got):\n%s", diff)
 			}
 		})

@@ -60,77 +60,62 @@ func TestStorage(t *testing.T) {
 }
 
 func TestValidate(t *testing.T) {
-	tests := []struct {
-		name string
-		pdb  *policyv1.PodDisruptionBudget
-		want []string
-	}{
-		{name: "valid", pdb: validPDB(), want: []string{}},
+	tests := []registrytest.Change[*policyv1.PodDisruptionBudget]{
+		{Name: "valid", Obj: validPDB(), Want: []string{}},
 		{
-			name: "maxUnavailable as a percentage, no selector",
-			pdb: modified(validPDB(), func(p *policyv1.PodDisruptionBudget) {
+			Name: "maxUnavailable as a percentage, no selector",
+			Obj: modified(validPDB(), func(p *policyv1.PodDisruptionBudget) {
 				p.Spec.MinAvailable, p.Spec.MaxUnavailable, p.Spec.Selector = nil, ptr.To(intstr.FromString("100%")), nil
 			}),
-			want: []string{},
+			Want: []string{},
 		},
 		{
-			name: "both set",
-			pdb:  modified(validPDB(), func(p *policyv1.PodDisruptionBudget) { p.Spec.MaxUnavailable = ptr.To(intstr.FromInt32(1)) }),
-			want: []string{"spec: Invalid value"},
+			Name: "both set",
+			Obj:  modified(validPDB(), func(p *policyv1.PodDisruptionBudget) { p.Spec.MaxUnavailable = ptr.To(intstr.FromInt32(1)) }),
+			Want: []string{"spec: Invalid value"},
 		},
 		{
-			name: "negative minAvailable",
-			pdb:  modified(validPDB(), func(p *policyv1.PodDisruptionBudget) { p.Spec.MinAvailable = ptr.To(intstr.FromInt32(-1)) }),
-			want: []string{"spec.minAvailable: Invalid value"},
+			Name: "negative minAvailable",
+			Obj:  modified(validPDB(), func(p *policyv1.PodDisruptionBudget) { p.Spec.MinAvailable = ptr.To(intstr.FromInt32(-1)) }),
+			Want: []string{"spec.minAvailable: Invalid value"},
 		},
 		{
-			name: "not a percentage",
-			pdb:  modified(validPDB(), func(p *policyv1.PodDisruptionBudget) { p.Spec.MinAvailable = ptr.To(intstr.FromString("half")) }),
-			want: []string{"spec.minAvailable: Invalid value"},
+			Name: "not a percentage",
+			Obj:  modified(validPDB(), func(p *policyv1.PodDisruptionBudget) { p.Spec.MinAvailable = ptr.To(intstr.FromString("half")) }),
+			Want: []string{"spec.minAvailable: Invalid value"},
 		},
 		{
-			name: "more than 100%",
-			pdb: modified(validPDB(), func(p *policyv1.PodDisruptionBudget) {
+			Name: "more than 100%",
+			Obj: modified(validPDB(), func(p *policyv1.PodDisruptionBudget) {
 				p.Spec.MinAvailable, p.Spec.MaxUnavailable = nil, ptr.To(intstr.FromString("101%"))
 			}),
-			want: []string{"spec.maxUnavailable: Invalid value"},
+			Want: []string{"spec.maxUnavailable: Invalid value"},
 		},
 		{
-			name: "invalid selector",
-			pdb: modified(validPDB(), func(p *policyv1.PodDisruptionBudget) {
+			Name: "invalid selector",
+			Obj: modified(validPDB(), func(p *policyv1.PodDisruptionBudget) {
 				p.Spec.Selector = &metav1.LabelSelector{MatchLabels: map[string]string{"app": "not valid!"},
 					MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "tier", Operator: "Near"}}}
 			}),
-			want: []string{"spec.selector.matchExpressions[0].operator: Invalid value", "spec.selector.matchLabels: Invalid value"},
+			Want: []string{"spec.selector.matchExpressions[0].operator: Invalid value", "spec.selector.matchLabels: Invalid value"},
 		},
 		{
-			name: "unknown unhealthyPodEvictionPolicy",
-			pdb: modified(validPDB(), func(p *policyv1.PodDisruptionBudget) {
+			Name: "unknown unhealthyPodEvictionPolicy",
+			Obj: modified(validPDB(), func(p *policyv1.PodDisruptionBudget) {
 				p.Spec.UnhealthyPodEvictionPolicy = ptr.To(policyv1.UnhealthyPodEvictionPolicyType("Sometimes"))
 			}),
-			want: []string{"spec.unhealthyPodEvictionPolicy: Unsupported value"},
+			Want: []string{"spec.unhealthyPodEvictionPolicy: Unsupported value"},
 		},
 		{
-			name: "AlwaysAllow",
-			pdb: modified(validPDB(), func(p *policyv1.PodDisruptionBudget) {
+			Name: "AlwaysAllow",
+			Obj: modified(validPDB(), func(p *policyv1.PodDisruptionBudget) {
 				p.Spec.UnhealthyPodEvictionPolicy = ptr.To(policyv1.AlwaysAllow)
 			}),
-			want: []string{},
+			Want: []string{},
 		},
 	}
 	store := registrytest.REST(t, NewStorage, "poddisruptionbudgets")
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			got := registrytest.ErrorPaths(store.CreateStrategy.Validate(context.Background(), tt.pdb))
-			if diff := cmp.Diff(tt.want, got); diff != "" {
-				t.Errorf("Validate errors (-want +got):\n%s", diff)
-			}
-			got = registrytest.ErrorPaths(store.UpdateStrategy.ValidateUpdate(context.Background(), tt.pdb, validPDB()))
-			if diff := cmp.Diff(tt.want, got); diff != "" {
-				t.Errorf("ValidateUpdate errors (-want +got):\n%s", diff)
-			}
-		})
-	}
+	registrytest.ValidateCreateAndUpdate(t, store, registrytest.ErrorPaths, validPDB, tests)
 }
 
 func TestValidateMessages(t *testing.T) {
@@ -264,37 +249,17 @@ func TestFieldSelectors(t *testing.T) {
 }
 
 func TestTable(t *testing.T) {
-	tests := []struct {
-		name string
-		pdb  *policyv1.PodDisruptionBudget
-		want []any
-	}{
-		{name: "minAvailable", pdb: validPDB(), want: []any{"web", "1", "N/A", int64(0), "<unknown>"}},
+	tests := []registrytest.Row{
+		{Name: "minAvailable", Obj: validPDB(), Want: []any{"web", "1", "N/A", int64(0), "<unknown>"}},
 		{
-			name: "maxUnavailable, disruptions allowed",
-			pdb: modified(validPDB(), func(p *policyv1.PodDisruptionBudget) {
+			Name: "maxUnavailable, disruptions allowed",
+			Obj: modified(validPDB(), func(p *policyv1.PodDisruptionBudget) {
 				p.Spec.MinAvailable, p.Spec.MaxUnavailable = nil, ptr.To(intstr.FromString("25%"))
 				p.Status.DisruptionsAllowed = 2
 			}),
-			want: []any{"web", "N/A", "25%", int64(2), "<unknown>"},
+			Want: []any{"web", "N/A", "25%", int64(2), "<unknown>"},
 		},
 	}
 	store := registrytest.REST(t, NewStorage, "poddisruptionbudgets")
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			table, err := store.ConvertToTable(context.Background(), tt.pdb, nil)
-			if err != nil {
-				t.Fatalf("ConvertToTable: got error %v, want none", err)
-			}
-			if diff := cmp.Diff([]string{"Name", "Min Available", "Max Unavailable", "Allowed Disruptions", "Age"}, registrytest.ColumnNames(table)); diff != "" {
-				t.Errorf("columns (-want +got):\n%s", diff)
-			}
-			if len(table.Rows) != 1 {
-				t.Fatalf("rows: got %d, want 1", len(table.Rows))
-			}
-			if diff := cmp.Diff(tt.want, table.Rows[0].Cells); diff != "" {
-				t.Errorf("cells (-want +got):\n%s", diff)
-			}
-		})
-	}
+	registrytest.CheckTable(t, store, []string{"Name", "Min Available", "Max Unavailable", "Allowed Disruptions", "Age"}, tests...)
 }

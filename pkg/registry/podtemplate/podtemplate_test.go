@@ -20,7 +20,6 @@ import (
 	"context"
 	"testing"
 
-	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
@@ -46,79 +45,59 @@ func newTemplate(mutate func(*corev1.PodTemplate)) *corev1.PodTemplate {
 }
 
 func TestValidate(t *testing.T) {
-	tests := []struct {
-		name string
-		pt   *corev1.PodTemplate
-		want []string
-	}{
-		{name: "valid", pt: newTemplate(nil), want: []string{}},
+	tests := []registrytest.Change[*corev1.PodTemplate]{
+		{Name: "valid", Obj: newTemplate(nil), Want: []string{}},
 		{
-			name: "no containers",
-			pt:   newTemplate(func(pt *corev1.PodTemplate) { pt.Template.Spec.Containers = nil }),
-			want: []string{"template.spec.containers: Required value"},
+			Name: "no containers",
+			Obj:  newTemplate(func(pt *corev1.PodTemplate) { pt.Template.Spec.Containers = nil }),
+			Want: []string{"template.spec.containers: Required value"},
 		},
 		{
-			name: "container without an image",
-			pt:   newTemplate(func(pt *corev1.PodTemplate) { pt.Template.Spec.Containers[1].Image = "" }),
-			want: []string{"template.spec.containers[1].image: Required value"},
+			Name: "container without an image",
+			Obj:  newTemplate(func(pt *corev1.PodTemplate) { pt.Template.Spec.Containers[1].Image = "" }),
+			Want: []string{"template.spec.containers[1].image: Required value"},
 		},
 		{
-			name: "duplicate container names",
-			pt:   newTemplate(func(pt *corev1.PodTemplate) { pt.Template.Spec.Containers[1].Name = "app" }),
-			want: []string{"template.spec.containers[1].name: Duplicate value"},
+			Name: "duplicate container names",
+			Obj:  newTemplate(func(pt *corev1.PodTemplate) { pt.Template.Spec.Containers[1].Name = "app" }),
+			Want: []string{"template.spec.containers[1].name: Duplicate value"},
 		},
 		{
-			name: "unsupported restartPolicy",
-			pt:   newTemplate(func(pt *corev1.PodTemplate) { pt.Template.Spec.RestartPolicy = "Sometimes" }),
-			want: []string{"template.spec.restartPolicy: Unsupported value"},
+			Name: "unsupported restartPolicy",
+			Obj:  newTemplate(func(pt *corev1.PodTemplate) { pt.Template.Spec.RestartPolicy = "Sometimes" }),
+			Want: []string{"template.spec.restartPolicy: Unsupported value"},
 		},
 		{
-			name: "invalid name",
-			pt:   newTemplate(func(pt *corev1.PodTemplate) { pt.Name = "Web!" }),
-			want: []string{"metadata.name: Invalid value"},
+			Name: "invalid name",
+			Obj:  newTemplate(func(pt *corev1.PodTemplate) { pt.Name = "Web!" }),
+			Want: []string{"metadata.name: Invalid value"},
 		},
 	}
 	rest := registrytest.REST(t, NewStorage, "podtemplates")
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			got := registrytest.ErrorPaths(rest.CreateStrategy.Validate(context.Background(), tt.pt))
-			if diff := cmp.Diff(tt.want, got); diff != "" {
-				t.Errorf("Validate errors (-want +got):\n%s", diff)
-			}
-		})
-	}
+	registrytest.ValidateChanges(t, rest.CreateStrategy, registrytest.ErrorPaths, tests)
 }
 
 func TestValidateUpdate(t *testing.T) {
-	tests := []struct {
-		name string
-		pt   *corev1.PodTemplate
-		want []string
-	}{
+	tests := []registrytest.Change[*corev1.PodTemplate]{
 		{
 			// Unlike a pod's, a template's spec may change freely.
-			name: "containers may be replaced",
-			pt: newTemplate(func(pt *corev1.PodTemplate) {
+			Name: "containers may be replaced",
+			Obj: newTemplate(func(pt *corev1.PodTemplate) {
 				pt.Template.Spec.Containers = []corev1.Container{{Name: "other", Image: "busybox:1"}}
 				pt.Template.Spec.RestartPolicy = corev1.RestartPolicyNever
 			}),
-			want: []string{},
+			Want: []string{},
 		},
 		{
-			name: "the new spec is validated",
-			pt:   newTemplate(func(pt *corev1.PodTemplate) { pt.Template.Spec.Containers = nil }),
-			want: []string{"template.spec.containers: Required value"},
+			Name: "the new spec is validated",
+			Obj:  newTemplate(func(pt *corev1.PodTemplate) { pt.Template.Spec.Containers = nil }),
+			Want: []string{"template.spec.containers: Required value"},
 		},
 	}
 	rest := registrytest.REST(t, NewStorage, "podtemplates")
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			got := registrytest.ErrorPaths(rest.UpdateStrategy.ValidateUpdate(context.Background(), tt.pt, newTemplate(nil)))
-			if diff := cmp.Diff(tt.want, got); diff != "" {
-				t.Errorf("ValidateUpdate errors (-want +got):\n%s", diff)
-			}
-		})
-	}
+	registrytest.RunChanges(t, "ValidateUpdate errors", tests, func(obj, _ *corev1.PodTemplate) []string {
+		return registrytest.ErrorPaths(rest.UpdateStrategy.ValidateUpdate(context.Background(), obj, newTemplate(nil)))
+	})
 }
 
 func TestFieldSelectors(t *testing.T) {
@@ -127,37 +106,17 @@ func TestFieldSelectors(t *testing.T) {
 }
 
 func TestTable(t *testing.T) {
-	tests := []struct {
-		name string
-		pt   *corev1.PodTemplate
-		want []any
-	}{
-		{name: "two containers", pt: newTemplate(nil), want: []any{"web", "app,sidecar", "nginx:1.25,envoy:1", "app=web,tier=front"}},
+	tests := []registrytest.Row{
+		{Name: "two containers", Obj: newTemplate(nil), Want: []any{"web", "app,sidecar", "nginx:1.25,envoy:1", "app=web,tier=front"}},
 		{
-			name: "no labels",
-			pt: newTemplate(func(pt *corev1.PodTemplate) {
+			Name: "no labels",
+			Obj: newTemplate(func(pt *corev1.PodTemplate) {
 				pt.Template.Labels = nil
 				pt.Template.Spec.Containers = pt.Template.Spec.Containers[:1]
 			}),
-			want: []any{"web", "app", "nginx:1.25", "<none>"},
+			Want: []any{"web", "app", "nginx:1.25", "<none>"},
 		},
 	}
 	rest := registrytest.REST(t, NewStorage, "podtemplates")
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			table, err := rest.ConvertToTable(context.Background(), tt.pt, nil)
-			if err != nil {
-				t.Fatalf("ConvertToTable: got error %v, want none", err)
-			}
-			if diff := cmp.Diff([]string{"Name", "Containers", "Images", "Pod Labels"}, registrytest.ColumnNames(table)); diff != "" {
-				t.Errorf("columns (-want +got):\n%s", diff)
-			}
-			if len(table.Rows) != 1 {
-				t.Fatalf("rows: got %d, want 1", len(table.Rows))
-			}
-			if diff := cmp.Diff(tt.want, table.Rows[0].Cells); diff != "" {
-				t.Errorf("cells (-want +got):\n%s", diff)
-			}
-		})
-	}
+	registrytest.CheckTable(t, rest, []string{"Name", "Containers", "Images", "Pod Labels"}, tests...)
 }

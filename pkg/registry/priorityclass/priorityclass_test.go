@@ -70,55 +70,44 @@ func TestStorage(t *testing.T) {
 }
 
 func TestValidate(t *testing.T) {
-	tests := []struct {
-		name string
-		pc   *schedulingv1.PriorityClass
-		want []string
-	}{
-		{name: "valid", pc: class("high", 1000), want: []string{}},
-		{name: "highest user value", pc: class("highest", HighestUserDefinablePriority), want: []string{}},
-		{name: "negative value", pc: class("low", -5), want: []string{}},
-		{name: "above the user range", pc: class("too-high", HighestUserDefinablePriority+1), want: []string{"value: Forbidden"}},
-		{name: "system class with its value", pc: class("system-cluster-critical", 2000000000), want: []string{}},
-		{name: "system class with another value", pc: class("system-node-critical", 1000), want: []string{"metadata.name: Forbidden"}},
-		{name: "unknown system- name", pc: class("system-mine", 10), want: []string{"metadata.name: Forbidden"}},
+	tests := []registrytest.Change[*schedulingv1.PriorityClass]{
+		{Name: "valid", Obj: class("high", 1000), Want: []string{}},
+		{Name: "highest user value", Obj: class("highest", HighestUserDefinablePriority), Want: []string{}},
+		{Name: "negative value", Obj: class("low", -5), Want: []string{}},
+		{Name: "above the user range", Obj: class("too-high", HighestUserDefinablePriority+1), Want: []string{"value: Forbidden"}},
+		{Name: "system class with its value", Obj: class("system-cluster-critical", 2000000000), Want: []string{}},
+		{Name: "system class with another value", Obj: class("system-node-critical", 1000), Want: []string{"metadata.name: Forbidden"}},
+		{Name: "unknown system- name", Obj: class("system-mine", 10), Want: []string{"metadata.name: Forbidden"}},
 		{
-			name: "system class as global default",
-			pc: func() *schedulingv1.PriorityClass {
+			Name: "system class as global default",
+			Obj: func() *schedulingv1.PriorityClass {
 				pc := class("system-cluster-critical", 2000000000)
 				pc.GlobalDefault = true
 				return pc
 			}(),
-			want: []string{"metadata.name: Forbidden"},
+			Want: []string{"metadata.name: Forbidden"},
 		},
 		{
-			name: "unknown preemption policy",
-			pc: func() *schedulingv1.PriorityClass {
+			Name: "unknown preemption policy",
+			Obj: func() *schedulingv1.PriorityClass {
 				pc := class("high", 1)
 				pc.PreemptionPolicy = ptr.To(corev1.PreemptionPolicy("Always"))
 				return pc
 			}(),
-			want: []string{"preemptionPolicy: Unsupported value"},
+			Want: []string{"preemptionPolicy: Unsupported value"},
 		},
 		{
-			name: "empty preemption policy",
-			pc: func() *schedulingv1.PriorityClass {
+			Name: "empty preemption policy",
+			Obj: func() *schedulingv1.PriorityClass {
 				pc := class("high", 1)
 				pc.PreemptionPolicy = ptr.To(corev1.PreemptionPolicy(""))
 				return pc
 			}(),
-			want: []string{"preemptionPolicy: Required value"},
+			Want: []string{"preemptionPolicy: Required value"},
 		},
 	}
 	s := store(t)
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			got := registrytest.ErrorPaths(s.CreateStrategy.Validate(context.Background(), tt.pc))
-			if diff := cmp.Diff(tt.want, got); diff != "" {
-				t.Errorf("Validate errors (-want +got):\n%s", diff)
-			}
-		})
-	}
+	registrytest.ValidateChanges(t, s.CreateStrategy, registrytest.ErrorPaths, tests)
 }
 
 func TestValidateMessages(t *testing.T) {
@@ -142,26 +131,22 @@ func TestValidateMessages(t *testing.T) {
 
 func TestValidateUpdate(t *testing.T) {
 	old := class("high", 1000)
-	tests := []struct {
-		name   string
-		mutate func(*schedulingv1.PriorityClass)
-		want   []string
-	}{
-		{name: "description and global default may change", mutate: func(pc *schedulingv1.PriorityClass) { pc.Description, pc.GlobalDefault = "d", true }, want: []string{}},
-		{name: "value is immutable", mutate: func(pc *schedulingv1.PriorityClass) { pc.Value = 2000 }, want: []string{"value: Forbidden"}},
+	tests := []registrytest.Mutation[*schedulingv1.PriorityClass]{
+		{Name: "description and global default may change", Mutate: func(pc *schedulingv1.PriorityClass) { pc.Description, pc.GlobalDefault = "d", true }, Want: []string{}},
+		{Name: "value is immutable", Mutate: func(pc *schedulingv1.PriorityClass) { pc.Value = 2000 }, Want: []string{"value: Forbidden"}},
 		{
-			name:   "preemptionPolicy is immutable",
-			mutate: func(pc *schedulingv1.PriorityClass) { pc.PreemptionPolicy = ptr.To(corev1.PreemptNever) },
-			want:   []string{"preemptionPolicy: Invalid value"},
+			Name:   "preemptionPolicy is immutable",
+			Mutate: func(pc *schedulingv1.PriorityClass) { pc.PreemptionPolicy = ptr.To(corev1.PreemptNever) },
+			Want:   []string{"preemptionPolicy: Invalid value"},
 		},
 	}
 	s := store(t)
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
+		t.Run(tt.Name, func(t *testing.T) {
 			pc := old.DeepCopy()
-			tt.mutate(pc)
+			tt.Mutate(pc)
 			got := registrytest.ErrorPaths(s.UpdateStrategy.ValidateUpdate(context.Background(), pc, old))
-			if diff := cmp.Diff(tt.want, got); diff != "" {
+			if diff := cmp.Diff(tt.Want, got); diff != "" {
 				t.Errorf("ValidateUpdate errors (-want +got):\n%s", diff)
 			}
 		})
@@ -220,27 +205,10 @@ func TestTable(t *testing.T) {
 	never := class("batch", -10)
 	never.PreemptionPolicy = ptr.To(corev1.PreemptNever)
 	never.GlobalDefault = true
-	tests := []struct {
-		name string
-		pc   *schedulingv1.PriorityClass
-		want []any
-	}{
-		{name: "default policy", pc: class("high", 1000), want: []any{"high", int64(1000), false, "<unknown>", "PreemptLowerPriority"}},
-		{name: "global default, Never", pc: never, want: []any{"batch", int64(-10), true, "<unknown>", "Never"}},
+	tests := []registrytest.Row{
+		{Name: "default policy", Obj: class("high", 1000), Want: []any{"high", int64(1000), false, "<unknown>", "PreemptLowerPriority"}},
+		{Name: "global default, Never", Obj: never, Want: []any{"batch", int64(-10), true, "<unknown>", "Never"}},
 	}
 	s := store(t)
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			table, err := s.ConvertToTable(context.Background(), tt.pc, nil)
-			if err != nil {
-				t.Fatalf("ConvertToTable: got error %v, want none", err)
-			}
-			if diff := cmp.Diff([]string{"Name", "Value", "Global-Default", "Age", "PreemptionPolicy"}, registrytest.ColumnNames(table)); diff != "" {
-				t.Errorf("columns (-want +got):\n%s", diff)
-			}
-			if diff := cmp.Diff(tt.want, table.Rows[0].Cells); diff != "" {
-				t.Errorf("cells (-want +got):\n%s", diff)
-			}
-		})
-	}
+	registrytest.CheckTable(t, s, []string{"Name", "Value", "Global-Default", "Age", "PreemptionPolicy"}, tests...)
 }

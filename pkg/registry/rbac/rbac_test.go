@@ -205,132 +205,101 @@ func TestValidateRules(t *testing.T) {
 }
 
 func TestValidateAggregationRule(t *testing.T) {
-	tests := []struct {
-		name string
-		rule *rbacv1.AggregationRule
-		want []string
-	}{
+	tests := []registrytest.Change[*rbacv1.AggregationRule]{
 		{
-			name: "aggregated",
-			rule: &rbacv1.AggregationRule{ClusterRoleSelectors: []metav1.LabelSelector{{MatchLabels: map[string]string{"rbac.example.com/aggregate-to-view": "true"}}}},
-			want: []string{},
+			Name: "aggregated",
+			Obj:  &rbacv1.AggregationRule{ClusterRoleSelectors: []metav1.LabelSelector{{MatchLabels: map[string]string{"rbac.example.com/aggregate-to-view": "true"}}}},
+			Want: []string{},
 		},
 		{
-			name: "no selectors",
-			rule: &rbacv1.AggregationRule{},
-			want: []string{"aggregationRule.clusterRoleSelectors: Required value"},
+			Name: "no selectors",
+			Obj:  &rbacv1.AggregationRule{},
+			Want: []string{"aggregationRule.clusterRoleSelectors: Required value"},
 		},
 		{
-			name: "bad selector",
-			rule: &rbacv1.AggregationRule{ClusterRoleSelectors: []metav1.LabelSelector{{MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "k", Operator: metav1.LabelSelectorOpIn}}}}},
-			want: []string{"aggregationRule.clusterRoleSelectors[0].matchExpressions[0].values: Required value", "aggregationRule.clusterRoleSelectors[0]: Invalid value"},
+			Name: "bad selector",
+			Obj:  &rbacv1.AggregationRule{ClusterRoleSelectors: []metav1.LabelSelector{{MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "k", Operator: metav1.LabelSelectorOpIn}}}}},
+			Want: []string{"aggregationRule.clusterRoleSelectors[0].matchExpressions[0].values: Required value", "aggregationRule.clusterRoleSelectors[0]: Invalid value"},
 		},
 	}
 	strategy := registrytest.REST(t, NewStorage, "clusterroles").CreateStrategy
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			r := clusterRole()
-			r.AggregationRule = tt.rule
-			got := registrytest.ErrorPaths(strategy.Validate(context.Background(), r))
-			if diff := cmp.Diff(tt.want, got); diff != "" {
-				t.Errorf("Validate errors (-want +got):\n%s", diff)
-			}
-		})
-	}
+	registrytest.RunChanges(t, "Validate errors", tests, func(obj, _ *rbacv1.AggregationRule) []string {
+		r := clusterRole()
+		r.AggregationRule = obj
+		return registrytest.ErrorPaths(strategy.Validate(context.Background(), r))
+	})
 }
 
 func TestValidateRoleBinding(t *testing.T) {
-	tests := []struct {
-		name    string
-		binding *rbacv1.RoleBinding
-		want    []string
-	}{
-		{name: "valid", binding: roleBinding(func(*rbacv1.RoleBinding) {}), want: []string{}},
+	tests := []registrytest.Change[*rbacv1.RoleBinding]{
+		{Name: "valid", Obj: roleBinding(func(*rbacv1.RoleBinding) {}), Want: []string{}},
 		{
-			name:    "to a ClusterRole, service account without namespace",
-			binding: roleBinding(func(b *rbacv1.RoleBinding) { b.RoleRef.Kind, b.Subjects[2].Namespace = "ClusterRole", "" }),
-			want:    []string{},
+			Name: "to a ClusterRole, service account without namespace",
+			Obj:  roleBinding(func(b *rbacv1.RoleBinding) { b.RoleRef.Kind, b.Subjects[2].Namespace = "ClusterRole", "" }),
+			Want: []string{},
 		},
 		{
-			name:    "roleRef of another kind, group and no name",
-			binding: roleBinding(func(b *rbacv1.RoleBinding) { b.RoleRef = rbacv1.RoleRef{APIGroup: "example.com", Kind: "Policy"} }),
-			want:    []string{"roleRef.apiGroup: Unsupported value", "roleRef.kind: Unsupported value", "roleRef.name: Required value"},
+			Name: "roleRef of another kind, group and no name",
+			Obj:  roleBinding(func(b *rbacv1.RoleBinding) { b.RoleRef = rbacv1.RoleRef{APIGroup: "example.com", Kind: "Policy"} }),
+			Want: []string{"roleRef.apiGroup: Unsupported value", "roleRef.kind: Unsupported value", "roleRef.name: Required value"},
 		},
 		{
-			name:    "roleRef name that is no path segment",
-			binding: roleBinding(func(b *rbacv1.RoleBinding) { b.RoleRef.Name = "a/b" }),
-			want:    []string{"roleRef.name: Invalid value"},
+			Name: "roleRef name that is no path segment",
+			Obj:  roleBinding(func(b *rbacv1.RoleBinding) { b.RoleRef.Name = "a/b" }),
+			Want: []string{"roleRef.name: Invalid value"},
 		},
 		{
-			name: "subjects without names, of an unknown kind",
-			binding: roleBinding(func(b *rbacv1.RoleBinding) {
+			Name: "subjects without names, of an unknown kind",
+			Obj: roleBinding(func(b *rbacv1.RoleBinding) {
 				b.Subjects = []rbacv1.Subject{{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName}, {Kind: "Robot", Name: "r2d2"}}
 			}),
-			want: []string{"subjects[0].name: Required value", "subjects[1].kind: Unsupported value"},
+			Want: []string{"subjects[0].name: Required value", "subjects[1].kind: Unsupported value"},
 		},
 		{
-			name: "subjects of the wrong apiGroups",
-			binding: roleBinding(func(b *rbacv1.RoleBinding) {
+			Name: "subjects of the wrong apiGroups",
+			Obj: roleBinding(func(b *rbacv1.RoleBinding) {
 				b.Subjects[0].APIGroup = "example.com"
 				b.Subjects[1].APIGroup = "example.com"
 				b.Subjects[2].APIGroup = rbacv1.GroupName
 			}),
-			want: []string{"subjects[0].apiGroup: Unsupported value", "subjects[1].apiGroup: Unsupported value", "subjects[2].apiGroup: Unsupported value"},
+			Want: []string{"subjects[0].apiGroup: Unsupported value", "subjects[1].apiGroup: Unsupported value", "subjects[2].apiGroup: Unsupported value"},
 		},
 		{
-			name:    "service account name that is no DNS subdomain",
-			binding: roleBinding(func(b *rbacv1.RoleBinding) { b.Subjects[2].Name = "Default" }),
-			want:    []string{"subjects[2].name: Invalid value"},
+			Name: "service account name that is no DNS subdomain",
+			Obj:  roleBinding(func(b *rbacv1.RoleBinding) { b.Subjects[2].Name = "Default" }),
+			Want: []string{"subjects[2].name: Invalid value"},
 		},
 		{
-			name:    "no namespace",
-			binding: roleBinding(func(b *rbacv1.RoleBinding) { b.Namespace = "" }),
-			want:    []string{"metadata.namespace: Required value"},
+			Name: "no namespace",
+			Obj:  roleBinding(func(b *rbacv1.RoleBinding) { b.Namespace = "" }),
+			Want: []string{"metadata.namespace: Required value"},
 		},
 	}
 	strategy := registrytest.REST(t, NewStorage, "rolebindings").CreateStrategy
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			got := registrytest.ErrorPaths(strategy.Validate(context.Background(), tt.binding))
-			if diff := cmp.Diff(tt.want, got); diff != "" {
-				t.Errorf("Validate errors (-want +got):\n%s", diff)
-			}
-		})
-	}
+	registrytest.ValidateChanges(t, strategy, registrytest.ErrorPaths, tests)
 }
 
 func TestValidateClusterRoleBinding(t *testing.T) {
-	tests := []struct {
-		name    string
-		binding *rbacv1.ClusterRoleBinding
-		want    []string
-	}{
-		{name: "valid", binding: clusterRoleBinding(func(*rbacv1.ClusterRoleBinding) {}), want: []string{}},
+	tests := []registrytest.Change[*rbacv1.ClusterRoleBinding]{
+		{Name: "valid", Obj: clusterRoleBinding(func(*rbacv1.ClusterRoleBinding) {}), Want: []string{}},
 		{
-			name:    "to a Role",
-			binding: clusterRoleBinding(func(b *rbacv1.ClusterRoleBinding) { b.RoleRef.Kind = "Role" }),
-			want:    []string{"roleRef.kind: Unsupported value"},
+			Name: "to a Role",
+			Obj:  clusterRoleBinding(func(b *rbacv1.ClusterRoleBinding) { b.RoleRef.Kind = "Role" }),
+			Want: []string{"roleRef.kind: Unsupported value"},
 		},
 		{
-			name:    "service account without namespace",
-			binding: clusterRoleBinding(func(b *rbacv1.ClusterRoleBinding) { b.Subjects[2].Namespace = "" }),
-			want:    []string{"subjects[2].namespace: Required value"},
+			Name: "service account without namespace",
+			Obj:  clusterRoleBinding(func(b *rbacv1.ClusterRoleBinding) { b.Subjects[2].Namespace = "" }),
+			Want: []string{"subjects[2].namespace: Required value"},
 		},
 		{
-			name:    "namespaced",
-			binding: clusterRoleBinding(func(b *rbacv1.ClusterRoleBinding) { b.Namespace = "default" }),
-			want:    []string{"metadata.namespace: Forbidden"},
+			Name: "namespaced",
+			Obj:  clusterRoleBinding(func(b *rbacv1.ClusterRoleBinding) { b.Namespace = "default" }),
+			Want: []string{"metadata.namespace: Forbidden"},
 		},
 	}
 	strategy := registrytest.REST(t, NewStorage, "clusterrolebindings").CreateStrategy
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			got := registrytest.ErrorPaths(strategy.Validate(context.Background(), tt.binding))
-			if diff := cmp.Diff(tt.want, got); diff != "" {
-				t.Errorf("Validate errors (-want +got):\n%s", diff)
-			}
-		})
-	}
+	registrytest.ValidateChanges(t, strategy, registrytest.ErrorPaths, tests)
 }
 
 func TestValidateBindingUpdate(t *testing.T) {

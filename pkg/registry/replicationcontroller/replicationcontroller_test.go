@@ -80,67 +80,51 @@ func TestStorage(t *testing.T) {
 }
 
 func TestValidate(t *testing.T) {
-	tests := []struct {
-		name   string
-		mutate func(*corev1.ReplicationController)
-		want   []string
-	}{
-		{name: "valid", mutate: func(*corev1.ReplicationController) {}, want: []string{}},
+	tests := []registrytest.Mutation[*corev1.ReplicationController]{
+		{Name: "valid", Mutate: func(*corev1.ReplicationController) {}, Want: []string{}},
 		{
-			name: "negative replicas and minReadySeconds",
-			mutate: func(rc *corev1.ReplicationController) {
+			Name: "negative replicas and minReadySeconds",
+			Mutate: func(rc *corev1.ReplicationController) {
 				rc.Spec.Replicas, rc.Spec.MinReadySeconds = ptr.To[int32](-1), -1
 			},
-			want: []string{"spec.minReadySeconds: Invalid value", "spec.replicas: Invalid value"},
+			Want: []string{"spec.minReadySeconds: Invalid value", "spec.replicas: Invalid value"},
 		},
-		{name: "no replicas", mutate: func(rc *corev1.ReplicationController) { rc.Spec.Replicas = nil }, want: []string{"spec.replicas: Required value"}},
-		{name: "no selector", mutate: func(rc *corev1.ReplicationController) { rc.Spec.Selector = nil }, want: []string{"spec.selector: Required value"}},
-		{name: "no template", mutate: func(rc *corev1.ReplicationController) { rc.Spec.Template = nil }, want: []string{"spec.template: Required value"}},
+		{Name: "no replicas", Mutate: func(rc *corev1.ReplicationController) { rc.Spec.Replicas = nil }, Want: []string{"spec.replicas: Required value"}},
+		{Name: "no selector", Mutate: func(rc *corev1.ReplicationController) { rc.Spec.Selector = nil }, Want: []string{"spec.selector: Required value"}},
+		{Name: "no template", Mutate: func(rc *corev1.ReplicationController) { rc.Spec.Template = nil }, Want: []string{"spec.template: Required value"}},
 		{
-			name:   "selector does not match the template",
-			mutate: func(rc *corev1.ReplicationController) { rc.Spec.Selector = map[string]string{"app": "api"} },
-			want:   []string{"spec.template.metadata.labels: Invalid value"},
-		},
-		{
-			name:   "invalid template label",
-			mutate: func(rc *corev1.ReplicationController) { rc.Spec.Template.Labels["bad key!"] = "x" },
-			want:   []string{"spec.template.labels: Invalid value"},
+			Name:   "selector does not match the template",
+			Mutate: func(rc *corev1.ReplicationController) { rc.Spec.Selector = map[string]string{"app": "api"} },
+			Want:   []string{"spec.template.metadata.labels: Invalid value"},
 		},
 		{
-			name: "restartPolicy Never",
-			mutate: func(rc *corev1.ReplicationController) {
+			Name:   "invalid template label",
+			Mutate: func(rc *corev1.ReplicationController) { rc.Spec.Template.Labels["bad key!"] = "x" },
+			Want:   []string{"spec.template.labels: Invalid value"},
+		},
+		{
+			Name: "restartPolicy Never",
+			Mutate: func(rc *corev1.ReplicationController) {
 				rc.Spec.Template.Spec.RestartPolicy = corev1.RestartPolicyNever
 			},
-			want: []string{"spec.template.spec.restartPolicy: Unsupported value"},
+			Want: []string{"spec.template.spec.restartPolicy: Unsupported value"},
 		},
 		{
-			name: "activeDeadlineSeconds",
-			mutate: func(rc *corev1.ReplicationController) {
+			Name: "activeDeadlineSeconds",
+			Mutate: func(rc *corev1.ReplicationController) {
 				rc.Spec.Template.Spec.ActiveDeadlineSeconds = ptr.To[int64](30)
 			},
-			want: []string{"spec.template.spec.activeDeadlineSeconds: Forbidden"},
+			Want: []string{"spec.template.spec.activeDeadlineSeconds: Forbidden"},
 		},
 		{
-			name:   "invalid pod spec",
-			mutate: func(rc *corev1.ReplicationController) { rc.Spec.Template.Spec.Containers = nil },
-			want:   []string{"spec.template.spec.containers: Required value"},
+			Name:   "invalid pod spec",
+			Mutate: func(rc *corev1.ReplicationController) { rc.Spec.Template.Spec.Containers = nil },
+			Want:   []string{"spec.template.spec.containers: Required value"},
 		},
 	}
 	store := registrytest.REST(t, NewStorage, "replicationcontrollers")
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			rc := modified(validRC(), tt.mutate)
-			got := registrytest.ErrorPaths(store.CreateStrategy.Validate(context.Background(), rc))
-			if diff := cmp.Diff(tt.want, got); diff != "" {
-				t.Errorf("Validate errors (-want +got):\n%s", diff)
-			}
-			// Upstream has no update rule of its own (the selector may change).
-			got = registrytest.ErrorPaths(store.UpdateStrategy.ValidateUpdate(context.Background(), rc, validRC()))
-			if diff := cmp.Diff(tt.want, got); diff != "" {
-				t.Errorf("ValidateUpdate errors (-want +got):\n%s", diff)
-			}
-		})
-	}
+	// Upstream has no update rule of its own (the selector may change).
+	registrytest.ValidateMutationsCreateAndUpdate(t, store, registrytest.ErrorPaths, validRC, tests)
 }
 
 func TestValidateStatus(t *testing.T) {
@@ -339,36 +323,18 @@ func TestFieldSelectors(t *testing.T) {
 }
 
 func TestTable(t *testing.T) {
-	tests := []struct {
-		name string
-		rc   *corev1.ReplicationController
-		want []any
-	}{
+	tests := []registrytest.Row{
 		{
-			name: "running",
-			rc:   modified(validRC(), func(rc *corev1.ReplicationController) { rc.Status.Replicas, rc.Status.ReadyReplicas = 3, 2 }),
-			want: []any{"web", int64(3), int64(3), int64(2), "<unknown>", "web,log", "nginx:1.25,busybox", "app=web"},
+			Name: "running",
+			Obj:  modified(validRC(), func(rc *corev1.ReplicationController) { rc.Status.Replicas, rc.Status.ReadyReplicas = 3, 2 }),
+			Want: []any{"web", int64(3), int64(3), int64(2), "<unknown>", "web,log", "nginx:1.25,busybox", "app=web"},
 		},
 		{
-			name: "no template, no replicas",
-			rc:   modified(validRC(), func(rc *corev1.ReplicationController) { rc.Spec.Template, rc.Spec.Replicas = nil, nil }),
-			want: []any{"web", int64(0), int64(0), int64(0), "<unknown>", "", "", "app=web"},
+			Name: "no template, no replicas",
+			Obj:  modified(validRC(), func(rc *corev1.ReplicationController) { rc.Spec.Template, rc.Spec.Replicas = nil, nil }),
+			Want: []any{"web", int64(0), int64(0), int64(0), "<unknown>", "", "", "app=web"},
 		},
 	}
 	store := registrytest.REST(t, NewStorage, "replicationcontrollers")
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			table, err := store.ConvertToTable(context.Background(), tt.rc, nil)
-			if err != nil {
-				t.Fatalf("ConvertToTable: got error %v, want none", err)
-			}
-			want := []string{"Name", "Desired", "Current", "Ready", "Age", "Containers", "Images", "Selector"}
-			if diff := cmp.Diff(want, registrytest.ColumnNames(table)); diff != "" {
-				t.Errorf("columns (-want +got):\n%s", diff)
-			}
-			if diff := cmp.Diff(tt.want, table.Rows[0].Cells); diff != "" {
-				t.Errorf("cells (-want +got):\n%s", diff)
-			}
-		})
-	}
+	registrytest.CheckTable(t, store, []string{"Name", "Desired", "Current", "Ready", "Age", "Containers", "Images", "Selector"}, tests...)
 }

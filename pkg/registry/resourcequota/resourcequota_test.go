@@ -61,52 +61,48 @@ func TestValidate(t *testing.T) {
 	hard := func(list corev1.ResourceList) func(*corev1.ResourceQuota) {
 		return func(rq *corev1.ResourceQuota) { rq.Spec.Hard = list }
 	}
-	tests := []struct {
-		name   string
-		mutate func(*corev1.ResourceQuota)
-		want   []string
-	}{
-		{name: "valid", mutate: func(*corev1.ResourceQuota) {}, want: []string{}},
-		{name: "negative", mutate: hard(corev1.ResourceList{"cpu": q("-1")}), want: []string{"spec.hard[cpu]: Invalid value"}},
-		{name: "fractional count", mutate: hard(corev1.ResourceList{"pods": q("1500m")}), want: []string{"spec.hard[pods]: Invalid value"}},
-		{name: "fractional extended resource", mutate: hard(corev1.ResourceList{"example.com/foo": q("0.5")}), want: []string{"spec.hard[example.com/foo]: Invalid value"}},
-		{name: "unknown unqualified resource", mutate: hard(corev1.ResourceList{"widgets": q("1")}), want: []string{"spec.hard[widgets]: Invalid value", "spec.hard[widgets]: Invalid value"}},
-		{name: "storage is not a quota resource", mutate: hard(corev1.ResourceList{"storage": q("1Gi")}), want: []string{"spec.hard[storage]: Invalid value"}},
-		{name: "not a qualified name", mutate: hard(corev1.ResourceList{"a b": q("1")}), want: []string{"spec.hard[a b]: Invalid value", "spec.hard[a b]: Invalid value"}},
-		{name: "huge pages", mutate: hard(corev1.ResourceList{"requests.hugepages-2Mi": q("1Gi")}), want: []string{}},
+	tests := []registrytest.Mutation[*corev1.ResourceQuota]{
+		{Name: "valid", Mutate: func(*corev1.ResourceQuota) {}, Want: []string{}},
+		{Name: "negative", Mutate: hard(corev1.ResourceList{"cpu": q("-1")}), Want: []string{"spec.hard[cpu]: Invalid value"}},
+		{Name: "fractional count", Mutate: hard(corev1.ResourceList{"pods": q("1500m")}), Want: []string{"spec.hard[pods]: Invalid value"}},
+		{Name: "fractional extended resource", Mutate: hard(corev1.ResourceList{"example.com/foo": q("0.5")}), Want: []string{"spec.hard[example.com/foo]: Invalid value"}},
+		{Name: "unknown unqualified resource", Mutate: hard(corev1.ResourceList{"widgets": q("1")}), Want: []string{"spec.hard[widgets]: Invalid value", "spec.hard[widgets]: Invalid value"}},
+		{Name: "storage is not a quota resource", Mutate: hard(corev1.ResourceList{"storage": q("1Gi")}), Want: []string{"spec.hard[storage]: Invalid value"}},
+		{Name: "not a qualified name", Mutate: hard(corev1.ResourceList{"a b": q("1")}), Want: []string{"spec.hard[a b]: Invalid value", "spec.hard[a b]: Invalid value"}},
+		{Name: "huge pages", Mutate: hard(corev1.ResourceList{"requests.hugepages-2Mi": q("1Gi")}), Want: []string{}},
 		{
-			name: "scopes",
-			mutate: func(rq *corev1.ResourceQuota) {
+			Name: "scopes",
+			Mutate: func(rq *corev1.ResourceQuota) {
 				rq.Spec = corev1.ResourceQuotaSpec{Hard: corev1.ResourceList{"pods": q("1")}, Scopes: []corev1.ResourceQuotaScope{"BestEffort"}}
 			},
-			want: []string{},
+			Want: []string{},
 		},
 		{
-			name: "unsupported, misapplied and conflicting scopes",
-			mutate: func(rq *corev1.ResourceQuota) {
+			Name: "unsupported, misapplied and conflicting scopes",
+			Mutate: func(rq *corev1.ResourceQuota) {
 				rq.Spec = corev1.ResourceQuotaSpec{Hard: corev1.ResourceList{"cpu": q("1")}, Scopes: []corev1.ResourceQuotaScope{"Sometimes", "BestEffort", "NotBestEffort"}}
 			},
-			want: []string{"spec.scopes: Invalid value", "spec.scopes: Invalid value", "spec.scopes: Invalid value"},
+			Want: []string{"spec.scopes: Invalid value", "spec.scopes: Invalid value", "spec.scopes: Invalid value"},
 		},
 		{
-			name: "scope selector",
-			mutate: func(rq *corev1.ResourceQuota) {
+			Name: "scope selector",
+			Mutate: func(rq *corev1.ResourceQuota) {
 				rq.Spec = corev1.ResourceQuotaSpec{Hard: corev1.ResourceList{"pods": q("1")}, ScopeSelector: &corev1.ScopeSelector{MatchExpressions: []corev1.ScopedResourceSelectorRequirement{
 					{ScopeName: corev1.ResourceQuotaScopePriorityClass, Operator: corev1.ScopeSelectorOpIn, Values: []string{"high"}},
 				}}}
 			},
-			want: []string{},
+			Want: []string{},
 		},
 		{
-			name: "bad scope selector",
-			mutate: func(rq *corev1.ResourceQuota) {
+			Name: "bad scope selector",
+			Mutate: func(rq *corev1.ResourceQuota) {
 				rq.Spec = corev1.ResourceQuotaSpec{Hard: corev1.ResourceList{"pods": q("1")}, ScopeSelector: &corev1.ScopeSelector{MatchExpressions: []corev1.ScopedResourceSelectorRequirement{
 					{ScopeName: "Sometimes", Operator: corev1.ScopeSelectorOpExists},
 					{ScopeName: corev1.ResourceQuotaScopeTerminating, Operator: corev1.ScopeSelectorOpIn},
 					{ScopeName: corev1.ResourceQuotaScopePriorityClass, Operator: "Near", Values: []string{"x"}},
 				}}}
 			},
-			want: []string{
+			Want: []string{
 				"spec.scopeSelector.matchExpressions.operator: Invalid value", "spec.scopeSelector.matchExpressions.operator: Invalid value",
 				"spec.scopeSelector.matchExpressions.scopeName: Invalid value", "spec.scopeSelector.matchExpressions.values: Required value",
 			},
@@ -114,15 +110,15 @@ func TestValidate(t *testing.T) {
 	}
 	store := registrytest.REST(t, NewStorage, "resourcequotas")
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			rq := modified(validQuota(), tt.mutate)
+		t.Run(tt.Name, func(t *testing.T) {
+			rq := modified(validQuota(), tt.Mutate)
 			got := registrytest.ErrorPaths(store.CreateStrategy.Validate(context.Background(), rq))
-			if diff := cmp.Diff(tt.want, got); diff != "" {
+			if diff := cmp.Diff(tt.Want, got); diff != "" {
 				t.Errorf("Validate errors (-want +got):\n%s", diff)
 			}
 			old := modified(validQuota(), func(old *corev1.ResourceQuota) { old.Spec.Scopes = rq.Spec.Scopes })
 			got = registrytest.ErrorPaths(store.UpdateStrategy.ValidateUpdate(context.Background(), rq, old))
-			if diff := cmp.Diff(tt.want, got); diff != "" {
+			if diff := cmp.Diff(tt.Want, got); diff != "" {
 				t.Errorf("ValidateUpdate errors (-want +got):\n%s", diff)
 			}
 		})

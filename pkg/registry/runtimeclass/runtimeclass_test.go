@@ -54,61 +54,38 @@ func TestStorage(t *testing.T) {
 }
 
 func TestValidate(t *testing.T) {
-	tests := []struct {
-		name   string
-		mutate func(*nodev1.RuntimeClass)
-		want   []string
-	}{
-		{name: "valid", mutate: func(*nodev1.RuntimeClass) {}, want: []string{}},
-		{name: "handler only", mutate: func(rc *nodev1.RuntimeClass) { rc.Overhead, rc.Scheduling = nil, nil }, want: []string{}},
-		{name: "no handler", mutate: func(rc *nodev1.RuntimeClass) { rc.Handler = "" }, want: []string{"handler: Required value"}},
-		{name: "handler not a DNS label", mutate: func(rc *nodev1.RuntimeClass) { rc.Handler = "run.sc" }, want: []string{"handler: Invalid value"}},
+	tests := []registrytest.Mutation[*nodev1.RuntimeClass]{
+		{Name: "valid", Mutate: func(*nodev1.RuntimeClass) {}, Want: []string{}},
+		{Name: "handler only", Mutate: func(rc *nodev1.RuntimeClass) { rc.Overhead, rc.Scheduling = nil, nil }, Want: []string{}},
+		{Name: "no handler", Mutate: func(rc *nodev1.RuntimeClass) { rc.Handler = "" }, Want: []string{"handler: Required value"}},
+		{Name: "handler not a DNS label", Mutate: func(rc *nodev1.RuntimeClass) { rc.Handler = "run.sc" }, Want: []string{"handler: Invalid value"}},
 		{
-			name: "overhead: negative, not a container resource",
-			mutate: func(rc *nodev1.RuntimeClass) {
+			Name: "overhead: negative, not a container resource",
+			Mutate: func(rc *nodev1.RuntimeClass) {
 				rc.Overhead.PodFixed = corev1.ResourceList{"cpu": resource.MustParse("-1"), "pods": resource.MustParse("1")}
 			},
-			want: []string{"overhead.limits[cpu]: Invalid value", "overhead.limits[pods]: Invalid value"},
+			Want: []string{"overhead.limits[cpu]: Invalid value", "overhead.limits[pods]: Invalid value"},
 		},
 		{
-			name:   "bad node selector",
-			mutate: func(rc *nodev1.RuntimeClass) { rc.Scheduling.NodeSelector = map[string]string{"bad key!": "x"} },
-			want:   []string{"scheduling.nodeSelector: Invalid value"},
+			Name:   "bad node selector",
+			Mutate: func(rc *nodev1.RuntimeClass) { rc.Scheduling.NodeSelector = map[string]string{"bad key!": "x"} },
+			Want:   []string{"scheduling.nodeSelector: Invalid value"},
 		},
-		{name: "name not a DNS subdomain", mutate: func(rc *nodev1.RuntimeClass) { rc.Name = "G_Visor" }, want: []string{"metadata.name: Invalid value"}},
+		{Name: "name not a DNS subdomain", Mutate: func(rc *nodev1.RuntimeClass) { rc.Name = "G_Visor" }, Want: []string{"metadata.name: Invalid value"}},
 	}
 	store := registrytest.REST(t, NewStorage, "runtimeclasses")
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			rc := modified(validClass(), tt.mutate)
-			got := registrytest.ErrorPaths(store.CreateStrategy.Validate(context.Background(), rc))
-			if diff := cmp.Diff(tt.want, got); diff != "" {
-				t.Errorf("Validate errors (-want +got):\n%s", diff)
-			}
-		})
-	}
+	registrytest.ValidateMutations(t, store.CreateStrategy, registrytest.ErrorPaths, validClass, tests)
 }
 
 func TestValidateUpdate(t *testing.T) {
-	tests := []struct {
-		name   string
-		mutate func(*nodev1.RuntimeClass)
-		want   []string
-	}{
-		{name: "scheduling may change", mutate: func(rc *nodev1.RuntimeClass) { rc.Scheduling = nil }, want: []string{}},
-		{name: "handler is immutable", mutate: func(rc *nodev1.RuntimeClass) { rc.Handler = "runc" }, want: []string{"handler: Invalid value"}},
-		{name: "update also validates", mutate: func(rc *nodev1.RuntimeClass) { rc.Scheduling.NodeSelector = map[string]string{"a": "bad value!"} }, want: []string{
+	tests := []registrytest.Mutation[*nodev1.RuntimeClass]{
+		{Name: "scheduling may change", Mutate: func(rc *nodev1.RuntimeClass) { rc.Scheduling = nil }, Want: []string{}},
+		{Name: "handler is immutable", Mutate: func(rc *nodev1.RuntimeClass) { rc.Handler = "runc" }, Want: []string{"handler: Invalid value"}},
+		{Name: "update also validates", Mutate: func(rc *nodev1.RuntimeClass) { rc.Scheduling.NodeSelector = map[string]string{"a": "bad value!"} }, Want: []string{
 			"scheduling.nodeSelector: Invalid value"}},
 	}
 	store := registrytest.REST(t, NewStorage, "runtimeclasses")
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			got := registrytest.ErrorPaths(store.UpdateStrategy.ValidateUpdate(context.Background(), modified(validClass(), tt.mutate), validClass()))
-			if diff := cmp.Diff(tt.want, got); diff != "" {
-				t.Errorf("ValidateUpdate errors (-want +got):\n%s", diff)
-			}
-		})
-	}
+	registrytest.ValidateUpdateMutations(t, store.UpdateStrategy, registrytest.ErrorPaths, validClass, tests)
 }
 
 func TestPrepareKeepsEverything(t *testing.T) {

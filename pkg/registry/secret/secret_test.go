@@ -99,89 +99,78 @@ func TestPrepareFoldsStringDataIntoData(t *testing.T) {
 
 func TestValidate(t *testing.T) {
 	tlsData := map[string][]byte{corev1.TLSCertKey: []byte("cert"), corev1.TLSPrivateKeyKey: []byte("key")}
-	tests := []struct {
-		name   string
-		secret *corev1.Secret
-		want   []string
-	}{
+	tests := []registrytest.Change[*corev1.Secret]{
 		{
-			name:   "opaque",
-			secret: newSecret(corev1.SecretTypeOpaque, map[string][]byte{"password": []byte("x"), ".hidden": nil}),
-			want:   []string{},
+			Name: "opaque",
+			Obj:  newSecret(corev1.SecretTypeOpaque, map[string][]byte{"password": []byte("x"), ".hidden": nil}),
+			Want: []string{},
 		},
 		{
-			name:   "invalid key",
-			secret: newSecret(corev1.SecretTypeOpaque, map[string][]byte{"a/b": []byte("x")}),
-			want:   []string{"data[a/b]: Invalid value"},
+			Name: "invalid key",
+			Obj:  newSecret(corev1.SecretTypeOpaque, map[string][]byte{"a/b": []byte("x")}),
+			Want: []string{"data[a/b]: Invalid value"},
 		},
 		{
-			name:   "exactly 1 MiB",
-			secret: newSecret(corev1.SecretTypeOpaque, map[string][]byte{"a": make([]byte, corev1.MaxSecretSize/2), "b": make([]byte, corev1.MaxSecretSize/2)}),
-			want:   []string{},
+			Name: "exactly 1 MiB",
+			Obj:  newSecret(corev1.SecretTypeOpaque, map[string][]byte{"a": make([]byte, corev1.MaxSecretSize/2), "b": make([]byte, corev1.MaxSecretSize/2)}),
+			Want: []string{},
 		},
 		{
-			name:   "over 1 MiB",
-			secret: newSecret(corev1.SecretTypeOpaque, map[string][]byte{"a": make([]byte, corev1.MaxSecretSize/2), "b": make([]byte, corev1.MaxSecretSize/2+1)}),
-			want:   []string{"[]: Too long"},
+			Name: "over 1 MiB",
+			Obj:  newSecret(corev1.SecretTypeOpaque, map[string][]byte{"a": make([]byte, corev1.MaxSecretSize/2), "b": make([]byte, corev1.MaxSecretSize/2+1)}),
+			Want: []string{"[]: Too long"},
 		},
 		{
-			name:   "tls with both keys",
-			secret: newSecret(corev1.SecretTypeTLS, tlsData),
-			want:   []string{},
+			Name: "tls with both keys",
+			Obj:  newSecret(corev1.SecretTypeTLS, tlsData),
+			Want: []string{},
 		},
 		{
-			name:   "tls without keys",
-			secret: newSecret(corev1.SecretTypeTLS, nil),
-			want:   []string{"data[tls.crt]: Required value", "data[tls.key]: Required value"},
+			Name: "tls without keys",
+			Obj:  newSecret(corev1.SecretTypeTLS, nil),
+			Want: []string{"data[tls.crt]: Required value", "data[tls.key]: Required value"},
 		},
 		{
-			name:   "tls without the private key",
-			secret: newSecret(corev1.SecretTypeTLS, map[string][]byte{corev1.TLSCertKey: []byte("cert")}),
-			want:   []string{"data[tls.key]: Required value"},
+			Name: "tls without the private key",
+			Obj:  newSecret(corev1.SecretTypeTLS, map[string][]byte{corev1.TLSCertKey: []byte("cert")}),
+			Want: []string{"data[tls.key]: Required value"},
 		},
 		{
-			name:   "dockerconfigjson with its key",
-			secret: newSecret(corev1.SecretTypeDockerConfigJson, map[string][]byte{corev1.DockerConfigJsonKey: []byte("{}")}),
-			want:   []string{},
+			Name: "dockerconfigjson with its key",
+			Obj:  newSecret(corev1.SecretTypeDockerConfigJson, map[string][]byte{corev1.DockerConfigJsonKey: []byte("{}")}),
+			Want: []string{},
 		},
 		{
-			name:   "dockerconfigjson without its key",
-			secret: newSecret(corev1.SecretTypeDockerConfigJson, map[string][]byte{"config.json": []byte("{}")}),
-			want:   []string{"data[.dockerconfigjson]: Required value"},
+			Name: "dockerconfigjson without its key",
+			Obj:  newSecret(corev1.SecretTypeDockerConfigJson, map[string][]byte{"config.json": []byte("{}")}),
+			Want: []string{"data[.dockerconfigjson]: Required value"},
 		},
 		{
-			name:   "service account token without the annotation",
-			secret: newSecret(corev1.SecretTypeServiceAccountToken, nil),
-			want:   []string{"metadata.annotations[kubernetes.io/service-account.name]: Required value"},
+			Name: "service account token without the annotation",
+			Obj:  newSecret(corev1.SecretTypeServiceAccountToken, nil),
+			Want: []string{"metadata.annotations[kubernetes.io/service-account.name]: Required value"},
 		},
 		{
-			name: "service account token with the annotation",
-			secret: func() *corev1.Secret {
+			Name: "service account token with the annotation",
+			Obj: func() *corev1.Secret {
 				s := newSecret(corev1.SecretTypeServiceAccountToken, nil)
 				s.Annotations = map[string]string{corev1.ServiceAccountNameKey: "builder"}
 				return s
 			}(),
-			want: []string{},
+			Want: []string{},
 		},
 		{
-			name: "invalid name and missing namespace",
-			secret: func() *corev1.Secret {
+			Name: "invalid name and missing namespace",
+			Obj: func() *corev1.Secret {
 				s := newSecret(corev1.SecretTypeOpaque, nil)
 				s.Name, s.Namespace = "Creds!", ""
 				return s
 			}(),
-			want: []string{"metadata.name: Invalid value", "metadata.namespace: Required value"},
+			Want: []string{"metadata.name: Invalid value", "metadata.namespace: Required value"},
 		},
 	}
 	strategy := registrytest.REST(t, NewStorage, "secrets").CreateStrategy
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			got := registrytest.ErrorPaths(strategy.Validate(context.Background(), tt.secret))
-			if diff := cmp.Diff(tt.want, got); diff != "" {
-				t.Errorf("Validate errors (-want +got):\n%s", diff)
-			}
-		})
-	}
+	registrytest.ValidateChanges(t, strategy, registrytest.ErrorPaths, tests)
 }
 
 func TestValidateUpdate(t *testing.T) {

@@ -46,54 +46,34 @@ func TestStorage(t *testing.T) {
 }
 
 func TestValidate(t *testing.T) {
-	tests := []struct {
-		name string
-		sa   *corev1.ServiceAccount
-		want []string
-	}{
-		{name: "valid", sa: newServiceAccount("builder", "default"), want: []string{}},
-		{name: "dotted name", sa: newServiceAccount("system.builder", "default"), want: []string{}},
-		{name: "invalid name", sa: newServiceAccount("Builder_1", "default"), want: []string{"metadata.name: Invalid value"}},
-		{name: "no namespace", sa: newServiceAccount("builder", ""), want: []string{"metadata.namespace: Required value"}},
+	tests := []registrytest.Change[*corev1.ServiceAccount]{
+		{Name: "valid", Obj: newServiceAccount("builder", "default"), Want: []string{}},
+		{Name: "dotted name", Obj: newServiceAccount("system.builder", "default"), Want: []string{}},
+		{Name: "invalid name", Obj: newServiceAccount("Builder_1", "default"), Want: []string{"metadata.name: Invalid value"}},
+		{Name: "no namespace", Obj: newServiceAccount("builder", ""), Want: []string{"metadata.namespace: Required value"}},
 	}
 	rest := registrytest.REST(t, NewStorage, "serviceaccounts")
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			got := registrytest.ErrorPaths(rest.CreateStrategy.Validate(context.Background(), tt.sa))
-			if diff := cmp.Diff(tt.want, got); diff != "" {
-				t.Errorf("Validate errors (-want +got):\n%s", diff)
-			}
-		})
-	}
+	registrytest.ValidateChanges(t, rest.CreateStrategy, registrytest.ErrorPaths, tests)
 }
 
 func TestValidateUpdate(t *testing.T) {
 	old := newServiceAccount("builder", "default")
-	tests := []struct {
-		name string
-		sa   *corev1.ServiceAccount
-		want []string
-	}{
+	tests := []registrytest.Change[*corev1.ServiceAccount]{
 		{
-			name: "secrets may change",
-			sa: func() *corev1.ServiceAccount {
+			Name: "secrets may change",
+			Obj: func() *corev1.ServiceAccount {
 				sa := old.DeepCopy()
 				sa.Secrets = []corev1.ObjectReference{{Name: "token"}}
 				return sa
 			}(),
-			want: []string{},
+			Want: []string{},
 		},
-		{name: "name is immutable", sa: newServiceAccount("other", "default"), want: []string{"metadata.name: Invalid value"}},
+		{Name: "name is immutable", Obj: newServiceAccount("other", "default"), Want: []string{"metadata.name: Invalid value"}},
 	}
 	rest := registrytest.REST(t, NewStorage, "serviceaccounts")
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			got := registrytest.ErrorPaths(registrytest.ValidateUpdate(rest.UpdateStrategy, tt.sa, old))
-			if diff := cmp.Diff(tt.want, got); diff != "" {
-				t.Errorf("ValidateUpdate errors (-want +got):\n%s", diff)
-			}
-		})
-	}
+	registrytest.RunChanges(t, "ValidateUpdate errors", tests, func(obj, _ *corev1.ServiceAccount) []string {
+		return registrytest.ErrorPaths(registrytest.ValidateUpdate(rest.UpdateStrategy, obj, old))
+	})
 }
 
 func TestFieldSelectors(t *testing.T) {

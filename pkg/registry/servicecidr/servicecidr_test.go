@@ -73,56 +73,46 @@ const (
 
 // TestValidate: upstream's ValidateServiceCIDR, with its messages and paths.
 func TestValidate(t *testing.T) {
-	tests := []struct {
-		name string
-		obj  *networkingv1.ServiceCIDR
-		want []string
-	}{
-		{name: "single stack", obj: newCIDR("10.0.0.0/24"), want: []string{}},
-		{name: "IPv6 single stack", obj: newCIDR("fd00:10:96::/112"), want: []string{}},
-		{name: "dual stack", obj: newCIDR("10.0.0.0/24", "fd00:10:96::/112"), want: []string{}},
-		{name: "dual stack, IPv6 first", obj: newCIDR("fd00:10:96::/112", "10.0.0.0/24"), want: []string{}},
-		{name: "no CIDRs", obj: newCIDR(), want: []string{"spec.cidrs: Required value: at least one CIDR required"}},
+	tests := []registrytest.Change[*networkingv1.ServiceCIDR]{
+		{Name: "single stack", Obj: newCIDR("10.0.0.0/24"), Want: []string{}},
+		{Name: "IPv6 single stack", Obj: newCIDR("fd00:10:96::/112"), Want: []string{}},
+		{Name: "dual stack", Obj: newCIDR("10.0.0.0/24", "fd00:10:96::/112"), Want: []string{}},
+		{Name: "dual stack, IPv6 first", Obj: newCIDR("fd00:10:96::/112", "10.0.0.0/24"), Want: []string{}},
+		{Name: "no CIDRs", Obj: newCIDR(), Want: []string{"spec.cidrs: Required value: at least one CIDR required"}},
 		{
-			name: "three CIDRs", obj: newCIDR("10.0.0.0/24", "10.1.0.0/24", "fd00::/64"),
-			want: []string{`spec.cidrs: Invalid value: {"CIDRs":["10.0.0.0/24","10.1.0.0/24","fd00::/64"]}: may only hold up to 2 values`},
+			Name: "three CIDRs", Obj: newCIDR("10.0.0.0/24", "10.1.0.0/24", "fd00::/64"),
+			Want: []string{`spec.cidrs: Invalid value: {"CIDRs":["10.0.0.0/24","10.1.0.0/24","fd00::/64"]}: may only hold up to 2 values`},
 		},
-		{name: "not a CIDR", obj: newCIDR("bad cidr"), want: []string{`spec.cidrs[0]: Invalid value: "bad cidr": ` + invalidCIDR}},
-		{name: "an address", obj: newCIDR("10.0.0.1"), want: []string{`spec.cidrs[0]: Invalid value: "10.0.0.1": ` + invalidCIDR}},
+		{Name: "not a CIDR", Obj: newCIDR("bad cidr"), Want: []string{`spec.cidrs[0]: Invalid value: "bad cidr": ` + invalidCIDR}},
+		{Name: "an address", Obj: newCIDR("10.0.0.1"), Want: []string{`spec.cidrs[0]: Invalid value: "10.0.0.1": ` + invalidCIDR}},
 		{
-			name: "bits beyond the prefix", obj: newCIDR("10.0.0.0/24", "10.0.0.1/24"),
-			want: []string{
+			Name: "bits beyond the prefix", Obj: newCIDR("10.0.0.0/24", "10.0.0.1/24"),
+			Want: []string{
 				`spec.cidrs[1]: Invalid value: "10.0.0.1/24": must not have bits set beyond the prefix length`,
 				`spec.cidrs: Invalid value: ["10.0.0.0/24","10.0.0.1/24"]: ` + oneOfEach,
 			},
 		},
-		{name: "leading zeros", obj: newCIDR("010.0.0.0/24"), want: []string{`spec.cidrs[0]: Invalid value: "010.0.0.0/24": must not have leading 0s in IP or prefix length`}},
-		{name: "not canonical", obj: newCIDR("fd00:0::/64"), want: []string{`spec.cidrs[0]: Invalid value: "fd00:0::/64": must be in canonical form ("fd00::/64")`}},
+		{Name: "leading zeros", Obj: newCIDR("010.0.0.0/24"), Want: []string{`spec.cidrs[0]: Invalid value: "010.0.0.0/24": must not have leading 0s in IP or prefix length`}},
+		{Name: "not canonical", Obj: newCIDR("fd00:0::/64"), Want: []string{`spec.cidrs[0]: Invalid value: "fd00:0::/64": must be in canonical form ("fd00::/64")`}},
 		{
-			name: "two IPv4", obj: newCIDR("10.0.0.0/24", "10.1.0.0/24"),
-			want: []string{`spec.cidrs: Invalid value: ["10.0.0.0/24","10.1.0.0/24"]: ` + oneOfEach},
+			Name: "two IPv4", Obj: newCIDR("10.0.0.0/24", "10.1.0.0/24"),
+			Want: []string{`spec.cidrs: Invalid value: ["10.0.0.0/24","10.1.0.0/24"]: ` + oneOfEach},
 		},
 		{
-			name: "two IPv6", obj: newCIDR("fd00::/64", "fd01::/64"),
-			want: []string{`spec.cidrs: Invalid value: ["fd00::/64","fd01::/64"]: ` + oneOfEach},
+			Name: "two IPv6", Obj: newCIDR("fd00::/64", "fd01::/64"),
+			Want: []string{`spec.cidrs: Invalid value: ["fd00::/64","fd01::/64"]: ` + oneOfEach},
 		},
 		{
-			name: "no name", obj: func() *networkingv1.ServiceCIDR { c := newCIDR("10.0.0.0/24"); c.Name = ""; return c }(),
-			want: []string{"metadata.name: Required value: name or generateName is required"},
+			Name: "no name", Obj: func() *networkingv1.ServiceCIDR { c := newCIDR("10.0.0.0/24"); c.Name = ""; return c }(),
+			Want: []string{"metadata.name: Required value: name or generateName is required"},
 		},
 		{
-			name: "a namespace", obj: func() *networkingv1.ServiceCIDR { c := newCIDR("10.0.0.0/24"); c.Namespace = "default"; return c }(),
-			want: []string{"metadata.namespace: Forbidden: not allowed on this type"},
+			Name: "a namespace", Obj: func() *networkingv1.ServiceCIDR { c := newCIDR("10.0.0.0/24"); c.Namespace = "default"; return c }(),
+			Want: []string{"metadata.namespace: Forbidden: not allowed on this type"},
 		},
 	}
 	store := registrytest.REST(t, NewStorage, "servicecidrs")
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			if diff := cmp.Diff(tt.want, registrytest.Messages(store.CreateStrategy.Validate(context.Background(), tt.obj))); diff != "" {
-				t.Errorf("Validate errors (-want +got):\n%s", diff)
-			}
-		})
-	}
+	registrytest.ValidateChanges(t, store.CreateStrategy, registrytest.Messages, tests)
 }
 
 // TestValidateName: a ServiceCIDR's name is a DNS subdomain, as upstream's.
@@ -300,38 +290,18 @@ func TestFieldSelectors(t *testing.T) {
 
 func TestTable(t *testing.T) {
 	created := metav1.NewTime(time.Now().Add(-90 * time.Second))
-	tests := []struct {
-		name string
-		obj  *networkingv1.ServiceCIDR
-		want []any
-	}{
-		{name: "single stack, no creation time", obj: newCIDR("10.0.0.0/24"), want: []any{"extra", "10.0.0.0/24", "<unknown>"}},
+	tests := []registrytest.Row{
+		{Name: "single stack, no creation time", Obj: newCIDR("10.0.0.0/24"), Want: []any{"extra", "10.0.0.0/24", "<unknown>"}},
 		{
-			name: "dual stack",
-			obj: func() *networkingv1.ServiceCIDR {
+			Name: "dual stack",
+			Obj: func() *networkingv1.ServiceCIDR {
 				c := newCIDR("10.0.0.0/24", "fd00::/64")
 				c.CreationTimestamp = created
 				return c
 			}(),
-			want: []any{"extra", "10.0.0.0/24,fd00::/64", "90s"},
+			Want: []any{"extra", "10.0.0.0/24,fd00::/64", "90s"},
 		},
 	}
 	store := registrytest.REST(t, NewStorage, "servicecidrs")
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			table, err := store.ConvertToTable(context.Background(), tt.obj, nil)
-			if err != nil {
-				t.Fatalf("ConvertToTable: got error %v, want none", err)
-			}
-			if diff := cmp.Diff([]string{"Name", "CIDRs", "Age"}, registrytest.ColumnNames(table)); diff != "" {
-				t.Errorf("columns (-want +got):\n%s", diff)
-			}
-			if len(table.Rows) != 1 {
-				t.Fatalf("rows: got %d, want 1", len(table.Rows))
-			}
-			if diff := cmp.Diff(tt.want, table.Rows[0].Cells); diff != "" {
-				t.Errorf("cells (-want +got):\n%s", diff)
-			}
-		})
-	}
+	registrytest.CheckTable(t, store, []string{"Name", "CIDRs", "Age"}, tests...)
 }

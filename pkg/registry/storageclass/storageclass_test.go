@@ -61,93 +61,70 @@ func TestValidate(t *testing.T) {
 	for i := 0; i <= maxParameters; i++ {
 		manyParams[fmt.Sprint(i)] = "v"
 	}
-	tests := []struct {
-		name   string
-		mutate func(*storagev1.StorageClass)
-		want   []string
-	}{
-		{name: "valid", mutate: func(*storagev1.StorageClass) {}, want: []string{}},
-		{name: "upper-case provisioner", mutate: func(sc *storagev1.StorageClass) { sc.Provisioner = "Example.com/NFS" }, want: []string{}},
-		{name: "no provisioner", mutate: func(sc *storagev1.StorageClass) { sc.Provisioner = "" }, want: []string{"provisioner: Required value"}},
-		{name: "bad provisioner", mutate: func(sc *storagev1.StorageClass) { sc.Provisioner = "a/b/c" }, want: []string{"provisioner: Invalid value"}},
-		{name: "empty parameter key", mutate: func(sc *storagev1.StorageClass) { sc.Parameters[""] = "x" }, want: []string{"parameters: Invalid value"}},
-		{name: "too many parameters", mutate: func(sc *storagev1.StorageClass) { sc.Parameters = manyParams }, want: []string{"parameters: Too long"}},
+	tests := []registrytest.Mutation[*storagev1.StorageClass]{
+		{Name: "valid", Mutate: func(*storagev1.StorageClass) {}, Want: []string{}},
+		{Name: "upper-case provisioner", Mutate: func(sc *storagev1.StorageClass) { sc.Provisioner = "Example.com/NFS" }, Want: []string{}},
+		{Name: "no provisioner", Mutate: func(sc *storagev1.StorageClass) { sc.Provisioner = "" }, Want: []string{"provisioner: Required value"}},
+		{Name: "bad provisioner", Mutate: func(sc *storagev1.StorageClass) { sc.Provisioner = "a/b/c" }, Want: []string{"provisioner: Invalid value"}},
+		{Name: "empty parameter key", Mutate: func(sc *storagev1.StorageClass) { sc.Parameters[""] = "x" }, Want: []string{"parameters: Invalid value"}},
+		{Name: "too many parameters", Mutate: func(sc *storagev1.StorageClass) { sc.Parameters = manyParams }, Want: []string{"parameters: Too long"}},
 		{
-			name:   "Recycle is not a class reclaim policy",
-			mutate: func(sc *storagev1.StorageClass) { sc.ReclaimPolicy = ptr.To(corev1.PersistentVolumeReclaimRecycle) },
-			want:   []string{"reclaimPolicy: Unsupported value"},
+			Name:   "Recycle is not a class reclaim policy",
+			Mutate: func(sc *storagev1.StorageClass) { sc.ReclaimPolicy = ptr.To(corev1.PersistentVolumeReclaimRecycle) },
+			Want:   []string{"reclaimPolicy: Unsupported value"},
 		},
-		{name: "no binding mode", mutate: func(sc *storagev1.StorageClass) { sc.VolumeBindingMode = nil }, want: []string{"volumeBindingMode: Required value"}},
+		{Name: "no binding mode", Mutate: func(sc *storagev1.StorageClass) { sc.VolumeBindingMode = nil }, Want: []string{"volumeBindingMode: Required value"}},
 		{
-			name:   "unknown binding mode",
-			mutate: func(sc *storagev1.StorageClass) { sc.VolumeBindingMode = ptr.To(storagev1.VolumeBindingMode("Later")) },
-			want:   []string{"volumeBindingMode: Unsupported value"},
+			Name:   "unknown binding mode",
+			Mutate: func(sc *storagev1.StorageClass) { sc.VolumeBindingMode = ptr.To(storagev1.VolumeBindingMode("Later")) },
+			Want:   []string{"volumeBindingMode: Unsupported value"},
 		},
 		{
-			name: "topology: no values, duplicate value and key, bad key",
-			mutate: func(sc *storagev1.StorageClass) {
+			Name: "topology: no values, duplicate value and key, bad key",
+			Mutate: func(sc *storagev1.StorageClass) {
 				sc.AllowedTopologies[0].MatchLabelExpressions = []corev1.TopologySelectorLabelRequirement{
 					{Key: "zone", Values: []string{"a", "a"}}, {Key: "zone"}, {Key: "bad key!", Values: []string{"x"}},
 				}
 			},
-			want: []string{
+			Want: []string{
 				"allowedTopologies[0].matchLabelExpressions[0].values[1]: Duplicate value", "allowedTopologies[0].matchLabelExpressions[1].key: Duplicate value",
 				"allowedTopologies[0].matchLabelExpressions[1].values: Required value", "allowedTopologies[0].matchLabelExpressions[2].key: Invalid value",
 			},
 		},
 		{
-			name: "topology: duplicate term",
-			mutate: func(sc *storagev1.StorageClass) {
+			Name: "topology: duplicate term",
+			Mutate: func(sc *storagev1.StorageClass) {
 				sc.AllowedTopologies = append(sc.AllowedTopologies, sc.AllowedTopologies[0])
 			},
-			want: []string{"allowedTopologies[1].matchLabelExpressions: Duplicate value"},
+			Want: []string{"allowedTopologies[1].matchLabelExpressions: Duplicate value"},
 		},
 	}
 	store := registrytest.REST(t, NewStorage, "storageclasses")
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			sc := modified(validClass(), tt.mutate)
-			got := registrytest.ErrorPaths(store.CreateStrategy.Validate(context.Background(), sc))
-			if diff := cmp.Diff(tt.want, got); diff != "" {
-				t.Errorf("Validate errors (-want +got):\n%s", diff)
-			}
-		})
-	}
+	registrytest.ValidateMutations(t, store.CreateStrategy, registrytest.ErrorPaths, validClass, tests)
 }
 
 func TestValidateUpdate(t *testing.T) {
-	tests := []struct {
-		name   string
-		mutate func(*storagev1.StorageClass)
-		want   []string
-	}{
-		{name: "labels, mount options, expansion and topologies may change", mutate: func(sc *storagev1.StorageClass) {
+	tests := []registrytest.Mutation[*storagev1.StorageClass]{
+		{Name: "labels, mount options, expansion and topologies may change", Mutate: func(sc *storagev1.StorageClass) {
 			sc.Labels, sc.MountOptions, sc.AllowVolumeExpansion, sc.AllowedTopologies = map[string]string{"a": "b"}, []string{"ro"}, ptr.To(true), nil
-		}, want: []string{}},
-		{name: "provisioner", mutate: func(sc *storagev1.StorageClass) { sc.Provisioner = "other.example.com" }, want: []string{"provisioner: Invalid value"}},
-		{name: "parameters", mutate: func(sc *storagev1.StorageClass) { sc.Parameters["type"] = "io2" }, want: []string{"parameters: Invalid value"}},
+		}, Want: []string{}},
+		{Name: "provisioner", Mutate: func(sc *storagev1.StorageClass) { sc.Provisioner = "other.example.com" }, Want: []string{"provisioner: Invalid value"}},
+		{Name: "parameters", Mutate: func(sc *storagev1.StorageClass) { sc.Parameters["type"] = "io2" }, Want: []string{"parameters: Invalid value"}},
 		{
-			name:   "reclaimPolicy",
-			mutate: func(sc *storagev1.StorageClass) { sc.ReclaimPolicy = ptr.To(corev1.PersistentVolumeReclaimRetain) },
-			want:   []string{"reclaimPolicy: Invalid value"},
+			Name:   "reclaimPolicy",
+			Mutate: func(sc *storagev1.StorageClass) { sc.ReclaimPolicy = ptr.To(corev1.PersistentVolumeReclaimRetain) },
+			Want:   []string{"reclaimPolicy: Invalid value"},
 		},
 		{
-			name:   "volumeBindingMode",
-			mutate: func(sc *storagev1.StorageClass) { sc.VolumeBindingMode = ptr.To(storagev1.VolumeBindingImmediate) },
-			want:   []string{"volumeBindingMode: Invalid value"},
+			Name:   "volumeBindingMode",
+			Mutate: func(sc *storagev1.StorageClass) { sc.VolumeBindingMode = ptr.To(storagev1.VolumeBindingImmediate) },
+			Want:   []string{"volumeBindingMode: Invalid value"},
 		},
-		{name: "update also validates", mutate: func(sc *storagev1.StorageClass) { sc.AllowedTopologies[0].MatchLabelExpressions[0].Values = nil }, want: []string{
+		{Name: "update also validates", Mutate: func(sc *storagev1.StorageClass) { sc.AllowedTopologies[0].MatchLabelExpressions[0].Values = nil }, Want: []string{
 			"allowedTopologies[0].matchLabelExpressions[0].values: Required value"}},
 	}
 	store := registrytest.REST(t, NewStorage, "storageclasses")
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			got := registrytest.ErrorPaths(store.UpdateStrategy.ValidateUpdate(context.Background(), modified(validClass(), tt.mutate), validClass()))
-			if diff := cmp.Diff(tt.want, got); diff != "" {
-				t.Errorf("ValidateUpdate errors (-want +got):\n%s", diff)
-			}
-		})
-	}
+	registrytest.ValidateUpdateMutations(t, store.UpdateStrategy, registrytest.ErrorPaths, validClass, tests)
 }
 
 func TestPrepareKeepsEverything(t *testing.T) {

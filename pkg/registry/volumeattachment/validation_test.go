@@ -45,81 +45,70 @@ const (
 // create: the attacher's errors are the declarative ones, last.
 func TestValidate(t *testing.T) {
 	accented := strings.Repeat("é", 32) // 64 bytes, 32 characters
-	tests := []struct {
-		name   string
-		mutate func(*storagev1.VolumeAttachment)
-		want   []string
-	}{
-		{name: "valid", mutate: func(*storagev1.VolumeAttachment) {}, want: []string{}},
-		{name: "upper-case attacher", mutate: func(va *storagev1.VolumeAttachment) { va.Spec.Attacher = "EBS.csi.aws.com" }, want: []string{}},
+	tests := []registrytest.Mutation[*storagev1.VolumeAttachment]{
+		{Name: "valid", Mutate: func(*storagev1.VolumeAttachment) {}, Want: []string{}},
+		{Name: "upper-case attacher", Mutate: func(va *storagev1.VolumeAttachment) { va.Spec.Attacher = "EBS.csi.aws.com" }, Want: []string{}},
 		{
-			name:   "name not a DNS subdomain",
-			mutate: func(va *storagev1.VolumeAttachment) { va.Name = "CSI_1" },
-			want:   []string{`metadata.name: Invalid value: "CSI_1": ` + dnsSubdomain},
+			Name:   "name not a DNS subdomain",
+			Mutate: func(va *storagev1.VolumeAttachment) { va.Name = "CSI_1" },
+			Want:   []string{`metadata.name: Invalid value: "CSI_1": ` + dnsSubdomain},
 		},
-		{name: "no attacher", mutate: func(va *storagev1.VolumeAttachment) { va.Spec.Attacher = "" }, want: []string{"spec.attacher: Required value"}},
+		{Name: "no attacher", Mutate: func(va *storagev1.VolumeAttachment) { va.Spec.Attacher = "" }, Want: []string{"spec.attacher: Required value"}},
 		{
-			name:   "attacher too long",
-			mutate: func(va *storagev1.VolumeAttachment) { va.Spec.Attacher = strings.Repeat("a", 64) },
-			want:   []string{"spec.attacher: Too long: may not be more than 63 characters"},
+			Name:   "attacher too long",
+			Mutate: func(va *storagev1.VolumeAttachment) { va.Spec.Attacher = strings.Repeat("a", 64) },
+			Want:   []string{"spec.attacher: Too long: may not be more than 63 characters"},
 		},
 		{
-			name:   "attacher not a DNS subdomain",
-			mutate: func(va *storagev1.VolumeAttachment) { va.Spec.Attacher = "EBS_CSI" },
-			want:   []string{`spec.attacher: Invalid value: "EBS_CSI": ` + caselessSubdomain},
+			Name:   "attacher not a DNS subdomain",
+			Mutate: func(va *storagev1.VolumeAttachment) { va.Spec.Attacher = "EBS_CSI" },
+			Want:   []string{`spec.attacher: Invalid value: "EBS_CSI": ` + caselessSubdomain},
 		},
 		{
 			// The declared limit counts characters: the handwritten byte limit stays.
-			name:   "attacher of 64 bytes, 32 characters",
-			mutate: func(va *storagev1.VolumeAttachment) { va.Spec.Attacher = accented },
-			want:   []string{"spec.attacher: Too long: may not be more than 63 bytes", `spec.attacher: Invalid value: "` + accented + `": ` + caselessSubdomain},
+			Name:   "attacher of 64 bytes, 32 characters",
+			Mutate: func(va *storagev1.VolumeAttachment) { va.Spec.Attacher = accented },
+			Want:   []string{"spec.attacher: Too long: may not be more than 63 bytes", `spec.attacher: Invalid value: "` + accented + `": ` + caselessSubdomain},
 		},
 		{
-			name:   "attacher errors come last",
-			mutate: func(va *storagev1.VolumeAttachment) { va.Spec.Attacher, va.Spec.NodeName = "", "Node_1" },
-			want:   []string{`spec.nodeName: Invalid value: "Node_1": ` + dnsSubdomain, "spec.attacher: Required value"},
+			Name:   "attacher errors come last",
+			Mutate: func(va *storagev1.VolumeAttachment) { va.Spec.Attacher, va.Spec.NodeName = "", "Node_1" },
+			Want:   []string{`spec.nodeName: Invalid value: "Node_1": ` + dnsSubdomain, "spec.attacher: Required value"},
 		},
-		{name: "no node name", mutate: func(va *storagev1.VolumeAttachment) { va.Spec.NodeName = "" }, want: []string{`spec.nodeName: Invalid value: "": ` + dnsSubdomain}},
+		{Name: "no node name", Mutate: func(va *storagev1.VolumeAttachment) { va.Spec.NodeName = "" }, Want: []string{`spec.nodeName: Invalid value: "": ` + dnsSubdomain}},
 		{
-			name:   "no source",
-			mutate: func(va *storagev1.VolumeAttachment) { va.Spec.Source = storagev1.VolumeAttachmentSource{} },
-			want:   []string{"spec.source: Required value: " + exactlyOne},
-		},
-		{
-			name:   "both sources",
-			mutate: func(va *storagev1.VolumeAttachment) { va.Spec.Source.InlineVolumeSpec = inlineSpec() },
-			want:   []string{"spec.source: Forbidden: " + exactlyOne},
+			Name:   "no source",
+			Mutate: func(va *storagev1.VolumeAttachment) { va.Spec.Source = storagev1.VolumeAttachmentSource{} },
+			Want:   []string{"spec.source: Required value: " + exactlyOne},
 		},
 		{
-			name:   "empty persistent volume name",
-			mutate: func(va *storagev1.VolumeAttachment) { va.Spec.Source.PersistentVolumeName = ptr.To("") },
-			want: []string{
+			Name:   "both sources",
+			Mutate: func(va *storagev1.VolumeAttachment) { va.Spec.Source.InlineVolumeSpec = inlineSpec() },
+			Want:   []string{"spec.source: Forbidden: " + exactlyOne},
+		},
+		{
+			Name:   "empty persistent volume name",
+			Mutate: func(va *storagev1.VolumeAttachment) { va.Spec.Source.PersistentVolumeName = ptr.To("") },
+			Want: []string{
 				"spec.source.persistentVolumeName: Required value: must specify non empty persistentVolumeName",
 				`spec.source.persistentVolumeName: Invalid value: "": ` + dnsSubdomain,
 			},
 		},
 		{
-			name:   "persistent volume name not a DNS subdomain",
-			mutate: func(va *storagev1.VolumeAttachment) { va.Spec.Source.PersistentVolumeName = ptr.To("PV_1") },
-			want:   []string{`spec.source.persistentVolumeName: Invalid value: "PV_1": ` + dnsSubdomain},
+			Name:   "persistent volume name not a DNS subdomain",
+			Mutate: func(va *storagev1.VolumeAttachment) { va.Spec.Source.PersistentVolumeName = ptr.To("PV_1") },
+			Want:   []string{`spec.source.persistentVolumeName: Invalid value: "PV_1": ` + dnsSubdomain},
 		},
 		{
-			name: "status is checked too",
-			mutate: func(va *storagev1.VolumeAttachment) {
+			Name: "status is checked too",
+			Mutate: func(va *storagev1.VolumeAttachment) {
 				va.Status.AttachError = &storagev1.VolumeError{ErrorCode: ptr.To[int32](-2)}
 			},
-			want: []string{"status.attachError.errorCode: Invalid value: -2: must be between 0 and 2147483647, inclusive"},
+			Want: []string{"status.attachError.errorCode: Invalid value: -2: must be between 0 and 2147483647, inclusive"},
 		},
 	}
 	store := registrytest.REST(t, NewStorage, "volumeattachments")
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			got := registrytest.Messages(store.CreateStrategy.Validate(context.Background(), modified(validAttachment(), tt.mutate)))
-			if diff := cmp.Diff(tt.want, got); diff != "" {
-				t.Errorf("Validate errors (-want +got):\n%s", diff)
-			}
-		})
-	}
+	registrytest.ValidateMutations(t, store.CreateStrategy, registrytest.Messages, validAttachment, tests)
 }
 
 // TestValidateInline: upstream's ValidatePersistentVolumeSpec for an
@@ -133,125 +122,121 @@ func TestValidateInline(t *testing.T) {
 	secret := func(name, namespace string) *corev1.SecretReference {
 		return &corev1.SecretReference{Name: name, Namespace: namespace}
 	}
-	tests := []struct {
-		name   string
-		mutate func(*corev1.PersistentVolumeSpec)
-		want   []string
-	}{
-		{name: "valid", mutate: func(*corev1.PersistentVolumeSpec) {}, want: []string{}},
+	tests := []registrytest.Mutation[*corev1.PersistentVolumeSpec]{
+		{Name: "valid", Mutate: func(*corev1.PersistentVolumeSpec) {}, Want: []string{}},
 		{
-			name: "Retain, Filesystem and secrets allowed",
-			mutate: func(s *corev1.PersistentVolumeSpec) {
+			Name: "Retain, Filesystem and secrets allowed",
+			Mutate: func(s *corev1.PersistentVolumeSpec) {
 				s.PersistentVolumeReclaimPolicy, s.VolumeMode = corev1.PersistentVolumeReclaimRetain, ptr.To(corev1.PersistentVolumeFilesystem)
 				s.CSI.NodePublishSecretRef = secret("creds", "kube-system")
 			},
-			want: []string{},
+			Want: []string{},
 		},
 		{
-			name: "what only a PersistentVolume has",
-			mutate: func(s *corev1.PersistentVolumeSpec) {
+			Name: "what only a PersistentVolume has",
+			Mutate: func(s *corev1.PersistentVolumeSpec) {
 				s.ClaimRef = &corev1.ObjectReference{Name: "claim"}
 				s.Capacity = corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Gi")}
 				s.NodeAffinity = &corev1.VolumeNodeAffinity{}
 				s.StorageClassName = "fast"
 			},
-			want: []string{
+			Want: []string{
 				p + ".claimRef: Forbidden: may not be specified in the context of inline volumes",
 				p + ".capacity: Forbidden: may not be specified in the context of inline volumes",
 				p + ".nodeAffinity: Forbidden: may not be specified in the context of inline volumes",
 				p + ".storageClassName: Forbidden: may not be specified in the context of inline volumes",
 			},
 		},
-		{name: "not CSI", mutate: nfs, want: []string{csiRequired}},
-		{name: "no access modes", mutate: func(s *corev1.PersistentVolumeSpec) { s.AccessModes = nil }, want: []string{p + ".accessModes: Required value"}},
+		{Name: "not CSI", Mutate: nfs, Want: []string{csiRequired}},
+		{Name: "no access modes", Mutate: func(s *corev1.PersistentVolumeSpec) { s.AccessModes = nil }, Want: []string{p + ".accessModes: Required value"}},
 		{
-			name:   "ReadWriteOncePod with another",
-			mutate: func(s *corev1.PersistentVolumeSpec) { s.AccessModes = append(s.AccessModes, corev1.ReadWriteOncePod) },
-			want:   []string{p + ".accessModes: Forbidden: may not use ReadWriteOncePod with other access modes"},
+			Name:   "ReadWriteOncePod with another",
+			Mutate: func(s *corev1.PersistentVolumeSpec) { s.AccessModes = append(s.AccessModes, corev1.ReadWriteOncePod) },
+			Want:   []string{p + ".accessModes: Forbidden: may not use ReadWriteOncePod with other access modes"},
 		},
 		{
-			name: "unknown access mode",
-			mutate: func(s *corev1.PersistentVolumeSpec) {
+			Name: "unknown access mode",
+			Mutate: func(s *corev1.PersistentVolumeSpec) {
 				s.AccessModes = []corev1.PersistentVolumeAccessMode{"ReadSometimes"}
 			},
-			want: []string{p + `.accessModes: Unsupported value: "ReadSometimes": supported values: "ReadOnlyMany", "ReadWriteMany", "ReadWriteOnce", "ReadWriteOncePod"`},
+			Want: []string{p + `.accessModes: Unsupported value: "ReadSometimes": supported values: "ReadOnlyMany", "ReadWriteMany", "ReadWriteOnce", "ReadWriteOncePod"`},
 		},
 		{
-			name: "Delete",
-			mutate: func(s *corev1.PersistentVolumeSpec) {
+			Name: "Delete",
+			Mutate: func(s *corev1.PersistentVolumeSpec) {
 				s.PersistentVolumeReclaimPolicy = corev1.PersistentVolumeReclaimDelete
 			},
-			want: []string{p + ".persistentVolumeReclaimPolicy: Forbidden: may only be Retain in the context of inline volumes"},
+			Want: []string{p + ".persistentVolumeReclaimPolicy: Forbidden: may only be Retain in the context of inline volumes"},
 		},
 		{
-			name: "Recycle of a hostPath of /",
-			mutate: func(s *corev1.PersistentVolumeSpec) {
+			Name: "Recycle of a hostPath of /",
+			Mutate: func(s *corev1.PersistentVolumeSpec) {
 				s.CSI, s.HostPath, s.PersistentVolumeReclaimPolicy = nil, &corev1.HostPathVolumeSource{Path: "/"}, corev1.PersistentVolumeReclaimRecycle
 			},
-			want: []string{
+			Want: []string{
 				csiRequired,
 				p + ".persistentVolumeReclaimPolicy: Forbidden: may only be Retain in the context of inline volumes",
 				p + ".persistentVolumeReclaimPolicy: Forbidden: may not be 'recycle' for a hostPath mount of '/'",
 			},
 		},
 		{
-			name:   "Block",
-			mutate: func(s *corev1.PersistentVolumeSpec) { s.VolumeMode = ptr.To(corev1.PersistentVolumeBlock) },
-			want:   []string{p + ".volumeMode: Forbidden: may not specify volumeMode other than Filesystem in the context of inline volumes"},
+			Name:   "Block",
+			Mutate: func(s *corev1.PersistentVolumeSpec) { s.VolumeMode = ptr.To(corev1.PersistentVolumeBlock) },
+			Want:   []string{p + ".volumeMode: Forbidden: may not specify volumeMode other than Filesystem in the context of inline volumes"},
 		},
 		{
-			name:   "no volume source",
-			mutate: func(s *corev1.PersistentVolumeSpec) { s.CSI = nil },
-			want:   []string{csiRequired, p + ": Required value: must specify a volume type"},
+			Name:   "no volume source",
+			Mutate: func(s *corev1.PersistentVolumeSpec) { s.CSI = nil },
+			Want:   []string{csiRequired, p + ": Required value: must specify a volume type"},
 		},
 		{
-			name:   "CSI after another source",
-			mutate: func(s *corev1.PersistentVolumeSpec) { s.HostPath = &corev1.HostPathVolumeSource{Path: "/data"} },
-			want:   []string{p + ".csi: Forbidden: may not specify more than 1 volume type"},
+			Name:   "CSI after another source",
+			Mutate: func(s *corev1.PersistentVolumeSpec) { s.HostPath = &corev1.HostPathVolumeSource{Path: "/data"} },
+			Want:   []string{p + ".csi: Forbidden: may not specify more than 1 volume type"},
 		},
 		{
-			name: "cephfs after nfs, at upstream's path",
-			mutate: func(s *corev1.PersistentVolumeSpec) {
+			Name: "cephfs after nfs, at upstream's path",
+			Mutate: func(s *corev1.PersistentVolumeSpec) {
 				nfs(s)
 				s.CephFS = &corev1.CephFSPersistentVolumeSource{Monitors: []string{"m"}}
 			},
-			want: []string{csiRequired, p + ".cephFS: Forbidden: may not specify more than 1 volume type"},
+			Want: []string{csiRequired, p + ".cephFS: Forbidden: may not specify more than 1 volume type"},
 		},
 		{
-			name: "flexVolume is counted, never refused",
-			mutate: func(s *corev1.PersistentVolumeSpec) {
+			Name: "flexVolume is counted, never refused",
+			Mutate: func(s *corev1.PersistentVolumeSpec) {
 				nfs(s)
 				s.FlexVolume = &corev1.FlexPersistentVolumeSource{Driver: "example/flex"}
 			},
-			want: []string{csiRequired},
+			Want: []string{csiRequired},
 		},
 		{
-			name: "local requires node affinity",
-			mutate: func(s *corev1.PersistentVolumeSpec) {
+			Name: "local requires node affinity",
+			Mutate: func(s *corev1.PersistentVolumeSpec) {
 				s.CSI, s.Local = nil, &corev1.LocalVolumeSource{Path: "/mnt/disk"}
 			},
-			want: []string{csiRequired, p + ".nodeAffinity: Required value: Local volume requires node affinity"},
+			Want: []string{csiRequired, p + ".nodeAffinity: Required value: Local volume requires node affinity"},
 		},
 		{
-			name:   "no CSI driver or handle",
-			mutate: func(s *corev1.PersistentVolumeSpec) { s.CSI.Driver, s.CSI.VolumeHandle = "", "" },
-			want:   []string{p + ".csi.driver: Required value", p + ".csi.volumeHandle: Required value"},
+			Name:   "no CSI driver or handle",
+			Mutate: func(s *corev1.PersistentVolumeSpec) { s.CSI.Driver, s.CSI.VolumeHandle = "", "" },
+			Want:   []string{p + ".csi.driver: Required value", p + ".csi.volumeHandle: Required value"},
 		},
 		{
-			name:   "CSI driver as handwritten: too long, lower-cased format",
-			mutate: func(s *corev1.PersistentVolumeSpec) { s.CSI.Driver = strings.Repeat("A", 63) + "_" },
-			want: []string{
+			Name:   "CSI driver as handwritten: too long, lower-cased format",
+			Mutate: func(s *corev1.PersistentVolumeSpec) { s.CSI.Driver = strings.Repeat("A", 63) + "_" },
+			Want: []string{
 				p + ".csi.driver: Too long: may not be more than 63 bytes",
 				p + `.csi.driver: Invalid value: "` + strings.Repeat("A", 63) + `_": ` + dnsSubdomain,
 			},
 		},
 		{
-			name: "secret references",
-			mutate: func(s *corev1.PersistentVolumeSpec) {
+			Name: "secret references",
+			Mutate: func(s *corev1.PersistentVolumeSpec) {
 				s.CSI.ControllerPublishSecretRef, s.CSI.ControllerExpandSecretRef = secret("", ""), secret("Creds", "Kube_System")
 				s.CSI.NodePublishSecretRef, s.CSI.NodeExpandSecretRef = secret("creds", "kube-system"), secret("", "kube-system")
 			},
-			want: []string{
+			Want: []string{
 				p + ".csi.controllerPublishSecretRef.name: Required value",
 				p + ".csi.controllerPublishSecretRef.namespace: Required value",
 				p + `.csi.controllerExpandSecretRef.name: Invalid value: "Creds": ` + dnsSubdomain,
@@ -262,12 +247,12 @@ func TestValidateInline(t *testing.T) {
 	}
 	store := registrytest.REST(t, NewStorage, "volumeattachments")
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
+		t.Run(tt.Name, func(t *testing.T) {
 			va := validAttachment()
 			va.Spec.Source = storagev1.VolumeAttachmentSource{InlineVolumeSpec: inlineSpec()}
-			tt.mutate(va.Spec.Source.InlineVolumeSpec)
+			tt.Mutate(va.Spec.Source.InlineVolumeSpec)
 			got := registrytest.Messages(store.CreateStrategy.Validate(context.Background(), va))
-			if diff := cmp.Diff(tt.want, got); diff != "" {
+			if diff := cmp.Diff(tt.Want, got); diff != "" {
 				t.Errorf("Validate errors (-want +got):\n%s", diff)
 			}
 		})

@@ -134,39 +134,35 @@ func TestValidateUpdate(t *testing.T) {
 // TestValidateStatusUpdate: upstream's status strategy validates the whole
 // attachment; the status's own rules are upstream's validateVolumeAttachmentStatus.
 func TestValidateStatusUpdate(t *testing.T) {
-	tests := []struct {
-		name   string
-		mutate func(*storagev1.VolumeAttachment)
-		want   []string
-	}{
-		{name: "attached", mutate: func(*storagev1.VolumeAttachment) {}, want: []string{}},
+	tests := []registrytest.Mutation[*storagev1.VolumeAttachment]{
+		{Name: "attached", Mutate: func(*storagev1.VolumeAttachment) {}, Want: []string{}},
 		{
-			name: "metadata too large",
-			mutate: func(va *storagev1.VolumeAttachment) {
+			Name: "metadata too large",
+			Mutate: func(va *storagev1.VolumeAttachment) {
 				va.Status.AttachmentMetadata["blob"] = strings.Repeat("x", maxAttachmentMetadataSize)
 			},
-			want: []string{"status.attachmentMetadata: Too long: may not be more than 262144 bytes"},
+			Want: []string{"status.attachmentMetadata: Too long: may not be more than 262144 bytes"},
 		},
 		{
-			name: "error message too long",
-			mutate: func(va *storagev1.VolumeAttachment) {
+			Name: "error message too long",
+			Mutate: func(va *storagev1.VolumeAttachment) {
 				va.Status.AttachError = &storagev1.VolumeError{Message: strings.Repeat("m", 1025)}
 			},
-			want: []string{"status.attachError.message: Too long: may not be more than 1024 bytes"},
+			Want: []string{"status.attachError.message: Too long: may not be more than 1024 bytes"},
 		},
 		{
-			name:   "negative error code",
-			mutate: func(va *storagev1.VolumeAttachment) { va.Status.DetachError.ErrorCode = ptr.To[int32](-1) },
-			want:   []string{"status.detachError.errorCode: Invalid value: -1: must be between 0 and 2147483647, inclusive"},
+			Name:   "negative error code",
+			Mutate: func(va *storagev1.VolumeAttachment) { va.Status.DetachError.ErrorCode = ptr.To[int32](-1) },
+			Want:   []string{"status.detachError.errorCode: Invalid value: -1: must be between 0 and 2147483647, inclusive"},
 		},
 	}
 	_, status := strategies()
 	old := validAttachment()
 	old.Status = attachedStatus()
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			got := status.ValidateUpdate(context.Background(), modified(old, tt.mutate), old)
-			if diff := cmp.Diff(tt.want, registrytest.Messages(got)); diff != "" {
+		t.Run(tt.Name, func(t *testing.T) {
+			got := status.ValidateUpdate(context.Background(), modified(old, tt.Mutate), old)
+			if diff := cmp.Diff(tt.Want, registrytest.Messages(got)); diff != "" {
 				t.Errorf("status ValidateUpdate errors (-want +got):\n%s", diff)
 			}
 		})
@@ -272,25 +268,21 @@ func TestFieldSelectors(t *testing.T) {
 }
 
 func TestTable(t *testing.T) {
-	tests := []struct {
-		name string
-		va   *storagev1.VolumeAttachment
-		want []any
-	}{
-		{name: "persistent volume, not attached", va: validAttachment(), want: []any{"csi-0123abcd", "ebs.csi.aws.com", "pv-1", "node-1", false, "<unknown>"}},
+	tests := []registrytest.Row{
+		{Name: "persistent volume, not attached", Obj: validAttachment(), Want: []any{"csi-0123abcd", "ebs.csi.aws.com", "pv-1", "node-1", false, "<unknown>"}},
 		{
-			name: "inline volume, attached",
-			va: modified(validAttachment(), func(va *storagev1.VolumeAttachment) {
+			Name: "inline volume, attached",
+			Obj: modified(validAttachment(), func(va *storagev1.VolumeAttachment) {
 				va.Spec.Source = storagev1.VolumeAttachmentSource{InlineVolumeSpec: inlineSpec()}
 				va.Status.Attached = true
 			}),
-			want: []any{"csi-0123abcd", "ebs.csi.aws.com", "", "node-1", true, "<unknown>"},
+			Want: []any{"csi-0123abcd", "ebs.csi.aws.com", "", "node-1", true, "<unknown>"},
 		},
 	}
 	store := registrytest.REST(t, NewStorage, "volumeattachments")
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			table, err := store.ConvertToTable(context.Background(), tt.va, nil)
+		t.Run(tt.Name, func(t *testing.T) {
+			table, err := store.ConvertToTable(context.Background(), tt.Obj, nil)
 			if err != nil {
 				t.Fatalf("ConvertToTable: got error %v, want none", err)
 			}
@@ -305,7 +297,7 @@ func TestTable(t *testing.T) {
 			if diff := cmp.Diff(want, table.ColumnDefinitions); diff != "" {
 				t.Errorf("columns (-want +got):\n%s", diff)
 			}
-			if diff := cmp.Diff(tt.want, table.Rows[0].Cells); diff != "" {
+			if diff := cmp.Diff(tt.Want, table.Rows[0].Cells); diff != "" {
 				t.Errorf("cells (-want +got):\n%s", diff)
 			}
 		})

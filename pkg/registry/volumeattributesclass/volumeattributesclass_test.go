@@ -70,101 +70,79 @@ func TestValidate(t *testing.T) {
 	for i := range maxParameters + 1 {
 		manyParams[fmt.Sprint(i)] = "v"
 	}
-	tests := []struct {
-		name   string
-		mutate func(*storagev1.VolumeAttributesClass)
-		want   []string
-	}{
-		{name: "valid", mutate: func(*storagev1.VolumeAttributesClass) {}, want: []string{}},
-		{name: "upper-case driver", mutate: func(vac *storagev1.VolumeAttributesClass) { vac.DriverName = "Example.com/NFS" }, want: []string{}},
-		{name: "empty parameter value", mutate: func(vac *storagev1.VolumeAttributesClass) { vac.Parameters["iops"] = "" }, want: []string{}},
+	tests := []registrytest.Mutation[*storagev1.VolumeAttributesClass]{
+		{Name: "valid", Mutate: func(*storagev1.VolumeAttributesClass) {}, Want: []string{}},
+		{Name: "upper-case driver", Mutate: func(vac *storagev1.VolumeAttributesClass) { vac.DriverName = "Example.com/NFS" }, Want: []string{}},
+		{Name: "empty parameter value", Mutate: func(vac *storagev1.VolumeAttributesClass) { vac.Parameters["iops"] = "" }, Want: []string{}},
 		{
-			name:   "name not a DNS subdomain",
-			mutate: func(vac *storagev1.VolumeAttributesClass) { vac.Name = "Gold" },
-			want:   []string{`metadata.name: Invalid value: "Gold": ` + dnsSubdomain},
+			Name:   "name not a DNS subdomain",
+			Mutate: func(vac *storagev1.VolumeAttributesClass) { vac.Name = "Gold" },
+			Want:   []string{`metadata.name: Invalid value: "Gold": ` + dnsSubdomain},
 		},
-		{name: "no driver", mutate: func(vac *storagev1.VolumeAttributesClass) { vac.DriverName = "" }, want: []string{"driverName: Required value"}},
+		{Name: "no driver", Mutate: func(vac *storagev1.VolumeAttributesClass) { vac.DriverName = "" }, Want: []string{"driverName: Required value"}},
 		{
-			name:   "driver not a qualified name, shown lower-cased",
-			mutate: func(vac *storagev1.VolumeAttributesClass) { vac.DriverName = "Example.com/A/B" },
-			want:   []string{`driverName: Invalid value: "example.com/a/b": ` + qualifiedName},
+			Name:   "driver not a qualified name, shown lower-cased",
+			Mutate: func(vac *storagev1.VolumeAttributesClass) { vac.DriverName = "Example.com/A/B" },
+			Want:   []string{`driverName: Invalid value: "example.com/a/b": ` + qualifiedName},
 		},
 		{
-			name:   "no parameters",
-			mutate: func(vac *storagev1.VolumeAttributesClass) { vac.Parameters = nil },
-			want:   []string{"parameters: Required value: must contain at least one key/value pair"},
+			Name:   "no parameters",
+			Mutate: func(vac *storagev1.VolumeAttributesClass) { vac.Parameters = nil },
+			Want:   []string{"parameters: Required value: must contain at least one key/value pair"},
 		},
 		{
-			name:   "empty parameter key",
-			mutate: func(vac *storagev1.VolumeAttributesClass) { vac.Parameters[""] = "x" },
-			want:   []string{`parameters: Invalid value: "": field can not be empty.`},
+			Name:   "empty parameter key",
+			Mutate: func(vac *storagev1.VolumeAttributesClass) { vac.Parameters[""] = "x" },
+			Want:   []string{`parameters: Invalid value: "": field can not be empty.`},
 		},
 		{
-			name:   "too many parameters",
-			mutate: func(vac *storagev1.VolumeAttributesClass) { vac.Parameters = manyParams },
-			want:   []string{"parameters: Too long: may not be more than 512 bytes"},
+			Name:   "too many parameters",
+			Mutate: func(vac *storagev1.VolumeAttributesClass) { vac.Parameters = manyParams },
+			Want:   []string{"parameters: Too long: may not be more than 512 bytes"},
 		},
 		{
-			name: "parameters too large",
-			mutate: func(vac *storagev1.VolumeAttributesClass) {
+			Name: "parameters too large",
+			Mutate: func(vac *storagev1.VolumeAttributesClass) {
 				vac.Parameters["iops"] = strings.Repeat("9", maxParametersSize)
 			},
-			want: []string{"parameters: Too long: may not be more than 262144 bytes"},
+			Want: []string{"parameters: Too long: may not be more than 262144 bytes"},
 		},
 	}
 	store := registrytest.REST(t, NewStorage, "volumeattributesclasses")
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			got := registrytest.Messages(store.CreateStrategy.Validate(context.Background(), modified(validClass(), tt.mutate)))
-			if diff := cmp.Diff(tt.want, got); diff != "" {
-				t.Errorf("Validate errors (-want +got):\n%s", diff)
-			}
-		})
-	}
+	registrytest.ValidateMutations(t, store.CreateStrategy, registrytest.Messages, validClass, tests)
 }
 
 // TestValidateUpdate: upstream's ValidateVolumeAttributesClassUpdate: the
 // driver and the parameters are immutable, reported before the create rules.
 func TestValidateUpdate(t *testing.T) {
-	tests := []struct {
-		name   string
-		mutate func(*storagev1.VolumeAttributesClass)
-		want   []string
-	}{
-		{name: "labels change", mutate: func(vac *storagev1.VolumeAttributesClass) { vac.Labels = map[string]string{"tier": "gold"} }, want: []string{}},
+	tests := []registrytest.Mutation[*storagev1.VolumeAttributesClass]{
+		{Name: "labels change", Mutate: func(vac *storagev1.VolumeAttributesClass) { vac.Labels = map[string]string{"tier": "gold"} }, Want: []string{}},
 		{
-			name:   "driver is immutable",
-			mutate: func(vac *storagev1.VolumeAttributesClass) { vac.DriverName = "pd.csi.storage.gke.io" },
-			want:   []string{"driverName: Forbidden: updates to driverName are forbidden."},
+			Name:   "driver is immutable",
+			Mutate: func(vac *storagev1.VolumeAttributesClass) { vac.DriverName = "pd.csi.storage.gke.io" },
+			Want:   []string{"driverName: Forbidden: updates to driverName are forbidden."},
 		},
 		{
-			name:   "parameters are immutable",
-			mutate: func(vac *storagev1.VolumeAttributesClass) { vac.Parameters["iops"] = "8000" },
-			want:   []string{"parameters: Forbidden: updates to parameters are forbidden."},
+			Name:   "parameters are immutable",
+			Mutate: func(vac *storagev1.VolumeAttributesClass) { vac.Parameters["iops"] = "8000" },
+			Want:   []string{"parameters: Forbidden: updates to parameters are forbidden."},
 		},
 		{
-			name:   "parameters removed: immutable, then required",
-			mutate: func(vac *storagev1.VolumeAttributesClass) { vac.Parameters = nil },
-			want: []string{
+			Name:   "parameters removed: immutable, then required",
+			Mutate: func(vac *storagev1.VolumeAttributesClass) { vac.Parameters = nil },
+			Want: []string{
 				"parameters: Forbidden: updates to parameters are forbidden.",
 				"parameters: Required value: must contain at least one key/value pair",
 			},
 		},
 		{
-			name:   "driver removed: immutable, then required",
-			mutate: func(vac *storagev1.VolumeAttributesClass) { vac.DriverName = "" },
-			want:   []string{"driverName: Forbidden: updates to driverName are forbidden.", "driverName: Required value"},
+			Name:   "driver removed: immutable, then required",
+			Mutate: func(vac *storagev1.VolumeAttributesClass) { vac.DriverName = "" },
+			Want:   []string{"driverName: Forbidden: updates to driverName are forbidden.", "driverName: Required value"},
 		},
 	}
 	store := registrytest.REST(t, NewStorage, "volumeattributesclasses")
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			got := store.UpdateStrategy.ValidateUpdate(context.Background(), modified(validClass(), tt.mutate), validClass())
-			if diff := cmp.Diff(tt.want, registrytest.Messages(got)); diff != "" {
-				t.Errorf("ValidateUpdate errors (-want +got):\n%s", diff)
-			}
-		})
-	}
+	registrytest.ValidateUpdateMutations(t, store.UpdateStrategy, registrytest.Messages, validClass, tests)
 }
 
 // TestPrepareForCreateAndUpdate: upstream's strategy changes nothing.
