@@ -26,7 +26,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
-	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
@@ -246,18 +245,7 @@ func TestValidatingPolicyUpdateThroughStores(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			mem := registrytest.NewMemStorage()
-			storages, err := NewStorage(mem.Options("validatingadmissionpolicies"))
-			if err != nil {
-				t.Fatalf("NewStorage: got error %v, want none", err)
-			}
-			store := storages["validatingadmissionpolicies"].(*registry.REST)
-			ctx := genericapirequest.WithNamespace(context.Background(), metav1.NamespaceNone)
-			key, err := store.KeyFunc(ctx, "replicas")
-			if err != nil {
-				t.Fatalf("KeyFunc: %v", err)
-			}
-			current := mem.Seed(t, key, withPolicy(func(p *admissionregistrationv1.ValidatingAdmissionPolicy) { p.Generation = 1 })).(*admissionregistrationv1.ValidatingAdmissionPolicy)
+			ctx, storages, current := registrytest.Seeded(t, NewStorage, "validatingadmissionpolicies", withPolicy(func(p *admissionregistrationv1.ValidatingAdmissionPolicy) { p.Generation = 1 }))
 			update := current.DeepCopy()
 			update.Spec.FailurePolicy = ptr.To(admissionregistrationv1.Ignore)
 			update.Labels = map[string]string{"new": "label"}

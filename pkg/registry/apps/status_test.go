@@ -17,7 +17,6 @@ limitations under the License.
 package apps
 
 import (
-	"context"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -26,7 +25,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
-	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
 	"k8s.io/apiserver/pkg/registry/rest"
 	"k8s.io/utils/ptr"
 
@@ -92,20 +90,9 @@ func TestStatusChecks(t *testing.T) {
 // TestStatusUpdateIsChecked: the deployments/status endpoint refuses a
 // status upstream's refuses, with its message.
 func TestStatusUpdateIsChecked(t *testing.T) {
-	mem := registrytest.NewMemStorage()
-	storages, err := NewStorage(mem.Options("deployments"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx := genericapirequest.WithNamespace(context.Background(), objectMeta.Namespace)
-	store := storages["deployments"].(*registry.REST)
-	key, err := store.KeyFunc(ctx, objectMeta.Name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	d := mem.Seed(t, key, validDeployment()).(*appsv1.Deployment)
+	ctx, storages, d := registrytest.Seeded(t, NewStorage, "deployments", validDeployment())
 	d.Status = appsv1.DeploymentStatus{Replicas: 2, ReadyReplicas: 3}
-	_, _, err = storages["deployments/status"].(*registry.StatusREST).Update(ctx, d.Name, rest.DefaultUpdatedObjectInfo(d), rest.ValidateAllObjectFunc, rest.ValidateAllObjectUpdateFunc, false, &metav1.UpdateOptions{})
+	_, _, err := storages["deployments/status"].(*registry.StatusREST).Update(ctx, d.Name, rest.DefaultUpdatedObjectInfo(d), rest.ValidateAllObjectFunc, rest.ValidateAllObjectUpdateFunc, false, &metav1.UpdateOptions{})
 	want := `Deployment.apps "` + d.Name + `" is invalid: status.readyReplicas: Invalid value: 3: cannot be greater than status.replicas`
 	if !apierrors.IsInvalid(err) || err.Error() != want {
 		t.Errorf("got %v, want %s", err, want)

@@ -26,7 +26,6 @@ import (
 	storagev1 "k8s.io/api/storage/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
-	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
@@ -297,19 +296,9 @@ func TestUpdateThroughStores(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			mem := registrytest.NewMemStorage()
-			storages, err := NewStorage(mem.Options("csinodes"))
-			if err != nil {
-				t.Fatalf("NewStorage: got error %v, want none", err)
-			}
-			ctx := genericapirequest.WithNamespace(context.Background(), "") // cluster-scoped
-			key, err := storages["csinodes"].(*registry.REST).KeyFunc(ctx, "node-1")
-			if err != nil {
-				t.Fatalf("KeyFunc: %v", err)
-			}
 			old := validNode()
 			old.Labels, old.Status = map[string]string{"old": "label"}, tt.oldStatus
-			update := mem.Seed(t, key, old).(*storagev1.CSINode)
+			ctx, storages, update := registrytest.Seeded(t, NewStorage, "csinodes", old)
 			update.Spec = *newSpec.DeepCopy()
 			update.Labels = map[string]string{"new": "label"}
 			update.Status = *reported.DeepCopy()

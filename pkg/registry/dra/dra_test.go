@@ -26,7 +26,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
-	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
 	"k8s.io/utils/ptr"
 
 	"github.com/miniapiserver/miniapiserver/pkg/registry"
@@ -142,17 +141,7 @@ func TestClaimStatus(t *testing.T) {
 		}), want: []string{"status.allocation: FieldValueInvalid"}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			mem := registrytest.NewMemStorage()
-			storages, err := NewStorage(mem.Options("resourceclaims"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			ctx := genericapirequest.WithNamespace(context.Background(), "ns")
-			key, err := storages["resourceclaims"].(*registry.REST).KeyFunc(ctx, "gpu")
-			if err != nil {
-				t.Fatal(err)
-			}
-			mem.Seed(t, key, tt.old)
+			ctx, storages, _ := registrytest.Seeded(t, NewStorage, "resourceclaims", tt.old)
 			out, err := registrytest.Update(ctx, storages, "resourceclaims", true, "gpu", tt.obj)
 			if registrytest.CheckInvalid(t, err, tt.want) {
 				return

@@ -26,7 +26,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
-	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
@@ -426,18 +425,7 @@ func TestUpdateThroughStores(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			mem := registrytest.NewMemStorage()
-			storages, err := NewStorage(mem.Options("horizontalpodautoscalers"))
-			if err != nil {
-				t.Fatalf("NewStorage: got error %v, want none", err)
-			}
-			store := storages["horizontalpodautoscalers"].(*registry.REST)
-			ctx := genericapirequest.WithNamespace(context.Background(), "default")
-			key, err := store.KeyFunc(ctx, "web")
-			if err != nil {
-				t.Fatalf("KeyFunc: %v", err)
-			}
-			current := mem.Seed(t, key, modified(validHPA(), func(h *autoscalingv2.HorizontalPodAutoscaler) { h.Generation = 1 })).(*autoscalingv2.HorizontalPodAutoscaler)
+			ctx, storages, current := registrytest.Seeded(t, NewStorage, "horizontalpodautoscalers", modified(validHPA(), func(h *autoscalingv2.HorizontalPodAutoscaler) { h.Generation = 1 }))
 			update := modified(current, func(h *autoscalingv2.HorizontalPodAutoscaler) {
 				h.Spec.MaxReplicas = 7
 				h.Status = tt.newStatus

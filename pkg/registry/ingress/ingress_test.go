@@ -24,7 +24,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
 	"k8s.io/utils/ptr"
 
 	"github.com/miniapiserver/miniapiserver/pkg/registry"
@@ -276,18 +275,7 @@ func TestUpdateThroughStores(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			mem := registrytest.NewMemStorage()
-			storages, err := NewStorage(mem.Options("ingresses"))
-			if err != nil {
-				t.Fatalf("NewStorage: got error %v, want none", err)
-			}
-			store := storages["ingresses"].(*registry.REST)
-			ctx := genericapirequest.WithNamespace(context.Background(), "default")
-			key, err := store.KeyFunc(ctx, "web")
-			if err != nil {
-				t.Fatalf("KeyFunc: %v", err)
-			}
-			current := mem.Seed(t, key, stored).(*networkingv1.Ingress)
+			ctx, storages, current := registrytest.Seeded(t, NewStorage, "ingresses", stored)
 			update := modified(current, func(ing *networkingv1.Ingress) {
 				ing.Spec.Rules[0].Host = "example.net"
 				ing.Status = newStatus

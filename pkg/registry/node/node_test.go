@@ -26,7 +26,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
-	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
 	"k8s.io/apiserver/pkg/registry/rest"
 
 	"github.com/miniapiserver/miniapiserver/pkg/registry"
@@ -286,18 +285,7 @@ func TestUpdateThroughStores(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			mem := registrytest.NewMemStorage()
-			storages, err := NewStorage(mem.Options("nodes"))
-			if err != nil {
-				t.Fatalf("NewStorage: got error %v, want none", err)
-			}
-			store := storages["nodes"].(*registry.REST)
-			ctx := genericapirequest.WithNamespace(context.Background(), metav1.NamespaceNone)
-			key, err := store.KeyFunc(ctx, "node-1")
-			if err != nil {
-				t.Fatalf("KeyFunc: %v", err)
-			}
-			current := mem.Seed(t, key, stored).(*corev1.Node)
+			ctx, storages, current := registrytest.Seeded(t, NewStorage, "nodes", stored)
 			update := modified(current, func(n *corev1.Node) {
 				n.Spec.Unschedulable = true
 				n.Status.Conditions = notReady
@@ -318,20 +306,9 @@ func TestUpdateThroughStores(t *testing.T) {
 }
 
 func TestStatusUpdateValidatesAddresses(t *testing.T) {
-	mem := registrytest.NewMemStorage()
-	storages, err := NewStorage(mem.Options("nodes"))
-	if err != nil {
-		t.Fatalf("NewStorage: got error %v, want none", err)
-	}
-	store := storages["nodes"].(*registry.REST)
-	ctx := genericapirequest.WithNamespace(context.Background(), metav1.NamespaceNone)
-	key, err := store.KeyFunc(ctx, "node-1")
-	if err != nil {
-		t.Fatalf("KeyFunc: %v", err)
-	}
-	current := mem.Seed(t, key, validNode()).(*corev1.Node)
+	ctx, storages, current := registrytest.Seeded(t, NewStorage, "nodes", validNode())
 	update := modified(current, func(n *corev1.Node) { n.Status.Addresses = append(n.Status.Addresses, n.Status.Addresses[1]) })
-	_, _, err = storages["nodes/status"].(*registry.StatusREST).Update(ctx, "node-1", rest.DefaultUpdatedObjectInfo(update), rest.ValidateAllObjectFunc, rest.ValidateAllObjectUpdateFunc, false, &metav1.UpdateOptions{})
+	_, _, err := storages["nodes/status"].(*registry.StatusREST).Update(ctx, "node-1", rest.DefaultUpdatedObjectInfo(update), rest.ValidateAllObjectFunc, rest.ValidateAllObjectUpdateFunc, false, &metav1.UpdateOptions{})
 	if err == nil {
 		t.Fatalf("status update with a duplicate address: got no error, want Invalid")
 	}

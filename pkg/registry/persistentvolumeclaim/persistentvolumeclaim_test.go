@@ -25,7 +25,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
@@ -357,18 +356,7 @@ func TestUpdateThroughStores(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			mem := registrytest.NewMemStorage()
-			storages, err := NewStorage(mem.Options("persistentvolumeclaims"))
-			if err != nil {
-				t.Fatalf("NewStorage: got error %v, want none", err)
-			}
-			store := storages["persistentvolumeclaims"].(*registry.REST)
-			ctx := genericapirequest.WithNamespace(context.Background(), "default")
-			key, err := store.KeyFunc(ctx, "data")
-			if err != nil {
-				t.Fatalf("KeyFunc: %v", err)
-			}
-			current := mem.Seed(t, key, stored).(*corev1.PersistentVolumeClaim)
+			ctx, storages, current := registrytest.Seeded(t, NewStorage, "persistentvolumeclaims", stored)
 			update := modified(current, func(pvc *corev1.PersistentVolumeClaim) {
 				pvc.Spec.Resources.Requests[corev1.ResourceStorage] = resource.MustParse("5Gi")
 				pvc.Status = newStatus

@@ -25,7 +25,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/util/intstr"
-	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
 	"k8s.io/utils/ptr"
 
 	"github.com/miniapiserver/miniapiserver/pkg/registry"
@@ -212,18 +211,7 @@ func TestUpdateThroughStores(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			mem := registrytest.NewMemStorage()
-			storages, err := NewStorage(mem.Options("poddisruptionbudgets"))
-			if err != nil {
-				t.Fatalf("NewStorage: got error %v, want none", err)
-			}
-			store := storages["poddisruptionbudgets"].(*registry.REST)
-			ctx := genericapirequest.WithNamespace(context.Background(), "default")
-			key, err := store.KeyFunc(ctx, "web")
-			if err != nil {
-				t.Fatalf("KeyFunc: %v", err)
-			}
-			current := mem.Seed(t, key, modified(validPDB(), func(p *policyv1.PodDisruptionBudget) { p.Generation = 1 })).(*policyv1.PodDisruptionBudget)
+			ctx, storages, current := registrytest.Seeded(t, NewStorage, "poddisruptionbudgets", modified(validPDB(), func(p *policyv1.PodDisruptionBudget) { p.Generation = 1 }))
 			update := modified(current, func(p *policyv1.PodDisruptionBudget) {
 				p.Spec.MinAvailable = ptr.To(intstr.FromInt32(2))
 				p.Status = tt.newStatus

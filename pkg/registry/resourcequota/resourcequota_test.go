@@ -26,7 +26,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/util/validation/field"
-	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
 
 	"github.com/miniapiserver/miniapiserver/pkg/registry"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/registrytest"
@@ -241,18 +240,7 @@ func TestUpdateThroughStores(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			mem := registrytest.NewMemStorage()
-			storages, err := NewStorage(mem.Options("resourcequotas"))
-			if err != nil {
-				t.Fatalf("NewStorage: got error %v, want none", err)
-			}
-			store := storages["resourcequotas"].(*registry.REST)
-			ctx := genericapirequest.WithNamespace(context.Background(), "default")
-			key, err := store.KeyFunc(ctx, "compute")
-			if err != nil {
-				t.Fatalf("KeyFunc: %v", err)
-			}
-			current := mem.Seed(t, key, validQuota()).(*corev1.ResourceQuota)
+			ctx, storages, current := registrytest.Seeded(t, NewStorage, "resourcequotas", validQuota())
 			update := modified(current, func(rq *corev1.ResourceQuota) {
 				rq.Spec.Hard["pods"] = q("20")
 				rq.Status = tt.newStatus

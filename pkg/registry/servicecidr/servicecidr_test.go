@@ -26,7 +26,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
-	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
 	"k8s.io/apiserver/pkg/registry/rest"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
@@ -217,20 +216,9 @@ func TestUpdateThroughStores(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			mem := registrytest.NewMemStorage()
-			storages, err := NewStorage(mem.Options("servicecidrs"))
-			if err != nil {
-				t.Fatalf("NewStorage: got error %v, want none", err)
-			}
-			store := storages["servicecidrs"].(*registry.REST)
-			ctx := genericapirequest.WithNamespace(context.Background(), "") // cluster-scoped
-			key, err := store.KeyFunc(ctx, "extra")
-			if err != nil {
-				t.Fatalf("KeyFunc: %v", err)
-			}
 			old := newCIDR("10.0.0.0/24")
 			old.Labels, old.Finalizers = map[string]string{"old": "label"}, []string{"example.com/old"}
-			current := mem.Seed(t, key, old).(*networkingv1.ServiceCIDR)
+			ctx, storages, current := registrytest.Seeded(t, NewStorage, "servicecidrs", old)
 			update := current.DeepCopy()
 			update.Spec = dualStack
 			update.Status = readyStatus()
@@ -259,21 +247,11 @@ func TestUpdateThroughStores(t *testing.T) {
 // TestUpdateRefusesImmutableChange: an update changing a CIDR is a 422
 // naming the field, through the store.
 func TestUpdateRefusesImmutableChange(t *testing.T) {
-	mem := registrytest.NewMemStorage()
-	storages, err := NewStorage(mem.Options("servicecidrs"))
-	if err != nil {
-		t.Fatalf("NewStorage: got error %v, want none", err)
-	}
+	ctx, storages, current := registrytest.Seeded(t, NewStorage, "servicecidrs", newCIDR("10.0.0.0/24"))
 	store := storages["servicecidrs"].(*registry.REST)
-	ctx := genericapirequest.WithNamespace(context.Background(), "") // cluster-scoped
-	key, err := store.KeyFunc(ctx, "extra")
-	if err != nil {
-		t.Fatalf("KeyFunc: %v", err)
-	}
-	current := mem.Seed(t, key, newCIDR("10.0.0.0/24")).(*networkingv1.ServiceCIDR)
 	update := current.DeepCopy()
 	update.Spec.CIDRs = []string{"10.1.0.0/24"}
-	_, _, err = store.Update(ctx, "extra", rest.DefaultUpdatedObjectInfo(update), rest.ValidateAllObjectFunc, rest.ValidateAllObjectUpdateFunc, false, &metav1.UpdateOptions{})
+	_, _, err := store.Update(ctx, "extra", rest.DefaultUpdatedObjectInfo(update), rest.ValidateAllObjectFunc, rest.ValidateAllObjectUpdateFunc, false, &metav1.UpdateOptions{})
 	if !apierrors.IsInvalid(err) {
 		t.Fatalf("Update: got error %v, want Invalid", err)
 	}

@@ -26,7 +26,6 @@ import (
 	storagev1 "k8s.io/api/storage/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
-	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
@@ -203,19 +202,9 @@ func TestUpdateThroughStores(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			mem := registrytest.NewMemStorage()
-			storages, err := NewStorage(mem.Options("volumeattachments"))
-			if err != nil {
-				t.Fatalf("NewStorage: got error %v, want none", err)
-			}
-			ctx := genericapirequest.WithNamespace(context.Background(), "") // cluster-scoped
-			key, err := storages["volumeattachments"].(*registry.REST).KeyFunc(ctx, "csi-0123abcd")
-			if err != nil {
-				t.Fatalf("KeyFunc: %v", err)
-			}
 			old := validAttachment()
 			old.Labels, old.Finalizers = map[string]string{"old": "label"}, []string{"external-attacher/ebs-csi-aws-com"}
-			update := mem.Seed(t, key, old).(*storagev1.VolumeAttachment)
+			ctx, storages, update := registrytest.Seeded(t, NewStorage, "volumeattachments", old)
 			update.Status = attachedStatus()
 			update.Labels, update.Finalizers = map[string]string{"new": "label"}, []string{"example.com/new"}
 			out, err := registrytest.Update(ctx, storages, "volumeattachments", tt.status, "csi-0123abcd", update)
@@ -241,17 +230,7 @@ func TestUpdateThroughStores(t *testing.T) {
 
 // TestStatusUpdateKeepsSpec: a spec change sent to /status is dropped, not refused.
 func TestStatusUpdateKeepsSpec(t *testing.T) {
-	mem := registrytest.NewMemStorage()
-	storages, err := NewStorage(mem.Options("volumeattachments"))
-	if err != nil {
-		t.Fatalf("NewStorage: got error %v, want none", err)
-	}
-	ctx := genericapirequest.WithNamespace(context.Background(), "")
-	key, err := storages["volumeattachments"].(*registry.REST).KeyFunc(ctx, "csi-0123abcd")
-	if err != nil {
-		t.Fatalf("KeyFunc: %v", err)
-	}
-	update := mem.Seed(t, key, validAttachment()).(*storagev1.VolumeAttachment)
+	ctx, storages, update := registrytest.Seeded(t, NewStorage, "volumeattachments", validAttachment())
 	update.Spec.NodeName = "node-2"
 	update.Status.Attached = true
 	out, err := registrytest.Update(ctx, storages, "volumeattachments", true, "csi-0123abcd", update)
