@@ -171,13 +171,6 @@ var kinds = []kind{
 	},
 }
 
-// with returns a copy of obj changed by mutate.
-func with[T runtime.Object](obj T, mutate func(T)) T {
-	obj = obj.DeepCopyObject().(T)
-	mutate(obj)
-	return obj
-}
-
 // statusOf returns the Status field of a workload, for comparisons.
 func statusOf(obj runtime.Object) any {
 	switch o := obj.(type) {
@@ -378,7 +371,7 @@ func TestPrepareForUpdateReplicasBumpGeneration(t *testing.T) {
 		t.Run(k.resource, func(t *testing.T) {
 			strategy := registrytest.REST(t, NewStorage, k.resource).UpdateStrategy
 			old := k.valid()
-			obj := with(old, func(o runtime.Object) { *k.parts(o).replicas = ptr.To[int32](5) })
+			obj := registrytest.Modified(old, func(o runtime.Object) { *k.parts(o).replicas = ptr.To[int32](5) })
 			strategy.PrepareForUpdate(context.Background(), obj, old)
 			if got := obj.(metav1.Object).GetGeneration(); got != 2 {
 				t.Errorf("generation after a replicas change: got %d, want 2", got)
@@ -412,7 +405,7 @@ func TestDeploymentAnnotationChangeBumpsGeneration(t *testing.T) {
 			}
 			strategy := registrytest.REST(t, NewStorage, tt.resource).UpdateStrategy
 			old := k.valid()
-			obj := with(old, func(o runtime.Object) {
+			obj := registrytest.Modified(old, func(o runtime.Object) {
 				o.(metav1.Object).SetAnnotations(map[string]string{"example.com/note": "x"})
 			})
 			strategy.PrepareForUpdate(context.Background(), obj, old)
@@ -565,7 +558,7 @@ func TestValidateDeploymentStrategy(t *testing.T) {
 	store := registrytest.REST(t, NewStorage, "deployments")
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			d := with(validDeployment(), func(d *appsv1.Deployment) { d.Spec.Strategy = tt.strategy })
+			d := registrytest.Modified(validDeployment(), func(d *appsv1.Deployment) { d.Spec.Strategy = tt.strategy })
 			got := registrytest.ErrorPaths(store.CreateStrategy.Validate(context.Background(), d))
 			if diff := cmp.Diff(tt.want, got); diff != "" {
 				t.Errorf("Validate errors (-want +got):\n%s", diff)
@@ -691,13 +684,13 @@ func TestValidateStatefulSetUpdate(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.Name, func(t *testing.T) {
 			old := validStatefulSet()
-			obj := with(old, tt.Mutate)
+			obj := registrytest.Modified(old, tt.Mutate)
 			got := registrytest.ErrorPaths(strategy.ValidateUpdate(context.Background(), obj, old))
 			if diff := cmp.Diff(tt.Want, got); diff != "" {
 				t.Errorf("ValidateUpdate errors (-want +got):\n%s", diff)
 			}
 			// validateStatefulSetUpdate works on copies.
-			if diff := cmp.Diff(with(validStatefulSet(), tt.Mutate), obj); diff != "" {
+			if diff := cmp.Diff(registrytest.Modified(validStatefulSet(), tt.Mutate), obj); diff != "" {
 				t.Errorf("new statefulset after ValidateUpdate (-want +got):\n%s", diff)
 			}
 			if diff := cmp.Diff(validStatefulSet(), old); diff != "" {
@@ -709,7 +702,7 @@ func TestValidateStatefulSetUpdate(t *testing.T) {
 
 func TestReplicaSetFieldSelectors(t *testing.T) {
 	store := registrytest.REST(t, NewStorage, "replicasets")
-	rs := with(validReplicaSet(), func(rs *appsv1.ReplicaSet) { rs.Status.Replicas = 2 })
+	rs := registrytest.Modified(validReplicaSet(), func(rs *appsv1.ReplicaSet) { rs.Status.Replicas = 2 })
 	registrytest.CheckFields(t, store, rs, fields.Set{"metadata.name": "web", "metadata.namespace": "default", "status.replicas": "2"})
 	// The other workloads are selected by their metadata only.
 	deploy := registrytest.REST(t, NewStorage, "deployments")
@@ -725,7 +718,7 @@ func TestTables(t *testing.T) {
 	}{
 		{
 			resource: "deployments",
-			obj: with(validDeployment(), func(d *appsv1.Deployment) {
+			obj: registrytest.Modified(validDeployment(), func(d *appsv1.Deployment) {
 				d.Status = appsv1.DeploymentStatus{ReadyReplicas: 2, UpdatedReplicas: 1, AvailableReplicas: 2}
 			}),
 			wantColumns: []string{"Name", "Ready", "Up-to-date", "Available", "Age", "Containers", "Images", "Selector"},
@@ -733,7 +726,7 @@ func TestTables(t *testing.T) {
 		},
 		{
 			resource: "statefulsets",
-			obj: with(validStatefulSet(), func(ss *appsv1.StatefulSet) {
+			obj: registrytest.Modified(validStatefulSet(), func(ss *appsv1.StatefulSet) {
 				ss.Status = appsv1.StatefulSetStatus{ReadyReplicas: 1, Replicas: 2}
 			}),
 			wantColumns: []string{"Name", "Ready", "Age", "Containers", "Images"},
@@ -741,7 +734,7 @@ func TestTables(t *testing.T) {
 		},
 		{
 			resource: "daemonsets",
-			obj: with(validDaemonSet(), func(ds *appsv1.DaemonSet) {
+			obj: registrytest.Modified(validDaemonSet(), func(ds *appsv1.DaemonSet) {
 				ds.Spec.Template.Spec.NodeSelector = map[string]string{"disk": "ssd"}
 				ds.Status = appsv1.DaemonSetStatus{DesiredNumberScheduled: 5, CurrentNumberScheduled: 4, NumberReady: 3, UpdatedNumberScheduled: 2, NumberAvailable: 1}
 			}),
@@ -756,7 +749,7 @@ func TestTables(t *testing.T) {
 		},
 		{
 			resource: "replicasets",
-			obj: with(validReplicaSet(), func(rs *appsv1.ReplicaSet) {
+			obj: registrytest.Modified(validReplicaSet(), func(rs *appsv1.ReplicaSet) {
 				rs.Spec.Selector = &metav1.LabelSelector{
 					MatchLabels:      map[string]string{"app": "web"},
 					MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "tier", Operator: metav1.LabelSelectorOpNotIn, Values: []string{"db"}}},
@@ -842,7 +835,7 @@ func TestUpdateThroughStores(t *testing.T) {
 				t.Run(name, func(t *testing.T) {
 					s := newStores(t, k.resource)
 					current := s.seed(t, stored)
-					update := with(current, func(o runtime.Object) {
+					update := registrytest.Modified(current, func(o runtime.Object) {
 						k.parts(o).template.Spec.Containers[0].Image = "nginx:1.26"
 						o.(metav1.Object).SetLabels(map[string]string{"team": "b"})
 					})

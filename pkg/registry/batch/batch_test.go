@@ -28,7 +28,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
-	"k8s.io/apimachinery/pkg/runtime"
 	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
 	"k8s.io/apiserver/pkg/registry/rest"
 	"k8s.io/utils/ptr"
@@ -79,12 +78,6 @@ func validCronJob() *batchv1.CronJob {
 	}
 	api.Scheme.Default(cj)
 	return cj
-}
-
-func with[T runtime.Object](obj T, mutate func(T)) T {
-	obj = obj.DeepCopyObject().(T)
-	mutate(obj)
-	return obj
 }
 
 // generatedLabels are the pod template labels the job strategy adds.
@@ -163,7 +156,7 @@ func TestJobPrepareForCreate(t *testing.T) {
 		},
 		{
 			name: "manualSelector unset (not defaulted): selector generated",
-			job:  with(validJob(), func(j *batchv1.Job) { j.Spec.ManualSelector = nil }),
+			job:  registrytest.Modified(validJob(), func(j *batchv1.Job) { j.Spec.ManualSelector = nil }),
 			wantLabels: map[string]string{
 				"job-name": "pi", "batch.kubernetes.io/job-name": "pi", "controller-uid": uid, "batch.kubernetes.io/controller-uid": uid,
 			},
@@ -171,7 +164,7 @@ func TestJobPrepareForCreate(t *testing.T) {
 		},
 		{
 			name: "template labels kept, generated ones added",
-			job: with(validJob(), func(j *batchv1.Job) {
+			job: registrytest.Modified(validJob(), func(j *batchv1.Job) {
 				j.Spec.Template.Labels = map[string]string{"app": "pi", "job-name": "custom"}
 			}),
 			wantLabels: map[string]string{
@@ -181,7 +174,7 @@ func TestJobPrepareForCreate(t *testing.T) {
 		},
 		{
 			name: "a selector without manualSelector gets the uid added",
-			job: with(validJob(), func(j *batchv1.Job) {
+			job: registrytest.Modified(validJob(), func(j *batchv1.Job) {
 				j.Spec.Selector = &metav1.LabelSelector{MatchLabels: map[string]string{"job-name": "pi"}}
 			}),
 			wantLabels:   generatedLabels,
@@ -189,7 +182,7 @@ func TestJobPrepareForCreate(t *testing.T) {
 		},
 		{
 			name: "manualSelector: nothing generated",
-			job: with(validJob(), func(j *batchv1.Job) {
+			job: registrytest.Modified(validJob(), func(j *batchv1.Job) {
 				j.Spec.ManualSelector = ptr.To(true)
 				j.Spec.Selector = &metav1.LabelSelector{MatchLabels: map[string]string{"app": "pi"}}
 				j.Spec.Template.Labels = map[string]string{"app": "pi"}
@@ -199,7 +192,7 @@ func TestJobPrepareForCreate(t *testing.T) {
 		},
 		{
 			name:         "manualSelector without a selector: nothing generated",
-			job:          with(validJob(), func(j *batchv1.Job) { j.Spec.ManualSelector = ptr.To(true) }),
+			job:          registrytest.Modified(validJob(), func(j *batchv1.Job) { j.Spec.ManualSelector = ptr.To(true) }),
 			wantLabels:   nil,
 			wantSelector: nil,
 		},
@@ -310,7 +303,7 @@ func TestJobValidate(t *testing.T) {
 	strategy := registrytest.REST(t, NewStorage, "jobs").CreateStrategy
 	for _, tt := range tests {
 		t.Run(tt.Name, func(t *testing.T) {
-			j := with(createdJob(t), tt.Mutate)
+			j := registrytest.Modified(createdJob(t), tt.Mutate)
 			got := registrytest.ErrorPaths(strategy.Validate(context.Background(), j))
 			if diff := cmp.Diff(tt.Want, got); diff != "" {
 				t.Errorf("Validate errors (-want +got):\n%s", diff)
@@ -325,7 +318,7 @@ func TestJobValidate(t *testing.T) {
 // fails at once with DeadlineExceeded); only negative values are invalid.
 func TestJobActiveDeadlineSecondsZero(t *testing.T) {
 	strategy := registrytest.REST(t, NewStorage, "jobs").CreateStrategy
-	j := with(createdJob(t), func(j *batchv1.Job) { j.Spec.ActiveDeadlineSeconds = ptr.To[int64](0) })
+	j := registrytest.Modified(createdJob(t), func(j *batchv1.Job) { j.Spec.ActiveDeadlineSeconds = ptr.To[int64](0) })
 	got := registrytest.ErrorPaths(strategy.Validate(context.Background(), j))
 	if diff := cmp.Diff([]string{}, got); diff != "" {
 		t.Errorf("Validate errors for activeDeadlineSeconds 0 (-want +got):\n%s", diff)
@@ -400,7 +393,7 @@ func TestJobValidateUpdate(t *testing.T) {
 			if tt.old != nil {
 				tt.old(old)
 			}
-			obj := with(old, tt.mutate)
+			obj := registrytest.Modified(old, tt.mutate)
 			got := registrytest.ErrorPaths(strategy.ValidateUpdate(context.Background(), obj, old))
 			if diff := cmp.Diff(tt.want, got); diff != "" {
 				t.Errorf("ValidateUpdate errors (-want +got):\n%s", diff)
@@ -423,7 +416,7 @@ func TestJobPrepareForUpdate(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			obj := with(old, func(j *batchv1.Job) {
+			obj := registrytest.Modified(old, func(j *batchv1.Job) {
 				j.Status = batchv1.JobStatus{Succeeded: 1}
 				tt.mutate(j)
 			})
@@ -457,7 +450,7 @@ func TestJobStatusUpdate(t *testing.T) {
 		t.Fatalf("KeyFunc: %v", err)
 	}
 	current := mem.Seed(t, key, createdJob(t)).(*batchv1.Job)
-	update := with(current, func(j *batchv1.Job) {
+	update := registrytest.Modified(current, func(j *batchv1.Job) {
 		j.Spec.Parallelism = ptr.To[int32](9)
 		j.Status = batchv1.JobStatus{Active: 1, Ready: ptr.To[int32](1)}
 	})
@@ -479,7 +472,7 @@ func TestJobStatusUpdate(t *testing.T) {
 
 func TestJobFieldSelectors(t *testing.T) {
 	store := registrytest.REST(t, NewStorage, "jobs")
-	j := with(createdJob(t), func(j *batchv1.Job) { j.Status.Succeeded = 3 })
+	j := registrytest.Modified(createdJob(t), func(j *batchv1.Job) { j.Status.Succeeded = 3 })
 	registrytest.CheckFields(t, store, j, fields.Set{"metadata.name": "pi", "metadata.namespace": "default", "status.successful": "3"})
 	cronJobs := registrytest.REST(t, NewStorage, "cronjobs")
 	registrytest.CheckFields(t, cronJobs, validCronJob(), fields.Set{"metadata.name": "nightly", "metadata.namespace": "default"})
@@ -581,7 +574,7 @@ func TestCronJobValidate(t *testing.T) {
 func TestCronJobPrepare(t *testing.T) {
 	store := registrytest.REST(t, NewStorage, "cronjobs")
 	now := metav1.Now()
-	cj := with(validCronJob(), func(cj *batchv1.CronJob) {
+	cj := registrytest.Modified(validCronJob(), func(cj *batchv1.CronJob) {
 		cj.Status = batchv1.CronJobStatus{LastScheduleTime: &now}
 		cj.Generation = 4
 	})
@@ -597,8 +590,8 @@ func TestCronJobPrepare(t *testing.T) {
 		t.Errorf("job template after PrepareForCreate: got selector %v and labels %v, want none", cj.Spec.JobTemplate.Spec.Selector, cj.Spec.JobTemplate.Spec.Template.Labels)
 	}
 
-	old := with(cj, func(cj *batchv1.CronJob) { cj.Status = batchv1.CronJobStatus{LastScheduleTime: &now} })
-	obj := with(old, func(cj *batchv1.CronJob) {
+	old := registrytest.Modified(cj, func(cj *batchv1.CronJob) { cj.Status = batchv1.CronJobStatus{LastScheduleTime: &now} })
+	obj := registrytest.Modified(old, func(cj *batchv1.CronJob) {
 		cj.Status = batchv1.CronJobStatus{}
 		cj.Spec.Schedule = "@hourly"
 	})
@@ -727,7 +720,7 @@ func TestJobTable(t *testing.T) {
 	store := registrytest.REST(t, NewStorage, "jobs")
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			j := with(createdJob(t), tt.mutate)
+			j := registrytest.Modified(createdJob(t), tt.mutate)
 			table, err := store.ConvertToTable(context.Background(), j, nil)
 			if err != nil {
 				t.Fatalf("ConvertToTable: got error %v, want none", err)
@@ -782,7 +775,7 @@ func TestCronJobTable(t *testing.T) {
 	store := registrytest.REST(t, NewStorage, "cronjobs")
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			table, err := store.ConvertToTable(context.Background(), with(validCronJob(), tt.mutate), nil)
+			table, err := store.ConvertToTable(context.Background(), registrytest.Modified(validCronJob(), tt.mutate), nil)
 			if err != nil {
 				t.Fatalf("ConvertToTable: got error %v, want none", err)
 			}

@@ -42,12 +42,6 @@ func validDriver() *storagev1.CSIDriver {
 	}
 }
 
-func modified(d *storagev1.CSIDriver, mutate func(*storagev1.CSIDriver)) *storagev1.CSIDriver {
-	d = d.DeepCopy()
-	mutate(d)
-	return d
-}
-
 func TestStorage(t *testing.T) {
 	store := registrytest.REST(t, NewStorage, "csidrivers")
 	registrytest.CheckShape(t, store, registrytest.Shape{Resource: storagev1.Resource("csidrivers"), Singular: "csidriver"})
@@ -133,7 +127,7 @@ func TestPrepareForCreateAndUpdate(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			obj := modified(d, tt.mutate)
+			obj := registrytest.Modified(d, tt.mutate)
 			store.UpdateStrategy.PrepareForUpdate(context.Background(), obj, d)
 			if obj.Generation != tt.wantGeneration {
 				t.Errorf("generation: got %d, want %d", obj.Generation, tt.wantGeneration)
@@ -151,7 +145,7 @@ func TestTable(t *testing.T) {
 		{Name: "defaulted", Obj: validDriver(), Want: []any{"ebs.csi.aws.com", true, false, false, "<unset>", false, "Persistent", "<unknown>"}},
 		{
 			Name: "token requests, both modes",
-			Obj: modified(validDriver(), func(d *storagev1.CSIDriver) {
+			Obj: registrytest.Modified(validDriver(), func(d *storagev1.CSIDriver) {
 				d.Spec.TokenRequests = []storagev1.TokenRequest{{Audience: "vault"}, {Audience: "gcp"}}
 				d.Spec.VolumeLifecycleModes = append(d.Spec.VolumeLifecycleModes, storagev1.VolumeLifecycleEphemeral)
 				d.Spec.PodInfoOnMount, d.Spec.RequiresRepublish = ptr.To(true), ptr.To(true)

@@ -52,12 +52,6 @@ func validNode() *storagev1.CSINode {
 	}
 }
 
-func modified(n *storagev1.CSINode, mutate func(*storagev1.CSINode)) *storagev1.CSINode {
-	n = n.DeepCopy()
-	mutate(n)
-	return n
-}
-
 func TestStorage(t *testing.T) {
 	storages := registrytest.Storages(t, NewStorage, "csinodes", "csinodes", "csinodes/status")
 	status, ok := storages["csinodes/status"].(*registry.StatusREST)
@@ -250,7 +244,7 @@ func TestValidateStatusUpdate(t *testing.T) {
 	old.Status = healthy()
 	for _, tt := range tests {
 		t.Run(tt.Name, func(t *testing.T) {
-			got := status.ValidateUpdate(context.Background(), modified(old, tt.Mutate), old)
+			got := status.ValidateUpdate(context.Background(), registrytest.Modified(old, tt.Mutate), old)
 			if diff := cmp.Diff(tt.Want, registrytest.Messages(got)); diff != "" {
 				t.Errorf("status ValidateUpdate errors (-want +got):\n%s", diff)
 			}
@@ -276,7 +270,7 @@ func TestPrepareForCreate(t *testing.T) {
 // TestUpdateThroughStores runs updates through the generic stores of
 // csinodes and of csinodes/status.
 func TestUpdateThroughStores(t *testing.T) {
-	newSpec := modified(validNode(), func(n *storagev1.CSINode) { n.Spec.Drivers[0].Allocatable.Count = ptr.To[int32](39) }).Spec
+	newSpec := registrytest.Modified(validNode(), func(n *storagev1.CSINode) { n.Spec.Drivers[0].Allocatable.Count = ptr.To[int32](39) }).Spec
 	reported := storagev1.CSINodeStatus{StorageHealth: []storagev1.StorageHealth{{Name: "ebs.csi.aws.com"}}}
 	tests := []struct {
 		name       string

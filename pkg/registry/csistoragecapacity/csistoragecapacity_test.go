@@ -47,12 +47,6 @@ func validCapacity() *storagev1.CSIStorageCapacity {
 	}
 }
 
-func modified(c *storagev1.CSIStorageCapacity, mutate func(*storagev1.CSIStorageCapacity)) *storagev1.CSIStorageCapacity {
-	c = c.DeepCopy()
-	mutate(c)
-	return c
-}
-
 func TestStorage(t *testing.T) {
 	registrytest.Storages(t, NewStorage, "csistoragecapacities", "csistoragecapacities")
 	store := registrytest.REST(t, NewStorage, "csistoragecapacities")
@@ -184,7 +178,7 @@ func TestValidateUpdate(t *testing.T) {
 			if tt.old != nil {
 				tt.old(old)
 			}
-			got := store.UpdateStrategy.ValidateUpdate(context.Background(), modified(old, tt.mutate), old)
+			got := store.UpdateStrategy.ValidateUpdate(context.Background(), registrytest.Modified(old, tt.mutate), old)
 			if diff := cmp.Diff(tt.want, registrytest.Messages(got)); diff != "" {
 				t.Errorf("ValidateUpdate errors (-want +got):\n%s", diff)
 			}

@@ -43,12 +43,6 @@ func validEndpoints() *corev1.Endpoints {
 	return ep
 }
 
-func modified(ep *corev1.Endpoints, mutate func(*corev1.Endpoints)) *corev1.Endpoints {
-	ep = ep.DeepCopy()
-	mutate(ep)
-	return ep
-}
-
 func TestStorage(t *testing.T) {
 	store := registrytest.REST(t, NewStorage, "endpoints")
 	if !store.NamespaceScoped() {
@@ -73,10 +67,10 @@ func TestStorageKeys(t *testing.T) {
 func TestValidate(t *testing.T) {
 	tests := []registrytest.Change[*corev1.Endpoints]{
 		{Name: "valid", Obj: validEndpoints(), Want: []string{}},
-		{Name: "no subsets", Obj: modified(validEndpoints(), func(ep *corev1.Endpoints) { ep.Subsets = nil }), Want: []string{}},
+		{Name: "no subsets", Obj: registrytest.Modified(validEndpoints(), func(ep *corev1.Endpoints) { ep.Subsets = nil }), Want: []string{}},
 		{
 			Name: "headless: one unnamed port, or none",
-			Obj: modified(validEndpoints(), func(ep *corev1.Endpoints) {
+			Obj: registrytest.Modified(validEndpoints(), func(ep *corev1.Endpoints) {
 				ep.Subsets = append(ep.Subsets, corev1.EndpointSubset{Addresses: []corev1.EndpointAddress{{IP: "10.244.1.6"}}})
 				ep.Subsets[0].Ports = []corev1.EndpointPort{{Port: 8080, Protocol: corev1.ProtocolUDP}}
 			}),
@@ -84,7 +78,7 @@ func TestValidate(t *testing.T) {
 		},
 		{
 			Name: "IPv6 and SCTP",
-			Obj: modified(validEndpoints(), func(ep *corev1.Endpoints) {
+			Obj: registrytest.Modified(validEndpoints(), func(ep *corev1.Endpoints) {
 				ep.Subsets[0].Addresses = []corev1.EndpointAddress{{IP: "fd00:10:244::5"}}
 				ep.Subsets[0].Ports[1].Protocol = corev1.ProtocolSCTP
 			}),
@@ -92,14 +86,14 @@ func TestValidate(t *testing.T) {
 		},
 		{
 			Name: "subset without addresses",
-			Obj: modified(validEndpoints(), func(ep *corev1.Endpoints) {
+			Obj: registrytest.Modified(validEndpoints(), func(ep *corev1.Endpoints) {
 				ep.Subsets[0].Addresses, ep.Subsets[0].NotReadyAddresses = nil, nil
 			}),
 			Want: []string{"subsets[0]: Required value"},
 		},
 		{
 			Name: "invalid IPs",
-			Obj: modified(validEndpoints(), func(ep *corev1.Endpoints) {
+			Obj: registrytest.Modified(validEndpoints(), func(ep *corev1.Endpoints) {
 				ep.Subsets[0].Addresses[1].IP = "10.244.2"
 				ep.Subsets[0].NotReadyAddresses[0].IP = "web.example.com"
 			}),
@@ -107,7 +101,7 @@ func TestValidate(t *testing.T) {
 		},
 		{
 			Name: "special IPs",
-			Obj: modified(validEndpoints(), func(ep *corev1.Endpoints) {
+			Obj: registrytest.Modified(validEndpoints(), func(ep *corev1.Endpoints) {
 				ep.Subsets[0].Addresses = []corev1.EndpointAddress{{IP: "127.0.0.1"}, {IP: "0.0.0.0"}, {IP: "169.254.169.254"}, {IP: "::1"}}
 			}),
 			Want: []string{
@@ -117,7 +111,7 @@ func TestValidate(t *testing.T) {
 		},
 		{
 			Name: "bad hostname and nodeName",
-			Obj: modified(validEndpoints(), func(ep *corev1.Endpoints) {
+			Obj: registrytest.Modified(validEndpoints(), func(ep *corev1.Endpoints) {
 				ep.Subsets[0].Addresses[0].Hostname = "web.1"
 				ep.Subsets[0].Addresses[0].NodeName = ptr.To("Node_1")
 			}),
@@ -125,7 +119,7 @@ func TestValidate(t *testing.T) {
 		},
 		{
 			Name: "port numbers out of range",
-			Obj: modified(validEndpoints(), func(ep *corev1.Endpoints) {
+			Obj: registrytest.Modified(validEndpoints(), func(ep *corev1.Endpoints) {
 				ep.Subsets[0].Ports[0].Port = 0
 				ep.Subsets[0].Ports[1].Port = 65536
 			}),
@@ -133,7 +127,7 @@ func TestValidate(t *testing.T) {
 		},
 		{
 			Name: "bad protocols",
-			Obj: modified(validEndpoints(), func(ep *corev1.Endpoints) {
+			Obj: registrytest.Modified(validEndpoints(), func(ep *corev1.Endpoints) {
 				ep.Subsets[0].Ports[0].Protocol = ""
 				ep.Subsets[0].Ports[1].Protocol = "ICMP"
 			}),
@@ -141,12 +135,12 @@ func TestValidate(t *testing.T) {
 		},
 		{
 			Name: "several ports need names",
-			Obj:  modified(validEndpoints(), func(ep *corev1.Endpoints) { ep.Subsets[0].Ports[1].Name = "" }),
+			Obj:  registrytest.Modified(validEndpoints(), func(ep *corev1.Endpoints) { ep.Subsets[0].Ports[1].Name = "" }),
 			Want: []string{"subsets[0].ports[1].name: Required value"},
 		},
 		{
 			Name: "port name that is no DNS label, bad appProtocol",
-			Obj: modified(validEndpoints(), func(ep *corev1.Endpoints) {
+			Obj: registrytest.Modified(validEndpoints(), func(ep *corev1.Endpoints) {
 				ep.Subsets[0].Ports[0].Name = "HTTP"
 				ep.Subsets[0].Ports[1].AppProtocol = ptr.To("a/b/c")
 			}),
@@ -163,7 +157,7 @@ func TestPrepareLeavesEndpointsAlone(t *testing.T) {
 	ep := validEndpoints()
 	want := ep.DeepCopy()
 	store.CreateStrategy.PrepareForCreate(context.Background(), ep)
-	store.UpdateStrategy.PrepareForUpdate(context.Background(), ep, modified(validEndpoints(), func(ep *corev1.Endpoints) { ep.Subsets = nil }))
+	store.UpdateStrategy.PrepareForUpdate(context.Background(), ep, registrytest.Modified(validEndpoints(), func(ep *corev1.Endpoints) { ep.Subsets = nil }))
 	if diff := cmp.Diff(want, ep); diff != "" {
 		t.Errorf("endpoints after PrepareForCreate/PrepareForUpdate (-want +got):\n%s", diff)
 	}
@@ -215,7 +209,7 @@ func TestTable(t *testing.T) {
 	store := registrytest.REST(t, NewStorage, "endpoints")
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			ep := modified(validEndpoints(), func(ep *corev1.Endpoints) { ep.Subsets = tt.subsets })
+			ep := registrytest.Modified(validEndpoints(), func(ep *corev1.Endpoints) { ep.Subsets = tt.subsets })
 			table, err := store.ConvertToTable(context.Background(), ep, nil)
 			if err != nil {
 				t.Fatalf("ConvertToTable: got error %v, want none", err)

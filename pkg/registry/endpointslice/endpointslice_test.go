@@ -46,12 +46,6 @@ func validSlice() *discoveryv1.EndpointSlice {
 	return eps
 }
 
-func modified(eps *discoveryv1.EndpointSlice, mutate func(*discoveryv1.EndpointSlice)) *discoveryv1.EndpointSlice {
-	eps = eps.DeepCopy()
-	mutate(eps)
-	return eps
-}
-
 func TestStorage(t *testing.T) {
 	store := registrytest.REST(t, NewStorage, "endpointslices")
 	if got, want := store.DefaultQualifiedResource, discoveryv1.Resource("endpointslices"); got != want {
@@ -84,7 +78,7 @@ func TestValidate(t *testing.T) {
 		{Name: "valid", Obj: validSlice(), Want: []string{}},
 		{
 			Name: "valid IPv6",
-			Obj: modified(validSlice(), func(eps *discoveryv1.EndpointSlice) {
+			Obj: registrytest.Modified(validSlice(), func(eps *discoveryv1.EndpointSlice) {
 				eps.AddressType = discoveryv1.AddressTypeIPv6
 				eps.Endpoints = []discoveryv1.Endpoint{{Addresses: []string{"fd00:10:244::5"}}}
 			}),
@@ -92,7 +86,7 @@ func TestValidate(t *testing.T) {
 		},
 		{
 			Name: "valid FQDN",
-			Obj: modified(validSlice(), func(eps *discoveryv1.EndpointSlice) {
+			Obj: registrytest.Modified(validSlice(), func(eps *discoveryv1.EndpointSlice) {
 				eps.AddressType = discoveryv1.AddressTypeFQDN
 				eps.Endpoints = []discoveryv1.Endpoint{{Addresses: []string{"db.example.com"}}}
 			}),
@@ -100,17 +94,17 @@ func TestValidate(t *testing.T) {
 		},
 		{
 			Name: "no endpoints, no ports",
-			Obj:  modified(validSlice(), func(eps *discoveryv1.EndpointSlice) { eps.Endpoints, eps.Ports = nil, nil }),
+			Obj:  registrytest.Modified(validSlice(), func(eps *discoveryv1.EndpointSlice) { eps.Endpoints, eps.Ports = nil, nil }),
 			Want: []string{},
 		},
 		{
 			Name: "no addressType",
-			Obj:  modified(validSlice(), func(eps *discoveryv1.EndpointSlice) { eps.AddressType = "" }),
+			Obj:  registrytest.Modified(validSlice(), func(eps *discoveryv1.EndpointSlice) { eps.AddressType = "" }),
 			Want: []string{"addressType: Required value"},
 		},
 		{
 			Name: "unknown addressType: its addresses are not checked",
-			Obj: modified(validSlice(), func(eps *discoveryv1.EndpointSlice) {
+			Obj: registrytest.Modified(validSlice(), func(eps *discoveryv1.EndpointSlice) {
 				eps.AddressType = "IP"
 				eps.Endpoints[0].Addresses = []string{"not an address"}
 			}),
@@ -118,22 +112,22 @@ func TestValidate(t *testing.T) {
 		},
 		{
 			Name: "endpoint without addresses",
-			Obj:  modified(validSlice(), func(eps *discoveryv1.EndpointSlice) { eps.Endpoints[1].Addresses = nil }),
+			Obj:  registrytest.Modified(validSlice(), func(eps *discoveryv1.EndpointSlice) { eps.Endpoints[1].Addresses = nil }),
 			Want: []string{"endpoints[1].addresses: Required value"},
 		},
 		{
 			Name: "endpoint with 100 addresses",
-			Obj:  modified(validSlice(), func(eps *discoveryv1.EndpointSlice) { eps.Endpoints[0].Addresses = addresses(100) }),
+			Obj:  registrytest.Modified(validSlice(), func(eps *discoveryv1.EndpointSlice) { eps.Endpoints[0].Addresses = addresses(100) }),
 			Want: []string{},
 		},
 		{
 			Name: "endpoint with 101 addresses",
-			Obj:  modified(validSlice(), func(eps *discoveryv1.EndpointSlice) { eps.Endpoints[0].Addresses = addresses(101) }),
+			Obj:  registrytest.Modified(validSlice(), func(eps *discoveryv1.EndpointSlice) { eps.Endpoints[0].Addresses = addresses(101) }),
 			Want: []string{"endpoints[0].addresses: Too many"},
 		},
 		{
 			Name: "1001 endpoints",
-			Obj: modified(validSlice(), func(eps *discoveryv1.EndpointSlice) {
+			Obj: registrytest.Modified(validSlice(), func(eps *discoveryv1.EndpointSlice) {
 				eps.Endpoints = nil
 				for _, a := range addresses(1001) {
 					eps.Endpoints = append(eps.Endpoints, discoveryv1.Endpoint{Addresses: []string{a}})
@@ -143,7 +137,7 @@ func TestValidate(t *testing.T) {
 		},
 		{
 			Name: "addresses not of the slice's type",
-			Obj: modified(validSlice(), func(eps *discoveryv1.EndpointSlice) {
+			Obj: registrytest.Modified(validSlice(), func(eps *discoveryv1.EndpointSlice) {
 				eps.Endpoints[0].Addresses = []string{"fd00::5"}
 				eps.Endpoints[1].Addresses = []string{"web.example.com"}
 			}),
@@ -151,19 +145,19 @@ func TestValidate(t *testing.T) {
 		},
 		{
 			Name: "IPv4 address in an IPv6 slice",
-			Obj: modified(validSlice(), func(eps *discoveryv1.EndpointSlice) {
+			Obj: registrytest.Modified(validSlice(), func(eps *discoveryv1.EndpointSlice) {
 				eps.AddressType = discoveryv1.AddressTypeIPv6
 			}),
 			Want: []string{"endpoints[0].addresses[0]: Invalid value", "endpoints[1].addresses[0]: Invalid value"},
 		},
 		{
 			Name: "loopback address",
-			Obj:  modified(validSlice(), func(eps *discoveryv1.EndpointSlice) { eps.Endpoints[0].Addresses = []string{"127.0.0.1"} }),
+			Obj:  registrytest.Modified(validSlice(), func(eps *discoveryv1.EndpointSlice) { eps.Endpoints[0].Addresses = []string{"127.0.0.1"} }),
 			Want: []string{"endpoints[0].addresses[0]: Invalid value"},
 		},
 		{
 			Name: "FQDN that is not one",
-			Obj: modified(validSlice(), func(eps *discoveryv1.EndpointSlice) {
+			Obj: registrytest.Modified(validSlice(), func(eps *discoveryv1.EndpointSlice) {
 				eps.AddressType = discoveryv1.AddressTypeFQDN
 				eps.Endpoints = []discoveryv1.Endpoint{{Addresses: []string{"localhost"}}}
 			}),
@@ -171,7 +165,7 @@ func TestValidate(t *testing.T) {
 		},
 		{
 			Name: "bad nodeName, hostname and zone hint",
-			Obj: modified(validSlice(), func(eps *discoveryv1.EndpointSlice) {
+			Obj: registrytest.Modified(validSlice(), func(eps *discoveryv1.EndpointSlice) {
 				eps.Endpoints[0].NodeName = ptr.To("Node_1")
 				eps.Endpoints[1].Hostname = ptr.To("web.1")
 				eps.Endpoints[1].Hints.ForZones = []discoveryv1.ForZone{{Name: "zone a"}}
@@ -180,7 +174,7 @@ func TestValidate(t *testing.T) {
 		},
 		{
 			Name: "duplicate port names, one defaulted to empty",
-			Obj: modified(validSlice(), func(eps *discoveryv1.EndpointSlice) {
+			Obj: registrytest.Modified(validSlice(), func(eps *discoveryv1.EndpointSlice) {
 				eps.Ports = []discoveryv1.EndpointPort{
 					{Name: ptr.To(""), Port: ptr.To[int32](80), Protocol: ptr.To(corev1.ProtocolTCP)},
 					{Name: nil, Port: ptr.To[int32](81), Protocol: ptr.To(corev1.ProtocolTCP)},
@@ -192,7 +186,7 @@ func TestValidate(t *testing.T) {
 		},
 		{
 			Name: "bad port name, protocol and appProtocol",
-			Obj: modified(validSlice(), func(eps *discoveryv1.EndpointSlice) {
+			Obj: registrytest.Modified(validSlice(), func(eps *discoveryv1.EndpointSlice) {
 				eps.Ports[0].Name = ptr.To("HTTP")
 				eps.Ports[0].Protocol = ptr.To(corev1.Protocol("ICMP"))
 				eps.Ports[1].Protocol = nil
@@ -202,14 +196,14 @@ func TestValidate(t *testing.T) {
 		},
 		{
 			Name: "ports without numbers (all ports)",
-			Obj: modified(validSlice(), func(eps *discoveryv1.EndpointSlice) {
+			Obj: registrytest.Modified(validSlice(), func(eps *discoveryv1.EndpointSlice) {
 				eps.Ports = []discoveryv1.EndpointPort{{Name: ptr.To(""), Protocol: ptr.To(corev1.ProtocolTCP)}}
 			}),
 			Want: []string{},
 		},
 		{
 			Name: "101 ports, above the documented 100 but within upstream's limit",
-			Obj: modified(validSlice(), func(eps *discoveryv1.EndpointSlice) {
+			Obj: registrytest.Modified(validSlice(), func(eps *discoveryv1.EndpointSlice) {
 				eps.Ports = nil
 				for i := range 101 {
 					eps.Ports = append(eps.Ports, discoveryv1.EndpointPort{Name: ptr.To(fmt.Sprintf("p%d", i)), Port: ptr.To(int32(1000 + i)), Protocol: ptr.To(corev1.ProtocolTCP)})
@@ -219,7 +213,7 @@ func TestValidate(t *testing.T) {
 		},
 		{
 			Name: "20001 ports",
-			Obj: modified(validSlice(), func(eps *discoveryv1.EndpointSlice) {
+			Obj: registrytest.Modified(validSlice(), func(eps *discoveryv1.EndpointSlice) {
 				eps.Ports = make([]discoveryv1.EndpointPort, 20001)
 			}),
 			Want: []string{"ports: Too many"},
@@ -238,7 +232,7 @@ func TestValidateUpdate(t *testing.T) {
 		{
 			name: "endpoints and ports may change",
 			old:  validSlice(),
-			obj: modified(validSlice(), func(eps *discoveryv1.EndpointSlice) {
+			obj: registrytest.Modified(validSlice(), func(eps *discoveryv1.EndpointSlice) {
 				eps.Endpoints = eps.Endpoints[:1]
 				eps.Ports = eps.Ports[1:]
 			}),
@@ -247,7 +241,7 @@ func TestValidateUpdate(t *testing.T) {
 		{
 			name: "addressType is immutable",
 			old:  validSlice(),
-			obj: modified(validSlice(), func(eps *discoveryv1.EndpointSlice) {
+			obj: registrytest.Modified(validSlice(), func(eps *discoveryv1.EndpointSlice) {
 				eps.AddressType = discoveryv1.AddressTypeIPv6
 				eps.Endpoints = []discoveryv1.Endpoint{{Addresses: []string{"fd00::5"}}}
 			}),
@@ -256,7 +250,7 @@ func TestValidateUpdate(t *testing.T) {
 		{
 			name: "the create rules apply too",
 			old:  validSlice(),
-			obj:  modified(validSlice(), func(eps *discoveryv1.EndpointSlice) { eps.Endpoints[0].Addresses = nil }),
+			obj:  registrytest.Modified(validSlice(), func(eps *discoveryv1.EndpointSlice) { eps.Endpoints[0].Addresses = nil }),
 			want: []string{"endpoints[0].addresses: Required value"},
 		},
 	}
@@ -272,8 +266,8 @@ func TestValidateUpdate(t *testing.T) {
 }
 
 func TestPrepareForCreateSetsGeneration(t *testing.T) {
-	eps := modified(validSlice(), func(eps *discoveryv1.EndpointSlice) { eps.Generation = 7 })
-	want := modified(eps, func(eps *discoveryv1.EndpointSlice) { eps.Generation = 1 })
+	eps := registrytest.Modified(validSlice(), func(eps *discoveryv1.EndpointSlice) { eps.Generation = 7 })
+	want := registrytest.Modified(eps, func(eps *discoveryv1.EndpointSlice) { eps.Generation = 1 })
 	registrytest.REST(t, NewStorage, "endpointslices").CreateStrategy.PrepareForCreate(context.Background(), eps)
 	if diff := cmp.Diff(want, eps); diff != "" {
 		t.Errorf("slice after PrepareForCreate (-want +got):\n%s", diff)
@@ -281,7 +275,7 @@ func TestPrepareForCreateSetsGeneration(t *testing.T) {
 }
 
 func TestPrepareForUpdateGeneration(t *testing.T) {
-	old := modified(validSlice(), func(eps *discoveryv1.EndpointSlice) { eps.Generation = 4 })
+	old := registrytest.Modified(validSlice(), func(eps *discoveryv1.EndpointSlice) { eps.Generation = 4 })
 	tests := []struct {
 		name   string
 		mutate func(*discoveryv1.EndpointSlice)
@@ -298,7 +292,7 @@ func TestPrepareForUpdateGeneration(t *testing.T) {
 	strategy := registrytest.REST(t, NewStorage, "endpointslices").UpdateStrategy
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			obj := modified(old, tt.mutate)
+			obj := registrytest.Modified(old, tt.mutate)
 			strategy.PrepareForUpdate(context.Background(), obj, old)
 			if obj.Generation != tt.want {
 				t.Errorf("generation: got %d, want %d", obj.Generation, tt.want)
@@ -312,12 +306,12 @@ func TestTable(t *testing.T) {
 		{Name: "two of each", Obj: validSlice(), Want: []any{"web-abc12", "IPv4", "80,443", "10.244.1.5,10.244.2.7", "<unknown>"}},
 		{
 			Name: "empty",
-			Obj:  modified(validSlice(), func(eps *discoveryv1.EndpointSlice) { eps.Endpoints, eps.Ports = nil, nil }),
+			Obj:  registrytest.Modified(validSlice(), func(eps *discoveryv1.EndpointSlice) { eps.Endpoints, eps.Ports = nil, nil }),
 			Want: []any{"web-abc12", "IPv4", "<unset>", "<unset>", "<unknown>"},
 		},
 		{
 			Name: "more than three; ports without numbers print their name or *",
-			Obj: modified(validSlice(), func(eps *discoveryv1.EndpointSlice) {
+			Obj: registrytest.Modified(validSlice(), func(eps *discoveryv1.EndpointSlice) {
 				eps.Endpoints = []discoveryv1.Endpoint{{Addresses: []string{"10.0.0.1", "10.0.0.2"}}, {Addresses: []string{"10.0.0.3", "10.0.0.4", "10.0.0.5"}}}
 				eps.Ports = []discoveryv1.EndpointPort{{Name: ptr.To("dns")}, {}, {Port: ptr.To[int32](53)}, {Port: ptr.To[int32](54)}}
 			}),

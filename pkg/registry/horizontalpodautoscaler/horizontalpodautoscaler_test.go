@@ -58,12 +58,6 @@ func validHPA() *autoscalingv2.HorizontalPodAutoscaler {
 	}
 }
 
-func modified(hpa *autoscalingv2.HorizontalPodAutoscaler, mutate func(*autoscalingv2.HorizontalPodAutoscaler)) *autoscalingv2.HorizontalPodAutoscaler {
-	hpa = hpa.DeepCopy()
-	mutate(hpa)
-	return hpa
-}
-
 func TestStorage(t *testing.T) {
 	storages := registrytest.Storages(t, NewStorage, "horizontalpodautoscalers", "horizontalpodautoscalers", "horizontalpodautoscalers/status")
 	status, ok := storages["horizontalpodautoscalers/status"].(*registry.StatusREST)
@@ -96,7 +90,7 @@ func TestValidate(t *testing.T) {
 		{Name: "valid", Obj: validHPA(), Want: []string{}},
 		{
 			Name: "valid: every source, a behavior, a ReplicationController without a group",
-			Obj: modified(validHPA(), func(h *autoscalingv2.HorizontalPodAutoscaler) {
+			Obj: registrytest.Modified(validHPA(), func(h *autoscalingv2.HorizontalPodAutoscaler) {
 				h.Spec.ScaleTargetRef = autoscalingv2.CrossVersionObjectReference{Kind: "ReplicationController", Name: "rc", APIVersion: "v1"}
 				h.Spec.Metrics = []autoscalingv2.MetricSpec{
 					cpu(50),
@@ -118,17 +112,17 @@ func TestValidate(t *testing.T) {
 		},
 		{
 			Name: "maxReplicas missing: the declarative Required error comes last",
-			Obj:  modified(validHPA(), func(h *autoscalingv2.HorizontalPodAutoscaler) { h.Spec.MaxReplicas = 0 }),
+			Obj:  registrytest.Modified(validHPA(), func(h *autoscalingv2.HorizontalPodAutoscaler) { h.Spec.MaxReplicas = 0 }),
 			Want: []string{"spec.maxReplicas: Invalid value: 0: must be greater than or equal to `minReplicas`", "spec.maxReplicas: Required value"},
 		},
 		{
 			Name: "negative maxReplicas, no minReplicas",
-			Obj:  modified(validHPA(), func(h *autoscalingv2.HorizontalPodAutoscaler) { h.Spec.MinReplicas, h.Spec.MaxReplicas = nil, -1 }),
+			Obj:  registrytest.Modified(validHPA(), func(h *autoscalingv2.HorizontalPodAutoscaler) { h.Spec.MinReplicas, h.Spec.MaxReplicas = nil, -1 }),
 			Want: []string{"spec.maxReplicas: Invalid value: -1: must be greater than or equal to 1"},
 		},
 		{
 			Name: "minReplicas 0 needs HPAScaleToZero, and an Object or External metric",
-			Obj:  modified(validHPA(), func(h *autoscalingv2.HorizontalPodAutoscaler) { h.Spec.MinReplicas = ptr.To[int32](0) }),
+			Obj:  registrytest.Modified(validHPA(), func(h *autoscalingv2.HorizontalPodAutoscaler) { h.Spec.MinReplicas = ptr.To[int32](0) }),
 			Want: []string{
 				"spec.metrics: Forbidden: must specify at least one Object or External metric to support scaling to zero replicas",
 				"spec.minReplicas: Invalid value: 0: must be greater than or equal to 1",
@@ -136,12 +130,12 @@ func TestValidate(t *testing.T) {
 		},
 		{
 			Name: "maxReplicas below minReplicas",
-			Obj:  modified(validHPA(), func(h *autoscalingv2.HorizontalPodAutoscaler) { h.Spec.MinReplicas = ptr.To[int32](6) }),
+			Obj:  registrytest.Modified(validHPA(), func(h *autoscalingv2.HorizontalPodAutoscaler) { h.Spec.MinReplicas = ptr.To[int32](6) }),
 			Want: []string{"spec.maxReplicas: Invalid value: 5: must be greater than or equal to `minReplicas`"},
 		},
 		{
 			Name: "scaleTargetRef",
-			Obj: modified(validHPA(), func(h *autoscalingv2.HorizontalPodAutoscaler) {
+			Obj: registrytest.Modified(validHPA(), func(h *autoscalingv2.HorizontalPodAutoscaler) {
 				h.Spec.ScaleTargetRef = autoscalingv2.CrossVersionObjectReference{Name: "a/b", APIVersion: "v1"}
 			}),
 			Want: []string{
@@ -152,12 +146,12 @@ func TestValidate(t *testing.T) {
 		},
 		{
 			Name: "scaleTargetRef apiVersion that does not parse",
-			Obj:  modified(validHPA(), func(h *autoscalingv2.HorizontalPodAutoscaler) { h.Spec.ScaleTargetRef.APIVersion = "apps/v1/x" }),
+			Obj:  registrytest.Modified(validHPA(), func(h *autoscalingv2.HorizontalPodAutoscaler) { h.Spec.ScaleTargetRef.APIVersion = "apps/v1/x" }),
 			Want: []string{`spec.scaleTargetRef.apiVersion: Invalid value: "apps/v1/x": unexpected GroupVersion string: apps/v1/x`},
 		},
 		{
 			Name: "no metric source type",
-			Obj:  modified(validHPA(), func(h *autoscalingv2.HorizontalPodAutoscaler) { h.Spec.Metrics = []autoscalingv2.MetricSpec{{}} }),
+			Obj:  registrytest.Modified(validHPA(), func(h *autoscalingv2.HorizontalPodAutoscaler) { h.Spec.Metrics = []autoscalingv2.MetricSpec{{}} }),
 			Want: []string{
 				"spec.metrics[0].type: Required value: must specify a metric source type",
 				`spec.metrics[0].type: Unsupported value: "": supported values: "ContainerResource", "External", "Object", "Pods", "Resource"`,
@@ -166,7 +160,7 @@ func TestValidate(t *testing.T) {
 		},
 		{
 			Name: "the type's source missing, two others set",
-			Obj: modified(validHPA(), func(h *autoscalingv2.HorizontalPodAutoscaler) {
+			Obj: registrytest.Modified(validHPA(), func(h *autoscalingv2.HorizontalPodAutoscaler) {
 				h.Spec.Metrics = []autoscalingv2.MetricSpec{{Type: autoscalingv2.PodsMetricSourceType, Resource: cpu(80).Resource,
 					External: external("", autoscalingv2.MetricTarget{Type: autoscalingv2.ValueMetricType, Value: quantity("1")}).External}}
 			}),
@@ -179,7 +173,7 @@ func TestValidate(t *testing.T) {
 		},
 		{
 			Name: "resource targets",
-			Obj: modified(validHPA(), func(h *autoscalingv2.HorizontalPodAutoscaler) {
+			Obj: registrytest.Modified(validHPA(), func(h *autoscalingv2.HorizontalPodAutoscaler) {
 				h.Spec.Metrics = []autoscalingv2.MetricSpec{
 					{Type: autoscalingv2.ResourceMetricSourceType, Resource: &autoscalingv2.ResourceMetricSource{Name: corev1.ResourceCPU,
 						Target: autoscalingv2.MetricTarget{Type: "Percent", AverageUtilization: ptr.To[int32](0), AverageValue: quantity("100m")}}},
@@ -198,7 +192,7 @@ func TestValidate(t *testing.T) {
 		},
 		{
 			Name: "container resource",
-			Obj: modified(validHPA(), func(h *autoscalingv2.HorizontalPodAutoscaler) {
+			Obj: registrytest.Modified(validHPA(), func(h *autoscalingv2.HorizontalPodAutoscaler) {
 				h.Spec.Metrics = []autoscalingv2.MetricSpec{{Type: autoscalingv2.ContainerResourceMetricSourceType, ContainerResource: &autoscalingv2.ContainerResourceMetricSource{
 					Name: "gpu", Container: "App_1", Target: autoscalingv2.MetricTarget{Type: autoscalingv2.UtilizationMetricType, AverageUtilization: ptr.To[int32](50)}}}}
 			}),
@@ -210,7 +204,7 @@ func TestValidate(t *testing.T) {
 		},
 		{
 			Name: "pods, object and external targets",
-			Obj: modified(validHPA(), func(h *autoscalingv2.HorizontalPodAutoscaler) {
+			Obj: registrytest.Modified(validHPA(), func(h *autoscalingv2.HorizontalPodAutoscaler) {
 				h.Spec.Metrics = []autoscalingv2.MetricSpec{
 					{Type: autoscalingv2.PodsMetricSourceType, Pods: &autoscalingv2.PodsMetricSource{Metric: autoscalingv2.MetricIdentifier{Name: ".."},
 						Target: autoscalingv2.MetricTarget{Type: autoscalingv2.ValueMetricType, Value: quantity("-1")}}},
@@ -231,7 +225,7 @@ func TestValidate(t *testing.T) {
 		},
 		{
 			Name: "behavior",
-			Obj: modified(validHPA(), func(h *autoscalingv2.HorizontalPodAutoscaler) {
+			Obj: registrytest.Modified(validHPA(), func(h *autoscalingv2.HorizontalPodAutoscaler) {
 				h.Spec.Behavior = &autoscalingv2.HorizontalPodAutoscalerBehavior{
 					ScaleUp: &autoscalingv2.HPAScalingRules{StabilizationWindowSeconds: ptr.To[int32](-1), SelectPolicy: &selectPolicy},
 					ScaleDown: &autoscalingv2.HPAScalingRules{StabilizationWindowSeconds: ptr.To[int32](3601), Tolerance: quantity("-1"),
@@ -251,7 +245,7 @@ func TestValidate(t *testing.T) {
 		},
 		{
 			Name: "metadata and spec",
-			Obj: modified(validHPA(), func(h *autoscalingv2.HorizontalPodAutoscaler) {
+			Obj: registrytest.Modified(validHPA(), func(h *autoscalingv2.HorizontalPodAutoscaler) {
 				h.Name, h.Spec.MaxReplicas = "Web", -2
 			}),
 			Want: []string{
@@ -271,17 +265,17 @@ func TestValidateUpdate(t *testing.T) {
 		old, hpa *autoscalingv2.HorizontalPodAutoscaler
 		want     []string
 	}{
-		{name: "valid", old: validHPA(), hpa: modified(validHPA(), func(h *autoscalingv2.HorizontalPodAutoscaler) { h.Spec.MaxReplicas = 9 }), want: []string{}},
+		{name: "valid", old: validHPA(), hpa: registrytest.Modified(validHPA(), func(h *autoscalingv2.HorizontalPodAutoscaler) { h.Spec.MaxReplicas = 9 }), want: []string{}},
 		{
 			name: "changed to an invalid maxReplicas: the declarative error, last",
 			old:  validHPA(),
-			hpa:  modified(validHPA(), func(h *autoscalingv2.HorizontalPodAutoscaler) { h.Spec.MaxReplicas = 0 }),
+			hpa:  registrytest.Modified(validHPA(), func(h *autoscalingv2.HorizontalPodAutoscaler) { h.Spec.MaxReplicas = 0 }),
 			want: []string{"spec.maxReplicas: Invalid value: 0: must be greater than or equal to `minReplicas`", "spec.maxReplicas: Required value"},
 		},
 		{
 			name: "an unchanged invalid maxReplicas: the handwritten error, in place",
-			old:  modified(validHPA(), func(h *autoscalingv2.HorizontalPodAutoscaler) { h.Spec.MaxReplicas = 0 }),
-			hpa: modified(validHPA(), func(h *autoscalingv2.HorizontalPodAutoscaler) {
+			old:  registrytest.Modified(validHPA(), func(h *autoscalingv2.HorizontalPodAutoscaler) { h.Spec.MaxReplicas = 0 }),
+			hpa: registrytest.Modified(validHPA(), func(h *autoscalingv2.HorizontalPodAutoscaler) {
 				h.Spec.MaxReplicas = 0
 				h.Labels = map[string]string{"a": "b"}
 			}),
@@ -289,27 +283,27 @@ func TestValidateUpdate(t *testing.T) {
 		},
 		{
 			name: "an unchanged scaleTargetRef kind and apiVersion are not checked again",
-			old:  modified(validHPA(), func(h *autoscalingv2.HorizontalPodAutoscaler) { h.Spec.ScaleTargetRef.APIVersion = "v1" }),
-			hpa: modified(validHPA(), func(h *autoscalingv2.HorizontalPodAutoscaler) {
+			old:  registrytest.Modified(validHPA(), func(h *autoscalingv2.HorizontalPodAutoscaler) { h.Spec.ScaleTargetRef.APIVersion = "v1" }),
+			hpa: registrytest.Modified(validHPA(), func(h *autoscalingv2.HorizontalPodAutoscaler) {
 				h.Spec.ScaleTargetRef.APIVersion, h.Spec.ScaleTargetRef.Name = "v1", "other"
 			}),
 			want: []string{},
 		},
 		{
 			name: "a changed kind checks the apiVersion",
-			old:  modified(validHPA(), func(h *autoscalingv2.HorizontalPodAutoscaler) { h.Spec.ScaleTargetRef.APIVersion = "v1" }),
-			hpa: modified(validHPA(), func(h *autoscalingv2.HorizontalPodAutoscaler) {
+			old:  registrytest.Modified(validHPA(), func(h *autoscalingv2.HorizontalPodAutoscaler) { h.Spec.ScaleTargetRef.APIVersion = "v1" }),
+			hpa: registrytest.Modified(validHPA(), func(h *autoscalingv2.HorizontalPodAutoscaler) {
 				h.Spec.ScaleTargetRef.APIVersion, h.Spec.ScaleTargetRef.Kind = "v1", "StatefulSet"
 			}),
 			want: []string{`spec.scaleTargetRef.apiVersion: Invalid value: "v1": apiVersion must specify API group`},
 		},
 		{
 			name: "minReplicas 0 stays allowed once stored",
-			old: modified(validHPA(), func(h *autoscalingv2.HorizontalPodAutoscaler) {
+			old: registrytest.Modified(validHPA(), func(h *autoscalingv2.HorizontalPodAutoscaler) {
 				h.Spec.MinReplicas = ptr.To[int32](0)
 				h.Spec.Metrics = []autoscalingv2.MetricSpec{external("queue", autoscalingv2.MetricTarget{Type: autoscalingv2.ValueMetricType, Value: quantity("5")})}
 			}),
-			hpa: modified(validHPA(), func(h *autoscalingv2.HorizontalPodAutoscaler) {
+			hpa: registrytest.Modified(validHPA(), func(h *autoscalingv2.HorizontalPodAutoscaler) {
 				h.Spec.MinReplicas = ptr.To[int32](0)
 				h.Spec.Metrics = []autoscalingv2.MetricSpec{external("queue", autoscalingv2.MetricTarget{Type: autoscalingv2.ValueMetricType, Value: quantity("6")})}
 			}),
@@ -317,12 +311,12 @@ func TestValidateUpdate(t *testing.T) {
 		},
 		{
 			name: "object metrics with an invalid apiVersion stay allowed once stored",
-			old: modified(validHPA(), func(h *autoscalingv2.HorizontalPodAutoscaler) {
+			old: registrytest.Modified(validHPA(), func(h *autoscalingv2.HorizontalPodAutoscaler) {
 				h.Spec.Metrics = []autoscalingv2.MetricSpec{{Type: autoscalingv2.ObjectMetricSourceType, Object: &autoscalingv2.ObjectMetricSource{
 					DescribedObject: autoscalingv2.CrossVersionObjectReference{Kind: "Service", Name: "s", APIVersion: "a/b/c"},
 					Metric:          autoscalingv2.MetricIdentifier{Name: "hits"}, Target: autoscalingv2.MetricTarget{Type: autoscalingv2.ValueMetricType, Value: quantity("1")}}}}
 			}),
-			hpa: modified(validHPA(), func(h *autoscalingv2.HorizontalPodAutoscaler) {
+			hpa: registrytest.Modified(validHPA(), func(h *autoscalingv2.HorizontalPodAutoscaler) {
 				h.Spec.Metrics = []autoscalingv2.MetricSpec{{Type: autoscalingv2.ObjectMetricSourceType, Object: &autoscalingv2.ObjectMetricSource{
 					DescribedObject: autoscalingv2.CrossVersionObjectReference{Kind: "Service", Name: "s", APIVersion: "x/y/z"},
 					Metric:          autoscalingv2.MetricIdentifier{Name: "hits"}, Target: autoscalingv2.MetricTarget{Type: autoscalingv2.ValueMetricType, Value: quantity("2")}}}}
@@ -341,7 +335,7 @@ func TestValidateUpdate(t *testing.T) {
 }
 
 func TestPrepareForCreate(t *testing.T) {
-	hpa := modified(validHPA(), func(h *autoscalingv2.HorizontalPodAutoscaler) {
+	hpa := registrytest.Modified(validHPA(), func(h *autoscalingv2.HorizontalPodAutoscaler) {
 		h.Generation = 7
 		h.Annotations = map[string]string{api.HPAMetricSpecsAnnotation: "[]", api.HPABehaviorSpecsAnnotation: "{}", "keep": "me"}
 		h.Status = autoscalingv2.HorizontalPodAutoscalerStatus{CurrentReplicas: 3, DesiredReplicas: 4}
@@ -359,7 +353,7 @@ func TestPrepareForCreate(t *testing.T) {
 }
 
 func TestPrepareForUpdate(t *testing.T) {
-	old := modified(validHPA(), func(h *autoscalingv2.HorizontalPodAutoscaler) {
+	old := registrytest.Modified(validHPA(), func(h *autoscalingv2.HorizontalPodAutoscaler) {
 		h.Generation = 2
 		h.Status = autoscalingv2.HorizontalPodAutoscalerStatus{CurrentReplicas: 1, DesiredReplicas: 1}
 	})
@@ -382,7 +376,7 @@ func TestPrepareForUpdate(t *testing.T) {
 	strategy := registrytest.REST(t, NewStorage, "horizontalpodautoscalers").UpdateStrategy
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			obj := modified(old, tt.mutate)
+			obj := registrytest.Modified(old, tt.mutate)
 			want := obj.DeepCopy()
 			strategy.PrepareForUpdate(context.Background(), obj, old)
 			if obj.Generation != tt.wantGeneration {
@@ -425,8 +419,8 @@ func TestUpdateThroughStores(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			ctx, storages, current := registrytest.Seeded(t, NewStorage, "horizontalpodautoscalers", modified(validHPA(), func(h *autoscalingv2.HorizontalPodAutoscaler) { h.Generation = 1 }))
-			update := modified(current, func(h *autoscalingv2.HorizontalPodAutoscaler) {
+			ctx, storages, current := registrytest.Seeded(t, NewStorage, "horizontalpodautoscalers", registrytest.Modified(validHPA(), func(h *autoscalingv2.HorizontalPodAutoscaler) { h.Generation = 1 }))
+			update := registrytest.Modified(current, func(h *autoscalingv2.HorizontalPodAutoscaler) {
 				h.Spec.MaxReplicas = 7
 				h.Status = tt.newStatus
 			})
@@ -452,7 +446,7 @@ func TestFieldSelectors(t *testing.T) {
 
 func TestTable(t *testing.T) {
 	withMetrics := func(specs []autoscalingv2.MetricSpec, statuses []autoscalingv2.MetricStatus) *autoscalingv2.HorizontalPodAutoscaler {
-		return modified(validHPA(), func(h *autoscalingv2.HorizontalPodAutoscaler) {
+		return registrytest.Modified(validHPA(), func(h *autoscalingv2.HorizontalPodAutoscaler) {
 			h.Spec.Metrics, h.Status.CurrentMetrics = specs, statuses
 		})
 	}
@@ -472,7 +466,7 @@ func TestTable(t *testing.T) {
 		{Name: "CPU, no status yet", Obj: validHPA(), Want: []any{"web", "Deployment/web", "cpu: <unknown>/80%", "1", int64(5), int64(0), "<unknown>"}},
 		{
 			Name: "CPU with a status, replicas",
-			Obj: modified(withMetrics([]autoscalingv2.MetricSpec{cpu(80)}, []autoscalingv2.MetricStatus{cpuStatus}), func(h *autoscalingv2.HorizontalPodAutoscaler) {
+			Obj: registrytest.Modified(withMetrics([]autoscalingv2.MetricSpec{cpu(80)}, []autoscalingv2.MetricStatus{cpuStatus}), func(h *autoscalingv2.HorizontalPodAutoscaler) {
 				h.Status.CurrentReplicas = 3
 			}),
 			Want: []any{"web", "Deployment/web", "cpu: 45%/80%", "1", int64(5), int64(3), "<unknown>"},
@@ -485,7 +479,7 @@ func TestTable(t *testing.T) {
 		},
 		{
 			Name: "more than two, no minReplicas",
-			Obj: modified(withMetrics([]autoscalingv2.MetricSpec{pods, object, containerCPU, memory}, nil), func(h *autoscalingv2.HorizontalPodAutoscaler) {
+			Obj: registrytest.Modified(withMetrics([]autoscalingv2.MetricSpec{pods, object, containerCPU, memory}, nil), func(h *autoscalingv2.HorizontalPodAutoscaler) {
 				h.Spec.MinReplicas = nil
 			}),
 			Want: []any{"web", "Deployment/web", "<unknown>/10, <unknown>/1k (avg) + 2 more...", "<unset>", int64(5), int64(0), "<unknown>"},

@@ -57,12 +57,6 @@ func validIngress() *networkingv1.Ingress {
 	}
 }
 
-func modified(ing *networkingv1.Ingress, mutate func(*networkingv1.Ingress)) *networkingv1.Ingress {
-	ing = ing.DeepCopy()
-	mutate(ing)
-	return ing
-}
-
 func TestStorage(t *testing.T) {
 	mem := registrytest.NewMemStorage()
 	storages, err := NewStorage(mem.Options("ingresses"))
@@ -90,7 +84,7 @@ func TestValidate(t *testing.T) {
 		{Name: "valid", Obj: validIngress(), Want: []string{}},
 		{
 			Name: "default backend only",
-			Obj: modified(validIngress(), func(ing *networkingv1.Ingress) {
+			Obj: registrytest.Modified(validIngress(), func(ing *networkingv1.Ingress) {
 				ing.Spec.Rules = nil
 				ing.Spec.DefaultBackend = ptr.To(serviceBackend("web", 8080))
 			}),
@@ -98,27 +92,27 @@ func TestValidate(t *testing.T) {
 		},
 		{
 			Name: "rule without http",
-			Obj:  modified(validIngress(), func(ing *networkingv1.Ingress) { ing.Spec.Rules[1].HTTP = nil }),
+			Obj:  registrytest.Modified(validIngress(), func(ing *networkingv1.Ingress) { ing.Spec.Rules[1].HTTP = nil }),
 			Want: []string{},
 		},
 		{
 			Name: "neither rules nor default backend",
-			Obj:  modified(validIngress(), func(ing *networkingv1.Ingress) { ing.Spec.Rules = nil }),
+			Obj:  registrytest.Modified(validIngress(), func(ing *networkingv1.Ingress) { ing.Spec.Rules = nil }),
 			Want: []string{"spec: Invalid value"},
 		},
 		{
 			Name: "path without pathType",
-			Obj:  modified(validIngress(), func(ing *networkingv1.Ingress) { path(ing).PathType = nil }),
+			Obj:  registrytest.Modified(validIngress(), func(ing *networkingv1.Ingress) { path(ing).PathType = nil }),
 			Want: []string{"spec.rules[0].http.paths[0].pathType: Required value"},
 		},
 		{
 			Name: "unknown pathType",
-			Obj:  modified(validIngress(), func(ing *networkingv1.Ingress) { path(ing).PathType = ptr.To(networkingv1.PathType("Regex")) }),
+			Obj:  registrytest.Modified(validIngress(), func(ing *networkingv1.Ingress) { path(ing).PathType = ptr.To(networkingv1.PathType("Regex")) }),
 			Want: []string{"spec.rules[0].http.paths[0].pathType: Unsupported value"},
 		},
 		{
 			Name: "relative Prefix and Exact paths",
-			Obj: modified(validIngress(), func(ing *networkingv1.Ingress) {
+			Obj: registrytest.Modified(validIngress(), func(ing *networkingv1.Ingress) {
 				path(ing).Path = "app"
 				ing.Spec.Rules[0].HTTP.Paths[1].Path = ""
 			}),
@@ -126,76 +120,76 @@ func TestValidate(t *testing.T) {
 		},
 		{
 			Name: "relative ImplementationSpecific path",
-			Obj:  modified(validIngress(), func(ing *networkingv1.Ingress) { ing.Spec.Rules[1].HTTP.Paths[0].Path = "static" }),
+			Obj:  registrytest.Modified(validIngress(), func(ing *networkingv1.Ingress) { ing.Spec.Rules[1].HTTP.Paths[0].Path = "static" }),
 			Want: []string{"spec.rules[1].http.paths[0].path: Invalid value"},
 		},
 		{
 			Name: "path with // and a /.. suffix",
-			Obj:  modified(validIngress(), func(ing *networkingv1.Ingress) { path(ing).Path = "/a//b/.." }),
+			Obj:  registrytest.Modified(validIngress(), func(ing *networkingv1.Ingress) { path(ing).Path = "/a//b/.." }),
 			Want: []string{"spec.rules[0].http.paths[0].path: Invalid value", "spec.rules[0].http.paths[0].path: Invalid value"},
 		},
 		{
 			Name: "http without paths",
-			Obj:  modified(validIngress(), func(ing *networkingv1.Ingress) { ing.Spec.Rules[0].HTTP.Paths = nil }),
+			Obj:  registrytest.Modified(validIngress(), func(ing *networkingv1.Ingress) { ing.Spec.Rules[0].HTTP.Paths = nil }),
 			Want: []string{"spec.rules[0].http.paths: Required value"},
 		},
 		{
 			Name: "backend with neither service nor resource",
-			Obj:  modified(validIngress(), func(ing *networkingv1.Ingress) { path(ing).Backend = networkingv1.IngressBackend{} }),
+			Obj:  registrytest.Modified(validIngress(), func(ing *networkingv1.Ingress) { path(ing).Backend = networkingv1.IngressBackend{} }),
 			Want: []string{"spec.rules[0].http.paths[0].backend: Invalid value"},
 		},
 		{
 			Name: "backend with both",
-			Obj: modified(validIngress(), func(ing *networkingv1.Ingress) {
+			Obj: registrytest.Modified(validIngress(), func(ing *networkingv1.Ingress) {
 				path(ing).Backend.Resource = &corev1.TypedLocalObjectReference{Kind: "Bucket", Name: "b"}
 			}),
 			Want: []string{"spec.rules[0].http.paths[0].backend: Invalid value"},
 		},
 		{
 			Name: "service backend without port",
-			Obj: modified(validIngress(), func(ing *networkingv1.Ingress) {
+			Obj: registrytest.Modified(validIngress(), func(ing *networkingv1.Ingress) {
 				path(ing).Backend.Service.Port = networkingv1.ServiceBackendPort{}
 			}),
 			Want: []string{"spec.rules[0].http.paths[0].backend: Required value"},
 		},
 		{
 			Name: "service backend with port name and number",
-			Obj: modified(validIngress(), func(ing *networkingv1.Ingress) {
+			Obj: registrytest.Modified(validIngress(), func(ing *networkingv1.Ingress) {
 				path(ing).Backend.Service.Port.Name = "http"
 			}),
 			Want: []string{"spec.rules[0].http.paths[0].backend: Invalid value"},
 		},
 		{
 			Name: "service backend without name, with a bad port number",
-			Obj: modified(validIngress(), func(ing *networkingv1.Ingress) {
+			Obj: registrytest.Modified(validIngress(), func(ing *networkingv1.Ingress) {
 				path(ing).Backend.Service = &networkingv1.IngressServiceBackend{Port: networkingv1.ServiceBackendPort{Number: 70000}}
 			}),
 			Want: []string{"spec.rules[0].http.paths[0].backend.service.name: Required value", "spec.rules[0].http.paths[0].backend.service.port.number: Invalid value"},
 		},
 		{
 			Name: "service backend with a bad name and port name",
-			Obj: modified(validIngress(), func(ing *networkingv1.Ingress) {
+			Obj: registrytest.Modified(validIngress(), func(ing *networkingv1.Ingress) {
 				path(ing).Backend.Service = &networkingv1.IngressServiceBackend{Name: "1web", Port: networkingv1.ServiceBackendPort{Name: "http_port"}}
 			}),
 			Want: []string{"spec.rules[0].http.paths[0].backend.service.name: Invalid value", "spec.rules[0].http.paths[0].backend.service.port.name: Invalid value"},
 		},
 		{
 			Name: "resource backend without kind and name",
-			Obj: modified(validIngress(), func(ing *networkingv1.Ingress) {
+			Obj: registrytest.Modified(validIngress(), func(ing *networkingv1.Ingress) {
 				ing.Spec.Rules[1].HTTP.Paths[0].Backend.Resource = &corev1.TypedLocalObjectReference{}
 			}),
 			Want: []string{"spec.rules[1].http.paths[0].backend.resource.kind: Required value", "spec.rules[1].http.paths[0].backend.resource.name: Required value"},
 		},
 		{
 			Name: "bad default backend",
-			Obj: modified(validIngress(), func(ing *networkingv1.Ingress) {
+			Obj: registrytest.Modified(validIngress(), func(ing *networkingv1.Ingress) {
 				ing.Spec.DefaultBackend = &networkingv1.IngressBackend{}
 			}),
 			Want: []string{"spec.defaultBackend: Invalid value"},
 		},
 		{
 			Name: "hosts: an IP, a bad wildcard, a bad TLS host",
-			Obj: modified(validIngress(), func(ing *networkingv1.Ingress) {
+			Obj: registrytest.Modified(validIngress(), func(ing *networkingv1.Ingress) {
 				ing.Spec.Rules[0].Host = "10.0.0.1"
 				ing.Spec.Rules[1].Host = "foo.*.example.org"
 				ing.Spec.TLS = []networkingv1.IngressTLS{{Hosts: []string{"example.com", "Bad_Host"}, SecretName: "tls"}}
@@ -204,7 +198,7 @@ func TestValidate(t *testing.T) {
 		},
 		{
 			Name: "bad class and TLS secret name",
-			Obj: modified(validIngress(), func(ing *networkingv1.Ingress) {
+			Obj: registrytest.Modified(validIngress(), func(ing *networkingv1.Ingress) {
 				ing.Spec.IngressClassName = ptr.To("Nginx!")
 				ing.Spec.TLS = []networkingv1.IngressTLS{{SecretName: "TLS_Secret"}}
 			}),
@@ -216,7 +210,7 @@ func TestValidate(t *testing.T) {
 }
 
 func TestPrepareForCreate(t *testing.T) {
-	ing := modified(validIngress(), func(ing *networkingv1.Ingress) {
+	ing := registrytest.Modified(validIngress(), func(ing *networkingv1.Ingress) {
 		ing.Generation = 9
 		ing.Status.LoadBalancer.Ingress = []networkingv1.IngressLoadBalancerIngress{{IP: "203.0.113.1"}}
 	})
@@ -230,7 +224,7 @@ func TestPrepareForCreate(t *testing.T) {
 }
 
 func TestPrepareForUpdate(t *testing.T) {
-	old := modified(validIngress(), func(ing *networkingv1.Ingress) {
+	old := registrytest.Modified(validIngress(), func(ing *networkingv1.Ingress) {
 		ing.Generation = 3
 		ing.Status.LoadBalancer.Ingress = []networkingv1.IngressLoadBalancerIngress{{IP: "203.0.113.1"}}
 	})
@@ -246,7 +240,7 @@ func TestPrepareForUpdate(t *testing.T) {
 	strategy := registrytest.REST(t, NewStorage, "ingresses").UpdateStrategy
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			obj := modified(old, tt.mutate)
+			obj := registrytest.Modified(old, tt.mutate)
 			strategy.PrepareForUpdate(context.Background(), obj, old)
 			if obj.Generation != tt.wantGeneration {
 				t.Errorf("generation: got %d, want %d", obj.Generation, tt.wantGeneration)
@@ -261,7 +255,7 @@ func TestPrepareForUpdate(t *testing.T) {
 // TestUpdateThroughStores runs updates through the generic stores of
 // ingresses and of ingresses/status.
 func TestUpdateThroughStores(t *testing.T) {
-	stored := modified(validIngress(), func(ing *networkingv1.Ingress) { ing.Generation = 1 })
+	stored := registrytest.Modified(validIngress(), func(ing *networkingv1.Ingress) { ing.Generation = 1 })
 	newStatus := networkingv1.IngressStatus{LoadBalancer: networkingv1.IngressLoadBalancerStatus{Ingress: []networkingv1.IngressLoadBalancerIngress{{IP: "203.0.113.1"}}}}
 	tests := []struct {
 		name           string
@@ -276,7 +270,7 @@ func TestUpdateThroughStores(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			ctx, storages, current := registrytest.Seeded(t, NewStorage, "ingresses", stored)
-			update := modified(current, func(ing *networkingv1.Ingress) {
+			update := registrytest.Modified(current, func(ing *networkingv1.Ingress) {
 				ing.Spec.Rules[0].Host = "example.net"
 				ing.Status = newStatus
 			})
@@ -308,7 +302,7 @@ func TestTable(t *testing.T) {
 		},
 		{
 			Name: "no class, default backend only, TLS, addresses sorted and unique",
-			Obj: modified(validIngress(), func(ing *networkingv1.Ingress) {
+			Obj: registrytest.Modified(validIngress(), func(ing *networkingv1.Ingress) {
 				ing.Spec.IngressClassName = nil
 				ing.Spec.Rules = nil
 				ing.Spec.DefaultBackend = ptr.To(serviceBackend("web", 80))
@@ -319,7 +313,7 @@ func TestTable(t *testing.T) {
 		},
 		{
 			Name: "hostless rules are skipped; past three hosts the rest count as more",
-			Obj: modified(validIngress(), func(ing *networkingv1.Ingress) {
+			Obj: registrytest.Modified(validIngress(), func(ing *networkingv1.Ingress) {
 				ing.Spec.Rules = []networkingv1.IngressRule{rule("a.example.com"), rule(""), rule("b.example.com"), rule("c.example.com"), rule("d.example.com")}
 			}),
 			Want: []any{"web", "nginx", "a.example.com,b.example.com,c.example.com + 2 more...", "", "80", "<unknown>"},

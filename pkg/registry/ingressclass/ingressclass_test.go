@@ -43,12 +43,6 @@ func validClass() *networkingv1.IngressClass {
 	}
 }
 
-func modified(ic *networkingv1.IngressClass, mutate func(*networkingv1.IngressClass)) *networkingv1.IngressClass {
-	ic = ic.DeepCopy()
-	mutate(ic)
-	return ic
-}
-
 func TestStorage(t *testing.T) {
 	store := registrytest.REST(t, NewStorage, "ingressclasses")
 	registrytest.CheckShape(t, store, registrytest.Shape{Resource: networkingv1.Resource("ingressclasses"), Singular: "ingressclass"})
@@ -105,12 +99,12 @@ func TestValidate(t *testing.T) {
 	store := registrytest.REST(t, NewStorage, "ingressclasses")
 	for _, tt := range tests {
 		t.Run(tt.Name, func(t *testing.T) {
-			ic := modified(validClass(), tt.Mutate)
+			ic := registrytest.Modified(validClass(), tt.Mutate)
 			got := registrytest.ErrorPaths(store.CreateStrategy.Validate(context.Background(), ic))
 			if diff := cmp.Diff(tt.Want, got); diff != "" {
 				t.Errorf("Validate errors (-want +got):\n%s", diff)
 			}
-			old := modified(validClass(), func(old *networkingv1.IngressClass) { old.Spec.Controller = ic.Spec.Controller })
+			old := registrytest.Modified(validClass(), func(old *networkingv1.IngressClass) { old.Spec.Controller = ic.Spec.Controller })
 			got = registrytest.ErrorPaths(store.UpdateStrategy.ValidateUpdate(context.Background(), ic, old))
 			if diff := cmp.Diff(tt.Want, got); diff != "" {
 				t.Errorf("ValidateUpdate errors (-want +got):\n%s", diff)
@@ -121,11 +115,11 @@ func TestValidate(t *testing.T) {
 
 func TestValidateUpdateControllerImmutable(t *testing.T) {
 	store := registrytest.REST(t, NewStorage, "ingressclasses")
-	ic := modified(validClass(), func(ic *networkingv1.IngressClass) { ic.Spec.Controller = "example.com/other" })
+	ic := registrytest.Modified(validClass(), func(ic *networkingv1.IngressClass) { ic.Spec.Controller = "example.com/other" })
 	if diff := cmp.Diff([]string{"spec.controller: Invalid value"}, registrytest.ErrorPaths(store.UpdateStrategy.ValidateUpdate(context.Background(), ic, validClass()))); diff != "" {
 		t.Errorf("ValidateUpdate errors (-want +got):\n%s", diff)
 	}
-	params := modified(validClass(), func(ic *networkingv1.IngressClass) { ic.Spec.Parameters.Name = "internal-lb" })
+	params := registrytest.Modified(validClass(), func(ic *networkingv1.IngressClass) { ic.Spec.Parameters.Name = "internal-lb" })
 	if got := store.UpdateStrategy.ValidateUpdate(context.Background(), params, validClass()); len(got) != 0 {
 		t.Errorf("changing parameters: got %v, want no errors", got)
 	}
@@ -148,7 +142,7 @@ func TestPrepareForCreateAndUpdate(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			obj := modified(ic, tt.mutate)
+			obj := registrytest.Modified(ic, tt.mutate)
 			store.UpdateStrategy.PrepareForUpdate(context.Background(), obj, ic)
 			if obj.Generation != tt.wantGeneration {
 				t.Errorf("generation: got %d, want %d", obj.Generation, tt.wantGeneration)
@@ -167,13 +161,13 @@ func TestTable(t *testing.T) {
 		{Name: "parameters with a group", Obj: validClass(), Want: []any{"nginx", "k8s.io/ingress-nginx", "IngressParameters.k8s.example.com/external-lb", "<unknown>"}},
 		{
 			Name: "default class, core parameters",
-			Obj: modified(validClass(), func(ic *networkingv1.IngressClass) {
+			Obj: registrytest.Modified(validClass(), func(ic *networkingv1.IngressClass) {
 				ic.Annotations = map[string]string{networkingv1.AnnotationIsDefaultIngressClass: "true"}
 				ic.Spec.Parameters.APIGroup = nil
 			}),
 			Want: []any{"nginx (default)", "k8s.io/ingress-nginx", "IngressParameters/external-lb", "<unknown>"},
 		},
-		{Name: "no parameters", Obj: modified(validClass(), func(ic *networkingv1.IngressClass) { ic.Spec.Parameters = nil }), Want: []any{"nginx", "k8s.io/ingress-nginx", "<none>", "<unknown>"}},
+		{Name: "no parameters", Obj: registrytest.Modified(validClass(), func(ic *networkingv1.IngressClass) { ic.Spec.Parameters = nil }), Want: []any{"nginx", "k8s.io/ingress-nginx", "<none>", "<unknown>"}},
 	}
 	store := registrytest.REST(t, NewStorage, "ingressclasses")
 	registrytest.CheckTable(t, store, []string{"Name", "Controller", "Parameters", "Age"}, tests...)

@@ -111,12 +111,6 @@ func activeNamespace() *corev1.Namespace {
 	return ns
 }
 
-func modified(ns *corev1.Namespace, mutate func(*corev1.Namespace)) *corev1.Namespace {
-	ns = ns.DeepCopy()
-	mutate(ns)
-	return ns
-}
-
 func TestStorage(t *testing.T) {
 	n := newNamespaces(t)
 	if n.store.NamespaceScoped() {
@@ -180,29 +174,29 @@ func TestValidate(t *testing.T) {
 		{Name: "valid", Obj: activeNamespace(), Want: []string{}},
 		{
 			Name: "name with a dot (no DNS label)",
-			Obj:  modified(activeNamespace(), func(ns *corev1.Namespace) { ns.Name = "prod.eu" }),
+			Obj:  registrytest.Modified(activeNamespace(), func(ns *corev1.Namespace) { ns.Name = "prod.eu" }),
 			Want: []string{"metadata.name: Invalid value"},
 		},
 		{
 			Name: "upper-case name",
-			Obj:  modified(activeNamespace(), func(ns *corev1.Namespace) { ns.Name = "Prod" }),
+			Obj:  registrytest.Modified(activeNamespace(), func(ns *corev1.Namespace) { ns.Name = "Prod" }),
 			Want: []string{"metadata.name: Invalid value"},
 		},
 		{
 			Name: "namespace set on a namespace",
-			Obj:  modified(activeNamespace(), func(ns *corev1.Namespace) { ns.Namespace = "default" }),
+			Obj:  registrytest.Modified(activeNamespace(), func(ns *corev1.Namespace) { ns.Namespace = "default" }),
 			Want: []string{"metadata.namespace: Forbidden"},
 		},
 		{
 			Name: "qualified finalizer",
-			Obj: modified(activeNamespace(), func(ns *corev1.Namespace) {
+			Obj: registrytest.Modified(activeNamespace(), func(ns *corev1.Namespace) {
 				ns.Spec.Finalizers = append(ns.Spec.Finalizers, "example.com/cleanup")
 			}),
 			Want: []string{},
 		},
 		{
 			Name: "finalizer that is no qualified name",
-			Obj: modified(activeNamespace(), func(ns *corev1.Namespace) {
+			Obj: registrytest.Modified(activeNamespace(), func(ns *corev1.Namespace) {
 				ns.Spec.Finalizers = append(ns.Spec.Finalizers, "bad finalizer!")
 			}),
 			Want: []string{"spec.finalizers[1]: Invalid value"},
@@ -244,7 +238,7 @@ func TestUpdateThroughStores(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			n := newNamespaces(t)
 			current := n.seed(t, activeNamespace())
-			update := modified(current, func(ns *corev1.Namespace) {
+			update := registrytest.Modified(current, func(ns *corev1.Namespace) {
 				ns.Labels["team"] = "a"
 				ns.Spec.Finalizers = []corev1.FinalizerName{"example.com/other"}
 				ns.Status.Phase = corev1.NamespaceTerminating
@@ -270,7 +264,7 @@ func TestUpdateThroughStores(t *testing.T) {
 func TestFinalizeValidatesFinalizers(t *testing.T) {
 	n := newNamespaces(t)
 	current := n.seed(t, activeNamespace())
-	update := modified(current, func(ns *corev1.Namespace) { ns.Spec.Finalizers = []corev1.FinalizerName{"bad finalizer!"} })
+	update := registrytest.Modified(current, func(ns *corev1.Namespace) { ns.Spec.Finalizers = []corev1.FinalizerName{"bad finalizer!"} })
 	_, _, err := n.finalize.Update(ctx(), "prod", rest.DefaultUpdatedObjectInfo(update), rest.ValidateAllObjectFunc, rest.ValidateAllObjectUpdateFunc, false, &metav1.UpdateOptions{})
 	if !apierrors.IsInvalid(err) {
 		t.Fatalf("finalize with an invalid finalizer: got error %v, want Invalid", err)
@@ -304,7 +298,7 @@ func TestUpdateThatEmptiesFinalizers(t *testing.T) {
 				ns.Status.Phase = corev1.NamespaceTerminating
 			}
 			current := n.seed(t, ns)
-			update := modified(current, func(ns *corev1.Namespace) { ns.Spec.Finalizers = nil })
+			update := registrytest.Modified(current, func(ns *corev1.Namespace) { ns.Spec.Finalizers = nil })
 			if _, _, err := tt.updater(n).Update(ctx(), "prod", rest.DefaultUpdatedObjectInfo(update), rest.ValidateAllObjectFunc, rest.ValidateAllObjectUpdateFunc, false, &metav1.UpdateOptions{}); err != nil {
 				t.Fatalf("Update: got error %v, want none", err)
 			}
@@ -336,7 +330,7 @@ func TestDelete(t *testing.T) {
 		},
 		{
 			name: "terminating with finalizers: conflict",
-			seed: modified(activeNamespace(), func(ns *corev1.Namespace) {
+			seed: registrytest.Modified(activeNamespace(), func(ns *corev1.Namespace) {
 				ns.DeletionTimestamp = &deleted
 				ns.Status.Phase = corev1.NamespaceTerminating
 			}),
@@ -345,12 +339,12 @@ func TestDelete(t *testing.T) {
 		},
 		{
 			name:        "active without finalizers: removed at once",
-			seed:        modified(activeNamespace(), func(ns *corev1.Namespace) { ns.Spec.Finalizers = nil }),
+			seed:        registrytest.Modified(activeNamespace(), func(ns *corev1.Namespace) { ns.Spec.Finalizers = nil }),
 			wantDeleted: true,
 		},
 		{
 			name: "terminating without finalizers: removed",
-			seed: modified(activeNamespace(), func(ns *corev1.Namespace) {
+			seed: registrytest.Modified(activeNamespace(), func(ns *corev1.Namespace) {
 				ns.DeletionTimestamp = &deleted
 				ns.Status.Phase = corev1.NamespaceTerminating
 				ns.Spec.Finalizers = nil
@@ -438,7 +432,7 @@ func TestTable(t *testing.T) {
 	n := newNamespaces(t)
 	table, err := n.store.ConvertToTable(context.Background(), &corev1.NamespaceList{Items: []corev1.Namespace{
 		*activeNamespace(),
-		*modified(activeNamespace(), func(ns *corev1.Namespace) { ns.Name, ns.Status.Phase = "old", corev1.NamespaceTerminating }),
+		*registrytest.Modified(activeNamespace(), func(ns *corev1.Namespace) { ns.Name, ns.Status.Phase = "old", corev1.NamespaceTerminating }),
 	}}, nil)
 	if err != nil {
 		t.Fatalf("ConvertToTable: got error %v, want none", err)

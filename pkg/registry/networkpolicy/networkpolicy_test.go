@@ -55,12 +55,6 @@ func validPolicy() *networkingv1.NetworkPolicy {
 	}
 }
 
-func modified(np *networkingv1.NetworkPolicy, mutate func(*networkingv1.NetworkPolicy)) *networkingv1.NetworkPolicy {
-	np = np.DeepCopy()
-	mutate(np)
-	return np
-}
-
 func TestStorage(t *testing.T) {
 	store := registrytest.REST(t, NewStorage, "networkpolicies")
 	registrytest.CheckShape(t, store, registrytest.Shape{Resource: networkingv1.Resource("networkpolicies"), Singular: "networkpolicy", Namespaced: true, ShortNames: []string{"netpol"}})
@@ -150,7 +144,7 @@ func TestValidate(t *testing.T) {
 // TestValidateUpdateKeepsStoredValues: as upstream, an update may keep an
 // invalid CIDR or pod selector label value the stored policy already has.
 func TestValidateUpdateKeepsStoredValues(t *testing.T) {
-	old := modified(validPolicy(), func(np *networkingv1.NetworkPolicy) {
+	old := registrytest.Modified(validPolicy(), func(np *networkingv1.NetworkPolicy) {
 		np.Spec.Ingress[0].From[1].IPBlock = &networkingv1.IPBlock{CIDR: "010.0.0.0/16"}
 		np.Spec.PodSelector.MatchExpressions = []metav1.LabelSelectorRequirement{{Key: "tier", Operator: metav1.LabelSelectorOpIn, Values: []string{"bad value!"}}}
 	})
@@ -158,11 +152,11 @@ func TestValidateUpdateKeepsStoredValues(t *testing.T) {
 	if got := store.CreateStrategy.Validate(context.Background(), old); len(got) != 2 {
 		t.Errorf("create: got %v, want two errors", got)
 	}
-	update := modified(old, func(np *networkingv1.NetworkPolicy) { np.Labels = map[string]string{"a": "b"} })
+	update := registrytest.Modified(old, func(np *networkingv1.NetworkPolicy) { np.Labels = map[string]string{"a": "b"} })
 	if got := registrytest.ErrorPaths(store.UpdateStrategy.ValidateUpdate(context.Background(), update, old)); len(got) != 0 {
 		t.Errorf("update keeping the stored values: got %v, want none", got)
 	}
-	newBad := modified(old, func(np *networkingv1.NetworkPolicy) { np.Spec.Ingress[0].From[1].IPBlock.CIDR = "011.0.0.0/16" })
+	newBad := registrytest.Modified(old, func(np *networkingv1.NetworkPolicy) { np.Spec.Ingress[0].From[1].IPBlock.CIDR = "011.0.0.0/16" })
 	if diff := cmp.Diff([]string{"spec.ingress[0].from[1].ipBlock.cidr: Invalid value"}, registrytest.ErrorPaths(store.UpdateStrategy.ValidateUpdate(context.Background(), newBad, old))); diff != "" {
 		t.Errorf("update to another invalid CIDR (-want +got):\n%s", diff)
 	}
@@ -170,7 +164,7 @@ func TestValidateUpdateKeepsStoredValues(t *testing.T) {
 
 func TestPrepareForCreateAndUpdate(t *testing.T) {
 	store := registrytest.REST(t, NewStorage, "networkpolicies")
-	np := modified(validPolicy(), func(np *networkingv1.NetworkPolicy) { np.Generation = 5 })
+	np := registrytest.Modified(validPolicy(), func(np *networkingv1.NetworkPolicy) { np.Generation = 5 })
 	store.CreateStrategy.PrepareForCreate(context.Background(), np)
 	if np.Generation != 1 {
 		t.Errorf("generation after PrepareForCreate: got %d, want 1", np.Generation)
@@ -185,7 +179,7 @@ func TestPrepareForCreateAndUpdate(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			obj := modified(np, tt.mutate)
+			obj := registrytest.Modified(np, tt.mutate)
 			store.UpdateStrategy.PrepareForUpdate(context.Background(), obj, np)
 			if obj.Generation != tt.wantGeneration {
 				t.Errorf("generation: got %d, want %d", obj.Generation, tt.wantGeneration)
@@ -202,7 +196,7 @@ func TestFieldSelectors(t *testing.T) {
 func TestTable(t *testing.T) {
 	tests := []registrytest.Row{
 		{Name: "selector", Obj: validPolicy(), Want: []any{"allow-web", "app=web", "<unknown>"}},
-		{Name: "every pod", Obj: modified(validPolicy(), func(np *networkingv1.NetworkPolicy) { np.Spec.PodSelector = metav1.LabelSelector{} }), Want: []any{"allow-web", "<none>", "<unknown>"}},
+		{Name: "every pod", Obj: registrytest.Modified(validPolicy(), func(np *networkingv1.NetworkPolicy) { np.Spec.PodSelector = metav1.LabelSelector{} }), Want: []any{"allow-web", "<none>", "<unknown>"}},
 	}
 	store := registrytest.REST(t, NewStorage, "networkpolicies")
 	registrytest.CheckTable(t, store, []string{"Name", "Pod-Selector", "Age"}, tests...)

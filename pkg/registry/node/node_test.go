@@ -50,12 +50,6 @@ func validNode() *corev1.Node {
 	}
 }
 
-func modified(n *corev1.Node, mutate func(*corev1.Node)) *corev1.Node {
-	n = n.DeepCopy()
-	mutate(n)
-	return n
-}
-
 func TestStorage(t *testing.T) {
 	mem := registrytest.NewMemStorage()
 	storages, err := NewStorage(mem.Options("nodes"))
@@ -88,71 +82,71 @@ func TestValidate(t *testing.T) {
 		{Name: "valid", Obj: validNode(), Want: []string{}},
 		{
 			Name: "dual-stack podCIDRs",
-			Obj:  modified(validNode(), func(n *corev1.Node) { n.Spec.PodCIDRs = []string{"10.244.1.0/24", "fd00:10:244:1::/64"} }),
+			Obj:  registrytest.Modified(validNode(), func(n *corev1.Node) { n.Spec.PodCIDRs = []string{"10.244.1.0/24", "fd00:10:244:1::/64"} }),
 			Want: []string{},
 		},
 		{
 			Name: "name that is no DNS subdomain",
-			Obj:  modified(validNode(), func(n *corev1.Node) { n.Name = "Node_1" }),
+			Obj:  registrytest.Modified(validNode(), func(n *corev1.Node) { n.Name = "Node_1" }),
 			Want: []string{"metadata.name: Invalid value"},
 		},
 		{
 			Name: "invalid podCIDR",
-			Obj:  modified(validNode(), func(n *corev1.Node) { n.Spec.PodCIDRs = []string{"10.244.1.0"} }),
+			Obj:  registrytest.Modified(validNode(), func(n *corev1.Node) { n.Spec.PodCIDRs = []string{"10.244.1.0"} }),
 			Want: []string{"spec.podCIDRs[0]: Invalid value"},
 		},
 		{
 			Name: "two CIDRs of one family",
-			Obj:  modified(validNode(), func(n *corev1.Node) { n.Spec.PodCIDRs = []string{"10.244.1.0/24", "10.245.1.0/24"} }),
+			Obj:  registrytest.Modified(validNode(), func(n *corev1.Node) { n.Spec.PodCIDRs = []string{"10.244.1.0/24", "10.245.1.0/24"} }),
 			Want: []string{"spec.podCIDRs: Invalid value"},
 		},
 		{
 			Name: "three CIDRs",
-			Obj: modified(validNode(), func(n *corev1.Node) {
+			Obj: registrytest.Modified(validNode(), func(n *corev1.Node) {
 				n.Spec.PodCIDRs = []string{"10.244.1.0/24", "fd00::/64", "fd01::/64"}
 			}),
 			Want: []string{"spec.podCIDRs: Invalid value"},
 		},
 		{
 			Name: "duplicate CIDR",
-			Obj:  modified(validNode(), func(n *corev1.Node) { n.Spec.PodCIDRs = []string{"10.244.1.0/24", "10.244.1.0/24"} }),
+			Obj:  registrytest.Modified(validNode(), func(n *corev1.Node) { n.Spec.PodCIDRs = []string{"10.244.1.0/24", "10.244.1.0/24"} }),
 			Want: []string{"spec.podCIDRs: Invalid value", "spec.podCIDRs[1]: Duplicate value"},
 		},
 		{
 			Name: "one invalid CIDR of two",
-			Obj:  modified(validNode(), func(n *corev1.Node) { n.Spec.PodCIDRs = []string{"10.244.1.0/24", "nope"} }),
+			Obj:  registrytest.Modified(validNode(), func(n *corev1.Node) { n.Spec.PodCIDRs = []string{"10.244.1.0/24", "nope"} }),
 			Want: []string{"spec.podCIDRs[1]: Invalid value"},
 		},
 		{
 			Name: "taint without key or effect (at upstream's metadata.taints path)",
-			Obj:  modified(validNode(), func(n *corev1.Node) { n.Spec.Taints = []corev1.Taint{{Value: "x"}} }),
+			Obj:  registrytest.Modified(validNode(), func(n *corev1.Node) { n.Spec.Taints = []corev1.Taint{{Value: "x"}} }),
 			// An empty qualified name is both empty and malformed, as upstream reports it.
 			Want: []string{"metadata.taints[0].effect: Required value", "metadata.taints[0].key: Invalid value", "metadata.taints[0].key: Invalid value"},
 		},
 		{
 			Name: "taint with an unknown effect and a bad value",
-			Obj: modified(validNode(), func(n *corev1.Node) {
+			Obj: registrytest.Modified(validNode(), func(n *corev1.Node) {
 				n.Spec.Taints = []corev1.Taint{{Key: "example.com/gpu", Value: "a b", Effect: "NoAdmit"}}
 			}),
 			Want: []string{"metadata.taints[0].effect: Unsupported value", "metadata.taints[0].value: Invalid value"},
 		},
 		{
 			Name: "taint key that is no qualified name",
-			Obj: modified(validNode(), func(n *corev1.Node) {
+			Obj: registrytest.Modified(validNode(), func(n *corev1.Node) {
 				n.Spec.Taints = []corev1.Taint{{Key: "a/b/c", Effect: corev1.TaintEffectNoExecute}}
 			}),
 			Want: []string{"metadata.taints[0].key: Invalid value"},
 		},
 		{
 			Name: "same key with two effects",
-			Obj: modified(validNode(), func(n *corev1.Node) {
+			Obj: registrytest.Modified(validNode(), func(n *corev1.Node) {
 				n.Spec.Taints = []corev1.Taint{{Key: "k", Effect: corev1.TaintEffectNoSchedule}, {Key: "k", Effect: corev1.TaintEffectPreferNoSchedule}}
 			}),
 			Want: []string{},
 		},
 		{
 			Name: "duplicate key and effect",
-			Obj: modified(validNode(), func(n *corev1.Node) {
+			Obj: registrytest.Modified(validNode(), func(n *corev1.Node) {
 				n.Spec.Taints = []corev1.Taint{{Key: "k", Value: "1", Effect: corev1.TaintEffectNoSchedule}, {Key: "k", Value: "2", Effect: corev1.TaintEffectNoSchedule}}
 			}),
 			Want: []string{"metadata.taints[1]: Duplicate value"},
@@ -171,7 +165,7 @@ func TestValidateUpdate(t *testing.T) {
 		{
 			name: "taints and unschedulable may change",
 			old:  validNode(),
-			obj: modified(validNode(), func(n *corev1.Node) {
+			obj: registrytest.Modified(validNode(), func(n *corev1.Node) {
 				n.Spec.Unschedulable = true
 				n.Spec.Taints = append(n.Spec.Taints, corev1.Taint{Key: "node.kubernetes.io/unschedulable", Effect: corev1.TaintEffectNoSchedule})
 			}),
@@ -179,62 +173,62 @@ func TestValidateUpdate(t *testing.T) {
 		},
 		{
 			name: "podCIDRs may be set once",
-			old:  modified(validNode(), func(n *corev1.Node) { n.Spec.PodCIDR, n.Spec.PodCIDRs = "", nil }),
+			old:  registrytest.Modified(validNode(), func(n *corev1.Node) { n.Spec.PodCIDR, n.Spec.PodCIDRs = "", nil }),
 			obj:  validNode(),
 			want: []string{},
 		},
 		{
 			name: "podCIDRs may not change",
 			old:  validNode(),
-			obj:  modified(validNode(), func(n *corev1.Node) { n.Spec.PodCIDRs = []string{"10.244.2.0/24"} }),
+			obj:  registrytest.Modified(validNode(), func(n *corev1.Node) { n.Spec.PodCIDRs = []string{"10.244.2.0/24"} }),
 			want: []string{"spec.podCIDRs: Forbidden"},
 		},
 		{
 			name: "podCIDRs may not gain a family",
 			old:  validNode(),
-			obj:  modified(validNode(), func(n *corev1.Node) { n.Spec.PodCIDRs = append(n.Spec.PodCIDRs, "fd00::/64") }),
+			obj:  registrytest.Modified(validNode(), func(n *corev1.Node) { n.Spec.PodCIDRs = append(n.Spec.PodCIDRs, "fd00::/64") }),
 			want: []string{"spec.podCIDRs: Forbidden"},
 		},
 		{
 			name: "providerID may be set once",
 			old:  validNode(),
-			obj:  modified(validNode(), func(n *corev1.Node) { n.Spec.ProviderID = "aws:///eu-west-1a/i-1" }),
+			obj:  registrytest.Modified(validNode(), func(n *corev1.Node) { n.Spec.ProviderID = "aws:///eu-west-1a/i-1" }),
 			want: []string{},
 		},
 		{
 			name: "providerID may not change",
-			old:  modified(validNode(), func(n *corev1.Node) { n.Spec.ProviderID = "aws:///eu-west-1a/i-1" }),
-			obj:  modified(validNode(), func(n *corev1.Node) { n.Spec.ProviderID = "aws:///eu-west-1a/i-2" }),
+			old:  registrytest.Modified(validNode(), func(n *corev1.Node) { n.Spec.ProviderID = "aws:///eu-west-1a/i-1" }),
+			obj:  registrytest.Modified(validNode(), func(n *corev1.Node) { n.Spec.ProviderID = "aws:///eu-west-1a/i-2" }),
 			want: []string{"spec.providerID: Invalid value"},
 		},
 		{
 			name: "providerID may not be cleared",
-			old:  modified(validNode(), func(n *corev1.Node) { n.Spec.ProviderID = "aws:///eu-west-1a/i-1" }),
+			old:  registrytest.Modified(validNode(), func(n *corev1.Node) { n.Spec.ProviderID = "aws:///eu-west-1a/i-1" }),
 			obj:  validNode(),
 			want: []string{"spec.providerID: Invalid value"},
 		},
 		{
 			name: "podCIDRs may not change from an old node's podCIDR",
-			old:  modified(validNode(), func(n *corev1.Node) { n.Spec.PodCIDRs = nil }),
-			obj:  modified(validNode(), func(n *corev1.Node) { n.Spec.PodCIDR, n.Spec.PodCIDRs = "10.244.2.0/24", []string{"10.244.2.0/24"} }),
+			old:  registrytest.Modified(validNode(), func(n *corev1.Node) { n.Spec.PodCIDRs = nil }),
+			obj:  registrytest.Modified(validNode(), func(n *corev1.Node) { n.Spec.PodCIDR, n.Spec.PodCIDRs = "10.244.2.0/24", []string{"10.244.2.0/24"} }),
 			want: []string{"spec.podCIDRs: Forbidden"},
 		},
 		{
 			name: "externalID may not change",
 			old:  validNode(),
-			obj:  modified(validNode(), func(n *corev1.Node) { n.Spec.DoNotUseExternalID = "x" }),
+			obj:  registrytest.Modified(validNode(), func(n *corev1.Node) { n.Spec.DoNotUseExternalID = "x" }),
 			want: []string{"spec.externalID: Forbidden"},
 		},
 		{
 			name: "taints are validated on update",
 			old:  validNode(),
-			obj:  modified(validNode(), func(n *corev1.Node) { n.Spec.Taints[0].Effect = "Evict" }),
+			obj:  registrytest.Modified(validNode(), func(n *corev1.Node) { n.Spec.Taints[0].Effect = "Evict" }),
 			want: []string{"metadata.taints[0].effect: Unsupported value"},
 		},
 		{
 			name: "duplicate addresses",
 			old:  validNode(),
-			obj: modified(validNode(), func(n *corev1.Node) {
+			obj: registrytest.Modified(validNode(), func(n *corev1.Node) {
 				n.Status.Addresses = append(n.Status.Addresses, n.Status.Addresses[0])
 			}),
 			want: []string{"status.addresses[2]: Duplicate value"},
@@ -286,7 +280,7 @@ func TestUpdateThroughStores(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			ctx, storages, current := registrytest.Seeded(t, NewStorage, "nodes", stored)
-			update := modified(current, func(n *corev1.Node) {
+			update := registrytest.Modified(current, func(n *corev1.Node) {
 				n.Spec.Unschedulable = true
 				n.Status.Conditions = notReady
 			})
@@ -307,7 +301,7 @@ func TestUpdateThroughStores(t *testing.T) {
 
 func TestStatusUpdateValidatesAddresses(t *testing.T) {
 	ctx, storages, current := registrytest.Seeded(t, NewStorage, "nodes", validNode())
-	update := modified(current, func(n *corev1.Node) { n.Status.Addresses = append(n.Status.Addresses, n.Status.Addresses[1]) })
+	update := registrytest.Modified(current, func(n *corev1.Node) { n.Status.Addresses = append(n.Status.Addresses, n.Status.Addresses[1]) })
 	_, _, err := storages["nodes/status"].(*registry.StatusREST).Update(ctx, "node-1", rest.DefaultUpdatedObjectInfo(update), rest.ValidateAllObjectFunc, rest.ValidateAllObjectUpdateFunc, false, &metav1.UpdateOptions{})
 	if err == nil {
 		t.Fatalf("status update with a duplicate address: got no error, want Invalid")
@@ -316,7 +310,7 @@ func TestStatusUpdateValidatesAddresses(t *testing.T) {
 
 func TestFieldSelectors(t *testing.T) {
 	store := registrytest.REST(t, NewStorage, "nodes")
-	node := modified(validNode(), func(n *corev1.Node) { n.Spec.Unschedulable = true })
+	node := registrytest.Modified(validNode(), func(n *corev1.Node) { n.Spec.Unschedulable = true })
 	registrytest.CheckFields(t, store, node, fields.Set{"metadata.name": "node-1", "spec.unschedulable": "true"})
 }
 
@@ -329,7 +323,7 @@ func TestTable(t *testing.T) {
 		},
 		{
 			Name: "not ready, cordoned control plane with roles from both label forms",
-			Obj: modified(validNode(), func(n *corev1.Node) {
+			Obj: registrytest.Modified(validNode(), func(n *corev1.Node) {
 				n.Labels = map[string]string{"node-role.kubernetes.io/control-plane": "", "node-role.kubernetes.io/etcd": "", "kubernetes.io/role": "master", "node-role.kubernetes.io/": ""}
 				n.Spec.Unschedulable = true
 				n.Status.Conditions = []corev1.NodeCondition{{Type: corev1.NodeMemoryPressure, Status: corev1.ConditionTrue}, {Type: corev1.NodeReady, Status: corev1.ConditionUnknown}}
@@ -339,7 +333,7 @@ func TestTable(t *testing.T) {
 		},
 		{
 			Name: "just registered",
-			Obj:  modified(validNode(), func(n *corev1.Node) { n.Status = corev1.NodeStatus{} }),
+			Obj:  registrytest.Modified(validNode(), func(n *corev1.Node) { n.Status = corev1.NodeStatus{} }),
 			Want: []any{"node-1", "Unknown", "<none>", "<unknown>", "", "<none>", "<none>", "<unknown>", "<unknown>", "<unknown>"},
 		},
 	}
@@ -382,7 +376,7 @@ func TestPodCIDRAndPodCIDRsStayInStep(t *testing.T) {
 		{name: "podCIDR wins", podCIDR: "10.244.1.0/24", podCIDRs: []string{"10.244.0.0/24", "fd00::/64"}, wantCIDR: "10.244.1.0/24", wantCIDRs: []string{"10.244.1.0/24"}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			n := modified(validNode(), func(n *corev1.Node) { n.Spec.PodCIDR, n.Spec.PodCIDRs = tt.podCIDR, tt.podCIDRs })
+			n := registrytest.Modified(validNode(), func(n *corev1.Node) { n.Spec.PodCIDR, n.Spec.PodCIDRs = tt.podCIDR, tt.podCIDRs })
 			strategy.(rest.RESTCreateStrategy).PrepareForCreate(context.Background(), n)
 			if n.Spec.PodCIDR != tt.wantCIDR || !slices.Equal(n.Spec.PodCIDRs, tt.wantCIDRs) {
 				t.Errorf("got podCIDR %q podCIDRs %v, want %q %v", n.Spec.PodCIDR, n.Spec.PodCIDRs, tt.wantCIDR, tt.wantCIDRs)
@@ -390,7 +384,7 @@ func TestPodCIDRAndPodCIDRsStayInStep(t *testing.T) {
 		})
 	}
 	old := validNode()
-	update := modified(old, func(n *corev1.Node) { n.Spec.PodCIDR = "10.244.9.0/24" }) // a merge patch of podCIDR
+	update := registrytest.Modified(old, func(n *corev1.Node) { n.Spec.PodCIDR = "10.244.9.0/24" }) // a merge patch of podCIDR
 	strategy.PrepareForUpdate(context.Background(), update, old)
 	if got := registrytest.ErrorPaths(strategy.ValidateUpdate(context.Background(), update, old)); !slices.Equal(got, []string{"spec.podCIDRs: Forbidden"}) {
 		t.Errorf("an update of podCIDR alone: got errors %v, want spec.podCIDRs: Forbidden", got)

@@ -50,12 +50,6 @@ func validPV() *corev1.PersistentVolume {
 	return pv
 }
 
-func modified(pv *corev1.PersistentVolume, mutate func(*corev1.PersistentVolume)) *corev1.PersistentVolume {
-	pv = pv.DeepCopy()
-	mutate(pv)
-	return pv
-}
-
 func pinNow(t *testing.T) metav1.Time {
 	t.Helper()
 	pinned := metav1.NewTime(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC))
@@ -131,7 +125,7 @@ func TestValidate(t *testing.T) {
 		{Name: "valid hostPath", Obj: validPV(), Want: []string{}},
 		{
 			Name: "valid nfs, every access mode but RWOP",
-			Obj: modified(validPV(), func(pv *corev1.PersistentVolume) {
+			Obj: registrytest.Modified(validPV(), func(pv *corev1.PersistentVolume) {
 				pv.Spec.PersistentVolumeSource = corev1.PersistentVolumeSource{NFS: &corev1.NFSVolumeSource{Server: "nfs.example.com", Path: "/exports/a"}}
 				pv.Spec.AccessModes = []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce, corev1.ReadOnlyMany, corev1.ReadWriteMany}
 			}),
@@ -139,7 +133,7 @@ func TestValidate(t *testing.T) {
 		},
 		{
 			Name: "valid local with node affinity",
-			Obj: modified(validPV(), func(pv *corev1.PersistentVolume) {
+			Obj: registrytest.Modified(validPV(), func(pv *corev1.PersistentVolume) {
 				pv.Spec.PersistentVolumeSource = corev1.PersistentVolumeSource{Local: &corev1.LocalVolumeSource{Path: "/mnt/disks/ssd1"}}
 				pv.Spec.NodeAffinity = &corev1.VolumeNodeAffinity{Required: &corev1.NodeSelector{NodeSelectorTerms: []corev1.NodeSelectorTerm{{
 					MatchExpressions: []corev1.NodeSelectorRequirement{{Key: "kubernetes.io/hostname", Operator: corev1.NodeSelectorOpIn, Values: []string{"node-1"}}},
@@ -149,105 +143,105 @@ func TestValidate(t *testing.T) {
 		},
 		{
 			Name: "valid csi",
-			Obj: modified(validPV(), func(pv *corev1.PersistentVolume) {
+			Obj: registrytest.Modified(validPV(), func(pv *corev1.PersistentVolume) {
 				pv.Spec.PersistentVolumeSource = corev1.PersistentVolumeSource{CSI: &corev1.CSIPersistentVolumeSource{Driver: "ebs.csi.aws.com", VolumeHandle: "vol-1"}}
 			}),
 			Want: []string{},
 		},
 		{
 			Name: "no volume source",
-			Obj:  modified(validPV(), func(pv *corev1.PersistentVolume) { pv.Spec.PersistentVolumeSource = corev1.PersistentVolumeSource{} }),
+			Obj:  registrytest.Modified(validPV(), func(pv *corev1.PersistentVolume) { pv.Spec.PersistentVolumeSource = corev1.PersistentVolumeSource{} }),
 			Want: []string{"spec: Required value"},
 		},
 		{
 			Name: "two volume sources: the second one is reported",
-			Obj: modified(validPV(), func(pv *corev1.PersistentVolume) {
+			Obj: registrytest.Modified(validPV(), func(pv *corev1.PersistentVolume) {
 				pv.Spec.NFS = &corev1.NFSVolumeSource{Server: "nfs.example.com", Path: "/exports/a"}
 			}),
 			Want: []string{"spec.nfs: Forbidden"},
 		},
 		{
 			Name: "a source checked in upstream's order: gcePersistentDisk after hostPath",
-			Obj: modified(validPV(), func(pv *corev1.PersistentVolume) {
+			Obj: registrytest.Modified(validPV(), func(pv *corev1.PersistentVolume) {
 				pv.Spec.GCEPersistentDisk = &corev1.GCEPersistentDiskVolumeSource{PDName: "disk-1"}
 			}),
 			Want: []string{"spec.gcePersistentDisk: Forbidden"},
 		},
 		{
 			Name: "a source with no checks of its own",
-			Obj: modified(validPV(), func(pv *corev1.PersistentVolume) {
+			Obj: registrytest.Modified(validPV(), func(pv *corev1.PersistentVolume) {
 				pv.Spec.PersistentVolumeSource = corev1.PersistentVolumeSource{ISCSI: &corev1.ISCSIPersistentVolumeSource{TargetPortal: "10.0.0.1:3260", IQN: "iqn.2001-04.com.example:storage", Lun: 0}}
 			}),
 			Want: []string{},
 		},
 		{
 			Name: "no capacity",
-			Obj:  modified(validPV(), func(pv *corev1.PersistentVolume) { pv.Spec.Capacity = nil }),
+			Obj:  registrytest.Modified(validPV(), func(pv *corev1.PersistentVolume) { pv.Spec.Capacity = nil }),
 			Want: []string{"spec.capacity: Required value", "spec.capacity: Unsupported value"},
 		},
 		{
 			Name: "capacity without storage",
-			Obj: modified(validPV(), func(pv *corev1.PersistentVolume) {
+			Obj: registrytest.Modified(validPV(), func(pv *corev1.PersistentVolume) {
 				pv.Spec.Capacity = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1")}
 			}),
 			Want: []string{"spec.capacity: Unsupported value"},
 		},
 		{
 			Name: "capacity with storage and more",
-			Obj: modified(validPV(), func(pv *corev1.PersistentVolume) {
+			Obj: registrytest.Modified(validPV(), func(pv *corev1.PersistentVolume) {
 				pv.Spec.Capacity[corev1.ResourceMemory] = resource.MustParse("1Gi")
 			}),
 			Want: []string{"spec.capacity: Unsupported value"},
 		},
 		{
 			Name: "zero storage",
-			Obj:  modified(validPV(), func(pv *corev1.PersistentVolume) { pv.Spec.Capacity[corev1.ResourceStorage] = resource.MustParse("0") }),
+			Obj:  registrytest.Modified(validPV(), func(pv *corev1.PersistentVolume) { pv.Spec.Capacity[corev1.ResourceStorage] = resource.MustParse("0") }),
 			Want: []string{"spec.capacity[storage]: Invalid value"},
 		},
 		{
 			Name: "no access modes",
-			Obj:  modified(validPV(), func(pv *corev1.PersistentVolume) { pv.Spec.AccessModes = nil }),
+			Obj:  registrytest.Modified(validPV(), func(pv *corev1.PersistentVolume) { pv.Spec.AccessModes = nil }),
 			Want: []string{"spec.accessModes: Required value"},
 		},
 		{
 			Name: "unknown access mode",
-			Obj: modified(validPV(), func(pv *corev1.PersistentVolume) {
+			Obj: registrytest.Modified(validPV(), func(pv *corev1.PersistentVolume) {
 				pv.Spec.AccessModes = []corev1.PersistentVolumeAccessMode{"ReadWriteSometimes"}
 			}),
 			Want: []string{"spec.accessModes: Unsupported value"},
 		},
 		{
 			Name: "ReadWriteOncePod alone",
-			Obj: modified(validPV(), func(pv *corev1.PersistentVolume) {
+			Obj: registrytest.Modified(validPV(), func(pv *corev1.PersistentVolume) {
 				pv.Spec.AccessModes = []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOncePod}
 			}),
 			Want: []string{},
 		},
 		{
 			Name: "ReadWriteOncePod with another mode",
-			Obj: modified(validPV(), func(pv *corev1.PersistentVolume) {
+			Obj: registrytest.Modified(validPV(), func(pv *corev1.PersistentVolume) {
 				pv.Spec.AccessModes = []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOncePod, corev1.ReadOnlyMany}
 			}),
 			Want: []string{"spec.accessModes: Forbidden"},
 		},
 		{
 			Name: "hostPath without a path",
-			Obj:  modified(validPV(), func(pv *corev1.PersistentVolume) { pv.Spec.HostPath.Path = "" }),
+			Obj:  registrytest.Modified(validPV(), func(pv *corev1.PersistentVolume) { pv.Spec.HostPath.Path = "" }),
 			Want: []string{"spec.hostPath.path: Required value"},
 		},
 		{
 			Name: "hostPath with ..",
-			Obj:  modified(validPV(), func(pv *corev1.PersistentVolume) { pv.Spec.HostPath.Path = "/data/../etc" }),
+			Obj:  registrytest.Modified(validPV(), func(pv *corev1.PersistentVolume) { pv.Spec.HostPath.Path = "/data/../etc" }),
 			Want: []string{"spec.hostPath.path: Invalid value"},
 		},
 		{
 			Name: "hostPath of an unknown type",
-			Obj:  modified(validPV(), func(pv *corev1.PersistentVolume) { pv.Spec.HostPath.Type = ptr.To(corev1.HostPathType("Pipe")) }),
+			Obj:  registrytest.Modified(validPV(), func(pv *corev1.PersistentVolume) { pv.Spec.HostPath.Type = ptr.To(corev1.HostPathType("Pipe")) }),
 			Want: []string{"spec.hostPath.type: Unsupported value"},
 		},
 		{
 			Name: "recycling a hostPath of /",
-			Obj: modified(validPV(), func(pv *corev1.PersistentVolume) {
+			Obj: registrytest.Modified(validPV(), func(pv *corev1.PersistentVolume) {
 				pv.Spec.HostPath.Path = "/"
 				pv.Spec.PersistentVolumeReclaimPolicy = corev1.PersistentVolumeReclaimRecycle
 			}),
@@ -255,7 +249,7 @@ func TestValidate(t *testing.T) {
 		},
 		{
 			Name: "nfs without server and path",
-			Obj: modified(validPV(), func(pv *corev1.PersistentVolume) {
+			Obj: registrytest.Modified(validPV(), func(pv *corev1.PersistentVolume) {
 				pv.Spec.PersistentVolumeSource = corev1.PersistentVolumeSource{NFS: &corev1.NFSVolumeSource{}}
 			}),
 			// An empty path is also not absolute, as upstream reports it.
@@ -263,40 +257,40 @@ func TestValidate(t *testing.T) {
 		},
 		{
 			Name: "nfs with a relative path",
-			Obj: modified(validPV(), func(pv *corev1.PersistentVolume) {
+			Obj: registrytest.Modified(validPV(), func(pv *corev1.PersistentVolume) {
 				pv.Spec.PersistentVolumeSource = corev1.PersistentVolumeSource{NFS: &corev1.NFSVolumeSource{Server: "nfs", Path: "exports"}}
 			}),
 			Want: []string{"spec.nfs.path: Invalid value"},
 		},
 		{
 			Name: "local without node affinity or path",
-			Obj: modified(validPV(), func(pv *corev1.PersistentVolume) {
+			Obj: registrytest.Modified(validPV(), func(pv *corev1.PersistentVolume) {
 				pv.Spec.PersistentVolumeSource = corev1.PersistentVolumeSource{Local: &corev1.LocalVolumeSource{}}
 			}),
 			Want: []string{"spec.local.path: Required value", "spec.nodeAffinity: Required value"},
 		},
 		{
 			Name: "node affinity without required terms",
-			Obj:  modified(validPV(), func(pv *corev1.PersistentVolume) { pv.Spec.NodeAffinity = &corev1.VolumeNodeAffinity{} }),
+			Obj:  registrytest.Modified(validPV(), func(pv *corev1.PersistentVolume) { pv.Spec.NodeAffinity = &corev1.VolumeNodeAffinity{} }),
 			Want: []string{"spec.nodeAffinity.required: Required value"},
 		},
 		{
 			Name: "csi without driver and handle",
-			Obj: modified(validPV(), func(pv *corev1.PersistentVolume) {
+			Obj: registrytest.Modified(validPV(), func(pv *corev1.PersistentVolume) {
 				pv.Spec.PersistentVolumeSource = corev1.PersistentVolumeSource{CSI: &corev1.CSIPersistentVolumeSource{}}
 			}),
 			Want: []string{"spec.csi.driver: Invalid value", "spec.csi.driver: Required value", "spec.csi.volumeHandle: Required value"},
 		},
 		{
 			Name: "csi driver too long",
-			Obj: modified(validPV(), func(pv *corev1.PersistentVolume) {
+			Obj: registrytest.Modified(validPV(), func(pv *corev1.PersistentVolume) {
 				pv.Spec.PersistentVolumeSource = corev1.PersistentVolumeSource{CSI: &corev1.CSIPersistentVolumeSource{Driver: strings.Repeat("d", 64), VolumeHandle: "v"}}
 			}),
 			Want: []string{"spec.csi.driver: Too long"},
 		},
 		{
 			Name: "bad storageClassName, volumeMode and reclaim policy",
-			Obj: modified(validPV(), func(pv *corev1.PersistentVolume) {
+			Obj: registrytest.Modified(validPV(), func(pv *corev1.PersistentVolume) {
 				pv.Spec.StorageClassName = "Fast_SSD"
 				pv.Spec.VolumeMode = ptr.To(corev1.PersistentVolumeMode("Object"))
 				pv.Spec.PersistentVolumeReclaimPolicy = "Keep"
@@ -305,7 +299,7 @@ func TestValidate(t *testing.T) {
 		},
 		{
 			Name: "namespaced name is refused",
-			Obj:  modified(validPV(), func(pv *corev1.PersistentVolume) { pv.Namespace = "default" }),
+			Obj:  registrytest.Modified(validPV(), func(pv *corev1.PersistentVolume) { pv.Namespace = "default" }),
 			Want: []string{"metadata.namespace: Forbidden"},
 		},
 	}
@@ -314,7 +308,7 @@ func TestValidate(t *testing.T) {
 }
 
 func TestValidateUpdate(t *testing.T) {
-	csiPV := modified(validPV(), func(pv *corev1.PersistentVolume) {
+	csiPV := registrytest.Modified(validPV(), func(pv *corev1.PersistentVolume) {
 		pv.Spec.PersistentVolumeSource = corev1.PersistentVolumeSource{CSI: &corev1.CSIPersistentVolumeSource{Driver: "ebs.csi.aws.com", VolumeHandle: "vol-1"}}
 	})
 	affinity := &corev1.VolumeNodeAffinity{Required: &corev1.NodeSelector{NodeSelectorTerms: []corev1.NodeSelectorTerm{{
@@ -328,7 +322,7 @@ func TestValidateUpdate(t *testing.T) {
 		{
 			name: "capacity, reclaim policy, claimRef and class may change",
 			old:  validPV(),
-			obj: modified(validPV(), func(pv *corev1.PersistentVolume) {
+			obj: registrytest.Modified(validPV(), func(pv *corev1.PersistentVolume) {
 				pv.Spec.Capacity[corev1.ResourceStorage] = resource.MustParse("20Gi")
 				pv.Spec.PersistentVolumeReclaimPolicy = corev1.PersistentVolumeReclaimDelete
 				pv.Spec.ClaimRef = &corev1.ObjectReference{Namespace: "default", Name: "data"}
@@ -339,13 +333,13 @@ func TestValidateUpdate(t *testing.T) {
 		{
 			name: "the volume source is immutable",
 			old:  validPV(),
-			obj:  modified(validPV(), func(pv *corev1.PersistentVolume) { pv.Spec.HostPath.Path = "/data/other" }),
+			obj:  registrytest.Modified(validPV(), func(pv *corev1.PersistentVolume) { pv.Spec.HostPath.Path = "/data/other" }),
 			want: []string{"spec.persistentvolumesource: Forbidden"},
 		},
 		{
 			name: "a csi volume may gain a controllerExpandSecretRef",
 			old:  csiPV,
-			obj: modified(csiPV, func(pv *corev1.PersistentVolume) {
+			obj: registrytest.Modified(csiPV, func(pv *corev1.PersistentVolume) {
 				pv.Spec.CSI.ControllerExpandSecretRef = &corev1.SecretReference{Name: "expand", Namespace: "kube-system"}
 			}),
 			want: []string{},
@@ -353,19 +347,19 @@ func TestValidateUpdate(t *testing.T) {
 		{
 			name: "volumeMode is immutable",
 			old:  validPV(),
-			obj:  modified(validPV(), func(pv *corev1.PersistentVolume) { pv.Spec.VolumeMode = ptr.To(corev1.PersistentVolumeBlock) }),
+			obj:  registrytest.Modified(validPV(), func(pv *corev1.PersistentVolume) { pv.Spec.VolumeMode = ptr.To(corev1.PersistentVolumeBlock) }),
 			want: []string{"volumeMode: Invalid value"},
 		},
 		{
 			name: "node affinity may be set",
 			old:  validPV(),
-			obj:  modified(validPV(), func(pv *corev1.PersistentVolume) { pv.Spec.NodeAffinity = affinity }),
+			obj:  registrytest.Modified(validPV(), func(pv *corev1.PersistentVolume) { pv.Spec.NodeAffinity = affinity }),
 			want: []string{},
 		},
 		{
 			name: "node affinity, once set, is immutable",
-			old:  modified(validPV(), func(pv *corev1.PersistentVolume) { pv.Spec.NodeAffinity = affinity }),
-			obj: modified(validPV(), func(pv *corev1.PersistentVolume) {
+			old:  registrytest.Modified(validPV(), func(pv *corev1.PersistentVolume) { pv.Spec.NodeAffinity = affinity }),
+			obj: registrytest.Modified(validPV(), func(pv *corev1.PersistentVolume) {
 				pv.Spec.NodeAffinity = affinity.DeepCopy()
 				pv.Spec.NodeAffinity.Required.NodeSelectorTerms[0].MatchExpressions[0].Values = []string{"b"}
 			}),
@@ -374,7 +368,7 @@ func TestValidateUpdate(t *testing.T) {
 		{
 			name: "the create rules apply too",
 			old:  validPV(),
-			obj:  modified(validPV(), func(pv *corev1.PersistentVolume) { pv.Spec.AccessModes = nil }),
+			obj:  registrytest.Modified(validPV(), func(pv *corev1.PersistentVolume) { pv.Spec.AccessModes = nil }),
 			want: []string{"spec.accessModes: Required value"},
 		},
 	}
@@ -391,7 +385,7 @@ func TestValidateUpdate(t *testing.T) {
 
 func TestPrepareForCreate(t *testing.T) {
 	pinned := pinNow(t)
-	pv := modified(validPV(), func(pv *corev1.PersistentVolume) {
+	pv := registrytest.Modified(validPV(), func(pv *corev1.PersistentVolume) {
 		pv.Status = corev1.PersistentVolumeStatus{Phase: corev1.VolumeBound, Message: "hi", Reason: "Because"}
 	})
 	registrytest.REST(t, NewStorage, "persistentvolumes").CreateStrategy.PrepareForCreate(context.Background(), pv)
@@ -405,10 +399,10 @@ func TestPrepareForCreate(t *testing.T) {
 }
 
 func TestPrepareForUpdateKeepsStatus(t *testing.T) {
-	old := modified(validPV(), func(pv *corev1.PersistentVolume) {
+	old := registrytest.Modified(validPV(), func(pv *corev1.PersistentVolume) {
 		pv.Status = corev1.PersistentVolumeStatus{Phase: corev1.VolumeAvailable}
 	})
-	obj := modified(old, func(pv *corev1.PersistentVolume) {
+	obj := registrytest.Modified(old, func(pv *corev1.PersistentVolume) {
 		pv.Spec.PersistentVolumeReclaimPolicy = corev1.PersistentVolumeReclaimDelete
 		pv.Status = corev1.PersistentVolumeStatus{Phase: corev1.VolumeReleased}
 	})
@@ -426,7 +420,7 @@ func TestPrepareForUpdateKeepsStatus(t *testing.T) {
 func TestUpdateThroughStores(t *testing.T) {
 	pinned := pinNow(t)
 	earlier := metav1.NewTime(pinned.Add(-time.Hour))
-	stored := modified(validPV(), func(pv *corev1.PersistentVolume) {
+	stored := registrytest.Modified(validPV(), func(pv *corev1.PersistentVolume) {
 		pv.Status = corev1.PersistentVolumeStatus{Phase: corev1.VolumePending, LastPhaseTransitionTime: &earlier}
 	})
 	tests := []struct {
@@ -455,7 +449,7 @@ func TestUpdateThroughStores(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			p := newPVs(t)
 			current := p.seed(t, stored)
-			update := modified(current, func(pv *corev1.PersistentVolume) {
+			update := registrytest.Modified(current, func(pv *corev1.PersistentVolume) {
 				pv.Spec.PersistentVolumeReclaimPolicy = corev1.PersistentVolumeReclaimDelete
 				pv.Status = corev1.PersistentVolumeStatus{Phase: tt.phase}
 			})
@@ -483,14 +477,14 @@ func TestTable(t *testing.T) {
 	tests := []registrytest.Row{
 		{
 			Name: "available",
-			Obj: modified(validPV(), func(pv *corev1.PersistentVolume) {
+			Obj: registrytest.Modified(validPV(), func(pv *corev1.PersistentVolume) {
 				pv.Status.Phase = corev1.VolumeAvailable
 			}),
 			Want: []any{"pv-1", "10Gi", "RWO", "Retain", "Available", "", "", "<unset>", "", "<unknown>", "Filesystem"},
 		},
 		{
 			Name: "bound, modes in upstream's order, class from the beta annotation",
-			Obj: modified(validPV(), func(pv *corev1.PersistentVolume) {
+			Obj: registrytest.Modified(validPV(), func(pv *corev1.PersistentVolume) {
 				pv.Annotations = map[string]string{corev1.BetaStorageClassAnnotation: "legacy"}
 				pv.Spec.StorageClassName = "fast"
 				pv.Spec.AccessModes = []corev1.PersistentVolumeAccessMode{corev1.ReadWriteMany, corev1.ReadOnlyMany, corev1.ReadWriteOnce, corev1.ReadWriteMany}
@@ -504,7 +498,7 @@ func TestTable(t *testing.T) {
 		},
 		{
 			Name: "deleted",
-			Obj: modified(validPV(), func(pv *corev1.PersistentVolume) {
+			Obj: registrytest.Modified(validPV(), func(pv *corev1.PersistentVolume) {
 				pv.DeletionTimestamp = &now
 				pv.Spec.AccessModes = []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOncePod}
 				pv.Status.Phase = corev1.VolumeReleased

@@ -48,7 +48,7 @@ func validPVC() *corev1.PersistentVolumeClaim {
 
 // boundPVC returns validPVC bound to volume pv-1.
 func boundPVC() *corev1.PersistentVolumeClaim {
-	return modified(validPVC(), func(pvc *corev1.PersistentVolumeClaim) {
+	return registrytest.Modified(validPVC(), func(pvc *corev1.PersistentVolumeClaim) {
 		pvc.Spec.VolumeName = "pv-1"
 		pvc.Status = corev1.PersistentVolumeClaimStatus{
 			Phase:       corev1.ClaimBound,
@@ -56,12 +56,6 @@ func boundPVC() *corev1.PersistentVolumeClaim {
 			Capacity:    corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("2Gi")},
 		}
 	})
-}
-
-func modified(pvc *corev1.PersistentVolumeClaim, mutate func(*corev1.PersistentVolumeClaim)) *corev1.PersistentVolumeClaim {
-	pvc = pvc.DeepCopy()
-	mutate(pvc)
-	return pvc
 }
 
 func TestStorage(t *testing.T) {
@@ -98,7 +92,7 @@ func TestValidate(t *testing.T) {
 		{Name: "valid", Obj: validPVC(), Want: []string{}},
 		{
 			Name: "valid with class, selector and block mode",
-			Obj: modified(validPVC(), func(pvc *corev1.PersistentVolumeClaim) {
+			Obj: registrytest.Modified(validPVC(), func(pvc *corev1.PersistentVolumeClaim) {
 				pvc.Spec.StorageClassName = ptr.To("fast")
 				pvc.Spec.Selector = &metav1.LabelSelector{MatchLabels: map[string]string{"tier": "db"}}
 				pvc.Spec.VolumeMode = ptr.To(corev1.PersistentVolumeBlock)
@@ -107,50 +101,50 @@ func TestValidate(t *testing.T) {
 		},
 		{
 			Name: "empty storageClassName (no dynamic provisioning)",
-			Obj:  modified(validPVC(), func(pvc *corev1.PersistentVolumeClaim) { pvc.Spec.StorageClassName = ptr.To("") }),
+			Obj:  registrytest.Modified(validPVC(), func(pvc *corev1.PersistentVolumeClaim) { pvc.Spec.StorageClassName = ptr.To("") }),
 			Want: []string{},
 		},
 		{
 			Name: "no access modes",
-			Obj:  modified(validPVC(), func(pvc *corev1.PersistentVolumeClaim) { pvc.Spec.AccessModes = nil }),
+			Obj:  registrytest.Modified(validPVC(), func(pvc *corev1.PersistentVolumeClaim) { pvc.Spec.AccessModes = nil }),
 			Want: []string{"spec.accessModes: Required value"},
 		},
 		{
 			Name: "unknown access mode",
-			Obj: modified(validPVC(), func(pvc *corev1.PersistentVolumeClaim) {
+			Obj: registrytest.Modified(validPVC(), func(pvc *corev1.PersistentVolumeClaim) {
 				pvc.Spec.AccessModes = []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce, "WriteOnly"}
 			}),
 			Want: []string{"spec.accessModes: Unsupported value"},
 		},
 		{
 			Name: "ReadWriteOncePod with another mode",
-			Obj: modified(validPVC(), func(pvc *corev1.PersistentVolumeClaim) {
+			Obj: registrytest.Modified(validPVC(), func(pvc *corev1.PersistentVolumeClaim) {
 				pvc.Spec.AccessModes = []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce, corev1.ReadWriteOncePod}
 			}),
 			Want: []string{"spec.accessModes: Forbidden"},
 		},
 		{
 			Name: "no storage request",
-			Obj:  modified(validPVC(), func(pvc *corev1.PersistentVolumeClaim) { pvc.Spec.Resources.Requests = nil }),
+			Obj:  registrytest.Modified(validPVC(), func(pvc *corev1.PersistentVolumeClaim) { pvc.Spec.Resources.Requests = nil }),
 			Want: []string{"spec.resources[storage]: Required value"},
 		},
 		{
 			Name: "zero storage request",
-			Obj: modified(validPVC(), func(pvc *corev1.PersistentVolumeClaim) {
+			Obj: registrytest.Modified(validPVC(), func(pvc *corev1.PersistentVolumeClaim) {
 				pvc.Spec.Resources.Requests[corev1.ResourceStorage] = resource.MustParse("0")
 			}),
 			Want: []string{"spec.resources[storage]: Invalid value"},
 		},
 		{
 			Name: "negative storage request",
-			Obj: modified(validPVC(), func(pvc *corev1.PersistentVolumeClaim) {
+			Obj: registrytest.Modified(validPVC(), func(pvc *corev1.PersistentVolumeClaim) {
 				pvc.Spec.Resources.Requests[corev1.ResourceStorage] = resource.MustParse("-1Gi")
 			}),
 			Want: []string{"spec.resources[storage]: Invalid value"},
 		},
 		{
 			Name: "bad class, mode and selector",
-			Obj: modified(validPVC(), func(pvc *corev1.PersistentVolumeClaim) {
+			Obj: registrytest.Modified(validPVC(), func(pvc *corev1.PersistentVolumeClaim) {
 				pvc.Spec.StorageClassName = ptr.To("Fast SSD")
 				pvc.Spec.VolumeMode = ptr.To(corev1.PersistentVolumeMode("Object"))
 				pvc.Spec.Selector = &metav1.LabelSelector{MatchLabels: map[string]string{"bad key": "v"}}
@@ -159,7 +153,7 @@ func TestValidate(t *testing.T) {
 		},
 		{
 			Name: "no namespace",
-			Obj:  modified(validPVC(), func(pvc *corev1.PersistentVolumeClaim) { pvc.Namespace = "" }),
+			Obj:  registrytest.Modified(validPVC(), func(pvc *corev1.PersistentVolumeClaim) { pvc.Namespace = "" }),
 			Want: []string{"metadata.namespace: Required value"},
 		},
 	}
@@ -182,33 +176,33 @@ func TestValidateUpdate(t *testing.T) {
 		{
 			name: "labels may change",
 			old:  validPVC(),
-			obj:  modified(validPVC(), func(pvc *corev1.PersistentVolumeClaim) { pvc.Labels = map[string]string{"a": "b"} }),
+			obj:  registrytest.Modified(validPVC(), func(pvc *corev1.PersistentVolumeClaim) { pvc.Labels = map[string]string{"a": "b"} }),
 			want: []string{},
 		},
 		{
 			name: "volumeName may be set once",
 			old:  validPVC(),
-			obj:  modified(validPVC(), func(pvc *corev1.PersistentVolumeClaim) { pvc.Spec.VolumeName = "pv-1" }),
+			obj:  registrytest.Modified(validPVC(), func(pvc *corev1.PersistentVolumeClaim) { pvc.Spec.VolumeName = "pv-1" }),
 			want: []string{},
 		},
 		{
 			name: "volumeName may not change once set",
 			old:  boundPVC(),
-			obj:  modified(boundPVC(), func(pvc *corev1.PersistentVolumeClaim) { pvc.Spec.VolumeName = "pv-2" }),
+			obj:  registrytest.Modified(boundPVC(), func(pvc *corev1.PersistentVolumeClaim) { pvc.Spec.VolumeName = "pv-2" }),
 			want: []string{"spec: Forbidden"},
 		},
 		{
 			name: "storageClassName may be set when nil (retroactive default class)",
 			old:  validPVC(),
-			obj:  modified(validPVC(), func(pvc *corev1.PersistentVolumeClaim) { pvc.Spec.StorageClassName = ptr.To("standard") }),
+			obj:  registrytest.Modified(validPVC(), func(pvc *corev1.PersistentVolumeClaim) { pvc.Spec.StorageClassName = ptr.To("standard") }),
 			want: []string{},
 		},
 		{
 			name: "storageClassName may be set to the beta annotation's value",
-			old: modified(validPVC(), func(pvc *corev1.PersistentVolumeClaim) {
+			old: registrytest.Modified(validPVC(), func(pvc *corev1.PersistentVolumeClaim) {
 				pvc.Annotations = map[string]string{corev1.BetaStorageClassAnnotation: "gold"}
 			}),
-			obj: modified(validPVC(), func(pvc *corev1.PersistentVolumeClaim) {
+			obj: registrytest.Modified(validPVC(), func(pvc *corev1.PersistentVolumeClaim) {
 				pvc.Annotations = map[string]string{corev1.BetaStorageClassAnnotation: "gold"}
 				pvc.Spec.StorageClassName = ptr.To("gold")
 			}),
@@ -216,10 +210,10 @@ func TestValidateUpdate(t *testing.T) {
 		},
 		{
 			name: "storageClassName may not contradict the beta annotation",
-			old: modified(validPVC(), func(pvc *corev1.PersistentVolumeClaim) {
+			old: registrytest.Modified(validPVC(), func(pvc *corev1.PersistentVolumeClaim) {
 				pvc.Annotations = map[string]string{corev1.BetaStorageClassAnnotation: "gold"}
 			}),
-			obj: modified(validPVC(), func(pvc *corev1.PersistentVolumeClaim) {
+			obj: registrytest.Modified(validPVC(), func(pvc *corev1.PersistentVolumeClaim) {
 				pvc.Annotations = map[string]string{corev1.BetaStorageClassAnnotation: "gold"}
 				pvc.Spec.StorageClassName = ptr.To("silver")
 			}),
@@ -227,14 +221,14 @@ func TestValidateUpdate(t *testing.T) {
 		},
 		{
 			name: "storageClassName may not change once set",
-			old:  modified(validPVC(), func(pvc *corev1.PersistentVolumeClaim) { pvc.Spec.StorageClassName = ptr.To("standard") }),
-			obj:  modified(validPVC(), func(pvc *corev1.PersistentVolumeClaim) { pvc.Spec.StorageClassName = ptr.To("fast") }),
+			old:  registrytest.Modified(validPVC(), func(pvc *corev1.PersistentVolumeClaim) { pvc.Spec.StorageClassName = ptr.To("standard") }),
+			obj:  registrytest.Modified(validPVC(), func(pvc *corev1.PersistentVolumeClaim) { pvc.Spec.StorageClassName = ptr.To("fast") }),
 			want: []string{"spec: Forbidden"},
 		},
 		{
 			name: "accessModes are immutable",
 			old:  validPVC(),
-			obj: modified(validPVC(), func(pvc *corev1.PersistentVolumeClaim) {
+			obj: registrytest.Modified(validPVC(), func(pvc *corev1.PersistentVolumeClaim) {
 				pvc.Spec.AccessModes = []corev1.PersistentVolumeAccessMode{corev1.ReadWriteMany}
 			}),
 			want: []string{"spec: Forbidden"},
@@ -242,7 +236,7 @@ func TestValidateUpdate(t *testing.T) {
 		{
 			name: "selector is immutable",
 			old:  validPVC(),
-			obj: modified(validPVC(), func(pvc *corev1.PersistentVolumeClaim) {
+			obj: registrytest.Modified(validPVC(), func(pvc *corev1.PersistentVolumeClaim) {
 				pvc.Spec.Selector = &metav1.LabelSelector{MatchLabels: map[string]string{"a": "b"}}
 			}),
 			want: []string{"spec: Forbidden"},
@@ -250,57 +244,57 @@ func TestValidateUpdate(t *testing.T) {
 		{
 			name: "volumeMode is immutable (also reported at upstream's path volumeMode)",
 			old:  validPVC(),
-			obj:  modified(validPVC(), func(pvc *corev1.PersistentVolumeClaim) { pvc.Spec.VolumeMode = ptr.To(corev1.PersistentVolumeBlock) }),
+			obj:  registrytest.Modified(validPVC(), func(pvc *corev1.PersistentVolumeClaim) { pvc.Spec.VolumeMode = ptr.To(corev1.PersistentVolumeBlock) }),
 			want: []string{"spec: Forbidden", "volumeMode: Invalid value"},
 		},
 		{
 			name: "a bound claim may grow",
 			old:  boundPVC(),
-			obj:  modified(boundPVC(), storage("5Gi")),
+			obj:  registrytest.Modified(boundPVC(), storage("5Gi")),
 			want: []string{},
 		},
 		{
 			name: "a pending claim may not be resized",
 			old:  validPVC(),
-			obj:  modified(validPVC(), storage("5Gi")),
+			obj:  registrytest.Modified(validPVC(), storage("5Gi")),
 			want: []string{"spec: Forbidden"},
 		},
 		{
 			name: "a bound claim may not shrink",
 			old:  boundPVC(),
-			obj:  modified(boundPVC(), storage("500Mi")),
+			obj:  registrytest.Modified(boundPVC(), storage("500Mi")),
 			want: []string{"spec.resources.requests.storage: Forbidden"},
 		},
 		{
 			name: "limits are not requests",
 			old:  boundPVC(),
-			obj: modified(boundPVC(), func(pvc *corev1.PersistentVolumeClaim) {
+			obj: registrytest.Modified(boundPVC(), func(pvc *corev1.PersistentVolumeClaim) {
 				pvc.Spec.Resources.Limits = corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("5Gi")}
 			}),
 			want: []string{"spec: Forbidden"},
 		},
 		{
 			name: "volumeAttributesClassName may be set and changed",
-			old:  modified(boundPVC(), func(pvc *corev1.PersistentVolumeClaim) { pvc.Spec.VolumeAttributesClassName = ptr.To("silver") }),
-			obj:  modified(boundPVC(), func(pvc *corev1.PersistentVolumeClaim) { pvc.Spec.VolumeAttributesClassName = ptr.To("gold") }),
+			old:  registrytest.Modified(boundPVC(), func(pvc *corev1.PersistentVolumeClaim) { pvc.Spec.VolumeAttributesClassName = ptr.To("silver") }),
+			obj:  registrytest.Modified(boundPVC(), func(pvc *corev1.PersistentVolumeClaim) { pvc.Spec.VolumeAttributesClassName = ptr.To("gold") }),
 			want: []string{},
 		},
 		{
 			name: "volumeAttributesClassName may not be unset",
-			old:  modified(boundPVC(), func(pvc *corev1.PersistentVolumeClaim) { pvc.Spec.VolumeAttributesClassName = ptr.To("silver") }),
+			old:  registrytest.Modified(boundPVC(), func(pvc *corev1.PersistentVolumeClaim) { pvc.Spec.VolumeAttributesClassName = ptr.To("silver") }),
 			obj:  boundPVC(),
 			want: []string{"spec.volumeAttributesClassName: Forbidden"},
 		},
 		{
 			name: "volumeAttributesClassName may not be emptied",
-			old:  modified(boundPVC(), func(pvc *corev1.PersistentVolumeClaim) { pvc.Spec.VolumeAttributesClassName = ptr.To("silver") }),
-			obj:  modified(boundPVC(), func(pvc *corev1.PersistentVolumeClaim) { pvc.Spec.VolumeAttributesClassName = ptr.To("") }),
+			old:  registrytest.Modified(boundPVC(), func(pvc *corev1.PersistentVolumeClaim) { pvc.Spec.VolumeAttributesClassName = ptr.To("silver") }),
+			obj:  registrytest.Modified(boundPVC(), func(pvc *corev1.PersistentVolumeClaim) { pvc.Spec.VolumeAttributesClassName = ptr.To("") }),
 			want: []string{"spec.volumeAttributesClassName: Forbidden"},
 		},
 		{
 			name: "the create rules apply too",
 			old:  validPVC(),
-			obj:  modified(validPVC(), func(pvc *corev1.PersistentVolumeClaim) { pvc.Spec.AccessModes = nil }),
+			obj:  registrytest.Modified(validPVC(), func(pvc *corev1.PersistentVolumeClaim) { pvc.Spec.AccessModes = nil }),
 			want: []string{"spec.accessModes: Required value", "spec: Forbidden"},
 		},
 	}
@@ -317,7 +311,7 @@ func TestValidateUpdate(t *testing.T) {
 
 func TestSpecForbiddenMessage(t *testing.T) {
 	strategy := registrytest.REST(t, NewStorage, "persistentvolumeclaims").UpdateStrategy
-	errs := strategy.ValidateUpdate(context.Background(), modified(boundPVC(), func(pvc *corev1.PersistentVolumeClaim) { pvc.Spec.VolumeName = "pv-2" }), boundPVC())
+	errs := strategy.ValidateUpdate(context.Background(), registrytest.Modified(boundPVC(), func(pvc *corev1.PersistentVolumeClaim) { pvc.Spec.VolumeName = "pv-2" }), boundPVC())
 	if len(errs) != 1 {
 		t.Fatalf("errors: got %v, want one", errs)
 	}
@@ -328,7 +322,7 @@ func TestSpecForbiddenMessage(t *testing.T) {
 }
 
 func TestPrepareForCreate(t *testing.T) {
-	pvc := modified(boundPVC(), func(pvc *corev1.PersistentVolumeClaim) {
+	pvc := registrytest.Modified(boundPVC(), func(pvc *corev1.PersistentVolumeClaim) {
 		pvc.Status.Conditions = []corev1.PersistentVolumeClaimCondition{{Type: "Resizing"}}
 	})
 	registrytest.REST(t, NewStorage, "persistentvolumeclaims").CreateStrategy.PrepareForCreate(context.Background(), pvc)
@@ -357,7 +351,7 @@ func TestUpdateThroughStores(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			ctx, storages, current := registrytest.Seeded(t, NewStorage, "persistentvolumeclaims", stored)
-			update := modified(current, func(pvc *corev1.PersistentVolumeClaim) {
+			update := registrytest.Modified(current, func(pvc *corev1.PersistentVolumeClaim) {
 				pvc.Spec.Resources.Requests[corev1.ResourceStorage] = resource.MustParse("5Gi")
 				pvc.Status = newStatus
 			})
@@ -381,12 +375,12 @@ func TestTable(t *testing.T) {
 	tests := []registrytest.Row{
 		{
 			Name: "pending: no capacity or access modes yet",
-			Obj:  modified(validPVC(), func(pvc *corev1.PersistentVolumeClaim) { pvc.Spec.StorageClassName = ptr.To("standard") }),
+			Obj:  registrytest.Modified(validPVC(), func(pvc *corev1.PersistentVolumeClaim) { pvc.Spec.StorageClassName = ptr.To("standard") }),
 			Want: []any{"data", "Pending", "", "", "", "standard", "<unset>", "<unknown>", "Filesystem"},
 		},
 		{
 			Name: "bound: the volume's capacity and access modes",
-			Obj: modified(boundPVC(), func(pvc *corev1.PersistentVolumeClaim) {
+			Obj: registrytest.Modified(boundPVC(), func(pvc *corev1.PersistentVolumeClaim) {
 				pvc.Spec.StorageClassName = ptr.To("standard")
 				pvc.Spec.VolumeAttributesClassName = ptr.To("gold")
 			}),
@@ -394,7 +388,7 @@ func TestTable(t *testing.T) {
 		},
 		{
 			Name: "deleted, class from the beta annotation, no volume mode",
-			Obj: modified(boundPVC(), func(pvc *corev1.PersistentVolumeClaim) {
+			Obj: registrytest.Modified(boundPVC(), func(pvc *corev1.PersistentVolumeClaim) {
 				pvc.DeletionTimestamp = &now
 				pvc.Annotations = map[string]string{corev1.BetaStorageClassAnnotation: "legacy"}
 				pvc.Spec.StorageClassName = ptr.To("standard")

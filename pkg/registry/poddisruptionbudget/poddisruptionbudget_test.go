@@ -41,12 +41,6 @@ func validPDB() *policyv1.PodDisruptionBudget {
 	}
 }
 
-func modified(pdb *policyv1.PodDisruptionBudget, mutate func(*policyv1.PodDisruptionBudget)) *policyv1.PodDisruptionBudget {
-	pdb = pdb.DeepCopy()
-	mutate(pdb)
-	return pdb
-}
-
 func TestStorage(t *testing.T) {
 	storages := registrytest.Storages(t, NewStorage, "poddisruptionbudgets", "poddisruptionbudgets", "poddisruptionbudgets/status")
 	status, ok := storages["poddisruptionbudgets/status"].(*registry.StatusREST)
@@ -63,36 +57,36 @@ func TestValidate(t *testing.T) {
 		{Name: "valid", Obj: validPDB(), Want: []string{}},
 		{
 			Name: "maxUnavailable as a percentage, no selector",
-			Obj: modified(validPDB(), func(p *policyv1.PodDisruptionBudget) {
+			Obj: registrytest.Modified(validPDB(), func(p *policyv1.PodDisruptionBudget) {
 				p.Spec.MinAvailable, p.Spec.MaxUnavailable, p.Spec.Selector = nil, ptr.To(intstr.FromString("100%")), nil
 			}),
 			Want: []string{},
 		},
 		{
 			Name: "both set",
-			Obj:  modified(validPDB(), func(p *policyv1.PodDisruptionBudget) { p.Spec.MaxUnavailable = ptr.To(intstr.FromInt32(1)) }),
+			Obj:  registrytest.Modified(validPDB(), func(p *policyv1.PodDisruptionBudget) { p.Spec.MaxUnavailable = ptr.To(intstr.FromInt32(1)) }),
 			Want: []string{"spec: Invalid value"},
 		},
 		{
 			Name: "negative minAvailable",
-			Obj:  modified(validPDB(), func(p *policyv1.PodDisruptionBudget) { p.Spec.MinAvailable = ptr.To(intstr.FromInt32(-1)) }),
+			Obj:  registrytest.Modified(validPDB(), func(p *policyv1.PodDisruptionBudget) { p.Spec.MinAvailable = ptr.To(intstr.FromInt32(-1)) }),
 			Want: []string{"spec.minAvailable: Invalid value"},
 		},
 		{
 			Name: "not a percentage",
-			Obj:  modified(validPDB(), func(p *policyv1.PodDisruptionBudget) { p.Spec.MinAvailable = ptr.To(intstr.FromString("half")) }),
+			Obj:  registrytest.Modified(validPDB(), func(p *policyv1.PodDisruptionBudget) { p.Spec.MinAvailable = ptr.To(intstr.FromString("half")) }),
 			Want: []string{"spec.minAvailable: Invalid value"},
 		},
 		{
 			Name: "more than 100%",
-			Obj: modified(validPDB(), func(p *policyv1.PodDisruptionBudget) {
+			Obj: registrytest.Modified(validPDB(), func(p *policyv1.PodDisruptionBudget) {
 				p.Spec.MinAvailable, p.Spec.MaxUnavailable = nil, ptr.To(intstr.FromString("101%"))
 			}),
 			Want: []string{"spec.maxUnavailable: Invalid value"},
 		},
 		{
 			Name: "invalid selector",
-			Obj: modified(validPDB(), func(p *policyv1.PodDisruptionBudget) {
+			Obj: registrytest.Modified(validPDB(), func(p *policyv1.PodDisruptionBudget) {
 				p.Spec.Selector = &metav1.LabelSelector{MatchLabels: map[string]string{"app": "not valid!"},
 					MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "tier", Operator: "Near"}}}
 			}),
@@ -100,14 +94,14 @@ func TestValidate(t *testing.T) {
 		},
 		{
 			Name: "unknown unhealthyPodEvictionPolicy",
-			Obj: modified(validPDB(), func(p *policyv1.PodDisruptionBudget) {
+			Obj: registrytest.Modified(validPDB(), func(p *policyv1.PodDisruptionBudget) {
 				p.Spec.UnhealthyPodEvictionPolicy = ptr.To(policyv1.UnhealthyPodEvictionPolicyType("Sometimes"))
 			}),
 			Want: []string{"spec.unhealthyPodEvictionPolicy: Unsupported value"},
 		},
 		{
 			Name: "AlwaysAllow",
-			Obj: modified(validPDB(), func(p *policyv1.PodDisruptionBudget) {
+			Obj: registrytest.Modified(validPDB(), func(p *policyv1.PodDisruptionBudget) {
 				p.Spec.UnhealthyPodEvictionPolicy = ptr.To(policyv1.AlwaysAllow)
 			}),
 			Want: []string{},
@@ -119,7 +113,7 @@ func TestValidate(t *testing.T) {
 
 func TestValidateMessages(t *testing.T) {
 	store := registrytest.REST(t, NewStorage, "poddisruptionbudgets")
-	both := modified(validPDB(), func(p *policyv1.PodDisruptionBudget) { p.Spec.MaxUnavailable = ptr.To(intstr.FromString("150%")) })
+	both := registrytest.Modified(validPDB(), func(p *policyv1.PodDisruptionBudget) { p.Spec.MaxUnavailable = ptr.To(intstr.FromString("150%")) })
 	errs := store.CreateStrategy.Validate(context.Background(), both)
 	var got []string
 	for _, e := range errs {
@@ -135,7 +129,7 @@ func TestValidateMessages(t *testing.T) {
 // with an invalid label value in its selector may be updated with it.
 func TestValidateUpdateKeepsInvalidLabelValue(t *testing.T) {
 	store := registrytest.REST(t, NewStorage, "poddisruptionbudgets")
-	invalid := modified(validPDB(), func(p *policyv1.PodDisruptionBudget) {
+	invalid := registrytest.Modified(validPDB(), func(p *policyv1.PodDisruptionBudget) {
 		p.Spec.Selector.MatchExpressions = []metav1.LabelSelectorRequirement{{Key: "tier", Operator: metav1.LabelSelectorOpIn, Values: []string{"not valid!"}}}
 	})
 	if got := registrytest.ErrorPaths(store.CreateStrategy.Validate(context.Background(), invalid)); len(got) != 1 {
@@ -147,7 +141,7 @@ func TestValidateUpdateKeepsInvalidLabelValue(t *testing.T) {
 }
 
 func TestPrepareForCreate(t *testing.T) {
-	pdb := modified(validPDB(), func(p *policyv1.PodDisruptionBudget) {
+	pdb := registrytest.Modified(validPDB(), func(p *policyv1.PodDisruptionBudget) {
 		p.Generation = 7
 		p.Status = policyv1.PodDisruptionBudgetStatus{DisruptionsAllowed: 3, ExpectedPods: 4}
 	})
@@ -161,7 +155,7 @@ func TestPrepareForCreate(t *testing.T) {
 }
 
 func TestPrepareForUpdate(t *testing.T) {
-	old := modified(validPDB(), func(p *policyv1.PodDisruptionBudget) {
+	old := registrytest.Modified(validPDB(), func(p *policyv1.PodDisruptionBudget) {
 		p.Generation = 2
 		p.Status = policyv1.PodDisruptionBudgetStatus{DisruptionsAllowed: 1}
 	})
@@ -177,7 +171,7 @@ func TestPrepareForUpdate(t *testing.T) {
 	strategy := registrytest.REST(t, NewStorage, "poddisruptionbudgets").UpdateStrategy
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			obj := modified(old, tt.mutate)
+			obj := registrytest.Modified(old, tt.mutate)
 			strategy.PrepareForUpdate(context.Background(), obj, old)
 			if obj.Generation != tt.wantGeneration {
 				t.Errorf("generation: got %d, want %d", obj.Generation, tt.wantGeneration)
@@ -211,8 +205,8 @@ func TestUpdateThroughStores(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			ctx, storages, current := registrytest.Seeded(t, NewStorage, "poddisruptionbudgets", modified(validPDB(), func(p *policyv1.PodDisruptionBudget) { p.Generation = 1 }))
-			update := modified(current, func(p *policyv1.PodDisruptionBudget) {
+			ctx, storages, current := registrytest.Seeded(t, NewStorage, "poddisruptionbudgets", registrytest.Modified(validPDB(), func(p *policyv1.PodDisruptionBudget) { p.Generation = 1 }))
+			update := registrytest.Modified(current, func(p *policyv1.PodDisruptionBudget) {
 				p.Spec.MinAvailable = ptr.To(intstr.FromInt32(2))
 				p.Status = tt.newStatus
 			})
@@ -241,7 +235,7 @@ func TestTable(t *testing.T) {
 		{Name: "minAvailable", Obj: validPDB(), Want: []any{"web", "1", "N/A", int64(0), "<unknown>"}},
 		{
 			Name: "maxUnavailable, disruptions allowed",
-			Obj: modified(validPDB(), func(p *policyv1.PodDisruptionBudget) {
+			Obj: registrytest.Modified(validPDB(), func(p *policyv1.PodDisruptionBudget) {
 				p.Spec.MinAvailable, p.Spec.MaxUnavailable = nil, ptr.To(intstr.FromString("25%"))
 				p.Status.DisruptionsAllowed = 2
 			}),

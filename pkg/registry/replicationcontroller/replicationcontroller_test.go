@@ -52,12 +52,6 @@ func validRC() *corev1.ReplicationController {
 	}
 }
 
-func modified(rc *corev1.ReplicationController, mutate func(*corev1.ReplicationController)) *corev1.ReplicationController {
-	rc = rc.DeepCopy()
-	mutate(rc)
-	return rc
-}
-
 var nsContext = genericapirequest.WithNamespace(context.Background(), "default")
 
 func TestStorage(t *testing.T) {
@@ -155,7 +149,7 @@ func TestValidateStatus(t *testing.T) {
 }
 
 func TestPrepareForCreate(t *testing.T) {
-	rc := modified(validRC(), func(rc *corev1.ReplicationController) {
+	rc := registrytest.Modified(validRC(), func(rc *corev1.ReplicationController) {
 		rc.Generation = 4
 		rc.Status = corev1.ReplicationControllerStatus{Replicas: 3}
 	})
@@ -204,8 +198,8 @@ func TestUpdateThroughStores(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			mem, storages := newStores(t)
-			current := seed(t, mem, storages, modified(validRC(), func(rc *corev1.ReplicationController) { rc.Generation = 1 }))
-			update := modified(current, func(rc *corev1.ReplicationController) {
+			current := seed(t, mem, storages, registrytest.Modified(validRC(), func(rc *corev1.ReplicationController) { rc.Generation = 1 }))
+			update := registrytest.Modified(current, func(rc *corev1.ReplicationController) {
 				rc.Spec.Template.Spec.Containers[0].Image = "nginx:1.26"
 				rc.Status = newStatus
 			})
@@ -232,7 +226,7 @@ func TestUpdateThroughStores(t *testing.T) {
 	t.Run("status: invalid status", func(t *testing.T) {
 		mem, storages := newStores(t)
 		current := seed(t, mem, storages, validRC())
-		update := modified(current, func(rc *corev1.ReplicationController) { rc.Status.ReadyReplicas = 2 })
+		update := registrytest.Modified(current, func(rc *corev1.ReplicationController) { rc.Status.ReadyReplicas = 2 })
 		_, _, err := storages["replicationcontrollers/status"].(rest.Updater).Update(nsContext, "web", rest.DefaultUpdatedObjectInfo(update),
 			rest.ValidateAllObjectFunc, rest.ValidateAllObjectUpdateFunc, false, &metav1.UpdateOptions{})
 		if !apierrors.IsInvalid(err) {
@@ -243,7 +237,7 @@ func TestUpdateThroughStores(t *testing.T) {
 
 func TestScaleSubresource(t *testing.T) {
 	mem, storages := newStores(t)
-	current := seed(t, mem, storages, modified(validRC(), func(rc *corev1.ReplicationController) {
+	current := seed(t, mem, storages, registrytest.Modified(validRC(), func(rc *corev1.ReplicationController) {
 		rc.Generation = 1
 		rc.Status.Replicas = 2
 	}))
@@ -314,7 +308,7 @@ func TestScaleSubresource(t *testing.T) {
 
 func TestFieldSelectors(t *testing.T) {
 	store := registrytest.REST(t, NewStorage, "replicationcontrollers")
-	rc := modified(validRC(), func(rc *corev1.ReplicationController) { rc.Status.Replicas = 2 })
+	rc := registrytest.Modified(validRC(), func(rc *corev1.ReplicationController) { rc.Status.Replicas = 2 })
 	registrytest.CheckFields(t, store, rc, fields.Set{"metadata.name": "web", "metadata.namespace": "default", "status.replicas": "2"})
 	p := store.PredicateFunc(labels.Everything(), fields.OneTermEqualSelector("status.replicas", "2"))
 	if ok, err := p.Matches(rc); err != nil || !ok {
@@ -326,12 +320,12 @@ func TestTable(t *testing.T) {
 	tests := []registrytest.Row{
 		{
 			Name: "running",
-			Obj:  modified(validRC(), func(rc *corev1.ReplicationController) { rc.Status.Replicas, rc.Status.ReadyReplicas = 3, 2 }),
+			Obj:  registrytest.Modified(validRC(), func(rc *corev1.ReplicationController) { rc.Status.Replicas, rc.Status.ReadyReplicas = 3, 2 }),
 			Want: []any{"web", int64(3), int64(3), int64(2), "<unknown>", "web,log", "nginx:1.25,busybox", "app=web"},
 		},
 		{
 			Name: "no template, no replicas",
-			Obj:  modified(validRC(), func(rc *corev1.ReplicationController) { rc.Spec.Template, rc.Spec.Replicas = nil, nil }),
+			Obj:  registrytest.Modified(validRC(), func(rc *corev1.ReplicationController) { rc.Spec.Template, rc.Spec.Replicas = nil, nil }),
 			Want: []any{"web", int64(0), int64(0), int64(0), "<unknown>", "", "", "app=web"},
 		},
 	}

@@ -42,12 +42,6 @@ func validQuota() *corev1.ResourceQuota {
 	}
 }
 
-func modified(rq *corev1.ResourceQuota, mutate func(*corev1.ResourceQuota)) *corev1.ResourceQuota {
-	rq = rq.DeepCopy()
-	mutate(rq)
-	return rq
-}
-
 func TestStorage(t *testing.T) {
 	storages := registrytest.Storages(t, NewStorage, "resourcequotas", "resourcequotas", "resourcequotas/status")
 	status := storages["resourcequotas/status"].(*registry.StatusREST)
@@ -110,12 +104,12 @@ func TestValidate(t *testing.T) {
 	store := registrytest.REST(t, NewStorage, "resourcequotas")
 	for _, tt := range tests {
 		t.Run(tt.Name, func(t *testing.T) {
-			rq := modified(validQuota(), tt.Mutate)
+			rq := registrytest.Modified(validQuota(), tt.Mutate)
 			got := registrytest.ErrorPaths(store.CreateStrategy.Validate(context.Background(), rq))
 			if diff := cmp.Diff(tt.Want, got); diff != "" {
 				t.Errorf("Validate errors (-want +got):\n%s", diff)
 			}
-			old := modified(validQuota(), func(old *corev1.ResourceQuota) { old.Spec.Scopes = rq.Spec.Scopes })
+			old := registrytest.Modified(validQuota(), func(old *corev1.ResourceQuota) { old.Spec.Scopes = rq.Spec.Scopes })
 			got = registrytest.ErrorPaths(store.UpdateStrategy.ValidateUpdate(context.Background(), rq, old))
 			if diff := cmp.Diff(tt.Want, got); diff != "" {
 				t.Errorf("ValidateUpdate errors (-want +got):\n%s", diff)
@@ -150,7 +144,7 @@ func TestValidateMessages(t *testing.T) {
 
 func TestValidateUpdateScopesImmutable(t *testing.T) {
 	store := registrytest.REST(t, NewStorage, "resourcequotas")
-	old := modified(validQuota(), func(rq *corev1.ResourceQuota) {
+	old := registrytest.Modified(validQuota(), func(rq *corev1.ResourceQuota) {
 		rq.Spec.Hard = corev1.ResourceList{"pods": q("1")}
 		rq.Spec.Scopes = []corev1.ResourceQuotaScope{corev1.ResourceQuotaScopeBestEffort}
 	})
@@ -165,7 +159,7 @@ func TestValidateUpdateScopesImmutable(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			rq := modified(old, func(rq *corev1.ResourceQuota) { rq.Spec.Scopes = tt.scopes })
+			rq := registrytest.Modified(old, func(rq *corev1.ResourceQuota) { rq.Spec.Scopes = tt.scopes })
 			if diff := cmp.Diff(tt.want, registrytest.ErrorPaths(store.UpdateStrategy.ValidateUpdate(context.Background(), rq, old))); diff != "" {
 				t.Errorf("ValidateUpdate errors (-want +got):\n%s", diff)
 			}
@@ -195,7 +189,7 @@ func TestValidateContainerResourceName(t *testing.T) {
 
 func TestPrepareForCreateAndUpdate(t *testing.T) {
 	store := registrytest.REST(t, NewStorage, "resourcequotas")
-	withStatus := modified(validQuota(), func(rq *corev1.ResourceQuota) {
+	withStatus := registrytest.Modified(validQuota(), func(rq *corev1.ResourceQuota) {
 		rq.Status = corev1.ResourceQuotaStatus{Hard: corev1.ResourceList{"pods": q("10")}, Used: corev1.ResourceList{"pods": q("1")}}
 	})
 	created := withStatus.DeepCopy()
@@ -206,7 +200,7 @@ func TestPrepareForCreateAndUpdate(t *testing.T) {
 	if created.Generation != 0 {
 		t.Errorf("generation after PrepareForCreate: got %d, want 0 (upstream does not count it)", created.Generation)
 	}
-	updated := modified(withStatus, func(rq *corev1.ResourceQuota) {
+	updated := registrytest.Modified(withStatus, func(rq *corev1.ResourceQuota) {
 		rq.Status = corev1.ResourceQuotaStatus{}
 		rq.Spec.Hard["pods"] = q("20")
 	})
@@ -241,7 +235,7 @@ func TestUpdateThroughStores(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			ctx, storages, current := registrytest.Seeded(t, NewStorage, "resourcequotas", validQuota())
-			update := modified(current, func(rq *corev1.ResourceQuota) {
+			update := registrytest.Modified(current, func(rq *corev1.ResourceQuota) {
 				rq.Spec.Hard["pods"] = q("20")
 				rq.Status = tt.newStatus
 				if tt.noRV {
@@ -287,7 +281,7 @@ func TestTable(t *testing.T) {
 	store := registrytest.REST(t, NewStorage, "resourcequotas")
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			table, err := store.ConvertToTable(context.Background(), modified(validQuota(), func(rq *corev1.ResourceQuota) { rq.Status = tt.status }), nil)
+			table, err := store.ConvertToTable(context.Background(), registrytest.Modified(validQuota(), func(rq *corev1.ResourceQuota) { rq.Status = tt.status }), nil)
 			if err != nil {
 				t.Fatalf("ConvertToTable: got error %v, want none", err)
 			}

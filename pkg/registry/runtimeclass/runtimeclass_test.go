@@ -39,12 +39,6 @@ func validClass() *nodev1.RuntimeClass {
 	}
 }
 
-func modified(rc *nodev1.RuntimeClass, mutate func(*nodev1.RuntimeClass)) *nodev1.RuntimeClass {
-	rc = rc.DeepCopy()
-	mutate(rc)
-	return rc
-}
-
 func TestStorage(t *testing.T) {
 	store := registrytest.REST(t, NewStorage, "runtimeclasses")
 	registrytest.CheckShape(t, store, registrytest.Shape{Resource: nodev1.Resource("runtimeclasses"), Singular: "runtimeclass"})

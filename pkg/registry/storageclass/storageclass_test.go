@@ -45,12 +45,6 @@ func validClass() *storagev1.StorageClass {
 	}
 }
 
-func modified(sc *storagev1.StorageClass, mutate func(*storagev1.StorageClass)) *storagev1.StorageClass {
-	sc = sc.DeepCopy()
-	mutate(sc)
-	return sc
-}
-
 func TestStorage(t *testing.T) {
 	store := registrytest.REST(t, NewStorage, "storageclasses")
 	registrytest.CheckShape(t, store, registrytest.Shape{Resource: storagev1.Resource("storageclasses"), Singular: "storageclass", ShortNames: []string{"sc"}})
@@ -137,7 +131,7 @@ func TestFieldSelectors(t *testing.T) {
 
 func TestTable(t *testing.T) {
 	asDefault := func(name string, created time.Time, annotation string) storagev1.StorageClass {
-		sc := *modified(validClass(), func(sc *storagev1.StorageClass) {
+		sc := *registrytest.Modified(validClass(), func(sc *storagev1.StorageClass) {
 			sc.Name, sc.CreationTimestamp = name, metav1.NewTime(created)
 			if annotation != "" {
 				sc.Annotations = map[string]string{annotation: "true"}
@@ -194,7 +188,7 @@ func TestTable(t *testing.T) {
 		})
 	}
 	t.Run("cells", func(t *testing.T) {
-		sc := modified(validClass(), func(sc *storagev1.StorageClass) { sc.ReclaimPolicy, sc.VolumeBindingMode = nil, nil })
+		sc := registrytest.Modified(validClass(), func(sc *storagev1.StorageClass) { sc.ReclaimPolicy, sc.VolumeBindingMode = nil, nil })
 		table, err := store.ConvertToTable(context.Background(), sc, nil)
 		if err != nil {
 			t.Fatalf("ConvertToTable: got error %v, want none", err)
@@ -209,7 +203,7 @@ func TestTable(t *testing.T) {
 // TestImmutableFieldMessage: as 1.37's declarative validation reports it,
 // with no value.
 func TestImmutableFieldMessage(t *testing.T) {
-	errs := validateUpdate(modified(validClass(), func(sc *storagev1.StorageClass) { sc.Provisioner = "other.example.com" }), validClass())
+	errs := validateUpdate(registrytest.Modified(validClass(), func(sc *storagev1.StorageClass) { sc.Provisioner = "other.example.com" }), validClass())
 	if want := "provisioner: Invalid value: null: field is immutable"; len(errs) != 1 || errs[0].Error() != want {
 		t.Errorf("got %v, want %s", errs, want)
 	}

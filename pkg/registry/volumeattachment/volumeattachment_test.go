@@ -55,12 +55,6 @@ func attachedStatus() storagev1.VolumeAttachmentStatus {
 	}
 }
 
-func modified(va *storagev1.VolumeAttachment, mutate func(*storagev1.VolumeAttachment)) *storagev1.VolumeAttachment {
-	va = va.DeepCopy()
-	mutate(va)
-	return va
-}
-
 func TestStorage(t *testing.T) {
 	storages := registrytest.Storages(t, NewStorage, "volumeattachments", "volumeattachments", "volumeattachments/status")
 	status, ok := storages["volumeattachments/status"].(*registry.StatusREST)
@@ -122,7 +116,7 @@ func TestValidateUpdate(t *testing.T) {
 			if tt.old != nil {
 				tt.old(old)
 			}
-			got := store.UpdateStrategy.ValidateUpdate(context.Background(), modified(old, tt.mutate), old)
+			got := store.UpdateStrategy.ValidateUpdate(context.Background(), registrytest.Modified(old, tt.mutate), old)
 			if diff := cmp.Diff(tt.want, registrytest.Messages(got)); diff != "" {
 				t.Errorf("ValidateUpdate errors (-want +got):\n%s", diff)
 			}
@@ -160,7 +154,7 @@ func TestValidateStatusUpdate(t *testing.T) {
 	old.Status = attachedStatus()
 	for _, tt := range tests {
 		t.Run(tt.Name, func(t *testing.T) {
-			got := status.ValidateUpdate(context.Background(), modified(old, tt.Mutate), old)
+			got := status.ValidateUpdate(context.Background(), registrytest.Modified(old, tt.Mutate), old)
 			if diff := cmp.Diff(tt.Want, registrytest.Messages(got)); diff != "" {
 				t.Errorf("status ValidateUpdate errors (-want +got):\n%s", diff)
 			}
@@ -251,7 +245,7 @@ func TestTable(t *testing.T) {
 		{Name: "persistent volume, not attached", Obj: validAttachment(), Want: []any{"csi-0123abcd", "ebs.csi.aws.com", "pv-1", "node-1", false, "<unknown>"}},
 		{
 			Name: "inline volume, attached",
-			Obj: modified(validAttachment(), func(va *storagev1.VolumeAttachment) {
+			Obj: registrytest.Modified(validAttachment(), func(va *storagev1.VolumeAttachment) {
 				va.Spec.Source = storagev1.VolumeAttachmentSource{InlineVolumeSpec: inlineSpec()}
 				va.Status.Attached = true
 			}),

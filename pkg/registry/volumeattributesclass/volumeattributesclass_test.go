@@ -47,12 +47,6 @@ func validClass() *storagev1.VolumeAttributesClass {
 	}
 }
 
-func modified(vac *storagev1.VolumeAttributesClass, mutate func(*storagev1.VolumeAttributesClass)) *storagev1.VolumeAttributesClass {
-	vac = vac.DeepCopy()
-	mutate(vac)
-	return vac
-}
-
 func TestStorage(t *testing.T) {
 	registrytest.Storages(t, NewStorage, "volumeattributesclasses", "volumeattributesclasses")
 	store := registrytest.REST(t, NewStorage, "volumeattributesclasses")
