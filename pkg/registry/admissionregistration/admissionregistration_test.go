@@ -258,10 +258,12 @@ func TestValidatingPolicyUpdateThroughStores(t *testing.T) {
 			if *got.Spec.FailurePolicy != tt.wantFailure {
 				t.Errorf("failurePolicy: got %s, want %s", *got.Spec.FailurePolicy, tt.wantFailure)
 			}
-			registrytest.CheckDiffs(t,
-				registrytest.Diff{Name: "status", Want: tt.wantStatus, Got: got.Status},
-				registrytest.Diff{Name: "labels", Want: tt.wantLabels, Got: got.Labels},
-			)
+			if diff := cmp.Diff(tt.wantStatus, got.Status); diff != "" {
+				t.Errorf("status (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tt.wantLabels, got.Labels); diff != "" {
+				t.Errorf("labels (-want +got):\n%s", diff)
+			}
 			if got.Generation != tt.wantGeneration {
 				t.Errorf("generation: got %d, want %d", got.Generation, tt.wantGeneration)
 			}

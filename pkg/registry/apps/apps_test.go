@@ -238,10 +238,12 @@ func TestStorage(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.resource, func(t *testing.T) {
 			store := registrytest.REST(t, NewStorage, tt.resource)
-			registrytest.CheckDiffs(t,
-				registrytest.Diff{Name: "ShortNames", Want: tt.shortNames, Got: store.ShortNames()},
-				registrytest.Diff{Name: "Categories", Want: []string{"all"}, Got: store.Categories()},
-			)
+			if diff := cmp.Diff(tt.shortNames, store.ShortNames()); diff != "" {
+				t.Errorf("ShortNames (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff([]string{"all"}, store.Categories()); diff != "" {
+				t.Errorf("Categories (-want +got):\n%s", diff)
+			}
 			if !store.NamespaceScoped() {
 				t.Errorf("NamespaceScoped: got false, want true")
 			}

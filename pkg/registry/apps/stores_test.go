@@ -112,10 +112,12 @@ func TestUpdateThroughStores(t *testing.T) {
 					if got := k.parts(out).template.Spec.Containers[0].Image; got != wantImage {
 						t.Errorf("image: got %q, want %q", got, wantImage)
 					}
-					registrytest.CheckDiffs(t,
-						registrytest.Diff{Name: "labels", Want: wantLabels, Got: out.(metav1.Object).GetLabels()},
-						registrytest.Diff{Name: "status", Want: wantStatus, Got: statusOf(out)},
-					)
+					if diff := cmp.Diff(wantLabels, out.(metav1.Object).GetLabels()); diff != "" {
+						t.Errorf("labels (-want +got):\n%s", diff)
+					}
+					if diff := cmp.Diff(wantStatus, statusOf(out)); diff != "" {
+						t.Errorf("status (-want +got):\n%s", diff)
+					}
 					if got := out.(metav1.Object).GetGeneration(); got != wantGeneration {
 						t.Errorf("generation: got %d, want %d", got, wantGeneration)
 					}
@@ -172,10 +174,12 @@ func TestScaleSubresource(t *testing.T) {
 			if got := obj.(metav1.Object).GetGeneration(); got != 2 {
 				t.Errorf("generation after the scale: got %d, want 2", got)
 			}
-			registrytest.CheckDiffs(t,
-				registrytest.Diff{Name: "status after the scale", Want: statusOf(current), Got: statusOf(obj)},
-				registrytest.Diff{Name: "template after the scale", Want: *k.parts(current).template, Got: *k.parts(obj).template},
-			)
+			if diff := cmp.Diff(statusOf(current), statusOf(obj)); diff != "" {
+				t.Errorf("status after the scale (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(*k.parts(current).template, *k.parts(obj).template); diff != "" {
+				t.Errorf("template after the scale (-want +got):\n%s", diff)
+			}
 
 			errTests := []struct {
 				name   string

@@ -304,10 +304,12 @@ func TestValidateStatefulSetUpdate(t *testing.T) {
 				t.Errorf("ValidateUpdate errors (-want +got):\n%s", diff)
 			}
 			// validateStatefulSetUpdate works on copies.
-			registrytest.CheckDiffs(t,
-				registrytest.Diff{Name: "new statefulset after ValidateUpdate", Want: registrytest.Modified(validStatefulSet(), tt.Mutate), Got: obj},
-				registrytest.Diff{Name: "old statefulset after ValidateUpdate", Want: validStatefulSet(), Got: old},
-			)
+			if diff := cmp.Diff(registrytest.Modified(validStatefulSet(), tt.Mutate), obj); diff != "" {
+				t.Errorf("new statefulset after ValidateUpdate (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(validStatefulSet(), old); diff != "" {
+				t.Errorf("old statefulset after ValidateUpdate (-want +got):\n%s", diff)
+			}
 		})
 	}
 }

@@ -113,10 +113,12 @@ func TestStorage(t *testing.T) {
 			if !ok {
 				t.Fatalf("storage %q: got %T, want *registry.StatusREST", tt.resource+"/status", storages[tt.resource+"/status"])
 			}
-			registrytest.CheckDiffs(t,
-				registrytest.Diff{Name: "ShortNames", Want: tt.shortNames, Got: store.ShortNames()},
-				registrytest.Diff{Name: "Categories", Want: []string{"all"}, Got: store.Categories()},
-			)
+			if diff := cmp.Diff(tt.shortNames, store.ShortNames()); diff != "" {
+				t.Errorf("ShortNames (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff([]string{"all"}, store.Categories()); diff != "" {
+				t.Errorf("Categories (-want +got):\n%s", diff)
+			}
 			if !store.NamespaceScoped() {
 				t.Errorf("NamespaceScoped: got false, want true")
 			}

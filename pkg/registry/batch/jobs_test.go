@@ -97,11 +97,15 @@ func TestJobPrepareForCreate(t *testing.T) {
 			j.Generation = 3
 			j.Status = batchv1.JobStatus{Succeeded: 2, Active: 1}
 			strategy.PrepareForCreate(context.Background(), j)
-			registrytest.CheckDiffs(t,
-				registrytest.Diff{Name: "template labels", Want: tt.wantLabels, Got: j.Spec.Template.Labels},
-				registrytest.Diff{Name: "selector", Want: tt.wantSelector, Got: j.Spec.Selector},
-				registrytest.Diff{Name: "status", Want: batchv1.JobStatus{}, Got: j.Status},
-			)
+			if diff := cmp.Diff(tt.wantLabels, j.Spec.Template.Labels); diff != "" {
+				t.Errorf("template labels (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tt.wantSelector, j.Spec.Selector); diff != "" {
+				t.Errorf("selector (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(batchv1.JobStatus{}, j.Status); diff != "" {
+				t.Errorf("status (-want +got):\n%s", diff)
+			}
 			if j.Generation != 1 {
 				t.Errorf("generation: got %d, want 1", j.Generation)
 			}
@@ -348,10 +352,12 @@ func TestJobStatusUpdate(t *testing.T) {
 		t.Fatalf("Update: got error %v, want none", err)
 	}
 	got := out.(*batchv1.Job)
-	registrytest.CheckDiffs(t,
-		registrytest.Diff{Name: "status", Want: update.Status, Got: got.Status},
-		registrytest.Diff{Name: "spec", Want: current.Spec, Got: got.Spec},
-	)
+	if diff := cmp.Diff(update.Status, got.Status); diff != "" {
+		t.Errorf("status (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(current.Spec, got.Spec); diff != "" {
+		t.Errorf("spec (-want +got):\n%s", diff)
+	}
 	if got.Generation != 1 {
 		t.Errorf("generation: got %d, want 1", got.Generation)
 	}

@@ -256,10 +256,12 @@ func TestPrepareForCreate(t *testing.T) {
 	n := validNode()
 	n.Status = healthy()
 	registrytest.REST(t, NewStorage, "csinodes").CreateStrategy.PrepareForCreate(context.Background(), n)
-	registrytest.CheckDiffs(t,
-		registrytest.Diff{Name: "status after PrepareForCreate", Want: storagev1.CSINodeStatus{}, Got: n.Status},
-		registrytest.Diff{Name: "spec after PrepareForCreate", Want: validNode().Spec, Got: n.Spec},
-	)
+	if diff := cmp.Diff(storagev1.CSINodeStatus{}, n.Status); diff != "" {
+		t.Errorf("status after PrepareForCreate (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(validNode().Spec, n.Spec); diff != "" {
+		t.Errorf("spec after PrepareForCreate (-want +got):\n%s", diff)
+	}
 	if n.Generation != 0 {
 		t.Errorf("generation after PrepareForCreate: got %d, want 0 (upstream sets none)", n.Generation)
 	}
@@ -299,11 +301,15 @@ func TestUpdateThroughStores(t *testing.T) {
 				t.Fatalf("Update: got error %v, want none", err)
 			}
 			got := out.(*storagev1.CSINode)
-			registrytest.CheckDiffs(t,
-				registrytest.Diff{Name: "spec", Want: tt.wantSpec, Got: got.Spec},
-				registrytest.Diff{Name: "status", Want: tt.wantStatus, Got: got.Status},
-				registrytest.Diff{Name: "labels", Want: tt.wantLabels, Got: got.Labels},
-			)
+			if diff := cmp.Diff(tt.wantSpec, got.Spec); diff != "" {
+				t.Errorf("spec (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tt.wantStatus, got.Status); diff != "" {
+				t.Errorf("status (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tt.wantLabels, got.Labels); diff != "" {
+				t.Errorf("labels (-want +got):\n%s", diff)
+			}
 		})
 	}
 }
@@ -329,10 +335,12 @@ func TestTable(t *testing.T) {
 				{Name: "Drivers", Type: "integer", Description: "Drivers indicates the number of CSI drivers registered on the node"},
 				registry.AgeColumn,
 			}
-			registrytest.CheckDiffs(t,
-				registrytest.Diff{Name: "columns", Want: want, Got: table.ColumnDefinitions},
-				registrytest.Diff{Name: "cells", Want: tt.Want, Got: table.Rows[0].Cells},
-			)
+			if diff := cmp.Diff(want, table.ColumnDefinitions); diff != "" {
+				t.Errorf("columns (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tt.Want, table.Rows[0].Cells); diff != "" {
+				t.Errorf("cells (-want +got):\n%s", diff)
+			}
 		})
 	}
 }

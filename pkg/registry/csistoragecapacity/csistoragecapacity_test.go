@@ -211,8 +211,10 @@ func TestTable(t *testing.T) {
 		{Name: "Name", Type: "string", Format: "name", Description: description["name"]},
 		{Name: "Created At", Type: "date", Description: description["creationTimestamp"]},
 	}
-	registrytest.CheckDiffs(t,
-		registrytest.Diff{Name: "columns", Want: want, Got: table.ColumnDefinitions},
-		registrytest.Diff{Name: "cells", Want: []any{"csisc-abcde", "2023-11-14T22:13:20Z"}, Got: table.Rows[0].Cells},
-	)
+	if diff := cmp.Diff(want, table.ColumnDefinitions); diff != "" {
+		t.Errorf("columns (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]any{"csisc-abcde", "2023-11-14T22:13:20Z"}, table.Rows[0].Cells); diff != "" {
+		t.Errorf("cells (-want +got):\n%s", diff)
+	}
 }

@@ -147,10 +147,12 @@ func TestClaimStatus(t *testing.T) {
 				return
 			}
 			got := out.(*resourcev1.ResourceClaim)
-			registrytest.CheckDiffs(t,
-				registrytest.Diff{Name: "status", Want: tt.obj.Status, Got: got.Status},
-				registrytest.Diff{Name: "spec changed by a status update", Want: tt.old.Spec, Got: got.Spec},
-			)
+			if diff := cmp.Diff(tt.obj.Status, got.Status); diff != "" {
+				t.Errorf("status (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tt.old.Spec, got.Spec); diff != "" {
+				t.Errorf("spec changed by a status update (-want +got):\n%s", diff)
+			}
 		})
 	}
 }

@@ -180,8 +180,10 @@ func TestTable(t *testing.T) {
 	if err != nil {
 		t.Fatalf("ConvertToTable: got error %v, want none", err)
 	}
-	registrytest.CheckDiffs(t,
-		registrytest.Diff{Name: "columns", Want: []string{"Name", "Created At"}, Got: registrytest.ColumnNames(table)},
-		registrytest.Diff{Name: "cells", Want: []any{"limits", "2023-11-14T22:13:20Z"}, Got: table.Rows[0].Cells},
-	)
+	if diff := cmp.Diff([]string{"Name", "Created At"}, registrytest.ColumnNames(table)); diff != "" {
+		t.Errorf("columns (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]any{"limits", "2023-11-14T22:13:20Z"}, table.Rows[0].Cells); diff != "" {
+		t.Errorf("cells (-want +got):\n%s", diff)
+	}
 }

@@ -141,10 +141,12 @@ func TestPrepareForCreate(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "prod"}, Spec: corev1.NamespaceSpec{Finalizers: tt.finalizers}, Status: tt.status}
 			strategy.PrepareForCreate(context.Background(), ns)
-			registrytest.CheckDiffs(t,
-				registrytest.Diff{Name: "finalizers", Want: tt.wantFinalizers, Got: ns.Spec.Finalizers},
-				registrytest.Diff{Name: "status", Want: corev1.NamespaceStatus{Phase: corev1.NamespaceActive}, Got: ns.Status},
-			)
+			if diff := cmp.Diff(tt.wantFinalizers, ns.Spec.Finalizers); diff != "" {
+				t.Errorf("finalizers (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(corev1.NamespaceStatus{Phase: corev1.NamespaceActive}, ns.Status); diff != "" {
+				t.Errorf("status (-want +got):\n%s", diff)
+			}
 		})
 	}
 }

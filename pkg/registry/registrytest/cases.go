@@ -187,20 +187,3 @@ func CheckTable(t *testing.T, convertor rest.TableConvertor, columns []string, r
 		})
 	}
 }
-
-// Diff is one comparison for CheckDiffs: what it names, and the values
-// wanted and got.
-type Diff struct {
-	Name      string
-	Want, Got any
-}
-
-// CheckDiffs fails t for each diff whose Want and Got differ, naming it.
-func CheckDiffs(t testing.TB, diffs ...Diff) {
-	t.Helper()
-	for _, d := range diffs {
-		if diff := cmp.Diff(d.Want, d.Got); diff != "" {
-			t.Errorf("%s (-want +got):\n%s", d.Name, diff)
-		}
-	}
-}

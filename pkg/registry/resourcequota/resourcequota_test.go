@@ -285,10 +285,12 @@ func TestTable(t *testing.T) {
 			if err != nil {
 				t.Fatalf("ConvertToTable: got error %v, want none", err)
 			}
-			registrytest.CheckDiffs(t,
-				registrytest.Diff{Name: "columns", Want: []string{"Name", "Request", "Limit", "Age"}, Got: registrytest.ColumnNames(table)},
-				registrytest.Diff{Name: "cells", Want: tt.want, Got: table.Rows[0].Cells},
-			)
+			if diff := cmp.Diff([]string{"Name", "Request", "Limit", "Age"}, registrytest.ColumnNames(table)); diff != "" {
+				t.Errorf("columns (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tt.want, table.Rows[0].Cells); diff != "" {
+				t.Errorf("cells (-want +got):\n%s", diff)
+			}
 		})
 	}
 }

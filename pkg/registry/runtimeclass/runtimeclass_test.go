@@ -20,6 +20,7 @@ import (
 	"context"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	nodev1 "k8s.io/api/node/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -95,8 +96,10 @@ func TestTable(t *testing.T) {
 	if err != nil {
 		t.Fatalf("ConvertToTable: got error %v, want none", err)
 	}
-	registrytest.CheckDiffs(t,
-		registrytest.Diff{Name: "columns", Want: []string{"Name", "Handler", "Age"}, Got: registrytest.ColumnNames(table)},
-		registrytest.Diff{Name: "cells", Want: []any{"gvisor", "runsc", "<unknown>"}, Got: table.Rows[0].Cells},
-	)
+	if diff := cmp.Diff([]string{"Name", "Handler", "Age"}, registrytest.ColumnNames(table)); diff != "" {
+		t.Errorf("columns (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]any{"gvisor", "runsc", "<unknown>"}, table.Rows[0].Cells); diff != "" {
+		t.Errorf("cells (-want +got):\n%s", diff)
+	}
 }

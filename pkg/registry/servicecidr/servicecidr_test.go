@@ -181,10 +181,12 @@ func TestPrepareForCreate(t *testing.T) {
 	c := newCIDR("10.0.0.0/24")
 	c.Status = readyStatus()
 	registrytest.REST(t, NewStorage, "servicecidrs").CreateStrategy.PrepareForCreate(context.Background(), c)
-	registrytest.CheckDiffs(t,
-		registrytest.Diff{Name: "status after PrepareForCreate", Want: networkingv1.ServiceCIDRStatus{}, Got: c.Status},
-		registrytest.Diff{Name: "spec after PrepareForCreate", Want: networkingv1.ServiceCIDRSpec{CIDRs: []string{"10.0.0.0/24"}}, Got: c.Spec},
-	)
+	if diff := cmp.Diff(networkingv1.ServiceCIDRStatus{}, c.Status); diff != "" {
+		t.Errorf("status after PrepareForCreate (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(networkingv1.ServiceCIDRSpec{CIDRs: []string{"10.0.0.0/24"}}, c.Spec); diff != "" {
+		t.Errorf("spec after PrepareForCreate (-want +got):\n%s", diff)
+	}
 	if c.Generation != 0 {
 		t.Errorf("generation after PrepareForCreate: got %d, want 0 (upstream does not count ServiceCIDR changes)", c.Generation)
 	}
@@ -226,12 +228,18 @@ func TestUpdateThroughStores(t *testing.T) {
 				t.Fatalf("Update: got error %v, want none", err)
 			}
 			got := out.(*networkingv1.ServiceCIDR)
-			registrytest.CheckDiffs(t,
-				registrytest.Diff{Name: "spec", Want: tt.wantSpec, Got: got.Spec},
-				registrytest.Diff{Name: "status", Want: tt.wantStatus, Got: got.Status},
-				registrytest.Diff{Name: "labels", Want: tt.wantLabels, Got: got.Labels},
-				registrytest.Diff{Name: "finalizers", Want: tt.wantFinal, Got: got.Finalizers},
-			)
+			if diff := cmp.Diff(tt.wantSpec, got.Spec); diff != "" {
+				t.Errorf("spec (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tt.wantStatus, got.Status); diff != "" {
+				t.Errorf("status (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tt.wantLabels, got.Labels); diff != "" {
+				t.Errorf("labels (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tt.wantFinal, got.Finalizers); diff != "" {
+				t.Errorf("finalizers (-want +got):\n%s", diff)
+			}
 		})
 	}
 }

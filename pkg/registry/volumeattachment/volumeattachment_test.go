@@ -166,10 +166,12 @@ func TestPrepareForCreate(t *testing.T) {
 	va := validAttachment()
 	va.Status = attachedStatus()
 	registrytest.REST(t, NewStorage, "volumeattachments").CreateStrategy.PrepareForCreate(context.Background(), va)
-	registrytest.CheckDiffs(t,
-		registrytest.Diff{Name: "status after PrepareForCreate", Want: storagev1.VolumeAttachmentStatus{}, Got: va.Status},
-		registrytest.Diff{Name: "spec after PrepareForCreate", Want: validAttachment().Spec, Got: va.Spec},
-	)
+	if diff := cmp.Diff(storagev1.VolumeAttachmentStatus{}, va.Status); diff != "" {
+		t.Errorf("status after PrepareForCreate (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(validAttachment().Spec, va.Spec); diff != "" {
+		t.Errorf("spec after PrepareForCreate (-want +got):\n%s", diff)
+	}
 	if va.Generation != 0 {
 		t.Errorf("generation after PrepareForCreate: got %d, want 0 (upstream sets none)", va.Generation)
 	}
@@ -204,12 +206,18 @@ func TestUpdateThroughStores(t *testing.T) {
 				t.Fatalf("Update: got error %v, want none", err)
 			}
 			got := out.(*storagev1.VolumeAttachment)
-			registrytest.CheckDiffs(t,
-				registrytest.Diff{Name: "spec", Want: validAttachment().Spec, Got: got.Spec},
-				registrytest.Diff{Name: "status", Want: tt.wantStatus, Got: got.Status},
-				registrytest.Diff{Name: "labels", Want: tt.wantLabels, Got: got.Labels},
-				registrytest.Diff{Name: "finalizers", Want: tt.wantFinal, Got: got.Finalizers},
-			)
+			if diff := cmp.Diff(validAttachment().Spec, got.Spec); diff != "" {
+				t.Errorf("spec (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tt.wantStatus, got.Status); diff != "" {
+				t.Errorf("status (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tt.wantLabels, got.Labels); diff != "" {
+				t.Errorf("labels (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tt.wantFinal, got.Finalizers); diff != "" {
+				t.Errorf("finalizers (-want +got):\n%s", diff)
+			}
 		})
 	}
 }
@@ -259,10 +267,12 @@ func TestTable(t *testing.T) {
 				{Name: "Attached", Type: "boolean", Description: storagev1.VolumeAttachmentStatus{}.SwaggerDoc()["attached"]},
 				registry.AgeColumn,
 			}
-			registrytest.CheckDiffs(t,
-				registrytest.Diff{Name: "columns", Want: want, Got: table.ColumnDefinitions},
-				registrytest.Diff{Name: "cells", Want: tt.Want, Got: table.Rows[0].Cells},
-			)
+			if diff := cmp.Diff(want, table.ColumnDefinitions); diff != "" {
+				t.Errorf("columns (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tt.Want, table.Rows[0].Cells); diff != "" {
+				t.Errorf("cells (-want +got):\n%s", diff)
+			}
 		})
 	}
 }

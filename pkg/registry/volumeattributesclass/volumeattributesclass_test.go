@@ -22,6 +22,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	storagev1 "k8s.io/api/storage/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
@@ -159,8 +160,10 @@ func TestTable(t *testing.T) {
 		{Name: "DriverName", Type: "string", Description: storagev1.VolumeAttributesClass{}.SwaggerDoc()["driverName"]},
 		registry.AgeColumn,
 	}
-	registrytest.CheckDiffs(t,
-		registrytest.Diff{Name: "columns", Want: want, Got: table.ColumnDefinitions},
-		registrytest.Diff{Name: "cells", Want: []any{"gold", "ebs.csi.aws.com", "<unknown>"}, Got: table.Rows[0].Cells},
-	)
+	if diff := cmp.Diff(want, table.ColumnDefinitions); diff != "" {
+		t.Errorf("columns (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]any{"gold", "ebs.csi.aws.com", "<unknown>"}, table.Rows[0].Cells); diff != "" {
+		t.Errorf("cells (-want +got):\n%s", diff)
+	}
 }
