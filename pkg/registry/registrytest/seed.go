@@ -62,3 +62,19 @@ func SeedObject[T runtime.Object](t testing.TB, mem *MemStorage, store *registry
 	}
 	return ctx, mem.Seed(t, key, obj).(T)
 }
+
+// UpdateSeeded seeds old as Seeded does, then updates it as a client's PUT
+// does, through the store of resource or, with status, its status
+// subresource, to the stored copy changed by change; it returns what the
+// update returned, and its error.
+func UpdateSeeded[T runtime.Object](t testing.TB, newStorage NewStorageFunc, resource string, status bool, old T, change func(T)) (T, error) {
+	t.Helper()
+	ctx, storages, current := Seeded(t, newStorage, resource, old)
+	m, err := meta.Accessor(current)
+	if err != nil {
+		t.Fatalf("meta.Accessor: %v", err)
+	}
+	out, err := Update(ctx, storages, resource, status, m.GetName(), Modified(current, change))
+	got, _ := out.(T)
+	return got, err
+}
