@@ -169,16 +169,13 @@ func TestUpdateThroughStores(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			ctx, storages, current := registrytest.Seeded(t, NewStorage, "horizontalpodautoscalers", registrytest.Modified(validHPA(), func(h *autoscalingv2.HorizontalPodAutoscaler) { h.Generation = 1 }))
-			update := registrytest.Modified(current, func(h *autoscalingv2.HorizontalPodAutoscaler) {
+			got, err := registrytest.UpdateSeeded(t, NewStorage, "horizontalpodautoscalers", tt.status, registrytest.Modified(validHPA(), func(h *autoscalingv2.HorizontalPodAutoscaler) { h.Generation = 1 }), func(h *autoscalingv2.HorizontalPodAutoscaler) {
 				h.Spec.MaxReplicas = 7
 				h.Status = tt.newStatus
 			})
-			out, err := registrytest.Update(ctx, storages, "horizontalpodautoscalers", tt.status, "web", update)
 			if registrytest.CheckInvalid(t, err, tt.wantInvalid) {
 				return
 			}
-			got := out.(*autoscalingv2.HorizontalPodAutoscaler)
 			if got.Spec.MaxReplicas != tt.wantMax || got.Generation != tt.wantGeneration {
 				t.Errorf("maxReplicas, generation: got %d, %d; want %d, %d", got.Spec.MaxReplicas, got.Generation, tt.wantMax, tt.wantGeneration)
 			}

@@ -269,16 +269,13 @@ func TestUpdateThroughStores(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			ctx, storages, current := registrytest.Seeded(t, NewStorage, "ingresses", stored)
-			update := registrytest.Modified(current, func(ing *networkingv1.Ingress) {
+			got, err := registrytest.UpdateSeeded(t, NewStorage, "ingresses", tt.status, stored, func(ing *networkingv1.Ingress) {
 				ing.Spec.Rules[0].Host = "example.net"
 				ing.Status = newStatus
 			})
-			out, err := registrytest.Update(ctx, storages, "ingresses", tt.status, "web", update)
 			if err != nil {
 				t.Fatalf("Update: got error %v, want none", err)
 			}
-			got := out.(*networkingv1.Ingress)
 			if got.Spec.Rules[0].Host != tt.wantHost {
 				t.Errorf("host: got %q, want %q", got.Spec.Rules[0].Host, tt.wantHost)
 			}

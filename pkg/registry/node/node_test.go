@@ -279,16 +279,13 @@ func TestUpdateThroughStores(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			ctx, storages, current := registrytest.Seeded(t, NewStorage, "nodes", stored)
-			update := registrytest.Modified(current, func(n *corev1.Node) {
+			got, err := registrytest.UpdateSeeded(t, NewStorage, "nodes", tt.status, stored, func(n *corev1.Node) {
 				n.Spec.Unschedulable = true
 				n.Status.Conditions = notReady
 			})
-			out, err := registrytest.Update(ctx, storages, "nodes", tt.status, "node-1", update)
 			if err != nil {
 				t.Fatalf("Update: got error %v, want none", err)
 			}
-			got := out.(*corev1.Node)
 			if got.Spec.Unschedulable != tt.wantUnschedulable {
 				t.Errorf("unschedulable: got %v, want %v", got.Spec.Unschedulable, tt.wantUnschedulable)
 			}

@@ -350,16 +350,13 @@ func TestUpdateThroughStores(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			ctx, storages, current := registrytest.Seeded(t, NewStorage, "persistentvolumeclaims", stored)
-			update := registrytest.Modified(current, func(pvc *corev1.PersistentVolumeClaim) {
+			got, err := registrytest.UpdateSeeded(t, NewStorage, "persistentvolumeclaims", tt.status, stored, func(pvc *corev1.PersistentVolumeClaim) {
 				pvc.Spec.Resources.Requests[corev1.ResourceStorage] = resource.MustParse("5Gi")
 				pvc.Status = newStatus
 			})
-			out, err := registrytest.Update(ctx, storages, "persistentvolumeclaims", tt.status, "data", update)
 			if err != nil {
 				t.Fatalf("Update: got error %v, want none", err)
 			}
-			got := out.(*corev1.PersistentVolumeClaim)
 			if size := got.Spec.Resources.Requests[corev1.ResourceStorage]; size.String() != tt.wantSize {
 				t.Errorf("requested storage: got %s, want %s", size.String(), tt.wantSize)
 			}

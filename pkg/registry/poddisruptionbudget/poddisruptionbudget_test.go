@@ -205,16 +205,13 @@ func TestUpdateThroughStores(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			ctx, storages, current := registrytest.Seeded(t, NewStorage, "poddisruptionbudgets", registrytest.Modified(validPDB(), func(p *policyv1.PodDisruptionBudget) { p.Generation = 1 }))
-			update := registrytest.Modified(current, func(p *policyv1.PodDisruptionBudget) {
+			got, err := registrytest.UpdateSeeded(t, NewStorage, "poddisruptionbudgets", tt.status, registrytest.Modified(validPDB(), func(p *policyv1.PodDisruptionBudget) { p.Generation = 1 }), func(p *policyv1.PodDisruptionBudget) {
 				p.Spec.MinAvailable = ptr.To(intstr.FromInt32(2))
 				p.Status = tt.newStatus
 			})
-			out, err := registrytest.Update(ctx, storages, "poddisruptionbudgets", tt.status, "web", update)
 			if registrytest.CheckInvalid(t, err, tt.wantInvalid) {
 				return
 			}
-			got := out.(*policyv1.PodDisruptionBudget)
 			if *got.Spec.MinAvailable != tt.wantMin {
 				t.Errorf("minAvailable: got %v, want %v", got.Spec.MinAvailable, tt.wantMin)
 			}

@@ -234,19 +234,16 @@ func TestUpdateThroughStores(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			ctx, storages, current := registrytest.Seeded(t, NewStorage, "resourcequotas", validQuota())
-			update := registrytest.Modified(current, func(rq *corev1.ResourceQuota) {
+			got, err := registrytest.UpdateSeeded(t, NewStorage, "resourcequotas", tt.status, validQuota(), func(rq *corev1.ResourceQuota) {
 				rq.Spec.Hard["pods"] = q("20")
 				rq.Status = tt.newStatus
 				if tt.noRV {
 					rq.ResourceVersion = ""
 				}
 			})
-			out, err := registrytest.Update(ctx, storages, "resourcequotas", tt.status, "compute", update)
 			if registrytest.CheckInvalid(t, err, tt.wantInvalid) {
 				return
 			}
-			got := out.(*corev1.ResourceQuota)
 			if pods := got.Spec.Hard["pods"]; pods.String() != tt.wantPods {
 				t.Errorf("spec.hard.pods: got %s, want %s", pods.String(), tt.wantPods)
 			}
