@@ -187,3 +187,33 @@ func CheckTable(t *testing.T, convertor rest.TableConvertor, columns []string, r
 		})
 	}
 }
+
+// Generation is a table test's row: a change to an object, and the
+// generation PrepareForUpdate leaves on it.
+type Generation[T any] struct {
+	Name   string
+	Mutate func(T)
+	Want   int64
+}
+
+// CheckGenerations runs each case as a subtest: strategy's PrepareForUpdate
+// of old changed by Mutate, over old, must leave the generation Want; then
+// also, where not nil, checks the prepared object further.
+func CheckGenerations[T interface {
+	runtime.Object
+	GetGeneration() int64
+}](t *testing.T, strategy rest.RESTUpdateStrategy, old T, cases []Generation[T], also func(t *testing.T, obj T)) {
+	t.Helper()
+	for _, tt := range cases {
+		t.Run(tt.Name, func(t *testing.T) {
+			obj := Modified(old, tt.Mutate)
+			strategy.PrepareForUpdate(context.Background(), obj, old)
+			if got := obj.GetGeneration(); got != tt.Want {
+				t.Errorf("generation: got %d, want %d", got, tt.Want)
+			}
+			if also != nil {
+				also(t, obj)
+			}
+		})
+	}
+}
