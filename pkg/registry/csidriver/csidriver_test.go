@@ -117,23 +117,11 @@ func TestPrepareForCreateAndUpdate(t *testing.T) {
 	if d.Generation != 0 {
 		t.Errorf("generation after PrepareForCreate: got %d, want 0 (upstream sets none)", d.Generation)
 	}
-	tests := []struct {
-		name           string
-		mutate         func(*storagev1.CSIDriver)
-		wantGeneration int64
-	}{
-		{name: "labels", mutate: func(d *storagev1.CSIDriver) { d.Labels = map[string]string{"a": "b"} }, wantGeneration: 0},
-		{name: "spec", mutate: func(d *storagev1.CSIDriver) { d.Spec.PodInfoOnMount = ptr.To(true) }, wantGeneration: 1},
+	tests := []registrytest.Generation[*storagev1.CSIDriver]{
+		{Name: "labels", Mutate: func(d *storagev1.CSIDriver) { d.Labels = map[string]string{"a": "b"} }, Want: 0},
+		{Name: "spec", Mutate: func(d *storagev1.CSIDriver) { d.Spec.PodInfoOnMount = ptr.To(true) }, Want: 1},
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			obj := registrytest.Modified(d, tt.mutate)
-			store.UpdateStrategy.PrepareForUpdate(context.Background(), obj, d)
-			if obj.Generation != tt.wantGeneration {
-				t.Errorf("generation: got %d, want %d", obj.Generation, tt.wantGeneration)
-			}
-		})
-	}
+	registrytest.CheckGenerations(t, store.UpdateStrategy, d, tests, nil)
 }
 
 func TestFieldSelectors(t *testing.T) {

@@ -276,29 +276,17 @@ func TestPrepareForCreateSetsGeneration(t *testing.T) {
 
 func TestPrepareForUpdateGeneration(t *testing.T) {
 	old := registrytest.Modified(validSlice(), func(eps *discoveryv1.EndpointSlice) { eps.Generation = 4 })
-	tests := []struct {
-		name   string
-		mutate func(*discoveryv1.EndpointSlice)
-		want   int64
-	}{
-		{name: "unchanged", mutate: func(*discoveryv1.EndpointSlice) {}, want: 4},
-		{name: "annotations only", mutate: func(eps *discoveryv1.EndpointSlice) { eps.Annotations = map[string]string{"a": "b"} }, want: 4},
-		{name: "a client-sent generation is ignored", mutate: func(eps *discoveryv1.EndpointSlice) { eps.Generation = 40 }, want: 4},
-		{name: "labels", mutate: func(eps *discoveryv1.EndpointSlice) { eps.Labels["extra"] = "x" }, want: 5},
-		{name: "an endpoint's readiness", mutate: func(eps *discoveryv1.EndpointSlice) { eps.Endpoints[0].Conditions.Ready = ptr.To(false) }, want: 5},
-		{name: "a port", mutate: func(eps *discoveryv1.EndpointSlice) { eps.Ports[0].Port = ptr.To[int32](8080) }, want: 5},
-		{name: "addressType", mutate: func(eps *discoveryv1.EndpointSlice) { eps.AddressType = discoveryv1.AddressTypeIPv6 }, want: 5},
+	tests := []registrytest.Generation[*discoveryv1.EndpointSlice]{
+		{Name: "unchanged", Mutate: func(*discoveryv1.EndpointSlice) {}, Want: 4},
+		{Name: "annotations only", Mutate: func(eps *discoveryv1.EndpointSlice) { eps.Annotations = map[string]string{"a": "b"} }, Want: 4},
+		{Name: "a client-sent generation is ignored", Mutate: func(eps *discoveryv1.EndpointSlice) { eps.Generation = 40 }, Want: 4},
+		{Name: "labels", Mutate: func(eps *discoveryv1.EndpointSlice) { eps.Labels["extra"] = "x" }, Want: 5},
+		{Name: "an endpoint's readiness", Mutate: func(eps *discoveryv1.EndpointSlice) { eps.Endpoints[0].Conditions.Ready = ptr.To(false) }, Want: 5},
+		{Name: "a port", Mutate: func(eps *discoveryv1.EndpointSlice) { eps.Ports[0].Port = ptr.To[int32](8080) }, Want: 5},
+		{Name: "addressType", Mutate: func(eps *discoveryv1.EndpointSlice) { eps.AddressType = discoveryv1.AddressTypeIPv6 }, Want: 5},
 	}
 	strategy := registrytest.REST(t, NewStorage, "endpointslices").UpdateStrategy
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			obj := registrytest.Modified(old, tt.mutate)
-			strategy.PrepareForUpdate(context.Background(), obj, old)
-			if obj.Generation != tt.want {
-				t.Errorf("generation: got %d, want %d", obj.Generation, tt.want)
-			}
-		})
-	}
+	registrytest.CheckGenerations(t, strategy, old, tests, nil)
 }
 
 func TestTable(t *testing.T) {

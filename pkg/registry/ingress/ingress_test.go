@@ -228,28 +228,17 @@ func TestPrepareForUpdate(t *testing.T) {
 		ing.Generation = 3
 		ing.Status.LoadBalancer.Ingress = []networkingv1.IngressLoadBalancerIngress{{IP: "203.0.113.1"}}
 	})
-	tests := []struct {
-		name           string
-		mutate         func(*networkingv1.Ingress)
-		wantGeneration int64
-	}{
-		{name: "metadata only", mutate: func(ing *networkingv1.Ingress) { ing.Labels = map[string]string{"a": "b"} }, wantGeneration: 3},
-		{name: "status only", mutate: func(ing *networkingv1.Ingress) { ing.Status = networkingv1.IngressStatus{} }, wantGeneration: 3},
-		{name: "spec", mutate: func(ing *networkingv1.Ingress) { ing.Spec.Rules[0].Host = "example.net" }, wantGeneration: 4},
+	tests := []registrytest.Generation[*networkingv1.Ingress]{
+		{Name: "metadata only", Mutate: func(ing *networkingv1.Ingress) { ing.Labels = map[string]string{"a": "b"} }, Want: 3},
+		{Name: "status only", Mutate: func(ing *networkingv1.Ingress) { ing.Status = networkingv1.IngressStatus{} }, Want: 3},
+		{Name: "spec", Mutate: func(ing *networkingv1.Ingress) { ing.Spec.Rules[0].Host = "example.net" }, Want: 4},
 	}
 	strategy := registrytest.REST(t, NewStorage, "ingresses").UpdateStrategy
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			obj := registrytest.Modified(old, tt.mutate)
-			strategy.PrepareForUpdate(context.Background(), obj, old)
-			if obj.Generation != tt.wantGeneration {
-				t.Errorf("generation: got %d, want %d", obj.Generation, tt.wantGeneration)
-			}
-			if diff := cmp.Diff(old.Status, obj.Status); diff != "" {
-				t.Errorf("status after PrepareForUpdate (-want +got):\n%s", diff)
-			}
-		})
-	}
+	registrytest.CheckGenerations(t, strategy, old, tests, func(t *testing.T, obj *networkingv1.Ingress) {
+		if diff := cmp.Diff(old.Status, obj.Status); diff != "" {
+			t.Errorf("status after PrepareForUpdate (-want +got):\n%s", diff)
+		}
+	})
 }
 
 // TestUpdateThroughStores runs updates through the generic stores of

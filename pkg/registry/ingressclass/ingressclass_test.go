@@ -132,23 +132,11 @@ func TestPrepareForCreateAndUpdate(t *testing.T) {
 	if ic.Generation != 1 {
 		t.Errorf("generation after PrepareForCreate: got %d, want 1", ic.Generation)
 	}
-	tests := []struct {
-		name           string
-		mutate         func(*networkingv1.IngressClass)
-		wantGeneration int64
-	}{
-		{name: "annotations", mutate: func(ic *networkingv1.IngressClass) { ic.Annotations = map[string]string{"a": "b"} }, wantGeneration: 1},
-		{name: "spec", mutate: func(ic *networkingv1.IngressClass) { ic.Spec.Parameters = nil }, wantGeneration: 2},
+	tests := []registrytest.Generation[*networkingv1.IngressClass]{
+		{Name: "annotations", Mutate: func(ic *networkingv1.IngressClass) { ic.Annotations = map[string]string{"a": "b"} }, Want: 1},
+		{Name: "spec", Mutate: func(ic *networkingv1.IngressClass) { ic.Spec.Parameters = nil }, Want: 2},
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			obj := registrytest.Modified(ic, tt.mutate)
-			store.UpdateStrategy.PrepareForUpdate(context.Background(), obj, ic)
-			if obj.Generation != tt.wantGeneration {
-				t.Errorf("generation: got %d, want %d", obj.Generation, tt.wantGeneration)
-			}
-		})
-	}
+	registrytest.CheckGenerations(t, store.UpdateStrategy, ic, tests, nil)
 }
 
 func TestFieldSelectors(t *testing.T) {

@@ -169,23 +169,11 @@ func TestPrepareForCreateAndUpdate(t *testing.T) {
 	if np.Generation != 1 {
 		t.Errorf("generation after PrepareForCreate: got %d, want 1", np.Generation)
 	}
-	tests := []struct {
-		name           string
-		mutate         func(*networkingv1.NetworkPolicy)
-		wantGeneration int64
-	}{
-		{name: "labels", mutate: func(np *networkingv1.NetworkPolicy) { np.Labels = map[string]string{"a": "b"} }, wantGeneration: 1},
-		{name: "spec", mutate: func(np *networkingv1.NetworkPolicy) { np.Spec.Egress = nil }, wantGeneration: 2},
+	tests := []registrytest.Generation[*networkingv1.NetworkPolicy]{
+		{Name: "labels", Mutate: func(np *networkingv1.NetworkPolicy) { np.Labels = map[string]string{"a": "b"} }, Want: 1},
+		{Name: "spec", Mutate: func(np *networkingv1.NetworkPolicy) { np.Spec.Egress = nil }, Want: 2},
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			obj := registrytest.Modified(np, tt.mutate)
-			store.UpdateStrategy.PrepareForUpdate(context.Background(), obj, np)
-			if obj.Generation != tt.wantGeneration {
-				t.Errorf("generation: got %d, want %d", obj.Generation, tt.wantGeneration)
-			}
-		})
-	}
+	registrytest.CheckGenerations(t, store.UpdateStrategy, np, tests, nil)
 }
 
 func TestFieldSelectors(t *testing.T) {

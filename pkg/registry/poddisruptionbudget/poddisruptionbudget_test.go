@@ -159,28 +159,17 @@ func TestPrepareForUpdate(t *testing.T) {
 		p.Generation = 2
 		p.Status = policyv1.PodDisruptionBudgetStatus{DisruptionsAllowed: 1}
 	})
-	tests := []struct {
-		name           string
-		mutate         func(*policyv1.PodDisruptionBudget)
-		wantGeneration int64
-	}{
-		{name: "labels", mutate: func(p *policyv1.PodDisruptionBudget) { p.Labels = map[string]string{"a": "b"} }, wantGeneration: 2},
-		{name: "status", mutate: func(p *policyv1.PodDisruptionBudget) { p.Status.DisruptionsAllowed = 9 }, wantGeneration: 2},
-		{name: "spec", mutate: func(p *policyv1.PodDisruptionBudget) { p.Spec.MinAvailable = ptr.To(intstr.FromInt32(2)) }, wantGeneration: 3},
+	tests := []registrytest.Generation[*policyv1.PodDisruptionBudget]{
+		{Name: "labels", Mutate: func(p *policyv1.PodDisruptionBudget) { p.Labels = map[string]string{"a": "b"} }, Want: 2},
+		{Name: "status", Mutate: func(p *policyv1.PodDisruptionBudget) { p.Status.DisruptionsAllowed = 9 }, Want: 2},
+		{Name: "spec", Mutate: func(p *policyv1.PodDisruptionBudget) { p.Spec.MinAvailable = ptr.To(intstr.FromInt32(2)) }, Want: 3},
 	}
 	strategy := registrytest.REST(t, NewStorage, "poddisruptionbudgets").UpdateStrategy
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			obj := registrytest.Modified(old, tt.mutate)
-			strategy.PrepareForUpdate(context.Background(), obj, old)
-			if obj.Generation != tt.wantGeneration {
-				t.Errorf("generation: got %d, want %d", obj.Generation, tt.wantGeneration)
-			}
-			if diff := cmp.Diff(old.Status, obj.Status); diff != "" {
-				t.Errorf("status after PrepareForUpdate (-want +got):\n%s", diff)
-			}
-		})
-	}
+	registrytest.CheckGenerations(t, strategy, old, tests, func(t *testing.T, obj *policyv1.PodDisruptionBudget) {
+		if diff := cmp.Diff(old.Status, obj.Status); diff != "" {
+			t.Errorf("status after PrepareForUpdate (-want +got):\n%s", diff)
+		}
+	})
 }
 
 // TestUpdateThroughStores runs updates through the generic stores of
