@@ -242,14 +242,9 @@ func TestValidateStatusUpdate(t *testing.T) {
 	_, status := strategies()
 	old := validNode()
 	old.Status = healthy()
-	for _, tt := range tests {
-		t.Run(tt.Name, func(t *testing.T) {
-			got := status.ValidateUpdate(context.Background(), registrytest.Modified(old, tt.Mutate), old)
-			if diff := cmp.Diff(tt.Want, registrytest.Messages(got)); diff != "" {
-				t.Errorf("status ValidateUpdate errors (-want +got):\n%s", diff)
-			}
-		})
-	}
+	registrytest.RunMutations(t, "status ValidateUpdate errors", func() *storagev1.CSINode { return old }, tests, func(obj *storagev1.CSINode) []string {
+		return registrytest.Messages(status.ValidateUpdate(context.Background(), obj, old))
+	})
 }
 
 func TestPrepareForCreate(t *testing.T) {
