@@ -21,7 +21,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/google/go-cmp/cmp"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
@@ -257,39 +256,28 @@ func TestValidatePolicyUpdate(t *testing.T) {
 	badCondition := withPolicy(func(p *admissionregistrationv1.ValidatingAdmissionPolicy) {
 		p.Spec.MatchConditions = []admissionregistrationv1.MatchCondition{{Name: "a", Expression: "'x'"}}
 	})
-	tests := []struct {
-		name     string
-		old, obj *admissionregistrationv1.ValidatingAdmissionPolicy
-		want     []string
-	}{
+	tests := []registrytest.Change[*admissionregistrationv1.ValidatingAdmissionPolicy]{
 		{
-			name: "unchanged invalid matchCondition kept",
-			old:  badCondition,
-			obj: withPolicy(func(p *admissionregistrationv1.ValidatingAdmissionPolicy) {
+			Name: "unchanged invalid matchCondition kept",
+			Old:  badCondition,
+			Obj: withPolicy(func(p *admissionregistrationv1.ValidatingAdmissionPolicy) {
 				p.Spec.MatchConditions = badCondition.Spec.MatchConditions
 				p.Labels = map[string]string{"a": "b"}
 			}),
-			want: []string{},
+			Want: []string{},
 		},
 		{
-			name: "paramKind added: matchConditions compiled again",
-			old:  badCondition,
-			obj: withPolicy(func(p *admissionregistrationv1.ValidatingAdmissionPolicy) {
+			Name: "paramKind added: matchConditions compiled again",
+			Old:  badCondition,
+			Obj: withPolicy(func(p *admissionregistrationv1.ValidatingAdmissionPolicy) {
 				p.Spec.MatchConditions = badCondition.Spec.MatchConditions
 				p.Spec.ParamKind = &admissionregistrationv1.ParamKind{APIVersion: "v1", Kind: "ConfigMap"}
 			}),
-			want: []string{"spec.matchConditions[0].expression: Invalid value"},
+			Want: []string{"spec.matchConditions[0].expression: Invalid value"},
 		},
 	}
 	store := registrytest.REST(t, NewStorage, "validatingadmissionpolicies")
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			got := registrytest.ErrorPaths(store.UpdateStrategy.ValidateUpdate(context.Background(), tt.obj, tt.old))
-			if diff := cmp.Diff(tt.want, got); diff != "" {
-				t.Errorf("ValidateUpdate errors (-want +got):\n%s", diff)
-			}
-		})
-	}
+	registrytest.ValidateUpdateChanges(t, store.UpdateStrategy, registrytest.ErrorPaths, tests)
 }
 
 func validMutatingPolicy() *admissionregistrationv1.MutatingAdmissionPolicy {

@@ -224,45 +224,34 @@ func TestValidate(t *testing.T) {
 }
 
 func TestValidateUpdate(t *testing.T) {
-	tests := []struct {
-		name     string
-		old, obj *discoveryv1.EndpointSlice
-		want     []string
-	}{
+	tests := []registrytest.Change[*discoveryv1.EndpointSlice]{
 		{
-			name: "endpoints and ports may change",
-			old:  validSlice(),
-			obj: registrytest.Modified(validSlice(), func(eps *discoveryv1.EndpointSlice) {
+			Name: "endpoints and ports may change",
+			Old:  validSlice(),
+			Obj: registrytest.Modified(validSlice(), func(eps *discoveryv1.EndpointSlice) {
 				eps.Endpoints = eps.Endpoints[:1]
 				eps.Ports = eps.Ports[1:]
 			}),
-			want: []string{},
+			Want: []string{},
 		},
 		{
-			name: "addressType is immutable",
-			old:  validSlice(),
-			obj: registrytest.Modified(validSlice(), func(eps *discoveryv1.EndpointSlice) {
+			Name: "addressType is immutable",
+			Old:  validSlice(),
+			Obj: registrytest.Modified(validSlice(), func(eps *discoveryv1.EndpointSlice) {
 				eps.AddressType = discoveryv1.AddressTypeIPv6
 				eps.Endpoints = []discoveryv1.Endpoint{{Addresses: []string{"fd00::5"}}}
 			}),
-			want: []string{"addressType: Invalid value"},
+			Want: []string{"addressType: Invalid value"},
 		},
 		{
-			name: "the create rules apply too",
-			old:  validSlice(),
-			obj:  registrytest.Modified(validSlice(), func(eps *discoveryv1.EndpointSlice) { eps.Endpoints[0].Addresses = nil }),
-			want: []string{"endpoints[0].addresses: Required value"},
+			Name: "the create rules apply too",
+			Old:  validSlice(),
+			Obj:  registrytest.Modified(validSlice(), func(eps *discoveryv1.EndpointSlice) { eps.Endpoints[0].Addresses = nil }),
+			Want: []string{"endpoints[0].addresses: Required value"},
 		},
 	}
 	strategy := registrytest.REST(t, NewStorage, "endpointslices").UpdateStrategy
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			got := registrytest.ErrorPaths(strategy.ValidateUpdate(context.Background(), tt.obj, tt.old))
-			if diff := cmp.Diff(tt.want, got); diff != "" {
-				t.Errorf("ValidateUpdate errors (-want +got):\n%s", diff)
-			}
-		})
-	}
+	registrytest.ValidateUpdateChanges(t, strategy, registrytest.ErrorPaths, tests)
 }
 
 func TestPrepareForCreateSetsGeneration(t *testing.T) {

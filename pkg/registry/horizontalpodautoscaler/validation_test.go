@@ -17,10 +17,8 @@ limitations under the License.
 package horizontalpodautoscaler
 
 import (
-	"context"
 	"testing"
 
-	"github.com/google/go-cmp/cmp"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/utils/ptr"
@@ -204,76 +202,66 @@ func TestValidate(t *testing.T) {
 }
 
 func TestValidateUpdate(t *testing.T) {
-	tests := []struct {
-		name     string
-		old, hpa *autoscalingv2.HorizontalPodAutoscaler
-		want     []string
-	}{
-		{name: "valid", old: validHPA(), hpa: registrytest.Modified(validHPA(), func(h *autoscalingv2.HorizontalPodAutoscaler) { h.Spec.MaxReplicas = 9 }), want: []string{}},
+	tests := []registrytest.Change[*autoscalingv2.HorizontalPodAutoscaler]{
+		{Name: "valid", Old: validHPA(), Obj: registrytest.Modified(validHPA(), func(h *autoscalingv2.HorizontalPodAutoscaler) { h.Spec.MaxReplicas = 9 }), Want: []string{}},
 		{
-			name: "changed to an invalid maxReplicas: the declarative error, last",
-			old:  validHPA(),
-			hpa:  registrytest.Modified(validHPA(), func(h *autoscalingv2.HorizontalPodAutoscaler) { h.Spec.MaxReplicas = 0 }),
-			want: []string{"spec.maxReplicas: Invalid value: 0: must be greater than or equal to `minReplicas`", "spec.maxReplicas: Required value"},
+			Name: "changed to an invalid maxReplicas: the declarative error, last",
+			Old:  validHPA(),
+			Obj:  registrytest.Modified(validHPA(), func(h *autoscalingv2.HorizontalPodAutoscaler) { h.Spec.MaxReplicas = 0 }),
+			Want: []string{"spec.maxReplicas: Invalid value: 0: must be greater than or equal to `minReplicas`", "spec.maxReplicas: Required value"},
 		},
 		{
-			name: "an unchanged invalid maxReplicas: the handwritten error, in place",
-			old:  registrytest.Modified(validHPA(), func(h *autoscalingv2.HorizontalPodAutoscaler) { h.Spec.MaxReplicas = 0 }),
-			hpa: registrytest.Modified(validHPA(), func(h *autoscalingv2.HorizontalPodAutoscaler) {
+			Name: "an unchanged invalid maxReplicas: the handwritten error, in place",
+			Old:  registrytest.Modified(validHPA(), func(h *autoscalingv2.HorizontalPodAutoscaler) { h.Spec.MaxReplicas = 0 }),
+			Obj: registrytest.Modified(validHPA(), func(h *autoscalingv2.HorizontalPodAutoscaler) {
 				h.Spec.MaxReplicas = 0
 				h.Labels = map[string]string{"a": "b"}
 			}),
-			want: []string{"spec.maxReplicas: Required value: must be set and greater than 0", "spec.maxReplicas: Invalid value: 0: must be greater than or equal to `minReplicas`"},
+			Want: []string{"spec.maxReplicas: Required value: must be set and greater than 0", "spec.maxReplicas: Invalid value: 0: must be greater than or equal to `minReplicas`"},
 		},
 		{
-			name: "an unchanged scaleTargetRef kind and apiVersion are not checked again",
-			old:  registrytest.Modified(validHPA(), func(h *autoscalingv2.HorizontalPodAutoscaler) { h.Spec.ScaleTargetRef.APIVersion = "v1" }),
-			hpa: registrytest.Modified(validHPA(), func(h *autoscalingv2.HorizontalPodAutoscaler) {
+			Name: "an unchanged scaleTargetRef kind and apiVersion are not checked again",
+			Old:  registrytest.Modified(validHPA(), func(h *autoscalingv2.HorizontalPodAutoscaler) { h.Spec.ScaleTargetRef.APIVersion = "v1" }),
+			Obj: registrytest.Modified(validHPA(), func(h *autoscalingv2.HorizontalPodAutoscaler) {
 				h.Spec.ScaleTargetRef.APIVersion, h.Spec.ScaleTargetRef.Name = "v1", "other"
 			}),
-			want: []string{},
+			Want: []string{},
 		},
 		{
-			name: "a changed kind checks the apiVersion",
-			old:  registrytest.Modified(validHPA(), func(h *autoscalingv2.HorizontalPodAutoscaler) { h.Spec.ScaleTargetRef.APIVersion = "v1" }),
-			hpa: registrytest.Modified(validHPA(), func(h *autoscalingv2.HorizontalPodAutoscaler) {
+			Name: "a changed kind checks the apiVersion",
+			Old:  registrytest.Modified(validHPA(), func(h *autoscalingv2.HorizontalPodAutoscaler) { h.Spec.ScaleTargetRef.APIVersion = "v1" }),
+			Obj: registrytest.Modified(validHPA(), func(h *autoscalingv2.HorizontalPodAutoscaler) {
 				h.Spec.ScaleTargetRef.APIVersion, h.Spec.ScaleTargetRef.Kind = "v1", "StatefulSet"
 			}),
-			want: []string{`spec.scaleTargetRef.apiVersion: Invalid value: "v1": apiVersion must specify API group`},
+			Want: []string{`spec.scaleTargetRef.apiVersion: Invalid value: "v1": apiVersion must specify API group`},
 		},
 		{
-			name: "minReplicas 0 stays allowed once stored",
-			old: registrytest.Modified(validHPA(), func(h *autoscalingv2.HorizontalPodAutoscaler) {
+			Name: "minReplicas 0 stays allowed once stored",
+			Old: registrytest.Modified(validHPA(), func(h *autoscalingv2.HorizontalPodAutoscaler) {
 				h.Spec.MinReplicas = ptr.To[int32](0)
 				h.Spec.Metrics = []autoscalingv2.MetricSpec{external("queue", autoscalingv2.MetricTarget{Type: autoscalingv2.ValueMetricType, Value: quantity("5")})}
 			}),
-			hpa: registrytest.Modified(validHPA(), func(h *autoscalingv2.HorizontalPodAutoscaler) {
+			Obj: registrytest.Modified(validHPA(), func(h *autoscalingv2.HorizontalPodAutoscaler) {
 				h.Spec.MinReplicas = ptr.To[int32](0)
 				h.Spec.Metrics = []autoscalingv2.MetricSpec{external("queue", autoscalingv2.MetricTarget{Type: autoscalingv2.ValueMetricType, Value: quantity("6")})}
 			}),
-			want: []string{},
+			Want: []string{},
 		},
 		{
-			name: "object metrics with an invalid apiVersion stay allowed once stored",
-			old: registrytest.Modified(validHPA(), func(h *autoscalingv2.HorizontalPodAutoscaler) {
+			Name: "object metrics with an invalid apiVersion stay allowed once stored",
+			Old: registrytest.Modified(validHPA(), func(h *autoscalingv2.HorizontalPodAutoscaler) {
 				h.Spec.Metrics = []autoscalingv2.MetricSpec{{Type: autoscalingv2.ObjectMetricSourceType, Object: &autoscalingv2.ObjectMetricSource{
 					DescribedObject: autoscalingv2.CrossVersionObjectReference{Kind: "Service", Name: "s", APIVersion: "a/b/c"},
 					Metric:          autoscalingv2.MetricIdentifier{Name: "hits"}, Target: autoscalingv2.MetricTarget{Type: autoscalingv2.ValueMetricType, Value: quantity("1")}}}}
 			}),
-			hpa: registrytest.Modified(validHPA(), func(h *autoscalingv2.HorizontalPodAutoscaler) {
+			Obj: registrytest.Modified(validHPA(), func(h *autoscalingv2.HorizontalPodAutoscaler) {
 				h.Spec.Metrics = []autoscalingv2.MetricSpec{{Type: autoscalingv2.ObjectMetricSourceType, Object: &autoscalingv2.ObjectMetricSource{
 					DescribedObject: autoscalingv2.CrossVersionObjectReference{Kind: "Service", Name: "s", APIVersion: "x/y/z"},
 					Metric:          autoscalingv2.MetricIdentifier{Name: "hits"}, Target: autoscalingv2.MetricTarget{Type: autoscalingv2.ValueMetricType, Value: quantity("2")}}}}
 			}),
-			want: []string{},
+			Want: []string{},
 		},
 	}
 	store := registrytest.REST(t, NewStorage, "horizontalpodautoscalers")
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			if diff := cmp.Diff(tt.want, registrytest.Messages(store.UpdateStrategy.ValidateUpdate(context.Background(), tt.hpa, tt.old))); diff != "" {
-				t.Errorf("ValidateUpdate errors (-want +got):\n%s", diff)
-			}
-		})
-	}
+	registrytest.ValidateUpdateChanges(t, store.UpdateStrategy, registrytest.Messages, tests)
 }

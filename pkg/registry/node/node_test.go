@@ -157,92 +157,81 @@ func TestValidate(t *testing.T) {
 }
 
 func TestValidateUpdate(t *testing.T) {
-	tests := []struct {
-		name     string
-		old, obj *corev1.Node
-		want     []string
-	}{
+	tests := []registrytest.Change[*corev1.Node]{
 		{
-			name: "taints and unschedulable may change",
-			old:  validNode(),
-			obj: registrytest.Modified(validNode(), func(n *corev1.Node) {
+			Name: "taints and unschedulable may change",
+			Old:  validNode(),
+			Obj: registrytest.Modified(validNode(), func(n *corev1.Node) {
 				n.Spec.Unschedulable = true
 				n.Spec.Taints = append(n.Spec.Taints, corev1.Taint{Key: "node.kubernetes.io/unschedulable", Effect: corev1.TaintEffectNoSchedule})
 			}),
-			want: []string{},
+			Want: []string{},
 		},
 		{
-			name: "podCIDRs may be set once",
-			old:  registrytest.Modified(validNode(), func(n *corev1.Node) { n.Spec.PodCIDR, n.Spec.PodCIDRs = "", nil }),
-			obj:  validNode(),
-			want: []string{},
+			Name: "podCIDRs may be set once",
+			Old:  registrytest.Modified(validNode(), func(n *corev1.Node) { n.Spec.PodCIDR, n.Spec.PodCIDRs = "", nil }),
+			Obj:  validNode(),
+			Want: []string{},
 		},
 		{
-			name: "podCIDRs may not change",
-			old:  validNode(),
-			obj:  registrytest.Modified(validNode(), func(n *corev1.Node) { n.Spec.PodCIDRs = []string{"10.244.2.0/24"} }),
-			want: []string{"spec.podCIDRs: Forbidden"},
+			Name: "podCIDRs may not change",
+			Old:  validNode(),
+			Obj:  registrytest.Modified(validNode(), func(n *corev1.Node) { n.Spec.PodCIDRs = []string{"10.244.2.0/24"} }),
+			Want: []string{"spec.podCIDRs: Forbidden"},
 		},
 		{
-			name: "podCIDRs may not gain a family",
-			old:  validNode(),
-			obj:  registrytest.Modified(validNode(), func(n *corev1.Node) { n.Spec.PodCIDRs = append(n.Spec.PodCIDRs, "fd00::/64") }),
-			want: []string{"spec.podCIDRs: Forbidden"},
+			Name: "podCIDRs may not gain a family",
+			Old:  validNode(),
+			Obj:  registrytest.Modified(validNode(), func(n *corev1.Node) { n.Spec.PodCIDRs = append(n.Spec.PodCIDRs, "fd00::/64") }),
+			Want: []string{"spec.podCIDRs: Forbidden"},
 		},
 		{
-			name: "providerID may be set once",
-			old:  validNode(),
-			obj:  registrytest.Modified(validNode(), func(n *corev1.Node) { n.Spec.ProviderID = "aws:///eu-west-1a/i-1" }),
-			want: []string{},
+			Name: "providerID may be set once",
+			Old:  validNode(),
+			Obj:  registrytest.Modified(validNode(), func(n *corev1.Node) { n.Spec.ProviderID = "aws:///eu-west-1a/i-1" }),
+			Want: []string{},
 		},
 		{
-			name: "providerID may not change",
-			old:  registrytest.Modified(validNode(), func(n *corev1.Node) { n.Spec.ProviderID = "aws:///eu-west-1a/i-1" }),
-			obj:  registrytest.Modified(validNode(), func(n *corev1.Node) { n.Spec.ProviderID = "aws:///eu-west-1a/i-2" }),
-			want: []string{"spec.providerID: Invalid value"},
+			Name: "providerID may not change",
+			Old:  registrytest.Modified(validNode(), func(n *corev1.Node) { n.Spec.ProviderID = "aws:///eu-west-1a/i-1" }),
+			Obj:  registrytest.Modified(validNode(), func(n *corev1.Node) { n.Spec.ProviderID = "aws:///eu-west-1a/i-2" }),
+			Want: []string{"spec.providerID: Invalid value"},
 		},
 		{
-			name: "providerID may not be cleared",
-			old:  registrytest.Modified(validNode(), func(n *corev1.Node) { n.Spec.ProviderID = "aws:///eu-west-1a/i-1" }),
-			obj:  validNode(),
-			want: []string{"spec.providerID: Invalid value"},
+			Name: "providerID may not be cleared",
+			Old:  registrytest.Modified(validNode(), func(n *corev1.Node) { n.Spec.ProviderID = "aws:///eu-west-1a/i-1" }),
+			Obj:  validNode(),
+			Want: []string{"spec.providerID: Invalid value"},
 		},
 		{
-			name: "podCIDRs may not change from an old node's podCIDR",
-			old:  registrytest.Modified(validNode(), func(n *corev1.Node) { n.Spec.PodCIDRs = nil }),
-			obj:  registrytest.Modified(validNode(), func(n *corev1.Node) { n.Spec.PodCIDR, n.Spec.PodCIDRs = "10.244.2.0/24", []string{"10.244.2.0/24"} }),
-			want: []string{"spec.podCIDRs: Forbidden"},
+			Name: "podCIDRs may not change from an old node's podCIDR",
+			Old:  registrytest.Modified(validNode(), func(n *corev1.Node) { n.Spec.PodCIDRs = nil }),
+			Obj:  registrytest.Modified(validNode(), func(n *corev1.Node) { n.Spec.PodCIDR, n.Spec.PodCIDRs = "10.244.2.0/24", []string{"10.244.2.0/24"} }),
+			Want: []string{"spec.podCIDRs: Forbidden"},
 		},
 		{
-			name: "externalID may not change",
-			old:  validNode(),
-			obj:  registrytest.Modified(validNode(), func(n *corev1.Node) { n.Spec.DoNotUseExternalID = "x" }),
-			want: []string{"spec.externalID: Forbidden"},
+			Name: "externalID may not change",
+			Old:  validNode(),
+			Obj:  registrytest.Modified(validNode(), func(n *corev1.Node) { n.Spec.DoNotUseExternalID = "x" }),
+			Want: []string{"spec.externalID: Forbidden"},
 		},
 		{
-			name: "taints are validated on update",
-			old:  validNode(),
-			obj:  registrytest.Modified(validNode(), func(n *corev1.Node) { n.Spec.Taints[0].Effect = "Evict" }),
-			want: []string{"metadata.taints[0].effect: Unsupported value"},
+			Name: "taints are validated on update",
+			Old:  validNode(),
+			Obj:  registrytest.Modified(validNode(), func(n *corev1.Node) { n.Spec.Taints[0].Effect = "Evict" }),
+			Want: []string{"metadata.taints[0].effect: Unsupported value"},
 		},
 		{
-			name: "duplicate addresses",
-			old:  validNode(),
-			obj: registrytest.Modified(validNode(), func(n *corev1.Node) {
+			Name: "duplicate addresses",
+			Old:  validNode(),
+			Obj: registrytest.Modified(validNode(), func(n *corev1.Node) {
 				n.Status.Addresses = append(n.Status.Addresses, n.Status.Addresses[0])
 			}),
-			want: []string{"status.addresses[2]: Duplicate value"},
+			Want: []string{"status.addresses[2]: Duplicate value"},
 		},
 	}
 	strategy := registrytest.REST(t, NewStorage, "nodes").UpdateStrategy
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			got := registrytest.ErrorPaths(strategy.ValidateUpdate(context.Background(), tt.obj, tt.old))
-			if diff := cmp.Diff(tt.want, got); diff != "" {
-				t.Errorf("ValidateUpdate errors (-want +got):\n%s", diff)
-			}
-		})
-	}
+	registrytest.ValidateUpdateChanges(t, strategy, registrytest.ErrorPaths, tests)
 }
 
 // TestPrepareForCreateKeepsStatus: a create keeps the status a kubelet

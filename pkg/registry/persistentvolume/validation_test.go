@@ -17,11 +17,9 @@ limitations under the License.
 package persistentvolume
 
 import (
-	"context"
 	"strings"
 	"testing"
 
-	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/utils/ptr"
@@ -223,71 +221,60 @@ func TestValidateUpdate(t *testing.T) {
 	affinity := &corev1.VolumeNodeAffinity{Required: &corev1.NodeSelector{NodeSelectorTerms: []corev1.NodeSelectorTerm{{
 		MatchExpressions: []corev1.NodeSelectorRequirement{{Key: "zone", Operator: corev1.NodeSelectorOpIn, Values: []string{"a"}}},
 	}}}}
-	tests := []struct {
-		name     string
-		old, obj *corev1.PersistentVolume
-		want     []string
-	}{
+	tests := []registrytest.Change[*corev1.PersistentVolume]{
 		{
-			name: "capacity, reclaim policy, claimRef and class may change",
-			old:  validPV(),
-			obj: registrytest.Modified(validPV(), func(pv *corev1.PersistentVolume) {
+			Name: "capacity, reclaim policy, claimRef and class may change",
+			Old:  validPV(),
+			Obj: registrytest.Modified(validPV(), func(pv *corev1.PersistentVolume) {
 				pv.Spec.Capacity[corev1.ResourceStorage] = resource.MustParse("20Gi")
 				pv.Spec.PersistentVolumeReclaimPolicy = corev1.PersistentVolumeReclaimDelete
 				pv.Spec.ClaimRef = &corev1.ObjectReference{Namespace: "default", Name: "data"}
 				pv.Spec.StorageClassName = "fast"
 			}),
-			want: []string{},
+			Want: []string{},
 		},
 		{
-			name: "the volume source is immutable",
-			old:  validPV(),
-			obj:  registrytest.Modified(validPV(), func(pv *corev1.PersistentVolume) { pv.Spec.HostPath.Path = "/data/other" }),
-			want: []string{"spec.persistentvolumesource: Forbidden"},
+			Name: "the volume source is immutable",
+			Old:  validPV(),
+			Obj:  registrytest.Modified(validPV(), func(pv *corev1.PersistentVolume) { pv.Spec.HostPath.Path = "/data/other" }),
+			Want: []string{"spec.persistentvolumesource: Forbidden"},
 		},
 		{
-			name: "a csi volume may gain a controllerExpandSecretRef",
-			old:  csiPV,
-			obj: registrytest.Modified(csiPV, func(pv *corev1.PersistentVolume) {
+			Name: "a csi volume may gain a controllerExpandSecretRef",
+			Old:  csiPV,
+			Obj: registrytest.Modified(csiPV, func(pv *corev1.PersistentVolume) {
 				pv.Spec.CSI.ControllerExpandSecretRef = &corev1.SecretReference{Name: "expand", Namespace: "kube-system"}
 			}),
-			want: []string{},
+			Want: []string{},
 		},
 		{
-			name: "volumeMode is immutable",
-			old:  validPV(),
-			obj:  registrytest.Modified(validPV(), func(pv *corev1.PersistentVolume) { pv.Spec.VolumeMode = ptr.To(corev1.PersistentVolumeBlock) }),
-			want: []string{"volumeMode: Invalid value"},
+			Name: "volumeMode is immutable",
+			Old:  validPV(),
+			Obj:  registrytest.Modified(validPV(), func(pv *corev1.PersistentVolume) { pv.Spec.VolumeMode = ptr.To(corev1.PersistentVolumeBlock) }),
+			Want: []string{"volumeMode: Invalid value"},
 		},
 		{
-			name: "node affinity may be set",
-			old:  validPV(),
-			obj:  registrytest.Modified(validPV(), func(pv *corev1.PersistentVolume) { pv.Spec.NodeAffinity = affinity }),
-			want: []string{},
+			Name: "node affinity may be set",
+			Old:  validPV(),
+			Obj:  registrytest.Modified(validPV(), func(pv *corev1.PersistentVolume) { pv.Spec.NodeAffinity = affinity }),
+			Want: []string{},
 		},
 		{
-			name: "node affinity, once set, is immutable",
-			old:  registrytest.Modified(validPV(), func(pv *corev1.PersistentVolume) { pv.Spec.NodeAffinity = affinity }),
-			obj: registrytest.Modified(validPV(), func(pv *corev1.PersistentVolume) {
+			Name: "node affinity, once set, is immutable",
+			Old:  registrytest.Modified(validPV(), func(pv *corev1.PersistentVolume) { pv.Spec.NodeAffinity = affinity }),
+			Obj: registrytest.Modified(validPV(), func(pv *corev1.PersistentVolume) {
 				pv.Spec.NodeAffinity = affinity.DeepCopy()
 				pv.Spec.NodeAffinity.Required.NodeSelectorTerms[0].MatchExpressions[0].Values = []string{"b"}
 			}),
-			want: []string{"nodeAffinity: Invalid value"},
+			Want: []string{"nodeAffinity: Invalid value"},
 		},
 		{
-			name: "the create rules apply too",
-			old:  validPV(),
-			obj:  registrytest.Modified(validPV(), func(pv *corev1.PersistentVolume) { pv.Spec.AccessModes = nil }),
-			want: []string{"spec.accessModes: Required value"},
+			Name: "the create rules apply too",
+			Old:  validPV(),
+			Obj:  registrytest.Modified(validPV(), func(pv *corev1.PersistentVolume) { pv.Spec.AccessModes = nil }),
+			Want: []string{"spec.accessModes: Required value"},
 		},
 	}
 	strategy := registrytest.REST(t, NewStorage, "persistentvolumes").UpdateStrategy
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			got := registrytest.ErrorPaths(strategy.ValidateUpdate(context.Background(), tt.obj, tt.old))
-			if diff := cmp.Diff(tt.want, got); diff != "" {
-				t.Errorf("ValidateUpdate errors (-want +got):\n%s", diff)
-			}
-		})
-	}
+	registrytest.ValidateUpdateChanges(t, strategy, registrytest.ErrorPaths, tests)
 }

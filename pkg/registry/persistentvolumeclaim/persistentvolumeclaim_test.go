@@ -167,146 +167,135 @@ func TestValidateUpdate(t *testing.T) {
 			pvc.Spec.Resources.Requests[corev1.ResourceStorage] = resource.MustParse(q)
 		}
 	}
-	tests := []struct {
-		name     string
-		old, obj *corev1.PersistentVolumeClaim
-		want     []string
-	}{
-		{name: "unchanged", old: validPVC(), obj: validPVC(), want: []string{}},
+	tests := []registrytest.Change[*corev1.PersistentVolumeClaim]{
+		{Name: "unchanged", Old: validPVC(), Obj: validPVC(), Want: []string{}},
 		{
-			name: "labels may change",
-			old:  validPVC(),
-			obj:  registrytest.Modified(validPVC(), func(pvc *corev1.PersistentVolumeClaim) { pvc.Labels = map[string]string{"a": "b"} }),
-			want: []string{},
+			Name: "labels may change",
+			Old:  validPVC(),
+			Obj:  registrytest.Modified(validPVC(), func(pvc *corev1.PersistentVolumeClaim) { pvc.Labels = map[string]string{"a": "b"} }),
+			Want: []string{},
 		},
 		{
-			name: "volumeName may be set once",
-			old:  validPVC(),
-			obj:  registrytest.Modified(validPVC(), func(pvc *corev1.PersistentVolumeClaim) { pvc.Spec.VolumeName = "pv-1" }),
-			want: []string{},
+			Name: "volumeName may be set once",
+			Old:  validPVC(),
+			Obj:  registrytest.Modified(validPVC(), func(pvc *corev1.PersistentVolumeClaim) { pvc.Spec.VolumeName = "pv-1" }),
+			Want: []string{},
 		},
 		{
-			name: "volumeName may not change once set",
-			old:  boundPVC(),
-			obj:  registrytest.Modified(boundPVC(), func(pvc *corev1.PersistentVolumeClaim) { pvc.Spec.VolumeName = "pv-2" }),
-			want: []string{"spec: Forbidden"},
+			Name: "volumeName may not change once set",
+			Old:  boundPVC(),
+			Obj:  registrytest.Modified(boundPVC(), func(pvc *corev1.PersistentVolumeClaim) { pvc.Spec.VolumeName = "pv-2" }),
+			Want: []string{"spec: Forbidden"},
 		},
 		{
-			name: "storageClassName may be set when nil (retroactive default class)",
-			old:  validPVC(),
-			obj:  registrytest.Modified(validPVC(), func(pvc *corev1.PersistentVolumeClaim) { pvc.Spec.StorageClassName = ptr.To("standard") }),
-			want: []string{},
+			Name: "storageClassName may be set when nil (retroactive default class)",
+			Old:  validPVC(),
+			Obj:  registrytest.Modified(validPVC(), func(pvc *corev1.PersistentVolumeClaim) { pvc.Spec.StorageClassName = ptr.To("standard") }),
+			Want: []string{},
 		},
 		{
-			name: "storageClassName may be set to the beta annotation's value",
-			old: registrytest.Modified(validPVC(), func(pvc *corev1.PersistentVolumeClaim) {
+			Name: "storageClassName may be set to the beta annotation's value",
+			Old: registrytest.Modified(validPVC(), func(pvc *corev1.PersistentVolumeClaim) {
 				pvc.Annotations = map[string]string{corev1.BetaStorageClassAnnotation: "gold"}
 			}),
-			obj: registrytest.Modified(validPVC(), func(pvc *corev1.PersistentVolumeClaim) {
+			Obj: registrytest.Modified(validPVC(), func(pvc *corev1.PersistentVolumeClaim) {
 				pvc.Annotations = map[string]string{corev1.BetaStorageClassAnnotation: "gold"}
 				pvc.Spec.StorageClassName = ptr.To("gold")
 			}),
-			want: []string{},
+			Want: []string{},
 		},
 		{
-			name: "storageClassName may not contradict the beta annotation",
-			old: registrytest.Modified(validPVC(), func(pvc *corev1.PersistentVolumeClaim) {
+			Name: "storageClassName may not contradict the beta annotation",
+			Old: registrytest.Modified(validPVC(), func(pvc *corev1.PersistentVolumeClaim) {
 				pvc.Annotations = map[string]string{corev1.BetaStorageClassAnnotation: "gold"}
 			}),
-			obj: registrytest.Modified(validPVC(), func(pvc *corev1.PersistentVolumeClaim) {
+			Obj: registrytest.Modified(validPVC(), func(pvc *corev1.PersistentVolumeClaim) {
 				pvc.Annotations = map[string]string{corev1.BetaStorageClassAnnotation: "gold"}
 				pvc.Spec.StorageClassName = ptr.To("silver")
 			}),
-			want: []string{"spec: Forbidden"},
+			Want: []string{"spec: Forbidden"},
 		},
 		{
-			name: "storageClassName may not change once set",
-			old:  registrytest.Modified(validPVC(), func(pvc *corev1.PersistentVolumeClaim) { pvc.Spec.StorageClassName = ptr.To("standard") }),
-			obj:  registrytest.Modified(validPVC(), func(pvc *corev1.PersistentVolumeClaim) { pvc.Spec.StorageClassName = ptr.To("fast") }),
-			want: []string{"spec: Forbidden"},
+			Name: "storageClassName may not change once set",
+			Old:  registrytest.Modified(validPVC(), func(pvc *corev1.PersistentVolumeClaim) { pvc.Spec.StorageClassName = ptr.To("standard") }),
+			Obj:  registrytest.Modified(validPVC(), func(pvc *corev1.PersistentVolumeClaim) { pvc.Spec.StorageClassName = ptr.To("fast") }),
+			Want: []string{"spec: Forbidden"},
 		},
 		{
-			name: "accessModes are immutable",
-			old:  validPVC(),
-			obj: registrytest.Modified(validPVC(), func(pvc *corev1.PersistentVolumeClaim) {
+			Name: "accessModes are immutable",
+			Old:  validPVC(),
+			Obj: registrytest.Modified(validPVC(), func(pvc *corev1.PersistentVolumeClaim) {
 				pvc.Spec.AccessModes = []corev1.PersistentVolumeAccessMode{corev1.ReadWriteMany}
 			}),
-			want: []string{"spec: Forbidden"},
+			Want: []string{"spec: Forbidden"},
 		},
 		{
-			name: "selector is immutable",
-			old:  validPVC(),
-			obj: registrytest.Modified(validPVC(), func(pvc *corev1.PersistentVolumeClaim) {
+			Name: "selector is immutable",
+			Old:  validPVC(),
+			Obj: registrytest.Modified(validPVC(), func(pvc *corev1.PersistentVolumeClaim) {
 				pvc.Spec.Selector = &metav1.LabelSelector{MatchLabels: map[string]string{"a": "b"}}
 			}),
-			want: []string{"spec: Forbidden"},
+			Want: []string{"spec: Forbidden"},
 		},
 		{
-			name: "volumeMode is immutable (also reported at upstream's path volumeMode)",
-			old:  validPVC(),
-			obj:  registrytest.Modified(validPVC(), func(pvc *corev1.PersistentVolumeClaim) { pvc.Spec.VolumeMode = ptr.To(corev1.PersistentVolumeBlock) }),
-			want: []string{"spec: Forbidden", "volumeMode: Invalid value"},
+			Name: "volumeMode is immutable (also reported at upstream's path volumeMode)",
+			Old:  validPVC(),
+			Obj:  registrytest.Modified(validPVC(), func(pvc *corev1.PersistentVolumeClaim) { pvc.Spec.VolumeMode = ptr.To(corev1.PersistentVolumeBlock) }),
+			Want: []string{"spec: Forbidden", "volumeMode: Invalid value"},
 		},
 		{
-			name: "a bound claim may grow",
-			old:  boundPVC(),
-			obj:  registrytest.Modified(boundPVC(), storage("5Gi")),
-			want: []string{},
+			Name: "a bound claim may grow",
+			Old:  boundPVC(),
+			Obj:  registrytest.Modified(boundPVC(), storage("5Gi")),
+			Want: []string{},
 		},
 		{
-			name: "a pending claim may not be resized",
-			old:  validPVC(),
-			obj:  registrytest.Modified(validPVC(), storage("5Gi")),
-			want: []string{"spec: Forbidden"},
+			Name: "a pending claim may not be resized",
+			Old:  validPVC(),
+			Obj:  registrytest.Modified(validPVC(), storage("5Gi")),
+			Want: []string{"spec: Forbidden"},
 		},
 		{
-			name: "a bound claim may not shrink",
-			old:  boundPVC(),
-			obj:  registrytest.Modified(boundPVC(), storage("500Mi")),
-			want: []string{"spec.resources.requests.storage: Forbidden"},
+			Name: "a bound claim may not shrink",
+			Old:  boundPVC(),
+			Obj:  registrytest.Modified(boundPVC(), storage("500Mi")),
+			Want: []string{"spec.resources.requests.storage: Forbidden"},
 		},
 		{
-			name: "limits are not requests",
-			old:  boundPVC(),
-			obj: registrytest.Modified(boundPVC(), func(pvc *corev1.PersistentVolumeClaim) {
+			Name: "limits are not requests",
+			Old:  boundPVC(),
+			Obj: registrytest.Modified(boundPVC(), func(pvc *corev1.PersistentVolumeClaim) {
 				pvc.Spec.Resources.Limits = corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("5Gi")}
 			}),
-			want: []string{"spec: Forbidden"},
+			Want: []string{"spec: Forbidden"},
 		},
 		{
-			name: "volumeAttributesClassName may be set and changed",
-			old:  registrytest.Modified(boundPVC(), func(pvc *corev1.PersistentVolumeClaim) { pvc.Spec.VolumeAttributesClassName = ptr.To("silver") }),
-			obj:  registrytest.Modified(boundPVC(), func(pvc *corev1.PersistentVolumeClaim) { pvc.Spec.VolumeAttributesClassName = ptr.To("gold") }),
-			want: []string{},
+			Name: "volumeAttributesClassName may be set and changed",
+			Old:  registrytest.Modified(boundPVC(), func(pvc *corev1.PersistentVolumeClaim) { pvc.Spec.VolumeAttributesClassName = ptr.To("silver") }),
+			Obj:  registrytest.Modified(boundPVC(), func(pvc *corev1.PersistentVolumeClaim) { pvc.Spec.VolumeAttributesClassName = ptr.To("gold") }),
+			Want: []string{},
 		},
 		{
-			name: "volumeAttributesClassName may not be unset",
-			old:  registrytest.Modified(boundPVC(), func(pvc *corev1.PersistentVolumeClaim) { pvc.Spec.VolumeAttributesClassName = ptr.To("silver") }),
-			obj:  boundPVC(),
-			want: []string{"spec.volumeAttributesClassName: Forbidden"},
+			Name: "volumeAttributesClassName may not be unset",
+			Old:  registrytest.Modified(boundPVC(), func(pvc *corev1.PersistentVolumeClaim) { pvc.Spec.VolumeAttributesClassName = ptr.To("silver") }),
+			Obj:  boundPVC(),
+			Want: []string{"spec.volumeAttributesClassName: Forbidden"},
 		},
 		{
-			name: "volumeAttributesClassName may not be emptied",
-			old:  registrytest.Modified(boundPVC(), func(pvc *corev1.PersistentVolumeClaim) { pvc.Spec.VolumeAttributesClassName = ptr.To("silver") }),
-			obj:  registrytest.Modified(boundPVC(), func(pvc *corev1.PersistentVolumeClaim) { pvc.Spec.VolumeAttributesClassName = ptr.To("") }),
-			want: []string{"spec.volumeAttributesClassName: Forbidden"},
+			Name: "volumeAttributesClassName may not be emptied",
+			Old:  registrytest.Modified(boundPVC(), func(pvc *corev1.PersistentVolumeClaim) { pvc.Spec.VolumeAttributesClassName = ptr.To("silver") }),
+			Obj:  registrytest.Modified(boundPVC(), func(pvc *corev1.PersistentVolumeClaim) { pvc.Spec.VolumeAttributesClassName = ptr.To("") }),
+			Want: []string{"spec.volumeAttributesClassName: Forbidden"},
 		},
 		{
-			name: "the create rules apply too",
-			old:  validPVC(),
-			obj:  registrytest.Modified(validPVC(), func(pvc *corev1.PersistentVolumeClaim) { pvc.Spec.AccessModes = nil }),
-			want: []string{"spec.accessModes: Required value", "spec: Forbidden"},
+			Name: "the create rules apply too",
+			Old:  validPVC(),
+			Obj:  registrytest.Modified(validPVC(), func(pvc *corev1.PersistentVolumeClaim) { pvc.Spec.AccessModes = nil }),
+			Want: []string{"spec.accessModes: Required value", "spec: Forbidden"},
 		},
 	}
 	strategy := registrytest.REST(t, NewStorage, "persistentvolumeclaims").UpdateStrategy
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			got := registrytest.ErrorPaths(strategy.ValidateUpdate(context.Background(), tt.obj, tt.old))
-			if diff := cmp.Diff(tt.want, got); diff != "" {
-				t.Errorf("ValidateUpdate errors (-want +got):\n%s", diff)
-			}
-		})
-	}
+	registrytest.ValidateUpdateChanges(t, strategy, registrytest.ErrorPaths, tests)
 }
 
 func TestSpecForbiddenMessage(t *testing.T) {
