@@ -60,7 +60,8 @@ type Keyring struct {
 	done   sync.WaitGroup
 
 	mu    sync.RWMutex
-	peers map[string][]crypto.PublicKey // guarded by mu; by server name
+	peers map[string][]crypto.PublicKey // guarded by mu, as keys; by server name
+	keys  []crypto.PublicKey            // all of peers', in name order
 }
 
 // Start publishes c.Keys under c.Prefix+c.Name, with an etcd lease kept
@@ -109,15 +110,19 @@ func Start(ctx context.Context, c Config) (*Keyring, error) {
 	return k, nil
 }
 
-// Peers returns the other servers' keys.
+// Peers returns the other servers' keys (the caller must not change them).
 func (k *Keyring) Peers() []crypto.PublicKey {
 	k.mu.RLock()
 	defer k.mu.RUnlock()
-	var keys []crypto.PublicKey
-	for _, name := range slices.Sorted(maps.Keys(k.peers)) {
-		keys = append(keys, k.peers[name]...)
+	return k.keys
+}
+
+// setLocked sets peers, and keys from them (with mu held).
+func (k *Keyring) setLocked(peers map[string][]crypto.PublicKey) {
+	k.peers, k.keys = peers, nil
+	for _, name := range slices.Sorted(maps.Keys(peers)) {
+		k.keys = append(k.keys, peers[name]...)
 	}
-	return keys
 }
 
 // Stop withdraws this server's keys and stops following the others'.
@@ -140,7 +145,7 @@ func (k *Keyring) list(ctx context.Context) (int64, error) {
 		k.read(peers, string(kv.Key), kv.Value)
 	}
 	k.mu.Lock()
-	k.peers = peers
+	k.setLocked(peers)
 	k.mu.Unlock()
 	return resp.Header.Revision, nil
 }
@@ -180,7 +185,7 @@ func (k *Keyring) follow(ctx context.Context, rev int64) {
 					k.read(peers, string(ev.Kv.Key), ev.Kv.Value)
 				}
 			}
-			k.peers = peers
+			k.setLocked(peers)
 			k.mu.Unlock()
 			rev = resp.Header.Revision
 		}
