@@ -159,6 +159,9 @@ func (c CompletedConfig) New(ctx context.Context) (s *Server, err error) {
 	if err != nil {
 		return nil, err
 	}
+	if controls != nil {
+		controls.namespaces = parts.factory.Core().V1().Namespaces().Lister()
+	}
 	// Tokens the other servers on the etcd sign authenticate here too.
 	stopKeyring := func() {}
 	if !parts.peers.embedded {

@@ -22,15 +22,18 @@ import (
 	"fmt"
 	"maps"
 	"math"
+	"strings"
 	"sync"
 	"time"
 
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	"k8s.io/apimachinery/pkg/util/wait"
 	genericapiserver "k8s.io/apiserver/pkg/server"
 	"k8s.io/apiserver/pkg/storage/names"
 	"k8s.io/apiserver/pkg/storage/storagebackend"
+	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/klog/v2"
 
 	"github.com/miniapiserver/miniapiserver/pkg/api"
@@ -56,6 +59,9 @@ type testControls struct {
 	checkpoints *testcontrols.Checkpoints
 	faults      *testcontrols.Faults
 	stop        func()
+	// namespaces is the admission plugins' informer of namespaces (set
+	// once the server's informers are made, before it serves).
+	namespaces corelisters.NamespaceLister
 }
 
 // startTestControls holds checkpoints of backend's keys. It takes over
@@ -68,11 +74,18 @@ func startTestControls(ctx context.Context, backend *storagebackend.Config, stor
 	if err != nil {
 		return nil, err
 	}
-	cs, err := testcontrols.New(testcontrols.Config{Client: client, Prefix: backend.Prefix + "/", Restored: storages.ExpireContinues})
+	tc := &testControls{faults: faults}
+	namespacesPrefix := backend.Prefix + "/namespaces/"
+	restored := func(ctx context.Context, revision int64, deleted []string) {
+		storages.ExpireContinues(revision)
+		tc.waitGone(ctx, namespacesPrefix, deleted)
+	}
+	cs, err := testcontrols.New(testcontrols.Config{Client: client, Prefix: backend.Prefix + "/", Restored: restored})
 	if err != nil {
 		client.Close()
 		return nil, err
 	}
+	tc.checkpoints = cs
 	compactCtx, cancel := context.WithCancel(klog.NewContext(context.Background(), klog.FromContext(ctx)))
 	var wg sync.WaitGroup
 	if interval := backend.CompactionInterval; interval > 0 {
@@ -82,12 +95,45 @@ func startTestControls(ctx context.Context, backend *storagebackend.Config, stor
 		// would start none), but never compacts.
 		backend.CompactionInterval = neverCompact
 	}
-	return &testControls{checkpoints: cs, faults: faults, stop: sync.OnceFunc(func() {
+	tc.stop = sync.OnceFunc(func() {
 		cancel()
 		wg.Wait()
 		cs.Close()
 		client.Close()
-	})}, nil
+	})
+	return tc, nil
+}
+
+// namespaceGoneTimeout bounds how long a restore waits for the admission
+// plugins' informer to see the namespaces it deleted go.
+const namespaceGoneTimeout = 10 * time.Second
+
+// waitGone waits until the namespaces among the keys a restore deleted
+// are gone from the admission plugins' informer. Until then
+// NamespaceLifecycle, finding them in its cache, would let a controller
+// still acting on what it saw before the restore make objects in them
+// again, left behind with no namespace.
+func (tc *testControls) waitGone(ctx context.Context, prefix string, deleted []string) {
+	var names []string
+	for _, key := range deleted {
+		if name, ok := strings.CutPrefix(key, prefix); ok {
+			names = append(names, name)
+		}
+	}
+	if len(names) == 0 || tc.namespaces == nil {
+		return
+	}
+	err := wait.PollUntilContextTimeout(ctx, 5*time.Millisecond, namespaceGoneTimeout, true, func(context.Context) (bool, error) {
+		for _, name := range names {
+			if _, err := tc.namespaces.Get(name); err == nil {
+				return false, nil
+			}
+		}
+		return true, nil
+	})
+	if err != nil {
+		klog.FromContext(ctx).Info("Namespaces a restore deleted are still in the admission informer", "namespaces", names, "err", err)
+	}
 }
 
 // installTestControls serves testcontrol.miniapiserver.io/v1alpha1.

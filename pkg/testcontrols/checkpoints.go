@@ -52,10 +52,11 @@ type Config struct {
 	Prefix string
 	// Clock paces the waits for etcd's progress; nil is the real clock.
 	Clock clock.Clock
-	// Restored, if set, is called after each restore that wrote, with the
-	// etcd revision of its last write: paginated LISTs from before it
-	// must not continue across it.
-	Restored func(revision int64)
+	// Restored, if set, is called after each restore that wrote, before
+	// it answers, with the etcd revision of its last write (paginated
+	// LISTs from before it must not continue across it) and the keys it
+	// deleted.
+	Restored func(ctx context.Context, revision int64, deleted []string)
 }
 
 // Checkpoints holds named checkpoints of the keys under one prefix.
@@ -63,7 +64,7 @@ type Checkpoints struct {
 	client   *clientv3.Client
 	prefix   string
 	clock    clock.Clock
-	restored func(revision int64)
+	restored func(ctx context.Context, revision int64, deleted []string)
 
 	// mu guards every field below.
 	mu   sync.Mutex

@@ -17,6 +17,8 @@ limitations under the License.
 package testcontrols
 
 import (
+	"context"
+	"slices"
 	"testing"
 	"time"
 
@@ -170,7 +172,7 @@ func TestWriteOverRacingWriter(t *testing.T) {
 
 // TestRestoreUndoesRacingWriter: a writer that makes a key again while the
 // restore runs (a controller re-making a dependent the restore deleted,
-// its owner still there) is undone by the restore's next round.
+// its cache still holding the owner) is undone by the restore's next round.
 func TestRestoreUndoesRacingWriter(t *testing.T) {
 	cs, client := startCheckpoints(t)
 	ctx := t.Context()
@@ -207,5 +209,50 @@ func TestRestoreUndoesRacingWriter(t *testing.T) {
 	}
 	if res.Deleted != 3 {
 		t.Errorf("restore deleted %d keys, want 3 (two, then the one made again)", res.Deleted)
+	}
+}
+
+// TestRestoreDeletesOwnersFirst: a restore deletes the keys made since
+// the checkpoint oldest first (a namespace, then an owner in it, then its
+// dependent), so that a controller woken by the dependent's deletion
+// finds the owner gone; and it tells Restored which keys it deleted.
+func TestRestoreDeletesOwnersFirst(t *testing.T) {
+	cs, client := startCheckpoints(t)
+	ctx := t.Context()
+	var deleted []string
+	cs.restored = func(_ context.Context, _ int64, keys []string) { deleted = keys }
+	if _, err := cs.Take(ctx, "c"); err != nil {
+		t.Fatal(err)
+	}
+	made := []string{"/registry/namespaces/ns", "/registry/owners/ns/o", "/registry/dependents/ns/d"}
+	for _, key := range made {
+		if _, err := client.Put(ctx, key, "made after the checkpoint"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rev, err := cs.revision(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cs.waitRecorded(ctx, rev); err != nil {
+		t.Fatal(err)
+	}
+	_, deletes, err := cs.changes("c")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var order []string
+	for _, c := range deletes {
+		order = append(order, c.key)
+	}
+	if !slices.Equal(order, made) {
+		t.Errorf("deletions in order %q, want %q (oldest first)", order, made)
+	}
+	if _, err := cs.Restore(ctx, "c"); err != nil {
+		t.Fatal(err)
+	}
+	slices.Sort(deleted)
+	if want := slices.Sorted(slices.Values(made)); !slices.Equal(deleted, want) {
+		t.Errorf("Restored was told of deleted keys %q, want %q", deleted, want)
 	}
 }

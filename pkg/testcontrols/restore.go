@@ -65,15 +65,16 @@ func (cs *Checkpoints) Restore(ctx context.Context, name string) (Result, error)
 		return Result{}, err
 	}
 	res := Result{Revision: start}
+	var deleted []string
 	defer func() {
 		if cs.restored != nil && res.Revision > start {
-			cs.restored(res.Revision)
+			cs.restored(ctx, res.Revision, deleted)
 		}
 	}()
 	// A writer racing the restore (a controller making again a dependent
-	// the restore deleted, while its owner is still there) leaves changes
-	// since the checkpoint: the next round, once they are recorded, undoes
-	// them.
+	// the restore deleted, its cache still holding the owner) leaves
+	// changes since the checkpoint: the next round, once they are
+	// recorded, undoes them.
 	for round := range restoreRounds {
 		rev := start
 		if round > 0 { // what was written until now, racing writers' too
@@ -89,7 +90,7 @@ func (cs *Checkpoints) Restore(ctx context.Context, name string) (Result, error)
 			return res, err
 		}
 		for _, phase := range [][]change{puts, deletes} {
-			if err := cs.writeAll(ctx, phase, &res); err != nil {
+			if err := cs.writeAll(ctx, phase, &res, &deleted); err != nil {
 				return res, apierrors.NewInternalError(err)
 			}
 		}
@@ -107,9 +108,9 @@ const restoreRounds = 4
 // together.
 const inFlight = 16
 
-// writeAll makes the changes, inFlight at a time, sent in order, and
-// counts them in res.
-func (cs *Checkpoints) writeAll(ctx context.Context, changes []change, res *Result) error {
+// writeAll makes the changes, inFlight at a time, sent in order, counts
+// them in res and adds the keys it deleted to deleted.
+func (cs *Checkpoints) writeAll(ctx context.Context, changes []change, res *Result, deleted *[]string) error {
 	var (
 		wg   sync.WaitGroup
 		mu   sync.Mutex
@@ -134,6 +135,7 @@ func (cs *Checkpoints) writeAll(ctx context.Context, changes []change, res *Resu
 			switch {
 			case c.want == nil:
 				res.Deleted++
+				*deleted = append(*deleted, c.key)
 			case c.have == nil:
 				res.Recreated++
 			default:
@@ -167,9 +169,11 @@ func (cs *Checkpoints) endRestore() {
 // changes lists the writes that restore the checkpoint name: first the
 // puts, oldest key first (owners before their dependents, as they were
 // made; a dependent put back without the owner reference it has now
-// before that owner goes), then the deletions, newest key first
-// (dependents before their owners), so that a garbage collector seldom
-// sees an owner missing.
+// before that owner goes), then the deletions, oldest key first too
+// (namespaces and owners before what is in them or depends on them): a
+// controller woken by a dependent's deletion finds its owner gone, rather
+// than making the dependent again. A garbage collector that sees a
+// dependent's owner missing deletes what the restore deletes next.
 func (cs *Checkpoints) changes(name string) (puts, deletes []change, err error) {
 	cs.mu.Lock()
 	defer cs.mu.Unlock()
@@ -189,7 +193,7 @@ func (cs *Checkpoints) changes(name string) (puts, deletes []change, err error) 
 		}
 	}
 	slices.SortFunc(puts, func(a, b change) int { return cmp.Compare(a.want.CreateRevision, b.want.CreateRevision) })
-	slices.SortFunc(deletes, func(a, b change) int { return cmp.Compare(b.have.CreateRevision, a.have.CreateRevision) })
+	slices.SortFunc(deletes, func(a, b change) int { return cmp.Compare(a.have.CreateRevision, b.have.CreateRevision) })
 	return puts, deletes, nil
 }
 
