@@ -52,21 +52,23 @@ type Config struct {
 
 // Keyring holds the public keys the other servers published.
 type Keyring struct {
-	client *clientv3.Client
-	prefix string
-	self   string
-	lease  clientv3.LeaseID
-	cancel context.CancelFunc
-	done   sync.WaitGroup
+	client  *clientv3.Client
+	prefix  string
+	self    string
+	pemKeys string
+	ttl     time.Duration
+	cancel  context.CancelFunc
+	done    sync.WaitGroup
 
 	mu    sync.RWMutex
+	lease clientv3.LeaseID              // guarded by mu: this server's keys'
 	peers map[string][]crypto.PublicKey // guarded by mu, as keys; by server name
 	keys  []crypto.PublicKey            // all of peers', in name order
 }
 
 // Start publishes c.Keys under c.Prefix+c.Name, with an etcd lease kept
-// alive until Stop, and follows the others' keys; it returns once it has
-// read them.
+// alive until Stop (published again under a new lease if it is lost), and
+// follows the others' keys; it returns once it has read them.
 func Start(ctx context.Context, c Config) (*Keyring, error) {
 	switch {
 	case c.Client == nil:
@@ -83,24 +85,14 @@ func Start(ctx context.Context, c Config) (*Keyring, error) {
 	if err != nil {
 		return nil, err
 	}
-	grant, err := c.Client.Grant(ctx, int64(c.TTL.Seconds()))
-	if err != nil {
-		return nil, fmt.Errorf("keyring: %w", err)
-	}
-	if _, err := c.Client.Put(ctx, c.Prefix+c.Name, string(pemKeys), clientv3.WithLease(grant.ID)); err != nil {
-		return nil, fmt.Errorf("keyring: %w", err)
-	}
 	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	k := &Keyring{client: c.Client, prefix: c.Prefix, self: c.Name, lease: grant.ID, cancel: cancel}
-	alive, err := c.Client.KeepAlive(runCtx, grant.ID)
+	k := &Keyring{client: c.Client, prefix: c.Prefix, self: c.Name, pemKeys: string(pemKeys), ttl: c.TTL, cancel: cancel}
+	alive, err := k.publish(ctx, runCtx)
 	if err != nil {
 		cancel()
-		return nil, fmt.Errorf("keyring: %w", err)
+		return nil, err
 	}
-	k.done.Go(func() {
-		for range alive { //nolint:revive // the responses need only be drained
-		}
-	})
+	k.done.Go(func() { k.keepPublished(runCtx, alive) })
 	rev, err := k.list(ctx)
 	if err != nil {
 		k.Stop()
@@ -108,6 +100,47 @@ func Start(ctx context.Context, c Config) (*Keyring, error) {
 	}
 	k.done.Go(func() { k.follow(runCtx, rev) })
 	return k, nil
+}
+
+// publish puts this server's keys under a new lease, kept alive until
+// runCtx ends, and returns the lease's keep-alive responses.
+func (k *Keyring) publish(ctx, runCtx context.Context) (<-chan *clientv3.LeaseKeepAliveResponse, error) {
+	grant, err := k.client.Grant(ctx, int64(k.ttl.Seconds()))
+	if err != nil {
+		return nil, fmt.Errorf("keyring: %w", err)
+	}
+	if _, err := k.client.Put(ctx, k.prefix+k.self, k.pemKeys, clientv3.WithLease(grant.ID)); err != nil {
+		return nil, fmt.Errorf("keyring: %w", err)
+	}
+	alive, err := k.client.KeepAlive(runCtx, grant.ID)
+	if err != nil {
+		return nil, fmt.Errorf("keyring: %w", err)
+	}
+	k.mu.Lock()
+	k.lease = grant.ID
+	k.mu.Unlock()
+	return alive, nil
+}
+
+// keepPublished drains the lease's keep-alive responses; when they end
+// before ctx does (the lease ran out while etcd was out of reach, and the
+// keys went with it), it publishes the keys again, retrying each second.
+func (k *Keyring) keepPublished(ctx context.Context, alive <-chan *clientv3.LeaseKeepAliveResponse) {
+	for {
+		for range alive { //nolint:revive // the responses need only be drained
+		}
+		if ctx.Err() != nil {
+			return
+		}
+		_ = wait.PollUntilContextCancel(ctx, time.Second, true, func(context.Context) (bool, error) {
+			var err error
+			if alive, err = k.publish(ctx, ctx); err != nil {
+				utilruntime.HandleError(err)
+				return false, nil
+			}
+			return true, nil
+		})
+	}
 }
 
 // Peers returns the other servers' keys (the caller must not change them).
@@ -131,7 +164,10 @@ func (k *Keyring) Stop() {
 	k.done.Wait()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	_, _ = k.client.Revoke(ctx, k.lease) // else they expire with the lease
+	k.mu.RLock()
+	lease := k.lease
+	k.mu.RUnlock()
+	_, _ = k.client.Revoke(ctx, lease) // else they expire with the lease
 }
 
 // list reads every server's keys, and returns the revision read at.

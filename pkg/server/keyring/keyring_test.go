@@ -101,3 +101,48 @@ func TestConfigRequired(t *testing.T) {
 		}
 	}
 }
+
+// TestKeysPublishedAgain: when a server's lease is lost (it ran out while
+// etcd was out of reach, here revoked), its keys are published again under
+// a new lease, and the others see them again.
+func TestKeysPublishedAgain(t *testing.T) {
+	etcd, err := storage.StartEtcd(t.Context(), storage.EtcdConfig{Dir: t.TempDir(), UnsafeNoFsync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(etcd.Close)
+	client, err := clientv3.New(clientv3.Config{Endpoints: []string{etcd.URL()}, DialTimeout: 10 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = client.Close() })
+	// The client renews a lease each third of its TTL, and learns then
+	// that it is lost.
+	a, err := keyring.Start(t.Context(), keyring.Config{Client: client, Prefix: "/keys/", Name: "a", Keys: []crypto.PublicKey{newKey(t)}, TTL: 3 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Stop()
+	resp, err := client.Get(t.Context(), "/keys/a")
+	if err != nil || len(resp.Kvs) != 1 {
+		t.Fatalf("a's keys after Start: %v, %v; want them published", resp, err)
+	}
+	lost := clientv3.LeaseID(resp.Kvs[0].Lease)
+	if _, err := client.Revoke(t.Context(), lost); err != nil {
+		t.Fatal(err)
+	}
+	err = wait.PollUntilContextTimeout(t.Context(), 10*time.Millisecond, 10*time.Second, true, func(ctx context.Context) (bool, error) {
+		resp, err = client.Get(ctx, "/keys/a")
+		return err == nil && len(resp.Kvs) == 1, nil
+	})
+	if err != nil {
+		t.Fatal("a's keys were not published again once its lease was lost")
+	}
+	if got := clientv3.LeaseID(resp.Kvs[0].Lease); got == lost || got == 0 {
+		t.Errorf("a's keys published again under lease %x, want a new one (lost %x)", got, lost)
+	}
+	ttl, err := client.TimeToLive(t.Context(), clientv3.LeaseID(resp.Kvs[0].Lease))
+	if err != nil || ttl.TTL <= 0 {
+		t.Errorf("the new lease: %+v, %v; want it alive", ttl, err)
+	}
+}
