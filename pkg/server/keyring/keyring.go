@@ -124,7 +124,8 @@ func (k *Keyring) publish(ctx, runCtx context.Context) (<-chan *clientv3.LeaseKe
 
 // keepPublished drains the lease's keep-alive responses; when they end
 // before ctx does (the lease ran out while etcd was out of reach, and the
-// keys went with it), it publishes the keys again, retrying each second.
+// keys went with it), it publishes the keys again, retrying each second
+// until it can or ctx ends.
 func (k *Keyring) keepPublished(ctx context.Context, alive <-chan *clientv3.LeaseKeepAliveResponse) {
 	for {
 		for range alive { //nolint:revive // the responses need only be drained
@@ -132,12 +133,20 @@ func (k *Keyring) keepPublished(ctx context.Context, alive <-chan *clientv3.Leas
 		if ctx.Err() != nil {
 			return
 		}
+		// Until published again, alive stays the closed channel. Each
+		// attempt ends within a TTL, so that one that waits on etcd is
+		// logged, and tried again.
 		_ = wait.PollUntilContextCancel(ctx, time.Second, true, func(context.Context) (bool, error) {
-			var err error
-			if alive, err = k.publish(ctx, ctx); err != nil {
-				utilruntime.HandleError(err)
+			attempt, cancel := context.WithTimeout(ctx, k.ttl)
+			defer cancel()
+			again, err := k.publish(attempt, ctx)
+			if err != nil {
+				if ctx.Err() == nil {
+					utilruntime.HandleError(err)
+				}
 				return false, nil
 			}
+			alive = again
 			return true, nil
 		})
 	}

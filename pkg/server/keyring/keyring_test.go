@@ -22,10 +22,13 @@ import (
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/miniapiserver/miniapiserver/pkg/server/keyring"
@@ -144,5 +147,47 @@ func TestKeysPublishedAgain(t *testing.T) {
 	ttl, err := client.TimeToLive(t.Context(), clientv3.LeaseID(resp.Kvs[0].Lease))
 	if err != nil || ttl.TTL <= 0 {
 		t.Errorf("the new lease: %+v, %v; want it alive", ttl, err)
+	}
+}
+
+// TestStopWhilePublishingAgain: a server whose lease was lost while etcd
+// is out of reach keeps trying to publish its keys, and still stops.
+func TestStopWhilePublishingAgain(t *testing.T) {
+	etcd, err := storage.StartEtcd(t.Context(), storage.EtcdConfig{Dir: t.TempDir(), UnsafeNoFsync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	client, err := clientv3.New(clientv3.Config{Endpoints: []string{etcd.URL()}, DialTimeout: 10 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = client.Close() })
+	failed := make(chan struct{}, 1)
+	handlers := utilruntime.ErrorHandlers
+	utilruntime.ErrorHandlers = append(slices.Clone(handlers), func(_ context.Context, err error, _ string, _ ...any) {
+		if strings.HasPrefix(err.Error(), "keyring:") {
+			select {
+			case failed <- struct{}{}:
+			default:
+			}
+		}
+	})
+	t.Cleanup(func() { utilruntime.ErrorHandlers = handlers })
+	a, err := keyring.Start(t.Context(), keyring.Config{Client: client, Prefix: "/keys/", Name: "a", Keys: []crypto.PublicKey{newKey(t)}, TTL: 2 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	etcd.Close()
+	select {
+	case <-failed: // the lease ran out, and publishing again failed
+	case <-time.After(30 * time.Second):
+		t.Fatal("no failed attempt to publish the keys again within 30s of etcd stopping")
+	}
+	stopped := make(chan struct{})
+	go func() { a.Stop(); close(stopped) }()
+	select {
+	case <-stopped:
+	case <-time.After(10 * time.Second):
+		t.Fatal("Stop did not return within 10s while the keys were being published again")
 	}
 }
