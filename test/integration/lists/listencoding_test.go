@@ -31,7 +31,6 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/miniapiserver/miniapiserver/pkg/server"
-	"github.com/miniapiserver/miniapiserver/pkg/storage"
 	"github.com/miniapiserver/miniapiserver/pkg/testserver"
 	"github.com/miniapiserver/miniapiserver/test/integration/framework"
 )
@@ -44,12 +43,7 @@ import (
 // gzip threshold.
 func TestCachedListEncodingMatchesEtcd(t *testing.T) {
 	t.Parallel()
-	etcd, err := storage.StartEtcd(t.Context(), storage.EtcdConfig{Dir: t.TempDir(), UnsafeNoFsync: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer etcd.Close()
-	external := func(o *server.Options) { o.EtcdServers = []string{etcd.URL()} }
+	external := framework.ExternalEtcd(t, 0)
 	cached := testserver.Start(t, external)
 	plain := testserver.Start(t, external, func(o *server.Options) { o.WatchCache = false })
 	client := kubernetes.NewForConfigOrDie(cached.Config)
