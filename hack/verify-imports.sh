@@ -5,10 +5,11 @@
 # (an API client only), pkg/storage does not import the watch cache,
 # the registry or the server, pkg/server/storage imports only the watch cache
 # and the gates of ours, pkg/server/encoding only the watch cache and
-# pkg/api, pkg/server/datadir, keyring and serving nothing of ours, the registry imports only
-# pkg/api of ours, pkg/envtest does not import controller-runtime, pkg/auth
-# imports nothing of ours, nor does pkg/admission/..., pkg/controller/...
-# only pkg/auth of the server's packages, pkg/testcontrols only its API types
+# pkg/api, pkg/server/datadir, keyring, serving and manifests nothing of ours,
+# the registry imports only pkg/api of ours, pkg/envtest does not import
+# controller-runtime, pkg/auth imports nothing of ours, nor does
+# pkg/admission/..., pkg/controller/... only pkg/auth of the server's
+# packages, pkg/testcontrols only its API types
 # (it works on etcd keys), test/informertest nothing of ours
 # (hack/bench imports it without the server), and nothing imports cmd/.
 set -euo pipefail
@@ -45,6 +46,7 @@ forbid "${mod}/pkg/testcontrols/v1alpha1" "^${mod}/" "other packages of this mod
 forbid "${mod}/pkg/server/datadir" "^${mod}/" "other packages of this module (it keeps files and certificates only)"
 forbid "${mod}/pkg/server/keyring" "^${mod}/" "other packages of this module (it shares keys through etcd only)"
 forbid "${mod}/pkg/server/serving" "^${mod}/" "other packages of this module (HTTP plumbing around k8s.io/apiserver's handlers)"
+forbid "${mod}/pkg/server/manifests" "^${mod}/" "other packages of this module (it installs manifests through the API only)"
 only "${mod}/pkg/server/storage" "pkg/(features|watchcache)" "(it builds storages from the config pkg/storage gives it)"
 only "${mod}/pkg/server/encoding" "pkg/(api|watchcache)" "(the seam between the watch cache and the HTTP layer goes one way)"
 for p in $(go list ./pkg/admission/...); do

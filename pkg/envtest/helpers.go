@@ -35,6 +35,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/miniapiserver/miniapiserver/pkg/server"
+	"github.com/miniapiserver/miniapiserver/pkg/server/manifests"
 )
 
 // The package's functions are envtest's, with its signatures, for suites
@@ -77,7 +78,7 @@ func ReadCRDFiles(options *CRDInstallOptions) error {
 	if err != nil {
 		return err
 	}
-	crds, err := server.ReadCRDs(paths)
+	crds, err := manifests.ReadCRDs(paths)
 	if err != nil {
 		return err
 	}

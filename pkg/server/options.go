@@ -26,7 +26,6 @@ import (
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apiserver/pkg/authentication/token/tokenfile"
 	"k8s.io/apiserver/pkg/registry/rest"
 	genericoptions "k8s.io/apiserver/pkg/server/options"
@@ -34,6 +33,7 @@ import (
 	"github.com/miniapiserver/miniapiserver/pkg/admission/defaulttolerationseconds"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/pod"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/service"
+	"github.com/miniapiserver/miniapiserver/pkg/server/manifests"
 	serverstorage "github.com/miniapiserver/miniapiserver/pkg/server/storage"
 	"github.com/miniapiserver/miniapiserver/pkg/storage"
 	"github.com/miniapiserver/miniapiserver/pkg/watchcache"
@@ -107,7 +107,7 @@ type Options struct {
 	// ConversionWebhook, if set, points the CRDs installed on start that
 	// convert by webhook at a webhook server (as envtest points them at
 	// the test's).
-	ConversionWebhook *ConversionWebhook
+	ConversionWebhook *manifests.ConversionWebhook
 	// MutatingWebhooks and ValidatingWebhooks are installed on start, after
 	// the CRDs (envtest's WebhookInstallOptions): WaitReady returns once
 	// admission calls them.
@@ -173,15 +173,6 @@ func (o KubeletOptions) config(nodes rest.Getter) pod.KubeletConfig {
 // compare itself with etcd that often and panic on a mismatch, for test
 // suites (see serverstorage.ConsistencyCheckerEnv).
 const ConsistencyCheckerEnv = serverstorage.ConsistencyCheckerEnv
-
-// ConversionWebhook is the conversion webhook of the CRDs installed on
-// start that convert by webhook: those whose manifest says so, those of
-// Kinds, or all of them (that can: not those that preserve unknown fields).
-type ConversionWebhook struct {
-	ClientConfig apiextensionsv1.WebhookClientConfig
-	Kinds        []schema.GroupKind
-	AllKinds     bool
-}
 
 // NewOptions returns the defaults: ./.miniapiserver, 127.0.0.1:6443,
 // embedded etcd, watch cache on, the in-server controllers on but the

@@ -42,6 +42,7 @@ import (
 	"github.com/miniapiserver/miniapiserver/pkg/features"
 	"github.com/miniapiserver/miniapiserver/pkg/server/datadir"
 	"github.com/miniapiserver/miniapiserver/pkg/server/encoding"
+	"github.com/miniapiserver/miniapiserver/pkg/server/manifests"
 	"github.com/miniapiserver/miniapiserver/pkg/server/serving"
 	serverstorage "github.com/miniapiserver/miniapiserver/pkg/server/storage"
 	"github.com/miniapiserver/miniapiserver/pkg/storage"
@@ -71,7 +72,7 @@ type Server struct {
 	crds []*apiextensionsv1.CustomResourceDefinition
 	// webhooks are the webhook configurations WaitReady installs, and
 	// what admission sees of them.
-	webhooks webhookConfigurations
+	webhooks manifests.Webhooks
 	// ready closes the channel openAPIAfter waits on.
 	ready func()
 	// testControls are nil unless Options.TestControls.
@@ -247,7 +248,7 @@ func (c CompletedConfig) New(ctx context.Context) (s *Server, err error) {
 		}
 	}
 	return &Server{generic: generic, crdInformers: ext.Informers, openAPI: openAPI, etcd: etcd, storages: storages, Admin: c.Admin, KubeconfigPath: c.KubeconfigPath, EtcdServers: servers, userCA: c.userCA, crds: crds,
-		webhooks: webhookConfigurations{mutating: o.MutatingWebhooks, validating: o.ValidatingWebhooks, seen: parts.factory.Admissionregistration().V1()},
+		webhooks: manifests.Webhooks{Mutating: o.MutatingWebhooks, Validating: o.ValidatingWebhooks, Seen: parts.factory.Admissionregistration().V1()},
 		ready:    sync.OnceFunc(func() { close(ready) }), testControls: controls}, nil
 }
 
@@ -385,10 +386,10 @@ func (s *Server) WaitReady(ctx context.Context) error {
 	if err := s.pollReady(ctx); err != nil {
 		return err
 	}
-	if err := installCRDs(ctx, s.Admin, s.crds); err != nil {
+	if err := manifests.InstallCRDs(ctx, s.Admin, s.crds); err != nil {
 		return err
 	}
-	if err := s.webhooks.install(ctx, s.Admin); err != nil {
+	if err := s.webhooks.Install(ctx, s.Admin); err != nil {
 		return err
 	}
 	klog.FromContext(ctx).V(2).Info("Server ready", "address", s.Admin.Host)

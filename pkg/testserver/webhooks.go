@@ -39,6 +39,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/miniapiserver/miniapiserver/pkg/server"
+	"github.com/miniapiserver/miniapiserver/pkg/server/manifests"
 )
 
 // WebhookInstallOptions are controller-runtime envtest's options of the
@@ -114,9 +115,9 @@ func WithWebhooks(o *WebhookInstallOptions) func(*server.Options) {
 
 // ConversionWebhook is where CRDs that convert by webhook are pointed: the
 // webhook server's /convert, as envtest points them. o must be prepared.
-func (o *WebhookInstallOptions) ConversionWebhook() *server.ConversionWebhook {
+func (o *WebhookInstallOptions) ConversionWebhook() *manifests.ConversionWebhook {
 	url := "https://" + o.hostPort() + "/convert"
-	return &server.ConversionWebhook{
+	return &manifests.ConversionWebhook{
 		ClientConfig: apiextensionsv1.WebhookClientConfig{URL: &url, CABundle: o.LocalServingCAData},
 		Kinds:        o.ConvertibleKinds,
 		AllKinds:     o.IgnoreSchemeConvertible,
@@ -148,7 +149,7 @@ func (o *WebhookInstallOptions) PrepWithoutInstalling() error {
 		if _, err := os.Stat(path); os.IsNotExist(err) && o.IgnoreErrorIfPathMissing {
 			continue
 		}
-		mutating, validating, err := server.ReadWebhookConfigurations([]string{path})
+		mutating, validating, err := manifests.ReadWebhookConfigurations([]string{path})
 		if err != nil {
 			return err
 		}

@@ -14,11 +14,9 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package server
+package manifests
 
 import (
-	"net/url"
-	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -61,7 +59,7 @@ func TestSetConversionWebhooks(t *testing.T) {
 				conversionCRD("c", "c.example.com", "C", nil, false),
 				conversionCRD("d", "d.example.com", "D", byWebhook.DeepCopy(), true),
 			}
-			setConversionWebhooks(crds, tc.cw)
+			SetConversionWebhooks(crds, tc.cw)
 			var got []string
 			for _, c := range crds {
 				if c.Spec.Conversion == nil || c.Spec.Conversion.Webhook == nil || c.Spec.Conversion.Webhook.ClientConfig.URL == nil {
@@ -79,34 +77,5 @@ func TestSetConversionWebhooks(t *testing.T) {
 				t.Errorf("CRDs pointed at the webhook (-want +got):\n%s", diff)
 			}
 		})
-	}
-}
-
-func TestServiceAddresses(t *testing.T) {
-	for _, tc := range []struct {
-		name    string
-		in      map[string]string
-		wantErr string
-	}{
-		{"valid", map[string]string{"system/webhook-service:443": "127.0.0.1:9443"}, ""},
-		{"no port", map[string]string{"system/webhook-service": "127.0.0.1:9443"}, `"system/webhook-service" is not namespace/name:port`},
-		{"no namespace", map[string]string{"webhook-service:443": "127.0.0.1:9443"}, "is not namespace/name:port"},
-		{"port out of range", map[string]string{"a/b:70000": "127.0.0.1:9443"}, "is not namespace/name:port"},
-		{"address without a port", map[string]string{"a/b:443": "127.0.0.1"}, `address "127.0.0.1" is not host:port`},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			_, err := ParseServiceAddresses(tc.in)
-			if tc.wantErr == "" && err != nil || tc.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tc.wantErr)) {
-				t.Errorf("got %v, want an error with %q", err, tc.wantErr)
-			}
-		})
-	}
-	s := ServiceAddresses{ServiceKey("system", "webhook-service", 443): "127.0.0.1:9443"}
-	got, err := s.ResolveEndpoint("system", "webhook-service", 443)
-	if err != nil || got.String() != (&url.URL{Scheme: "https", Host: "127.0.0.1:9443"}).String() {
-		t.Errorf("ResolveEndpoint: %v, %v", got, err)
-	}
-	if _, err := s.ResolveEndpoint("system", "webhook-service", 8443); err == nil || !strings.Contains(err.Error(), "--webhook-service system/webhook-service:8443=HOST:PORT") {
-		t.Errorf("an unmapped port: %v", err)
 	}
 }

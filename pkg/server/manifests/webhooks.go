@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package server
+package manifests
 
 import (
 	"context"
@@ -35,10 +35,19 @@ import (
 	"k8s.io/client-go/util/retry"
 )
 
-// setConversionWebhooks points the conversion webhook of each CRD that
+// ConversionWebhook is the conversion webhook of the CRDs installed that
+// convert by webhook: those whose manifest says so, those of Kinds, or all
+// of them (that can: not those that preserve unknown fields).
+type ConversionWebhook struct {
+	ClientConfig apiextensionsv1.WebhookClientConfig
+	Kinds        []schema.GroupKind
+	AllKinds     bool
+}
+
+// SetConversionWebhooks points the conversion webhook of each CRD that
 // converts by webhook (see ConversionWebhook) at cw's client config, as
 // envtest does. Nothing changes when cw is nil.
-func setConversionWebhooks(crds []*apiextensionsv1.CustomResourceDefinition, cw *ConversionWebhook) {
+func SetConversionWebhooks(crds []*apiextensionsv1.CustomResourceDefinition, cw *ConversionWebhook) {
 	if cw == nil {
 		return
 	}
@@ -58,20 +67,20 @@ func setConversionWebhooks(crds []*apiextensionsv1.CustomResourceDefinition, cw 
 	}
 }
 
-// webhookConfigurations are the webhook configurations installed on start.
-type webhookConfigurations struct {
-	mutating   []*admissionregistrationv1.MutatingWebhookConfiguration
-	validating []*admissionregistrationv1.ValidatingWebhookConfiguration
-	// seen are the informers admission reads them from (nil: install
+// Webhooks are webhook configurations to install.
+type Webhooks struct {
+	Mutating   []*admissionregistrationv1.MutatingWebhookConfiguration
+	Validating []*admissionregistrationv1.ValidatingWebhookConfiguration
+	// Seen are the informers admission reads them from (nil: Install
 	// does not wait for them).
-	seen admissioninformers.Interface
+	Seen admissioninformers.Interface
 }
 
-// install creates the configurations (or updates them: a restarted server
-// has them already), then waits until admission's informers have them, so
-// that the next request is admitted by them.
-func (w webhookConfigurations) install(ctx context.Context, cfg *rest.Config) error {
-	if len(w.mutating) == 0 && len(w.validating) == 0 {
+// Install creates the configurations (or updates them: a restarted server
+// has them already), then waits until admission's informers (Seen) have
+// them, so that the next request is admitted by them.
+func (w Webhooks) Install(ctx context.Context, cfg *rest.Config) error {
+	if len(w.Mutating) == 0 && len(w.Validating) == 0 {
 		return nil
 	}
 	client, err := kubernetes.NewForConfig(cfg)
@@ -83,7 +92,7 @@ func (w webhookConfigurations) install(ctx context.Context, cfg *rest.Config) er
 		name     string
 	}
 	want := map[key]string{} // resourceVersion written
-	for _, c := range w.mutating {
+	for _, c := range w.Mutating {
 		api := client.AdmissionregistrationV1().MutatingWebhookConfigurations()
 		rv, err := createOrUpdate(ctx, c.DeepCopy(), api.Create, api.Get, api.Update)
 		if err != nil {
@@ -91,7 +100,7 @@ func (w webhookConfigurations) install(ctx context.Context, cfg *rest.Config) er
 		}
 		want[key{true, c.Name}] = rv
 	}
-	for _, c := range w.validating {
+	for _, c := range w.Validating {
 		api := client.AdmissionregistrationV1().ValidatingWebhookConfigurations()
 		rv, err := createOrUpdate(ctx, c.DeepCopy(), api.Create, api.Get, api.Update)
 		if err != nil {
@@ -99,18 +108,18 @@ func (w webhookConfigurations) install(ctx context.Context, cfg *rest.Config) er
 		}
 		want[key{false, c.Name}] = rv
 	}
-	if w.seen == nil { // another server's: its admission is not ours to watch
+	if w.Seen == nil { // another server's: its admission is not ours to watch
 		return nil
 	}
 	seenRV := func(k key) (string, error) {
 		if k.mutating {
-			got, err := w.seen.MutatingWebhookConfigurations().Lister().Get(k.name)
+			got, err := w.Seen.MutatingWebhookConfigurations().Lister().Get(k.name)
 			if err != nil {
 				return "", err
 			}
 			return got.ResourceVersion, nil
 		}
-		got, err := w.seen.ValidatingWebhookConfigurations().Lister().Get(k.name)
+		got, err := w.Seen.ValidatingWebhookConfigurations().Lister().Get(k.name)
 		if err != nil {
 			return "", err
 		}
