@@ -5,7 +5,7 @@
 # (an API client only), pkg/storage does not import the watch cache,
 # the registry or the server, pkg/server/storage imports only the watch cache
 # and the gates of ours, pkg/server/encoding only the watch cache and
-# pkg/api, pkg/server/datadir, keyring, serving and manifests nothing of ours,
+# pkg/api, pkg/server/datadir, keyring, serving, manifests and openapi nothing of ours,
 # the registry imports only pkg/api of ours, pkg/envtest does not import
 # controller-runtime, pkg/auth imports nothing of ours, nor does
 # pkg/admission/..., pkg/controller/... only pkg/auth of the server's
@@ -47,6 +47,7 @@ forbid "${mod}/pkg/server/datadir" "^${mod}/" "other packages of this module (it
 forbid "${mod}/pkg/server/keyring" "^${mod}/" "other packages of this module (it shares keys through etcd only)"
 forbid "${mod}/pkg/server/serving" "^${mod}/" "other packages of this module (HTTP plumbing around k8s.io/apiserver's handlers)"
 forbid "${mod}/pkg/server/manifests" "^${mod}/" "other packages of this module (it installs manifests through the API only)"
+forbid "${mod}/pkg/server/openapi" "^${mod}/" "other packages of this module (the OpenAPI of what k8s.io/apiserver serves)"
 only "${mod}/pkg/server/storage" "pkg/(features|watchcache)" "(it builds storages from the config pkg/storage gives it)"
 only "${mod}/pkg/server/encoding" "pkg/(api|watchcache)" "(the seam between the watch cache and the HTTP layer goes one way)"
 for p in $(go list ./pkg/admission/...); do

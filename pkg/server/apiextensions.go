@@ -27,17 +27,14 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apiextensionsapiserver "k8s.io/apiextensions-apiserver/pkg/apiserver"
 	apiextensionslisters "k8s.io/apiextensions-apiserver/pkg/client/listers/apiextensions/v1"
-	openapicontroller "k8s.io/apiextensions-apiserver/pkg/controller/openapi"
-	openapiv3controller "k8s.io/apiextensions-apiserver/pkg/controller/openapiv3"
 	apiextensionsopenapi "k8s.io/apiextensions-apiserver/pkg/generated/openapi"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/apimachinery/pkg/version"
 	"k8s.io/apiserver/pkg/endpoints/discovery"
 	genericapifilters "k8s.io/apiserver/pkg/endpoints/filters"
-	"k8s.io/apiserver/pkg/endpoints/openapi"
+	endpointsopenapi "k8s.io/apiserver/pkg/endpoints/openapi"
 	genericapiserver "k8s.io/apiserver/pkg/server"
 	"k8s.io/apiserver/pkg/util/notfoundhandler"
 	"k8s.io/apiserver/pkg/util/webhook"
@@ -46,6 +43,7 @@ import (
 	"k8s.io/kube-openapi/pkg/common"
 
 	"github.com/miniapiserver/miniapiserver/pkg/server/encoding"
+	"github.com/miniapiserver/miniapiserver/pkg/server/openapi"
 	"github.com/miniapiserver/miniapiserver/pkg/server/serving"
 	"github.com/miniapiserver/miniapiserver/pkg/storage"
 )
@@ -74,7 +72,7 @@ func newAPIExtensions(core *genericapiserver.Config, getter storage.RESTOptionsG
 	gc.PostStartHooks = map[string]genericapiserver.PostStartHookConfigEntry{}
 	gc.RESTOptionsGetter = storage.CRDRESTOptionsGetter(getter)
 	gc.MergedResourceConfig = apiextensionsapiserver.DefaultAPIResourceConfigSource()
-	namer := openapi.NewDefinitionNamer(apiextensionsapiserver.Scheme)
+	namer := endpointsopenapi.NewDefinitionNamer(apiextensionsapiserver.Scheme)
 	gc.OpenAPIConfig = genericapiserver.DefaultOpenAPIConfig(apiextensionsopenapi.GetOpenAPIDefinitions, namer)
 	gc.OpenAPIV3Config = genericapiserver.DefaultOpenAPIV3Config(apiextensionsopenapi.GetOpenAPIDefinitions, namer)
 	// Its OpenAPI is served by the core server's handlers (see
@@ -115,8 +113,8 @@ type apiExtensions struct {
 // apiextensions server ext serves, as kube-apiserver's aggregator does:
 // apiextensions.k8s.io and every CRD group in the legacy /apis list (the
 // aggregated one is shared already), and their OpenAPI v2 and v3.
-// The CRDs join the core server's OpenAPI (see openAPI) once it is built.
-func serveAPIExtensions(core *genericapiserver.GenericAPIServer, ext *apiExtensions, openAPI *openAPI) error {
+// The CRDs join the core server's OpenAPI once it is built.
+func serveAPIExtensions(core *genericapiserver.GenericAPIServer, ext *apiExtensions, openAPI *openapi.Server) error {
 	crds := ext.Informers.Apiextensions().V1().CustomResourceDefinitions()
 	groups := &crdGroups{manager: core.DiscoveryGroupManager, lister: crds.Lister(), added: map[string]bool{}}
 	core.DiscoveryGroupManager.AddGroup(metav1.APIGroup{
@@ -133,37 +131,23 @@ func serveAPIExtensions(core *genericapiserver.GenericAPIServer, ext *apiExtensi
 	}
 
 	core.AddPostStartHookOrDie("apiextensions-openapi", func(hc genericapiserver.PostStartHookContext) error {
-		// Each controller starts once its spec is built (v2 on its first
-		// request: see openAPI).
-		after := func(built <-chan struct{}, err *error, run func()) {
-			select {
-			case <-built:
-			case <-hc.Done():
-				return
-			}
-			if *err != nil {
-				utilruntime.HandleErrorWithContext(hc, *err, "Serving no OpenAPI")
-				return
-			}
-			run()
-		}
-		go after(openAPI.v3Built, &openAPI.v3Err, func() { openapiv3controller.NewController(crds).Run(openAPI.v3, hc.Done()) })
-		go after(openAPI.v2Built, &openAPI.v2Err, func() { openapicontroller.NewController(crds).Run(openAPI.static, openAPI.v2, hc.Done()) })
+		openAPI.RunCRDControllers(hc, crds)
 		return nil
 	})
 	return nil
 }
 
-// webServices are apiextensions.k8s.io/v1's (the group's own web service,
-// /apis/<group>, is discovery, which the core server serves).
-func (ext *apiExtensions) webServices() []*restful.WebService {
+// openAPI is what the core server's OpenAPI takes of ext:
+// apiextensions.k8s.io/v1's web services (the group's own web service,
+// /apis/<group>, is discovery, which the core server serves) and configs.
+func (ext *apiExtensions) openAPI() openapi.Extensions {
 	var services []*restful.WebService
 	for _, ws := range ext.GenericAPIServer.Handler.GoRestfulContainer.RegisteredWebServices() {
 		if strings.HasPrefix(ws.RootPath(), "/apis/"+apiextensionsv1.GroupName+"/") {
 			services = append(services, ws)
 		}
 	}
-	return services
+	return openapi.Extensions{WebServices: services, V2: ext.openAPIConfig, V3: ext.openAPIV3Config}
 }
 
 // crdGroups keeps the core server's legacy /apis list in step with the

@@ -43,6 +43,7 @@ import (
 	"github.com/miniapiserver/miniapiserver/pkg/server/datadir"
 	"github.com/miniapiserver/miniapiserver/pkg/server/encoding"
 	"github.com/miniapiserver/miniapiserver/pkg/server/manifests"
+	"github.com/miniapiserver/miniapiserver/pkg/server/openapi"
 	"github.com/miniapiserver/miniapiserver/pkg/server/serving"
 	serverstorage "github.com/miniapiserver/miniapiserver/pkg/server/storage"
 	"github.com/miniapiserver/miniapiserver/pkg/storage"
@@ -55,7 +56,7 @@ type Server struct {
 	// crdInformers are the apiextensions-apiserver's (in process, see
 	// newAPIExtensions).
 	crdInformers apiextensionsinformers.SharedInformerFactory
-	openAPI      *openAPI
+	openAPI      *openapi.Server
 	etcd         *storage.Etcd
 	// storages are destroyed in the background when the server stops.
 	storages *serverstorage.Storages
@@ -214,7 +215,7 @@ func (c CompletedConfig) New(ctx context.Context) (s *Server, err error) {
 			return nil, err
 		}
 	}
-	openAPI := newOpenAPI(generic, ext, gc.OpenAPIConfig, gc.OpenAPIV3Config)
+	openAPI := openapi.New(generic, ext.openAPI(), gc.OpenAPIConfig, gc.OpenAPIV3Config)
 	if err := serveAPIExtensions(generic, ext, openAPI); err != nil {
 		return nil, err
 	}
@@ -318,7 +319,7 @@ func (s *Server) Run(ctx context.Context) error {
 	// admission plugins may read it (see openAPIAfter).
 	go func() {
 		if s.pollReady(ctx) == nil {
-			s.openAPI.buildV3()
+			s.openAPI.BuildV3()
 			s.ready()
 		}
 	}()

@@ -14,10 +14,11 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package server
+package openapi
 
 import (
 	"bytes"
+	"context"
 	"crypto/sha512"
 	"encoding/json"
 	"fmt"
@@ -31,7 +32,11 @@ import (
 	"time"
 
 	restful "github.com/emicklei/go-restful/v3"
+	apiextensionsinformers "k8s.io/apiextensions-apiserver/pkg/client/informers/externalversions/apiextensions/v1"
+	openapicontroller "k8s.io/apiextensions-apiserver/pkg/controller/openapi"
 	openapibuilder "k8s.io/apiextensions-apiserver/pkg/controller/openapi/builder"
+	openapiv3controller "k8s.io/apiextensions-apiserver/pkg/controller/openapiv3"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	genericapiserver "k8s.io/apiserver/pkg/server"
 	"k8s.io/apiserver/pkg/server/mux"
 	apiroutes "k8s.io/apiserver/pkg/server/routes"
@@ -44,22 +49,22 @@ import (
 	"k8s.io/kube-openapi/pkg/validation/spec"
 )
 
-// openAPI is /openapi/v2 and /openapi/v3: the core server's APIs and
+// Server is /openapi/v2 and /openapi/v3: the core server's APIs and
 // apiextensions.k8s.io, which kube-apiserver's aggregator merges, and every
 // CRD (apiextensions-apiserver's OpenAPI controllers add them once built).
 //
 // genericapiserver's PrepareRun would build both specs before the server
-// listens, a large part of a start. Server.Run builds v3 in the background
-// instead, once the server is ready (the
+// listens, a large part of a start. The server's Run builds v3 (BuildV3)
+// in the background instead, once the server is ready (the
 // MutatingAdmissionPolicy plugin reads its index every few seconds), and v2
 // on its first request (clients read v3 nowadays; v2 is most of a
 // server's heap after start), both with upstream's own InstallV2 and
 // InstallV3; requests wait for them. (Right after a start,
 // kube-apiserver's own OpenAPI lacks the CRDs for a moment too, until the
 // controllers have added them.)
-type openAPI struct {
+type Server struct {
 	core      *genericapiserver.GenericAPIServer
-	ext       *apiExtensions
+	ext       Extensions
 	v2Config  *common.Config // the core server's, completed
 	v3Config  *common.OpenAPIV3Config
 	installed *mux.PathRecorderMux     // where the builds install them
@@ -75,10 +80,19 @@ type openAPI struct {
 	v2Err     error         // of buildV2
 }
 
-// newOpenAPI serves /openapi/v2 and /openapi/v3 on core, whose config
-// skips genericapiserver's installation.
-func newOpenAPI(core *genericapiserver.GenericAPIServer, ext *apiExtensions, v2Config *common.Config, v3Config *common.OpenAPIV3Config) *openAPI {
-	o := &openAPI{core: core, ext: ext, v2Config: v2Config, v3Config: v3Config,
+// Extensions are apiextensions.k8s.io's web services (those of its
+// versions) and OpenAPI configs, which the core server serves.
+type Extensions struct {
+	WebServices []*restful.WebService
+	V2          *common.Config
+	V3          *common.OpenAPIV3Config
+}
+
+// New serves /openapi/v2 and /openapi/v3 on core, whose config skips
+// genericapiserver's installation, with v2Config and v3Config, core's
+// completed configs.
+func New(core *genericapiserver.GenericAPIServer, ext Extensions, v2Config *common.Config, v3Config *common.OpenAPIV3Config) *Server {
+	o := &Server{core: core, ext: ext, v2Config: v2Config, v3Config: v3Config,
 		installed: mux.NewPathRecorderMux("openapi"), v3Built: make(chan struct{}), v2Built: make(chan struct{})}
 	after := func(built chan struct{}, err *error, start func()) http.HandlerFunc {
 		return func(w http.ResponseWriter, r *http.Request) {
@@ -103,12 +117,12 @@ func newOpenAPI(core *genericapiserver.GenericAPIServer, ext *apiExtensions, v2C
 	return o
 }
 
-// buildV3 builds and installs the v3 spec, once; requests wait for it.
+// BuildV3 builds and installs the v3 spec, once; requests wait for it.
 // The built-in groups come from sharedCoreV3; /openapi/v3 lists them with
 // this server's CRDs.
-func (o *openAPI) buildV3() {
+func (o *Server) BuildV3() {
 	defer close(o.v3Built)
-	o.coreV3, o.v3Err = sharedCoreV3(o.core.Handler.GoRestfulContainer, o.v3Config, o.ext.webServices(), o.ext.openAPIV3Config)
+	o.coreV3, o.v3Err = sharedCoreV3(o.core.Handler.GoRestfulContainer, o.v3Config, o.ext.WebServices, o.ext.V3)
 	if o.v3Err != nil {
 		return
 	}
@@ -154,7 +168,7 @@ func (w *writeTracker) Write(b []byte) (int, error) {
 
 // serveV3Discovery is /openapi/v3: the shared core groups and this
 // server's own, each with the hash of its spec.
-func (o *openAPI) serveV3Discovery(w http.ResponseWriter, r *http.Request) {
+func (o *Server) serveV3Discovery(w http.ResponseWriter, r *http.Request) {
 	all, err := discoveryOf(o.coreV3)
 	if err == nil {
 		var own *handler3.OpenAPIV3Discovery
@@ -234,14 +248,14 @@ func sharedCoreV3(c *restful.Container, cfg *common.OpenAPIV3Config, ext []*rest
 }
 
 // startV2 builds the v2 spec in the background, the first time only.
-func (o *openAPI) startV2() { o.v2Once.Do(func() { go o.buildV2() }) }
+func (o *Server) startV2() { o.v2Once.Do(func() { go o.buildV2() }) }
 
 // buildV2 builds and installs the v2 spec; requests wait for it.
-func (o *openAPI) buildV2() {
+func (o *Server) buildV2() {
 	defer close(o.v2Built)
 	var coreSpec *spec.Swagger
 	o.v2, coreSpec = apiroutes.OpenAPI{Config: o.v2Config}.InstallV2(o.core.Handler.GoRestfulContainer, o.installed)
-	extSpec, err := builder.BuildOpenAPISpecFromRoutes(restfuladapter.AdaptWebServices(o.ext.webServices()), o.ext.openAPIConfig)
+	extSpec, err := builder.BuildOpenAPISpecFromRoutes(restfuladapter.AdaptWebServices(o.ext.WebServices), o.ext.V2)
 	if err == nil {
 		o.static, err = openapibuilder.MergeSpecs(coreSpec, extSpec)
 	}
@@ -250,4 +264,24 @@ func (o *openAPI) buildV2() {
 		return
 	}
 	o.v2Err = o.v2.UpdateSpec(o.static)
+}
+
+// RunCRDControllers runs apiextensions-apiserver's OpenAPI controllers,
+// which add the CRDs of crds to the specs, until done: each once its spec
+// is built (v2 on its first request).
+func (o *Server) RunCRDControllers(ctx context.Context, crds apiextensionsinformers.CustomResourceDefinitionInformer) {
+	after := func(built <-chan struct{}, err *error, run func()) {
+		select {
+		case <-built:
+		case <-ctx.Done():
+			return
+		}
+		if *err != nil {
+			utilruntime.HandleErrorWithContext(ctx, *err, "Serving no OpenAPI")
+			return
+		}
+		run()
+	}
+	go after(o.v3Built, &o.v3Err, func() { openapiv3controller.NewController(crds).Run(o.v3, ctx.Done()) })
+	go after(o.v2Built, &o.v2Err, func() { openapicontroller.NewController(crds).Run(o.static, o.v2, ctx.Done()) })
 }
