@@ -52,6 +52,7 @@ import (
 
 	"github.com/miniapiserver/miniapiserver/pkg/admission/certificates"
 	"github.com/miniapiserver/miniapiserver/pkg/admission/defaulttolerationseconds"
+	"github.com/miniapiserver/miniapiserver/pkg/admission/limitranger"
 	"github.com/miniapiserver/miniapiserver/pkg/admission/podsecurity"
 	"github.com/miniapiserver/miniapiserver/pkg/admission/serviceaccount"
 	"github.com/miniapiserver/miniapiserver/pkg/api"
@@ -62,7 +63,7 @@ import (
 
 // NewAdmissionOptions returns the admission plugins this server has, in
 // kube-apiserver's order: k8s.io/apiserver's NamespaceLifecycle, then
-// ServiceAccount (ours, ported from k8s.io/kubernetes), then PodSecurity
+// LimitRanger and ServiceAccount (ours, ported from k8s.io/kubernetes), then PodSecurity
 // (k8s.io/pod-security-admission's, as kube-apiserver wraps it), then
 // DefaultTolerationSeconds and the certificates.k8s.io plugins
 // (CertificateApproval, CertificateSigning, ClusterTrustBundleAttest,
@@ -74,11 +75,12 @@ import (
 // --disable-admission-plugins.
 func NewAdmissionOptions(enable, disable []string) *genericoptions.AdmissionOptions {
 	o := genericoptions.NewAdmissionOptions()
+	limitranger.Register(o.Plugins)
 	serviceaccount.Register(o.Plugins)
 	podsecurity.Register(o.Plugins)
 	defaulttolerationseconds.Register(o.Plugins)
 	certificates.Register(o.Plugins)
-	ours := append([]string{serviceaccount.PluginName, podsecurity.PluginName, defaulttolerationseconds.PluginName}, certificates.PluginNames...)
+	ours := append([]string{limitranger.PluginName, serviceaccount.PluginName, podsecurity.PluginName, defaulttolerationseconds.PluginName}, certificates.PluginNames...)
 	o.RecommendedPluginOrder = slices.Insert(o.RecommendedPluginOrder, slices.Index(o.RecommendedPluginOrder, lifecycle.PluginName)+1, ours...)
 	o.EnablePlugins, o.DisablePlugins = enable, disable
 	return o
@@ -106,6 +108,7 @@ func addAdmission(gc *genericapiserver.Config, plugins *genericoptions.Admission
 	// the factory's others.
 	factory.Core().V1().Namespaces().Informer()
 	factory.Core().V1().ServiceAccounts().Informer()
+	factory.Core().V1().LimitRanges().Informer()
 	registration := factory.Admissionregistration().V1()
 	for _, i := range []interface {
 		Informer() cache.SharedIndexInformer
