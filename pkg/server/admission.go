@@ -54,6 +54,7 @@ import (
 	"github.com/miniapiserver/miniapiserver/pkg/admission/defaulttolerationseconds"
 	"github.com/miniapiserver/miniapiserver/pkg/admission/limitranger"
 	"github.com/miniapiserver/miniapiserver/pkg/admission/podsecurity"
+	"github.com/miniapiserver/miniapiserver/pkg/admission/resourcequota"
 	"github.com/miniapiserver/miniapiserver/pkg/admission/serviceaccount"
 	"github.com/miniapiserver/miniapiserver/pkg/api"
 	"github.com/miniapiserver/miniapiserver/pkg/controller/policystatus"
@@ -70,7 +71,8 @@ import (
 // CertificateSubjectRestriction; ours, ported), then
 // k8s.io/apiserver's MutatingAdmissionPolicy, MutatingAdmissionWebhook,
 // ValidatingAdmissionPolicy and ValidatingAdmissionWebhook (the mutating
-// ones run before the validating ones), all on by default, with enable
+// ones run before the validating ones), then k8s.io/apiserver's
+// ResourceQuota with our ports of upstream's evaluators, all on by default, with enable
 // and disable as kube-apiserver's --enable-admission-plugins and
 // --disable-admission-plugins.
 func NewAdmissionOptions(enable, disable []string) *genericoptions.AdmissionOptions {
@@ -80,8 +82,10 @@ func NewAdmissionOptions(enable, disable []string) *genericoptions.AdmissionOpti
 	podsecurity.Register(o.Plugins)
 	defaulttolerationseconds.Register(o.Plugins)
 	certificates.Register(o.Plugins)
+	resourcequota.Register(o.Plugins)
 	ours := append([]string{limitranger.PluginName, serviceaccount.PluginName, podsecurity.PluginName, defaulttolerationseconds.PluginName}, certificates.PluginNames...)
 	o.RecommendedPluginOrder = slices.Insert(o.RecommendedPluginOrder, slices.Index(o.RecommendedPluginOrder, lifecycle.PluginName)+1, ours...)
+	o.RecommendedPluginOrder = append(o.RecommendedPluginOrder, resourcequota.PluginName)
 	o.EnablePlugins, o.DisablePlugins = enable, disable
 	return o
 }
@@ -109,6 +113,7 @@ func addAdmission(gc *genericapiserver.Config, plugins *genericoptions.Admission
 	factory.Core().V1().Namespaces().Informer()
 	factory.Core().V1().ServiceAccounts().Informer()
 	factory.Core().V1().LimitRanges().Informer()
+	factory.Core().V1().ResourceQuotas().Informer()
 	registration := factory.Admissionregistration().V1()
 	for _, i := range []interface {
 		Informer() cache.SharedIndexInformer
@@ -265,6 +270,7 @@ func (l lazySchemas) ResolveSchema(gvk schema.GroupVersionKind) (*spec.Schema, e
 
 // pluginSettings are what the plugins get here and not from
 // k8s.io/apiserver's initializer (which runs first): their stop channel,
+// the quota configuration (kube-apiserver's initializer gives it),
 // kube-apiserver's list of resources the policy plugins leave alone
 // (the reviews, which are not stored and which a policy could use to lock
 // everyone out), and the default tolerations' seconds.
@@ -280,6 +286,8 @@ func (s pluginSettings) Initialize(plugin admission.Interface) {
 	if p, ok := plugin.(initializer.WantsDrainedNotification); ok {
 		p.SetDrainedNotification(s.done)
 	}
+	// After the stop channel, which the quota plugin's evaluator needs.
+	resourcequota.Initialize(plugin)
 	if p, ok := plugin.(interface {
 		SetExcludedAdmissionResources([]schema.GroupResource)
 	}); ok {
