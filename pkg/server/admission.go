@@ -52,7 +52,9 @@ import (
 
 	"github.com/miniapiserver/miniapiserver/pkg/admission/certificates"
 	"github.com/miniapiserver/miniapiserver/pkg/admission/defaulttolerationseconds"
+	"github.com/miniapiserver/miniapiserver/pkg/admission/limitranger"
 	"github.com/miniapiserver/miniapiserver/pkg/admission/podsecurity"
+	"github.com/miniapiserver/miniapiserver/pkg/admission/resourcequota"
 	"github.com/miniapiserver/miniapiserver/pkg/admission/serviceaccount"
 	"github.com/miniapiserver/miniapiserver/pkg/api"
 	"github.com/miniapiserver/miniapiserver/pkg/controller/policystatus"
@@ -62,24 +64,28 @@ import (
 
 // NewAdmissionOptions returns the admission plugins this server has, in
 // kube-apiserver's order: k8s.io/apiserver's NamespaceLifecycle, then
-// ServiceAccount (ours, ported from k8s.io/kubernetes), then PodSecurity
+// LimitRanger and ServiceAccount (ours, ported from k8s.io/kubernetes), then PodSecurity
 // (k8s.io/pod-security-admission's, as kube-apiserver wraps it), then
 // DefaultTolerationSeconds and the certificates.k8s.io plugins
 // (CertificateApproval, CertificateSigning, ClusterTrustBundleAttest,
 // CertificateSubjectRestriction; ours, ported), then
 // k8s.io/apiserver's MutatingAdmissionPolicy, MutatingAdmissionWebhook,
 // ValidatingAdmissionPolicy and ValidatingAdmissionWebhook (the mutating
-// ones run before the validating ones), all on by default, with enable
+// ones run before the validating ones), then k8s.io/apiserver's
+// ResourceQuota with our ports of upstream's evaluators, all on by default, with enable
 // and disable as kube-apiserver's --enable-admission-plugins and
 // --disable-admission-plugins.
 func NewAdmissionOptions(enable, disable []string) *genericoptions.AdmissionOptions {
 	o := genericoptions.NewAdmissionOptions()
+	limitranger.Register(o.Plugins)
 	serviceaccount.Register(o.Plugins)
 	podsecurity.Register(o.Plugins)
 	defaulttolerationseconds.Register(o.Plugins)
 	certificates.Register(o.Plugins)
-	ours := append([]string{serviceaccount.PluginName, podsecurity.PluginName, defaulttolerationseconds.PluginName}, certificates.PluginNames...)
+	resourcequota.Register(o.Plugins)
+	ours := append([]string{limitranger.PluginName, serviceaccount.PluginName, podsecurity.PluginName, defaulttolerationseconds.PluginName}, certificates.PluginNames...)
 	o.RecommendedPluginOrder = slices.Insert(o.RecommendedPluginOrder, slices.Index(o.RecommendedPluginOrder, lifecycle.PluginName)+1, ours...)
+	o.RecommendedPluginOrder = append(o.RecommendedPluginOrder, resourcequota.PluginName)
 	o.EnablePlugins, o.DisablePlugins = enable, disable
 	return o
 }
@@ -106,6 +112,8 @@ func addAdmission(gc *genericapiserver.Config, plugins *genericoptions.Admission
 	// the factory's others.
 	factory.Core().V1().Namespaces().Informer()
 	factory.Core().V1().ServiceAccounts().Informer()
+	factory.Core().V1().LimitRanges().Informer()
+	factory.Core().V1().ResourceQuotas().Informer()
 	registration := factory.Admissionregistration().V1()
 	for _, i := range []interface {
 		Informer() cache.SharedIndexInformer
@@ -262,6 +270,7 @@ func (l lazySchemas) ResolveSchema(gvk schema.GroupVersionKind) (*spec.Schema, e
 
 // pluginSettings are what the plugins get here and not from
 // k8s.io/apiserver's initializer (which runs first): their stop channel,
+// the quota configuration (kube-apiserver's initializer gives it),
 // kube-apiserver's list of resources the policy plugins leave alone
 // (the reviews, which are not stored and which a policy could use to lock
 // everyone out), and the default tolerations' seconds.
@@ -277,6 +286,8 @@ func (s pluginSettings) Initialize(plugin admission.Interface) {
 	if p, ok := plugin.(initializer.WantsDrainedNotification); ok {
 		p.SetDrainedNotification(s.done)
 	}
+	// After the stop channel, which the quota plugin's evaluator needs.
+	resourcequota.Initialize(plugin)
 	if p, ok := plugin.(interface {
 		SetExcludedAdmissionResources([]schema.GroupResource)
 	}); ok {

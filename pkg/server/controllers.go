@@ -33,16 +33,19 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	genericapiserver "k8s.io/apiserver/pkg/server"
 	"k8s.io/apiserver/pkg/server/dynamiccertificates"
+	"k8s.io/client-go/discovery/cached/memory"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/restmapper"
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/miniapiserver/miniapiserver/pkg/controller/clusterroleaggregation"
 	"github.com/miniapiserver/miniapiserver/pkg/controller/csrsigning"
 	"github.com/miniapiserver/miniapiserver/pkg/controller/namespace"
 	"github.com/miniapiserver/miniapiserver/pkg/controller/namespacedefaults"
+	"github.com/miniapiserver/miniapiserver/pkg/controller/resourcequota"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/service"
 	"github.com/miniapiserver/miniapiserver/pkg/server/bootstrap"
 	"github.com/miniapiserver/miniapiserver/pkg/server/datadir"
@@ -58,12 +61,14 @@ const (
 	ControllerPolicyStatus           = "validatingadmissionpolicy-status-controller"
 	ControllerGarbageCollector       = "garbage-collector-controller"
 	ControllerCSRSigning             = csrsigning.Name
+	ControllerResourceQuota          = resourcequota.Name
 )
 
 // controllers are the in-server controllers; on says which "*" runs.
 var controllers = map[string]bool{
 	ControllerNamespace: true, ControllerClusterRoleAggregation: true, ControllerServiceAccount: true,
 	ControllerRootCAPublisher: true, ControllerPolicyStatus: true, ControllerGarbageCollector: false, ControllerCSRSigning: true,
+	ControllerResourceQuota: true,
 }
 
 // validateControllers refuses names in list (Options.Controllers) that
@@ -292,7 +297,28 @@ func (l loopbackClients) inServerControllers(client kubernetes.Interface) []inSe
 			return signing.Run, nil
 		}})
 	}
+	if on(ControllerResourceQuota) {
+		list = append(list, l.quotaController(client))
+	}
 	return list
+}
+
+// quotaController keeps quotas' status, for the ResourceQuota admission
+// plugin, which refuses what a quota without one would count. Made now,
+// so that start-informers starts its informers.
+func (l loopbackClients) quotaController(client kubernetes.Interface) inServerController {
+	meta, err := metadata.NewForConfig(finishing(l.loopback))
+	var quotas *resourcequota.Controller
+	if err == nil {
+		mapper := restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(client.Discovery()))
+		quotas, err = resourcequota.New(resourcequota.Config{Client: client.CoreV1(), Factory: l.factory, Metadata: meta, Mapper: mapper})
+	}
+	return inServerController{ControllerResourceQuota, func(*rest.Config) (func(context.Context), error) {
+		if err != nil {
+			return nil, err
+		}
+		return quotas.Run, nil
+	}}
 }
 
 // waitForSync waits until every informer factory has started has synced,

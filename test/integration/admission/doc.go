@@ -16,5 +16,6 @@ limitations under the License.
 
 // Package admission tests admission webhooks and admission policies
 // end to end: real TLS webhook servers in the test process, called by an
-// in-process server for built-in types and custom resources alike.
+// in-process server for built-in types and custom resources alike; and
+// the built-in plugins a client sees (PodSecurity, LimitRanger).
 package admission

@@ -64,7 +64,7 @@ func TestControlPlane(t *testing.T) {
 		t.Errorf("the server logged errors:\n%s", strings.Join(errs, "\n"))
 	}
 	hooks := c.kubectl(t, "get", "--raw", "/readyz?verbose")
-	for _, inServer := range []string{"namespace-controller", "namespace-defaults", "clusterrole-aggregation", "garbage-collector", "validatingadmissionpolicy-status", "csrsigning-controller"} {
+	for _, inServer := range []string{"namespace-controller", "namespace-defaults", "clusterrole-aggregation", "garbage-collector", "validatingadmissionpolicy-status", "csrsigning-controller", "resourcequota-controller"} {
 		if strings.Contains(hooks, "poststarthook/"+inServer+" ") {
 			t.Errorf("the server runs its %s:\n%s", inServer, hooks)
 		}
