@@ -14,6 +14,8 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-// Package auth decides what an identity may do as kube-apiserver's RBAC
-// authorizer does, and holds the default roles and bindings it bootstraps.
+// Package auth authenticates requests as kube-apiserver does (client
+// certificates, token file, service account tokens), decides what an
+// identity may do as its authorizers do (RBAC, AlwaysAllow, AlwaysDeny),
+// and holds the default roles and bindings RBAC bootstraps.
 package auth

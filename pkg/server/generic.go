@@ -85,7 +85,7 @@ func (c CompletedConfig) genericConfig(ctx context.Context, backend *storageback
 	logger := klog.FromContext(ctx)
 	gc.BuildHandlerChainFunc = func(h http.Handler, c *genericapiserver.Config) http.Handler {
 		// The authenticator is complete now, loopback token included.
-		c.Authentication.Authenticator = quietFailures(c.Authentication.Authenticator)
+		c.Authentication.Authenticator = auth.QuietFailures(c.Authentication.Authenticator)
 		if faults != nil { // after authentication and impersonation: rules match the user
 			h = faults.Handler(h, api.Codecs)
 		}
@@ -111,11 +111,11 @@ func (c CompletedConfig) genericConfig(ctx context.Context, backend *storageback
 	if err != nil {
 		return nil, err
 	}
-	if err := c.authenticate(gc, parts, clientLookup{client}); err != nil {
+	if err := c.authenticate(gc, parts, auth.ClientLookup{Client: client}); err != nil {
 		return nil, err
 	}
 	parts.factory = informers.NewSharedInformerFactory(client, 0)
-	if gc.Authorization.Authorizer, gc.RuleResolver, err = newAuthorizer(c.Options.AuthorizationMode, parts.factory); err != nil {
+	if gc.Authorization.Authorizer, gc.RuleResolver, err = auth.NewAuthorizer(c.Options.AuthorizationMode, parts.factory); err != nil {
 		return nil, err
 	}
 	// Complete adds the loopback token (AuthorizeClientBearerToken).
@@ -157,10 +157,10 @@ func (c CompletedConfig) authenticate(gc *genericapiserver.Config, parts *generi
 	parts.serviceAccounts = &auth.ServiceAccountTokens{Key: s.ServiceAccounts.Signer, PublicKeys: s.ServiceAccounts.PublicKeys,
 		Issuers: s.ServiceAccounts.Issuers, Audiences: s.APIAudiences, Lookup: lookup}
 	var err error
-	if parts.tokens, err = newTokenAuthenticator(s.AdminToken, c.Options.TokenAuthFile, parts.serviceAccounts); err != nil {
+	if parts.tokens, err = auth.NewTokenAuthenticator(s.AdminToken, c.Options.TokenAuthFile, parts.serviceAccounts); err != nil {
 		return err
 	}
-	gc.Authentication.Authenticator = newAuthenticator(s.ClientCA, parts.tokens, s.Anonymous)
+	gc.Authentication.Authenticator = auth.NewAuthenticator(s.ClientCA, parts.tokens, s.Anonymous)
 	return nil
 }
 

@@ -31,6 +31,7 @@ import (
 	genericoptions "k8s.io/apiserver/pkg/server/options"
 
 	"github.com/miniapiserver/miniapiserver/pkg/admission/defaulttolerationseconds"
+	"github.com/miniapiserver/miniapiserver/pkg/auth"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/pod"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/service"
 	"github.com/miniapiserver/miniapiserver/pkg/server/manifests"
@@ -183,7 +184,7 @@ func NewOptions() *Options {
 		BindAddress:             "127.0.0.1",
 		SecurePort:              6443,
 		EtcdPrefix:              storage.DefaultPrefix,
-		AuthorizationMode:       AuthorizationRBAC,
+		AuthorizationMode:       auth.AuthorizationRBAC,
 		Controllers:             []string{"*"},
 		ServiceRanges:           service.DefaultRanges,
 		WatchCache:              true,
@@ -225,7 +226,7 @@ func (o *Options) Validate() error {
 	if o.WatchCacheHistorySize < 1 {
 		errs = append(errs, fmt.Errorf("--watch-cache-history-size %d must be positive", o.WatchCacheHistorySize))
 	}
-	if _, err := authorizationModes(o.AuthorizationMode); err != nil {
+	if _, err := auth.AuthorizationModes(o.AuthorizationMode); err != nil {
 		errs = append(errs, err)
 	}
 	errs = append(errs, validateControllers(o.Controllers)...)

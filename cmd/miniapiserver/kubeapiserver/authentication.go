@@ -30,6 +30,7 @@ import (
 	"k8s.io/client-go/util/keyutil"
 	cliflag "k8s.io/component-base/cli/flag"
 
+	"github.com/miniapiserver/miniapiserver/pkg/auth"
 	"github.com/miniapiserver/miniapiserver/pkg/server"
 )
 
@@ -216,7 +217,7 @@ func (o *authorizationOptions) AddFlags(fs *pflag.FlagSet) {
 // as upstream.
 func (o *authorizationOptions) mode() string {
 	if len(o.Modes) == 0 {
-		return server.AuthorizationAlwaysAllow
+		return auth.AuthorizationAlwaysAllow
 	}
 	return strings.Join(o.Modes, ",")
 }

@@ -34,6 +34,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
+	"github.com/miniapiserver/miniapiserver/pkg/auth"
 	"github.com/miniapiserver/miniapiserver/pkg/server"
 	"github.com/miniapiserver/miniapiserver/pkg/testserver"
 )
@@ -68,8 +69,8 @@ func TestTokenFileAndAlwaysAllow(t *testing.T) {
 		mode    string
 		wantErr string
 	}{
-		{server.AuthorizationRBAC, `secrets is forbidden: User "carol" cannot list resource "secrets" in API group "" in the namespace "default"`},
-		{server.AuthorizationAlwaysAllow, ""},
+		{auth.AuthorizationRBAC, `secrets is forbidden: User "carol" cannot list resource "secrets" in API group "" in the namespace "default"`},
+		{auth.AuthorizationAlwaysAllow, ""},
 	} {
 		t.Run(tc.mode, func(t *testing.T) {
 			s := testserver.Start(t, func(o *server.Options) { o.TokenAuthFile, o.AuthorizationMode = tokens, tc.mode })
