@@ -182,3 +182,25 @@ func TestTable(t *testing.T) {
 			Want: []any{"etcd-0", "Unknown", "", ""}},
 	)
 }
+
+// TestListOfServers: upstream's components probed at once, with what the
+// race detector sees of their clients (whether anything listens on their
+// ports here or not).
+func TestListOfServers(t *testing.T) {
+	r := NewStorage(Servers("kube-probe/1.37"))["componentstatuses"].(*REST)
+	for range 2 {
+		obj, err := r.List(t.Context(), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		list := obj.(*corev1.ComponentStatusList)
+		if diff := cmp.Diff([]string{"controller-manager", "scheduler"}, names(list)); diff != "" {
+			t.Errorf("names (-want +got):\n%s", diff)
+		}
+		for _, s := range list.Items {
+			if c := s.Conditions[0]; c.Status == corev1.ConditionUnknown {
+				t.Errorf("%s: got %+v, want True or False", s.Name, c)
+			}
+		}
+	}
+}

@@ -59,10 +59,9 @@ type Server interface {
 // certificates unchecked), and etcd-0, etcd-1, ... for each storage
 // config; userAgent is what the HTTP probes send ("kube-probe/1.37").
 func Servers(userAgent string, etcd ...storagebackend.Config) map[string]Server {
-	insecure := &tls.Config{InsecureSkipVerify: true}
 	servers := map[string]Server{
-		"controller-manager": &HTTPServer{EnableHTTPS: true, TLSConfig: insecure, Addr: "127.0.0.1", Port: 10257, Path: "/healthz", UserAgent: userAgent},
-		"scheduler":          &HTTPServer{EnableHTTPS: true, TLSConfig: insecure, Addr: "127.0.0.1", Port: 10259, Path: "/healthz", UserAgent: userAgent},
+		"controller-manager": &HTTPServer{EnableHTTPS: true, TLSConfig: &tls.Config{InsecureSkipVerify: true}, Addr: "127.0.0.1", Port: 10257, Path: "/healthz", UserAgent: userAgent},
+		"scheduler":          &HTTPServer{EnableHTTPS: true, TLSConfig: &tls.Config{InsecureSkipVerify: true}, Addr: "127.0.0.1", Port: 10259, Path: "/healthz", UserAgent: userAgent},
 	}
 	for i, cfg := range etcd {
 		servers[fmt.Sprintf("etcd-%d", i)] = &EtcdServer{Config: cfg}
@@ -91,8 +90,9 @@ var _ Server = &HTTPServer{}
 func (s *HTTPServer) DoServerCheck(ctx context.Context) (Result, string, error) {
 	s.once.Do(func() {
 		// Upstream's dialer also shortens TIME-WAIT (SO_LINGER), for the
-		// kubelet's many probes; nothing else differs.
-		transport := utilnet.SetTransportDefaults(&http.Transport{TLSClientConfig: s.TLSConfig, DisableKeepAlives: true,
+		// kubelet's many probes; nothing else differs. The TLS config is
+		// cloned: configuring HTTP/2 writes to it.
+		transport := utilnet.SetTransportDefaults(&http.Transport{TLSClientConfig: s.TLSConfig.Clone(), DisableKeepAlives: true,
 			Proxy: http.ProxyURL(nil), DisableCompression: true})
 		s.client = &http.Client{Timeout: probeTimeout, Transport: transport}
 	})
