@@ -141,17 +141,17 @@ var table = registry.Table{
 	},
 	Cells: func(obj runtime.Object) []any {
 		cs := obj.(*corev1.ComponentStatus)
-		status, message, errorMessage := "Unknown", "", ""
+		health, message, errorMessage := "Unknown", "", ""
 		for _, c := range cs.Conditions {
 			if c.Type == corev1.ComponentHealthy {
-				status = "Unhealthy"
+				health = "Unhealthy"
 				if c.Status == corev1.ConditionTrue {
-					status = "Healthy"
+					health = "Healthy"
 				}
 				message, errorMessage = c.Message, c.Error
 				break
 			}
 		}
-		return []any{cs.Name, status, message, errorMessage}
+		return []any{cs.Name, health, message, errorMessage}
 	},
 }
