@@ -36,6 +36,7 @@ import (
 	resourcev1 "k8s.io/api/resource/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
 	storagev1 "k8s.io/api/storage/v1"
+	storagemigrationv1 "k8s.io/api/storagemigration/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -71,6 +72,7 @@ var StorageVersions = []schema.GroupVersion{
 	resourcev1.SchemeGroupVersion,
 	admissionregistrationv1.SchemeGroupVersion,
 	certificatesv1.SchemeGroupVersion,
+	storagemigrationv1.SchemeGroupVersion,
 }
 
 // internalTypes are the served types registered again as the internal
@@ -101,6 +103,7 @@ var internalTypes = []struct {
 		&corev1.ResourceQuota{}, &corev1.ResourceQuotaList{},
 		&corev1.LimitRange{}, &corev1.LimitRangeList{},
 		&corev1.ReplicationController{}, &corev1.ReplicationControllerList{},
+		&corev1.ComponentStatus{}, &corev1.ComponentStatusList{},
 	}},
 	{coordinationv1.GroupName, []runtime.Object{&coordinationv1.Lease{}, &coordinationv1.LeaseList{}}},
 	{appsv1.GroupName, []runtime.Object{
@@ -159,6 +162,7 @@ var internalTypes = []struct {
 		&certificatesv1.CertificateSigningRequest{}, &certificatesv1.CertificateSigningRequestList{},
 		&certificatesv1.ClusterTrustBundle{}, &certificatesv1.ClusterTrustBundleList{},
 	}},
+	{storagemigrationv1.GroupName, []runtime.Object{&storagemigrationv1.StorageVersionMigration{}, &storagemigrationv1.StorageVersionMigrationList{}}},
 	{eventsv1.GroupName, []runtime.Object{&corev1.Event{}, &corev1.EventList{}}},
 	// The reviews, which are only created (and TokenRequest, the
 	// serviceaccounts/token subresource's kind).
@@ -196,6 +200,7 @@ func AddToScheme(s *runtime.Scheme) error {
 		eventsv1.AddToScheme,
 		admissionregistrationv1.AddToScheme,
 		certificatesv1.AddToScheme,
+		storagemigrationv1.AddToScheme,
 		addDefaultingFuncs,
 		addEventConversions,
 		addAutoscalingConversions,

@@ -32,6 +32,7 @@ import (
 	policyv1 "k8s.io/api/policy/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
 	storagev1 "k8s.io/api/storage/v1"
+	storagemigrationv1 "k8s.io/api/storagemigration/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
@@ -72,6 +73,10 @@ func TestSchemeKnowsServedTypesInBothVersions(t *testing.T) {
 			certificatesv1.SchemeGroupVersion.WithKind("CertificateSigningRequest"), internal(certificatesv1.GroupName).WithKind("CertificateSigningRequest")}},
 		{name: "cluster trust bundle list", obj: &certificatesv1.ClusterTrustBundleList{}, want: []schema.GroupVersionKind{
 			certificatesv1.SchemeGroupVersion.WithKind("ClusterTrustBundleList"), internal(certificatesv1.GroupName).WithKind("ClusterTrustBundleList")}},
+		{name: "storage version migration", obj: &storagemigrationv1.StorageVersionMigration{}, want: []schema.GroupVersionKind{
+			storagemigrationv1.SchemeGroupVersion.WithKind("StorageVersionMigration"), internal(storagemigrationv1.GroupName).WithKind("StorageVersionMigration")}},
+		{name: "component status list", obj: &corev1.ComponentStatusList{}, want: []schema.GroupVersionKind{
+			corev1.SchemeGroupVersion.WithKind("ComponentStatusList"), internalCore.WithKind("ComponentStatusList")}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -138,7 +143,7 @@ func TestStorageVersions(t *testing.T) {
 	want := map[string]string{"": "v1", "coordination.k8s.io": "v1", "apps": "v1", "autoscaling": "v2", "batch": "v1",
 		"discovery.k8s.io": "v1", "networking.k8s.io": "v1", "node.k8s.io": "v1", "policy": "v1",
 		"rbac.authorization.k8s.io": "v1", "scheduling.k8s.io": "v1", "storage.k8s.io": "v1", "resource.k8s.io": "v1", "admissionregistration.k8s.io": "v1",
-		"certificates.k8s.io": "v1"}
+		"certificates.k8s.io": "v1", "storagemigration.k8s.io": "v1"}
 	if len(StorageVersions) != len(want) {
 		t.Fatalf("StorageVersions: got %v, want one per group of %v", StorageVersions, want)
 	}

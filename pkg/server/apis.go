@@ -41,6 +41,7 @@ import (
 	resourcev1 "k8s.io/api/resource/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
 	storagev1 "k8s.io/api/storage/v1"
+	storagemigrationv1 "k8s.io/api/storagemigration/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apiserver/pkg/authentication/authenticator"
@@ -49,6 +50,7 @@ import (
 	"k8s.io/apiserver/pkg/registry/generic"
 	"k8s.io/apiserver/pkg/registry/rest"
 	genericapiserver "k8s.io/apiserver/pkg/server"
+	"k8s.io/apiserver/pkg/storage/storagebackend"
 
 	"github.com/miniapiserver/miniapiserver/pkg/api"
 	"github.com/miniapiserver/miniapiserver/pkg/auth"
@@ -58,6 +60,7 @@ import (
 	"github.com/miniapiserver/miniapiserver/pkg/registry/batch"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/certificatesigningrequest"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/clustertrustbundle"
+	"github.com/miniapiserver/miniapiserver/pkg/registry/componentstatus"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/configmap"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/controllerrevision"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/csidriver"
@@ -92,9 +95,11 @@ import (
 	"github.com/miniapiserver/miniapiserver/pkg/registry/serviceaccount"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/servicecidr"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/storageclass"
+	"github.com/miniapiserver/miniapiserver/pkg/registry/storageversionmigration"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/volumeattachment"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/volumeattributesclass"
 	"github.com/miniapiserver/miniapiserver/pkg/server/encoding"
+	"github.com/miniapiserver/miniapiserver/pkg/version"
 	"github.com/miniapiserver/miniapiserver/pkg/watchcache"
 )
 
@@ -121,6 +126,7 @@ var apiGroups = []struct {
 	{storagev1.GroupName, []storageFunc{storageclass.NewStorage, csidriver.NewStorage, csinode.NewStorage, csistoragecapacity.NewStorage,
 		volumeattachment.NewStorage, volumeattributesclass.NewStorage}},
 	{resourcev1.GroupName, []storageFunc{dra.NewStorage}},
+	{storagemigrationv1.GroupName, []storageFunc{storageversionmigration.NewStorage}},
 }
 
 // identity is what the APIs that authenticate and authorize answer with:
@@ -145,10 +151,11 @@ func (id identity) issue(sa *corev1.ServiceAccount, audiences []string, ttl time
 
 // installAPIs serves core/v1 under /api and the other groups under /apis;
 // lists from the watch caches are encoded from their items' kept
-// encodings, which encodings hands over (nil without watch caches). It
-// returns the namespaced resources, which the namespace controller empties.
+// encodings, which encodings hands over (nil without watch caches);
+// componentstatuses probe etcd. It returns the namespaced resources, which
+// the namespace controller empties.
 func installAPIs(s *genericapiserver.GenericAPIServer, optsGetter generic.RESTOptionsGetter, encodings *watchcache.Encodings, id identity, ranges service.Ranges,
-	kubelet KubeletOptions) (namespaced []schema.GroupVersionResource, services *service.Storage, err error) {
+	kubelet KubeletOptions, etcd storagebackend.Config) (namespaced []schema.GroupVersionResource, services *service.Storage, err error) {
 	core := genericapiserver.NewDefaultAPIGroupInfo("", api.Scheme, api.ParameterCodec, api.Codecs)
 	core.NegotiatedSerializer = encoding.WithCachedListEncoding(core.NegotiatedSerializer, encodings)
 	// Services record their cluster IPs as networking.k8s.io IPAddresses.
@@ -168,6 +175,8 @@ func installAPIs(s *genericapiserver.GenericAPIServer, optsGetter generic.RESTOp
 		return nil, nil, err
 	}
 	maps.Copy(coreStorage, services.Map())
+	v := version.Get()
+	maps.Copy(coreStorage, componentstatus.NewStorage(componentstatus.Servers("kube-probe/"+v.Major+"."+v.Minor, etcd)))
 	// Pods are evicted as their PodDisruptionBudgets allow.
 	budgets, err := poddisruptionbudget.NewStorage(optsGetter)
 	if err != nil {

@@ -206,7 +206,7 @@ func (c CompletedConfig) New(ctx context.Context) (s *Server, err error) {
 	}()
 	namespaced, services, err := installAPIs(generic, gc.RESTOptionsGetter, encodings,
 		identity{authorizer: gc.Authorization.Authorizer, rules: gc.RuleResolver, tokens: parts.tokens, serviceAccounts: parts.serviceAccounts},
-		o.ServiceRanges, o.Kubelet)
+		o.ServiceRanges, o.Kubelet, *backend)
 	if err != nil {
 		return nil, err
 	}

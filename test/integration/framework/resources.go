@@ -114,6 +114,8 @@ var ServedResources = []ServedResource{
 	{GVR: GVR("resource.k8s.io", "resourceclaimtemplates"), Kind: "ResourceClaimTemplate", Body: map[string]any{"spec": map[string]any{"spec": claimSpec}}},
 	{GVR: GVR("resource.k8s.io", "resourceslices"), Kind: "ResourceSlice", Cluster: true, Body: map[string]any{"spec": map[string]any{
 		"driver": "gpu.example.com", "pool": map[string]any{"name": "pool", "resourceSliceCount": int64(1)}, "allNodes": true}}},
+	{GVR: GVR("storagemigration.k8s.io", "storageversionmigrations"), Kind: "StorageVersionMigration", Cluster: true, Body: map[string]any{"spec": map[string]any{
+		"resource": map[string]any{"group": "apps", "resource": "deployments"}}}},
 }
 
 // claimSpec asks for one device of a class.
