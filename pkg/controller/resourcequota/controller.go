@@ -37,6 +37,7 @@ import (
 	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
 	corev1listers "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/metadata"
+	"k8s.io/client-go/metadata/metadatainformer"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/utils/clock"
@@ -66,13 +67,23 @@ var watched = []schema.GroupVersionResource{
 	corev1.SchemeGroupVersion.WithResource("resourcequotas"),
 }
 
+// counted are the watched resources quotas only count (count/<resource>
+// and upstream's legacy names): their informers hold their metadata only,
+// not a second copy of every ConfigMap's and Secret's data.
+var counted = map[schema.GroupVersionResource]bool{
+	corev1.SchemeGroupVersion.WithResource("configmaps"):             true,
+	corev1.SchemeGroupVersion.WithResource("secrets"):                true,
+	corev1.SchemeGroupVersion.WithResource("replicationcontrollers"): true,
+}
+
 // Config is what New needs.
 type Config struct {
 	Client corev1client.ResourceQuotasGetter
 	// Factory's informers of the watched resources are made by New, so
 	// they start with the factory.
 	Factory informers.SharedInformerFactory
-	// Metadata and Mapper count other resources (count/<resource>.<group>)
+	// Metadata's informers, started by Run, hold the counted resources;
+	// with Mapper, it counts other resources (count/<resource>.<group>)
 	// with a live list.
 	Metadata metadata.Interface
 	Mapper   meta.ResettableRESTMapper
@@ -86,6 +97,7 @@ type Controller struct {
 	client   corev1client.ResourceQuotasGetter
 	quotas   corev1listers.ResourceQuotaLister
 	synced   []cache.InformerSynced
+	counted  metadatainformer.SharedInformerFactory
 	registry quota.Registry
 	ignored  map[schema.GroupResource]struct{}
 	others   *liveListers
@@ -105,8 +117,15 @@ func New(c Config) (*Controller, error) {
 	if c.Clock == nil {
 		c.Clock = clock.RealClock{}
 	}
+	countedInformers := metadatainformer.NewSharedInformerFactory(c.Metadata, 0)
+	informer := func(gvr schema.GroupVersionResource) (informers.GenericInformer, error) {
+		if counted[gvr] {
+			return countedInformers.ForResource(gvr), nil
+		}
+		return c.Factory.ForResource(gvr)
+	}
 	listers := func(gvr schema.GroupVersionResource) (cache.GenericLister, error) {
-		i, err := c.Factory.ForResource(gvr)
+		i, err := informer(gvr)
 		if err != nil {
 			return nil, err
 		}
@@ -116,6 +135,7 @@ func New(c Config) (*Controller, error) {
 	ctl := &Controller{
 		client:   c.Client,
 		quotas:   c.Factory.Core().V1().ResourceQuotas().Lister(),
+		counted:  countedInformers,
 		registry: generic.NewRegistry(config.Evaluators()),
 		ignored:  config.IgnoredResources(),
 		others:   &liveListers{meta: c.Metadata, mapper: c.Mapper},
@@ -151,7 +171,7 @@ func New(c Config) (*Controller, error) {
 		}
 	}
 	for _, gvr := range watched {
-		i, err := c.Factory.ForResource(gvr)
+		i, err := informer(gvr)
 		if err != nil {
 			return nil, err
 		}
@@ -217,6 +237,8 @@ func (c *Controller) Run(ctx context.Context) {
 	var resyncing sync.WaitGroup
 	defer resyncing.Wait()
 	resyncing.Go(func() { c.resyncEvery(ctx) })
+	c.counted.Start(ctx.Done())
+	defer c.counted.Shutdown()
 	worker.Run(ctx, c.queue, c.synced, c.sync, "ResourceQuota status not updated yet", "resourceQuota")
 }
 
