@@ -102,6 +102,7 @@ func NewAdmissionOptions(enable, disable []string) *genericoptions.AdmissionOpti
 // synced (see deferredAdmission); until then, requests wait for it.
 func addAdmission(gc *genericapiserver.Config, plugins *genericoptions.AdmissionOptions, settings pluginSettings, factory informers.SharedInformerFactory, client kubernetes.Interface, loopback *rest.Config, services webhook.ServiceResolver, ready <-chan struct{}) (*deferredAdmission, error) {
 	done := settings.done
+	settings.drained = gc.DrainedNotify()
 	dynamicClient, err := dynamic.NewForConfig(loopback)
 	if err != nil {
 		return nil, err
@@ -275,7 +276,10 @@ func (l lazySchemas) ResolveSchema(gvk schema.GroupVersionKind) (*spec.Schema, e
 // (the reviews, which are not stored and which a policy could use to lock
 // everyone out), and the default tolerations' seconds.
 type pluginSettings struct {
-	done                  <-chan struct{}
+	done <-chan struct{}
+	// drained closes once the server has answered the requests in flight
+	// at its stop (the generic config's DrainedNotify, set by addAdmission).
+	drained               <-chan struct{}
 	notReady, unreachable int64
 }
 
@@ -284,7 +288,15 @@ func (s pluginSettings) Initialize(plugin admission.Interface) {
 		p.SetDefaultTolerationSeconds(s.notReady, s.unreachable)
 	}
 	if p, ok := plugin.(initializer.WantsDrainedNotification); ok {
-		p.SetDrainedNotification(s.done)
+		stop := s.done
+		if _, quota := plugin.(initializer.WantsQuotaConfiguration); quota && s.drained != nil {
+			// Its workers evaluate the requests in flight: they stop once
+			// those are answered (upstream's drained notification), not
+			// with the informers, else a create in flight at the stop
+			// would fail with "resource quota evaluation timed out".
+			stop = s.drained
+		}
+		p.SetDrainedNotification(stop)
 	}
 	// After the stop channel, which the quota plugin's evaluator needs.
 	resourcequota.Initialize(plugin)
