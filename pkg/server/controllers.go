@@ -311,7 +311,7 @@ func (l loopbackClients) quotaController(client kubernetes.Interface) inServerCo
 	var quotas *resourcequota.Controller
 	if err == nil {
 		mapper := restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(client.Discovery()))
-		quotas, err = resourcequota.New(resourcequota.Config{Client: client.CoreV1(), Factory: l.factory, Metadata: meta, Mapper: mapper})
+		quotas, err = resourcequota.New(resourcequota.Config{Client: client, Factory: l.factory, Metadata: meta, Mapper: mapper})
 	}
 	return inServerController{ControllerResourceQuota, func(*rest.Config) (func(context.Context), error) {
 		if err != nil {

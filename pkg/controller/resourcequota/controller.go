@@ -34,6 +34,7 @@ import (
 	quota "k8s.io/apiserver/pkg/quota/v1"
 	"k8s.io/apiserver/pkg/quota/v1/generic"
 	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
 	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
 	corev1listers "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/metadata"
@@ -78,9 +79,11 @@ var counted = map[schema.GroupVersionResource]bool{
 
 // Config is what New needs.
 type Config struct {
-	Client corev1client.ResourceQuotasGetter
-	// Factory's informers of the watched resources are made by New, so
-	// they start with the factory.
+	// Client writes quotas' status, and the controller's own informers
+	// list and watch through it.
+	Client kubernetes.Interface
+	// Factory is the server's: its quotas informer, made by New, starts
+	// with it.
 	Factory informers.SharedInformerFactory
 	// Metadata's informers, started by Run, hold the counted resources;
 	// with Mapper, it counts other resources (count/<resource>.<group>)
@@ -94,16 +97,21 @@ type Config struct {
 
 // Controller keeps quotas' status.
 type Controller struct {
-	client   corev1client.ResourceQuotasGetter
-	quotas   corev1listers.ResourceQuotaLister
-	synced   []cache.InformerSynced
-	counted  metadatainformer.SharedInformerFactory
-	registry quota.Registry
-	ignored  map[schema.GroupResource]struct{}
-	others   *liveListers
-	resync   time.Duration
-	clock    clock.WithTicker
-	queue    workqueue.TypedRateLimitingInterface[string]
+	client corev1client.ResourceQuotasGetter
+	quotas corev1listers.ResourceQuotaLister
+	synced []cache.InformerSynced
+	// owned and counted hold the watched resources once firstQuota is
+	// closed (by seenQuota).
+	owned      informers.SharedInformerFactory
+	counted    metadatainformer.SharedInformerFactory
+	firstQuota chan struct{}
+	seenOnce   sync.Once
+	registry   quota.Registry
+	ignored    map[schema.GroupResource]struct{}
+	others     *liveListers
+	resync     time.Duration
+	clock      clock.WithTicker
+	queue      workqueue.TypedRateLimitingInterface[string]
 }
 
 // New returns the controller.
@@ -117,12 +125,18 @@ func New(c Config) (*Controller, error) {
 	if c.Clock == nil {
 		c.Clock = clock.RealClock{}
 	}
+	// The watched resources' informers are the controller's own, started
+	// once a quota exists (see Run); the quotas' are the server's.
+	owned := informers.NewSharedInformerFactory(c.Client, 0)
 	countedInformers := metadatainformer.NewSharedInformerFactory(c.Metadata, 0)
 	informer := func(gvr schema.GroupVersionResource) (informers.GenericInformer, error) {
-		if counted[gvr] {
+		switch {
+		case gvr == corev1.SchemeGroupVersion.WithResource("resourcequotas"):
+			return c.Factory.ForResource(gvr)
+		case counted[gvr]:
 			return countedInformers.ForResource(gvr), nil
 		}
-		return c.Factory.ForResource(gvr)
+		return owned.ForResource(gvr)
 	}
 	listers := func(gvr schema.GroupVersionResource) (cache.GenericLister, error) {
 		i, err := informer(gvr)
@@ -133,14 +147,16 @@ func New(c Config) (*Controller, error) {
 	}
 	config := resourcequota.NewConfiguration(listers, c.Clock)
 	ctl := &Controller{
-		client:   c.Client,
-		quotas:   c.Factory.Core().V1().ResourceQuotas().Lister(),
-		counted:  countedInformers,
-		registry: generic.NewRegistry(config.Evaluators()),
-		ignored:  config.IgnoredResources(),
-		others:   &liveListers{meta: c.Metadata, mapper: c.Mapper},
-		resync:   c.Resync,
-		clock:    c.Clock,
+		client:     c.Client.CoreV1(),
+		quotas:     c.Factory.Core().V1().ResourceQuotas().Lister(),
+		owned:      owned,
+		counted:    countedInformers,
+		firstQuota: make(chan struct{}),
+		registry:   generic.NewRegistry(config.Evaluators()),
+		ignored:    config.IgnoredResources(),
+		others:     &liveListers{meta: c.Metadata, mapper: c.Mapper},
+		resync:     c.Resync,
+		clock:      c.Clock,
 		queue: workqueue.NewTypedRateLimitingQueueWithConfig(
 			workqueue.NewTypedItemExponentialFailureRateLimiter[string](10*time.Millisecond, 5*time.Second),
 			workqueue.TypedRateLimitingQueueConfig[string]{Name: "resourcequota"}),
@@ -150,7 +166,10 @@ func New(c Config) (*Controller, error) {
 	// before the object is stored, and a recount from informers that have
 	// not yet seen it would take that back, as upstream's filter avoids.
 	_, err := quotas.AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc: ctl.enqueue,
+		AddFunc: func(obj any) {
+			ctl.seenQuota()
+			ctl.enqueue(obj)
+		},
 		UpdateFunc: func(old, obj any) {
 			o, n := old.(*corev1.ResourceQuota), obj.(*corev1.ResourceQuota)
 			if !quota.Equals(o.Spec.Hard, n.Spec.Hard) || !quota.Equals(n.Spec.Hard, n.Status.Hard) {
@@ -232,15 +251,29 @@ func (c *Controller) enqueueNamespace(ns string) {
 	}
 }
 
-// Run keeps quotas' status until ctx ends.
+// Run keeps quotas' status until ctx ends. Until the first quota, it
+// watches nothing but quotas: most servers never have one, and the
+// informers of what quotas count would hold a copy of every Pod,
+// Service and claim, and the metadata of every ConfigMap and Secret.
 func (c *Controller) Run(ctx context.Context) {
+	select {
+	case <-c.firstQuota:
+	case <-ctx.Done():
+		c.queue.ShutDown()
+		return
+	}
+	c.owned.Start(ctx.Done())
+	defer c.owned.Shutdown()
+	c.counted.Start(ctx.Done())
+	defer c.counted.Shutdown()
 	var resyncing sync.WaitGroup
 	defer resyncing.Wait()
 	resyncing.Go(func() { c.resyncEvery(ctx) })
-	c.counted.Start(ctx.Done())
-	defer c.counted.Shutdown()
 	worker.Run(ctx, c.queue, c.synced, c.sync, "ResourceQuota status not updated yet", "resourceQuota")
 }
+
+// seenQuota lets Run start, once a quota exists.
+func (c *Controller) seenQuota() { c.seenOnce.Do(func() { close(c.firstQuota) }) }
 
 func (c *Controller) resyncEvery(ctx context.Context) {
 	defer utilruntime.HandleCrash()

@@ -32,13 +32,18 @@ import (
 
 // TestResourceQuota: as kube-apiserver 1.37's ResourceQuota admission
 // with kube-controller-manager's resourcequota controller (the
-// in-server one here): creating past a quota's pods or count/configmaps
-// is refused with upstream's message and 403 Forbidden, a deleted pod
-// frees its place, and a quota of requests.cpu makes containers name
-// it. Negative controls: with the plugin disabled the pod past the quota
-// is created; so it is without the controller, as on kube-apiserver
-// without kube-controller-manager: the quota gets no status.hard, and
-// the plugin enforces only what status.hard holds.
+// in-server one here): a quota of requests.cpu makes containers name it
+// and adds up what they request; creating past a quota's pods or
+// count/configmaps is refused with upstream's message and 403 Forbidden,
+// and a deleted pod frees its place. Negative controls: with the plugin
+// disabled the pod past the quota is created; so it is without the
+// controller, as on kube-apiserver without kube-controller-manager: the
+// quota gets no status.hard, and the plugin enforces only what
+// status.hard holds.
+//
+// Admission reads quotas from its informer, which may be behind what a
+// GET answers (as kube-apiserver's): each refusal is first awaited with
+// dry runs, which change nothing.
 func TestResourceQuota(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
@@ -60,21 +65,47 @@ func TestResourceQuota(t *testing.T) {
 			s := testserver.Start(t, tc.opts)
 			client := kubernetes.NewForConfigOrDie(s.Config)
 			ns := framework.CreateNamespace(t, client)
-			q := &corev1.ResourceQuota{ObjectMeta: metav1.ObjectMeta{Name: "q"}, Spec: corev1.ResourceQuotaSpec{Hard: corev1.ResourceList{
-				corev1.ResourcePods: resource.MustParse("2"),
-			}}}
-			if _, err := client.CoreV1().ResourceQuotas(ns).Create(t.Context(), q, metav1.CreateOptions{}); err != nil {
-				t.Fatal(err)
+			pods := client.CoreV1().Pods(ns)
+			create := func(name, cpu string) func(dryRun bool) error {
+				return func(dryRun bool) error {
+					opts := metav1.CreateOptions{}
+					if dryRun {
+						opts.DryRun = []string{metav1.DryRunAll}
+					}
+					var limits corev1.ResourceList
+					if cpu != "" {
+						limits = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(cpu)}
+					}
+					_, err := pods.Create(t.Context(), podNeeding(name, limits), opts)
+					return err
+				}
 			}
-			if !tc.noController {
-				waitForQuota(t, client, ns, "q", corev1.ResourcePods, "0")
+			// One after the other: the informer that has the second's
+			// status has the first's.
+			for _, hard := range []corev1.ResourceList{{corev1.ResourcePods: resource.MustParse("2")}, {corev1.ResourceRequestsCPU: resource.MustParse("1")}} {
+				q := &corev1.ResourceQuota{ObjectMeta: metav1.ObjectMeta{Name: "q"}, Spec: corev1.ResourceQuotaSpec{Hard: hard}}
+				if _, cpu := hard[corev1.ResourceRequestsCPU]; cpu {
+					q.Name = "cpu"
+				}
+				if _, err := client.CoreV1().ResourceQuotas(ns).Create(t.Context(), q, metav1.CreateOptions{}); err != nil {
+					t.Fatal(err)
+				}
+				if !tc.noController {
+					for r := range hard {
+						waitForQuota(t, client, ns, q.Name, r, "0")
+					}
+				}
+			}
+			if !tc.admitted {
+				refused(t, create("none", ""), `pods "none" is forbidden: failed quota: cpu: must specify requests.cpu for: c`)
+				checkRefused(t, create("big", "1500m")(false), false, `pods "big" is forbidden: exceeded quota: cpu, requested: requests.cpu=1500m, used: requests.cpu=0, limited: requests.cpu=1`)
 			}
 			for _, name := range []string{"p1", "p2"} {
-				if _, err := client.CoreV1().Pods(ns).Create(t.Context(), podNeeding(name, nil), metav1.CreateOptions{}); err != nil {
+				if err := create(name, "100m")(false); err != nil {
 					t.Fatal(err)
 				}
 			}
-			_, err := client.CoreV1().Pods(ns).Create(t.Context(), podNeeding("p3", nil), metav1.CreateOptions{})
+			err := create("p3", "100m")(false)
 			checkRefused(t, err, tc.admitted, `pods "p3" is forbidden: exceeded quota: q, requested: pods=1, used: pods=2, limited: pods=2`)
 			if tc.noController {
 				if got, err := client.CoreV1().ResourceQuotas(ns).Get(t.Context(), "q", metav1.GetOptions{}); err != nil || got.Status.Hard != nil || got.Status.Used != nil {
@@ -84,63 +115,49 @@ func TestResourceQuota(t *testing.T) {
 			if tc.admitted {
 				return
 			}
-			waitForQuota(t, client, ns, "q", corev1.ResourcePods, "2")
-			if err := client.CoreV1().Pods(ns).Delete(t.Context(), "p1", metav1.DeleteOptions{GracePeriodSeconds: new(int64)}); err != nil {
+			if err := pods.Delete(t.Context(), "p1", metav1.DeleteOptions{GracePeriodSeconds: new(int64)}); err != nil {
 				t.Fatal(err)
 			}
 			waitForQuota(t, client, ns, "q", corev1.ResourcePods, "1")
-			if _, err := client.CoreV1().Pods(ns).Create(t.Context(), podNeeding("p3", nil), metav1.CreateOptions{}); err != nil {
-				t.Errorf("a pod once another was deleted: got %v, want it created", err)
-			}
+			// A refused pod is not made: asking again is safe.
+			framework.WaitUntil(t, func() bool { return create("p3", "100m")(false) == nil }, "a pod created once another was deleted")
 			testConfigMapQuota(t, client, ns)
-			testCPUQuota(t, client, ns)
 		})
 	}
 }
 
-// testConfigMapQuota: a quota of count/configmaps counts those already
-// there (kube-root-ca.crt), and refuses the one past it.
-func testConfigMapQuota(t *testing.T, client kubernetes.Interface, ns string) {
+// refused waits until a dry run of create is refused with message, then
+// checks that create is.
+func refused(t *testing.T, create func(dryRun bool) error, message string) {
 	t.Helper()
-	q := &corev1.ResourceQuota{ObjectMeta: metav1.ObjectMeta{Name: "cm"}, Spec: corev1.ResourceQuotaSpec{Hard: corev1.ResourceList{
-		"count/configmaps": resource.MustParse("3"),
-	}}}
-	if _, err := client.CoreV1().ResourceQuotas(ns).Create(t.Context(), q, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	existing, err := client.CoreV1().ConfigMaps(ns).List(t.Context(), metav1.ListOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	waitForQuota(t, client, ns, "cm", "count/configmaps", fmt.Sprint(len(existing.Items)))
-	for i := len(existing.Items); i < 3; i++ {
-		framework.CreateCMIn(t, client, ns, fmt.Sprintf("c%d", i), nil)
-	}
-	_, err = client.CoreV1().ConfigMaps(ns).Create(t.Context(), &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "over"}}, metav1.CreateOptions{})
-	checkRefused(t, err, false, `configmaps "over" is forbidden: exceeded quota: cm, requested: count/configmaps=1, used: count/configmaps=3, limited: count/configmaps=3`)
+	framework.WaitUntil(t, func() bool {
+		err := create(true)
+		return err != nil && err.Error() == message
+	}, "admission to refuse: "+message)
+	checkRefused(t, create(false), false, message)
 }
 
-// testCPUQuota: a quota of requests.cpu makes each container request cpu
-// (upstream's Constraints), and adds up what they request.
-func testCPUQuota(t *testing.T, client kubernetes.Interface, ns string) {
+// testConfigMapQuota: a quota of count/configmaps counts those already
+// there, and refuses the one past it.
+func testConfigMapQuota(t *testing.T, client kubernetes.Interface, ns string) {
 	t.Helper()
-	q := &corev1.ResourceQuota{ObjectMeta: metav1.ObjectMeta{Name: "cpu"}, Spec: corev1.ResourceQuotaSpec{Hard: corev1.ResourceList{
-		corev1.ResourceRequestsCPU: resource.MustParse("1"),
+	cms := client.CoreV1().ConfigMaps(ns)
+	framework.CreateCMIn(t, client, ns, "before", nil)
+	q := &corev1.ResourceQuota{ObjectMeta: metav1.ObjectMeta{Name: "cm"}, Spec: corev1.ResourceQuotaSpec{Hard: corev1.ResourceList{
+		"count/configmaps": resource.MustParse("1"),
 	}}}
 	if _, err := client.CoreV1().ResourceQuotas(ns).Create(t.Context(), q, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	waitForQuota(t, client, ns, "cpu", corev1.ResourceRequestsCPU, "0")
-	// The pods quota is full again: free a place first.
-	if err := client.CoreV1().Pods(ns).Delete(t.Context(), "p2", metav1.DeleteOptions{GracePeriodSeconds: new(int64)}); err != nil {
-		t.Fatal(err)
-	}
-	waitForQuota(t, client, ns, "q", corev1.ResourcePods, "1")
-	_, err := client.CoreV1().Pods(ns).Create(t.Context(), podNeeding("none", nil), metav1.CreateOptions{})
-	checkRefused(t, err, false, `pods "none" is forbidden: failed quota: cpu: must specify requests.cpu for: c`)
-	big := podNeeding("big", corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1500m")})
-	_, err = client.CoreV1().Pods(ns).Create(t.Context(), big, metav1.CreateOptions{})
-	checkRefused(t, err, false, `pods "big" is forbidden: exceeded quota: cpu, requested: requests.cpu=1500m, used: requests.cpu=0, limited: requests.cpu=1`)
+	waitForQuota(t, client, ns, "cm", "count/configmaps", "1")
+	refused(t, func(dryRun bool) error {
+		opts := metav1.CreateOptions{}
+		if dryRun {
+			opts.DryRun = []string{metav1.DryRunAll}
+		}
+		_, err := cms.Create(t.Context(), &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "over"}}, opts)
+		return err
+	}, `configmaps "over" is forbidden: exceeded quota: cm, requested: count/configmaps=1, used: count/configmaps=1, limited: count/configmaps=1`)
 }
 
 // waitForQuota waits until quota name's status has hard set and used of
