@@ -44,9 +44,9 @@ func newKey(t *testing.T) crypto.PublicKey {
 	return key.Public()
 }
 
-// TestKeyring: each server sees the keys of the others, not its own; one
-// that joins later is seen, and one that stops is no longer.
-func TestKeyring(t *testing.T) {
+// startEtcd starts an etcd, stopped when the test ends, and a client of it.
+func startEtcd(t *testing.T) (*storage.Etcd, *clientv3.Client) {
+	t.Helper()
 	etcd, err := storage.StartEtcd(t.Context(), storage.EtcdConfig{Dir: t.TempDir(), UnsafeNoFsync: true})
 	if err != nil {
 		t.Fatal(err)
@@ -57,6 +57,13 @@ func TestKeyring(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = client.Close() })
+	return etcd, client
+}
+
+// TestKeyring: each server sees the keys of the others, not its own; one
+// that joins later is seen, and one that stops is no longer.
+func TestKeyring(t *testing.T) {
+	_, client := startEtcd(t)
 	start := func(name string, key crypto.PublicKey) *keyring.Keyring {
 		t.Helper()
 		k, err := keyring.Start(t.Context(), keyring.Config{Client: client, Prefix: "/keys/", Name: name, Keys: []crypto.PublicKey{key}})
@@ -109,16 +116,7 @@ func TestConfigRequired(t *testing.T) {
 // etcd was out of reach, here revoked), its keys are published again under
 // a new lease, and the others see them again.
 func TestKeysPublishedAgain(t *testing.T) {
-	etcd, err := storage.StartEtcd(t.Context(), storage.EtcdConfig{Dir: t.TempDir(), UnsafeNoFsync: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(etcd.Close)
-	client, err := clientv3.New(clientv3.Config{Endpoints: []string{etcd.URL()}, DialTimeout: 10 * time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = client.Close() })
+	_, client := startEtcd(t)
 	// The client renews a lease each third of its TTL, and learns then
 	// that it is lost.
 	a, err := keyring.Start(t.Context(), keyring.Config{Client: client, Prefix: "/keys/", Name: "a", Keys: []crypto.PublicKey{newKey(t)}, TTL: 3 * time.Second})
@@ -153,15 +151,7 @@ func TestKeysPublishedAgain(t *testing.T) {
 // TestStopWhilePublishingAgain: a server whose lease was lost while etcd
 // is out of reach keeps trying to publish its keys, and still stops.
 func TestStopWhilePublishingAgain(t *testing.T) {
-	etcd, err := storage.StartEtcd(t.Context(), storage.EtcdConfig{Dir: t.TempDir(), UnsafeNoFsync: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	client, err := clientv3.New(clientv3.Config{Endpoints: []string{etcd.URL()}, DialTimeout: 10 * time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = client.Close() })
+	etcd, client := startEtcd(t)
 	failed := make(chan struct{}, 1)
 	handlers := utilruntime.ErrorHandlers
 	utilruntime.ErrorHandlers = append(slices.Clone(handlers), func(_ context.Context, err error, _ string, _ ...any) {
