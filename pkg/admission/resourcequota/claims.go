@@ -80,17 +80,7 @@ func (c *claimEvaluator) Matches(q *corev1.ResourceQuota, item runtime.Object) (
 }
 
 func (c *claimEvaluator) MatchingScopes(item runtime.Object, selectors []corev1.ScopedResourceSelectorRequirement) ([]corev1.ScopedResourceSelectorRequirement, error) {
-	matched := []corev1.ScopedResourceSelectorRequirement{}
-	for _, s := range selectors {
-		ok, err := claimMatchesScope(s, item)
-		if err != nil {
-			return []corev1.ScopedResourceSelectorRequirement{}, fmt.Errorf("error on matching scope %v: %w", s, err)
-		}
-		if ok {
-			matched = append(matched, s)
-		}
-	}
-	return matched, nil
+	return matchingScopes(item, selectors, claimMatchesScope)
 }
 
 func (c *claimEvaluator) UncoveredQuotaScopes(limited, matched []corev1.ScopedResourceSelectorRequirement) ([]corev1.ScopedResourceSelectorRequirement, error) {

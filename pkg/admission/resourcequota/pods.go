@@ -147,21 +147,28 @@ func (p *podEvaluator) MatchingResources(input []corev1.ResourceName) []corev1.R
 }
 
 func (p *podEvaluator) MatchingScopes(item runtime.Object, selectors []corev1.ScopedResourceSelectorRequirement) ([]corev1.ScopedResourceSelectorRequirement, error) {
+	return matchingScopes(item, selectors, podMatchesScope)
+}
+
+func (p *podEvaluator) UncoveredQuotaScopes(limited, matched []corev1.ScopedResourceSelectorRequirement) ([]corev1.ScopedResourceSelectorRequirement, error) {
+	return uncoveredScopes(limited, matched), nil
+}
+
+// matchingScopes are the selectors item matches, as matches says (upstream's
+// MatchingScopes of pods and claims).
+func matchingScopes(item runtime.Object, selectors []corev1.ScopedResourceSelectorRequirement,
+	matches func(corev1.ScopedResourceSelectorRequirement, runtime.Object) (bool, error)) ([]corev1.ScopedResourceSelectorRequirement, error) {
 	matched := []corev1.ScopedResourceSelectorRequirement{}
 	for _, s := range selectors {
-		ok, err := podMatchesScope(s, item)
+		ok, err := matches(s, item)
 		if err != nil {
-			return []corev1.ScopedResourceSelectorRequirement{}, fmt.Errorf("error on matching scope %v: %v", s, err)
+			return []corev1.ScopedResourceSelectorRequirement{}, fmt.Errorf("error on matching scope %v: %w", s, err)
 		}
 		if ok {
 			matched = append(matched, s)
 		}
 	}
 	return matched, nil
-}
-
-func (p *podEvaluator) UncoveredQuotaScopes(limited, matched []corev1.ScopedResourceSelectorRequirement) ([]corev1.ScopedResourceSelectorRequirement, error) {
-	return uncoveredScopes(limited, matched), nil
 }
 
 // uncoveredScopes are those of limited that no scope of matched names.
