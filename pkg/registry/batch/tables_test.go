@@ -36,6 +36,10 @@ func TestJobTable(t *testing.T) {
 	cond := func(t batchv1.JobConditionType, s corev1.ConditionStatus) batchv1.JobCondition {
 		return batchv1.JobCondition{Type: t, Status: s}
 	}
+	// withConditions is a mutation that sets only the conditions.
+	withConditions := func(cs ...batchv1.JobCondition) func(*batchv1.Job) {
+		return func(j *batchv1.Job) { j.Status.Conditions = cs }
+	}
 	tests := []struct {
 		name            string
 		mutate          func(j *batchv1.Job)
@@ -62,17 +66,13 @@ func TestJobTable(t *testing.T) {
 			wantStatus: "Running", wantCompletions: "0/1", wantDuration: "10d",
 		},
 		{
-			name: "failed",
-			mutate: func(j *batchv1.Job) {
-				j.Status.Conditions = []batchv1.JobCondition{cond(batchv1.JobFailureTarget, corev1.ConditionTrue), cond(batchv1.JobFailed, corev1.ConditionTrue)}
-			},
+			name:       "failed",
+			mutate:     withConditions(cond(batchv1.JobFailureTarget, corev1.ConditionTrue), cond(batchv1.JobFailed, corev1.ConditionTrue)),
 			wantStatus: "Failed", wantCompletions: "0/1",
 		},
 		{
-			name: "a false Complete condition does not count",
-			mutate: func(j *batchv1.Job) {
-				j.Status.Conditions = []batchv1.JobCondition{cond(batchv1.JobComplete, corev1.ConditionFalse)}
-			},
+			name:       "a false Complete condition does not count",
+			mutate:     withConditions(cond(batchv1.JobComplete, corev1.ConditionFalse)),
 			wantStatus: "Running", wantCompletions: "0/1",
 		},
 		{
@@ -92,24 +92,18 @@ func TestJobTable(t *testing.T) {
 			wantStatus: "Complete", wantCompletions: "0/1",
 		},
 		{
-			name: "suspended",
-			mutate: func(j *batchv1.Job) {
-				j.Status.Conditions = []batchv1.JobCondition{cond(batchv1.JobSuspended, corev1.ConditionTrue)}
-			},
+			name:       "suspended",
+			mutate:     withConditions(cond(batchv1.JobSuspended, corev1.ConditionTrue)),
 			wantStatus: "Suspended", wantCompletions: "0/1",
 		},
 		{
-			name: "failure target",
-			mutate: func(j *batchv1.Job) {
-				j.Status.Conditions = []batchv1.JobCondition{cond(batchv1.JobFailureTarget, corev1.ConditionTrue)}
-			},
+			name:       "failure target",
+			mutate:     withConditions(cond(batchv1.JobFailureTarget, corev1.ConditionTrue)),
 			wantStatus: "FailureTarget", wantCompletions: "0/1",
 		},
 		{
-			name: "success criteria met",
-			mutate: func(j *batchv1.Job) {
-				j.Status.Conditions = []batchv1.JobCondition{cond(batchv1.JobSuccessCriteriaMet, corev1.ConditionTrue)}
-			},
+			name:       "success criteria met",
+			mutate:     withConditions(cond(batchv1.JobSuccessCriteriaMet, corev1.ConditionTrue)),
 			wantStatus: "SuccessCriteriaMet", wantCompletions: "0/1",
 		},
 		{
