@@ -6,6 +6,8 @@ COMMIT   := $(shell git rev-parse --short HEAD 2>/dev/null)
 DATE     := $(shell TZ=UTC git log -1 --format=%cd --date=format-local:%Y-%m-%dT%H:%M:%SZ 2>/dev/null)
 LDFLAGS  := -X $(PKG)/pkg/version.gitCommit=$(COMMIT) -X $(PKG)/pkg/version.buildDate=$(DATE)
 ARGS     ?=
+# The binaries `make build` made, for the tests that run them (without these, each test package links its own).
+TEST_BINARIES = MINIAPISERVER=$(CURDIR)/bin/miniapiserver KUBECTL=$(CURDIR)/bin/kubectl
 # Rounds of every benchmark: benchstat gives a median's 95% interval from 6 samples.
 BENCH_ROUNDS ?= 6
 # Every sample of a bench run, compared side by side with confidence intervals: kube-apiserver is the base.
@@ -28,11 +30,11 @@ build:
 run: build
 	./bin/miniapiserver $(ARGS)
 
-## test: go vet, then every test with the race detector (integration tests included), then the binary under its consumers (test-consumers)
-test:
+## test: build, go vet, then every test with the race detector (integration tests included, on the binaries build made), then the binary under its consumers (test-consumers)
+test: build
 	$(GO) vet ./...
 	$(GO) -C hack/bench vet ./...
-	$(GO) test -race -timeout 20m ./...
+	$(TEST_BINARIES) $(GO) test -race -timeout 20m ./...
 	$(GO) -C hack/bench test ./...
 	$(GO) -C client test -race ./...
 	$(MAKE) test-consumers
@@ -54,7 +56,7 @@ cluster-down:
 ## test-cluster: build, build (or reuse) the cluster's binaries, then the cluster's tests (test/integration/cluster), each on one cluster of their own
 test-cluster: build
 	hack/cluster.sh binaries >/dev/null
-	MINIAPISERVER=$(CURDIR)/bin/miniapiserver KUBECTL=$(CURDIR)/bin/kubectl $(GO) test -count=1 -timeout 15m ./test/integration/cluster
+	$(TEST_BINARIES) $(GO) test -count=1 -timeout 15m ./test/integration/cluster
 
 ## bench: build, then every benchmark of hack/bench on miniapiserver alone, BENCH_ROUNDS rounds (BENCH=regexp to pick benchmarks, ARGS="-objects 2000" to add flags), then benchstat's summary of the samples (bin/bench.txt), then the footprint of 64 in-process servers started at once
 bench: build

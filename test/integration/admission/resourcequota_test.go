@@ -56,9 +56,7 @@ func TestResourceQuota(t *testing.T) {
 		{name: "plugin disabled", admitted: true, opts: func(o *server.Options) {
 			o.DisableAdmissionPlugins = append(o.DisableAdmissionPlugins, "ResourceQuota")
 		}},
-		{name: "no controller", admitted: true, noController: true, opts: func(o *server.Options) {
-			o.Controllers = append([]string{"-resourcequota"}, o.Controllers...)
-		}},
+		{name: "no controller", admitted: true, noController: true, opts: framework.WithoutControllers("resourcequota")},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()

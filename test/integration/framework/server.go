@@ -65,6 +65,18 @@ func Start(t *testing.T, options ...func(*server.Options)) (*testserver.Server, 
 	return s, kubernetes.NewForConfigOrDie(s.Config)
 }
 
+// WithoutControllers is the option that turns off the named in-server
+// controllers, as --controllers=-name does. Tests that expect every write
+// to an object to be theirs turn off the resource quota controller, which
+// writes a ResourceQuota's status as soon as it is created.
+func WithoutControllers(names ...string) func(*server.Options) {
+	return func(o *server.Options) {
+		for _, name := range names {
+			o.Controllers = append([]string{"-" + name}, o.Controllers...)
+		}
+	}
+}
+
 // ServerPort is the port s serves on.
 func ServerPort(t *testing.T, s *testserver.Server) int {
 	t.Helper()

@@ -48,8 +48,7 @@ func TestEveryResourceWatchesAndWatchLists(t *testing.T) {
 		t.Parallel()
 		// The quota controller would write the quota fixture's status:
 		// a MODIFIED event this test does not expect.
-		noQuotaStatus := func(o *server.Options) { o.Controllers = append([]string{"-resourcequota"}, o.Controllers...) }
-		s, _ := framework.Start(t, path, noQuotaStatus)
+		s, _ := framework.Start(t, path, framework.WithoutControllers("resourcequota"))
 		dyn := dynamic.NewForConfigOrDie(s.Config)
 		for i, r := range framework.ServedResources {
 			t.Run(r.GVR.GroupResource().String(), func(t *testing.T) {
