@@ -6,6 +6,8 @@
 # the registry or the server, pkg/server/storage imports only the watch cache
 # and the gates of ours, pkg/server/encoding only the watch cache and
 # pkg/api, pkg/server/datadir, keyring, serving, manifests and openapi nothing of ours,
+# pkg/server/controllers neither pkg/server nor pkg/testserver (pkg/server
+# starts the controllers it makes),
 # the registry imports only pkg/api of ours, pkg/envtest does not import
 # controller-runtime, pkg/auth imports nothing of ours, nor does
 # pkg/admission/..., pkg/controller/... only pkg/auth of the server's
@@ -49,6 +51,7 @@ forbid "${mod}/pkg/server/serving" "^${mod}/" "other packages of this module (HT
 forbid "${mod}/pkg/server/manifests" "^${mod}/" "other packages of this module (it installs manifests through the API only)"
 forbid "${mod}/pkg/server/openapi" "^${mod}/" "other packages of this module (the OpenAPI of what k8s.io/apiserver serves)"
 only "${mod}/pkg/server/storage" "pkg/(features|watchcache)" "(it builds storages from the config pkg/storage gives it)"
+forbid "${mod}/pkg/server/controllers" "^${mod}/pkg/(server|testserver)\$" "pkg/server or pkg/testserver (it makes the controllers pkg/server starts)"
 only "${mod}/pkg/server/encoding" "pkg/(api|watchcache)" "(the seam between the watch cache and the HTTP layer goes one way)"
 for p in $(go list ./pkg/admission/...); do
   forbid "${p}" "^${mod}/" "other packages of this module (a plugin works on API objects and clients only)"

@@ -38,6 +38,7 @@ import (
 	"github.com/miniapiserver/miniapiserver/cmd/miniapiserver/kubeapiserver"
 	_ "github.com/miniapiserver/miniapiserver/pkg/features" // registers our gates for --feature-gates
 	"github.com/miniapiserver/miniapiserver/pkg/server"
+	"github.com/miniapiserver/miniapiserver/pkg/server/controllers"
 	"github.com/miniapiserver/miniapiserver/pkg/version"
 )
 
@@ -122,11 +123,11 @@ func run(ctx context.Context, args []string, ready func()) error {
 	fs.StringSliceVar(&opts.EnableAdmissionPlugins, "enable-admission-plugins", nil, "Admission plugins to turn on (comma separated; all are on unless disabled): "+plugins+".")
 	fs.StringSliceVar(&opts.DisableAdmissionPlugins, "disable-admission-plugins", nil, "Admission plugins to turn off (comma separated): "+plugins+".")
 	fs.StringSliceVar(&opts.Controllers, "controllers", opts.Controllers, "The in-server controllers to run, as kube-controller-manager's --controllers: '*' runs those on by default, 'foo' runs foo, '-foo' does not; "+
-		"the first that names one decides. Controllers: "+strings.Join(server.Controllers(), ", ")+" (all but "+server.ControllerGarbageCollector+" on by default).")
+		"the first that names one decides. Controllers: "+strings.Join(controllers.Names(), ", ")+" (all but "+controllers.GarbageCollector+" on by default).")
 	namespaceDefaults := fs.Bool("namespace-defaults", true, "Give every namespace a \"default\" ServiceAccount and the \"kube-root-ca.crt\" ConfigMap, as kube-controller-manager does "+
-		"(false: as --controllers=-"+server.ControllerServiceAccount+",-"+server.ControllerRootCAPublisher+",...).")
+		"(false: as --controllers=-"+controllers.ServiceAccount+",-"+controllers.RootCAPublisher+",...).")
 	garbageCollector := fs.Bool("enable-garbage-collector", false, "Run a garbage collector: delete dependents whose owners are gone, and honour the Foreground and Orphan propagation policies "+
-		"(as --controllers="+server.ControllerGarbageCollector+",...).")
+		"(as --controllers="+controllers.GarbageCollector+",...).")
 	fs.DurationVar(&opts.EtcdCompactionInterval, "etcd-compaction-interval", opts.EtcdCompactionInterval, "How often to compact old etcd revisions; 0 disables compaction.")
 	fs.BoolVar(&opts.TestControls, "test-controls", false, "Serve testcontrol.miniapiserver.io: checkpoints of the stored state and their restore (compaction holds back for the checkpoints held), and fault rules.")
 	utilfeature.DefaultMutableFeatureGate.AddFlag(fs)
@@ -145,11 +146,11 @@ func run(ctx context.Context, args []string, ready func()) error {
 		return nil
 	}
 	if !*namespaceDefaults {
-		opts.Controllers = append([]string{"-" + server.ControllerServiceAccount, "-" + server.ControllerRootCAPublisher}, opts.Controllers...)
+		opts.Controllers = append([]string{"-" + controllers.ServiceAccount, "-" + controllers.RootCAPublisher}, opts.Controllers...)
 	}
 	if *garbageCollector {
 		opts.GarbageCollection = true
-		opts.Controllers = append([]string{server.ControllerGarbageCollector}, opts.Controllers...)
+		opts.Controllers = append([]string{controllers.GarbageCollector}, opts.Controllers...)
 	}
 
 	cfg, err := opts.Config()

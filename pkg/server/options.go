@@ -34,6 +34,7 @@ import (
 	"github.com/miniapiserver/miniapiserver/pkg/auth"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/pod"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/service"
+	"github.com/miniapiserver/miniapiserver/pkg/server/controllers"
 	"github.com/miniapiserver/miniapiserver/pkg/server/manifests"
 	serverstorage "github.com/miniapiserver/miniapiserver/pkg/server/storage"
 	"github.com/miniapiserver/miniapiserver/pkg/storage"
@@ -79,7 +80,7 @@ type Options struct {
 	// Controllers are the in-server controllers to run, by
 	// kube-controller-manager's names and in the syntax of its
 	// --controllers: "*" runs those on by default (all but
-	// ControllerGarbageCollector), "name" runs one, "-name" does not;
+	// controllers.GarbageCollector), "name" runs one, "-name" does not;
 	// the first that names a controller decides. Empty runs none, as
 	// kube-apiserver (whose controllers are kube-controller-manager's).
 	Controllers []string
@@ -229,7 +230,7 @@ func (o *Options) Validate() error {
 	if _, err := auth.AuthorizationModes(o.AuthorizationMode); err != nil {
 		errs = append(errs, err)
 	}
-	errs = append(errs, validateControllers(o.Controllers)...)
+	errs = append(errs, controllers.Validate(o.Controllers)...)
 	if err := o.ServiceRanges.Validate(); err != nil {
 		errs = append(errs, err)
 	}

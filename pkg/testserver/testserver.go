@@ -38,6 +38,7 @@ import (
 
 	"github.com/miniapiserver/miniapiserver/pkg/admission/serviceaccount"
 	"github.com/miniapiserver/miniapiserver/pkg/server"
+	"github.com/miniapiserver/miniapiserver/pkg/server/controllers"
 )
 
 // policyRefresh is how often the admission policy plugins look for new or
@@ -124,7 +125,7 @@ func start(logs *serverLog, options []func(*server.Options)) (*Server, error) {
 	// As envtest, which runs no kube-controller-manager, and so no
 	// ServiceAccount admission (it would refuse every Pod for want of a
 	// "default" ServiceAccount): see WithNamespaceDefaults.
-	opts.Controllers = []string{"-" + server.ControllerServiceAccount, "-" + server.ControllerRootCAPublisher, "*"}
+	opts.Controllers = []string{"-" + controllers.ServiceAccount, "-" + controllers.RootCAPublisher, "*"}
 	opts.DisableAdmissionPlugins = []string{serviceaccount.PluginName}
 	for _, o := range options {
 		o(opts)
@@ -183,7 +184,7 @@ func WithCRDs(paths ...string) func(*server.Options) {
 func WithGarbageCollector() func(*server.Options) {
 	return func(o *server.Options) {
 		o.GarbageCollection = true
-		o.Controllers = append([]string{server.ControllerGarbageCollector}, o.Controllers...)
+		o.Controllers = append([]string{controllers.GarbageCollector}, o.Controllers...)
 	}
 }
 
@@ -195,7 +196,7 @@ func WithGarbageCollector() func(*server.Options) {
 // envtest's kube-apiserver, does not unless asked).
 func WithNamespaceDefaults() func(*server.Options) {
 	return func(o *server.Options) {
-		o.Controllers = append([]string{server.ControllerServiceAccount, server.ControllerRootCAPublisher}, o.Controllers...)
+		o.Controllers = append([]string{controllers.ServiceAccount, controllers.RootCAPublisher}, o.Controllers...)
 		o.DisableAdmissionPlugins = slices.DeleteFunc(o.DisableAdmissionPlugins, func(p string) bool { return p == serviceaccount.PluginName })
 	}
 }

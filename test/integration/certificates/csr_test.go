@@ -37,6 +37,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/miniapiserver/miniapiserver/pkg/server"
+	"github.com/miniapiserver/miniapiserver/pkg/server/controllers"
 	"github.com/miniapiserver/miniapiserver/pkg/testserver"
 	"github.com/miniapiserver/miniapiserver/test/integration/framework"
 )
@@ -242,15 +243,15 @@ func TestSigningControllerCanBeTurnedOff(t *testing.T) {
 		want        bool
 	}{
 		{name: "default", controllers: []string{"*"}, want: true},
-		{name: "off", controllers: []string{"-" + server.ControllerCSRSigning, "*"}, want: false},
+		{name: "off", controllers: []string{"-" + controllers.CSRSigning, "*"}, want: false},
 		{name: "off, by its short name", controllers: []string{"-csrsigning", "*"}, want: false},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			s, _ := framework.Start(t, func(o *server.Options) { o.Controllers = tt.controllers })
 			hooks := framework.Kubectl(t, s, "", "get", "--raw", "/readyz?verbose")
-			if got := strings.Contains(hooks, "poststarthook/"+server.ControllerCSRSigning+" ok"); got != tt.want {
-				t.Errorf("the %s hook: got %v, want %v:\n%s", server.ControllerCSRSigning, got, tt.want, hooks)
+			if got := strings.Contains(hooks, "poststarthook/"+controllers.CSRSigning+" ok"); got != tt.want {
+				t.Errorf("the %s hook: got %v, want %v:\n%s", controllers.CSRSigning, got, tt.want, hooks)
 			}
 		})
 	}

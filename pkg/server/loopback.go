@@ -1,0 +1,224 @@
+/*
+Copyright The miniapiserver Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package server
+
+import (
+	"context"
+	"net/http"
+	"strings"
+	"sync"
+
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	utilnet "k8s.io/apimachinery/pkg/util/net"
+	genericapiserver "k8s.io/apiserver/pkg/server"
+	"k8s.io/apiserver/pkg/server/dynamiccertificates"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/cache"
+
+	"github.com/miniapiserver/miniapiserver/pkg/registry/service"
+	"github.com/miniapiserver/miniapiserver/pkg/server/bootstrap"
+	"github.com/miniapiserver/miniapiserver/pkg/server/controllers"
+	"github.com/miniapiserver/miniapiserver/pkg/server/datadir"
+)
+
+// loopbackClients are what addLoopbackClients needs.
+type loopbackClients struct {
+	generic *genericapiserver.GenericAPIServer
+	factory informers.SharedInformerFactory
+	// buildAdmission builds the admission chain once factory has synced.
+	buildAdmission func() error
+	// port is the port the server serves on (the kubernetes Service's).
+	port            int
+	loopback, admin *rest.Config
+	// rootCA is published as kube-root-ca.crt.
+	rootCA []byte
+	// clientCA, if not nil, is published in the authentication info.
+	clientCA dynamiccertificates.CAContentProvider
+	// signingCA, if not nil, is the CA whose certificate and key sign
+	// approved CertificateSigningRequests (the data dir's, which clientCA
+	// trusts).
+	signingCA *datadir.Credentials
+	// namespaced lists the namespaced resources, custom ones included.
+	namespaced func() []schema.GroupVersionResource
+	// controllers are the in-server controllers to run (Options.Controllers).
+	controllers []string
+	ranges      service.Ranges
+	// services' record of node ports is repaired by a loop of the server's.
+	services *service.Storage
+	// peers, with external etcd, keeps the server's identity lease and
+	// looks out for other servers'.
+	peers *peers
+}
+
+// addLoopbackClients runs the clients the server has of itself: the shared
+// informers (for admission and RBAC); the bootstrap of the system
+// namespaces, the kubernetes Service, the default ServiceCIDR, the system
+// PriorityClasses and the default RBAC roles, as kube-apiserver's
+// post-start hooks; and the controllers l.controllers names, which
+// pkg/server/controllers makes, each started by a post-start hook of its
+// name. The returned func stops them, before the HTTP server stops.
+func addLoopbackClients(l loopbackClients) (stop func(), err error) {
+	loopbackClient, err := kubernetes.NewForConfig(finishing(l.loopback))
+	if err != nil {
+		return nil, err
+	}
+	generic, factory := l.generic, l.factory
+	loopbackCtx, stopLoopback := context.WithCancel(context.Background())
+	var running sync.WaitGroup
+	stop = func() {
+		stopLoopback()
+		factory.Shutdown()
+		running.Wait()
+		for _, cfg := range []*rest.Config{l.loopback, l.admin} {
+			if rt, err := rest.TransportFor(cfg); err == nil {
+				utilnet.CloseIdleConnectionsFor(rt)
+			}
+		}
+	}
+	// The server is ready once the informers have synced and the admission
+	// chain, which reads some, is built on them (see deferredAdmission).
+	// The bootstrap writes wait for them too.
+	synced := make(chan struct{})
+	generic.AddPostStartHookOrDie("start-informers", func(hc genericapiserver.PostStartHookContext) error {
+		factory.Start(loopbackCtx.Done())
+		if !waitForSync(hc, factory) {
+			return nil
+		}
+		if err := l.buildAdmission(); err != nil {
+			return err
+		}
+		close(synced)
+		return nil
+	})
+	// afterSynced adds a post-start hook that runs bootstrap once synced.
+	afterSynced := func(name string, bootstrap func(context.Context) error) {
+		generic.AddPostStartHookOrDie(name, func(hc genericapiserver.PostStartHookContext) error {
+			if !afterSync(hc, synced) {
+				return nil
+			}
+			return bootstrap(hc)
+		})
+	}
+	afterSynced("bootstrap-namespaces", func(ctx context.Context) error {
+		if err := bootstrap.Namespaces(ctx, loopbackClient); err != nil {
+			return err
+		}
+		return bootstrap.KubernetesService(ctx, loopbackClient, l.port, l.ranges)
+	})
+	// The default ServiceCIDR, under upstream's hook name.
+	afterSynced("start-kubernetes-service-cidr-controller", func(ctx context.Context) error {
+		return bootstrap.ServiceCIDR(ctx, loopbackClient, l.ranges)
+	})
+	if l.clientCA != nil {
+		afterSynced("start-cluster-authentication-info-controller", func(ctx context.Context) error {
+			return bootstrap.AuthenticationInfo(ctx, loopbackClient, l.clientCA.CurrentCABundleContent())
+		})
+	}
+	// The record of node ports is repaired before the server is ready,
+	// then every controllers.RepairInterval (kube-apiserver's hook of this name).
+	generic.AddPostStartHookOrDie("start-service-ip-repair-controllers", func(hc genericapiserver.PostStartHookContext) error {
+		if err := controllers.FirstRepair(hc, l.services, l.peers.Alone); err != nil {
+			return err
+		}
+		running.Go(func() { controllers.RepairEvery(loopbackCtx, l.services, l.peers.Alone) })
+		return nil
+	})
+	afterSynced("start-legacy-token-tracking-controller", func(ctx context.Context) error {
+		return bootstrap.LegacyTokenTracking(ctx, loopbackClient)
+	})
+	afterSynced("scheduling/bootstrap-system-priority-classes", func(ctx context.Context) error {
+		return bootstrap.PriorityClasses(ctx, loopbackClient)
+	})
+	// The RBAC informers (the authorizer's, and the aggregation
+	// controller's) are made now, so that start-informers starts them.
+	rbac := factory.Rbac().V1()
+	rbacSynced := []cache.DoneChecker{rbac.Roles().Informer().HasSyncedChecker(), rbac.RoleBindings().Informer().HasSyncedChecker(),
+		rbac.ClusterRoles().Informer().HasSyncedChecker(), rbac.ClusterRoleBindings().Informer().HasSyncedChecker()}
+	aggregated := controllers.Enabled(l.controllers, controllers.ClusterRoleAggregation)
+	afterSynced("rbac/bootstrap-roles", func(ctx context.Context) error {
+		return bootstrap.RBAC(ctx, loopbackClient, rbacSynced, rbac.ClusterRoles().Lister(), aggregated)
+	})
+	if !l.peers.embedded {
+		generic.AddPostStartHookOrDie("start-kube-apiserver-identity-lease-controller", func(hc genericapiserver.PostStartHookContext) error {
+			running.Go(func() { l.peers.runIdentityLease(loopbackCtx, loopbackClient) })
+			// Ready once it knows whether it is alone.
+			l.peers.watchPeers(loopbackCtx, hc, loopbackClient, &running)
+			return nil
+		})
+	}
+	for _, c := range controllers.List(l.controllersConfig(loopbackClient)) {
+		generic.AddPostStartHookOrDie(c.Name, func(hc genericapiserver.PostStartHookContext) error {
+			run, err := c.Start(finishing(hc.LoopbackClientConfig))
+			if err != nil {
+				return err
+			}
+			running.Go(func() { run(loopbackCtx) })
+			return nil
+		})
+	}
+	return stop, nil
+}
+
+// controllersConfig is the config of the in-server controllers, whose
+// client is client.
+func (l loopbackClients) controllersConfig(client kubernetes.Interface) controllers.Config {
+	cfg := controllers.Config{Client: client, Loopback: finishing(l.loopback), Factory: l.factory, Controllers: l.controllers,
+		RootCA: l.rootCA, Namespaced: l.namespaced, Alone: l.peers.Alone}
+	if ca := l.signingCA; ca != nil {
+		cfg.SigningCert, cfg.SigningKey = ca.CACert, ca.CAKey
+	}
+	return cfg
+}
+
+// waitForSync waits until every informer factory has started has synced,
+// and reports whether they have (false: ctx ended first).
+func waitForSync(ctx context.Context, factory informers.SharedInformerFactory) bool {
+	return factory.WaitForCacheSyncWithContext(ctx).Err == nil
+}
+
+// afterSync waits until synced closes, and reports whether it has (false:
+// ctx ended first).
+func afterSync(ctx context.Context, synced <-chan struct{}) bool {
+	select {
+	case <-synced:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+// finishing returns cfg whose requests, but watches, run to their end
+// when their context ends: the server's own clients stop (their context
+// ends) as the server stops, and a request they had in flight, cancelled,
+// would be answered as timed out and logged as an error. A watch ends
+// with its context.
+func finishing(cfg *rest.Config) *rest.Config {
+	cfg = rest.CopyConfig(cfg)
+	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper { return finishingRequests{rt} })
+	return cfg
+}
+
+type finishingRequests struct{ http.RoundTripper }
+
+func (f finishingRequests) RoundTrip(req *http.Request) (*http.Response, error) {
+	if w := req.URL.Query().Get("watch"); w == "true" || w == "1" || strings.Contains(req.URL.Path, "/watch/") {
+		return f.RoundTripper.RoundTrip(req)
+	}
+	return f.RoundTripper.RoundTrip(req.WithContext(context.WithoutCancel(req.Context())))
+}
