@@ -25,30 +25,24 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 
 	"go.opentelemetry.io/otel/trace/noop"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apiserver/pkg/admission"
 	"k8s.io/apiserver/pkg/admission/initializer"
 	"k8s.io/apiserver/pkg/admission/plugin/namespace/lifecycle"
-	"k8s.io/apiserver/pkg/admission/plugin/policy/validating"
 	webhookinit "k8s.io/apiserver/pkg/admission/plugin/webhook/initializer"
-	"k8s.io/apiserver/pkg/cel/openapi/resolver"
 	genericapiserver "k8s.io/apiserver/pkg/server"
 	genericoptions "k8s.io/apiserver/pkg/server/options"
 	utilfeature "k8s.io/apiserver/pkg/util/feature"
 	"k8s.io/apiserver/pkg/util/webhook"
 	"k8s.io/client-go/discovery"
-	"k8s.io/client-go/discovery/cached/memory"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/openapi"
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/restmapper"
 	"k8s.io/client-go/tools/cache"
-	"k8s.io/kube-openapi/pkg/validation/spec"
 
 	"github.com/miniapiserver/miniapiserver/pkg/admission/certificates"
 	"github.com/miniapiserver/miniapiserver/pkg/admission/defaulttolerationseconds"
@@ -56,9 +50,6 @@ import (
 	"github.com/miniapiserver/miniapiserver/pkg/admission/podsecurity"
 	"github.com/miniapiserver/miniapiserver/pkg/admission/resourcequota"
 	"github.com/miniapiserver/miniapiserver/pkg/admission/serviceaccount"
-	"github.com/miniapiserver/miniapiserver/pkg/api"
-	"github.com/miniapiserver/miniapiserver/pkg/controller/policystatus"
-	generatedopenapi "github.com/miniapiserver/miniapiserver/pkg/generated/openapi"
 	"github.com/miniapiserver/miniapiserver/pkg/version"
 )
 
@@ -244,29 +235,6 @@ func (c gatedOpenAPI) Paths() (map[string]openapi.GroupVersion, error) {
 		return map[string]openapi.GroupVersion{}, nil // stopping: nothing to log
 	}
 	return c.Client.Paths()
-}
-
-// newPolicyStatusController returns the controller that type-checks
-// ValidatingAdmissionPolicies, with the schemas of the built-in types and,
-// for custom resources, those the server publishes, as
-// kube-controller-manager's.
-func newPolicyStatusController(client kubernetes.Interface, factory informers.SharedInformerFactory) *policystatus.Controller {
-	// The built-in types' schemas are made when a policy is first checked.
-	builtin := sync.OnceValue(func() resolver.SchemaResolver {
-		return resolver.NewDefinitionsSchemaResolver(generatedopenapi.GetOpenAPIDefinitions, api.Scheme).
-			Combine(&resolver.ClientDiscoveryResolver{Discovery: client.Discovery()})
-	})
-	schemas := lazySchemas(builtin)
-	mapper := restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(client.Discovery()))
-	checker := &validating.TypeChecker{SchemaResolver: schemas, RestMapper: mapper}
-	return policystatus.New(client.AdmissionregistrationV1(), factory.Admissionregistration().V1().ValidatingAdmissionPolicies(), checker, mapper)
-}
-
-// lazySchemas is a resolver.SchemaResolver made on first use.
-type lazySchemas func() resolver.SchemaResolver
-
-func (l lazySchemas) ResolveSchema(gvk schema.GroupVersionKind) (*spec.Schema, error) {
-	return l().ResolveSchema(gvk)
 }
 
 // pluginSettings are what the plugins get here and not from

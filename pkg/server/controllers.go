@@ -31,6 +31,8 @@ import (
 	utilnet "k8s.io/apimachinery/pkg/util/net"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/apiserver/pkg/admission/plugin/policy/validating"
+	"k8s.io/apiserver/pkg/cel/openapi/resolver"
 	genericapiserver "k8s.io/apiserver/pkg/server"
 	"k8s.io/apiserver/pkg/server/dynamiccertificates"
 	"k8s.io/client-go/discovery/cached/memory"
@@ -40,12 +42,16 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/restmapper"
 	"k8s.io/client-go/tools/cache"
+	"k8s.io/kube-openapi/pkg/validation/spec"
 
+	"github.com/miniapiserver/miniapiserver/pkg/api"
 	"github.com/miniapiserver/miniapiserver/pkg/controller/clusterroleaggregation"
 	"github.com/miniapiserver/miniapiserver/pkg/controller/csrsigning"
 	"github.com/miniapiserver/miniapiserver/pkg/controller/namespace"
 	"github.com/miniapiserver/miniapiserver/pkg/controller/namespacedefaults"
+	"github.com/miniapiserver/miniapiserver/pkg/controller/policystatus"
 	"github.com/miniapiserver/miniapiserver/pkg/controller/resourcequota"
+	generatedopenapi "github.com/miniapiserver/miniapiserver/pkg/generated/openapi"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/service"
 	"github.com/miniapiserver/miniapiserver/pkg/server/bootstrap"
 	"github.com/miniapiserver/miniapiserver/pkg/server/datadir"
@@ -394,4 +400,27 @@ func (f finishingRequests) RoundTrip(req *http.Request) (*http.Response, error) 
 		return f.RoundTripper.RoundTrip(req)
 	}
 	return f.RoundTripper.RoundTrip(req.WithContext(context.WithoutCancel(req.Context())))
+}
+
+// newPolicyStatusController returns the controller that type-checks
+// ValidatingAdmissionPolicies, with the schemas of the built-in types and,
+// for custom resources, those the server publishes, as
+// kube-controller-manager's.
+func newPolicyStatusController(client kubernetes.Interface, factory informers.SharedInformerFactory) *policystatus.Controller {
+	// The built-in types' schemas are made when a policy is first checked.
+	builtin := sync.OnceValue(func() resolver.SchemaResolver {
+		return resolver.NewDefinitionsSchemaResolver(generatedopenapi.GetOpenAPIDefinitions, api.Scheme).
+			Combine(&resolver.ClientDiscoveryResolver{Discovery: client.Discovery()})
+	})
+	schemas := lazySchemas(builtin)
+	mapper := restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(client.Discovery()))
+	checker := &validating.TypeChecker{SchemaResolver: schemas, RestMapper: mapper}
+	return policystatus.New(client.AdmissionregistrationV1(), factory.Admissionregistration().V1().ValidatingAdmissionPolicies(), checker, mapper)
+}
+
+// lazySchemas is a resolver.SchemaResolver made on first use.
+type lazySchemas func() resolver.SchemaResolver
+
+func (l lazySchemas) ResolveSchema(gvk schema.GroupVersionKind) (*spec.Schema, error) {
+	return l().ResolveSchema(gvk)
 }
