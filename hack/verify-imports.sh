@@ -5,7 +5,8 @@
 # (an API client only), pkg/storage does not import the watch cache,
 # the registry or the server, pkg/server/storage imports only the watch cache
 # and the gates of ours, pkg/server/encoding only the watch cache and
-# pkg/api, pkg/server/datadir, keyring, serving, manifests and openapi nothing of ours,
+# pkg/api, pkg/server/admissionchain neither pkg/server nor pkg/testserver,
+# pkg/server/datadir, keyring, serving, manifests and openapi nothing of ours,
 # the registry imports only pkg/api of ours, pkg/envtest does not import
 # controller-runtime, pkg/auth imports nothing of ours, nor does
 # pkg/admission/..., pkg/controller/... only pkg/auth of the server's
@@ -50,6 +51,7 @@ forbid "${mod}/pkg/server/manifests" "^${mod}/" "other packages of this module (
 forbid "${mod}/pkg/server/openapi" "^${mod}/" "other packages of this module (the OpenAPI of what k8s.io/apiserver serves)"
 only "${mod}/pkg/server/storage" "pkg/(features|watchcache)" "(it builds storages from the config pkg/storage gives it)"
 only "${mod}/pkg/server/encoding" "pkg/(api|watchcache)" "(the seam between the watch cache and the HTTP layer goes one way)"
+forbid "${mod}/pkg/server/admissionchain" "^${mod}/pkg/(server|testserver)\$" "pkg/server or pkg/testserver (it is a step of the server's assembly, which calls it)"
 for p in $(go list ./pkg/admission/...); do
   forbid "${p}" "^${mod}/" "other packages of this module (a plugin works on API objects and clients only)"
 done
