@@ -39,6 +39,7 @@ import (
 	_ "github.com/miniapiserver/miniapiserver/pkg/features" // registers our gates for --feature-gates
 	"github.com/miniapiserver/miniapiserver/pkg/server"
 	"github.com/miniapiserver/miniapiserver/pkg/server/controllers"
+	"github.com/miniapiserver/miniapiserver/pkg/server/admissionchain"
 	"github.com/miniapiserver/miniapiserver/pkg/version"
 )
 
@@ -119,7 +120,7 @@ func run(ctx context.Context, args []string, ready func()) error {
 	fs.IntVar(&opts.WatchCacheHistorySize, "watch-cache-history-size", opts.WatchCacheHistorySize, "The most events the watch cache keeps per resource, whatever their age.")
 	fs.StringSliceVar(&opts.CRDPaths, "crds", opts.CRDPaths, "CustomResourceDefinition manifests to install on start: files or directories of .yaml/.yml/.json files (comma separated).")
 	fs.StringToStringVar((*map[string]string)(&opts.WebhookServices), "webhook-service", nil, "Where webhooks' Service references are served, there being no Service network: NAMESPACE/NAME:PORT=HOST:PORT (comma separated); used by admission and CRD conversion webhooks.")
-	plugins := strings.Join(server.NewAdmissionOptions(nil, nil).Plugins.Registered(), ", ")
+	plugins := strings.Join(admissionchain.NewOptions(nil, nil).Plugins.Registered(), ", ")
 	fs.StringSliceVar(&opts.EnableAdmissionPlugins, "enable-admission-plugins", nil, "Admission plugins to turn on (comma separated; all are on unless disabled): "+plugins+".")
 	fs.StringSliceVar(&opts.DisableAdmissionPlugins, "disable-admission-plugins", nil, "Admission plugins to turn off (comma separated): "+plugins+".")
 	fs.StringSliceVar(&opts.Controllers, "controllers", opts.Controllers, "The in-server controllers to run, as kube-controller-manager's --controllers: '*' runs those on by default, 'foo' runs foo, '-foo' does not; "+

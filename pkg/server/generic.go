@@ -39,6 +39,7 @@ import (
 	"github.com/miniapiserver/miniapiserver/pkg/api"
 	"github.com/miniapiserver/miniapiserver/pkg/auth"
 	generatedopenapi "github.com/miniapiserver/miniapiserver/pkg/generated/openapi"
+	"github.com/miniapiserver/miniapiserver/pkg/server/admissionchain"
 	"github.com/miniapiserver/miniapiserver/pkg/server/serving"
 	serverstorage "github.com/miniapiserver/miniapiserver/pkg/server/storage"
 	"github.com/miniapiserver/miniapiserver/pkg/storage"
@@ -50,7 +51,7 @@ import (
 type genericParts struct {
 	config    *genericapiserver.Config
 	factory   informers.SharedInformerFactory
-	admission *deferredAdmission
+	admission *admissionchain.Deferred
 	// tokens authenticates every bearer token (TokenReview asks it);
 	// serviceAccounts issues and checks service account tokens.
 	tokens          authenticator.Token
@@ -137,8 +138,11 @@ func (c CompletedConfig) genericConfig(ctx context.Context, backend *storageback
 		return nil, err
 	}
 
-	plugins, settings := c.Options.admissionOptions(admissionDone)
-	if parts.admission, err = addAdmission(gc, plugins, settings, parts.factory, client, loopback, c.Options.WebhookServices, ready); err != nil {
+	parts.admission, err = admissionchain.Add(admissionchain.Config{Generic: gc, Plugins: c.Options.admissionOptions(), Factory: parts.factory,
+		Client: client, Loopback: loopback, Services: c.Options.WebhookServices, Ready: ready, Done: admissionDone,
+		DefaultNotReadyTolerationSeconds:    c.Options.DefaultNotReadyTolerationSeconds,
+		DefaultUnreachableTolerationSeconds: c.Options.DefaultUnreachableTolerationSeconds})
+	if err != nil {
 		return nil, err
 	}
 	if c.Generic != nil {

@@ -92,7 +92,7 @@ func addLoopbackClients(l loopbackClients) (stop func(), err error) {
 		}
 	}
 	// The server is ready once the informers have synced and the admission
-	// chain, which reads some, is built on them (see deferredAdmission).
+	// chain, which reads some, is built on them (see admissionchain.Deferred).
 	// The bootstrap writes wait for them too.
 	synced := make(chan struct{})
 	generic.AddPostStartHookOrDie("start-informers", func(hc genericapiserver.PostStartHookContext) error {

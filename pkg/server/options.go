@@ -35,6 +35,7 @@ import (
 	"github.com/miniapiserver/miniapiserver/pkg/registry/pod"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/service"
 	"github.com/miniapiserver/miniapiserver/pkg/server/controllers"
+	"github.com/miniapiserver/miniapiserver/pkg/server/admissionchain"
 	"github.com/miniapiserver/miniapiserver/pkg/server/manifests"
 	serverstorage "github.com/miniapiserver/miniapiserver/pkg/server/storage"
 	"github.com/miniapiserver/miniapiserver/pkg/storage"
@@ -86,7 +87,7 @@ type Options struct {
 	Controllers []string
 	// EnableAdmissionPlugins and DisableAdmissionPlugins turn admission
 	// plugins on or off, as kube-apiserver's flags of those names: all of
-	// NewAdmissionOptions' are on unless disabled.
+	// admissionchain.NewOptions' are on unless disabled.
 	EnableAdmissionPlugins, DisableAdmissionPlugins []string
 	// AdmissionControlConfigFile configures the admission plugins
 	// (kube-apiserver's --admission-control-config-file).
@@ -120,9 +121,9 @@ type Options struct {
 	Errors []error
 	// WebhookServices are the local addresses of the Services that
 	// webhooks refer to (admission webhooks and CRD conversion webhooks),
-	// since there is no Service network: ServiceKey(namespace, name, port)
+	// since there is no Service network: admissionchain.ServiceKey(namespace, name, port)
 	// to "host:port".
-	WebhookServices ServiceAddresses
+	WebhookServices admissionchain.ServiceAddresses
 	// EtcdCompactionInterval is how often old etcd revisions are compacted; 0 disables it.
 	EtcdCompactionInterval time.Duration
 
@@ -251,9 +252,8 @@ func (o *Options) Validate() error {
 	if o.EtcdCompactionInterval < 0 {
 		errs = append(errs, fmt.Errorf("--etcd-compaction-interval %s must not be negative", o.EtcdCompactionInterval))
 	}
-	plugins, _ := o.admissionOptions(nil)
-	errs = append(errs, plugins.Validate()...)
-	if _, err := ParseServiceAddresses(o.WebhookServices); err != nil {
+	errs = append(errs, o.admissionOptions().Validate()...)
+	if _, err := admissionchain.ParseServiceAddresses(o.WebhookServices); err != nil {
 		errs = append(errs, fmt.Errorf("--webhook-service: %w", err))
 	}
 	errs = append(errs, o.Errors...)
@@ -261,9 +261,9 @@ func (o *Options) Validate() error {
 }
 
 // admissionOptions are the admission plugins o turns on, and their
-// configuration file, and the settings they get from o; done stops them.
-func (o *Options) admissionOptions(done <-chan struct{}) (*genericoptions.AdmissionOptions, pluginSettings) {
-	a := NewAdmissionOptions(o.EnableAdmissionPlugins, o.DisableAdmissionPlugins)
+// configuration file.
+func (o *Options) admissionOptions() *genericoptions.AdmissionOptions {
+	a := admissionchain.NewOptions(o.EnableAdmissionPlugins, o.DisableAdmissionPlugins)
 	a.ConfigFile = o.AdmissionControlConfigFile
-	return a, pluginSettings{done: done, notReady: o.DefaultNotReadyTolerationSeconds, unreachable: o.DefaultUnreachableTolerationSeconds}
+	return a
 }

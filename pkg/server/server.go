@@ -74,7 +74,7 @@ type Server struct {
 	// webhooks are the webhook configurations WaitReady installs, and
 	// what admission sees of them.
 	webhooks manifests.Webhooks
-	// ready closes the channel openAPIAfter waits on.
+	// ready closes admissionchain.Config.Ready.
 	ready func()
 	// testControls are nil unless Options.TestControls.
 	testControls *testControls
@@ -225,7 +225,7 @@ func (c CompletedConfig) New(ctx context.Context) (s *Server, err error) {
 	}
 	// /readyz waits for the watch caches' initial lists, as kube-apiserver's does.
 	generic.AddPostStartHookOrDie("storage-readiness", generic.StorageReadinessHook.Hook)
-	stopLoopbackClients, err := addLoopbackClients(loopbackClients{generic: generic, factory: parts.factory, buildAdmission: parts.admission.build,
+	stopLoopbackClients, err := addLoopbackClients(loopbackClients{generic: generic, factory: parts.factory, buildAdmission: parts.admission.Build,
 		port: c.port(), loopback: gc.LoopbackClientConfig, admin: c.Admin, rootCA: c.Serving.ServingCA, clientCA: c.Serving.ClientCA, signingCA: c.userCA, namespaced: namespacedNow,
 		controllers: o.Controllers, ranges: o.ServiceRanges, services: services, peers: parts.peers})
 	if err != nil {
@@ -316,7 +316,7 @@ func (s *Server) Run(ctx context.Context) error {
 	cancel()
 	// The OpenAPI v3 is built once the server is ready: its CPU would slow
 	// the start (requests for it wait until it is built). Then the
-	// admission plugins may read it (see openAPIAfter).
+	// admission plugins may read it (see admissionchain.Config.Ready).
 	go func() {
 		if s.pollReady(ctx) == nil {
 			s.openAPI.BuildV3()

@@ -39,6 +39,7 @@ import (
 	"github.com/miniapiserver/miniapiserver/pkg/admission/serviceaccount"
 	"github.com/miniapiserver/miniapiserver/pkg/server"
 	"github.com/miniapiserver/miniapiserver/pkg/server/controllers"
+	"github.com/miniapiserver/miniapiserver/pkg/server/admissionchain"
 )
 
 // policyRefresh is how often the admission policy plugins look for new or
@@ -208,9 +209,9 @@ func WithNamespaceDefaults() func(*server.Options) {
 func WithWebhookService(namespace, name string, port int32, address string) func(*server.Options) {
 	return func(o *server.Options) {
 		if o.WebhookServices == nil {
-			o.WebhookServices = server.ServiceAddresses{}
+			o.WebhookServices = admissionchain.ServiceAddresses{}
 		}
-		o.WebhookServices[server.ServiceKey(namespace, name, port)] = address
+		o.WebhookServices[admissionchain.ServiceKey(namespace, name, port)] = address
 	}
 }
 

@@ -24,6 +24,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/miniapiserver/miniapiserver/pkg/server"
+	"github.com/miniapiserver/miniapiserver/pkg/server/admissionchain"
 )
 
 // upstreamPlugins are kube-apiserver 1.37's admission plugins in its
@@ -109,7 +110,7 @@ func (o *admissionOptions) Validate() []error {
 	for _, p := range upstreamPlugins {
 		known[p.name] = true
 	}
-	ours := server.NewAdmissionOptions(nil, nil).Plugins.Registered()
+	ours := admissionchain.NewOptions(nil, nil).Plugins.Registered()
 	check := func(flag string, names []string, enabling bool) {
 		for _, name := range names {
 			switch {
@@ -134,7 +135,7 @@ func (o *admissionOptions) Validate() []error {
 // applyTo sets the plugins o turns on among the server's own: all of them
 // on unless disabled, or only those --admission-control names.
 func (o *admissionOptions) applyTo(opts *server.Options) {
-	ours := server.NewAdmissionOptions(nil, nil).Plugins.Registered()
+	ours := admissionchain.NewOptions(nil, nil).Plugins.Registered()
 	enable, disable := o.Enable, o.Disable
 	if o.pluginNamesWereChanged() {
 		enable, disable = nil, nil

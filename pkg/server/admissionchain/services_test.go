@@ -14,9 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-// Package server assembles miniapiserver: Options -> Config -> Complete -> New
-// builds the generic API server, its etcd, its storage and its API groups.
-package server
+package admissionchain
 
 import (
 	"net/url"

@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package server
+package admissionchain
 
 import (
 	"context"
@@ -44,12 +44,12 @@ func (c recordingChain) Validate(_ context.Context, a admission.Attributes, _ ad
 	return nil
 }
 
-// TestDeferredAdmission: before the chain is built a request waits for it,
+// TestDeferred: before the chain is built a request waits for it,
 // and is refused as a plugin that is not ready refuses it if it gives up
 // first; once built, the chain admits and validates what it handles.
-func TestDeferredAdmission(t *testing.T) {
+func TestDeferred(t *testing.T) {
 	chain := recordingChain{admitted: make(chan admission.Operation, 4), validated: make(chan admission.Operation, 4)}
-	d := &deferredAdmission{built: make(chan struct{})}
+	d := &Deferred{built: make(chan struct{})}
 	d.build = func() error {
 		d.chain = chain
 		close(d.built)
@@ -72,7 +72,7 @@ func TestDeferredAdmission(t *testing.T) {
 		t.Fatalf("Validate returned %v before the chain was built", err)
 	case <-time.After(20 * time.Millisecond):
 	}
-	if err := d.build(); err != nil {
+	if err := d.Build(); err != nil {
 		t.Fatal(err)
 	}
 	select {
