@@ -38,8 +38,8 @@ import (
 
 	"github.com/miniapiserver/miniapiserver/pkg/admission/serviceaccount"
 	"github.com/miniapiserver/miniapiserver/pkg/server"
-	"github.com/miniapiserver/miniapiserver/pkg/server/controllers"
 	"github.com/miniapiserver/miniapiserver/pkg/server/admissionchain"
+	"github.com/miniapiserver/miniapiserver/pkg/server/controllers"
 )
 
 // policyRefresh is how often the admission policy plugins look for new or
@@ -166,6 +166,9 @@ func start(logs *serverLog, options []func(*server.Options)) (*Server, error) {
 	readyCtx, readyCancel := context.WithTimeout(ctx, time.Minute)
 	defer readyCancel()
 	if err := s.WaitReady(readyCtx); err != nil {
+		if readyCtx.Err() != nil && ctx.Err() == nil {
+			err = fmt.Errorf("%w\nthe goroutines in post-start hooks and creates:\n%s", err, startingStacks())
+		}
 		return nil, errors.Join(err, ts.Stop())
 	}
 	return ts, nil
