@@ -40,6 +40,7 @@ import (
 	"github.com/miniapiserver/miniapiserver/pkg/auth"
 	generatedopenapi "github.com/miniapiserver/miniapiserver/pkg/generated/openapi"
 	"github.com/miniapiserver/miniapiserver/pkg/server/admissionchain"
+	"github.com/miniapiserver/miniapiserver/pkg/server/peers"
 	"github.com/miniapiserver/miniapiserver/pkg/server/serving"
 	serverstorage "github.com/miniapiserver/miniapiserver/pkg/server/storage"
 	"github.com/miniapiserver/miniapiserver/pkg/storage"
@@ -60,7 +61,7 @@ type genericParts struct {
 	// it: shutdown waits for its requests.
 	server *atomic.Pointer[genericapiserver.GenericAPIServer]
 	// peers says whether other servers share the etcd.
-	peers *peers
+	peers *peers.Peers
 }
 
 // genericConfig is the generic API server's config: serving, authn/z,
@@ -77,7 +78,7 @@ func (c CompletedConfig) genericConfig(ctx context.Context, backend *storageback
 	// in-flight limits.
 	gc.LongRunningFunc = genericfilters.BasicLongRunningRequestCheck(sets.NewString("watch", "proxy"), sets.NewString("attach", "exec", "proxy", "log", "portforward"))
 	parts := &genericParts{config: gc, server: &atomic.Pointer[genericapiserver.GenericAPIServer]{},
-		peers: &peers{embedded: len(c.Options.EtcdServers) == 0, name: identityLeaseName(c.Serving.SecureServing.Listener.Addr().String())}}
+		peers: peers.New(len(c.Options.EtcdServers) == 0, c.Serving.SecureServing.Listener.Addr().String())}
 
 	// Shutdown closes the connections once requests have drained and the
 	// watch handlers have returned (the generic server, made from gc, is

@@ -35,6 +35,7 @@ import (
 	"github.com/miniapiserver/miniapiserver/pkg/server/bootstrap"
 	"github.com/miniapiserver/miniapiserver/pkg/server/controllers"
 	"github.com/miniapiserver/miniapiserver/pkg/server/datadir"
+	"github.com/miniapiserver/miniapiserver/pkg/server/peers"
 )
 
 // loopbackClients are what addLoopbackClients needs.
@@ -63,7 +64,7 @@ type loopbackClients struct {
 	services *service.Storage
 	// peers, with external etcd, keeps the server's identity lease and
 	// looks out for other servers'.
-	peers *peers
+	peers *peers.Peers
 }
 
 // addLoopbackClients runs the clients the server has of itself: the shared
@@ -154,11 +155,11 @@ func addLoopbackClients(l loopbackClients) (stop func(), err error) {
 	afterSynced("rbac/bootstrap-roles", func(ctx context.Context) error {
 		return bootstrap.RBAC(ctx, loopbackClient, rbacSynced, rbac.ClusterRoles().Lister(), aggregated)
 	})
-	if !l.peers.embedded {
+	if !l.peers.Embedded() {
 		generic.AddPostStartHookOrDie("start-kube-apiserver-identity-lease-controller", func(hc genericapiserver.PostStartHookContext) error {
-			running.Go(func() { l.peers.runIdentityLease(loopbackCtx, loopbackClient) })
+			running.Go(func() { l.peers.RunIdentityLease(loopbackCtx, loopbackClient) })
 			// Ready once it knows whether it is alone.
-			l.peers.watchPeers(loopbackCtx, hc, loopbackClient, &running)
+			l.peers.Watch(loopbackCtx, hc, loopbackClient, &running)
 			return nil
 		})
 	}

@@ -44,6 +44,7 @@ import (
 	"github.com/miniapiserver/miniapiserver/pkg/server/encoding"
 	"github.com/miniapiserver/miniapiserver/pkg/server/manifests"
 	"github.com/miniapiserver/miniapiserver/pkg/server/openapi"
+	"github.com/miniapiserver/miniapiserver/pkg/server/peers"
 	"github.com/miniapiserver/miniapiserver/pkg/server/serving"
 	serverstorage "github.com/miniapiserver/miniapiserver/pkg/server/storage"
 	"github.com/miniapiserver/miniapiserver/pkg/storage"
@@ -166,8 +167,8 @@ func (c CompletedConfig) New(ctx context.Context) (s *Server, err error) {
 	}
 	// Tokens the other servers on the etcd sign authenticate here too.
 	stopKeyring := func() {}
-	if !parts.peers.embedded {
-		if stopKeyring, err = startKeyring(ctx, backend, parts.peers.name, parts.serviceAccounts); err != nil {
+	if !parts.peers.Embedded() {
+		if stopKeyring, err = peers.StartKeyring(ctx, backend, parts.peers.Name(), parts.serviceAccounts); err != nil {
 			return nil, err
 		}
 		defer func() {
