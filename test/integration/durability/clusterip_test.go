@@ -100,7 +100,7 @@ func raceServiceCreates(t *testing.T, clients []kubernetes.Interface, perServer 
 					Spec: corev1.ServiceSpec{Ports: []corev1.ServicePort{{Port: 80}}}}
 				for sent := 0; ; sent++ {
 					_, err := client.CoreV1().Services("default").Create(ctx, svc, metav1.CreateOptions{})
-					if apierrors.IsTimeout(err) && sent < 3 {
+					if transient(err) && sent < 3 {
 						continue
 					}
 					if err != nil && !(sent > 0 && apierrors.IsAlreadyExists(err)) {
@@ -197,4 +197,14 @@ func TestKubernetesService(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+}
+
+// transient reports whether err is one a loaded etcd cluster gives for a
+// while, as kube-apiserver passes it on: a timeout, or etcd's own request
+// timeout or leader change, in which the write may or may not be done.
+func transient(err error) bool {
+	if apierrors.IsTimeout(err) {
+		return true
+	}
+	return err != nil && (strings.Contains(err.Error(), "etcdserver: request timed out") || strings.Contains(err.Error(), "etcdserver: leader changed"))
 }
