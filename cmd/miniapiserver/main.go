@@ -38,8 +38,8 @@ import (
 	"github.com/miniapiserver/miniapiserver/cmd/miniapiserver/kubeapiserver"
 	_ "github.com/miniapiserver/miniapiserver/pkg/features" // registers our gates for --feature-gates
 	"github.com/miniapiserver/miniapiserver/pkg/server"
-	"github.com/miniapiserver/miniapiserver/pkg/server/controllers"
 	"github.com/miniapiserver/miniapiserver/pkg/server/admissionchain"
+	"github.com/miniapiserver/miniapiserver/pkg/server/controllers"
 	"github.com/miniapiserver/miniapiserver/pkg/version"
 )
 

@@ -38,8 +38,8 @@ import (
 
 	"github.com/miniapiserver/miniapiserver/pkg/admission/serviceaccount"
 	"github.com/miniapiserver/miniapiserver/pkg/server"
-	"github.com/miniapiserver/miniapiserver/pkg/server/controllers"
 	"github.com/miniapiserver/miniapiserver/pkg/server/admissionchain"
+	"github.com/miniapiserver/miniapiserver/pkg/server/controllers"
 )
 
 // policyRefresh is how often the admission policy plugins look for new or
