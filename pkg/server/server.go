@@ -40,6 +40,7 @@ import (
 
 	"github.com/miniapiserver/miniapiserver/pkg/api"
 	"github.com/miniapiserver/miniapiserver/pkg/features"
+	"github.com/miniapiserver/miniapiserver/pkg/server/apiextensions"
 	"github.com/miniapiserver/miniapiserver/pkg/server/datadir"
 	"github.com/miniapiserver/miniapiserver/pkg/server/encoding"
 	"github.com/miniapiserver/miniapiserver/pkg/server/manifests"
@@ -54,7 +55,7 @@ import (
 type Server struct {
 	generic *genericapiserver.GenericAPIServer
 	// crdInformers are the apiextensions-apiserver's (in process, see
-	// newAPIExtensions).
+	// apiextensions.New).
 	crdInformers apiextensionsinformers.SharedInformerFactory
 	openAPI      *openapi.Server
 	etcd         *storage.Etcd
@@ -188,7 +189,7 @@ func (c CompletedConfig) New(ctx context.Context) (s *Server, err error) {
 		encodings.SetEventWriter(events)
 	}
 	lists := encoding.NewCustomResourceLists(encodings, events, time.Duration(gc.MinRequestTimeout)*time.Second)
-	ext, err := newAPIExtensions(gc, gc.RESTOptionsGetter.(storage.RESTOptionsGetter), inProcess, o.WebhookServices, lists)
+	ext, err := apiextensions.New(apiextensions.Config{Core: gc, Loopback: inProcess, Services: o.WebhookServices, Lists: lists})
 	if err != nil {
 		return nil, err
 	}
@@ -215,13 +216,13 @@ func (c CompletedConfig) New(ctx context.Context) (s *Server, err error) {
 			return nil, err
 		}
 	}
-	openAPI := openapi.New(generic, ext.openAPI(), gc.OpenAPIConfig, gc.OpenAPIV3Config)
-	if err := serveAPIExtensions(generic, ext, openAPI); err != nil {
+	openAPI := openapi.New(generic, ext.OpenAPI(), gc.OpenAPIConfig, gc.OpenAPIV3Config)
+	if err := ext.Serve(generic, openAPI); err != nil {
 		return nil, err
 	}
 	crdLister := ext.Informers.Apiextensions().V1().CustomResourceDefinitions().Lister()
 	namespacedNow := func() []schema.GroupVersionResource {
-		return append(slices.Clone(namespaced), customResources(crdLister)...)
+		return append(slices.Clone(namespaced), apiextensions.CustomResources(crdLister)...)
 	}
 	// /readyz waits for the watch caches' initial lists, as kube-apiserver's does.
 	generic.AddPostStartHookOrDie("storage-readiness", generic.StorageReadinessHook.Hook)
