@@ -41,6 +41,7 @@ import (
 	"github.com/miniapiserver/miniapiserver/pkg/api"
 	"github.com/miniapiserver/miniapiserver/pkg/features"
 	"github.com/miniapiserver/miniapiserver/pkg/server/apiextensions"
+	"github.com/miniapiserver/miniapiserver/pkg/server/controls"
 	"github.com/miniapiserver/miniapiserver/pkg/server/datadir"
 	"github.com/miniapiserver/miniapiserver/pkg/server/encoding"
 	"github.com/miniapiserver/miniapiserver/pkg/server/manifests"
@@ -78,7 +79,7 @@ type Server struct {
 	// ready closes admissionchain.Config.Ready.
 	ready func()
 	// testControls are nil unless Options.TestControls.
-	testControls *testControls
+	testControls *controls.Controls
 }
 
 // New starts etcd (unless external servers are configured) and builds the API server.
@@ -136,14 +137,14 @@ func (c CompletedConfig) New(ctx context.Context) (s *Server, err error) {
 			storages.WaitDestroyed()
 		}
 	}()
-	var controls *testControls
+	var tc *controls.Controls
 	if o.TestControls {
-		if controls, err = startTestControls(ctx, backend, storages, faults); err != nil {
+		if tc, err = controls.Start(ctx, controls.Config{Backend: backend, Storages: storages, Faults: faults}); err != nil {
 			return nil, err
 		}
 		defer func() {
 			if err != nil {
-				controls.stop()
+				tc.Stop()
 			}
 		}()
 	}
@@ -162,8 +163,8 @@ func (c CompletedConfig) New(ctx context.Context) (s *Server, err error) {
 	if err != nil {
 		return nil, err
 	}
-	if controls != nil {
-		controls.namespaces = parts.factory.Core().V1().Namespaces().Lister()
+	if tc != nil {
+		tc.SetNamespaces(parts.factory.Core().V1().Namespaces().Lister())
 	}
 	// Tokens the other servers on the etcd sign authenticate here too.
 	stopKeyring := func() {}
@@ -211,8 +212,8 @@ func (c CompletedConfig) New(ctx context.Context) (s *Server, err error) {
 	if err != nil {
 		return nil, err
 	}
-	if controls != nil {
-		if err := installTestControls(generic, controls); err != nil {
+	if tc != nil {
+		if err := tc.Install(generic); err != nil {
 			return nil, err
 		}
 	}
@@ -251,7 +252,7 @@ func (c CompletedConfig) New(ctx context.Context) (s *Server, err error) {
 	}
 	return &Server{generic: generic, crdInformers: ext.Informers, openAPI: openAPI, etcd: etcd, storages: storages, Admin: c.Admin, KubeconfigPath: c.KubeconfigPath, EtcdServers: servers, userCA: c.userCA, crds: crds,
 		webhooks: manifests.Webhooks{Mutating: o.MutatingWebhooks, Validating: o.ValidatingWebhooks, Seen: parts.factory.Admissionregistration().V1()},
-		ready:    sync.OnceFunc(func() { close(ready) }), testControls: controls}, nil
+		ready:    sync.OnceFunc(func() { close(ready) }), testControls: tc}, nil
 }
 
 // etcdReachTimeout bounds how long New waits for --etcd-servers to
@@ -299,7 +300,7 @@ func (s *Server) Run(ctx context.Context) error {
 	defer func() {
 		s.storages.WaitDestroyed()
 		if s.testControls != nil {
-			s.testControls.stop()
+			s.testControls.Stop()
 		}
 		if s.etcd != nil {
 			s.etcd.Close()
