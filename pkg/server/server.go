@@ -40,6 +40,8 @@ import (
 
 	"github.com/miniapiserver/miniapiserver/pkg/api"
 	"github.com/miniapiserver/miniapiserver/pkg/features"
+	"github.com/miniapiserver/miniapiserver/pkg/server/apiextensions"
+	"github.com/miniapiserver/miniapiserver/pkg/server/controls"
 	"github.com/miniapiserver/miniapiserver/pkg/server/datadir"
 	"github.com/miniapiserver/miniapiserver/pkg/server/encoding"
 	"github.com/miniapiserver/miniapiserver/pkg/server/manifests"
@@ -55,7 +57,7 @@ import (
 type Server struct {
 	generic *genericapiserver.GenericAPIServer
 	// crdInformers are the apiextensions-apiserver's (in process, see
-	// newAPIExtensions).
+	// apiextensions.New).
 	crdInformers apiextensionsinformers.SharedInformerFactory
 	openAPI      *openapi.Server
 	etcd         *storage.Etcd
@@ -78,7 +80,7 @@ type Server struct {
 	// ready closes admissionchain.Config.Ready.
 	ready func()
 	// testControls are nil unless Options.TestControls.
-	testControls *testControls
+	testControls *controls.Controls
 }
 
 // New starts etcd (unless external servers are configured) and builds the API server.
@@ -136,14 +138,14 @@ func (c CompletedConfig) New(ctx context.Context) (s *Server, err error) {
 			storages.WaitDestroyed()
 		}
 	}()
-	var controls *testControls
+	var tc *controls.Controls
 	if o.TestControls {
-		if controls, err = startTestControls(ctx, backend, storages, faults); err != nil {
+		if tc, err = controls.Start(ctx, controls.Config{Backend: backend, Storages: storages, Faults: faults}); err != nil {
 			return nil, err
 		}
 		defer func() {
 			if err != nil {
-				controls.stop()
+				tc.Stop()
 			}
 		}()
 	}
@@ -162,8 +164,8 @@ func (c CompletedConfig) New(ctx context.Context) (s *Server, err error) {
 	if err != nil {
 		return nil, err
 	}
-	if controls != nil {
-		controls.namespaces = parts.factory.Core().V1().Namespaces().Lister()
+	if tc != nil {
+		tc.SetNamespaces(parts.factory.Core().V1().Namespaces().Lister())
 	}
 	// Tokens the other servers on the etcd sign authenticate here too.
 	stopKeyring := func() {}
@@ -189,7 +191,7 @@ func (c CompletedConfig) New(ctx context.Context) (s *Server, err error) {
 		encodings.SetEventWriter(events)
 	}
 	lists := encoding.NewCustomResourceLists(encodings, events, time.Duration(gc.MinRequestTimeout)*time.Second)
-	ext, err := newAPIExtensions(gc, gc.RESTOptionsGetter.(storage.RESTOptionsGetter), inProcess, o.WebhookServices, lists)
+	ext, err := apiextensions.New(apiextensions.Config{Core: gc, Loopback: inProcess, Services: o.WebhookServices, Lists: lists})
 	if err != nil {
 		return nil, err
 	}
@@ -211,18 +213,18 @@ func (c CompletedConfig) New(ctx context.Context) (s *Server, err error) {
 	if err != nil {
 		return nil, err
 	}
-	if controls != nil {
-		if err := installTestControls(generic, controls); err != nil {
+	if tc != nil {
+		if err := tc.Install(generic); err != nil {
 			return nil, err
 		}
 	}
-	openAPI := openapi.New(generic, ext.openAPI(), gc.OpenAPIConfig, gc.OpenAPIV3Config)
-	if err := serveAPIExtensions(generic, ext, openAPI); err != nil {
+	openAPI := openapi.New(generic, ext.OpenAPI(), gc.OpenAPIConfig, gc.OpenAPIV3Config)
+	if err := ext.Serve(generic, openAPI); err != nil {
 		return nil, err
 	}
 	crdLister := ext.Informers.Apiextensions().V1().CustomResourceDefinitions().Lister()
 	namespacedNow := func() []schema.GroupVersionResource {
-		return append(slices.Clone(namespaced), customResources(crdLister)...)
+		return append(slices.Clone(namespaced), apiextensions.CustomResources(crdLister)...)
 	}
 	// /readyz waits for the watch caches' initial lists, as kube-apiserver's does.
 	generic.AddPostStartHookOrDie("storage-readiness", generic.StorageReadinessHook.Hook)
@@ -251,7 +253,7 @@ func (c CompletedConfig) New(ctx context.Context) (s *Server, err error) {
 	}
 	return &Server{generic: generic, crdInformers: ext.Informers, openAPI: openAPI, etcd: etcd, storages: storages, Admin: c.Admin, KubeconfigPath: c.KubeconfigPath, EtcdServers: servers, userCA: c.userCA, crds: crds,
 		webhooks: manifests.Webhooks{Mutating: o.MutatingWebhooks, Validating: o.ValidatingWebhooks, Seen: parts.factory.Admissionregistration().V1()},
-		ready:    sync.OnceFunc(func() { close(ready) }), testControls: controls}, nil
+		ready:    sync.OnceFunc(func() { close(ready) }), testControls: tc}, nil
 }
 
 // etcdReachTimeout bounds how long New waits for --etcd-servers to
@@ -299,7 +301,7 @@ func (s *Server) Run(ctx context.Context) error {
 	defer func() {
 		s.storages.WaitDestroyed()
 		if s.testControls != nil {
-			s.testControls.stop()
+			s.testControls.Stop()
 		}
 		if s.etcd != nil {
 			s.etcd.Close()
