@@ -158,48 +158,40 @@ func installAPIs(s *genericapiserver.GenericAPIServer, optsGetter generic.RESTOp
 	kubelet KubeletOptions, etcd storagebackend.Config) (namespaced []schema.GroupVersionResource, services *service.Storage, err error) {
 	core := genericapiserver.NewDefaultAPIGroupInfo("", api.Scheme, api.ParameterCodec, api.Codecs)
 	core.NegotiatedSerializer = encoding.WithCachedListEncoding(core.NegotiatedSerializer, encodings)
-	// Services record their cluster IPs as networking.k8s.io IPAddresses.
-	ipAddresses, err := ipaddress.NewStorage(optsGetter)
+	r, err := newResources(optsGetter, ranges)
 	if err != nil {
 		return nil, nil, err
 	}
-	services, err = service.New(optsGetter, ipAddresses["ipaddresses"].(service.IPAddresses), ranges)
-	if err != nil {
-		return nil, nil, err
-	}
-	coreStorage, err := collect(optsGetter, namespace.NewStorage, configmap.NewStorage, secret.NewStorage,
-		pod.NewStorage, podtemplate.NewStorage, serviceaccount.NewStorage, event.NewStorage, endpoints.NewStorage,
-		persistentvolumeclaim.NewStorage, persistentvolume.NewStorage, node.NewStorage, resourcequota.NewStorage,
+	services = r.services
+	coreStorage, err := collect(optsGetter, namespace.NewStorage, configmap.NewStorage, podtemplate.NewStorage, endpoints.NewStorage,
+		persistentvolumeclaim.NewStorage, persistentvolume.NewStorage, resourcequota.NewStorage,
 		limitrange.NewStorage, replicationcontroller.NewStorage)
 	if err != nil {
 		return nil, nil, err
 	}
-	maps.Copy(coreStorage, services.Map())
+	for _, m := range []registry.Mapper{r.services, r.pods, r.nodes, r.secrets, r.serviceAccounts, r.events} {
+		maps.Copy(coreStorage, m.Map())
+	}
 	v := version.Get()
 	maps.Copy(coreStorage, componentstatus.NewStorage(componentstatus.Servers("kube-probe/"+v.Major+"."+v.Minor, etcd)))
 	// Pods are evicted as their PodDisruptionBudgets allow.
-	budgets, err := poddisruptionbudget.NewStorage(optsGetter)
-	if err != nil {
-		return nil, nil, err
-	}
-	coreStorage["pods/eviction"] = pod.NewEvictionREST(coreStorage["pods"].(*registry.REST).Store, pod.Budgets{
-		List:   budgets["poddisruptionbudgets"].(rest.Lister),
-		Get:    budgets["poddisruptionbudgets"].(rest.Getter),
-		Status: budgets["poddisruptionbudgets/status"].(rest.Updater),
+	coreStorage["pods/eviction"] = pod.NewEvictionREST(r.pods.Pods.Store, pod.Budgets{
+		List:   r.budgets.PodDisruptionBudgets,
+		Get:    r.budgets.PodDisruptionBudgets,
+		Status: r.budgets.Status,
 	})
 	// pods/log and the streams reach the kubelets as kube-apiserver's
 	// kubelet client does.
-	kubelets, err := pod.NewKubelets(kubelet.config(coreStorage["nodes"].(rest.Getter)))
+	kubelets, err := pod.NewKubelets(kubelet.config(r.nodes.Nodes))
 	if err != nil {
 		return nil, nil, err
 	}
-	pods := coreStorage["pods"].(rest.Getter)
-	coreStorage["pods/log"] = &pod.LogREST{Pods: pods, Kubelets: kubelets}
-	maps.Copy(coreStorage, pod.Streams{Pods: pods, Kubelets: kubelets, Authorizer: id.authorizer}.Storage())
+	coreStorage["pods/log"] = &pod.LogREST{Pods: r.pods.Pods, Kubelets: kubelets}
+	maps.Copy(coreStorage, pod.Streams{Pods: r.pods.Pods, Kubelets: kubelets, Authorizer: id.authorizer}.Storage())
 	coreStorage["serviceaccounts/token"] = &serviceaccount.TokenREST{
-		ServiceAccounts: coreStorage["serviceaccounts"].(rest.Getter),
-		Pods:            coreStorage["pods"].(rest.Getter),
-		Secrets:         coreStorage["secrets"].(rest.Getter),
+		ServiceAccounts: r.serviceAccounts.ServiceAccounts,
+		Pods:            r.pods.Pods,
+		Secrets:         r.secrets.Secrets,
 		Issue:           id.issue,
 		Audiences:       id.serviceAccounts.Audiences,
 	}
@@ -217,9 +209,9 @@ func installAPIs(s *genericapiserver.GenericAPIServer, optsGetter generic.RESTOp
 		}
 		switch g.group {
 		case networkingv1.GroupName:
-			maps.Copy(info.VersionedResourcesStorageMap["v1"], ipAddresses)
+			maps.Copy(info.VersionedResourcesStorageMap["v1"], r.ipAddresses.Map())
 		case policyv1.GroupName:
-			maps.Copy(info.VersionedResourcesStorageMap["v1"], budgets)
+			maps.Copy(info.VersionedResourcesStorageMap["v1"], r.budgets.Map())
 		}
 		if g.group == rbacv1.GroupName {
 			rbac.WithEscalationChecks(info.VersionedResourcesStorageMap["v1"], rbac.Escalation{Authorizer: id.authorizer, Rules: id.rules})
@@ -248,7 +240,7 @@ func installAPIs(s *genericapiserver.GenericAPIServer, optsGetter generic.RESTOp
 	// events.k8s.io/v1 Events are core Events, converted (upstream stores
 	// them in one place too): the same store, hence the same watch cache.
 	events := genericapiserver.NewDefaultAPIGroupInfo(eventsv1.GroupName, api.Scheme, api.ParameterCodec, api.Codecs)
-	events.VersionedResourcesStorageMap["v1"] = map[string]rest.Storage{"events": coreStorage["events"]}
+	events.VersionedResourcesStorageMap["v1"] = r.events.Map()
 	groups = append(groups, &events)
 	if err := s.InstallAPIGroups(groups...); err != nil {
 		return nil, nil, fmt.Errorf("installing API groups: %w", err)
@@ -260,6 +252,51 @@ func installAPIs(s *genericapiserver.GenericAPIServer, optsGetter generic.RESTOp
 		namespaced = append(namespaced, namespacedResources(preferred, g.VersionedResourcesStorageMap[preferred.Version])...)
 	}
 	return namespaced, services, nil
+}
+
+// resources are the resources installAPIs wires to each other, each
+// made by its package's typed New.
+type resources struct {
+	// ipAddresses record the services' cluster IPs.
+	ipAddresses *ipaddress.Storage
+	services    *service.Storage
+	// pods are evicted as budgets allow; pods/log and the streams find
+	// their kubelets through nodes; serviceaccounts/token binds tokens to
+	// pods and secrets.
+	pods            *pod.Storage
+	budgets         *poddisruptionbudget.Storage
+	nodes           *node.Storage
+	serviceAccounts *serviceaccount.Storage
+	secrets         *secret.Storage
+	// events are served in core/v1 and events.k8s.io/v1.
+	events *event.Storage
+}
+
+// newResources makes the resources installAPIs wires to each other.
+func newResources(optsGetter generic.RESTOptionsGetter, ranges service.Ranges) (r resources, err error) {
+	if r.ipAddresses, err = ipaddress.New(optsGetter); err != nil {
+		return r, err
+	}
+	if r.services, err = service.New(optsGetter, r.ipAddresses.IPAddresses, ranges); err != nil {
+		return r, err
+	}
+	if r.pods, err = pod.New(optsGetter); err != nil {
+		return r, err
+	}
+	if r.budgets, err = poddisruptionbudget.New(optsGetter); err != nil {
+		return r, err
+	}
+	if r.nodes, err = node.New(optsGetter); err != nil {
+		return r, err
+	}
+	if r.serviceAccounts, err = serviceaccount.New(optsGetter); err != nil {
+		return r, err
+	}
+	if r.secrets, err = secret.New(optsGetter); err != nil {
+		return r, err
+	}
+	r.events, err = event.New(optsGetter)
+	return r, err
 }
 
 // namespacedResources returns the namespaced resources (not subresources,
