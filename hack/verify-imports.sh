@@ -6,7 +6,7 @@
 # the registry or the server, pkg/server/storage imports only the watch cache
 # and the gates of ours, pkg/server/encoding only the watch cache and
 # pkg/api, pkg/server/datadir, keyring, serving, manifests and openapi nothing of ours,
-# pkg/server/controllers and admissionchain neither pkg/server nor
+# pkg/server/controllers, admissionchain and apis neither pkg/server nor
 # pkg/testserver (they are steps of the server's assembly, which calls them),
 # the registry imports only pkg/api of ours, pkg/envtest does not import
 # controller-runtime, pkg/auth imports nothing of ours, nor does
@@ -54,6 +54,7 @@ only "${mod}/pkg/server/storage" "pkg/(features|watchcache)" "(it builds storage
 forbid "${mod}/pkg/server/controllers" "^${mod}/pkg/(server|testserver)\$" "pkg/server or pkg/testserver (it makes the controllers pkg/server starts)"
 only "${mod}/pkg/server/encoding" "pkg/(api|watchcache)" "(the seam between the watch cache and the HTTP layer goes one way)"
 forbid "${mod}/pkg/server/admissionchain" "^${mod}/pkg/(server|testserver)\$" "pkg/server or pkg/testserver (it is a step of the server's assembly, which calls it)"
+forbid "${mod}/pkg/server/apis" "^${mod}/pkg/(server|testserver)\$" "pkg/server or pkg/testserver (it installs the APIs in the server pkg/server assembles)"
 for p in $(go list ./pkg/admission/...); do
   forbid "${p}" "^${mod}/" "other packages of this module (a plugin works on API objects and clients only)"
 done
