@@ -6,8 +6,8 @@
 # the registry or the server, pkg/server/storage imports only the watch cache
 # and the gates of ours, pkg/server/encoding only the watch cache and
 # pkg/api, pkg/server/datadir, keyring, serving, manifests and openapi nothing of ours,
-# pkg/server/controllers, admissionchain, apiextensions, controls and peers
-# neither pkg/server nor pkg/testserver (they are steps of the server's
+# pkg/server/controllers, admissionchain, apis, apiextensions, controls and
+# peers neither pkg/server nor pkg/testserver (they are steps of the server's
 # assembly, which calls them),
 # the registry imports only pkg/api of ours, pkg/envtest does not import
 # controller-runtime, pkg/auth imports nothing of ours, nor does
@@ -58,6 +58,7 @@ forbid "${mod}/pkg/server/admissionchain" "^${mod}/pkg/(server|testserver)\$" "p
 forbid "${mod}/pkg/server/peers" "^${mod}/pkg/(server|testserver)\$" "pkg/server or pkg/testserver (it keeps the identity leases and shares the keys pkg/server asks it to)"
 forbid "${mod}/pkg/server/apiextensions" "^${mod}/pkg/(server|testserver)\$" "pkg/server or pkg/testserver (it builds the apiextensions-apiserver pkg/server delegates to)"
 forbid "${mod}/pkg/server/controls" "^${mod}/pkg/(server|testserver)\$" "pkg/server or pkg/testserver (it serves the test controls pkg/server starts)"
+forbid "${mod}/pkg/server/apis" "^${mod}/pkg/(server|testserver)\$" "pkg/server or pkg/testserver (it installs the APIs in the server pkg/server assembles)"
 for p in $(go list ./pkg/admission/...); do
   forbid "${p}" "^${mod}/" "other packages of this module (a plugin works on API objects and clients only)"
 done

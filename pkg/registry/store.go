@@ -70,6 +70,21 @@ var (
 func (r *REST) ShortNames() []string { return r.shortNames }
 func (r *REST) Categories() []string { return r.categories }
 
+// Mapper is a resource package's typed storage (what its New returns):
+// Map is each of its resources by the path it is installed at.
+type Mapper interface {
+	Map() map[string]rest.Storage
+}
+
+// StorageMap returns s.Map(), or err if not nil: a resource package's
+// NewStorage over its typed New.
+func StorageMap[S Mapper](s S, err error) (map[string]rest.Storage, error) {
+	if err != nil {
+		return nil, err
+	}
+	return s.Map(), nil
+}
+
 // NewREST builds the store of r on the storage optsGetter gives for it.
 func NewREST(optsGetter generic.RESTOptionsGetter, r Resource) (*REST, error) {
 	s := r.Strategy

@@ -27,7 +27,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apiserver/pkg/authentication/token/tokenfile"
-	"k8s.io/apiserver/pkg/registry/rest"
 	genericoptions "k8s.io/apiserver/pkg/server/options"
 
 	"github.com/miniapiserver/miniapiserver/pkg/admission/defaulttolerationseconds"
@@ -158,9 +157,10 @@ type KubeletOptions struct {
 	Port int
 }
 
-// config is the registry's kubelet config of o, reading nodes (nil
-// PreferredAddressTypes or Port: the defaults).
-func (o KubeletOptions) config(nodes rest.Getter) pod.KubeletConfig {
+// config is the registry's kubelet config of o (nil
+// PreferredAddressTypes or Port: the defaults), but for the nodes it
+// reads, which apis.Install sets.
+func (o KubeletOptions) config() pod.KubeletConfig {
 	var types []corev1.NodeAddressType
 	if o.PreferredAddressTypes != nil { // empty: no kubelet is found, as upstream
 		types = make([]corev1.NodeAddressType, len(o.PreferredAddressTypes))
@@ -168,7 +168,7 @@ func (o KubeletOptions) config(nodes rest.Getter) pod.KubeletConfig {
 			types[i] = corev1.NodeAddressType(t)
 		}
 	}
-	return pod.KubeletConfig{Nodes: nodes, CertFile: o.ClientCertificate, KeyFile: o.ClientKey, CAFile: o.CertificateAuthority,
+	return pod.KubeletConfig{CertFile: o.ClientCertificate, KeyFile: o.ClientKey, CAFile: o.CertificateAuthority,
 		PreferredAddressTypes: types, Port: o.Port}
 }
 

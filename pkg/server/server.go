@@ -41,6 +41,7 @@ import (
 	"github.com/miniapiserver/miniapiserver/pkg/api"
 	"github.com/miniapiserver/miniapiserver/pkg/features"
 	"github.com/miniapiserver/miniapiserver/pkg/server/apiextensions"
+	"github.com/miniapiserver/miniapiserver/pkg/server/apis"
 	"github.com/miniapiserver/miniapiserver/pkg/server/controls"
 	"github.com/miniapiserver/miniapiserver/pkg/server/datadir"
 	"github.com/miniapiserver/miniapiserver/pkg/server/encoding"
@@ -207,12 +208,13 @@ func (c CompletedConfig) New(ctx context.Context) (s *Server, err error) {
 			generic.Destroy()
 		}
 	}()
-	namespaced, services, err := installAPIs(generic, gc.RESTOptionsGetter, encodings,
-		identity{authorizer: gc.Authorization.Authorizer, rules: gc.RuleResolver, tokens: parts.tokens, serviceAccounts: parts.serviceAccounts},
-		o.ServiceRanges, o.Kubelet, *backend)
+	installed, err := apis.Install(apis.Config{Server: generic, RESTOptionsGetter: gc.RESTOptionsGetter, Encodings: encodings,
+		Identity:      apis.Identity{Authorizer: gc.Authorization.Authorizer, Rules: gc.RuleResolver, Tokens: parts.tokens, ServiceAccounts: parts.serviceAccounts},
+		ServiceRanges: o.ServiceRanges, Kubelet: o.Kubelet.config(), Etcd: *backend})
 	if err != nil {
 		return nil, err
 	}
+	namespaced, services := installed.Namespaced, installed.Services
 	if tc != nil {
 		if err := tc.Install(generic); err != nil {
 			return nil, err

@@ -32,8 +32,23 @@ import (
 	"github.com/miniapiserver/miniapiserver/pkg/registry"
 )
 
-// NewStorage returns the storage of events.
+// Storage is the storage of events.
+type Storage struct {
+	Events *registry.REST
+}
+
+// Map is the storage by resource, as installed.
+func (s *Storage) Map() map[string]rest.Storage {
+	return map[string]rest.Storage{"events": s.Events}
+}
+
+// NewStorage returns New's storage by resource.
 func NewStorage(optsGetter generic.RESTOptionsGetter) (map[string]rest.Storage, error) {
+	return registry.StorageMap(New(optsGetter))
+}
+
+// New returns the storage of events.
+func New(optsGetter generic.RESTOptionsGetter) (*Storage, error) {
 	s := registry.NewStrategy(true)
 	s.CreateOnUpdate = true
 	s.ValidateFields = func(obj runtime.Object) field.ErrorList { return validate(obj.(*corev1.Event)) }
@@ -50,7 +65,7 @@ func NewStorage(optsGetter generic.RESTOptionsGetter) (map[string]rest.Storage, 
 	if err != nil {
 		return nil, err
 	}
-	return map[string]rest.Storage{"events": store}, nil
+	return &Storage{Events: store}, nil
 }
 
 // columns are upstream's (pkg/printers/internalversion): the server's

@@ -34,8 +34,23 @@ import (
 	"github.com/miniapiserver/miniapiserver/pkg/registry"
 )
 
-// NewStorage returns the storage of ipaddresses.
+// Storage is the storage of ipaddresses.
+type Storage struct {
+	IPAddresses *registry.REST
+}
+
+// Map is the storage by resource, as installed.
+func (s *Storage) Map() map[string]rest.Storage {
+	return map[string]rest.Storage{"ipaddresses": s.IPAddresses}
+}
+
+// NewStorage returns New's storage by resource.
 func NewStorage(optsGetter generic.RESTOptionsGetter) (map[string]rest.Storage, error) {
+	return registry.StorageMap(New(optsGetter))
+}
+
+// New returns the storage of ipaddresses.
+func New(optsGetter generic.RESTOptionsGetter) (*Storage, error) {
 	s := registry.NewStrategy(false)
 	s.ValidateName = func(name string, _ bool) []string { return nameMessages(name) }
 	s.ValidateFields = func(obj runtime.Object) field.ErrorList {
@@ -58,7 +73,7 @@ func NewStorage(optsGetter generic.RESTOptionsGetter) (map[string]rest.Storage, 
 	if err != nil {
 		return nil, err
 	}
-	return map[string]rest.Storage{"ipaddresses": store}, nil
+	return &Storage{IPAddresses: store}, nil
 }
 
 // table is upstream's: NAME and PARENTREF (resource.group/namespace/name).

@@ -36,8 +36,24 @@ import (
 	"github.com/miniapiserver/miniapiserver/pkg/registry"
 )
 
-// NewStorage returns the storage of nodes and nodes/status.
+// Storage is the storage of nodes and nodes/status.
+type Storage struct {
+	Nodes  *registry.REST
+	Status *registry.StatusREST
+}
+
+// Map is the storage by resource, as installed.
+func (s *Storage) Map() map[string]rest.Storage {
+	return map[string]rest.Storage{"nodes": s.Nodes, "nodes/status": s.Status}
+}
+
+// NewStorage returns New's storage by resource.
 func NewStorage(optsGetter generic.RESTOptionsGetter) (map[string]rest.Storage, error) {
+	return registry.StorageMap(New(optsGetter))
+}
+
+// New returns the storage of nodes and nodes/status.
+func New(optsGetter generic.RESTOptionsGetter) (*Storage, error) {
 	base := registry.NewStrategy(false)
 	base.ValidateFields = func(obj runtime.Object) field.ErrorList { return validate(obj.(*corev1.Node)) }
 	base.ValidateFieldsUpdate = func(obj, old runtime.Object) field.ErrorList {
@@ -75,10 +91,7 @@ func NewStorage(optsGetter generic.RESTOptionsGetter) (map[string]rest.Storage, 
 	if err != nil {
 		return nil, err
 	}
-	return map[string]rest.Storage{
-		"nodes":        store,
-		"nodes/status": registry.NewStatusREST(store, status),
-	}, nil
+	return &Storage{Nodes: store, Status: registry.NewStatusREST(store, status)}, nil
 }
 
 var table = registry.Table{

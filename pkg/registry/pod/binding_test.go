@@ -33,12 +33,11 @@ import (
 // dry run changes nothing.
 func TestBinding(t *testing.T) {
 	p := newPods(t)
-	storages, err := NewStorage(p.mem.Options("pods"))
+	s, err := New(p.mem.Options("pods"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	bindings := storages["pods/binding"].(*BindingREST)
-	legacy := storages["bindings"].(*LegacyBindingREST)
+	bindings, legacy := s.Binding, s.LegacyBinding
 	ctx := genericapirequest.WithNamespace(context.Background(), "default")
 	pod := modified(validPod(), func(pod *corev1.Pod) {
 		pod.Labels = map[string]string{"app": "web"}

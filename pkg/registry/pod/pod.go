@@ -28,8 +28,29 @@ import (
 	"github.com/miniapiserver/miniapiserver/pkg/registry"
 )
 
-// NewStorage returns the storage of pods and pods/status.
+// Storage is the storage of pods and of the subresources that need
+// nothing but the pods: pods/status, pods/binding and the legacy
+// bindings. The others (eviction, log, the streams) are made over Pods
+// by whoever has what they also need.
+type Storage struct {
+	Pods          *registry.REST
+	Status        *registry.StatusREST
+	Binding       *BindingREST
+	LegacyBinding *LegacyBindingREST
+}
+
+// Map is the storage by resource, as installed.
+func (s *Storage) Map() map[string]rest.Storage {
+	return map[string]rest.Storage{"pods": s.Pods, "pods/status": s.Status, "pods/binding": s.Binding, "bindings": s.LegacyBinding}
+}
+
+// NewStorage returns New's storage by resource.
 func NewStorage(optsGetter generic.RESTOptionsGetter) (map[string]rest.Storage, error) {
+	return registry.StorageMap(New(optsGetter))
+}
+
+// New returns the storage of pods, pods/status, pods/binding and bindings.
+func New(optsGetter generic.RESTOptionsGetter) (*Storage, error) {
 	s := registry.NewStrategy(true)
 	s.OnCreate = func(obj runtime.Object) {
 		p := obj.(*corev1.Pod)
@@ -70,12 +91,7 @@ func NewStorage(optsGetter generic.RESTOptionsGetter) (map[string]rest.Storage, 
 	}
 	status.ResetFields = registry.Fieldpaths("v1", "spec", "metadata.deletionTimestamp", "metadata.ownerReferences")
 	binding := &BindingREST{store: store.Store}
-	return map[string]rest.Storage{
-		"pods":         store,
-		"pods/status":  registry.NewStatusREST(store, status),
-		"pods/binding": binding,
-		"bindings":     &LegacyBindingREST{binding: binding},
-	}, nil
+	return &Storage{Pods: store, Status: registry.NewStatusREST(store, status), Binding: binding, LegacyBinding: &LegacyBindingREST{binding: binding}}, nil
 }
 
 // qosClass computes status.qosClass as upstream's qos.GetPodQOS does, for the common cases.

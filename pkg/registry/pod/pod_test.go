@@ -44,19 +44,11 @@ type pods struct {
 func newPods(t *testing.T) pods {
 	t.Helper()
 	mem := registrytest.NewMemStorage()
-	storages, err := NewStorage(mem.Options("pods"))
+	s, err := New(mem.Options("pods"))
 	if err != nil {
-		t.Fatalf("NewStorage: got error %v, want none", err)
+		t.Fatalf("New: got error %v, want none", err)
 	}
-	store, ok := storages["pods"].(*registry.REST)
-	if !ok {
-		t.Fatalf("storage %q: got %T, want *registry.REST", "pods", storages["pods"])
-	}
-	status, ok := storages["pods/status"].(*registry.StatusREST)
-	if !ok {
-		t.Fatalf("storage %q: got %T, want *registry.StatusREST", "pods/status", storages["pods/status"])
-	}
-	return pods{mem: mem, store: store, status: status}
+	return pods{mem: mem, store: s.Pods, status: s.Status}
 }
 
 // seed stores p (in namespace default) as it is, and returns the stored copy.

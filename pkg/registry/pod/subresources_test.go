@@ -45,7 +45,6 @@ import (
 	"k8s.io/component-base/metrics/legacyregistry"
 	"k8s.io/component-base/metrics/testutil"
 
-	"github.com/miniapiserver/miniapiserver/pkg/registry"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/node"
 )
 
@@ -101,13 +100,13 @@ func (s *standIn) takeAsked() []string {
 func streamFixture(t *testing.T, port int32, features ...string) (rest.Getter, rest.Getter) {
 	t.Helper()
 	p := newPods(t)
-	nodes, err := node.NewStorage(p.mem.Options("nodes"))
+	nodes, err := node.New(p.mem.Options("nodes"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	nodeStore := nodes["nodes"].(rest.Getter)
+	nodeStore := nodes.Nodes
 	seedNode := func(n *corev1.Node) {
-		key, err := nodes["nodes"].(*registry.REST).KeyFunc(context.Background(), n.Name)
+		key, err := nodes.Nodes.KeyFunc(context.Background(), n.Name)
 		if err != nil {
 			t.Fatal(err)
 		}

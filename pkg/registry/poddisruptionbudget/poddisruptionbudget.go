@@ -35,8 +35,24 @@ import (
 	"github.com/miniapiserver/miniapiserver/pkg/registry"
 )
 
-// NewStorage returns the storage of poddisruptionbudgets and poddisruptionbudgets/status.
+// Storage is the storage of poddisruptionbudgets and poddisruptionbudgets/status.
+type Storage struct {
+	PodDisruptionBudgets *registry.REST
+	Status               *registry.StatusREST
+}
+
+// Map is the storage by resource, as installed.
+func (s *Storage) Map() map[string]rest.Storage {
+	return map[string]rest.Storage{"poddisruptionbudgets": s.PodDisruptionBudgets, "poddisruptionbudgets/status": s.Status}
+}
+
+// NewStorage returns New's storage by resource.
 func NewStorage(optsGetter generic.RESTOptionsGetter) (map[string]rest.Storage, error) {
+	return registry.StorageMap(New(optsGetter))
+}
+
+// New returns the storage of poddisruptionbudgets and poddisruptionbudgets/status.
+func New(optsGetter generic.RESTOptionsGetter) (*Storage, error) {
 	base := registry.NewStrategy(true)
 	base.ValidateFields = func(obj runtime.Object) field.ErrorList {
 		return validateSpec(&obj.(*policyv1.PodDisruptionBudget).Spec, false)
@@ -63,10 +79,7 @@ func NewStorage(optsGetter generic.RESTOptionsGetter) (map[string]rest.Storage, 
 	if err != nil {
 		return nil, err
 	}
-	return map[string]rest.Storage{
-		"poddisruptionbudgets":        store,
-		"poddisruptionbudgets/status": registry.NewStatusREST(store, status),
-	}, nil
+	return &Storage{PodDisruptionBudgets: store, Status: registry.NewStatusREST(store, status)}, nil
 }
 
 var table = registry.Table{

@@ -34,8 +34,23 @@ import (
 	"github.com/miniapiserver/miniapiserver/pkg/registry/configmap"
 )
 
-// NewStorage returns the storage of secrets.
+// Storage is the storage of secrets.
+type Storage struct {
+	Secrets *registry.REST
+}
+
+// Map is the storage by resource, as installed.
+func (s *Storage) Map() map[string]rest.Storage {
+	return map[string]rest.Storage{"secrets": s.Secrets}
+}
+
+// NewStorage returns New's storage by resource.
 func NewStorage(optsGetter generic.RESTOptionsGetter) (map[string]rest.Storage, error) {
+	return registry.StorageMap(New(optsGetter))
+}
+
+// New returns the storage of secrets.
+func New(optsGetter generic.RESTOptionsGetter) (*Storage, error) {
 	s := registry.NewStrategy(true)
 	s.OnCreate = func(obj runtime.Object) { mergeStringData(obj.(*corev1.Secret)) }
 	s.OnUpdate = func(obj, _ runtime.Object) { mergeStringData(obj.(*corev1.Secret)) }
@@ -69,7 +84,7 @@ func NewStorage(optsGetter generic.RESTOptionsGetter) (map[string]rest.Storage, 
 	if err != nil {
 		return nil, err
 	}
-	return map[string]rest.Storage{"secrets": store}, nil
+	return &Storage{Secrets: store}, nil
 }
 
 // mergeStringData folds the write-only stringData into data, as upstream's

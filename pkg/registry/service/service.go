@@ -66,11 +66,7 @@ func (s *Storage) Map() map[string]rest.Storage {
 // addresses come from DefaultRanges (New records their cluster IPs as
 // IPAddresses, and takes the ranges).
 func NewStorage(optsGetter generic.RESTOptionsGetter) (map[string]rest.Storage, error) {
-	s, err := New(optsGetter, nil, DefaultRanges)
-	if err != nil {
-		return nil, err
-	}
-	return s.Map(), nil
+	return registry.StorageMap(New(optsGetter, nil, DefaultRanges))
 }
 
 // New returns the storage of services, whose addresses come from ranges

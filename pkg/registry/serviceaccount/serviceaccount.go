@@ -26,8 +26,23 @@ import (
 	"github.com/miniapiserver/miniapiserver/pkg/registry"
 )
 
-// NewStorage returns the storage of serviceaccounts.
+// Storage is the storage of serviceaccounts.
+type Storage struct {
+	ServiceAccounts *registry.REST
+}
+
+// Map is the storage by resource, as installed.
+func (s *Storage) Map() map[string]rest.Storage {
+	return map[string]rest.Storage{"serviceaccounts": s.ServiceAccounts}
+}
+
+// NewStorage returns New's storage by resource.
 func NewStorage(optsGetter generic.RESTOptionsGetter) (map[string]rest.Storage, error) {
+	return registry.StorageMap(New(optsGetter))
+}
+
+// New returns the storage of serviceaccounts.
+func New(optsGetter generic.RESTOptionsGetter) (*Storage, error) {
 	store, err := registry.NewREST(optsGetter, registry.Resource{
 		Resource:   corev1.Resource("serviceaccounts"),
 		Singular:   "serviceaccount",
@@ -46,5 +61,5 @@ func NewStorage(optsGetter generic.RESTOptionsGetter) (map[string]rest.Storage, 
 	if err != nil {
 		return nil, err
 	}
-	return map[string]rest.Storage{"serviceaccounts": store}, nil
+	return &Storage{ServiceAccounts: store}, nil
 }
