@@ -61,9 +61,15 @@ type serverLog struct {
 	// out writes a line to the test's log; nil writes errors to stderr
 	// and drops info lines.
 	out func(args ...any)
-	// mu guards errs and done.
+	// mu guards errs, last, repeats and done.
 	mu   sync.Mutex
 	errs []string
+	// last is the line last handed to out; repeats counts the lines equal
+	// to it since, which out gets as one line when another line comes or
+	// the server stops (a flood of one error must not hide the test's
+	// failure at the end of its log).
+	last    string
+	repeats int
 	// done: the server has stopped, and its test may have ended.
 	done bool
 }
@@ -81,12 +87,41 @@ func (l *serverLog) write(line string, isError bool) {
 	if isError {
 		l.errs = append(l.errs, line)
 	}
+	if line == l.last {
+		l.repeats++
+		return
+	}
+	l.flushRepeats()
+	l.last = line
 	switch {
 	case l.out != nil:
 		l.out(line)
 	case isError:
 		fmt.Fprintln(os.Stderr, line)
 	}
+}
+
+// flushRepeats says how many times the last line came again, if it did.
+func (l *serverLog) flushRepeats() {
+	if l.repeats == 0 {
+		return
+	}
+	line := fmt.Sprintf("(the line above repeated: %d more)", l.repeats)
+	l.repeats = 0
+	switch {
+	case l.out != nil:
+		l.out(line)
+	case strings.HasPrefix(l.last, "E "):
+		fmt.Fprintln(os.Stderr, line)
+	}
+}
+
+// stop flushes what is pending and drops every later line.
+func (l *serverLog) stop() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.flushRepeats()
+	l.done = true
 }
 
 // logger is the server's own logger: its lines reach l only.
@@ -113,9 +148,7 @@ func (r *logRouter) add(l *serverLog) func() {
 	r.live = append(r.live, l)
 	r.mu.Unlock()
 	return func() {
-		l.mu.Lock()
-		l.done = true
-		l.mu.Unlock()
+		l.stop()
 		r.mu.Lock()
 		defer r.mu.Unlock()
 		for i, x := range r.live {
