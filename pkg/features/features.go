@@ -17,6 +17,12 @@ limitations under the License.
 package features
 
 import (
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"sync"
+
 	"k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/apimachinery/pkg/util/version"
 	apiserverfeatures "k8s.io/apiserver/pkg/features"
@@ -76,11 +82,64 @@ const (
 	upstreamListFromCacheSnapshot = apiserverfeatures.ListFromCacheSnapshot
 )
 
-// SyncUpstream sets the k8s.io/apiserver gates that ours stand for to
-// match ours. The server calls it once, before it builds any storage.
-func SyncUpstream() error {
-	return utilfeature.DefaultMutableFeatureGate.SetFromMap(map[string]bool{
-		string(upstreamWatchList):             Enabled(ConsistentWatchList),
-		string(upstreamListFromCacheSnapshot): Enabled(PaginationFromCache),
-	})
+// held is what the servers running in this process were built with.
+var held struct {
+	sync.Mutex
+	servers int
+	gates   map[featuregate.Feature]bool
+}
+
+// Hold is called by a server about to be built: it sets the k8s.io/apiserver
+// gates that ours stand for to match ours (only those that differ), and holds
+// our gates as they are until release is called, once the server has
+// stopped. Gates are process-wide, so a server whose gates differ from those
+// of servers still running in the process gets an error: building it would
+// change theirs under them.
+func Hold() (release func(), err error) {
+	held.Lock()
+	defer held.Unlock()
+	gates := map[featuregate.Feature]bool{}
+	for f := range specs {
+		gates[f] = Enabled(f)
+	}
+	if held.servers > 0 {
+		var differ []string
+		for _, f := range slices.Sorted(maps.Keys(gates)) {
+			if gates[f] != held.gates[f] {
+				differ = append(differ, fmt.Sprintf("%s=%t (a running server has %t)", f, gates[f], held.gates[f]))
+			}
+		}
+		if len(differ) > 0 {
+			return nil, fmt.Errorf("feature gates %s: another server in this process runs with other gates, and gates are process-wide; stop it first",
+				strings.Join(differ, ", "))
+		}
+	}
+	if err := syncUpstream(); err != nil {
+		return nil, err
+	}
+	held.servers++
+	held.gates = gates
+	return sync.OnceFunc(func() {
+		held.Lock()
+		defer held.Unlock()
+		held.servers--
+	}), nil
+}
+
+// syncUpstream sets the k8s.io/apiserver gates that ours stand for to
+// match ours, writing only those that differ.
+func syncUpstream() error {
+	want := map[string]bool{}
+	for upstream, ours := range map[featuregate.Feature]featuregate.Feature{
+		upstreamWatchList:             ConsistentWatchList,
+		upstreamListFromCacheSnapshot: PaginationFromCache,
+	} {
+		if on := Enabled(ours); utilfeature.DefaultFeatureGate.Enabled(upstream) != on {
+			want[string(upstream)] = on
+		}
+	}
+	if len(want) == 0 {
+		return nil
+	}
+	return utilfeature.DefaultMutableFeatureGate.SetFromMap(want)
 }

@@ -18,6 +18,7 @@ package features
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 
 	utilfeature "k8s.io/apiserver/pkg/util/feature"
@@ -51,7 +52,7 @@ func TestUnknownGateIsAnError(t *testing.T) {
 	}
 }
 
-func TestSyncUpstreamFollowsOurGates(t *testing.T) {
+func TestHoldSetsUpstreamsGatesFromOurs(t *testing.T) {
 	for _, on := range []bool{false, true} {
 		t.Run(fmt.Sprintf("ours=%t", on), func(t *testing.T) {
 			featuregatetesting.SetFeatureGateDuringTest(t, utilfeature.DefaultFeatureGate, ConsistentWatchList, on)
@@ -59,14 +60,52 @@ func TestSyncUpstreamFollowsOurGates(t *testing.T) {
 			// Restore upstream's gates too once the test ends.
 			featuregatetesting.SetFeatureGateDuringTest(t, utilfeature.DefaultFeatureGate, upstreamWatchList, utilfeature.DefaultFeatureGate.Enabled(upstreamWatchList))
 			featuregatetesting.SetFeatureGateDuringTest(t, utilfeature.DefaultFeatureGate, upstreamListFromCacheSnapshot, utilfeature.DefaultFeatureGate.Enabled(upstreamListFromCacheSnapshot))
-			if err := SyncUpstream(); err != nil {
+			release, err := Hold()
+			if err != nil {
 				t.Fatal(err)
 			}
+			defer release()
 			for _, f := range []featuregate.Feature{upstreamWatchList, upstreamListFromCacheSnapshot} {
 				if got := utilfeature.DefaultFeatureGate.Enabled(f); got != on {
 					t.Errorf("%s: got %t, want %t", f, got, on)
 				}
 			}
 		})
+	}
+}
+
+func TestHoldRefusesOtherGatesWhileHeld(t *testing.T) {
+	featuregatetesting.SetFeatureGateDuringTest(t, utilfeature.DefaultFeatureGate, PaginationFromCache, true)
+	featuregatetesting.SetFeatureGateDuringTest(t, utilfeature.DefaultFeatureGate, upstreamListFromCacheSnapshot, utilfeature.DefaultFeatureGate.Enabled(upstreamListFromCacheSnapshot))
+	first, err := Hold()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The same gates: a second server may run beside the first.
+	second, err := Hold()
+	if err != nil {
+		t.Fatalf("the same gates: %v, want no error", err)
+	}
+	second()
+
+	featuregatetesting.SetFeatureGateDuringTest(t, utilfeature.DefaultFeatureGate, PaginationFromCache, false)
+	_, err = Hold()
+	want := "feature gates PaginationFromCache=false (a running server has true): another server in this process runs with other gates"
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Fatalf("other gates while the first server runs: got %v, want %q", err, want)
+	}
+	if !utilfeature.DefaultFeatureGate.Enabled(upstreamListFromCacheSnapshot) {
+		t.Error("the refused server changed upstream's ListFromCacheSnapshot under the running one")
+	}
+
+	first()
+	first() // release is idempotent: it must not release another server's hold
+	third, err := Hold()
+	if err != nil {
+		t.Fatalf("other gates once the first server stopped: %v, want no error", err)
+	}
+	third()
+	if utilfeature.DefaultFeatureGate.Enabled(upstreamListFromCacheSnapshot) {
+		t.Error("upstream's ListFromCacheSnapshot still on after a server was built with PaginationFromCache off")
 	}
 }

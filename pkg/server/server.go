@@ -82,10 +82,14 @@ type Server struct {
 	ready func()
 	// testControls are nil unless Options.TestControls.
 	testControls *controls.Controls
+	// releaseGates lets other servers in the process have other feature
+	// gates once this one has stopped (features.Hold).
+	releaseGates func()
 }
 
 // New starts etcd (unless external servers are configured) and builds the API server.
-// Run serves it; if New fails, everything it started is stopped.
+// Run serves it, and stops what New started, the hold on the process's feature
+// gates included (features.Hold); if New fails, everything it started is stopped.
 func (c CompletedConfig) New(ctx context.Context) (s *Server, err error) {
 	o := c.Options
 	servers := o.EtcdServers
@@ -117,9 +121,15 @@ func (c CompletedConfig) New(ctx context.Context) (s *Server, err error) {
 		}
 	}
 
-	if err := features.SyncUpstream(); err != nil {
+	releaseGates, err := features.Hold()
+	if err != nil {
 		return nil, err
 	}
+	defer func() {
+		if err != nil {
+			releaseGates()
+		}
+	}()
 	crds, err := o.crdsToInstall()
 	if err != nil {
 		return nil, err
@@ -255,7 +265,7 @@ func (c CompletedConfig) New(ctx context.Context) (s *Server, err error) {
 	}
 	return &Server{generic: generic, crdInformers: ext.Informers, openAPI: openAPI, etcd: etcd, storages: storages, Admin: c.Admin, KubeconfigPath: c.KubeconfigPath, EtcdServers: servers, userCA: c.userCA, crds: crds,
 		webhooks: manifests.Webhooks{Mutating: o.MutatingWebhooks, Validating: o.ValidatingWebhooks, Seen: parts.factory.Admissionregistration().V1()},
-		ready:    sync.OnceFunc(func() { close(ready) }), testControls: tc}, nil
+		ready:    sync.OnceFunc(func() { close(ready) }), testControls: tc, releaseGates: releaseGates}, nil
 }
 
 // etcdReachTimeout bounds how long New waits for --etcd-servers to
@@ -308,6 +318,7 @@ func (s *Server) Run(ctx context.Context) error {
 		if s.etcd != nil {
 			s.etcd.Close()
 		}
+		s.releaseGates()
 	}()
 	// apiextensions-apiserver's readiness check ("crd-informer-synced")
 	// looks at its CRD informer as soon as the server listens, then every

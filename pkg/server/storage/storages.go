@@ -53,7 +53,7 @@ import (
 // progress notifications, older watches resumed from etcd's history and
 // shutdown bookmarks); with APIListChunking off,
 // behind a filter that drops limit and continue. ConsistentWatchList takes
-// effect through upstream's WatchList gate (features.SyncUpstream).
+// effect through upstream's WatchList gate (features.Hold).
 type Storages struct {
 	opts Options
 	// encodings is shared with the API groups' list serializers.
