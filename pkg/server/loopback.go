@@ -22,71 +22,37 @@ import (
 	"strings"
 	"sync"
 
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	utilnet "k8s.io/apimachinery/pkg/util/net"
 	genericapiserver "k8s.io/apiserver/pkg/server"
-	"k8s.io/apiserver/pkg/server/dynamiccertificates"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
 
-	"github.com/miniapiserver/miniapiserver/pkg/registry/service"
 	"github.com/miniapiserver/miniapiserver/pkg/server/bootstrap"
 	"github.com/miniapiserver/miniapiserver/pkg/server/controllers"
-	"github.com/miniapiserver/miniapiserver/pkg/server/datadir"
-	"github.com/miniapiserver/miniapiserver/pkg/server/peers"
 )
-
-// loopbackClients are what addLoopbackClients needs.
-type loopbackClients struct {
-	generic *genericapiserver.GenericAPIServer
-	factory informers.SharedInformerFactory
-	// buildAdmission builds the admission chain once factory has synced.
-	buildAdmission func() error
-	// port is the port the server serves on (the kubernetes Service's).
-	port            int
-	loopback, admin *rest.Config
-	// rootCA is published as kube-root-ca.crt.
-	rootCA []byte
-	// clientCA, if not nil, is published in the authentication info.
-	clientCA dynamiccertificates.CAContentProvider
-	// signingCA, if not nil, is the CA whose certificate and key sign
-	// approved CertificateSigningRequests (the data dir's, which clientCA
-	// trusts).
-	signingCA *datadir.Credentials
-	// namespaced lists the namespaced resources, custom ones included.
-	namespaced func() []schema.GroupVersionResource
-	// controllers are the in-server controllers to run (Options.Controllers).
-	controllers []string
-	ranges      service.Ranges
-	// services' record of node ports is repaired by a loop of the server's.
-	services *service.Storage
-	// peers, with external etcd, keeps the server's identity lease and
-	// looks out for other servers'.
-	peers *peers.Peers
-}
 
 // addLoopbackClients runs the clients the server has of itself: the shared
 // informers (for admission and RBAC); the bootstrap of the system
 // namespaces, the kubernetes Service, the default ServiceCIDR, the system
 // PriorityClasses and the default RBAC roles, as kube-apiserver's
-// post-start hooks; and the controllers l.controllers names, which
+// post-start hooks; and the controllers c.Options.Controllers names, which
 // pkg/server/controllers makes, each started by a post-start hook of its
 // name. The returned func stops them, before the HTTP server stops.
-func addLoopbackClients(l loopbackClients) (stop func(), err error) {
-	loopbackClient, err := kubernetes.NewForConfig(finishing(l.loopback))
+func (c CompletedConfig) addLoopbackClients(a *apiServer, parts *genericParts) (stop func(), err error) {
+	loopbackClient, err := kubernetes.NewForConfig(finishing(parts.config.LoopbackClientConfig))
 	if err != nil {
 		return nil, err
 	}
-	generic, factory := l.generic, l.factory
+	generic, factory := a.generic, parts.factory
 	loopbackCtx, stopLoopback := context.WithCancel(context.Background())
 	var running sync.WaitGroup
 	stop = func() {
 		stopLoopback()
 		factory.Shutdown()
 		running.Wait()
-		for _, cfg := range []*rest.Config{l.loopback, l.admin} {
+		for _, cfg := range []*rest.Config{parts.config.LoopbackClientConfig, c.Admin} {
 			if rt, err := rest.TransportFor(cfg); err == nil {
 				utilnet.CloseIdleConnectionsFor(rt)
 			}
@@ -101,7 +67,7 @@ func addLoopbackClients(l loopbackClients) (stop func(), err error) {
 		if !waitForSync(hc, factory) {
 			return nil
 		}
-		if err := l.buildAdmission(); err != nil {
+		if err := parts.admission.Build(); err != nil {
 			return err
 		}
 		close(synced)
@@ -120,24 +86,24 @@ func addLoopbackClients(l loopbackClients) (stop func(), err error) {
 		if err := bootstrap.Namespaces(ctx, loopbackClient); err != nil {
 			return err
 		}
-		return bootstrap.KubernetesService(ctx, loopbackClient, l.port, l.ranges)
+		return bootstrap.KubernetesService(ctx, loopbackClient, c.port(), c.Options.ServiceRanges)
 	})
 	// The default ServiceCIDR, under upstream's hook name.
 	afterSynced("start-kubernetes-service-cidr-controller", func(ctx context.Context) error {
-		return bootstrap.ServiceCIDR(ctx, loopbackClient, l.ranges)
+		return bootstrap.ServiceCIDR(ctx, loopbackClient, c.Options.ServiceRanges)
 	})
-	if l.clientCA != nil {
+	if c.Serving.ClientCA != nil {
 		afterSynced("start-cluster-authentication-info-controller", func(ctx context.Context) error {
-			return bootstrap.AuthenticationInfo(ctx, loopbackClient, l.clientCA.CurrentCABundleContent())
+			return bootstrap.AuthenticationInfo(ctx, loopbackClient, c.Serving.ClientCA.CurrentCABundleContent())
 		})
 	}
 	// The record of node ports is repaired before the server is ready,
 	// then every controllers.RepairInterval (kube-apiserver's hook of this name).
 	generic.AddPostStartHookOrDie("start-service-ip-repair-controllers", func(hc genericapiserver.PostStartHookContext) error {
-		if err := controllers.FirstRepair(hc, l.services, l.peers.Alone); err != nil {
+		if err := controllers.FirstRepair(hc, a.services, parts.peers.Alone); err != nil {
 			return err
 		}
-		running.Go(func() { controllers.RepairEvery(loopbackCtx, l.services, l.peers.Alone) })
+		running.Go(func() { controllers.RepairEvery(loopbackCtx, a.services, parts.peers.Alone) })
 		return nil
 	})
 	afterSynced("start-legacy-token-tracking-controller", func(ctx context.Context) error {
@@ -151,19 +117,19 @@ func addLoopbackClients(l loopbackClients) (stop func(), err error) {
 	rbac := factory.Rbac().V1()
 	rbacSynced := []cache.DoneChecker{rbac.Roles().Informer().HasSyncedChecker(), rbac.RoleBindings().Informer().HasSyncedChecker(),
 		rbac.ClusterRoles().Informer().HasSyncedChecker(), rbac.ClusterRoleBindings().Informer().HasSyncedChecker()}
-	aggregated := controllers.Enabled(l.controllers, controllers.ClusterRoleAggregation)
+	aggregated := controllers.Enabled(c.Options.Controllers, controllers.ClusterRoleAggregation)
 	afterSynced("rbac/bootstrap-roles", func(ctx context.Context) error {
 		return bootstrap.RBAC(ctx, loopbackClient, rbacSynced, rbac.ClusterRoles().Lister(), aggregated)
 	})
-	if !l.peers.Embedded() {
+	if !parts.peers.Embedded() {
 		generic.AddPostStartHookOrDie("start-kube-apiserver-identity-lease-controller", func(hc genericapiserver.PostStartHookContext) error {
-			running.Go(func() { l.peers.RunIdentityLease(loopbackCtx, loopbackClient) })
+			running.Go(func() { parts.peers.RunIdentityLease(loopbackCtx, loopbackClient) })
 			// Ready once it knows whether it is alone.
-			l.peers.Watch(loopbackCtx, hc, loopbackClient, &running)
+			parts.peers.Watch(loopbackCtx, hc, loopbackClient, &running)
 			return nil
 		})
 	}
-	for _, c := range controllers.List(l.controllersConfig(loopbackClient)) {
+	for _, c := range controllers.List(c.controllersConfig(loopbackClient, a, parts)) {
 		generic.AddPostStartHookOrDie(c.Name, func(hc genericapiserver.PostStartHookContext) error {
 			run, err := c.Start(finishing(hc.LoopbackClientConfig))
 			if err != nil {
@@ -178,10 +144,10 @@ func addLoopbackClients(l loopbackClients) (stop func(), err error) {
 
 // controllersConfig is the config of the in-server controllers, whose
 // client is client.
-func (l loopbackClients) controllersConfig(client kubernetes.Interface) controllers.Config {
-	cfg := controllers.Config{Client: client, Loopback: finishing(l.loopback), Factory: l.factory, Controllers: l.controllers,
-		RootCA: l.rootCA, Namespaced: l.namespaced, Alone: l.peers.Alone}
-	if ca := l.signingCA; ca != nil {
+func (c CompletedConfig) controllersConfig(client kubernetes.Interface, a *apiServer, parts *genericParts) controllers.Config {
+	cfg := controllers.Config{Client: client, Loopback: finishing(parts.config.LoopbackClientConfig), Factory: parts.factory, Controllers: c.Options.Controllers,
+		RootCA: c.Serving.ServingCA, Namespaced: a.namespaced, Alone: parts.peers.Alone}
+	if ca := c.userCA; ca != nil {
 		cfg.SigningCert, cfg.SigningKey = ca.CACert, ca.CAKey
 	}
 	return cfg

@@ -20,38 +20,23 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"path/filepath"
-	"slices"
-	"strings"
 	"sync"
 	"time"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apiextensionsinformers "k8s.io/apiextensions-apiserver/pkg/client/informers/externalversions"
-	"k8s.io/apimachinery/pkg/runtime/schema"
-	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
 	genericapiserver "k8s.io/apiserver/pkg/server"
-	"k8s.io/apiserver/pkg/storage/storagebackend"
-	storagefactory "k8s.io/apiserver/pkg/storage/storagebackend/factory"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/klog/v2"
 
-	"github.com/miniapiserver/miniapiserver/pkg/api"
-	"github.com/miniapiserver/miniapiserver/pkg/features"
-	"github.com/miniapiserver/miniapiserver/pkg/server/apiextensions"
-	"github.com/miniapiserver/miniapiserver/pkg/server/apis"
 	"github.com/miniapiserver/miniapiserver/pkg/server/controls"
 	"github.com/miniapiserver/miniapiserver/pkg/server/datadir"
-	"github.com/miniapiserver/miniapiserver/pkg/server/encoding"
 	"github.com/miniapiserver/miniapiserver/pkg/server/manifests"
 	"github.com/miniapiserver/miniapiserver/pkg/server/openapi"
-	"github.com/miniapiserver/miniapiserver/pkg/server/peers"
-	"github.com/miniapiserver/miniapiserver/pkg/server/serving"
 	serverstorage "github.com/miniapiserver/miniapiserver/pkg/server/storage"
 	"github.com/miniapiserver/miniapiserver/pkg/storage"
-	"github.com/miniapiserver/miniapiserver/pkg/testcontrols"
 )
 
 // Server is a running miniapiserver.
@@ -87,162 +72,51 @@ type Server struct {
 	releaseGates func()
 }
 
-// New starts etcd (unless external servers are configured) and builds the API server.
-// Run serves it, and stops what New started, the hold on the process's feature
-// gates included (features.Hold); if New fails, everything it started is stopped.
+// New starts etcd (unless external servers are configured) and builds the
+// API server, phase by phase: storage, then authentication, authorization
+// and admission (genericConfig), the servers sharing the etcd, the APIs,
+// then the server's clients of itself (bootstrap and controllers). Run
+// serves it, and stops what New started, the hold on the process's feature
+// gates included (features.Hold); if New fails, everything it started is
+// stopped, last started first.
 func (c CompletedConfig) New(ctx context.Context) (s *Server, err error) {
-	o := c.Options
-	servers := o.EtcdServers
-	var etcd *storage.Etcd
-	if len(servers) == 0 {
-		etcd, err = storage.StartEtcd(ctx, storage.EtcdConfig{
-			Dir:                    filepath.Join(o.DataDir, "etcd"),
-			ProgressNotifyInterval: o.EtcdProgressNotifyInterval,
-			UnsafeNoFsync:          o.EtcdUnsafeNoFsync,
-		})
-		if err != nil {
-			return nil, err
-		}
-		defer func() {
-			if err != nil {
-				etcd.Close()
-			}
-		}()
-		servers = []string{etcd.URL()}
-	}
-	backend := storage.Backend{
-		Servers: servers, Prefix: o.EtcdPrefix,
-		CAFile: o.EtcdCAFile, CertFile: o.EtcdCertFile, KeyFile: o.EtcdKeyFile,
-		CompactionInterval: o.EtcdCompactionInterval,
-	}.Config()
-	if etcd == nil {
-		if err := waitForEtcd(ctx, backend, etcdReachTimeout); err != nil {
-			return nil, err
-		}
-	}
-
-	releaseGates, err := features.Hold()
-	if err != nil {
-		return nil, err
-	}
+	var undo undoStack
 	defer func() {
 		if err != nil {
-			releaseGates()
+			undo.run()
 		}
 	}()
-	crds, err := o.crdsToInstall()
+	crds, err := c.Options.crdsToInstall()
 	if err != nil {
 		return nil, err
 	}
-	storageOpts := serverstorage.Options{WatchCache: o.WatchCache, WatchCacheHistoryWindow: o.WatchCacheHistoryWindow, WatchCacheHistorySize: o.WatchCacheHistorySize}
-	var faults *testcontrols.Faults
-	if o.TestControls {
-		faults = testcontrols.NewFaults(nil)
-		storageOpts.Faults = faults
-	}
-	storages, err := serverstorage.New(storageOpts)
+	st, err := c.newStorage(ctx, &undo)
 	if err != nil {
 		return nil, err
-	}
-	defer func() { // after the storages are destroyed, before etcd stops
-		if err != nil {
-			storages.WaitDestroyed()
-		}
-	}()
-	var tc *controls.Controls
-	if o.TestControls {
-		if tc, err = controls.Start(ctx, controls.Config{Backend: backend, Storages: storages, Faults: faults}); err != nil {
-			return nil, err
-		}
-		defer func() {
-			if err != nil {
-				tc.Stop()
-			}
-		}()
 	}
 	// The admission plugins' informers and workers stop with the loopback
 	// clients (see end-watches), or when New fails.
 	admissionDone := make(chan struct{})
 	stopAdmission := sync.OnceFunc(func() { close(admissionDone) })
+	undo.add(stopAdmission)
 	// Closed once the server is ready and its OpenAPI built (see Run).
 	ready := make(chan struct{})
-	defer func() {
-		if err != nil {
-			stopAdmission()
-		}
-	}()
-	parts, err := c.genericConfig(ctx, backend, storages, faults, admissionDone, ready)
+	parts, err := c.genericConfig(ctx, st.backend, st.storages, st.faults, admissionDone, ready)
 	if err != nil {
 		return nil, err
 	}
-	if tc != nil {
-		tc.SetNamespaces(parts.factory.Core().V1().Namespaces().Lister())
+	if st.controls != nil {
+		st.controls.SetNamespaces(parts.factory.Core().V1().Namespaces().Lister())
 	}
-	// Tokens the other servers on the etcd sign authenticate here too.
-	stopKeyring := func() {}
-	if !parts.peers.Embedded() {
-		if stopKeyring, err = peers.StartKeyring(ctx, backend, parts.peers.Name(), parts.serviceAccounts); err != nil {
-			return nil, err
-		}
-		defer func() {
-			if err != nil {
-				stopKeyring()
-			}
-		}()
-	}
-	gc := parts.config
-	// CRDs and custom resources: the apiextensions-apiserver, which the
-	// core server delegates to (kube-apiserver chains them so too).
-	inProcess := &serving.InProcess{}
-	// The initial events of watches are written from kept encodings too.
-	encodings := storages.Encodings()
-	var events *encoding.EventWriter
-	if encodings != nil {
-		events = encoding.NewEventWriter(encoding.WithCachedListEncoding(api.Codecs, encodings), api.Scheme)
-		encodings.SetEventWriter(events)
-	}
-	lists := encoding.NewCustomResourceLists(encodings, events, time.Duration(gc.MinRequestTimeout)*time.Second)
-	ext, err := apiextensions.New(apiextensions.Config{Core: gc, Loopback: inProcess, Services: o.WebhookServices, Lists: lists})
+	stopKeyring, err := startKeyring(ctx, &undo, st.backend, parts)
 	if err != nil {
 		return nil, err
 	}
-	generic, err := gc.Complete(nil).New("miniapiserver", lists.Delegate(ext.CustomResourceDefinitions))
-	if err != nil {
-		ext.GenericAPIServer.Destroy()
-		return nil, err
-	}
-	inProcess.SetHandler(generic.Handler)
-	parts.server.Store(generic)
-	defer func() {
-		if err != nil {
-			generic.Destroy()
-		}
-	}()
-	installed, err := apis.Install(apis.Config{Server: generic, RESTOptionsGetter: gc.RESTOptionsGetter, Encodings: encodings,
-		Identity:      apis.Identity{Authorizer: gc.Authorization.Authorizer, Rules: gc.RuleResolver, Tokens: parts.tokens, ServiceAccounts: parts.serviceAccounts},
-		ServiceRanges: o.ServiceRanges, Kubelet: o.Kubelet.config(), Etcd: *backend})
+	a, err := c.newAPIServer(&undo, st, parts)
 	if err != nil {
 		return nil, err
 	}
-	namespaced, services := installed.Namespaced, installed.Services
-	if tc != nil {
-		if err := tc.Install(generic); err != nil {
-			return nil, err
-		}
-	}
-	openAPI := openapi.New(generic, ext.OpenAPI(), gc.OpenAPIConfig, gc.OpenAPIV3Config)
-	if err := ext.Serve(generic, openAPI); err != nil {
-		return nil, err
-	}
-	crdLister := ext.Informers.Apiextensions().V1().CustomResourceDefinitions().Lister()
-	namespacedNow := func() []schema.GroupVersionResource {
-		return append(slices.Clone(namespaced), apiextensions.CustomResources(crdLister)...)
-	}
-	// /readyz waits for the watch caches' initial lists, as kube-apiserver's does.
-	generic.AddPostStartHookOrDie("storage-readiness", generic.StorageReadinessHook.Hook)
-	stopLoopbackClients, err := addLoopbackClients(loopbackClients{generic: generic, factory: parts.factory, buildAdmission: parts.admission.Build,
-		port: c.port(), loopback: gc.LoopbackClientConfig, admin: c.Admin, rootCA: c.Serving.ServingCA, clientCA: c.Serving.ClientCA, signingCA: c.userCA, namespaced: namespacedNow,
-		controllers: o.Controllers, ranges: o.ServiceRanges, services: services, peers: parts.peers})
+	stopLoopbackClients, err := c.addLoopbackClients(a, parts)
 	if err != nil {
 		return nil, err
 	}
@@ -250,55 +124,23 @@ func (c CompletedConfig) New(ctx context.Context) (s *Server, err error) {
 	// come straight back), then every watch ends at once, after the caches'
 	// final bookmarks, instead of holding the HTTP server's shutdown until
 	// it times out. (Pre-shutdown hooks run in no set order: this is one.)
-	generic.AddPreShutdownHookOrDie("end-watches", func() error {
+	a.generic.AddPreShutdownHookOrDie("end-watches", func() error {
 		stopAdmission()
 		stopLoopbackClients()
-		storages.Shutdown(context.Background())
+		st.storages.Shutdown(context.Background())
 		stopKeyring()
 		return nil
 	})
-
 	if c.KubeconfigPath != "" {
 		if err := datadir.WriteKubeconfig(c.KubeconfigPath, c.Admin); err != nil {
 			return nil, err
 		}
 	}
-	return &Server{generic: generic, crdInformers: ext.Informers, openAPI: openAPI, etcd: etcd, storages: storages, Admin: c.Admin, KubeconfigPath: c.KubeconfigPath, EtcdServers: servers, userCA: c.userCA, crds: crds,
+	o := c.Options
+	return &Server{generic: a.generic, crdInformers: a.ext.Informers, openAPI: a.openAPI, etcd: st.etcd, storages: st.storages,
+		Admin: c.Admin, KubeconfigPath: c.KubeconfigPath, EtcdServers: st.servers, userCA: c.userCA, crds: crds,
 		webhooks: manifests.Webhooks{Mutating: o.MutatingWebhooks, Validating: o.ValidatingWebhooks, Seen: parts.factory.Admissionregistration().V1()},
-		ready:    sync.OnceFunc(func() { close(ready) }), testControls: tc, releaseGates: releaseGates}, nil
-}
-
-// etcdReachTimeout bounds how long New waits for --etcd-servers to
-// answer, and then stops, saying so (kube-apiserver waits 20s). Not less:
-// kwokctl starts etcd and kube-apiserver at the same moment.
-const etcdReachTimeout = 5 * time.Second
-
-// waitForEtcd waits until etcd answers k8s.io/apiserver's health check (as
-// /healthz's etcd check), for up to timeout. (The check blocks while its
-// client connects, which it may do for 20s: it runs in the background.)
-func waitForEtcd(ctx context.Context, backend *storagebackend.Config, timeout time.Duration) error {
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	health, err := storagefactory.CreateHealthCheck(*backend, ctx.Done())
-	if err != nil {
-		return fmt.Errorf("--etcd-servers: %w", err)
-	}
-	healthy := make(chan error, 1)
-	go func() {
-		defer utilruntime.HandleCrash()
-		healthy <- wait.PollUntilContextCancel(ctx, 20*time.Millisecond, true, func(context.Context) (bool, error) {
-			return health() == nil, nil
-		})
-	}()
-	select {
-	case err = <-healthy:
-	case <-ctx.Done():
-		err = ctx.Err()
-	}
-	if err != nil {
-		return fmt.Errorf("--etcd-servers %s: etcd does not answer within %s", strings.Join(backend.Transport.ServerList, ","), timeout)
-	}
-	return nil
+		ready:    sync.OnceFunc(func() { close(ready) }), testControls: st.controls, releaseGates: st.releaseGates}, nil
 }
 
 // watchDrainTimeout bounds how long shutdown waits for the watch handlers

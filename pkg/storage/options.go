@@ -17,11 +17,15 @@ limitations under the License.
 package storage
 
 import (
+	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/apiserver/pkg/registry/generic"
 	serverstorage "k8s.io/apiserver/pkg/server/storage"
 	"k8s.io/apiserver/pkg/storage"
@@ -162,4 +166,32 @@ func Undecorated(config *storagebackend.ConfigForResource, resourcePrefix string
 	newFunc, newListFunc func() runtime.Object, _ storage.AttrFunc, _ storage.IndexerFuncs, _ *cache.Indexers,
 ) (storage.Interface, factory.DestroyFunc, error) {
 	return generic.NewRawStorage(config, newFunc, newListFunc, resourcePrefix)
+}
+
+// WaitForEtcd waits until etcd answers k8s.io/apiserver's health check (as
+// /healthz's etcd check), for up to timeout. (The check blocks while its
+// client connects, which it may do for 20s: it runs in the background.)
+func WaitForEtcd(ctx context.Context, backend *storagebackend.Config, timeout time.Duration) error {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	health, err := factory.CreateHealthCheck(*backend, ctx.Done())
+	if err != nil {
+		return fmt.Errorf("--etcd-servers: %w", err)
+	}
+	healthy := make(chan error, 1)
+	go func() {
+		defer utilruntime.HandleCrash()
+		healthy <- wait.PollUntilContextCancel(ctx, 20*time.Millisecond, true, func(context.Context) (bool, error) {
+			return health() == nil, nil
+		})
+	}()
+	select {
+	case err = <-healthy:
+	case <-ctx.Done():
+		err = ctx.Err()
+	}
+	if err != nil {
+		return fmt.Errorf("--etcd-servers %s: etcd does not answer within %s", strings.Join(backend.Transport.ServerList, ","), timeout)
+	}
+	return nil
 }
