@@ -14,7 +14,9 @@
 # pkg/admission/..., pkg/controller/... only pkg/auth of the server's
 # packages, pkg/testcontrols only its API types
 # (it works on etcd keys), test/informertest nothing of ours
-# (hack/bench imports it without the server), and nothing imports cmd/.
+# (hack/bench imports it without the server), test/pkitest only the
+# standard library, nothing but tests imports test/pkitest, and nothing
+# imports cmd/.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 mod=$(go list -m)
@@ -44,6 +46,7 @@ forbid "${mod}/pkg/storage" "^${mod}/pkg/(watchcache|registry|server|testserver)
 forbid "${mod}/pkg/envtest" "^sigs\.k8s\.io/controller-runtime" "controller-runtime (its users bring their own)"
 forbid "${mod}/pkg/auth" "^${mod}/" "other packages of this module (it decides from RBAC objects only)"
 forbid "${mod}/test/informertest" "^${mod}/" "other packages of this module (hack/bench imports it without the server)"
+forbid "${mod}/test/pkitest" "^[^/]*\." "anything but the standard library (any test may import it)"
 only "${mod}/pkg/testcontrols" "pkg/testcontrols/v1alpha1" "(it works on etcd keys, and serves its own API types)"
 forbid "${mod}/pkg/testcontrols/v1alpha1" "^${mod}/" "other packages of this module (API types)"
 forbid "${mod}/pkg/server/datadir" "^${mod}/" "other packages of this module (it keeps files and certificates only)"
@@ -71,5 +74,10 @@ done
 for p in $(go list ./... | grep -v "^${mod}/cmd/"); do
   forbid "${p}" "^${mod}/cmd/" "cmd/"
 done
+# .Deps leaves out what only _test.go files import: those may import it.
+hits=$(go list -f '{{.ImportPath}}: {{join .Deps " "}}' ./... | grep -v "^${mod}/test/" | grep -E "[: ]${mod}/test/pkitest( |\$)" | cut -d: -f1 || true)
+if [[ -n "${hits}" ]]; then
+  echo "only tests may import ${mod}/test/pkitest:"; echo "${hits}" | sed 's/^/  /'; rc=1
+fi
 [[ ${rc} == 0 ]] && echo "import direction: ok"
 exit ${rc}

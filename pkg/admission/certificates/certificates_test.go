@@ -18,12 +18,8 @@ package certificates
 
 import (
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/x509"
 	"crypto/x509/pkix"
-	"encoding/pem"
 	"slices"
 	"testing"
 
@@ -35,6 +31,8 @@ import (
 	"k8s.io/apiserver/pkg/admission"
 	"k8s.io/apiserver/pkg/authentication/user"
 	"k8s.io/apiserver/pkg/authorization/authorizer"
+
+	"github.com/miniapiserver/miniapiserver/test/pkitest"
 )
 
 // allow is an authorizer that allows bob verb on the signers it names, as "verb name".
@@ -48,17 +46,11 @@ func allow(grants ...string) authorizer.AuthorizerFunc {
 	}
 }
 
+// requestPEM is a certificate request (PEM) of bob in orgs.
 func requestPEM(t *testing.T, orgs ...string) []byte {
 	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	der, err := x509.CreateCertificateRequest(rand.Reader, &x509.CertificateRequest{Subject: pkix.Name{CommonName: "bob", Organization: orgs}}, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE REQUEST", Bytes: der})
+	request, _ := pkitest.Request(t, &x509.CertificateRequest{Subject: pkix.Name{CommonName: "bob", Organization: orgs}})
+	return request
 }
 
 func csr(signer string, request []byte, mutate ...func(*certificatesv1.CertificateSigningRequest)) *certificatesv1.CertificateSigningRequest {

@@ -18,13 +18,9 @@ package csrsigning
 
 import (
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/pem"
-	"math/big"
 	"net"
 	"testing"
 	"time"
@@ -39,40 +35,16 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 	clocktesting "k8s.io/utils/clock/testing"
 	"k8s.io/utils/ptr"
+
+	"github.com/miniapiserver/miniapiserver/test/pkitest"
 )
 
 // newCA returns a CA's certificate and key (PEM), valid from an hour
 // before now until end.
 func newCA(t *testing.T, now, end time.Time) (certPEM, keyPEM []byte) {
 	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "test-ca"}, NotBefore: now.Add(-time.Hour), NotAfter: end,
-		IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	keyDER, err := x509.MarshalECPrivateKey(key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: keyDER})
-}
-
-func request(t *testing.T, tmpl *x509.CertificateRequest) []byte {
-	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	der, err := x509.CreateCertificateRequest(rand.Reader, tmpl, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE REQUEST", Bytes: der})
+	ca := pkitest.NewCA(t, "test-ca", pkitest.Valid(now.Add(-time.Hour), end))
+	return ca.CertPEM(), ca.KeyPEM()
 }
 
 func condition(t certificatesv1.RequestConditionType) certificatesv1.CertificateSigningRequestCondition {
@@ -160,8 +132,9 @@ func TestSigns(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			request, _ := pkitest.Request(t, tt.subject)
 			csr := &certificatesv1.CertificateSigningRequest{ObjectMeta: metav1.ObjectMeta{Name: "csr"},
-				Spec:   certificatesv1.CertificateSigningRequestSpec{Request: request(t, tt.subject), SignerName: tt.signer, Usages: tt.usages, ExpirationSeconds: tt.expiration},
+				Spec:   certificatesv1.CertificateSigningRequestSpec{Request: request, SignerName: tt.signer, Usages: tt.usages, ExpirationSeconds: tt.expiration},
 				Status: certificatesv1.CertificateSigningRequestStatus{Conditions: []certificatesv1.CertificateSigningRequestCondition{condition(certificatesv1.CertificateApproved)}}}
 			client := fake.NewClientset(csr)
 			start(t, client, caCert, caKey, now)
@@ -217,8 +190,9 @@ func TestLeavesAlone(t *testing.T) {
 	now := time.Now().Truncate(time.Second)
 	caCert, caKey := newCA(t, now, now.AddDate(1, 0, 0))
 	csr := func(name, signer string, conditions ...certificatesv1.RequestConditionType) *certificatesv1.CertificateSigningRequest {
+		request, _ := pkitest.Request(t, &x509.CertificateRequest{Subject: pkix.Name{CommonName: name}})
 		c := &certificatesv1.CertificateSigningRequest{ObjectMeta: metav1.ObjectMeta{Name: name},
-			Spec: certificatesv1.CertificateSigningRequestSpec{Request: request(t, &x509.CertificateRequest{Subject: pkix.Name{CommonName: name}}),
+			Spec: certificatesv1.CertificateSigningRequestSpec{Request: request,
 				SignerName: signer, Usages: []certificatesv1.KeyUsage{"client auth"}}}
 		for _, t := range conditions {
 			c.Status.Conditions = append(c.Status.Conditions, condition(t))
@@ -298,7 +272,8 @@ func TestSignWithinTheCA(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	req, err := parseRequest(request(t, &x509.CertificateRequest{Subject: pkix.Name{CommonName: "bob"}}))
+	request, _ := pkitest.Request(t, &x509.CertificateRequest{Subject: pkix.Name{CommonName: "bob"}})
+	req, err := parseRequest(request)
 	if err != nil {
 		t.Fatal(err)
 	}

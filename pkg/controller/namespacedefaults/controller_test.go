@@ -17,28 +17,17 @@ limitations under the License.
 package namespacedefaults
 
 import (
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
-	"encoding/pem"
 	"testing"
 	"time"
 
-	certutil "k8s.io/client-go/util/cert"
+	"github.com/miniapiserver/miniapiserver/test/pkitest"
 )
 
-// newCA returns a self-signed CA certificate named name, PEM-encoded.
+// newCA returns a self-signed CA certificate named name, PEM-encoded,
+// valid from an hour ago until an hour from now.
 func newCA(t *testing.T, name string) string {
 	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cert, err := certutil.NewSelfSignedCACert(certutil.Config{CommonName: name}, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(pem.EncodeToMemory(&pem.Block{Type: certutil.CertificateBlockType, Bytes: cert.Raw}))
+	return string(pkitest.NewCA(t, name).CertPEM())
 }
 
 // TestWithCA: servers with CAs of their own converge on the bundle of

@@ -17,6 +17,8 @@ limitations under the License.
 package certificatesigningrequest
 
 import (
+	"crypto/x509"
+	"crypto/x509/pkix"
 	"encoding/json"
 	"testing"
 
@@ -30,6 +32,7 @@ import (
 
 	"github.com/miniapiserver/miniapiserver/pkg/registry"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/registrytest"
+	"github.com/miniapiserver/miniapiserver/test/pkitest"
 )
 
 func TestStorage(t *testing.T) {
@@ -69,7 +72,7 @@ func TestCreateRecordsRequestor(t *testing.T) {
 		c.Spec.Username, c.Spec.UID, c.Spec.Groups = "mallory", "m", []string{"system:masters"}
 		c.Spec.Extra = map[string]certificatesv1.ExtraValue{"x": {"y"}}
 		c.Status.Conditions = []certificatesv1.CertificateSigningRequestCondition{condition(certificatesv1.CertificateApproved)}
-		c.Status.Certificate = certificatePEM(t)
+		c.Status.Certificate, _ = pkitest.SelfSigned(t, &x509.Certificate{Subject: pkix.Name{CommonName: "x"}})
 	})
 	out, err := storages["certificatesigningrequests"].(rest.Creater).Create(requestContext(""), csr, rest.ValidateAllObjectFunc, &metav1.CreateOptions{})
 	if err != nil {

@@ -18,13 +18,8 @@ package certificatesigningrequest
 
 import (
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/x509"
 	"crypto/x509/pkix"
-	"encoding/pem"
-	"math/big"
 	"testing"
 	"time"
 
@@ -38,41 +33,14 @@ import (
 
 	"github.com/miniapiserver/miniapiserver/pkg/registry"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/registrytest"
+	"github.com/miniapiserver/miniapiserver/test/pkitest"
 )
 
-// requestPEM is a PEM certificate request for cn in orgs.
-func requestPEM(t testing.TB, cn string, orgs ...string) []byte {
-	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	der, err := x509.CreateCertificateRequest(rand.Reader, &x509.CertificateRequest{Subject: pkix.Name{CommonName: cn, Organization: orgs}}, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE REQUEST", Bytes: der})
-}
-
-// certificatePEM is a self-signed certificate.
-func certificatePEM(t testing.TB) []byte {
-	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "x"}, NotBefore: time.Now(), NotAfter: time.Now().Add(time.Hour)}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})
-}
-
 func validCSR(t testing.TB) *certificatesv1.CertificateSigningRequest {
+	request, _ := pkitest.Request(t, &x509.CertificateRequest{Subject: pkix.Name{CommonName: "bob", Organization: []string{"dev"}}})
 	return &certificatesv1.CertificateSigningRequest{
 		ObjectMeta: metav1.ObjectMeta{Name: "csr-1"},
-		Spec: certificatesv1.CertificateSigningRequestSpec{Request: requestPEM(t, "bob", "dev"), SignerName: certificatesv1.KubeAPIServerClientSignerName,
+		Spec: certificatesv1.CertificateSigningRequestSpec{Request: request, SignerName: certificatesv1.KubeAPIServerClientSignerName,
 			Usages: []certificatesv1.KeyUsage{certificatesv1.UsageClientAuth, certificatesv1.UsageDigitalSignature}},
 	}
 }
@@ -174,7 +142,7 @@ func TestUpdateMessages(t *testing.T) {
 	approved := conditions(certificatesv1.CertificateApproved)
 	signed := func(c *certificatesv1.CertificateSigningRequest) {
 		approved(c)
-		c.Status.Certificate = certificatePEM(t)
+		c.Status.Certificate, _ = pkitest.SelfSigned(t, &x509.Certificate{Subject: pkix.Name{CommonName: "x"}})
 	}
 	tests := []struct {
 		name        string

@@ -18,16 +18,10 @@ package clustertrustbundle
 
 import (
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/x509"
 	"crypto/x509/pkix"
-	"encoding/pem"
-	"math/big"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/google/go-cmp/cmp"
 	certificatesv1 "k8s.io/api/certificates/v1"
@@ -38,22 +32,14 @@ import (
 
 	"github.com/miniapiserver/miniapiserver/pkg/registry"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/registrytest"
+	"github.com/miniapiserver/miniapiserver/test/pkitest"
 )
 
 // certificatePEM is a self-signed certificate, a CA's if ca.
 func certificatePEM(t testing.TB, ca bool) string {
 	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "x"}, NotBefore: time.Now(), NotAfter: time.Now().Add(time.Hour),
-		IsCA: ca, BasicConstraintsValid: ca}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}))
+	cert, _ := pkitest.SelfSigned(t, &x509.Certificate{Subject: pkix.Name{CommonName: "x"}, IsCA: ca, BasicConstraintsValid: ca})
+	return string(cert)
 }
 
 func bundle(name, signer, trustBundle string) *certificatesv1.ClusterTrustBundle {

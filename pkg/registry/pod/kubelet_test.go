@@ -17,26 +17,20 @@ limitations under the License.
 package pod
 
 import (
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
-	"encoding/pem"
 	"io"
-	"math/big"
 	"net"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	genericrest "k8s.io/apiserver/pkg/registry/generic/rest"
+
+	"github.com/miniapiserver/miniapiserver/test/pkitest"
 )
 
 // TestKubeletAddress: a node's kubelet is at its first address of the
@@ -83,8 +77,8 @@ func TestKubeletClientCertificate(t *testing.T) {
 	dir := t.TempDir()
 	ca, caFile := newCA(t, dir, "kubelet-ca")
 	_, otherCAFile := newCA(t, dir, "other-ca")
-	certFile, keyFile := ca.issue(t, dir, "apiserver-kubelet-client", x509.ExtKeyUsageClientAuth)
-	servingCert, servingKey := ca.issue(t, dir, "kubelet", x509.ExtKeyUsageServerAuth)
+	certFile, keyFile := issue(t, ca, dir, "apiserver-kubelet-client", x509.ExtKeyUsageClientAuth)
+	servingCert, servingKey := issue(t, ca, dir, "kubelet", x509.ExtKeyUsageServerAuth)
 	serving, err := tls.LoadX509KeyPair(servingCert, servingKey)
 	if err != nil {
 		t.Fatal(err)
@@ -99,7 +93,7 @@ func TestKubeletClientCertificate(t *testing.T) {
 		}
 		io.WriteString(w, hello)
 	}))
-	kubelet.TLS = &tls.Config{Certificates: []tls.Certificate{serving}, ClientAuth: tls.RequireAndVerifyClientCert, ClientCAs: ca.pool(), MinVersion: tls.VersionTLS12}
+	kubelet.TLS = &tls.Config{Certificates: []tls.Certificate{serving}, ClientAuth: tls.RequireAndVerifyClientCert, ClientCAs: ca.Pool(), MinVersion: tls.VersionTLS12}
 	kubelet.StartTLS()
 	t.Cleanup(kubelet.Close)
 	pods, nodes := streamFixture(t, (&standIn{Server: kubelet}).port(t))
@@ -160,64 +154,18 @@ func readLog(t *testing.T, streamer *genericrest.LocationStreamer) (string, erro
 	return string(b), err
 }
 
-// testCA is a CA for the test's certificates.
-type testCA struct {
-	cert *x509.Certificate
-	key  *ecdsa.PrivateKey
-}
-
 // newCA makes a CA named name and writes its certificate to dir.
-func newCA(t *testing.T, dir, name string) (*testCA, string) {
+func newCA(t *testing.T, dir, name string) (*pkitest.CA, string) {
 	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: name}, NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
-		KeyUsage: x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature, BasicConstraintsValid: true, IsCA: true}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, key.Public(), key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cert, err := x509.ParseCertificate(der)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return &testCA{cert: cert, key: key}, writePEM(t, dir, name+".crt", "CERTIFICATE", der)
+	ca := pkitest.NewCA(t, name)
+	return ca, pkitest.WriteFile(t, dir, name+".crt", ca.CertPEM())
 }
 
-func (ca *testCA) pool() *x509.CertPool {
-	p := x509.NewCertPool()
-	p.AddCert(ca.cert)
-	return p
-}
-
-// issue writes a certificate for name (and 127.0.0.1), and its key, to
-// dir.
-func (ca *testCA) issue(t *testing.T, dir, name string, usage x509.ExtKeyUsage) (certFile, keyFile string) {
+// issue writes a certificate of ca for name (and 127.0.0.1), and its key,
+// to dir.
+func issue(t *testing.T, ca *pkitest.CA, dir, name string, usage x509.ExtKeyUsage) (certFile, keyFile string) {
 	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{SerialNumber: big.NewInt(time.Now().UnixNano()), Subject: pkix.Name{CommonName: name}, NotBefore: time.Now().Add(-time.Hour),
-		NotAfter: time.Now().Add(time.Hour), KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{usage}, IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1)}}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca.cert, key.Public(), ca.key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	keyDER, err := x509.MarshalECPrivateKey(key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return writePEM(t, dir, name+".crt", "CERTIFICATE", der), writePEM(t, dir, name+".key", "EC PRIVATE KEY", keyDER)
-}
-
-func writePEM(t *testing.T, dir, name, kind string, der []byte) string {
-	t.Helper()
-	path := filepath.Join(dir, name)
-	if err := os.WriteFile(path, pem.EncodeToMemory(&pem.Block{Type: kind, Bytes: der}), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return path
+	certPEM, keyPEM := ca.Issue(t, &x509.Certificate{Subject: pkix.Name{CommonName: name}, KeyUsage: x509.KeyUsageDigitalSignature,
+		ExtKeyUsage: []x509.ExtKeyUsage{usage}, IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1)}})
+	return pkitest.WriteFile(t, dir, name+".crt", certPEM), pkitest.WriteFile(t, dir, name+".key", keyPEM)
 }

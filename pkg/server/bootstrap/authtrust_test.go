@@ -17,35 +17,21 @@ limitations under the License.
 package bootstrap
 
 import (
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
-	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
-	"math/big"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes/fake"
+
+	"github.com/miniapiserver/miniapiserver/test/pkitest"
 )
 
-// testCA is a PEM CA certificate named name, valid until notAfter.
+// testCA is a PEM CA certificate named name, valid for the hour until
+// notAfter.
 func testCA(t *testing.T, name string, notAfter time.Time) string {
 	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: name},
-		NotBefore: notAfter.Add(-time.Hour), NotAfter: notAfter, IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}))
+	return string(pkitest.NewCA(t, name, pkitest.Valid(notAfter.Add(-time.Hour), notAfter)).CertPEM())
 }
 
 // TestBootstrapAuthenticationInfo: the client CA is written into

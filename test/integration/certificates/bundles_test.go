@@ -17,17 +17,9 @@ limitations under the License.
 package certificates
 
 import (
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
-	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
-	"math/big"
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	certificatesv1 "k8s.io/api/certificates/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -37,22 +29,13 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/miniapiserver/miniapiserver/test/integration/framework"
+	"github.com/miniapiserver/miniapiserver/test/pkitest"
 )
 
 // caPEM is a self-signed CA certificate.
 func caPEM(t *testing.T) string {
 	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "ca"}, NotBefore: time.Now(), NotAfter: time.Now().Add(time.Hour),
-		IsCA: true, BasicConstraintsValid: true}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}))
+	return string(pkitest.NewCA(t, "ca").CertPEM())
 }
 
 // TestClusterTrustBundles: bundles are selected by signer and printed

@@ -17,9 +17,6 @@ limitations under the License.
 package certificates
 
 import (
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/pem"
@@ -40,6 +37,7 @@ import (
 	"github.com/miniapiserver/miniapiserver/pkg/server/controllers"
 	"github.com/miniapiserver/miniapiserver/pkg/testserver"
 	"github.com/miniapiserver/miniapiserver/test/integration/framework"
+	"github.com/miniapiserver/miniapiserver/test/pkitest"
 )
 
 const clientSigner = certificatesv1.KubeAPIServerClientSignerName
@@ -48,19 +46,7 @@ const clientSigner = certificatesv1.KubeAPIServerClientSignerName
 // and its key (PEM).
 func newRequest(t *testing.T, cn string, orgs ...string) (request, key []byte) {
 	t.Helper()
-	k, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	der, err := x509.CreateCertificateRequest(rand.Reader, &x509.CertificateRequest{Subject: pkix.Name{CommonName: cn, Organization: orgs}}, k)
-	if err != nil {
-		t.Fatal(err)
-	}
-	keyDER, err := x509.MarshalECPrivateKey(k)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE REQUEST", Bytes: der}), pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: keyDER})
+	return pkitest.Request(t, &x509.CertificateRequest{Subject: pkix.Name{CommonName: cn, Organization: orgs}})
 }
 
 // createCSR creates request name of the client signer, as client.

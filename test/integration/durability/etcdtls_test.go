@@ -17,14 +17,9 @@ limitations under the License.
 package durability
 
 import (
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
-	"encoding/pem"
-	"math/big"
 	"net"
 	"net/url"
 	"os"
@@ -41,6 +36,7 @@ import (
 
 	"github.com/miniapiserver/miniapiserver/pkg/server"
 	"github.com/miniapiserver/miniapiserver/pkg/testserver"
+	"github.com/miniapiserver/miniapiserver/test/pkitest"
 )
 
 // TestExternalEtcdWithTLSAndPrefix points a server at an etcd that only
@@ -109,51 +105,15 @@ type testPKI struct {
 
 func newTestPKI(t *testing.T, dir string) testPKI {
 	t.Helper()
-	caKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
+	ca := pkitest.NewCA(t, "test-ca")
+	p := testPKI{ca: pkitest.WriteFile(t, dir, "ca.crt", ca.CertPEM())}
+	issue := func(name string, usage x509.ExtKeyUsage) (string, string) {
+		certPEM, keyPEM := ca.Issue(t, &x509.Certificate{Subject: pkix.Name{CommonName: name}, KeyUsage: x509.KeyUsageDigitalSignature,
+			ExtKeyUsage: []x509.ExtKeyUsage{usage}, IPAddresses: []net.IP{net.ParseIP("127.0.0.1")}})
+		return pkitest.WriteFile(t, dir, name+".crt", certPEM), pkitest.WriteFile(t, dir, name+".key", keyPEM)
 	}
-	caTmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "test-ca"},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
-		IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign,
-	}
-	caDER, err := x509.CreateCertificate(rand.Reader, caTmpl, caTmpl, &caKey.PublicKey, caKey)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ca, err := x509.ParseCertificate(caDER)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := testPKI{ca: filepath.Join(dir, "ca.crt")}
-	writePEM(t, p.ca, "CERTIFICATE", caDER)
-	issue := func(name string, serial int64, usage x509.ExtKeyUsage) (string, string) {
-		key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-		if err != nil {
-			t.Fatal(err)
-		}
-		tmpl := &x509.Certificate{
-			SerialNumber: big.NewInt(serial), Subject: pkix.Name{CommonName: name},
-			NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
-			KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{usage},
-			IPAddresses: []net.IP{net.ParseIP("127.0.0.1")},
-		}
-		der, err := x509.CreateCertificate(rand.Reader, tmpl, ca, &key.PublicKey, caKey)
-		if err != nil {
-			t.Fatal(err)
-		}
-		keyDER, err := x509.MarshalECPrivateKey(key)
-		if err != nil {
-			t.Fatal(err)
-		}
-		cert, keyFile := filepath.Join(dir, name+".crt"), filepath.Join(dir, name+".key")
-		writePEM(t, cert, "CERTIFICATE", der)
-		writePEM(t, keyFile, "EC PRIVATE KEY", keyDER)
-		return cert, keyFile
-	}
-	p.serverCert, p.serverKey = issue("etcd-server", 2, x509.ExtKeyUsageServerAuth)
-	p.clientCert, p.clientKey = issue("etcd-client", 3, x509.ExtKeyUsageClientAuth)
+	p.serverCert, p.serverKey = issue("etcd-server", x509.ExtKeyUsageServerAuth)
+	p.clientCert, p.clientKey = issue("etcd-client", x509.ExtKeyUsageClientAuth)
 	return p
 }
 
@@ -170,11 +130,4 @@ func (p testPKI) clientTLS(t *testing.T) *tls.Config {
 	roots := x509.NewCertPool()
 	roots.AppendCertsFromPEM(caPEM)
 	return &tls.Config{Certificates: []tls.Certificate{pair}, RootCAs: roots}
-}
-
-func writePEM(t *testing.T, path, blockType string, der []byte) {
-	t.Helper()
-	if err := os.WriteFile(path, pem.EncodeToMemory(&pem.Block{Type: blockType, Bytes: der}), 0o600); err != nil {
-		t.Fatal(err)
-	}
 }

@@ -19,15 +19,11 @@ package kubeapiserver
 import (
 	"bytes"
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/pem"
 	"fmt"
-	"math/big"
 	"net"
 	"net/http"
 	"os"
@@ -45,6 +41,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/miniapiserver/miniapiserver/test/integration/framework"
+	"github.com/miniapiserver/miniapiserver/test/pkitest"
 )
 
 func TestMain(m *testing.M) { framework.Main(m) }
@@ -162,8 +159,7 @@ func waitOK(t *testing.T, p *process, c *http.Client, url string) {
 // certificates and a service account key pair.
 type pki struct {
 	dir                    string
-	caCert                 *x509.Certificate
-	caKey                  *ecdsa.PrivateKey
+	ca                     *pkitest.CA
 	clientCA, saKey, saPub string
 	// tlsCert and tlsKey are a serving certificate signed by the CA too.
 	tlsCert, tlsKey string
@@ -181,82 +177,31 @@ func withoutFlag(p *pki, name string) *pki {
 
 func newPKI(t *testing.T) *pki {
 	t.Helper()
-	p := &pki{dir: t.TempDir()}
-	p.caKey = newKey(t)
-	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "client-ca"}, NotBefore: time.Now().Add(-time.Hour),
-		NotAfter: time.Now().Add(time.Hour), IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, p.caKey.Public(), p.caKey)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p.caCert, _ = x509.ParseCertificate(der)
-	p.clientCA = p.write(t, "client-ca.crt", "CERTIFICATE", der)
-	sa := newKey(t)
-	p.saKey = p.writeKey(t, "sa.key", sa)
+	p := &pki{dir: t.TempDir(), ca: pkitest.NewCA(t, "client-ca")}
+	p.servingCA = p.ca.CertPEM()
+	p.clientCA = pkitest.WriteFile(t, p.dir, "client-ca.crt", p.servingCA)
+	sa, saKey := pkitest.Key(t)
+	p.saKey = pkitest.WriteFile(t, p.dir, "sa.key", saKey)
 	pub, err := x509.MarshalPKIXPublicKey(sa.Public())
 	if err != nil {
 		t.Fatal(err)
 	}
-	p.saPub = p.write(t, "sa.pub", "PUBLIC KEY", pub)
+	p.saPub = pkitest.WriteFile(t, p.dir, "sa.pub", pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: pub}))
 	// A serving certificate, signed by the same CA.
-	servingKey := newKey(t)
-	serving := &x509.Certificate{SerialNumber: big.NewInt(2), Subject: pkix.Name{CommonName: "apiserver"}, NotBefore: time.Now().Add(-time.Hour),
-		NotAfter: time.Now().Add(time.Hour), DNSNames: []string{"localhost"}, IPAddresses: []net.IP{net.ParseIP("127.0.0.1")},
-		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}, KeyUsage: x509.KeyUsageDigitalSignature}
-	der, err = x509.CreateCertificate(rand.Reader, serving, p.caCert, servingKey.Public(), p.caKey)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p.tlsCert = p.write(t, "serving.crt", "CERTIFICATE", der)
-	p.tlsKey = p.writeKey(t, "serving.key", servingKey)
-	p.servingCA = pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: p.caCert.Raw})
+	cert, key := p.ca.Issue(t, &x509.Certificate{Subject: pkix.Name{CommonName: "apiserver"},
+		DNSNames: []string{"localhost"}, IPAddresses: []net.IP{net.ParseIP("127.0.0.1")},
+		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}, KeyUsage: x509.KeyUsageDigitalSignature})
+	p.tlsCert = pkitest.WriteFile(t, p.dir, "serving.crt", cert)
+	p.tlsKey = pkitest.WriteFile(t, p.dir, "serving.key", key)
 	return p
-}
-
-func newKey(t *testing.T) *ecdsa.PrivateKey {
-	t.Helper()
-	k, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return k
-}
-
-func (p *pki) write(t *testing.T, name, kind string, der []byte) string {
-	t.Helper()
-	path := filepath.Join(p.dir, name)
-	if err := os.WriteFile(path, pem.EncodeToMemory(&pem.Block{Type: kind, Bytes: der}), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return path
-}
-
-func (p *pki) writeKey(t *testing.T, name string, k *ecdsa.PrivateKey) string {
-	t.Helper()
-	der, err := x509.MarshalECPrivateKey(k)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return p.write(t, name, "EC PRIVATE KEY", der)
 }
 
 // user returns a client certificate and key (PEM) for name in groups,
 // signed by the client CA: envtest's AddUser.
 func (p *pki) user(t *testing.T, name string, groups ...string) (certPEM, keyPEM []byte) {
 	t.Helper()
-	k := newKey(t)
-	tmpl := &x509.Certificate{SerialNumber: big.NewInt(time.Now().UnixNano()), Subject: pkix.Name{CommonName: name, Organization: groups},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour), ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
-		KeyUsage: x509.KeyUsageDigitalSignature}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, p.caCert, k.Public(), p.caKey)
-	if err != nil {
-		t.Fatal(err)
-	}
-	keyDER, err := x509.MarshalECPrivateKey(k)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: keyDER})
+	return p.ca.Issue(t, &x509.Certificate{Subject: pkix.Name{CommonName: name, Organization: groups},
+		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}, KeyUsage: x509.KeyUsageDigitalSignature})
 }
 
 // apiserver is a kube-apiserver persona started as envtest starts

@@ -18,7 +18,6 @@ package kubeapiserver
 
 import (
 	"crypto/tls"
-	"crypto/x509"
 	"fmt"
 	"net/http"
 	"net/netip"
@@ -43,6 +42,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/miniapiserver/miniapiserver/test/integration/framework"
+	"github.com/miniapiserver/miniapiserver/test/pkitest"
 )
 
 // TestEnvtestStart starts etcd and kube-apiserver as controller-runtime's
@@ -291,12 +291,7 @@ func TestEtcdTransports(t *testing.T) {
 	t.Parallel()
 	p := newPKI(t)
 	clientCert, clientKey := p.user(t, "apiserver-etcd-client")
-	certFile, keyFile := filepath.Join(p.dir, "etcd-client.crt"), filepath.Join(p.dir, "etcd-client.key")
-	for path, b := range map[string][]byte{certFile: clientCert, keyFile: clientKey} {
-		if err := os.WriteFile(path, b, 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
+	certFile, keyFile := pkitest.WriteFile(t, p.dir, "etcd-client.crt", clientCert), pkitest.WriteFile(t, p.dir, "etcd-client.key", clientKey)
 	sock := filepath.Join(t.TempDir(), "etcd.sock")
 	tlsURL := fmt.Sprintf("https://127.0.0.1:%d", freePort(t))
 	for _, tc := range []struct {
@@ -318,9 +313,7 @@ func TestEtcdTransports(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				roots := x509.NewCertPool()
-				roots.AddCert(p.caCert)
-				tlsConfig = &tls.Config{Certificates: []tls.Certificate{cert}, RootCAs: roots}
+				tlsConfig = &tls.Config{Certificates: []tls.Certificate{cert}, RootCAs: p.ca.Pool()}
 			}
 			framework.Poll(t, "etcd answers", time.Minute, func() bool {
 				client, err := clientv3.New(clientv3.Config{Endpoints: []string{tc.url}, DialTimeout: time.Second, TLS: tlsConfig})
