@@ -97,8 +97,9 @@ func (c CompletedConfig) addLoopbackClients(a *apiServer, parts *genericParts) (
 			return bootstrap.AuthenticationInfo(ctx, loopbackClient, c.Serving.ClientCA.CurrentCABundleContent())
 		})
 	}
-	// The record of node ports is repaired before the server is ready,
-	// then every controllers.RepairInterval (kube-apiserver's hook of this name).
+	// The record of node ports and the IPAddresses of cluster IPs are
+	// repaired before the server is ready, then every
+	// controllers.RepairInterval (kube-apiserver's hook of this name).
 	generic.AddPostStartHookOrDie("start-service-ip-repair-controllers", func(hc genericapiserver.PostStartHookContext) error {
 		if err := controllers.FirstRepair(hc, a.services, parts.peers.Alone); err != nil {
 			return err

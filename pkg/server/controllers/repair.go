@@ -28,17 +28,25 @@ import (
 	"github.com/miniapiserver/miniapiserver/pkg/registry/service"
 )
 
-// RepairInterval is how often the record of node ports is repaired
-// (kube-apiserver's default).
+// RepairInterval is how often the record of node ports and the
+// IPAddresses of cluster IPs are repaired (kube-apiserver's default).
 const RepairInterval = 3 * time.Minute
 
-// FirstRepair repairs services' record of node ports, retrying for up to
-// a minute, as kube-apiserver before it is ready. alone says whether this
-// server has its etcd to itself.
+// repair repairs services' record of node ports, then their IPAddresses.
+func repair(ctx context.Context, services *service.Storage, alone bool) error {
+	if err := services.RepairNodePorts(ctx, alone); err != nil {
+		return err
+	}
+	return services.RepairClusterIPs(ctx, time.Now())
+}
+
+// FirstRepair repairs services' record of node ports and their
+// IPAddresses, retrying for up to a minute, as kube-apiserver before it is
+// ready. alone says whether this server has its etcd to itself.
 func FirstRepair(ctx context.Context, services *service.Storage, alone func() bool) error {
 	var last error
 	err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
-		last = services.RepairNodePorts(ctx, alone())
+		last = repair(ctx, services, alone())
 		return last == nil, nil
 	})
 	if err != nil {
@@ -47,8 +55,8 @@ func FirstRepair(ctx context.Context, services *service.Storage, alone func() bo
 	return nil
 }
 
-// RepairEvery repairs services' record of node ports every
-// RepairInterval until ctx ends.
+// RepairEvery repairs services' record of node ports and their
+// IPAddresses every RepairInterval until ctx ends.
 func RepairEvery(ctx context.Context, services *service.Storage, alone func() bool) {
 	ticker := time.NewTicker(RepairInterval)
 	defer ticker.Stop()
@@ -58,8 +66,8 @@ func RepairEvery(ctx context.Context, services *service.Storage, alone func() bo
 			return
 		case <-ticker.C:
 		}
-		if err := services.RepairNodePorts(ctx, alone()); err != nil && ctx.Err() == nil {
-			utilruntime.HandleErrorWithContext(ctx, err, "Repairing the record of node ports")
+		if err := repair(ctx, services, alone()); err != nil && ctx.Err() == nil {
+			utilruntime.HandleErrorWithContext(ctx, err, "Repairing the record of node ports and the IPAddresses of cluster IPs")
 		}
 	}
 }

@@ -208,3 +208,34 @@ func transient(err error) bool {
 	}
 	return err != nil && (strings.Contains(err.Error(), "etcdserver: request timed out") || strings.Contains(err.Error(), "etcdserver: leader changed"))
 }
+
+// TestClusterIPRepairAtStart: a server that starts repairs the
+// IPAddresses of cluster IPs before it is ready: a Service whose
+// IPAddress was lost (deleted from etcd behind the server's back) has it
+// again, naming it.
+func TestClusterIPRepairAtStart(t *testing.T) {
+	dir := t.TempDir()
+	onDir := func(o *server.Options) { o.DataDir = dir }
+	s := testserver.Start(t, onDir)
+	client := kubernetes.NewForConfigOrDie(s.Config)
+	svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "lost"},
+		Spec: corev1.ServiceSpec{Ports: []corev1.ServicePort{{Port: 80, TargetPort: intstr.FromInt32(80)}}}}
+	svc, err := client.CoreV1().Services("default").Create(t.Context(), svc, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	behindItsBack(t, s, "/registry/ipaddresses/"+svc.Spec.ClusterIP)
+	if err := s.Stop(); err != nil {
+		t.Fatal(err)
+	}
+
+	client = kubernetes.NewForConfigOrDie(testserver.Start(t, onDir).Config)
+	ip, err := client.NetworkingV1().IPAddresses().Get(t.Context(), svc.Spec.ClusterIP, metav1.GetOptions{})
+	if err != nil {
+		t.Fatalf("after a restart, the lost IPAddress of %s: %v, want it made again", svc.Spec.ClusterIP, err)
+	}
+	want := &networkingv1.ParentReference{Resource: "services", Namespace: "default", Name: "lost"}
+	if diff := cmp.Diff(want, ip.Spec.ParentRef); diff != "" {
+		t.Errorf("its parentRef (-want +got):\n%s", diff)
+	}
+}

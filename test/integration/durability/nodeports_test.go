@@ -142,18 +142,6 @@ func TestNodePortRepairAtStart(t *testing.T) {
 	taken := func(err error) bool {
 		return apierrors.IsInvalid(err) && strings.Contains(err.Error(), "provided port is already allocated")
 	}
-	// behindItsBack deletes key from s's etcd.
-	behindItsBack := func(s *testserver.Server, key string) {
-		t.Helper()
-		etcd, err := clientv3.New(clientv3.Config{Endpoints: s.EtcdServers, DialTimeout: 10 * time.Second})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer etcd.Close()
-		if resp, err := etcd.Delete(ctx, key); err != nil || resp.Deleted != 1 {
-			t.Fatalf("deleting %s from etcd: %v, %v; want it deleted", key, resp, err)
-		}
-	}
 
 	s := testserver.Start(t, onDir)
 	client := kubernetes.NewForConfigOrDie(s.Config)
@@ -162,7 +150,7 @@ func TestNodePortRepairAtStart(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	behindItsBack(s, "/registry/services/default/gone")
+	behindItsBack(t, s, "/registry/services/default/gone")
 	if err := create(client, "wants-30100", 30100); !taken(err) {
 		t.Errorf("before a restart, the port of the Service gone: got %v, want 422 (still recorded)", err)
 	}
@@ -175,7 +163,7 @@ func TestNodePortRepairAtStart(t *testing.T) {
 	if err := create(client, "takes-30100", 30100); err != nil {
 		t.Errorf("after a restart, the port of the Service gone: %v", err)
 	}
-	behindItsBack(s, "/registry/ranges/servicenodeports")
+	behindItsBack(t, s, "/registry/ranges/servicenodeports")
 	if err := s.Stop(); err != nil {
 		t.Fatal(err)
 	}
@@ -185,5 +173,18 @@ func TestNodePortRepairAtStart(t *testing.T) {
 		if err := create(client, fmt.Sprint("wants-", port), port); !taken(err) {
 			t.Errorf("after the record was lost and a restart, node port %d, which a Service holds: got %v, want 422 already allocated", port, err)
 		}
+	}
+}
+
+// behindItsBack deletes key from s's etcd.
+func behindItsBack(t *testing.T, s *testserver.Server, key string) {
+	t.Helper()
+	etcd, err := clientv3.New(clientv3.Config{Endpoints: s.EtcdServers, DialTimeout: 10 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer etcd.Close()
+	if resp, err := etcd.Delete(t.Context(), key); err != nil || resp.Deleted != 1 {
+		t.Fatalf("deleting %s from etcd: %v, %v; want it deleted", key, resp, err)
 	}
 }
