@@ -18,19 +18,18 @@ package server
 
 import (
 	"context"
-	"net/http"
-	"strings"
 	"sync"
 
 	utilnet "k8s.io/apimachinery/pkg/util/net"
 	genericapiserver "k8s.io/apiserver/pkg/server"
-	"k8s.io/client-go/informers"
+	"k8s.io/apiserver/pkg/server/healthz"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/miniapiserver/miniapiserver/pkg/server/bootstrap"
 	"github.com/miniapiserver/miniapiserver/pkg/server/controllers"
+	"github.com/miniapiserver/miniapiserver/pkg/server/serving"
 )
 
 // addLoopbackClients runs the clients the server has of itself: the shared
@@ -41,7 +40,7 @@ import (
 // pkg/server/controllers makes, each started by a post-start hook of its
 // name. The returned func stops them, before the HTTP server stops.
 func (c CompletedConfig) addLoopbackClients(a *apiServer, parts *genericParts) (stop func(), err error) {
-	loopbackClient, err := kubernetes.NewForConfig(finishing(parts.config.LoopbackClientConfig))
+	loopbackClient, err := kubernetes.NewForConfig(serving.Finishing(parts.config.LoopbackClientConfig))
 	if err != nil {
 		return nil, err
 	}
@@ -60,11 +59,18 @@ func (c CompletedConfig) addLoopbackClients(a *apiServer, parts *genericParts) (
 	}
 	// The server is ready once the informers have synced and the admission
 	// chain, which reads some, is built on them (see admissionchain.Deferred).
-	// The bootstrap writes wait for them too.
-	synced := make(chan struct{})
-	generic.AddPostStartHookOrDie("start-informers", func(hc genericapiserver.PostStartHookContext) error {
+	// The bootstrap writes wait for them too. The hooks' names are
+	// kube-apiserver's.
+	informersSynced, synced := make(chan struct{}), make(chan struct{})
+	generic.AddPostStartHookOrDie("generic-apiserver-start-informers", func(hc genericapiserver.PostStartHookContext) error {
 		factory.Start(loopbackCtx.Done())
-		if !waitForSync(hc, factory) {
+		if factory.WaitForCacheSyncWithContext(hc).Err == nil {
+			close(informersSynced)
+		}
+		return nil
+	})
+	generic.AddPostStartHookOrDie("start-apiserver-admission-initializer", func(hc genericapiserver.PostStartHookContext) error {
+		if !afterSync(hc, informersSynced) {
 			return nil
 		}
 		if err := parts.admission.Build(); err != nil {
@@ -73,6 +79,9 @@ func (c CompletedConfig) addLoopbackClients(a *apiServer, parts *genericParts) (
 		close(synced)
 		return nil
 	})
+	if err := generic.AddReadyzChecks(healthz.NewInformerSyncHealthz(factory)); err != nil {
+		return nil, err
+	}
 	// afterSynced adds a post-start hook that runs bootstrap once synced.
 	afterSynced := func(name string, bootstrap func(context.Context) error) {
 		generic.AddPostStartHookOrDie(name, func(hc genericapiserver.PostStartHookContext) error {
@@ -82,9 +91,18 @@ func (c CompletedConfig) addLoopbackClients(a *apiServer, parts *genericParts) (
 			return bootstrap(hc)
 		})
 	}
-	afterSynced("bootstrap-namespaces", func(ctx context.Context) error {
+	// The kubernetes Service goes into the default namespace once made.
+	namespaces := make(chan struct{})
+	afterSynced("start-system-namespaces-controller", func(ctx context.Context) error {
 		if err := bootstrap.Namespaces(ctx, loopbackClient); err != nil {
 			return err
+		}
+		close(namespaces)
+		return nil
+	})
+	afterSynced("bootstrap-controller", func(ctx context.Context) error {
+		if !afterSync(ctx, namespaces) {
+			return nil
 		}
 		return bootstrap.KubernetesService(ctx, loopbackClient, c.port(), c.Options.ServiceRanges)
 	})
@@ -114,7 +132,8 @@ func (c CompletedConfig) addLoopbackClients(a *apiServer, parts *genericParts) (
 		return bootstrap.PriorityClasses(ctx, loopbackClient)
 	})
 	// The RBAC informers (the authorizer's, and the aggregation
-	// controller's) are made now, so that start-informers starts them.
+	// controller's) are made now, so that generic-apiserver-start-informers
+	// starts them.
 	rbac := factory.Rbac().V1()
 	rbacSynced := []cache.DoneChecker{rbac.Roles().Informer().HasSyncedChecker(), rbac.RoleBindings().Informer().HasSyncedChecker(),
 		rbac.ClusterRoles().Informer().HasSyncedChecker(), rbac.ClusterRoleBindings().Informer().HasSyncedChecker()}
@@ -132,7 +151,7 @@ func (c CompletedConfig) addLoopbackClients(a *apiServer, parts *genericParts) (
 	}
 	for _, c := range controllers.List(c.controllersConfig(loopbackClient, a, parts)) {
 		generic.AddPostStartHookOrDie(c.Name, func(hc genericapiserver.PostStartHookContext) error {
-			run, err := c.Start(finishing(hc.LoopbackClientConfig))
+			run, err := c.Start(serving.Finishing(hc.LoopbackClientConfig))
 			if err != nil {
 				return err
 			}
@@ -146,18 +165,12 @@ func (c CompletedConfig) addLoopbackClients(a *apiServer, parts *genericParts) (
 // controllersConfig is the config of the in-server controllers, whose
 // client is client.
 func (c CompletedConfig) controllersConfig(client kubernetes.Interface, a *apiServer, parts *genericParts) controllers.Config {
-	cfg := controllers.Config{Client: client, Loopback: finishing(parts.config.LoopbackClientConfig), Factory: parts.factory, Controllers: c.Options.Controllers,
+	cfg := controllers.Config{Client: client, Loopback: serving.Finishing(parts.config.LoopbackClientConfig), Factory: parts.factory, Controllers: c.Options.Controllers,
 		RootCA: c.Serving.ServingCA, Namespaced: a.namespaced, Alone: parts.peers.Alone}
 	if ca := c.userCA; ca != nil {
 		cfg.SigningCert, cfg.SigningKey = ca.CACert, ca.CAKey
 	}
 	return cfg
-}
-
-// waitForSync waits until every informer factory has started has synced,
-// and reports whether they have (false: ctx ended first).
-func waitForSync(ctx context.Context, factory informers.SharedInformerFactory) bool {
-	return factory.WaitForCacheSyncWithContext(ctx).Err == nil
 }
 
 // afterSync waits until synced closes, and reports whether it has (false:
@@ -169,24 +182,4 @@ func afterSync(ctx context.Context, synced <-chan struct{}) bool {
 	case <-ctx.Done():
 		return false
 	}
-}
-
-// finishing returns cfg whose requests, but watches, run to their end
-// when their context ends: the server's own clients stop (their context
-// ends) as the server stops, and a request they had in flight, cancelled,
-// would be answered as timed out and logged as an error. A watch ends
-// with its context.
-func finishing(cfg *rest.Config) *rest.Config {
-	cfg = rest.CopyConfig(cfg)
-	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper { return finishingRequests{rt} })
-	return cfg
-}
-
-type finishingRequests struct{ http.RoundTripper }
-
-func (f finishingRequests) RoundTrip(req *http.Request) (*http.Response, error) {
-	if w := req.URL.Query().Get("watch"); w == "true" || w == "1" || strings.Contains(req.URL.Path, "/watch/") {
-		return f.RoundTripper.RoundTrip(req)
-	}
-	return f.RoundTripper.RoundTrip(req.WithContext(context.WithoutCancel(req.Context())))
 }

@@ -35,6 +35,7 @@ import (
 	"github.com/miniapiserver/miniapiserver/pkg/server/datadir"
 	"github.com/miniapiserver/miniapiserver/pkg/server/manifests"
 	"github.com/miniapiserver/miniapiserver/pkg/server/openapi"
+	"github.com/miniapiserver/miniapiserver/pkg/server/serving"
 	serverstorage "github.com/miniapiserver/miniapiserver/pkg/server/storage"
 	"github.com/miniapiserver/miniapiserver/pkg/storage"
 )
@@ -214,7 +215,7 @@ func Serve(ctx context.Context, cfg *Config, ready func(*Server)) error {
 
 // pollReady polls /readyz until it answers 200 or ctx ends.
 func (s *Server) pollReady(ctx context.Context) error {
-	client, err := kubernetes.NewForConfig(finishing(s.Admin))
+	client, err := kubernetes.NewForConfig(serving.Finishing(s.Admin))
 	if err != nil {
 		return err
 	}
