@@ -26,10 +26,10 @@ import (
 )
 
 // addPodStreamOptionsConversions decodes the query parameters of
-// pods/exec, pods/attach and pods/portforward into their options, as
-// upstream's generated Convert_url_Values_To_v1_PodExecOptions,
-// _PodAttachOptions and _PodPortForwardOptions (k8s.io/kubernetes
-// pkg/apis/core/v1) do: a flag is true unless absent, "0" or "false";
+// pods/exec, pods/attach, pods/portforward and nodes/proxy into their
+// options, as upstream's generated Convert_url_Values_To_v1_PodExecOptions,
+// _PodAttachOptions, _PodPortForwardOptions and _NodeProxyOptions
+// (k8s.io/kubernetes pkg/apis/core/v1) do: a flag is true unless absent, "0" or "false";
 // ports are comma-separated and may be repeated.
 func addPodStreamOptionsConversions(s *runtime.Scheme) error {
 	for _, c := range []struct {
@@ -41,6 +41,7 @@ func addPodStreamOptionsConversions(s *runtime.Scheme) error {
 		{(*corev1.PodPortForwardOptions)(nil), func(q url.Values, out any) error {
 			return podPortForwardOptionsFrom(q, out.(*corev1.PodPortForwardOptions))
 		}},
+		{(*corev1.NodeProxyOptions)(nil), func(q url.Values, out any) error { out.(*corev1.NodeProxyOptions).Path = first(q, "path"); return nil }},
 	} {
 		if err := s.AddConversionFunc((*url.Values)(nil), c.out, func(a, b any, _ conversion.Scope) error {
 			return c.convert(*a.(*url.Values), b)

@@ -110,8 +110,8 @@ func (cfg *Config) coreStorage(r resources) (map[string]rest.Storage, error) {
 		Get:    r.budgets.PodDisruptionBudgets,
 		Status: r.budgets.Status,
 	})
-	// pods/log and the streams reach the kubelets as kube-apiserver's
-	// kubelet client does.
+	// pods/log, the streams and nodes/proxy reach the kubelets as
+	// kube-apiserver's kubelet client does.
 	kubelet := cfg.Kubelet
 	kubelet.Nodes = r.nodes.Nodes
 	kubelets, err := pod.NewKubelets(kubelet)
@@ -119,6 +119,7 @@ func (cfg *Config) coreStorage(r resources) (map[string]rest.Storage, error) {
 		return nil, err
 	}
 	coreStorage["pods/log"] = &pod.LogREST{Pods: r.pods.Pods, Kubelets: kubelets}
+	coreStorage["nodes/proxy"] = pod.NewNodeProxyREST(kubelets)
 	maps.Copy(coreStorage, pod.Streams{Pods: r.pods.Pods, Kubelets: kubelets, Authorizer: cfg.Identity.Authorizer}.Storage())
 	coreStorage["serviceaccounts/token"] = &serviceaccount.TokenREST{
 		ServiceAccounts: r.serviceAccounts.ServiceAccounts,
