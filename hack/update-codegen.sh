@@ -56,6 +56,7 @@ INPUT_PKGS=(
     k8s.io/api/certificates/v1
     k8s.io/api/discovery/v1
     k8s.io/api/events/v1
+    k8s.io/api/flowcontrol/v1
     k8s.io/api/networking/v1
     k8s.io/api/node/v1
     k8s.io/api/policy/v1

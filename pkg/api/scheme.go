@@ -29,6 +29,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	eventsv1 "k8s.io/api/events/v1"
+	flowcontrolv1 "k8s.io/api/flowcontrol/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	nodev1 "k8s.io/api/node/v1"
 	policyv1 "k8s.io/api/policy/v1"
@@ -73,6 +74,7 @@ var StorageVersions = []schema.GroupVersion{
 	admissionregistrationv1.SchemeGroupVersion,
 	certificatesv1.SchemeGroupVersion,
 	storagemigrationv1.SchemeGroupVersion,
+	flowcontrolv1.SchemeGroupVersion,
 }
 
 // internalTypes are the served types registered again as the internal
@@ -163,6 +165,10 @@ var internalTypes = []struct {
 		&certificatesv1.ClusterTrustBundle{}, &certificatesv1.ClusterTrustBundleList{},
 	}},
 	{storagemigrationv1.GroupName, []runtime.Object{&storagemigrationv1.StorageVersionMigration{}, &storagemigrationv1.StorageVersionMigrationList{}}},
+	{flowcontrolv1.GroupName, []runtime.Object{
+		&flowcontrolv1.FlowSchema{}, &flowcontrolv1.FlowSchemaList{},
+		&flowcontrolv1.PriorityLevelConfiguration{}, &flowcontrolv1.PriorityLevelConfigurationList{},
+	}},
 	{eventsv1.GroupName, []runtime.Object{&corev1.Event{}, &corev1.EventList{}}},
 	// The reviews, which are only created (and TokenRequest, the
 	// serviceaccounts/token subresource's kind).
@@ -201,6 +207,7 @@ func AddToScheme(s *runtime.Scheme) error {
 		admissionregistrationv1.AddToScheme,
 		certificatesv1.AddToScheme,
 		storagemigrationv1.AddToScheme,
+		flowcontrolv1.AddToScheme,
 		addDefaultingFuncs,
 		addEventConversions,
 		addAutoscalingConversions,

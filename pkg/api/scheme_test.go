@@ -27,6 +27,7 @@ import (
 	certificatesv1 "k8s.io/api/certificates/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
+	flowcontrolv1 "k8s.io/api/flowcontrol/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	nodev1 "k8s.io/api/node/v1"
 	policyv1 "k8s.io/api/policy/v1"
@@ -75,6 +76,8 @@ func TestSchemeKnowsServedTypesInBothVersions(t *testing.T) {
 			certificatesv1.SchemeGroupVersion.WithKind("ClusterTrustBundleList"), internal(certificatesv1.GroupName).WithKind("ClusterTrustBundleList")}},
 		{name: "storage version migration", obj: &storagemigrationv1.StorageVersionMigration{}, want: []schema.GroupVersionKind{
 			storagemigrationv1.SchemeGroupVersion.WithKind("StorageVersionMigration"), internal(storagemigrationv1.GroupName).WithKind("StorageVersionMigration")}},
+		{name: "flow schema", obj: &flowcontrolv1.FlowSchema{}, want: []schema.GroupVersionKind{
+			flowcontrolv1.SchemeGroupVersion.WithKind("FlowSchema"), internal(flowcontrolv1.GroupName).WithKind("FlowSchema")}},
 		{name: "component status list", obj: &corev1.ComponentStatusList{}, want: []schema.GroupVersionKind{
 			corev1.SchemeGroupVersion.WithKind("ComponentStatusList"), internalCore.WithKind("ComponentStatusList")}},
 	}
@@ -143,7 +146,8 @@ func TestStorageVersions(t *testing.T) {
 	want := map[string]string{"": "v1", "coordination.k8s.io": "v1", "apps": "v1", "autoscaling": "v2", "batch": "v1",
 		"discovery.k8s.io": "v1", "networking.k8s.io": "v1", "node.k8s.io": "v1", "policy": "v1",
 		"rbac.authorization.k8s.io": "v1", "scheduling.k8s.io": "v1", "storage.k8s.io": "v1", "resource.k8s.io": "v1", "admissionregistration.k8s.io": "v1",
-		"certificates.k8s.io": "v1", "storagemigration.k8s.io": "v1"}
+		"certificates.k8s.io": "v1", "storagemigration.k8s.io": "v1",
+		"flowcontrol.apiserver.k8s.io": "v1"}
 	if len(StorageVersions) != len(want) {
 		t.Fatalf("StorageVersions: got %v, want one per group of %v", StorageVersions, want)
 	}
