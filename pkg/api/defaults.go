@@ -48,8 +48,9 @@ func addDefaultingFuncs(s *runtime.Scheme) error {
 	addAdmissionRegistrationDefaults(s)
 	addAutoscalingDefaults(s)
 	addResourceDefaults(s)
+	addFlowcontrolDefaults(s)
 	// Lists default their items, as upstream's generated defaulters do.
-	for _, list := range slices.Concat(defaultedLists, builtinDefaultedLists, admissionRegistrationDefaultedLists, autoscalingDefaultedLists, resourceDefaultedLists) {
+	for _, list := range slices.Concat(defaultedLists, builtinDefaultedLists, admissionRegistrationDefaultedLists, autoscalingDefaultedLists, resourceDefaultedLists, flowcontrolDefaultedLists) {
 		s.AddTypeDefaultingFunc(list, func(obj any) {
 			_ = meta.EachListItem(obj.(runtime.Object), func(item runtime.Object) error {
 				s.Default(item)
