@@ -129,6 +129,7 @@ func run(ctx context.Context, args []string, ready func()) error {
 		"(false: as --controllers=-"+controllers.ServiceAccount+",-"+controllers.RootCAPublisher+",...).")
 	garbageCollector := fs.Bool("enable-garbage-collector", false, "Run a garbage collector: delete dependents whose owners are gone, and honour the Foreground and Orphan propagation policies "+
 		"(as --controllers="+controllers.GarbageCollector+",...).")
+	fs.BoolVar(&opts.PriorityAndFairness, "enable-priority-and-fairness", opts.PriorityAndFairness, "Give requests API priority and fairness, as kube-apiserver: its FlowSchemas and PriorityLevelConfigurations decide which requests wait and which get 429; false applies kube-apiserver's max-in-flight limits instead.")
 	fs.DurationVar(&opts.EtcdCompactionInterval, "etcd-compaction-interval", opts.EtcdCompactionInterval, "How often to compact old etcd revisions; 0 disables compaction.")
 	fs.BoolVar(&opts.TestControls, "test-controls", false, "Serve testcontrol.miniapiserver.io: checkpoints of the stored state and their restore (compaction holds back for the checkpoints held), and fault rules.")
 	utilfeature.DefaultMutableFeatureGate.AddFlag(fs)

@@ -18,6 +18,7 @@ package server
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"sync/atomic"
 
@@ -31,6 +32,7 @@ import (
 	"k8s.io/apiserver/pkg/storage/storagebackend"
 	storagefactory "k8s.io/apiserver/pkg/storage/storagebackend/factory"
 	utilfeature "k8s.io/apiserver/pkg/util/feature"
+	utilflowcontrol "k8s.io/apiserver/pkg/util/flowcontrol"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
@@ -131,6 +133,7 @@ func (c CompletedConfig) genericConfig(ctx context.Context, backend *storageback
 	gc.OpenAPIV3Config.Info.Version = version.GitVersion()
 	gc.SkipOpenAPIInstallation = true // see openAPI
 
+	backend.StorageObjectCountTracker = gc.StorageObjectCountTracker
 	gc.RESTOptionsGetter = storage.RESTOptionsGetter{Config: backend, Decorator: storages.Decorator, GarbageCollection: c.Options.GarbageCollection,
 		SoleServer: parts.peers.Alone}
 	// Shared with the apiextensions server, which adds the CRD groups.
@@ -150,6 +153,15 @@ func (c CompletedConfig) genericConfig(ctx context.Context, backend *storageback
 		if err := c.Generic(gc); err != nil {
 			return nil, err
 		}
+	}
+	if c.Options.PriorityAndFairness {
+		// As k8s.io/apiserver's FeatureOptions.ApplyTo, after the
+		// max-in-flight limits are set: their sum is the concurrency limit.
+		if gc.MaxRequestsInFlight+gc.MaxMutatingRequestsInFlight <= 0 {
+			return nil, fmt.Errorf("invalid configuration: MaxRequestsInFlight=%d and MaxMutatingRequestsInFlight=%d; they must add up to something positive",
+				gc.MaxRequestsInFlight, gc.MaxMutatingRequestsInFlight)
+		}
+		gc.FlowControl = utilflowcontrol.New(parts.factory, client.FlowcontrolV1(), gc.MaxRequestsInFlight+gc.MaxMutatingRequestsInFlight)
 	}
 	return parts, nil
 }

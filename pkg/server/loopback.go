@@ -131,6 +131,17 @@ func (c CompletedConfig) addLoopbackClients(a *apiServer, parts *genericParts) (
 	afterSynced("scheduling/bootstrap-system-priority-classes", func(ctx context.Context) error {
 		return bootstrap.PriorityClasses(ctx, loopbackClient)
 	})
+	if parts.config.FlowControl != nil {
+		informers := factory.Flowcontrol().V1()
+		fcSynced := []cache.InformerSynced{informers.PriorityLevelConfigurations().Informer().HasSynced, informers.FlowSchemas().Informer().HasSynced}
+		afterSynced("priority-and-fairness-config-producer", func(ctx context.Context) error {
+			keep, err := bootstrap.FlowControl(ctx, loopbackClient.FlowcontrolV1(), informers.FlowSchemas().Lister(), informers.PriorityLevelConfigurations().Lister(), fcSynced)
+			if err == nil {
+				running.Go(func() { keep(loopbackCtx) })
+			}
+			return err
+		})
+	}
 	// The RBAC informers (the authorizer's, and the aggregation
 	// controller's) are made now, so that generic-apiserver-start-informers
 	// starts them.

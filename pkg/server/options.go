@@ -77,6 +77,11 @@ type Options struct {
 	// at once). The garbage collector itself is a controller (see
 	// Controllers).
 	GarbageCollection bool
+	// PriorityAndFairness gives requests API priority and fairness
+	// (kube-apiserver's --enable-priority-and-fairness): the FlowSchemas
+	// and PriorityLevelConfigurations decide which wait and which get 429;
+	// without it, the max-in-flight limits apply.
+	PriorityAndFairness bool
 	// Controllers are the in-server controllers to run, by
 	// kube-controller-manager's names and in the syntax of its
 	// --controllers: "*" runs those on by default (all but
@@ -190,6 +195,7 @@ func NewOptions() *Options {
 		Controllers:             []string{"*"},
 		ServiceRanges:           service.DefaultRanges,
 		WatchCache:              true,
+		PriorityAndFairness:     true,
 		WatchCacheHistoryWindow: watchcache.DefaultHistoryWindow,
 		WatchCacheHistorySize:   watchcache.DefaultMaxEvents,
 		EtcdCompactionInterval:  5 * time.Minute,

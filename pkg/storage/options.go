@@ -130,6 +130,8 @@ func restOptions(cfg *storagebackend.Config, gr schema.GroupResource, prefix str
 		DeleteCollectionWorkers: 1,
 		ResourcePrefix:          prefix,
 		CountMetricPollPeriod:   time.Minute,
+		// What the count polls find, priority and fairness sizes LISTs by.
+		StorageObjectCountTracker: cfg.StorageObjectCountTracker,
 	}
 }
 

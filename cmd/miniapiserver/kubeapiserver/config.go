@@ -115,6 +115,7 @@ func (o *Options) serverOptions() (*server.Options, error) {
 	opts.EtcdCompactionInterval = etcd.StorageConfig.CompactionInterval
 	opts.WatchCache = etcd.EnableWatchCache
 	opts.GarbageCollection = etcd.EnableGarbageCollection
+	opts.PriorityAndFairness = o.Features.EnablePriorityAndFairness
 	// kube-apiserver runs none of kube-controller-manager's controllers.
 	opts.Controllers = nil
 	opts.AuthorizationMode = o.Authorization.mode()

@@ -55,7 +55,7 @@ var honoured = []string{
 	"audit-webhook-initial-backoff", "audit-webhook-mode", "audit-webhook-truncate-enabled",
 	"audit-webhook-truncate-max-batch-size", "audit-webhook-truncate-max-event-size", "audit-webhook-version",
 	// features
-	"profiling", "contention-profiling", "debug-socket-path",
+	"profiling", "contention-profiling", "debug-socket-path", "enable-priority-and-fairness",
 	// authentication and authorization
 	"api-audiences", "anonymous-auth", "client-ca-file", "service-account-key-file", "service-account-issuer",
 	"token-auth-file", "authorization-mode", "service-account-signing-key-file",
@@ -217,5 +217,30 @@ func TestKubeletFlags(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestPriorityAndFairnessFlag: --enable-priority-and-fairness reaches the
+// server's options, on by default as kube-apiserver's.
+func TestPriorityAndFairnessFlag(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want bool
+	}{{nil, true}, {[]string{"--enable-priority-and-fairness=false"}, false}, {[]string{"--enable-priority-and-fairness"}, true}} {
+		o := NewOptions()
+		fs := pflag.NewFlagSet("test", pflag.ContinueOnError)
+		for _, f := range o.Flags().FlagSets {
+			fs.AddFlagSet(f)
+		}
+		if err := fs.Parse(tc.args); err != nil {
+			t.Fatal(err)
+		}
+		opts, err := o.serverOptions()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if opts.PriorityAndFairness != tc.want {
+			t.Errorf("%q: PriorityAndFairness %t, want %t", tc.args, opts.PriorityAndFairness, tc.want)
+		}
 	}
 }

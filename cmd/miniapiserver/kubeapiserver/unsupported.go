@@ -79,12 +79,11 @@ var refused = map[string]string{
 var noEffect = map[string]string{
 	"emulation-forward-compatible":                "no emulated version",
 	"runtime-config-emulation-forward-compatible": "no emulated version",
-	"etcd-count-metric-poll-period":               "object counts are not polled from etcd",
+	"etcd-count-metric-poll-period":               "object counts are polled from etcd every minute",
 	"etcd-db-metric-poll-interval":                "etcd's database size is not polled",
 	"delete-collection-workers":                   "collections are deleted by one worker",
 	"default-watch-cache-size":                    "a no-op in kube-apiserver too",
 	"encryption-provider-config-automatic-reload": "encryption at rest is not implemented",
-	"enable-priority-and-fairness":                "max-in-flight limits apply (priority and fairness is not implemented)",
 	"service-account-extend-token-expiration":     "no kubelet asks for projected tokens",
 	"proxy-client-cert-file":                      "no aggregated API servers are proxied to",
 	"proxy-client-key-file":                       "no aggregated API servers are proxied to",

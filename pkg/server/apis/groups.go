@@ -31,6 +31,7 @@ import (
 	coordinationv1 "k8s.io/api/coordination/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	eventsv1 "k8s.io/api/events/v1"
+	flowcontrolv1 "k8s.io/api/flowcontrol/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	nodev1 "k8s.io/api/node/v1"
 	policyv1 "k8s.io/api/policy/v1"
@@ -57,6 +58,7 @@ import (
 	"github.com/miniapiserver/miniapiserver/pkg/registry/csistoragecapacity"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/dra"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/endpointslice"
+	"github.com/miniapiserver/miniapiserver/pkg/registry/flowcontrol"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/horizontalpodautoscaler"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/ingress"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/ingressclass"
@@ -98,6 +100,7 @@ var apiGroups = []struct {
 		volumeattachment.NewStorage, volumeattributesclass.NewStorage}},
 	{resourcev1.GroupName, []storageFunc{dra.NewStorage}},
 	{storagemigrationv1.GroupName, []storageFunc{storageversionmigration.NewStorage}},
+	{flowcontrolv1.GroupName, []storageFunc{flowcontrol.NewStorage}},
 }
 
 // groups are the groups served under /apis, with r's ipaddresses,

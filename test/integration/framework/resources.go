@@ -116,6 +116,10 @@ var ServedResources = []ServedResource{
 		"driver": "gpu.example.com", "pool": map[string]any{"name": "pool", "resourceSliceCount": int64(1)}, "allNodes": true}}},
 	{GVR: GVR("storagemigration.k8s.io", "storageversionmigrations"), Kind: "StorageVersionMigration", Cluster: true, Body: map[string]any{"spec": map[string]any{
 		"resource": map[string]any{"group": "apps", "resource": "deployments"}}}},
+	{GVR: GVR("flowcontrol.apiserver.k8s.io", "flowschemas"), Kind: "FlowSchema", Cluster: true, Body: map[string]any{"spec": map[string]any{
+		"priorityLevelConfiguration": map[string]any{"name": "global-default"}}}},
+	{GVR: GVR("flowcontrol.apiserver.k8s.io", "prioritylevelconfigurations"), Kind: "PriorityLevelConfiguration", Cluster: true, Body: map[string]any{
+		"spec": map[string]any{"type": "Limited", "limited": map[string]any{"limitResponse": map[string]any{"type": "Reject"}}}}},
 }
 
 // claimSpec asks for one device of a class.

@@ -36,6 +36,8 @@ func TestHealthCheckNames(t *testing.T) {
 		"poststarthook/start-service-ip-repair-controllers", "poststarthook/start-legacy-token-tracking-controller",
 		"poststarthook/start-kube-apiserver-identity-lease-controller",
 		"poststarthook/scheduling/bootstrap-system-priority-classes", "poststarthook/rbac/bootstrap-roles",
+		"poststarthook/priority-and-fairness-config-consumer", "poststarthook/priority-and-fairness-filter",
+		"poststarthook/priority-and-fairness-config-producer",
 	}
 	for _, tc := range []struct {
 		path string

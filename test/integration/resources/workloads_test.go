@@ -46,9 +46,10 @@ func TestEveryResourceWatchesAndWatchLists(t *testing.T) {
 	t.Parallel()
 	framework.ForEachStoragePath(t, func(t *testing.T, path func(*server.Options)) {
 		t.Parallel()
-		// The quota controller would write the quota fixture's status:
-		// a MODIFIED event this test does not expect.
-		s, _ := framework.Start(t, path, framework.WithoutControllers("resourcequota"))
+		// The quota controller would write the quota fixture's status, and
+		// priority and fairness the FlowSchema's: MODIFIED events this
+		// test does not expect.
+		s, _ := framework.Start(t, path, framework.WithoutControllers("resourcequota"), func(o *server.Options) { o.PriorityAndFairness = false })
 		dyn := dynamic.NewForConfigOrDie(s.Config)
 		for i, r := range framework.ServedResources {
 			t.Run(r.GVR.GroupResource().String(), func(t *testing.T) {
