@@ -45,20 +45,27 @@ func BenchmarkTestControlsCost(b *testing.B) {
 		b.Skip("kube-apiserver has no test controls")
 	}
 	for _, on := range []bool{false, true} {
-		b.Run(map[bool]string{false: "controls=off", true: "controls=on"}[on], func(b *testing.B) { benchmarkRequests(b, on) })
+		b.Run(map[bool]string{false: "controls=off", true: "controls=on"}[on], func(b *testing.B) {
+			s := startServer(b, func(o *server.Options) { o.TestControls = on })
+			benchmarkRequests(b, kubernetes.NewForConfigOrDie(s.Config))
+		})
 	}
 }
 
-// benchmarkRequests runs BenchmarkTestControlsCost's requests on a server
-// with the test controls on or off. (Run each in a process of its own:
-// the second server of one process is the slower.)
-func benchmarkRequests(b *testing.B, on bool) {
-	s, err := testserver.New(func(o *server.Options) { o.TestControls = on })
+// startServer starts an in-process server with options, stopped when b ends.
+func startServer(b *testing.B, options func(*server.Options)) *testserver.Server {
+	s, err := testserver.New(options)
 	if err != nil {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { s.Stop() })
-	client := kubernetes.NewForConfigOrDie(s.Config)
+	return s
+}
+
+// benchmarkRequests runs BenchmarkTestControlsCost's requests through
+// client. (Run each server in a process of its own: the second server of
+// one process is the slower.)
+func benchmarkRequests(b *testing.B, client kubernetes.Interface) {
 	ctx := b.Context()
 	if err := driver.ForEach(ctx, testControlsListed, workers, func(ctx context.Context, i int) error {
 		return createConfigMap(ctx, client, fmt.Sprintf("listed-%05d", i), map[string]string{"listed": "true"}, false)
