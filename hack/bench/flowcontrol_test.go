@@ -17,10 +17,13 @@ limitations under the License.
 package bench
 
 import (
+	"context"
 	"testing"
+	"time"
 
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/miniapiserver/miniapiserver/hack/bench/driver"
@@ -50,7 +53,15 @@ func BenchmarkPriorityAndFairnessCost(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			benchmarkRequests(b, kubernetes.NewForConfigOrDie(user))
+			client := kubernetes.NewForConfigOrDie(user)
+			// Until the authorizer has the binding.
+			if err := wait.PollUntilContextTimeout(b.Context(), 10*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+				_, err := client.CoreV1().ConfigMaps(driver.Namespace).List(ctx, metav1.ListOptions{Limit: 1})
+				return err == nil, nil
+			}); err != nil {
+				b.Fatal(err)
+			}
+			benchmarkRequests(b, client)
 		})
 	}
 }

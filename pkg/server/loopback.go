@@ -19,6 +19,7 @@ package server
 import (
 	"context"
 	"sync"
+	"time"
 
 	utilnet "k8s.io/apimachinery/pkg/util/net"
 	genericapiserver "k8s.io/apiserver/pkg/server"
@@ -47,7 +48,11 @@ func (c CompletedConfig) addLoopbackClients(a *apiServer, parts *genericParts) (
 	generic, factory := a.generic, parts.factory
 	loopbackCtx, stopLoopback := context.WithCancel(context.Background())
 	var running sync.WaitGroup
+	fc := factory.Flowcontrol().V1()
 	stop = func() {
+		if parts.config.FlowControl != nil {
+			bootstrap.WaitFlowSchemaStatus(fc.FlowSchemas().Lister(), fc.PriorityLevelConfigurations().Lister(), flowSchemaStatusTimeout)
+		}
 		stopLoopback()
 		factory.Shutdown()
 		running.Wait()
@@ -132,10 +137,9 @@ func (c CompletedConfig) addLoopbackClients(a *apiServer, parts *genericParts) (
 		return bootstrap.PriorityClasses(ctx, loopbackClient)
 	})
 	if parts.config.FlowControl != nil {
-		informers := factory.Flowcontrol().V1()
-		fcSynced := []cache.InformerSynced{informers.PriorityLevelConfigurations().Informer().HasSynced, informers.FlowSchemas().Informer().HasSynced}
+		fcSynced := []cache.InformerSynced{fc.PriorityLevelConfigurations().Informer().HasSynced, fc.FlowSchemas().Informer().HasSynced}
 		afterSynced("priority-and-fairness-config-producer", func(ctx context.Context) error {
-			keep, err := bootstrap.FlowControl(ctx, loopbackClient.FlowcontrolV1(), informers.FlowSchemas().Lister(), informers.PriorityLevelConfigurations().Lister(), fcSynced)
+			keep, err := bootstrap.FlowControl(ctx, loopbackClient.FlowcontrolV1(), fc.FlowSchemas().Lister(), fc.PriorityLevelConfigurations().Lister(), fcSynced)
 			if err == nil {
 				running.Go(func() { keep(loopbackCtx) })
 			}
@@ -172,6 +176,10 @@ func (c CompletedConfig) addLoopbackClients(a *apiServer, parts *genericParts) (
 	}
 	return stop, nil
 }
+
+// flowSchemaStatusTimeout bounds how long a stop waits for priority and
+// fairness to write the FlowSchemas' status (bootstrap.WaitFlowSchemaStatus).
+const flowSchemaStatusTimeout = 2 * time.Second
 
 // controllersConfig is the config of the in-server controllers, whose
 // client is client.

@@ -19,6 +19,7 @@ package bootstrap
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
 	"time"
 
@@ -67,14 +68,16 @@ func FlowControl(ctx context.Context, client flowcontrolclient.FlowcontrolV1Inte
 	fsOps := configOps[*flowcontrolv1.FlowSchema]{client: client.FlowSchemas(), lister: fs}
 	plOps := configOps[*flowcontrolv1.PriorityLevelConfiguration]{client: client.PriorityLevelConfigurations(), lister: pl}
 	ensure := func(ctx context.Context) error {
+		// The priority levels first: a FlowSchema made before its
+		// priority level would be written Dangling, then not.
 		if err := ensureAll(ctx, plOps, flowcontrolbootstrap.SuggestedPriorityLevelConfigurations, false); err != nil {
-			return fmt.Errorf("failed ensuring suggested settings - %w", err)
-		}
-		if err := ensureAll(ctx, fsOps, flowcontrolbootstrap.SuggestedFlowSchemas, false); err != nil {
 			return fmt.Errorf("failed ensuring suggested settings - %w", err)
 		}
 		if err := ensureAll(ctx, plOps, flowcontrolbootstrap.MandatoryPriorityLevelConfigurations, true); err != nil {
 			return fmt.Errorf("failed ensuring mandatory settings - %w", err)
+		}
+		if err := ensureAll(ctx, fsOps, flowcontrolbootstrap.SuggestedFlowSchemas, false); err != nil {
+			return fmt.Errorf("failed ensuring suggested settings - %w", err)
 		}
 		if err := ensureAll(ctx, fsOps, flowcontrolbootstrap.MandatoryFlowSchemas, true); err != nil {
 			return fmt.Errorf("failed ensuring mandatory settings - %w", err)
@@ -108,6 +111,41 @@ func FlowControl(ctx context.Context, client flowcontrolclient.FlowcontrolV1Inte
 			}
 		}, time.Minute, 0, false)
 	}, nil
+}
+
+// WaitFlowSchemaStatus waits, at most timeout, until priority and
+// fairness has written each FlowSchema's Dangling condition, which it does
+// right after a FlowSchema or priority level is made or changed: a server
+// that stops first would log its writes failing.
+func WaitFlowSchemaStatus(fs flowcontrollisters.FlowSchemaLister, pl flowcontrollisters.PriorityLevelConfigurationLister, timeout time.Duration) {
+	_ = wait.PollUntilContextTimeout(context.Background(), 5*time.Millisecond, timeout, true, func(context.Context) (bool, error) {
+		return danglingWritten(fs, pl)
+	})
+}
+
+// danglingWritten reports whether every FlowSchema's Dangling condition
+// says whether its priority level exists.
+func danglingWritten(fs flowcontrollisters.FlowSchemaLister, pl flowcontrollisters.PriorityLevelConfigurationLister) (bool, error) {
+	schemas, err := fs.List(labels.Everything())
+	if err != nil {
+		return false, err
+	}
+	for _, s := range schemas {
+		_, err := pl.Get(s.Spec.PriorityLevelConfiguration.Name)
+		want := flowcontrolv1.ConditionFalse
+		if apierrors.IsNotFound(err) {
+			want = flowcontrolv1.ConditionTrue
+		} else if err != nil {
+			return false, err
+		}
+		i := slices.IndexFunc(s.Status.Conditions, func(c flowcontrolv1.FlowSchemaCondition) bool {
+			return c.Type == flowcontrolv1.FlowSchemaConditionDangling
+		})
+		if i < 0 || s.Status.Conditions[i].Status != want {
+			return false, nil
+		}
+	}
+	return true, nil
 }
 
 // configObject is a FlowSchema or a PriorityLevelConfiguration.

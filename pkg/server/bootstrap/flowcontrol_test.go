@@ -129,3 +129,44 @@ func TestEnsureFlowSchemas(t *testing.T) {
 		})
 	}
 }
+
+// TestDanglingWritten: a stop waits until each FlowSchema's Dangling
+// condition says whether its priority level exists.
+func TestDanglingWritten(t *testing.T) {
+	withCondition := func(name, level string, status flowcontrolv1.ConditionStatus) *flowcontrolv1.FlowSchema {
+		fs := &flowcontrolv1.FlowSchema{ObjectMeta: metav1.ObjectMeta{Name: name},
+			Spec: flowcontrolv1.FlowSchemaSpec{PriorityLevelConfiguration: flowcontrolv1.PriorityLevelConfigurationReference{Name: level}}}
+		if status != "" {
+			fs.Status.Conditions = []flowcontrolv1.FlowSchemaCondition{{Type: flowcontrolv1.FlowSchemaConditionDangling, Status: status}}
+		}
+		return fs
+	}
+	for _, tc := range []struct {
+		name    string
+		schemas []*flowcontrolv1.FlowSchema
+		want    bool
+	}{
+		{name: "none", want: true},
+		{name: "found, written", schemas: []*flowcontrolv1.FlowSchema{withCondition("a", "exists", flowcontrolv1.ConditionFalse)}, want: true},
+		{name: "dangling, written", schemas: []*flowcontrolv1.FlowSchema{withCondition("a", "missing", flowcontrolv1.ConditionTrue)}, want: true},
+		{name: "not yet written", schemas: []*flowcontrolv1.FlowSchema{withCondition("a", "exists", "")}},
+		{name: "written before its level was made", schemas: []*flowcontrolv1.FlowSchema{withCondition("a", "exists", flowcontrolv1.ConditionTrue)}},
+		{name: "one of two not written", schemas: []*flowcontrolv1.FlowSchema{
+			withCondition("a", "exists", flowcontrolv1.ConditionFalse), withCondition("b", "missing", "")}},
+	} {
+		schemas := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{})
+		for _, fs := range tc.schemas {
+			if err := schemas.Add(fs); err != nil {
+				t.Fatal(err)
+			}
+		}
+		levels := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{})
+		if err := levels.Add(&flowcontrolv1.PriorityLevelConfiguration{ObjectMeta: metav1.ObjectMeta{Name: "exists"}}); err != nil {
+			t.Fatal(err)
+		}
+		got, err := danglingWritten(flowcontrollisters.NewFlowSchemaLister(schemas), flowcontrollisters.NewPriorityLevelConfigurationLister(levels))
+		if err != nil || got != tc.want {
+			t.Errorf("%s: danglingWritten %t, %v; want %t", tc.name, got, err, tc.want)
+		}
+	}
+}
