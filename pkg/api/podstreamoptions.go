@@ -26,9 +26,11 @@ import (
 )
 
 // addPodStreamOptionsConversions decodes the query parameters of
-// pods/exec, pods/attach, pods/portforward and nodes/proxy into their
-// options, as upstream's generated Convert_url_Values_To_v1_PodExecOptions,
-// _PodAttachOptions, _PodPortForwardOptions and _NodeProxyOptions
+// pods/exec, pods/attach, pods/portforward, and nodes/proxy, pods/proxy and
+// services/proxy into their options, as upstream's generated
+// Convert_url_Values_To_v1_PodExecOptions, _PodAttachOptions,
+// _PodPortForwardOptions, _NodeProxyOptions, _PodProxyOptions and
+// _ServiceProxyOptions
 // (k8s.io/kubernetes pkg/apis/core/v1) do: a flag is true unless absent, "0" or "false";
 // ports are comma-separated and may be repeated.
 func addPodStreamOptionsConversions(s *runtime.Scheme) error {
@@ -42,6 +44,11 @@ func addPodStreamOptionsConversions(s *runtime.Scheme) error {
 			return podPortForwardOptionsFrom(q, out.(*corev1.PodPortForwardOptions))
 		}},
 		{(*corev1.NodeProxyOptions)(nil), func(q url.Values, out any) error { out.(*corev1.NodeProxyOptions).Path = first(q, "path"); return nil }},
+		{(*corev1.PodProxyOptions)(nil), func(q url.Values, out any) error { out.(*corev1.PodProxyOptions).Path = first(q, "path"); return nil }},
+		{(*corev1.ServiceProxyOptions)(nil), func(q url.Values, out any) error {
+			out.(*corev1.ServiceProxyOptions).Path = first(q, "path")
+			return nil
+		}},
 	} {
 		if err := s.AddConversionFunc((*url.Values)(nil), c.out, func(a, b any, _ conversion.Scope) error {
 			return c.convert(*a.(*url.Values), b)

@@ -26,9 +26,10 @@ import (
 )
 
 // TestPodStreamOptionsFromQuery: the query parameters of pods/exec,
-// pods/attach and pods/portforward decode as upstream's generated
-// conversions decode them (a flag is true unless "0" or "false"; ports
-// comma-separated, repeatable, 16-bit), with upstream's error.
+// pods/attach, pods/portforward and of the proxies decode as upstream's
+// generated conversions decode them (a flag is true unless "0" or
+// "false"; ports comma-separated, repeatable, 16-bit; a proxy's first
+// path), with upstream's error.
 func TestPodStreamOptionsFromQuery(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
@@ -46,6 +47,11 @@ func TestPodStreamOptionsFromQuery(t *testing.T) {
 		{"no ports", "", &corev1.PodPortForwardOptions{}, &corev1.PodPortForwardOptions{}, ""},
 		{"port not a number", "ports=abc", &corev1.PodPortForwardOptions{}, nil, `cannot convert to []int32: strconv.ParseUint: parsing "abc": invalid syntax`},
 		{"port out of range", "ports=70000", &corev1.PodPortForwardOptions{}, nil, `cannot convert to []int32: strconv.ParseUint: parsing "70000": value out of range`},
+		{"node proxy", "path=/a/b&path=/c", &corev1.NodeProxyOptions{}, &corev1.NodeProxyOptions{Path: "/a/b"}, ""},
+		{"pod proxy", "path=/a/b&path=/c&x=y", &corev1.PodProxyOptions{}, &corev1.PodProxyOptions{Path: "/a/b"}, ""},
+		{"pod proxy, no path", "x=y", &corev1.PodProxyOptions{Path: "/stale"}, &corev1.PodProxyOptions{}, ""},
+		{"service proxy", "path=/a/b&path=/c", &corev1.ServiceProxyOptions{}, &corev1.ServiceProxyOptions{Path: "/a/b"}, ""},
+		{"service proxy, no path", "x=1", &corev1.ServiceProxyOptions{Path: "/stale"}, &corev1.ServiceProxyOptions{}, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			q, err := url.ParseQuery(tc.query)

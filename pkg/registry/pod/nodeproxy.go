@@ -44,9 +44,17 @@ type NodeProxyREST struct {
 
 // NewNodeProxyREST returns nodes/proxy through kubelets.
 func NewNodeProxyREST(kubelets *Kubelets) *NodeProxyREST {
-	return &NodeProxyREST{Kubelets: kubelets, transport: utilnet.SetTransportDefaults(&http.Transport{
+	return &NodeProxyREST{Kubelets: kubelets, transport: NewProxyTransport()}
+}
+
+// NewProxyTransport returns kube-apiserver's proxy transport, which
+// nodes/proxy (to a port other than the kubelet's), pods/proxy and
+// services/proxy carry requests with: TLS unchecked, no client
+// certificate.
+func NewProxyTransport() http.RoundTripper {
+	return utilnet.SetTransportDefaults(&http.Transport{
 		TLSClientConfig: &tls.Config{InsecureSkipVerify: true}, //nolint:gosec // upstream's proxy transport checks no certificate
-	})}
+	})
 }
 
 var _ rest.Connecter = (*NodeProxyREST)(nil)

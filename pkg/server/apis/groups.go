@@ -57,7 +57,6 @@ import (
 	"github.com/miniapiserver/miniapiserver/pkg/registry/csinode"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/csistoragecapacity"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/dra"
-	"github.com/miniapiserver/miniapiserver/pkg/registry/endpointslice"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/flowcontrol"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/horizontalpodautoscaler"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/ingress"
@@ -90,7 +89,7 @@ var apiGroups = []struct {
 	{batchv1.GroupName, []storageFunc{batch.NewStorage}},
 	{certificatesv1.GroupName, []storageFunc{certificatesigningrequest.NewStorage, clustertrustbundle.NewStorage}},
 	{coordinationv1.GroupName, []storageFunc{lease.NewStorage}},
-	{discoveryv1.GroupName, []storageFunc{endpointslice.NewStorage}},
+	{discoveryv1.GroupName, nil}, // endpointslices: newResources makes them, for services/proxy too
 	{networkingv1.GroupName, []storageFunc{ingress.NewStorage, networkpolicy.NewStorage, ingressclass.NewStorage, servicecidr.NewStorage}},
 	{nodev1.GroupName, []storageFunc{runtimeclass.NewStorage}},
 	{policyv1.GroupName, nil}, // poddisruptionbudgets: newResources makes them, for pods/eviction too
@@ -103,8 +102,8 @@ var apiGroups = []struct {
 	{flowcontrolv1.GroupName, []storageFunc{flowcontrol.NewStorage}},
 }
 
-// groups are the groups served under /apis, with r's ipaddresses,
-// poddisruptionbudgets and events; events.k8s.io last.
+// groups are the groups served under /apis, with r's endpointslices,
+// ipaddresses, poddisruptionbudgets and events; events.k8s.io last.
 func (cfg *Config) groups(r resources) ([]*genericapiserver.APIGroupInfo, error) {
 	var groups []*genericapiserver.APIGroupInfo
 	for _, g := range apiGroups {
@@ -114,6 +113,8 @@ func (cfg *Config) groups(r resources) ([]*genericapiserver.APIGroupInfo, error)
 			return nil, err
 		}
 		switch g.group {
+		case discoveryv1.GroupName:
+			maps.Copy(storage, r.endpointSlices)
 		case networkingv1.GroupName:
 			maps.Copy(storage, r.ipAddresses.Map())
 		case policyv1.GroupName:

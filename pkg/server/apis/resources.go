@@ -17,6 +17,7 @@ limitations under the License.
 package apis
 
 import (
+	"fmt"
 	"maps"
 
 	"k8s.io/apiserver/pkg/registry/generic"
@@ -26,6 +27,7 @@ import (
 	"github.com/miniapiserver/miniapiserver/pkg/registry/componentstatus"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/configmap"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/endpoints"
+	"github.com/miniapiserver/miniapiserver/pkg/registry/endpointslice"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/event"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/ipaddress"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/limitrange"
@@ -49,7 +51,10 @@ import (
 type resources struct {
 	// ipAddresses record the services' cluster IPs.
 	ipAddresses *ipaddress.Storage
-	services    *service.Storage
+	// services/proxy reads the services, their EndpointSlices (served in
+	// discovery.k8s.io/v1) and the pods these target.
+	services       *service.Storage
+	endpointSlices map[string]rest.Storage
 	// pods are evicted as budgets allow; pods/log and the streams find
 	// their kubelets through nodes; serviceaccounts/token binds tokens to
 	// pods and secrets.
@@ -68,6 +73,9 @@ func newResources(optsGetter generic.RESTOptionsGetter, ranges service.Ranges) (
 		return r, err
 	}
 	if r.services, err = service.New(optsGetter, r.ipAddresses.IPAddresses, ranges); err != nil {
+		return r, err
+	}
+	if r.endpointSlices, err = endpointslice.NewStorage(optsGetter); err != nil {
 		return r, err
 	}
 	if r.pods, err = pod.New(optsGetter); err != nil {
@@ -120,6 +128,20 @@ func (cfg *Config) coreStorage(r resources) (map[string]rest.Storage, error) {
 	}
 	coreStorage["pods/log"] = &pod.LogREST{Pods: r.pods.Pods, Kubelets: kubelets}
 	coreStorage["nodes/proxy"] = pod.NewNodeProxyREST(kubelets)
+	// pods/proxy and services/proxy reach the pods' IPs through
+	// kube-apiserver's proxy transport.
+	transport := pod.NewProxyTransport()
+	coreStorage["pods/proxy"] = &pod.ProxyREST{Pods: r.pods.Pods, Transport: transport}
+	endpointSlices, ok := r.endpointSlices["endpointslices"].(rest.Lister)
+	if !ok {
+		return nil, fmt.Errorf("endpointslices: %T is no lister", r.endpointSlices["endpointslices"])
+	}
+	coreStorage["services/proxy"] = &service.ProxyREST{
+		Services:       r.services.Services,
+		EndpointSlices: endpointSlices,
+		Pods:           r.pods.Pods,
+		Transport:      transport,
+	}
 	maps.Copy(coreStorage, pod.Streams{Pods: r.pods.Pods, Kubelets: kubelets, Authorizer: cfg.Identity.Authorizer}.Storage())
 	coreStorage["serviceaccounts/token"] = &serviceaccount.TokenREST{
 		ServiceAccounts: r.serviceAccounts.ServiceAccounts,
