@@ -64,13 +64,22 @@ func TestConvertibleKinds(t *testing.T) {
 	}
 }
 
+// defaultedWidget is the kind TestDefaultSchemes registers in client-go's
+// scheme.Scheme, when the package is initialized: TestMain's suite server
+// decodes with that scheme from then on, and a registration during the
+// tests would race with it.
+var defaultedWidget = func() schema.GroupKind {
+	gk := schema.GroupKind{Group: "defaulted.example.com", Kind: "Widget"}
+	scheme.Scheme.AddKnownTypeWithName(gk.WithVersion("v1"), &widgetV1{})
+	scheme.Scheme.AddKnownTypeWithName(gk.WithVersion("v2"), &widgetV2{})
+	return gk
+}()
+
 // TestDefaultSchemes: with no Scheme (kubebuilder's suites set none), the
 // kinds a suite registers in client-go's scheme.Scheme are found, as
 // envtest finds them; CRDInstallOptions.Scheme, if set, is used instead.
 func TestDefaultSchemes(t *testing.T) {
-	gk := schema.GroupKind{Group: "defaulted.example.com", Kind: "Widget"}
-	scheme.Scheme.AddKnownTypeWithName(gk.WithVersion("v1"), &widgetV1{})
-	scheme.Scheme.AddKnownTypeWithName(gk.WithVersion("v2"), &widgetV2{})
+	gk := defaultedWidget
 	te := &Environment{}
 	te.defaultSchemes()
 	if te.Scheme != scheme.Scheme || te.CRDInstallOptions.Scheme != scheme.Scheme {
