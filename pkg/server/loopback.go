@@ -36,7 +36,8 @@ import (
 // addLoopbackClients runs the clients the server has of itself: the shared
 // informers (for admission and RBAC); the bootstrap of the system
 // namespaces, the kubernetes Service, the default ServiceCIDR, the system
-// PriorityClasses and the default RBAC roles, as kube-apiserver's
+// PriorityClasses, the default RBAC roles and priority and fairness's
+// configuration, as kube-apiserver's
 // post-start hooks; and the controllers c.Options.Controllers names, which
 // pkg/server/controllers makes, each started by a post-start hook of its
 // name. The returned func stops them, before the HTTP server stops.

@@ -105,11 +105,18 @@ func FlowControl(ctx context.Context, client flowcontrolclient.FlowcontrolV1Inte
 		return nil, fmt.Errorf("unable to initialize APF bootstrap configuration: %w", err)
 	}
 	return func(ctx context.Context) {
-		wait.JitterUntilWithContext(ctx, func(ctx context.Context) {
+		ticker := time.NewTicker(time.Minute)
+		defer ticker.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-ticker.C:
+			}
 			if err := ensure(ctx); err != nil && ctx.Err() == nil {
 				logger.Error(err, "APF bootstrap ensurer ran into error, will retry later")
 			}
-		}, time.Minute, 0, false)
+		}
 	}, nil
 }
 
