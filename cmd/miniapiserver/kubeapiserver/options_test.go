@@ -181,6 +181,24 @@ func TestRuntimeConfig(t *testing.T) {
 	}
 }
 
+// serverOptionsOf returns the server's options of the command line args.
+func serverOptionsOf(t *testing.T, args []string) *server.Options {
+	t.Helper()
+	o := NewOptions()
+	fs := pflag.NewFlagSet("test", pflag.ContinueOnError)
+	for _, f := range o.Flags().FlagSets {
+		fs.AddFlagSet(f)
+	}
+	if err := fs.Parse(args); err != nil {
+		t.Fatal(err)
+	}
+	opts, err := o.serverOptions()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return opts
+}
+
 // TestKubeletFlags: the kubelet client's flags reach the server's
 // options, with kube-apiserver's defaults when not given.
 func TestKubeletFlags(t *testing.T) {
@@ -196,18 +214,7 @@ func TestKubeletFlags(t *testing.T) {
 				PreferredAddressTypes: []string{"InternalIP", "Hostname"}, Port: 10251}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			o := NewOptions()
-			fs := pflag.NewFlagSet("test", pflag.ContinueOnError)
-			for _, f := range o.Flags().FlagSets {
-				fs.AddFlagSet(f)
-			}
-			if err := fs.Parse(tc.args); err != nil {
-				t.Fatal(err)
-			}
-			opts, err := o.serverOptions()
-			if err != nil {
-				t.Fatal(err)
-			}
+			opts := serverOptionsOf(t, tc.args)
 			if diff := cmp.Diff(tc.want, opts.Kubelet); diff != "" {
 				t.Errorf("kubelet options (-want +got):\n%s", diff)
 			}
@@ -227,19 +234,7 @@ func TestPriorityAndFairnessFlag(t *testing.T) {
 		args []string
 		want bool
 	}{{nil, true}, {[]string{"--enable-priority-and-fairness=false"}, false}, {[]string{"--enable-priority-and-fairness"}, true}} {
-		o := NewOptions()
-		fs := pflag.NewFlagSet("test", pflag.ContinueOnError)
-		for _, f := range o.Flags().FlagSets {
-			fs.AddFlagSet(f)
-		}
-		if err := fs.Parse(tc.args); err != nil {
-			t.Fatal(err)
-		}
-		opts, err := o.serverOptions()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if opts.PriorityAndFairness != tc.want {
+		if opts := serverOptionsOf(t, tc.args); opts.PriorityAndFairness != tc.want {
 			t.Errorf("%q: PriorityAndFairness %t, want %t", tc.args, opts.PriorityAndFairness, tc.want)
 		}
 	}
