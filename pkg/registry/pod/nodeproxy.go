@@ -59,12 +59,20 @@ func NewProxyTransport() http.RoundTripper {
 
 var _ rest.Connecter = (*NodeProxyREST)(nil)
 
-// proxyMethods are upstream's.
-var proxyMethods = []string{"GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"}
+// ProxyMethods are the methods nodes/proxy, pods/proxy and services/proxy
+// carry, upstream's.
+var ProxyMethods = []string{"GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"}
+
+// ProxyHandler carries a request to path under location with transport,
+// upgrades allowed, as upstream's proxy subresources do.
+func ProxyHandler(location *url.URL, path string, transport http.RoundTripper, responder rest.Responder) http.Handler {
+	location.Path = utilnet.JoinPreservingTrailingSlash(location.Path, path)
+	return proxy.NewUpgradeAwareHandler(location, transport, true, false, proxy.NewErrorResponder(responder))
+}
 
 func (r *NodeProxyREST) New() runtime.Object      { return &corev1.NodeProxyOptions{} }
 func (r *NodeProxyREST) Destroy()                 {} // the nodes' store owns its storage
-func (r *NodeProxyREST) ConnectMethods() []string { return proxyMethods }
+func (r *NodeProxyREST) ConnectMethods() []string { return ProxyMethods }
 
 func (r *NodeProxyREST) NewConnectOptions() (runtime.Object, bool, string) {
 	return &corev1.NodeProxyOptions{}, true, "path"
@@ -81,8 +89,7 @@ func (r *NodeProxyREST) Connect(ctx context.Context, id string, opts runtime.Obj
 	if err != nil {
 		return nil, err
 	}
-	location.Path = utilnet.JoinPreservingTrailingSlash(location.Path, o.Path)
-	return proxy.NewUpgradeAwareHandler(location, transport, true, false, proxy.NewErrorResponder(responder)), nil
+	return ProxyHandler(location, o.Path, transport, responder), nil
 }
 
 // location is where id is: the node's kubelet (its transport) unless id

@@ -28,7 +28,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime"
 	utilnet "k8s.io/apimachinery/pkg/util/net"
-	"k8s.io/apimachinery/pkg/util/proxy"
 	"k8s.io/apiserver/pkg/registry/rest"
 	netutils "k8s.io/utils/net"
 )
@@ -48,7 +47,7 @@ var _ rest.Connecter = (*ProxyREST)(nil)
 
 func (r *ProxyREST) New() runtime.Object      { return &corev1.PodProxyOptions{} }
 func (r *ProxyREST) Destroy()                 {} // the pods' store owns its storage
-func (r *ProxyREST) ConnectMethods() []string { return proxyMethods }
+func (r *ProxyREST) ConnectMethods() []string { return ProxyMethods }
 
 func (r *ProxyREST) NewConnectOptions() (runtime.Object, bool, string) {
 	return &corev1.PodProxyOptions{}, true, "path"
@@ -65,8 +64,7 @@ func (r *ProxyREST) Connect(ctx context.Context, id string, opts runtime.Object,
 	if err != nil {
 		return nil, err
 	}
-	location.Path = utilnet.JoinPreservingTrailingSlash(location.Path, o.Path)
-	return proxy.NewUpgradeAwareHandler(location, r.Transport, true, false, proxy.NewErrorResponder(responder)), nil
+	return ProxyHandler(location, o.Path, r.Transport, responder), nil
 }
 
 // proxyLocation is where id ("podname", "podname:port" or

@@ -31,11 +31,12 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	utilnet "k8s.io/apimachinery/pkg/util/net"
-	"k8s.io/apimachinery/pkg/util/proxy"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
 	"k8s.io/apiserver/pkg/registry/rest"
 	endpointproxy "k8s.io/apiserver/pkg/util/proxy"
+
+	"github.com/miniapiserver/miniapiserver/pkg/registry/pod"
 )
 
 // ProxyREST is services/proxy: a request carried to a ready endpoint of a
@@ -57,12 +58,9 @@ type ProxyREST struct {
 
 var _ rest.Connecter = (*ProxyREST)(nil)
 
-// proxyMethods are upstream's.
-var proxyMethods = []string{"GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"}
-
 func (r *ProxyREST) New() runtime.Object      { return &corev1.ServiceProxyOptions{} }
 func (r *ProxyREST) Destroy()                 {} // the stores own their storage
-func (r *ProxyREST) ConnectMethods() []string { return proxyMethods }
+func (r *ProxyREST) ConnectMethods() []string { return pod.ProxyMethods }
 
 func (r *ProxyREST) NewConnectOptions() (runtime.Object, bool, string) {
 	return &corev1.ServiceProxyOptions{}, true, "path"
@@ -79,8 +77,7 @@ func (r *ProxyREST) Connect(ctx context.Context, id string, opts runtime.Object,
 	if err != nil {
 		return nil, err
 	}
-	location.Path = utilnet.JoinPreservingTrailingSlash(location.Path, o.Path)
-	return proxy.NewUpgradeAwareHandler(location, r.Transport, true, false, proxy.NewErrorResponder(responder)), nil
+	return pod.ProxyHandler(location, o.Path, r.Transport, responder), nil
 }
 
 // location is where id ("svcname", "svcname:port" or
