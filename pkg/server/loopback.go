@@ -180,7 +180,12 @@ func (c CompletedConfig) addLoopbackClients(a *apiServer, parts *genericParts) (
 
 // flowSchemaStatusTimeout bounds how long a stop waits for priority and
 // fairness to write the FlowSchemas' status (bootstrap.WaitFlowSchemaStatus).
-const flowSchemaStatusTimeout = 2 * time.Second
+// It writes them one at a time, so a stop soon after a start waits for a
+// dozen writes: under a loaded make test, longer than 2 s. The wait ends
+// long before the bound unless the writes cannot be made (etcd lost in
+// between), or priority and fairness holds them back (a FlowSchema whose
+// status it wrote over 5 times in a minute).
+const flowSchemaStatusTimeout = 10 * time.Second
 
 // controllersConfig is the config of the in-server controllers, whose
 // client is client.

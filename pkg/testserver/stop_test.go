@@ -23,6 +23,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	flowcontrolv1 "k8s.io/api/flowcontrol/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
@@ -90,5 +91,48 @@ func TestStopIsQuiet(t *testing.T) {
 		if errs := s.LoggedErrors(); len(errs) > 0 {
 			t.Errorf("run %d: logged errors: %q", run, errs)
 		}
+	}
+}
+
+// TestStopWaitsForFlowSchemaStatus: a server stopped while priority and
+// fairness is still writing FlowSchemas' status (made slow here: each
+// write is held) lets it finish, and logs no error. With the wait bounded
+// at 2 s, its later writes found the server gone (a make test under load).
+func TestStopWaitsForFlowSchemaStatus(t *testing.T) {
+	s := testserver.Start(t)
+	const schemas = 12
+	var names []string
+	for i := range schemas {
+		names = append(names, fmt.Sprint("slow-", i))
+	}
+	if _, err := s.InjectFault(v1alpha1.FaultRule{ObjectMeta: metav1.ObjectMeta{Name: "slow-status"}, Spec: v1alpha1.FaultRuleSpec{
+		Match: v1alpha1.FaultMatch{Verbs: []string{"patch"}, Resources: []string{"flowschemas.flowcontrol.apiserver.k8s.io/status"}, Names: names},
+		Delay: &v1alpha1.FaultDelay{Before: metav1.Duration{Duration: 250 * time.Millisecond}},
+	}}); err != nil {
+		t.Fatal(err)
+	}
+	client := kubernetes.NewForConfigOrDie(s.Config)
+	for _, name := range names {
+		fs := &flowcontrolv1.FlowSchema{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: flowcontrolv1.FlowSchemaSpec{
+			PriorityLevelConfiguration: flowcontrolv1.PriorityLevelConfigurationReference{Name: "workload-low"},
+			MatchingPrecedence:         5000,
+		}}
+		if _, err := client.FlowcontrolV1().FlowSchemas().Create(t.Context(), fs, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	if errs := s.LoggedErrors(); len(errs) > 0 {
+		t.Errorf("logged errors: %q", errs)
+	}
+	// The stop waited for the writes: all were made.
+	rule, err := s.FaultRule("slow-status")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rule.Status.Hits < schemas {
+		t.Errorf("%d status writes before the stop, want %d", rule.Status.Hits, schemas)
 	}
 }
