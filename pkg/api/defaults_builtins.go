@@ -19,6 +19,7 @@ package api
 import (
 	"maps"
 
+	certificatesv1 "k8s.io/api/certificates/v1"
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
@@ -28,10 +29,11 @@ import (
 )
 
 // addBuiltinDefaults registers the defaults of the policy, scheduling,
-// storage, node and networking types and of the core quota, limit range and
-// replication controller types, as upstream's defaults.go of each group
-// (k8s.io/kubernetes pkg/apis/*/v1) and its generated defaulters.
-// PodDisruptionBudget, RuntimeClass and ControllerRevision have none.
+// storage, node, networking and certificates types and of the core quota,
+// limit range and replication controller types, as upstream's defaults.go
+// of each group (k8s.io/kubernetes pkg/apis/*/v1) and its generated
+// defaulters. PodDisruptionBudget, RuntimeClass and ControllerRevision
+// have none.
 func addBuiltinDefaults(s *runtime.Scheme) {
 	s.AddTypeDefaultingFunc(&corev1.ReplicationController{}, func(obj any) { defaultReplicationController(obj.(*corev1.ReplicationController)) })
 	s.AddTypeDefaultingFunc(&corev1.ResourceQuota{}, func(obj any) {
@@ -66,6 +68,11 @@ func addBuiltinDefaults(s *runtime.Scheme) {
 		}
 	})
 	s.AddTypeDefaultingFunc(&storagev1.CSIDriver{}, func(obj any) { defaultCSIDriver(&obj.(*storagev1.CSIDriver).Spec) })
+	s.AddTypeDefaultingFunc(&certificatesv1.PodCertificateRequest{}, func(obj any) {
+		if spec := &obj.(*certificatesv1.PodCertificateRequest).Spec; spec.MaxExpirationSeconds == nil {
+			spec.MaxExpirationSeconds = ptr.To[int32](86400)
+		}
+	})
 }
 
 // builtinDefaultedLists are the lists whose items addBuiltinDefaults defaults.
@@ -73,6 +80,7 @@ var builtinDefaultedLists = []runtime.Object{
 	&corev1.ReplicationControllerList{}, &corev1.ResourceQuotaList{}, &corev1.LimitRangeList{},
 	&networkingv1.NetworkPolicyList{}, &networkingv1.IngressClassList{},
 	&schedulingv1.PriorityClassList{}, &storagev1.StorageClassList{}, &storagev1.CSIDriverList{},
+	&certificatesv1.PodCertificateRequestList{},
 }
 
 // defaultReplicationController takes the selector and the labels, when

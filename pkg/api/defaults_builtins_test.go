@@ -20,6 +20,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	certificatesv1 "k8s.io/api/certificates/v1"
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	policyv1 "k8s.io/api/policy/v1"
@@ -309,5 +310,30 @@ func TestDecodeBuiltinListDefaults(t *testing.T) {
 	want := policyv1.PodDisruptionBudgetSpec{MinAvailable: ptr.To(intstr.FromInt32(1))}
 	if diff := cmp.Diff(want, pdb.(*policyv1.PodDisruptionBudget).Spec); diff != "" {
 		t.Errorf("pod disruption budget spec (-want +got):\n%s", diff)
+	}
+}
+
+// TestDecodePodCertificateRequestDefaults: maxExpirationSeconds is a day
+// unless set (SetObjectDefaults_PodCertificateRequest), in lists too.
+func TestDecodePodCertificateRequestDefaults(t *testing.T) {
+	tests := []struct {
+		name string
+		data string
+		want int32
+	}{
+		{name: "unset", data: `{"apiVersion":"certificates.k8s.io/v1","kind":"PodCertificateRequest","metadata":{"name":"r"},"spec":{}}`, want: 86400},
+		{name: "set", data: `{"apiVersion":"certificates.k8s.io/v1","kind":"PodCertificateRequest","metadata":{"name":"r"},"spec":{"maxExpirationSeconds":3600}}`, want: 3600},
+		{name: "list item", data: `{"apiVersion":"certificates.k8s.io/v1","kind":"PodCertificateRequestList","items":[{"metadata":{"name":"r"},"spec":{}}]}`, want: 86400},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			obj := decodeDefaulted(t, certificatesv1.SchemeGroupVersion, tt.data)
+			if list, ok := obj.(*certificatesv1.PodCertificateRequestList); ok {
+				obj = &list.Items[0]
+			}
+			if got := obj.(*certificatesv1.PodCertificateRequest).Spec.MaxExpirationSeconds; got == nil || *got != tt.want {
+				t.Errorf("maxExpirationSeconds: got %v, want %d", got, tt.want)
+			}
+		})
 	}
 }

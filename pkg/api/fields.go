@@ -138,6 +138,22 @@ func ClusterTrustBundleFields(b *certificatesv1.ClusterTrustBundle) fields.Set {
 	return generic.AddObjectMetaFieldsSet(fields.Set{"spec.signerName": b.Spec.SignerName}, &b.ObjectMeta, false)
 }
 
+// PodCertificateRequestFields is the field set a pod certificate request
+// is selected by: its signer, pod and node.
+func PodCertificateRequestFields(req *certificatesv1.PodCertificateRequest) fields.Set {
+	f := fields.Set{"spec.signerName": req.Spec.SignerName, "spec.podName": req.Spec.PodName, "spec.nodeName": string(req.Spec.NodeName)}
+	return generic.AddObjectMetaFieldsSet(f, &req.ObjectMeta, true)
+}
+
+// podCertificateRequestLabels are the field labels upstream's conversion
+// accepts for pod certificate requests: their field set but
+// metadata.namespace, which a selector may therefore not name.
+func podCertificateRequestLabels() fields.Set {
+	set := PodCertificateRequestFields(&certificatesv1.PodCertificateRequest{})
+	delete(set, "metadata.namespace")
+	return set
+}
+
 // addFieldLabelConversions accepts exactly the labels of the field sets above;
 // kinds without one accept metadata.name and metadata.namespace (the scheme's default).
 func addFieldLabelConversions(s *runtime.Scheme) error {
@@ -154,6 +170,7 @@ func addFieldLabelConversions(s *runtime.Scheme) error {
 		resourcev1.SchemeGroupVersion.WithKind("ResourceSlice"):                 ResourceSliceFields(&resourcev1.ResourceSlice{}),
 		certificatesv1.SchemeGroupVersion.WithKind("CertificateSigningRequest"): CertificateSigningRequestFields(&certificatesv1.CertificateSigningRequest{}),
 		certificatesv1.SchemeGroupVersion.WithKind("ClusterTrustBundle"):        ClusterTrustBundleFields(&certificatesv1.ClusterTrustBundle{}),
+		certificatesv1.SchemeGroupVersion.WithKind("PodCertificateRequest"):     podCertificateRequestLabels(),
 	} {
 		if err := s.AddFieldLabelConversionFunc(gvk, labelsOf(set)); err != nil {
 			return err

@@ -36,6 +36,7 @@ var (
 	secretKind    = corev1.SchemeGroupVersion.WithKind("Secret")
 	csrKind       = certificatesv1.SchemeGroupVersion.WithKind("CertificateSigningRequest")
 	bundleKind    = certificatesv1.SchemeGroupVersion.WithKind("ClusterTrustBundle")
+	pcrKind       = certificatesv1.SchemeGroupVersion.WithKind("PodCertificateRequest")
 )
 
 func TestConvertFieldLabel(t *testing.T) {
@@ -56,6 +57,8 @@ func TestConvertFieldLabel(t *testing.T) {
 		{name: "pod status.podIP", kind: podKind, label: "status.podIP"},
 		{name: "pod status.nominatedNodeName", kind: podKind, label: "status.nominatedNodeName"},
 		{name: "pod spec.containers", kind: podKind, label: "spec.containers", wantErr: true},
+		{name: "pod certificate request spec.podName", kind: pcrKind, label: "spec.podName"},
+		{name: "pod certificate request metadata.namespace (as upstream)", kind: pcrKind, label: "metadata.namespace", wantErr: true},
 		{name: "pod metadata.labels", kind: podKind, label: "metadata.labels", wantErr: true},
 		{name: "pod empty label", kind: podKind, label: "", wantErr: true},
 		{name: "pod label is case sensitive", kind: podKind, label: "spec.NodeName", wantErr: true},
@@ -173,6 +176,12 @@ func TestFieldSetsAgreeWithLabelConversions(t *testing.T) {
 			kind:     bundleKind,
 			set:      ClusterTrustBundleFields(&certificatesv1.ClusterTrustBundle{}),
 			wantKeys: []string{"metadata.name", "spec.signerName"},
+		},
+		{
+			name:     "pod certificate request (upstream's labels: no metadata.namespace)",
+			kind:     pcrKind,
+			set:      podCertificateRequestLabels(),
+			wantKeys: []string{"metadata.name", "spec.nodeName", "spec.podName", "spec.signerName"},
 		},
 	}
 	for _, tt := range tests {

@@ -163,6 +163,7 @@ var internalTypes = []struct {
 	{certificatesv1.GroupName, []runtime.Object{
 		&certificatesv1.CertificateSigningRequest{}, &certificatesv1.CertificateSigningRequestList{},
 		&certificatesv1.ClusterTrustBundle{}, &certificatesv1.ClusterTrustBundleList{},
+		&certificatesv1.PodCertificateRequest{}, &certificatesv1.PodCertificateRequestList{},
 	}},
 	{storagemigrationv1.GroupName, []runtime.Object{&storagemigrationv1.StorageVersionMigration{}, &storagemigrationv1.StorageVersionMigrationList{}}},
 	{flowcontrolv1.GroupName, []runtime.Object{

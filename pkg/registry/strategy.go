@@ -61,6 +61,10 @@ type Strategy struct {
 	ValidateFields func(obj runtime.Object) field.ErrorList
 	// ValidateFieldsUpdate checks the type's own fields on update.
 	ValidateFieldsUpdate func(obj, old runtime.Object) field.ErrorList
+	// ValidateUpdateRequest, if set, checks an update in place of
+	// ValidateFieldsUpdate, with the request's context (e.g. to ask the
+	// authorizer about the requesting user).
+	ValidateUpdateRequest func(ctx context.Context, obj, old runtime.Object) field.ErrorList
 	// ResetFields are the fields server-side apply must not let this endpoint own.
 	ResetFields map[fieldpath.APIVersion]*fieldpath.Set
 }
@@ -130,8 +134,10 @@ func (s Strategy) Validate(_ context.Context, obj runtime.Object) field.ErrorLis
 // rules (immutable name and uid, no new finalizers once deleted, ...) are
 // k8s.io/apiserver's rest.ValidateUpdate's to check (validateCommonFields):
 // checked here too, each error would be reported twice.
-func (s Strategy) ValidateUpdate(_ context.Context, obj, old runtime.Object) field.ErrorList {
+func (s Strategy) ValidateUpdate(ctx context.Context, obj, old runtime.Object) field.ErrorList {
 	switch {
+	case s.ValidateUpdateRequest != nil:
+		return s.ValidateUpdateRequest(ctx, obj, old)
 	case s.ValidateFieldsUpdate != nil:
 		return s.ValidateFieldsUpdate(obj, old)
 	case s.ValidateFields != nil:

@@ -268,6 +268,22 @@ func TestStrategyValidateUpdate(t *testing.T) {
 			want: []string{"update: Invalid value"},
 		},
 		{
+			name: "ValidateUpdateRequest replaces ValidateFieldsUpdate, with the request's context",
+			strategy: func() Strategy {
+				s := NewStrategy(true)
+				s.ValidateFieldsUpdate = updateErr
+				s.ValidateUpdateRequest = func(ctx context.Context, _, _ runtime.Object) field.ErrorList {
+					if ctx == nil {
+						return nil
+					}
+					return field.ErrorList{field.Invalid(field.NewPath("request"), "", "")}
+				}
+				return s
+			},
+			obj: old.DeepCopy(), old: old,
+			want: []string{"request: Invalid value"},
+		},
+		{
 			name:     "new object without object metadata",
 			strategy: func() Strategy { return NewStrategy(true) },
 			obj:      &metav1.Status{}, old: old,

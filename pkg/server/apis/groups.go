@@ -63,6 +63,7 @@ import (
 	"github.com/miniapiserver/miniapiserver/pkg/registry/ingressclass"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/lease"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/networkpolicy"
+	"github.com/miniapiserver/miniapiserver/pkg/registry/podcertificaterequest"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/priorityclass"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/rbac"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/review"
@@ -103,7 +104,8 @@ var apiGroups = []struct {
 }
 
 // groups are the groups served under /apis, with r's endpointslices,
-// ipaddresses, poddisruptionbudgets and events; events.k8s.io last.
+// ipaddresses, poddisruptionbudgets and events, and the storages that need
+// the authorizer; events.k8s.io last.
 func (cfg *Config) groups(r resources) ([]*genericapiserver.APIGroupInfo, error) {
 	var groups []*genericapiserver.APIGroupInfo
 	for _, g := range apiGroups {
@@ -119,6 +121,13 @@ func (cfg *Config) groups(r resources) ([]*genericapiserver.APIGroupInfo, error)
 			maps.Copy(storage, r.ipAddresses.Map())
 		case policyv1.GroupName:
 			maps.Copy(storage, r.budgets.Map())
+		case certificatesv1.GroupName:
+			// podcertificaterequests ask the authorizer who may sign.
+			requests, err := podcertificaterequest.NewStorage(cfg.RESTOptionsGetter, podcertificaterequest.Config{Authorizer: cfg.Identity.Authorizer})
+			if err != nil {
+				return nil, err
+			}
+			maps.Copy(storage, requests)
 		case rbacv1.GroupName:
 			rbac.WithEscalationChecks(storage, rbac.Escalation{Authorizer: cfg.Identity.Authorizer, Rules: cfg.Identity.Rules})
 		}

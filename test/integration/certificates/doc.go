@@ -17,6 +17,7 @@ limitations under the License.
 // Package certificates tests certificates.k8s.io: CertificateSigningRequests
 // created with client-go, approved and denied with the real kubectl,
 // signed by the server's csrsigning controller with the CA its client
-// certificates are checked against, the approve verb's admission, and
-// ClusterTrustBundles.
+// certificates are checked against, the approve verb's admission,
+// ClusterTrustBundles, and PodCertificateRequests issued by a user who may
+// sign for their signer.
 package certificates

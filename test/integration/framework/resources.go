@@ -116,11 +116,18 @@ var ServedResources = []ServedResource{
 		"driver": "gpu.example.com", "pool": map[string]any{"name": "pool", "resourceSliceCount": int64(1)}, "allNodes": true}}},
 	{GVR: GVR("storagemigration.k8s.io", "storageversionmigrations"), Kind: "StorageVersionMigration", Cluster: true, Body: map[string]any{"spec": map[string]any{
 		"resource": map[string]any{"group": "apps", "resource": "deployments"}}}},
+	{GVR: GVR("certificates.k8s.io", "podcertificaterequests"), Kind: "PodCertificateRequest", Body: map[string]any{"spec": map[string]any{
+		"signerName": "example.com/signer", "podName": "pod", "podUID": "pod-uid", "serviceAccountName": "sa", "serviceAccountUID": "sa-uid",
+		"nodeName": "node", "nodeUID": "node-uid", "stubPKCS10Request": stubPKCS10Request}}},
 	{GVR: GVR("flowcontrol.apiserver.k8s.io", "flowschemas"), Kind: "FlowSchema", Cluster: true, Body: map[string]any{"spec": map[string]any{
 		"priorityLevelConfiguration": map[string]any{"name": "global-default"}}}},
 	{GVR: GVR("flowcontrol.apiserver.k8s.io", "prioritylevelconfigurations"), Kind: "PriorityLevelConfiguration", Cluster: true, Body: map[string]any{
 		"spec": map[string]any{"type": "Limited", "limited": map[string]any{"limitResponse": map[string]any{"type": "Reject"}}}}},
 }
+
+// stubPKCS10Request is an empty certificate request signed by an Ed25519
+// key, base64-encoded: the stub a kubelet sends in a PodCertificateRequest.
+const stubPKCS10Request = "MH8wMwIBADAAMCowBQYDK2VwAyEA+urGaRcUK1oFJE6ST0h4W0zwb32cd8HTziv7pE7Rd3igADAFBgMrZXADQQD8rUgYqisa6tEAvdXCjczDi42J8H81oLUKjr7uIIsuewac7bx/FOUDElMPEjENm26C2L7AHcedxM2391UmM2kM"
 
 // claimSpec asks for one device of a class.
 var claimSpec = map[string]any{"devices": map[string]any{"requests": []any{
