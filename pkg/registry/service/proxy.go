@@ -129,7 +129,9 @@ func (r *ProxyREST) location(ctx context.Context, id string) (*url.URL, error) {
 	// Cluster IPs are IPv4 only (Ranges): IPv4 is the primary family.
 	hostPort, err := endpointproxy.RandomEndpoint(name, slices, port, corev1.IPv4Protocol, func(ep *discoveryv1.Endpoint) bool {
 		if err := r.validAddress(ctx, ep); err != nil {
-			utilruntime.HandleError(fmt.Errorf("endpoint %v isn't valid (%w)", ep, err))
+			// Upstream logs through klog's global logger; this, through the
+			// request's (the line is the same).
+			utilruntime.HandleErrorWithContext(ctx, fmt.Errorf("endpoint %v isn't valid (%w)", ep, err), "Unhandled Error")
 			return false
 		}
 		return true

@@ -142,7 +142,7 @@ func (k *Keyring) keepPublished(ctx context.Context, alive <-chan *clientv3.Leas
 			again, err := k.publish(attempt, ctx)
 			if err != nil {
 				if ctx.Err() == nil {
-					utilruntime.HandleError(err)
+					utilruntime.HandleErrorWithContext(ctx, err, "Unhandled Error")
 				}
 				return false, nil
 			}

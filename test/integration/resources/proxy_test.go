@@ -22,7 +22,9 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 
@@ -175,6 +177,7 @@ func TestPodProxy(t *testing.T) {
 func TestServiceProxy(t *testing.T) {
 	t.Parallel()
 	s, client := framework.Start(t)
+	bystander, _ := framework.Start(t)
 	ctx := t.Context()
 	ns := framework.CreateNamespace(t, client)
 	addr := globalUnicastAddress(t)
@@ -252,4 +255,13 @@ func TestServiceProxy(t *testing.T) {
 		}
 	}
 	servers.check() // none reached
+	// The endpoints skipped are logged, as upstream logs them, to the test
+	// of the server that skipped them, not of another running beside it.
+	invalid := func(line string) bool { return strings.Contains(line, "isn't valid") }
+	if !slices.ContainsFunc(s.LoggedErrors(), invalid) {
+		t.Errorf("the server logged %q, want the endpoints it skipped", s.LoggedErrors())
+	}
+	if errs := bystander.LoggedErrors(); slices.ContainsFunc(errs, invalid) {
+		t.Errorf("another server's test got %q, want none of this server's lines", errs)
+	}
 }
