@@ -60,11 +60,12 @@ var ignoredResources = map[schema.GroupResource]struct{}{
 
 // NewConfiguration returns the evaluators, listing through f (which
 // admission never does: nil is fine there), as upstream's
-// NewQuotaConfigurationForAdmission and ForControllers. ResourceClaims,
-// whose evaluator needs DRA's device class cache, are counted as any
-// other resource (count/resourceclaims.resource.k8s.io) and no more.
-func NewConfiguration(f quota.ListerForResourceFunc, c clock.Clock) quota.Configuration {
-	evaluators := []quota.Evaluator{newPodEvaluator(f, c), newServiceEvaluator(f), newClaimEvaluator(f)}
+// NewQuotaConfigurationForAdmission and ForControllers. The
+// ResourceClaim evaluator reads x (from NewExtendedResources); with a
+// nil x, no device class maps to an extended resource and no claim's
+// pod is found.
+func NewConfiguration(f quota.ListerForResourceFunc, c clock.Clock, x *ExtendedResources) quota.Configuration {
+	evaluators := []quota.Evaluator{newPodEvaluator(f, c), newServiceEvaluator(f), newClaimEvaluator(f), newResourceClaimEvaluator(f, x, c)}
 	for gvr, alias := range legacyObjectCountAliases {
 		evaluators = append(evaluators, generic.NewObjectCountEvaluator(gvr.GroupResource(), generic.ListResourceUsingListerFunc(f, gvr), alias))
 	}
@@ -74,8 +75,8 @@ func NewConfiguration(f quota.ListerForResourceFunc, c clock.Clock) quota.Config
 // Initialize gives plugin, if it is the ResourceQuota plugin, the
 // configuration. The plugin must already have its stop channel (it makes
 // its evaluator when given the configuration).
-func Initialize(plugin admission.Interface) {
+func Initialize(plugin admission.Interface, x *ExtendedResources) {
 	if p, ok := plugin.(initializer.WantsQuotaConfiguration); ok {
-		p.SetQuotaConfiguration(NewConfiguration(nil, clock.RealClock{}))
+		p.SetQuotaConfiguration(NewConfiguration(nil, clock.RealClock{}, x))
 	}
 }

@@ -17,8 +17,9 @@ limitations under the License.
 // Package resourcequota is what kube-apiserver gives k8s.io/apiserver's
 // ResourceQuota admission plugin: the quota configuration of its
 // evaluators, ported from k8s.io/kubernetes pkg/quota/v1/evaluator/core
-// and pkg/quota/v1/install onto the v1 types (pods, services and
-// persistentvolumeclaims, and the object counts of configmaps, secrets,
+// and pkg/quota/v1/install onto the v1 types (pods, services,
+// persistentvolumeclaims and resource.k8s.io's resourceclaims, and the
+// object counts of configmaps, secrets,
 // replicationcontrollers and resourcequotas under their legacy names).
 // The in-server quota controller computes usage with the same evaluators.
 package resourcequota

@@ -24,6 +24,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	resourcev1 "k8s.io/api/resource/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -66,6 +67,7 @@ var watched = []schema.GroupVersionResource{
 	corev1.SchemeGroupVersion.WithResource("secrets"),
 	corev1.SchemeGroupVersion.WithResource("replicationcontrollers"),
 	corev1.SchemeGroupVersion.WithResource("resourcequotas"),
+	resourcev1.SchemeGroupVersion.WithResource("resourceclaims"),
 }
 
 // counted are the watched resources quotas only count (count/<resource>
@@ -145,7 +147,13 @@ func New(c Config) (*Controller, error) {
 		}
 		return i.Lister(), nil
 	}
-	config := resourcequota.NewConfiguration(listers, c.Clock)
+	// The device classes, pods and claims the ResourceClaim evaluator
+	// reads are the owned factory's too.
+	x, err := resourcequota.NewExtendedResources(owned)
+	if err != nil {
+		return nil, err
+	}
+	config := resourcequota.NewConfiguration(listers, c.Clock, x)
 	ctl := &Controller{
 		client:     c.Client.CoreV1(),
 		quotas:     c.Factory.Core().V1().ResourceQuotas().Lister(),
@@ -165,7 +173,7 @@ func New(c Config) (*Controller, error) {
 	// Not on a change of status alone: admission adds to status.used
 	// before the object is stored, and a recount from informers that have
 	// not yet seen it would take that back, as upstream's filter avoids.
-	_, err := quotas.AddEventHandler(cache.ResourceEventHandlerFuncs{
+	_, err = quotas.AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc: func(obj any) {
 			ctl.seenQuota()
 			ctl.enqueue(obj)
@@ -180,7 +188,7 @@ func New(c Config) (*Controller, error) {
 	if err != nil {
 		return nil, err
 	}
-	ctl.synced = append(ctl.synced, quotas.HasSynced)
+	ctl.synced = append(ctl.synced, quotas.HasSynced, x.HasSynced)
 	replenish := func(obj any) {
 		if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
 			obj = d.Obj

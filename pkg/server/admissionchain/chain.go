@@ -33,6 +33,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
 
+	"github.com/miniapiserver/miniapiserver/pkg/admission/resourcequota"
 	"github.com/miniapiserver/miniapiserver/pkg/version"
 )
 
@@ -126,6 +127,11 @@ func Add(c Config) (*Deferred, error) {
 		registration.MutatingAdmissionPolicies(), registration.MutatingAdmissionPolicyBindings(),
 	} {
 		i.Informer()
+	}
+	// The quota plugin's ResourceClaim evaluator's informers, which take
+	// an index before the factory starts.
+	if settings.quota, err = resourcequota.NewExtendedResources(factory); err != nil {
+		return nil, err
 	}
 	d := &Deferred{built: make(chan struct{})}
 	d.build = func() error {

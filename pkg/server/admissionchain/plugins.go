@@ -73,6 +73,8 @@ type pluginSettings struct {
 	// at its stop (the generic config's DrainedNotify).
 	drained               <-chan struct{}
 	notReady, unreachable int64
+	// quota is what the quota configuration's ResourceClaim evaluator reads.
+	quota *resourcequota.ExtendedResources
 }
 
 var _ admission.PluginInitializer = pluginSettings{}
@@ -94,7 +96,7 @@ func (s pluginSettings) Initialize(plugin admission.Interface) {
 		p.SetDrainedNotification(stop)
 	}
 	// After the stop channel, which the quota plugin's evaluator needs.
-	resourcequota.Initialize(plugin)
+	resourcequota.Initialize(plugin, s.quota)
 	if p, ok := plugin.(interface {
 		SetExcludedAdmissionResources([]schema.GroupResource)
 	}); ok {
