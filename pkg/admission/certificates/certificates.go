@@ -104,7 +104,7 @@ func NewApproval() *Plugin {
 			if !ok {
 				return admission.NewForbidden(a, fmt.Errorf("expected type CertificateSigningRequest, got: %T", a.GetOldObject()))
 			}
-			if !authorizedForSigner(ctx, p.authz, a.GetUserInfo(), "approve", csr.Spec.SignerName) {
+			if !AuthorizedForSigner(ctx, p.authz, a.GetUserInfo(), "approve", csr.Spec.SignerName) {
 				klog.FromContext(ctx).V(4).Info("User not permitted to approve CertificateSigningRequest", "csr", csr.Name, "signerName", csr.Spec.SignerName)
 				return admission.NewForbidden(a, fmt.Errorf("user not permitted to approve requests with signerName %q", csr.Spec.SignerName))
 			}
@@ -132,7 +132,7 @@ func NewSigning() *Plugin {
 			if reflect.DeepEqual(old.Status.Certificate, csr.Status.Certificate) && apiequality.Semantic.DeepEqual(old.Status.Conditions, csr.Status.Conditions) {
 				return nil
 			}
-			if !authorizedForSigner(ctx, p.authz, a.GetUserInfo(), "sign", old.Spec.SignerName) {
+			if !AuthorizedForSigner(ctx, p.authz, a.GetUserInfo(), "sign", old.Spec.SignerName) {
 				klog.FromContext(ctx).V(4).Info("User not permitted to sign CertificateSigningRequest", "csr", old.Name, "signerName", old.Spec.SignerName)
 				return admission.NewForbidden(a, fmt.Errorf("user not permitted to sign requests with signerName %q", old.Spec.SignerName))
 			}
@@ -160,7 +160,7 @@ func NewAttest() *Plugin {
 			if a.GetOperation() == admission.Update && onlyGCFieldsChange(a.GetObject(), a.GetOldObject()) {
 				return nil
 			}
-			if !authorizedForSigner(ctx, p.authz, a.GetUserInfo(), "attest", bundle.Spec.SignerName) {
+			if !AuthorizedForSigner(ctx, p.authz, a.GetUserInfo(), "attest", bundle.Spec.SignerName) {
 				klog.FromContext(ctx).V(4).Info("User not permitted to attest ClusterTrustBundle", "clusterTrustBundle", bundle.Name, "signerName", bundle.Spec.SignerName)
 				return admission.NewForbidden(a, fmt.Errorf("user not permitted to attest for signerName %q", bundle.Spec.SignerName))
 			}
@@ -206,10 +206,11 @@ func parseRequest(pemBytes []byte) (*x509.CertificateRequest, error) {
 	return x509.ParseCertificateRequest(block.Bytes)
 }
 
-// authorizedForSigner is upstream's IsAuthorizedForSignerName: verb on
+// AuthorizedForSigner is upstream's IsAuthorizedForSignerName: verb on
 // the signers resource named signerName, or on its domain's wildcard
-// ("example.com/*").
-func authorizedForSigner(ctx context.Context, authz authorizer.UnconditionalAuthorizer, u user.Info, verb, signerName string) bool {
+// ("example.com/*"). The podcertificaterequests' status strategy asks it
+// too.
+func AuthorizedForSigner(ctx context.Context, authz authorizer.UnconditionalAuthorizer, u user.Info, verb, signerName string) bool {
 	domain, _, _ := strings.Cut(signerName, "/")
 	for _, name := range []string{signerName, domain + "/*"} {
 		attrs := authorizer.AttributesRecord{User: u, Verb: verb, Name: name, APIGroup: certificatesv1.GroupName, APIVersion: "*",

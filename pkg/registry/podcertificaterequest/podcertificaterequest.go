@@ -20,7 +20,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 
 	certificatesv1 "k8s.io/api/certificates/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
@@ -29,7 +28,6 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
-	"k8s.io/apiserver/pkg/authentication/user"
 	"k8s.io/apiserver/pkg/authorization/authorizer"
 	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
 	"k8s.io/apiserver/pkg/registry/generic"
@@ -37,6 +35,7 @@ import (
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 
+	"github.com/miniapiserver/miniapiserver/pkg/admission/certificates"
 	"github.com/miniapiserver/miniapiserver/pkg/api"
 	"github.com/miniapiserver/miniapiserver/pkg/registry"
 )
@@ -134,30 +133,11 @@ func validateStatusRequest(ctx context.Context, c Config, req, old *certificates
 	if !ok {
 		return field.ErrorList{field.InternalError(signerPath, errors.New(`cannot determine calling user to perform "sign" check`))}
 	}
-	if !authorizedToSign(ctx, c.Authorizer, u, old.Spec.SignerName) {
+	if !certificates.AuthorizedForSigner(ctx, c.Authorizer, u, "sign", old.Spec.SignerName) {
 		klog.FromContext(ctx).V(4).Info("User not permitted to sign PodCertificateRequest", "name", old.Name, "signerName", old.Spec.SignerName)
 		return field.ErrorList{field.Forbidden(signerPath, fmt.Sprintf("User %q is not permitted to \"sign\" for signer %q", u.GetName(), old.Spec.SignerName))}
 	}
 	return nil
-}
-
-// authorizedToSign is upstream's IsAuthorizedForSignerName for the sign
-// verb: on the signers resource named signerName, or on its domain's
-// wildcard ("example.com/*").
-func authorizedToSign(ctx context.Context, authz authorizer.UnconditionalAuthorizer, u user.Info, signerName string) bool {
-	domain, _, _ := strings.Cut(signerName, "/")
-	for _, name := range []string{signerName, domain + "/*"} {
-		attrs := authorizer.AttributesRecord{User: u, Verb: "sign", Name: name, APIGroup: certificatesv1.GroupName, APIVersion: "*",
-			Resource: "signers", ResourceRequest: true}
-		decision, reason, err := authz.Authorize(ctx, attrs)
-		switch {
-		case err != nil:
-			klog.FromContext(ctx).V(3).Info("Cannot authorize for signer", "verb", "sign", "name", name, "reason", reason, "err", err)
-		case decision == authorizer.DecisionAllow:
-			return true
-		}
-	}
-	return false
 }
 
 var specDocs = certificatesv1.PodCertificateRequestSpec{}.SwaggerDoc()

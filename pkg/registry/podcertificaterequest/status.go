@@ -125,9 +125,6 @@ func validateUnchanged(status, want certificatesv1.PodCertificateRequestStatus, 
 // inside them.
 func validateIssued(req, old *certificatesv1.PodCertificateRequest, now time.Time) field.ErrorList {
 	chain := req.Status.CertificateChain
-	invalid := func(path *field.Path, value any, detail string) field.ErrorList {
-		return field.ErrorList{field.Invalid(path, value, detail)}
-	}
 	if len(chain) > maxCertificateChainSize {
 		return field.ErrorList{field.TooLong(certChainPath, chain, maxCertificateChainSize)}
 	}
@@ -240,9 +237,6 @@ func requireTimes(s certificatesv1.PodCertificateRequestStatus) field.ErrorList 
 // leaf, the clock and the spec's maximum lifetime.
 func validateTimes(req *certificatesv1.PodCertificateRequest, leaf *x509.Certificate, now time.Time) field.ErrorList {
 	s := req.Status
-	invalid := func(path *field.Path, value any, detail string) field.ErrorList {
-		return field.ErrorList{field.Invalid(path, value, detail)}
-	}
 	notBefore, notAfter, beginRefresh := s.NotBefore.Time, s.NotAfter.Time, s.BeginRefreshAt.Time
 	lifetime := leaf.NotAfter.Sub(leaf.NotBefore)
 	switch {
@@ -262,4 +256,9 @@ func validateTimes(req *certificatesv1.PodCertificateRequest, leaf *x509.Certifi
 		return invalid(beginRefreshPath, beginRefresh, "must be at least 10 minutes before status.notAfter")
 	}
 	return nil
+}
+
+// invalid is the one error a check of the issued status ends with.
+func invalid(path *field.Path, value any, detail string) field.ErrorList {
+	return field.ErrorList{field.Invalid(path, value, detail)}
 }
