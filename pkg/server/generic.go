@@ -102,7 +102,9 @@ func (c CompletedConfig) genericConfig(ctx context.Context, backend *storageback
 		watches.Wait(watchDrainTimeout)
 	}
 	secure := *c.Serving.SecureServing
-	secure.Listener = serving.NewClosingListener(secure.Listener, drained)
+	listener := serving.NewClosingListener(secure.Listener, drained)
+	watches.ConnWritten = listener.LastWrite
+	secure.Listener = listener
 	secure.ClientCA = c.Serving.ClientCA
 	gc.SecureServing = &secure
 

@@ -126,6 +126,20 @@ func (l *ClosingListener) closeQuietConns() {
 	}
 }
 
+// LastWrite returns when the connection from remoteAddr (a request's
+// RemoteAddr) was last written to; false if the listener has no such
+// connection.
+func (l *ClosingListener) LastWrite(remoteAddr string) (time.Time, bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for c := range l.conns {
+		if c.RemoteAddr().String() == remoteAddr {
+			return time.Unix(0, c.lastWrite.Load()), true
+		}
+	}
+	return time.Time{}, false
+}
+
 // trackedConn forgets itself when closed, and remembers its last write.
 type trackedConn struct {
 	net.Conn
@@ -154,6 +168,10 @@ func (c *trackedConn) Close() error {
 // closes connections only once every watch handler has written its last
 // event (a final bookmark) and returned.
 type WatchHandlers struct {
+	// ConnWritten, if set, returns when the connection from a remote
+	// address was last written to (ClosingListener.LastWrite).
+	ConnWritten func(remoteAddr string) (time.Time, bool)
+
 	wg      waitgroup.SafeWaitGroup
 	mu      sync.Mutex
 	writers map[*watchWriter]struct{}
@@ -172,7 +190,7 @@ func (w *WatchHandlers) Wrap(h http.Handler) http.Handler {
 			return
 		}
 		defer w.wg.Done()
-		ww := &watchWriter{ResponseWriter: rw}
+		ww := &watchWriter{ResponseWriter: rw, remoteAddr: req.RemoteAddr}
 		w.mu.Lock()
 		if w.writers == nil {
 			w.writers = map[*watchWriter]struct{}{}
@@ -189,8 +207,13 @@ func (w *WatchHandlers) Wrap(h http.Handler) http.Handler {
 }
 
 // stalledWrite is how long a watch's write may stay blocked, once
-// shutdown waits for the handlers, before it is cut off: the client is not
-// reading (a final bookmark is a few bytes).
+// shutdown waits for the handlers, with nothing written to its connection
+// meanwhile, before it is cut off: the client is not reading (a final
+// bookmark is a few bytes). A write blocked while its connection is being
+// written to waits behind the others: HTTP/2 writes the frames of a
+// connection's streams one at a time, and a hundred watches' final
+// bookmarks take longer than that on a loaded machine. Cut off, such a
+// watch would end with a stream reset its client reports as an error.
 const stalledWrite = 200 * time.Millisecond
 
 // wait waits until every watch handler has returned, for at most timeout
@@ -220,21 +243,33 @@ func (w *WatchHandlers) Wait(timeout time.Duration) {
 	}
 }
 
-func (w *WatchHandlers) cutStalled(now time.Time) {
+// cutStalled cuts off the stalled writes and returns how many it cut.
+func (w *WatchHandlers) cutStalled(now time.Time) int {
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	cut := 0
 	for ww := range w.writers {
-		if began := ww.writing.Load(); began != 0 && now.Sub(time.Unix(0, began)) >= stalledWrite {
-			_ = http.NewResponseController(ww.ResponseWriter).SetWriteDeadline(now)
+		began := ww.writing.Load()
+		if began == 0 || now.Sub(time.Unix(0, began)) < stalledWrite {
+			continue
 		}
+		if w.ConnWritten != nil {
+			if last, ok := w.ConnWritten(ww.remoteAddr); ok && now.Sub(last) < stalledWrite {
+				continue
+			}
+		}
+		_ = http.NewResponseController(ww.ResponseWriter).SetWriteDeadline(now)
+		cut++
 	}
+	return cut
 }
 
 // watchWriter is a watch's response writer that knows since when its
 // current write or flush has been blocked.
 type watchWriter struct {
 	http.ResponseWriter
-	writing atomic.Int64 // unix nanoseconds the write in progress began; 0: none
+	remoteAddr string
+	writing    atomic.Int64 // unix nanoseconds the write in progress began; 0: none
 }
 
 func (w *watchWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
