@@ -6,6 +6,8 @@ COMMIT   := $(shell git rev-parse --short HEAD 2>/dev/null)
 DATE     := $(shell TZ=UTC git log -1 --format=%cd --date=format-local:%Y-%m-%dT%H:%M:%SZ 2>/dev/null)
 LDFLAGS  := -X $(PKG)/pkg/version.gitCommit=$(COMMIT) -X $(PKG)/pkg/version.buildDate=$(DATE)
 ARGS     ?=
+# With PHASE_TIMES set to a file (.ci/run does), each step of test appends its time to it.
+TIMED    := hack/timed.sh
 # The binaries `make build` made, for the tests that run them (without these, each test package links its own).
 TEST_BINARIES = MINIAPISERVER=$(CURDIR)/bin/miniapiserver KUBECTL=$(CURDIR)/bin/kubectl
 # Rounds of every benchmark: benchstat gives a median's 95% interval from 6 samples.
@@ -34,14 +36,14 @@ run: build
 test: build
 	$(GO) vet ./...
 	$(GO) -C hack/bench vet ./...
-	$(TEST_BINARIES) hack/gotest.sh $(GO) test -race -timeout 20m ./...
-	hack/gotest.sh $(GO) -C hack/bench test ./...
-	hack/gotest.sh $(GO) -C client test -race ./...
+	$(TEST_BINARIES) $(TIMED) hack/gotest.sh $(GO) test -race -timeout 20m ./...
+	$(TIMED) hack/gotest.sh $(GO) -C hack/bench test ./...
+	$(TIMED) hack/gotest.sh $(GO) -C client test -race ./...
 	$(MAKE) test-consumers
 
 ## test-consumers: build, then stock controller-runtime envtest (v0.25 and v0.23) on the binary's envtest assets (test/envtest), then test-cluster
 test-consumers: build
-	test/envtest/run.sh "$$(bin/miniapiserver envtest-assets bin/k8s)"
+	$(TIMED) test/envtest/run.sh "$$(bin/miniapiserver envtest-assets bin/k8s)"
 	$(MAKE) test-cluster
 
 ## cluster: build, then a test cluster (hack/cluster.sh): the binary as kube-apiserver and etcd, with kube-controller-manager, kube-scheduler and NODES kwok nodes (default 3) by kwokctl, all built from the module proxy (cached); prints its kubeconfig
@@ -55,8 +57,8 @@ cluster-down:
 
 ## test-cluster: build, build (or reuse) the cluster's binaries, then the cluster's tests (test/integration/cluster), each on one cluster of their own
 test-cluster: build
-	hack/cluster.sh binaries >/dev/null
-	$(TEST_BINARIES) hack/gotest.sh $(GO) test -count=1 -timeout 15m ./test/integration/cluster
+	$(TIMED) hack/cluster.sh binaries >/dev/null
+	$(TEST_BINARIES) $(TIMED) hack/gotest.sh $(GO) test -count=1 -timeout 15m ./test/integration/cluster
 
 ## bench: build, then every benchmark of hack/bench on miniapiserver alone, BENCH_ROUNDS rounds (BENCH=regexp to pick benchmarks, ARGS="-objects 2000" to add flags), then benchstat's summary of the samples (bin/bench.txt), then the footprint of 64 in-process servers started at once
 bench: build
