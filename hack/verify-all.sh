@@ -28,6 +28,16 @@ tidy_clean() {
   fi
 }
 
+# kube_gates_fresh: cmd/miniapiserver/kubegates has the feature gates of
+# the kube-apiserver hack/upstream pins.
+kube_gates_fresh() {
+  local gen=cmd/miniapiserver/kubegates/zz_generated.gates.go
+  if ! GOWORK=off go -C hack/upstream run ./kubegates | diff -u "${gen}" -; then
+    echo "${gen} is not kube-apiserver's gates: run GOWORK=off go -C hack/upstream run ./kubegates > ${gen}"
+    return 1
+  fi
+}
+
 check gofmt gofmt_clean
 check "go vet" go vet ./...
 check "go vet (hack/bench)" go -C hack/bench vet ./...
@@ -40,6 +50,7 @@ check "go vet (test/envtest, controller-runtime v0.23)" env GOWORK=off go -C tes
 check "go mod tidy (test/envtest)" tidy_clean test/envtest
 check "go mod tidy (test/envtest, controller-runtime v0.23)" tidy_clean test/envtest go.v0.23.mod
 check codegen hack/verify-codegen.sh
+check "kube-apiserver's feature gates" kube_gates_fresh
 check "import direction" hack/verify-imports.sh
 check "license headers" hack/verify-boilerplate.sh
 

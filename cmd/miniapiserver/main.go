@@ -36,6 +36,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/miniapiserver/miniapiserver/cmd/miniapiserver/kubeapiserver"
+	"github.com/miniapiserver/miniapiserver/cmd/miniapiserver/kubegates"
 	_ "github.com/miniapiserver/miniapiserver/pkg/features" // registers our gates for --feature-gates
 	"github.com/miniapiserver/miniapiserver/pkg/server"
 	"github.com/miniapiserver/miniapiserver/pkg/server/admissionchain"
@@ -132,6 +133,10 @@ func run(ctx context.Context, args []string, ready func()) error {
 	fs.BoolVar(&opts.PriorityAndFairness, "enable-priority-and-fairness", opts.PriorityAndFairness, "Give requests API priority and fairness, as kube-apiserver: its FlowSchemas and PriorityLevelConfigurations decide which requests wait and which get 429; false applies kube-apiserver's max-in-flight limits instead.")
 	fs.DurationVar(&opts.EtcdCompactionInterval, "etcd-compaction-interval", opts.EtcdCompactionInterval, "How often to compact old etcd revisions; 0 disables compaction.")
 	fs.BoolVar(&opts.TestControls, "test-controls", false, "Serve testcontrol.miniapiserver.io: checkpoints of the stored state and their restore (compaction holds back for the checkpoints held), and fault rules.")
+	inert, err := kubegates.Register()
+	if err != nil {
+		return err
+	}
 	utilfeature.DefaultMutableFeatureGate.AddFlag(fs)
 	klogFlags := flag.NewFlagSet("klog", flag.ContinueOnError)
 	klog.InitFlags(klogFlags)
@@ -146,6 +151,9 @@ func run(ctx context.Context, args []string, ready func()) error {
 	if *showVersion {
 		fmt.Println("miniapiserver", version.GitVersion())
 		return nil
+	}
+	if w := kubegates.Warning(inert); w != "" {
+		klog.Warning(w)
 	}
 	if !*namespaceDefaults {
 		opts.Controllers = append([]string{"-" + controllers.ServiceAccount, "-" + controllers.RootCAPublisher}, opts.Controllers...)

@@ -20,5 +20,6 @@ limitations under the License.
 // kube-controller-manager and kube-scheduler (tools too), at the k8s.io and
 // etcd versions the root module uses. It is a module of its own so that the
 // root module's build, vet and go.mod never see k8s.io/kubernetes;
-// hack/upstream/build.sh builds the binaries.
+// hack/upstream/build.sh builds the binaries; ./kubegates writes the
+// feature gates kube-apiserver takes, for the binary to take them too.
 package upstream

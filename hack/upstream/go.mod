@@ -2,7 +2,12 @@ module github.com/miniapiserver/miniapiserver/hack/upstream
 
 go 1.26.8
 
-require go.etcd.io/etcd/server/v3 v3.7.2
+require (
+	go.etcd.io/etcd/server/v3 v3.7.2
+	k8s.io/apiserver v0.37.2
+	k8s.io/component-base v0.37.2
+	k8s.io/kubernetes v1.37.2
+)
 
 require (
 	cel.dev/expr v0.25.2 // indirect
@@ -133,11 +138,9 @@ require (
 	k8s.io/api v0.37.2 // indirect
 	k8s.io/apiextensions-apiserver v0.0.0 // indirect
 	k8s.io/apimachinery v0.37.2 // indirect
-	k8s.io/apiserver v0.37.2 // indirect
 	k8s.io/client-go v0.37.2 // indirect
 	k8s.io/cloud-provider v0.37.2 // indirect
 	k8s.io/cluster-bootstrap v0.0.0 // indirect
-	k8s.io/component-base v0.37.2 // indirect
 	k8s.io/component-helpers v0.37.2 // indirect
 	k8s.io/controller-manager v0.37.2 // indirect
 	k8s.io/cri-api v0.37.2 // indirect
@@ -155,7 +158,6 @@ require (
 	k8s.io/kube-scheduler v0.0.0 // indirect
 	k8s.io/kubectl v0.0.0 // indirect
 	k8s.io/kubelet v0.37.2 // indirect
-	k8s.io/kubernetes v1.37.2 // indirect
 	k8s.io/metrics v0.37.2 // indirect
 	k8s.io/mount-utils v0.0.0 // indirect
 	k8s.io/pod-security-admission v0.0.0 // indirect

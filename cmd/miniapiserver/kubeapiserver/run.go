@@ -31,6 +31,7 @@ import (
 	"k8s.io/component-base/version/verflag"
 	"k8s.io/klog/v2"
 
+	"github.com/miniapiserver/miniapiserver/cmd/miniapiserver/kubegates"
 	"github.com/miniapiserver/miniapiserver/pkg/server"
 	"github.com/miniapiserver/miniapiserver/pkg/version"
 )
@@ -41,6 +42,7 @@ import (
 func NewCommand(ctx context.Context, ready func()) *cobra.Command {
 	o := NewOptions()
 	gates := o.Generic.ComponentGlobalsRegistry
+	inert, registerErr := kubegates.Register()
 	cmd := &cobra.Command{
 		Use: "kube-apiserver",
 		Long: `The Kubernetes API server validates and configures data
@@ -52,6 +54,9 @@ This kube-apiserver is miniapiserver's: it stores in the etcd of --etcd-servers
 and serves the APIs miniapiserver serves.`,
 		SilenceUsage: true,
 		PersistentPreRunE: func(*cobra.Command, []string) error {
+			if registerErr != nil {
+				return registerErr
+			}
 			if err := gates.Set(); err != nil {
 				return err
 			}
@@ -65,6 +70,9 @@ and serves the APIs miniapiserver serves.`,
 			}
 			if err := logsapi.ValidateAndApply(o.Logs, nil); err != nil {
 				return err
+			}
+			if w := kubegates.Warning(inert); w != "" {
+				klog.Warning(w)
 			}
 			if err := checkRefused(cmd.Flags()); err != nil {
 				return err
