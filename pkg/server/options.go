@@ -26,6 +26,7 @@ import (
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apiserver/pkg/authentication/token/tokenfile"
 	genericoptions "k8s.io/apiserver/pkg/server/options"
 
@@ -34,6 +35,7 @@ import (
 	"github.com/miniapiserver/miniapiserver/pkg/registry/pod"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/service"
 	"github.com/miniapiserver/miniapiserver/pkg/server/admissionchain"
+	"github.com/miniapiserver/miniapiserver/pkg/server/apis"
 	"github.com/miniapiserver/miniapiserver/pkg/server/controllers"
 	"github.com/miniapiserver/miniapiserver/pkg/server/manifests"
 	serverstorage "github.com/miniapiserver/miniapiserver/pkg/server/storage"
@@ -272,4 +274,11 @@ func (o *Options) admissionOptions() *genericoptions.AdmissionOptions {
 	a := admissionchain.NewOptions(o.EnableAdmissionPlugins, o.DisableAdmissionPlugins)
 	a.ConfigFile = o.AdmissionControlConfigFile
 	return a
+}
+
+// ServedGroupVersions are the built-in group versions a server serves: its
+// own and apiextensions.k8s.io/v1 (not the test controls', served with
+// Options.TestControls).
+func ServedGroupVersions() []schema.GroupVersion {
+	return append(apis.GroupVersions(), apiextensionsv1.SchemeGroupVersion)
 }

@@ -29,7 +29,6 @@ import (
 	"math/big"
 	"net"
 	"net/netip"
-	"strconv"
 	"strings"
 	"time"
 
@@ -38,11 +37,11 @@ import (
 	genericapiserver "k8s.io/apiserver/pkg/server"
 	"k8s.io/apiserver/pkg/server/dynamiccertificates"
 	"k8s.io/client-go/rest"
+	"k8s.io/klog/v2"
 
 	"github.com/miniapiserver/miniapiserver/pkg/registry/pod"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/service"
 	"github.com/miniapiserver/miniapiserver/pkg/server"
-	"github.com/miniapiserver/miniapiserver/pkg/testcontrols/v1alpha1"
 )
 
 // Validate reports every invalid option, in kube-apiserver's words where
@@ -129,31 +128,10 @@ func (o *Options) serverOptions() (*server.Options, error) {
 	m := o.Misc
 	opts.Kubelet = server.KubeletOptions{ClientCertificate: m.KubeletClientCertificate, ClientKey: m.KubeletClientKey, CertificateAuthority: m.KubeletCA,
 		PreferredAddressTypes: m.KubeletPreferredAddresses, Port: int(m.KubeletPort)}
-	if opts.TestControls, err = o.testControls(); err != nil {
+	if opts.TestControls, _, err = o.runtimeConfig(); err != nil {
 		return nil, err
 	}
 	return opts, nil
-}
-
-// testControls reads --runtime-config, where only the test controls'
-// group may be named (testcontrol.miniapiserver.io/v1alpha1=true, or
-// without a value): the other served APIs are fixed.
-func (o *Options) testControls() (bool, error) {
-	on := false
-	for key, value := range o.APIEnablement.RuntimeConfig {
-		if key != v1alpha1.SchemeGroupVersion.String() {
-			return false, fmt.Errorf("--runtime-config %s is not supported by miniapiserver: the served APIs are fixed, but for %s (see docs/kube-apiserver.md)", key, v1alpha1.SchemeGroupVersion)
-		}
-		if value == "" {
-			value = "true"
-		}
-		b, err := strconv.ParseBool(value)
-		if err != nil {
-			return false, fmt.Errorf("--runtime-config %s=%s: %w", key, value, err)
-		}
-		on = b
-	}
-	return on, nil
 }
 
 // Config is the server's config: its options, serving and trust, and the
@@ -163,6 +141,10 @@ func (o *Options) Config() (*server.Config, error) {
 	opts, err := o.serverOptions()
 	if err != nil {
 		return nil, err
+	}
+	_, warnings, _ := o.runtimeConfig() // its errors are serverOptions'
+	for _, w := range warnings {
+		klog.Warning(w)
 	}
 	var serving server.Serving
 	if err := o.SecureServing.SecureServingOptions.ApplyTo(&serving.SecureServing); err != nil {

@@ -142,8 +142,10 @@ func TestFlagsAreDocumented(t *testing.T) {
 	}
 }
 
-// TestRuntimeConfig: --runtime-config may name the test controls' group
-// only, on or off; anything else is refused, naming the entry.
+// TestRuntimeConfig: --runtime-config may ask for what is served anyway
+// (api/all, api/ga, api/beta, api/alpha and served group versions on), and
+// turns the test controls on or off; turning an API off, or on one that is
+// not served, is refused, naming the entry.
 func TestRuntimeConfig(t *testing.T) {
 	for _, tc := range []struct {
 		value   string
@@ -155,8 +157,16 @@ func TestRuntimeConfig(t *testing.T) {
 		{"testcontrol.miniapiserver.io/v1alpha1", true, ""},
 		{"testcontrol.miniapiserver.io/v1alpha1=false", false, ""},
 		{"testcontrol.miniapiserver.io/v1alpha1=maybe", false, "testcontrol.miniapiserver.io/v1alpha1=maybe"},
-		{"apps/v1=true", false, "--runtime-config apps/v1 is not supported by miniapiserver"},
-		{"api/all=true,testcontrol.miniapiserver.io/v1alpha1=true", false, "--runtime-config api/all is not supported"},
+		{"api/all=true", false, ""},
+		{"api/all=true,api/ga=true,api/beta,api/alpha=true,apps/v1=true,api/v1=true,autoscaling/v2,apiextensions.k8s.io/v1=true,storage.k8s.io/v1/csinodes=true", false, ""},
+		{"api/all=true,testcontrol.miniapiserver.io/v1alpha1=true", true, ""},
+		{"api/all=false", false, "--runtime-config api/all=false is not supported by miniapiserver: its APIs cannot be turned off"},
+		{"apps/v1=false", false, "--runtime-config apps/v1=false is not supported by miniapiserver"},
+		{"storage.k8s.io/v1/csinodes=false", false, "--runtime-config storage.k8s.io/v1/csinodes=false is not supported"},
+		{"resource.k8s.io/v1alpha3=true", false, "--runtime-config resource.k8s.io/v1alpha3 is not supported by miniapiserver: it does not serve resource.k8s.io/v1alpha3"},
+		{"api/legacy=true", false, "it does not serve api/legacy"},
+		{"apps=true", false, "runtime-config invalid key apps"},
+		{"v1=true", false, "runtime-config invalid key v1"},
 	} {
 		t.Run(tc.value, func(t *testing.T) {
 			o := NewOptions()
@@ -167,7 +177,7 @@ func TestRuntimeConfig(t *testing.T) {
 			if err := fs.Parse([]string{"--runtime-config=" + tc.value}); err != nil {
 				t.Fatal(err)
 			}
-			got, err := o.testControls()
+			got, _, err := o.runtimeConfig()
 			if tc.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
 					t.Errorf("got %v, want an error with %q", err, tc.wantErr)

@@ -26,6 +26,7 @@ import (
 	authenticationv1 "k8s.io/api/authentication/v1"
 	authorizationv1 "k8s.io/api/authorization/v1"
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	batchv1 "k8s.io/api/batch/v1"
 	certificatesv1 "k8s.io/api/certificates/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
@@ -101,6 +102,18 @@ var apiGroups = []struct {
 	{resourcev1.GroupName, []storageFunc{dra.NewStorage}},
 	{storagemigrationv1.GroupName, []storageFunc{storageversionmigration.NewStorage}},
 	{flowcontrolv1.GroupName, []storageFunc{flowcontrol.NewStorage}},
+}
+
+// GroupVersions are the group versions Install serves: core v1, each of
+// apiGroups' at v1, authorization and authentication v1, autoscaling v2 and
+// v1, and events.k8s.io v1.
+func GroupVersions() []schema.GroupVersion {
+	gvs := []schema.GroupVersion{{Version: "v1"}}
+	for _, g := range apiGroups {
+		gvs = append(gvs, schema.GroupVersion{Group: g.group, Version: "v1"})
+	}
+	return append(gvs, authorizationv1.SchemeGroupVersion, authenticationv1.SchemeGroupVersion,
+		autoscalingv2.SchemeGroupVersion, autoscalingv1.SchemeGroupVersion, eventsv1.SchemeGroupVersion)
 }
 
 // groups are the groups served under /apis, with r's endpointslices,

@@ -46,6 +46,8 @@ func TestBadInput(t *testing.T) {
 		{name: "unknown flag", args: []string{"--no-such-flag"}, want: "unknown flag: --no-such-flag"},
 		{name: "unknown feature gate", args: append([]string{"--etcd-servers=" + etcd, "--feature-gates=PodCertificateRequest=true,NoSuchGate=true"}, sa...),
 			want: "unrecognized feature gate: NoSuchGate"},
+		{name: "an API turned off", args: append([]string{"--etcd-servers=" + etcd, "--runtime-config=api/all=true,batch/v1=false"}, sa...),
+			want: "--runtime-config batch/v1=false is not supported by miniapiserver: its APIs cannot be turned off"},
 		{name: "refused flag", args: append([]string{"--etcd-servers=" + etcd, "--oidc-issuer-url=https://issuer"}, sa...),
 			want: "--oidc-issuer-url is not supported by miniapiserver: OIDC authentication is not implemented"},
 		{name: "authorization mode", args: append([]string{"--etcd-servers=" + etcd, "--authorization-mode=Webhook"}, sa...),
