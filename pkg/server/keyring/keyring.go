@@ -187,7 +187,7 @@ func (k *Keyring) list(ctx context.Context) (int64, error) {
 	}
 	peers := map[string][]crypto.PublicKey{}
 	for _, kv := range resp.Kvs {
-		k.read(peers, string(kv.Key), kv.Value)
+		k.read(ctx, peers, string(kv.Key), kv.Value)
 	}
 	k.mu.Lock()
 	k.setLocked(peers)
@@ -197,14 +197,14 @@ func (k *Keyring) list(ctx context.Context) (int64, error) {
 
 // read adds the keys of the server at key to peers, unless they are
 // this server's or unreadable (logged).
-func (k *Keyring) read(peers map[string][]crypto.PublicKey, key string, value []byte) {
+func (k *Keyring) read(ctx context.Context, peers map[string][]crypto.PublicKey, key string, value []byte) {
 	name := strings.TrimPrefix(key, k.prefix)
 	if name == k.self {
 		return
 	}
 	keys, err := keyutil.ParsePublicKeysPEM(value)
 	if err != nil {
-		utilruntime.HandleError(fmt.Errorf("keyring: the keys of server %q: %w", name, err))
+		utilruntime.HandleErrorWithContext(ctx, err, "Unreadable keys of a peer server in the keyring", "server", name)
 		return
 	}
 	peers[name] = nil
@@ -227,7 +227,7 @@ func (k *Keyring) follow(ctx context.Context, rev int64) {
 				if ev.Type == clientv3.EventTypeDelete {
 					delete(peers, strings.TrimPrefix(string(ev.Kv.Key), k.prefix))
 				} else {
-					k.read(peers, string(ev.Kv.Key), ev.Kv.Value)
+					k.read(ctx, peers, string(ev.Kv.Key), ev.Kv.Value)
 				}
 			}
 			k.setLocked(peers)
