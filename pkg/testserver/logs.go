@@ -193,7 +193,21 @@ func (s *routerSink) Info(level int, msg string, kv ...any) {
 }
 
 func (s *routerSink) Error(err error, msg string, kv ...any) {
+	if shutdownRace(msg) {
+		s.write(s.format("I", msg, append([]any{"err", err}, kv...)), false)
+		return
+	}
 	s.write(s.format("E", msg, append([]any{"err", err}, kv...)), true)
+}
+
+// shutdownRace reports whether msg is an error upstream's code logs
+// through klog when a server's stop cancels what it was doing: nothing
+// went wrong, and it is kept as an info line (LoggedErrors leaves it out).
+// k8s.io/apiserver's compactor (storage/etcd3/compact.go, runWatchLoop)
+// reads compact_rev_key a second after it starts, and logs the read a stop
+// cancelled.
+func shutdownRace(msg string) bool {
+	return strings.Contains(msg, `get "compact_rev_key" failed: context canceled`)
 }
 
 func (s *routerSink) WithValues(kv ...any) logr.LogSink {

@@ -19,6 +19,7 @@ package testserver
 import (
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -44,5 +45,22 @@ func TestRepeatedLinesAreCounted(t *testing.T) {
 	}
 	if n := len(l.errs); n != 5 {
 		t.Errorf("%d errors recorded, want every one of the 5", n)
+	}
+}
+
+// TestShutdownRacesAreNotErrors: the compactor's read that a stop
+// cancelled, logged through klog as an error, reaches the test as an info
+// line and is no logged error; another etcd error still is.
+func TestShutdownRacesAreNotErrors(t *testing.T) {
+	var got []string
+	l := newServerLog(func(args ...any) { got = append(got, fmt.Sprint(args...)) })
+	sink := &routerSink{verbosity: -1, write: l.write}
+	sink.Error(nil, `etcd: endpoint ([http://127.0.0.1:2379]): get "compact_rev_key" failed: context canceled`)
+	sink.Error(nil, `etcd: endpoint ([http://127.0.0.1:2379]): get "compact_rev_key" failed: etcdserver: request timed out`)
+	if len(got) != 2 || !strings.HasPrefix(got[0], "I ") || !strings.HasPrefix(got[1], "E ") {
+		t.Errorf("the test's log got %q, want the cancelled read as an info line, the timeout as an error", got)
+	}
+	if len(l.errs) != 1 || !strings.Contains(l.errs[0], "request timed out") {
+		t.Errorf("errors recorded: %q, want the timeout only", l.errs)
 	}
 }
