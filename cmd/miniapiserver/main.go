@@ -30,7 +30,9 @@ import (
 
 	"github.com/spf13/pflag"
 	"go.etcd.io/etcd/server/v3/etcdmain"
+	utilerrors "k8s.io/apimachinery/pkg/util/errors"
 	genericapiserver "k8s.io/apiserver/pkg/server"
+	genericoptions "k8s.io/apiserver/pkg/server/options"
 	utilfeature "k8s.io/apiserver/pkg/util/feature"
 	"k8s.io/component-base/cli"
 	"k8s.io/klog/v2"
@@ -133,6 +135,8 @@ func run(ctx context.Context, args []string, ready func()) error {
 	fs.BoolVar(&opts.PriorityAndFairness, "enable-priority-and-fairness", opts.PriorityAndFairness, "Give requests API priority and fairness, as kube-apiserver: its FlowSchemas and PriorityLevelConfigurations decide which requests wait and which get 429; false applies kube-apiserver's max-in-flight limits instead.")
 	fs.DurationVar(&opts.EtcdCompactionInterval, "etcd-compaction-interval", opts.EtcdCompactionInterval, "How often to compact old etcd revisions; 0 disables compaction.")
 	fs.BoolVar(&opts.TestControls, "test-controls", false, "Serve testcontrol.miniapiserver.io: checkpoints of the stored state and their restore (compaction holds back for the checkpoints held), and fault rules.")
+	audit := genericoptions.NewAuditOptions() // kube-apiserver's --audit-* flags
+	audit.AddFlags(fs)
 	inert, err := kubegates.Register()
 	if err != nil {
 		return err
@@ -152,6 +156,9 @@ func run(ctx context.Context, args []string, ready func()) error {
 		fmt.Println("miniapiserver", version.GitVersion())
 		return nil
 	}
+	if err := utilerrors.NewAggregate(audit.Validate()); err != nil {
+		return err
+	}
 	if w := kubegates.Warning(inert); w != "" {
 		klog.Warning(w)
 	}
@@ -168,6 +175,7 @@ func run(ctx context.Context, args []string, ready func()) error {
 		return err
 	}
 	defer cfg.Close()
+	cfg.Generic = audit.ApplyTo
 	return server.Serve(ctx, cfg, func(s *server.Server) {
 		ready()
 		fmt.Printf("miniapiserver %s ready on %s — export KUBECONFIG=%s\n", version.GitVersion(), s.Admin.Host, s.KubeconfigPath)

@@ -19,9 +19,17 @@ package main
 import (
 	"context"
 	"os"
+	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/klog/v2"
 )
 
@@ -104,4 +112,48 @@ func captureStderr(t *testing.T, f func()) string {
 		t.Fatal(err)
 	}
 	return string(b)
+}
+
+// TestAuditLog: the command takes kube-apiserver's --audit-* flags; with a
+// policy and a log path, a create is in the log.
+func TestAuditLog(t *testing.T) {
+	dir := t.TempDir()
+	policy := filepath.Join(dir, "policy.yaml")
+	if err := os.WriteFile(policy, []byte("apiVersion: audit.k8s.io/v1\nkind: Policy\nrules:\n- level: Metadata\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	log := filepath.Join(dir, "audit.log")
+	dataDir := filepath.Join(dir, "data")
+	ctx, cancel := context.WithCancel(t.Context())
+	ready := make(chan struct{})
+	done := make(chan error, 1)
+	go func() {
+		done <- run(ctx, []string{"--data-dir=" + dataDir, "--secure-port=0", "--audit-policy-file=" + policy, "--audit-log-path=" + log},
+			sync.OnceFunc(func() { close(ready) }))
+	}()
+	defer func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("run: %v", err)
+		}
+	}()
+	select {
+	case <-ready:
+	case err := <-done:
+		t.Fatalf("run ended before it was ready: %v", err)
+	}
+	cfg, err := clientcmd.BuildConfigFromFlags("", filepath.Join(dataDir, "kubeconfig"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "audited"}}
+	if _, err := kubernetes.NewForConfigOrDie(cfg).CoreV1().ConfigMaps("default").Create(ctx, cm, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := wait.PollUntilContextTimeout(ctx, 10*time.Millisecond, wait.ForeverTestTimeout, true, func(context.Context) (bool, error) {
+		b, _ := os.ReadFile(log)
+		return strings.Contains(string(b), `"verb":"create"`) && strings.Contains(string(b), `"name":"audited"`), nil
+	}); err != nil {
+		t.Errorf("the create is not in the audit log %s", log)
+	}
 }
