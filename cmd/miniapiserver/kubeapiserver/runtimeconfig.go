@@ -31,14 +31,14 @@ import (
 )
 
 // runtimeConfig reads --runtime-config and returns whether the test
-// controls are served, and what to warn of. The served APIs are fixed, so an entry may only ask
-// for what is served anyway, as harnesses do (kwokctl's
-// --kube-runtime-config=api/all=true): api/all, api/ga, api/beta and
-// api/alpha on (warned of but for api/ga: kube-apiserver's alpha and beta
-// APIs this server lacks stay unserved), and GROUP/VERSION[/RESOURCE] on
-// for a served group version (api/v1: core). The test controls' group is on only when
-// named (api/all does not turn it on). Turning an API off, or on one that
-// is not served, is refused, naming the entry.
+// controls are served, and what to warn of. The served APIs are fixed, so
+// an entry may only ask for what is served anyway, as harnesses do
+// (kwokctl's --kube-runtime-config=api/all=true): api/all, api/ga, api/beta
+// and api/alpha on (warned of but for api/ga: kube-apiserver's alpha and
+// beta APIs this server lacks stay unserved), and GROUP/VERSION[/RESOURCE]
+// on for a served group version (api/v1: core). The test controls' group
+// is on only when named (api/all does not turn it on). Turning an API off,
+// or on one that is not served, is refused, naming the entry.
 func (o *Options) runtimeConfig() (testControls bool, warnings []string, err error) {
 	served := server.ServedGroupVersions()
 	for _, key := range slices.Sorted(maps.Keys(o.APIEnablement.RuntimeConfig)) {
@@ -49,7 +49,7 @@ func (o *Options) runtimeConfig() (testControls bool, warnings []string, err err
 				return false, nil, fmt.Errorf("--runtime-config %s=%s: %w", key, value, err)
 			}
 		}
-		_, matcher := matchers[key]
+		matcher := matchers[key]
 		tokens := strings.Split(key, "/")
 		if !matcher && len(tokens) != 2 && len(tokens) != 3 {
 			return false, nil, fmt.Errorf("runtime-config invalid key %s", key) // upstream's
