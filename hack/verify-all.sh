@@ -31,9 +31,16 @@ tidy_clean() {
 # kube_gates_fresh: cmd/miniapiserver/kubegates has the feature gates of
 # the kube-apiserver hack/upstream pins.
 kube_gates_fresh() {
-  local gen=cmd/miniapiserver/kubegates/zz_generated.gates.go
-  if ! GOWORK=off go -C hack/upstream run ./kubegates | diff -u "${gen}" -; then
-    echo "${gen} is not kube-apiserver's gates: run GOWORK=off go -C hack/upstream run ./kubegates > ${gen}"
+  local dir=cmd/miniapiserver/kubegates tmp
+  tmp=$(mktemp -d)
+  GOWORK=off go -C hack/upstream run ./kubegates "${tmp}" || { rm -rf "${tmp}"; return 1; }
+  local stale=0 f
+  for f in "${tmp}"/zz_generated.*.go "${dir}"/zz_generated.*.go; do
+    diff -u "${dir}/$(basename "${f}")" "${tmp}/$(basename "${f}")" >/dev/null || stale=1
+  done
+  rm -rf "${tmp}"
+  if (( stale )); then
+    echo "${dir}'s zz_generated files are not kube-apiserver's gates: run GOWORK=off go -C hack/upstream run ./kubegates ../../${dir}"
     return 1
   fi
 }

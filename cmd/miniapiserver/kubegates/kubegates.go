@@ -19,7 +19,7 @@ limitations under the License.
 // k8s.io/kubernetes' gates (kwokctl's --kube-feature-gates, an envtest
 // suite's flags), and a gate kube-apiserver knows must not stop the
 // server. The gates and their specs are kube-apiserver's, generated from
-// k8s.io/kubernetes (zz_generated.gates.go, by hack/upstream/kubegates).
+// k8s.io/kubernetes (the zz_generated files, by hack/upstream/kubegates).
 package kubegates
 
 import (
@@ -64,7 +64,7 @@ func register(gate featuregate.MutableVersionedFeatureGate) (inert []featuregate
 		return nil, err
 	}
 	added := map[featuregate.Feature]featuregate.VersionedSpecs{}
-	for name, specs := range gates {
+	for name, specs := range gates() {
 		if _, ok := known[name]; ok {
 			continue
 		}
@@ -75,7 +75,7 @@ func register(gate featuregate.MutableVersionedFeatureGate) (inert []featuregate
 	}
 	for name := range client {
 		if _, ok := known[name]; !ok && added[name] == nil {
-			return nil, fmt.Errorf("client-go's feature gate %s is not kube-apiserver %s's: regenerate %s", name, kubeAPIServerVersion, "zz_generated.gates.go")
+			return nil, fmt.Errorf("client-go's feature gate %s is not kube-apiserver %s's: regenerate the zz_generated files", name, kubeAPIServerVersion)
 		}
 	}
 	if err := gate.AddVersioned(added); err != nil {
@@ -84,6 +84,16 @@ func register(gate featuregate.MutableVersionedFeatureGate) (inert []featuregate
 	clientfeatures.ReplaceFeatureGates(clientGates{gate})
 	slices.Sort(inert)
 	return inert, nil
+}
+
+// gates are kube-apiserver's gates with their specs: the generated maps,
+// one per maturity of a gate's latest spec.
+func gates() map[featuregate.Feature]featuregate.VersionedSpecs {
+	all := map[featuregate.Feature]featuregate.VersionedSpecs{}
+	for _, m := range []map[featuregate.Feature]featuregate.VersionedSpecs{alphaGates, betaGates, gaGates, deprecatedGates} {
+		maps.Copy(all, m)
+	}
+	return all
 }
 
 // Changed returns NAME=VALUE for each of names set away from its default.

@@ -43,7 +43,7 @@ func TestRegister(t *testing.T) {
 		t.Fatal(err)
 	}
 	all := gate.GetAllVersioned()
-	for name := range gates {
+	for name := range gates() {
 		if _, ok := all[name]; !ok {
 			t.Errorf("kube-apiserver's gate %s is not registered", name)
 		}
