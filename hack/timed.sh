@@ -6,5 +6,5 @@ set -uo pipefail
 start=${SECONDS}
 "$@"
 rc=$?
-echo "  $(( SECONDS - start ))s rc=${rc}: $*" >>"${PHASE_TIMES}"
+echo "$(( SECONDS - start ))s rc=${rc}: $*" >>"${PHASE_TIMES}"
 exit "${rc}"
