@@ -17,6 +17,7 @@ limitations under the License.
 package crd
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"maps"
@@ -24,11 +25,13 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/apimachinery/pkg/watch"
 	utilfeature "k8s.io/apiserver/pkg/util/feature"
 	"k8s.io/client-go/dynamic"
@@ -62,7 +65,7 @@ func cronTab(name string, replicas, minReplicas int64) *unstructured.Unstructure
 // apiextensions-apiserver does for its custom resources.
 func TestCRDWithKubectl(t *testing.T) {
 	t.Parallel()
-	s, _ := framework.Start(t)
+	s, client := framework.Start(t)
 	ctx := t.Context()
 	framework.Kubectl(t, s, "", "apply", "-f", crdBases)
 	framework.Kubectl(t, s, "", "wait", "--for=condition=Established", "--timeout=10s", "crd/crontabs.stable.example.com")
@@ -167,14 +170,23 @@ func TestCRDWithKubectl(t *testing.T) {
 	if out := framework.Kubectl(t, s, "", "explain", "crontab.spec.replicas"); !strings.Contains(out, "Replicas is how many copies to run.") {
 		t.Errorf("kubectl explain crontab.spec.replicas:\n%s", out)
 	}
-	// The first /openapi/v2 in protobuf builds the whole spec and converts
-	// it: 8 s under the race detector on an idle machine, and over 55 s on
-	// one loaded by make test (once), past kubectl's 32 s for discovery
-	// requests.
-	if out := framework.Kubectl(t, s, "", "explain", "crd.spec.versions.schema", "--output=plaintext-openapiv2", "--request-timeout=3m"); !strings.Contains(out, "openAPIV3Schema") {
+	// OpenAPI v2 is built on its first request; then apiextensions' OpenAPI
+	// controller adds the CRDs to it, and the protobuf form served before
+	// is converted again on the next request (8 s under the race detector
+	// on an idle machine, over the server's 60 s request timeout on one
+	// loaded by make test). Once the CRD is in the spec (JSON), both
+	// explains read one conversion. kubectl's 32 s for discovery requests
+	// is not enough for it either.
+	if err := wait.PollUntilContextTimeout(ctx, 500*time.Millisecond, 3*time.Minute, true, func(ctx context.Context) (bool, error) {
+		spec, err := client.Discovery().RESTClient().Get().AbsPath("/openapi/v2").DoRaw(ctx)
+		return err == nil && strings.Contains(string(spec), `"com.example.stable.v1.CronTab"`), nil
+	}); err != nil {
+		t.Fatalf("waiting for the CronTab in OpenAPI v2: %v", err)
+	}
+	if out := framework.Kubectl(t, s, "", "explain", "crd.spec.versions.schema", "--output=plaintext-openapiv2", "--request-timeout=55s"); !strings.Contains(out, "openAPIV3Schema") {
 		t.Errorf("kubectl explain (OpenAPI v2) of the CRD type:\n%s", out)
 	}
-	if out := framework.Kubectl(t, s, "", "explain", "crontab.spec.image", "--output=plaintext-openapiv2", "--request-timeout=3m"); !strings.Contains(out, "Image is the container image to run.") {
+	if out := framework.Kubectl(t, s, "", "explain", "crontab.spec.image", "--output=plaintext-openapiv2", "--request-timeout=55s"); !strings.Contains(out, "Image is the container image to run.") {
 		t.Errorf("kubectl explain (OpenAPI v2) crontab.spec.image:\n%s", out)
 	}
 }

@@ -40,20 +40,11 @@ func Kubectl(t *testing.T, s *testserver.Server, stdin string, args ...string) s
 }
 
 // RunKubectl runs the real kubectl against s and returns its stdout, its
-// stderr and how it exited. kubectl is killed after a minute, or 30 s
-// past a longer --request-timeout=DURATION among args.
+// stderr and how it exited.
 func RunKubectl(t *testing.T, s *testserver.Server, stdin string, args ...string) (string, string, error) {
 	t.Helper()
 	kubectl := KubectlPath(t) // built first, out of the run's minute
-	limit := time.Minute
-	for _, a := range args {
-		if v, ok := strings.CutPrefix(a, "--request-timeout="); ok {
-			if d, err := time.ParseDuration(v); err == nil {
-				limit = max(limit, d+30*time.Second)
-			}
-		}
-	}
-	ctx, cancel := context.WithTimeout(t.Context(), limit)
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, kubectl, args...)
 	cmd.Env = append(os.Environ(), "KUBECONFIG="+s.KubeconfigPath, "HOME="+t.TempDir())
