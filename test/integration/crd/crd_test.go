@@ -17,6 +17,7 @@ limitations under the License.
 package crd
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -171,17 +172,19 @@ func TestCRDWithKubectl(t *testing.T) {
 		t.Errorf("kubectl explain crontab.spec.replicas:\n%s", out)
 	}
 	// OpenAPI v2 is built on its first request; then apiextensions' OpenAPI
-	// controller adds the CRDs to it, and the protobuf form served before
-	// is converted again on the next request (8 s under the race detector
-	// on an idle machine, over the server's 60 s request timeout on one
-	// loaded by make test). Once the CRD is in the spec (JSON), both
-	// explains read one conversion. kubectl's 32 s for discovery requests
-	// is not enough for it either.
-	if err := wait.PollUntilContextTimeout(ctx, 500*time.Millisecond, 3*time.Minute, true, func(ctx context.Context) (bool, error) {
-		spec, err := client.Discovery().RESTClient().Get().AbsPath("/openapi/v2").DoRaw(ctx)
-		return err == nil && strings.Contains(string(spec), `"com.example.stable.v1.CronTab"`), nil
+	// controller adds the CRDs to it. Its protobuf form, which kubectl
+	// reads, is converted from the JSON once per spec, on the first request
+	// for it: 8 s under the race detector on an idle machine, over a
+	// minute on one loaded by make test, longer than the server's request
+	// timeout and kubectl's. The conversion goes on after a request times
+	// out and is kept, so it is asked for here until it holds the CronTab;
+	// both explains then read it.
+	if err := wait.PollUntilContextTimeout(ctx, 500*time.Millisecond, 4*time.Minute, true, func(ctx context.Context) (bool, error) {
+		spec, err := client.Discovery().RESTClient().Get().AbsPath("/openapi/v2").
+			SetHeader("Accept", "application/com.github.proto-openapi.spec.v2.v1.0+protobuf").DoRaw(ctx)
+		return err == nil && bytes.Contains(spec, []byte("com.example.stable.v1.CronTab")), nil
 	}); err != nil {
-		t.Fatalf("waiting for the CronTab in OpenAPI v2: %v", err)
+		t.Fatalf("waiting for the CronTab in OpenAPI v2 (protobuf): %v", err)
 	}
 	if out := framework.Kubectl(t, s, "", "explain", "crd.spec.versions.schema", "--output=plaintext-openapiv2", "--request-timeout=55s"); !strings.Contains(out, "openAPIV3Schema") {
 		t.Errorf("kubectl explain (OpenAPI v2) of the CRD type:\n%s", out)
