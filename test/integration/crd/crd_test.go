@@ -69,7 +69,7 @@ func TestCRDWithKubectl(t *testing.T) {
 	s, client := framework.Start(t)
 	ctx := t.Context()
 	framework.Kubectl(t, s, "", "apply", "-f", crdBases)
-	framework.Kubectl(t, s, "", "wait", "--for=condition=Established", "--timeout=10s", "crd/crontabs.stable.example.com")
+	framework.Kubectl(t, s, "", "wait", "--for=condition=Established", "--timeout=60s", "crd/crontabs.stable.example.com")
 	crs := dynamic.NewForConfigOrDie(s.Config).Resource(cronTabs).Namespace("default")
 
 	// Create: defaults applied, unknown fields pruned.

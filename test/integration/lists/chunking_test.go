@@ -168,7 +168,7 @@ func TestListChunkingCompactedContinueGets410WithFreshToken(t *testing.T) {
 
 		// The watch cache serves the token from its snapshot until it has
 		// seen the compaction (it reads the revision every second).
-		if pollErr := wait.PollUntilContextTimeout(t.Context(), 50*time.Millisecond, 10*time.Second, true, func(ctx context.Context) (bool, error) {
+		if pollErr := wait.PollUntilContextTimeout(t.Context(), 50*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
 			_, err = cms.List(ctx, metav1.ListOptions{Limit: 2, Continue: first.Continue})
 			return err != nil, nil
 		}); pollErr != nil {
