@@ -27,9 +27,11 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apiserver/pkg/authentication/authenticator"
+	"k8s.io/apiserver/pkg/authentication/authenticatorfactory"
 	"k8s.io/apiserver/pkg/authentication/group"
 	"k8s.io/apiserver/pkg/authentication/request/anonymous"
 	"k8s.io/apiserver/pkg/authentication/request/bearertoken"
+	"k8s.io/apiserver/pkg/authentication/request/headerrequest"
 	"k8s.io/apiserver/pkg/authentication/request/union"
 	x509request "k8s.io/apiserver/pkg/authentication/request/x509"
 	"k8s.io/apiserver/pkg/authentication/token/tokenfile"
@@ -66,14 +68,20 @@ func NewTokenAuthenticator(adminToken, tokenFile string, serviceAccounts *Servic
 	return tokenunion.New(chain...), nil
 }
 
-// NewAuthenticator authenticates as kube-apiserver does: client
-// certificates signed by clientCA (the user is the certificate's CN, its
-// groups its O; none if clientCA is nil), then bearer tokens; every
-// authenticated user is in system:authenticated. A request without
-// credentials is system:anonymous if anonymous is set (as with
-// kube-apiserver's --anonymous-auth=true), else a 401.
-func NewAuthenticator(clientCA dynamiccertificates.CAContentProvider, tokens authenticator.Token, allowAnonymous bool) authenticator.Request {
+// NewAuthenticator authenticates as kube-apiserver does: a front proxy's
+// requests for its users, with requestHeader (if set: its client
+// certificate, the user in its headers), then client certificates signed
+// by clientCA (the user is the certificate's CN, its groups its O; none if
+// clientCA is nil), then bearer tokens; every authenticated user is in
+// system:authenticated. A request without credentials is system:anonymous
+// if anonymous is set (as with kube-apiserver's --anonymous-auth=true),
+// else a 401.
+func NewAuthenticator(clientCA dynamiccertificates.CAContentProvider, requestHeader *authenticatorfactory.RequestHeaderConfig, tokens authenticator.Token, allowAnonymous bool) authenticator.Request {
 	var chain []authenticator.Request
+	if rh := requestHeader; rh != nil {
+		chain = append(chain, headerrequest.NewDynamicVerifyOptionsSecure(rh.CAContentProvider.VerifyOptions, rh.AllowedClientNames,
+			rh.UsernameHeaders, rh.UIDHeaders, rh.GroupHeaders, rh.ExtraHeaderPrefixes))
+	}
 	if clientCA != nil {
 		chain = append(chain, x509request.NewDynamic(clientCA.VerifyOptions, x509request.CommonNameUserConversion))
 	}

@@ -25,6 +25,7 @@ import (
 	"path/filepath"
 	"strconv"
 
+	"k8s.io/apiserver/pkg/authentication/authenticatorfactory"
 	genericapiserver "k8s.io/apiserver/pkg/server"
 	"k8s.io/apiserver/pkg/server/dynamiccertificates"
 	"k8s.io/client-go/rest"
@@ -68,6 +69,11 @@ type Serving struct {
 	// ClientCA verifies client certificates (the user is the CN, the
 	// groups the Os); nil: none are asked for.
 	ClientCA dynamiccertificates.CAContentProvider
+	// RequestHeader, if set, authenticates the users a front proxy (an
+	// aggregator) sends requests for: a client certificate its CA signed,
+	// of one of its allowed names, and the user in its headers
+	// (kube-apiserver's --requestheader-* flags).
+	RequestHeader *authenticatorfactory.RequestHeaderConfig
 	// Anonymous makes a request without credentials system:anonymous's;
 	// false: a 401 (--anonymous-auth).
 	Anonymous bool

@@ -106,6 +106,11 @@ func (c CompletedConfig) genericConfig(ctx context.Context, backend *storageback
 	watches.ConnWritten = listener.LastWrite
 	secure.Listener = listener
 	secure.ClientCA = c.Serving.ClientCA
+	if rh := c.Serving.RequestHeader; rh != nil { // a front proxy's certificates are asked for too
+		if err := gc.Authentication.ApplyClientCert(rh.CAContentProvider, &secure); err != nil {
+			return nil, err
+		}
+	}
 	gc.SecureServing = &secure
 
 	loopback := rest.CopyConfig(c.Serving.Loopback)
@@ -179,7 +184,8 @@ func (c CompletedConfig) authenticate(gc *genericapiserver.Config, parts *generi
 	if parts.tokens, err = auth.NewTokenAuthenticator(s.AdminToken, c.Options.TokenAuthFile, parts.serviceAccounts); err != nil {
 		return err
 	}
-	gc.Authentication.Authenticator = auth.NewAuthenticator(s.ClientCA, parts.tokens, s.Anonymous)
+	gc.Authentication.Authenticator = auth.NewAuthenticator(s.ClientCA, s.RequestHeader, parts.tokens, s.Anonymous)
+	gc.Authentication.RequestHeaderConfig = s.RequestHeader // the filter drops the headers once used
 	return nil
 }
 

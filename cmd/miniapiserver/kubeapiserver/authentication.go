@@ -129,6 +129,7 @@ func (o *authenticationOptions) Validate(signingKeyFile string) []error {
 		}
 		seen[issuer] = true
 	}
+	errs = append(errs, o.RequestHeader.Validate()...)
 	if len(o.ServiceAccountIssuers) == 0 {
 		errs = append(errs, errors.New("service-account-issuer is a required flag"))
 	}
@@ -145,8 +146,9 @@ func (o *authenticationOptions) Validate(signingKeyFile string) []error {
 	return errs
 }
 
-// applyTo sets s's authentication: the client CA, anonymous requests, and
-// the service accounts' issuers and keys (signingKeyFile signs).
+// applyTo sets s's authentication: the client CA, the request headers of
+// a front proxy, anonymous requests, and the service accounts' issuers
+// and keys (signingKeyFile signs).
 func (o *authenticationOptions) applyTo(s *server.Serving, signingKeyFile string) error {
 	s.Anonymous = o.Anonymous
 	if o.ClientCert.ClientCA != "" {
@@ -156,6 +158,11 @@ func (o *authenticationOptions) applyTo(s *server.Serving, signingKeyFile string
 		}
 		s.ClientCA = ca
 	}
+	rh, err := o.RequestHeader.ToAuthenticationRequestHeaderConfig()
+	if err != nil {
+		return fmt.Errorf("--requestheader-client-ca-file: %w", err)
+	}
+	s.RequestHeader = rh
 	signer, err := keyutil.PrivateKeyFromFile(signingKeyFile)
 	if err != nil {
 		return fmt.Errorf("failed to parse service-account-issuer-key-file: %w", err)

@@ -58,6 +58,8 @@ var honoured = []string{
 	"profiling", "contention-profiling", "debug-socket-path", "enable-priority-and-fairness",
 	// authentication and authorization
 	"api-audiences", "anonymous-auth", "client-ca-file", "service-account-key-file", "service-account-issuer",
+	"requestheader-client-ca-file", "requestheader-allowed-names", "requestheader-username-headers", "requestheader-group-headers",
+	"requestheader-extra-headers-prefix", "requestheader-uid-headers",
 	"token-auth-file", "authorization-mode", "service-account-signing-key-file",
 	// admission
 	"admission-control", "enable-admission-plugins", "disable-admission-plugins", "admission-control-config-file",

@@ -20,13 +20,18 @@ import (
 	"bytes"
 	"context"
 	"crypto/x509"
+	"encoding/json"
 	"encoding/pem"
+	"fmt"
+	"maps"
 	"slices"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apiserver/pkg/features"
+	utilfeature "k8s.io/apiserver/pkg/util/feature"
 	"k8s.io/client-go/kubernetes"
 	certutil "k8s.io/client-go/util/cert"
 )
@@ -37,14 +42,21 @@ import (
 // and kube-controller-manager and kube-scheduler fail without it.
 const authenticationInfo = "extension-apiserver-authentication"
 
-// AuthenticationInfo writes clientCA (PEM) into the
-// authentication info ConfigMap's client-ca-file, as kube-apiserver's
-// cluster-authentication-info controller does: the certificates already
-// there stay (another server's, on the same etcd), expired ones (by five
-// minutes) go, each once. Unlike that controller, it writes once per start
-// and does not watch the ConfigMap; the server takes no request-header
-// authentication, so the requestheader-* keys are left as they are.
-func AuthenticationInfo(ctx context.Context, client kubernetes.Interface, clientCA []byte) error {
+// RequestHeaderInfo is the server's request-header authentication
+// (--requestheader-*) as AuthenticationInfo publishes it.
+type RequestHeaderInfo struct {
+	CA                                                                           []byte // PEM
+	UsernameHeaders, UIDHeaders, GroupHeaders, ExtraHeaderPrefixes, AllowedNames []string
+}
+
+// AuthenticationInfo writes clientCA (PEM) into the authentication info
+// ConfigMap's client-ca-file, and requestHeader (if set) into its
+// requestheader-* keys, as kube-apiserver's cluster-authentication-info
+// controller does: what is already there stays (another server's, on the
+// same etcd) and what is added comes after it, each once; expired
+// certificates (by five minutes) go. Unlike that controller, it writes
+// once per start and does not watch the ConfigMap.
+func AuthenticationInfo(ctx context.Context, client kubernetes.Interface, clientCA []byte, requestHeader *RequestHeaderInfo) error {
 	configMaps := client.CoreV1().ConfigMaps(metav1.NamespaceSystem)
 	return retryBootstrap(ctx, "kube-system/"+authenticationInfo, func(ctx context.Context) error {
 		current, err := configMaps.Get(ctx, authenticationInfo, metav1.GetOptions{})
@@ -54,18 +66,15 @@ func AuthenticationInfo(ctx context.Context, client kubernetes.Interface, client
 		} else if err != nil {
 			return err
 		}
-		bundle, err := combineCABundles(time.Now(), []byte(current.Data["client-ca-file"]), clientCA)
+		data, err := authenticationInfoData(current.Data, clientCA, requestHeader)
 		if err != nil {
 			return err
 		}
-		if current.Data["client-ca-file"] == string(bundle) {
+		if maps.Equal(current.Data, data) {
 			return nil
 		}
 		updated := current.DeepCopy()
-		if updated.Data == nil {
-			updated.Data = map[string]string{}
-		}
-		updated.Data["client-ca-file"] = string(bundle)
+		updated.Data = data
 		if found {
 			_, err = configMaps.Update(ctx, updated, metav1.UpdateOptions{})
 		} else {
@@ -73,6 +82,68 @@ func AuthenticationInfo(ctx context.Context, client kubernetes.Interface, client
 		}
 		return err
 	})
+}
+
+// authenticationInfoData is the ConfigMap's data once the server's trust
+// is added to data's, as upstream's getConfigMapDataFor writes it (the
+// keys it knows, request-header lists as JSON).
+func authenticationInfoData(data map[string]string, clientCA []byte, requestHeader *RequestHeaderInfo) (map[string]string, error) {
+	rh := requestHeader
+	if rh == nil {
+		rh = &RequestHeaderInfo{}
+	}
+	out := map[string]string{}
+	now := time.Now()
+	bundle, err := combineCABundles(now, []byte(data["client-ca-file"]), clientCA)
+	if err != nil {
+		return nil, err
+	}
+	if len(bundle) > 0 {
+		out["client-ca-file"] = string(bundle)
+	}
+	if bundle, err = combineCABundles(now, []byte(data["requestheader-client-ca-file"]), rh.CA); err != nil || len(bundle) == 0 {
+		return out, err
+	}
+	out["requestheader-client-ca-file"] = string(bundle)
+	lists := []struct {
+		key  string
+		ours []string
+	}{
+		{"requestheader-username-headers", rh.UsernameHeaders},
+		{"requestheader-group-headers", rh.GroupHeaders},
+		{"requestheader-extra-headers-prefix", rh.ExtraHeaderPrefixes},
+		{"requestheader-allowed-names", rh.AllowedNames},
+	}
+	uids := utilfeature.DefaultFeatureGate.Enabled(features.RemoteRequestHeaderUID)
+	if uids {
+		lists = append(lists, struct {
+			key  string
+			ours []string
+		}{"requestheader-uid-headers", rh.UIDHeaders})
+	}
+	for _, l := range lists {
+		var existing []string
+		if v := data[l.key]; v != "" {
+			if err := json.Unmarshal([]byte(v), &existing); err != nil {
+				return nil, fmt.Errorf("%s of kube-system/%s: %w", l.key, authenticationInfo, err)
+			}
+		}
+		combined := []string{}
+		for _, v := range slices.Concat(existing, l.ours) {
+			if !slices.Contains(combined, v) {
+				combined = append(combined, v)
+			}
+		}
+		if l.key == "requestheader-uid-headers" && len(combined) == 0 {
+			continue // upstream writes it only when there are some
+		}
+		b, err := json.Marshal(combined)
+		if err != nil {
+			return nil, err
+		}
+		out[l.key] = string(b)
+	}
+	return out, nil
 }
 
 // combineCABundles is the PEM bundle of the certificates in the bundles,

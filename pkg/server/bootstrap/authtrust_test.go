@@ -17,6 +17,7 @@ limitations under the License.
 package bootstrap
 
 import (
+	"maps"
 	"testing"
 	"time"
 
@@ -48,7 +49,7 @@ func TestBootstrapAuthenticationInfo(t *testing.T) {
 		wantWrite bool
 	}{
 		{name: "missing", want: ours, wantWrite: true},
-		{name: "another server's", existing: map[string]string{"client-ca-file": theirs, "requestheader-allowed-names": `["front"]`}, want: theirs + ours, wantWrite: true},
+		{name: "another server's", existing: map[string]string{"client-ca-file": theirs, "requestheader-client-ca-file": theirs, "requestheader-allowed-names": `["front"]`}, want: theirs + ours, wantWrite: true},
 		{name: "already there", existing: map[string]string{"client-ca-file": theirs + ours}, want: theirs + ours},
 		{name: "expired dropped", existing: map[string]string{"client-ca-file": expired + ours}, want: ours, wantWrite: true},
 	} {
@@ -61,7 +62,7 @@ func TestBootstrapAuthenticationInfo(t *testing.T) {
 				}
 			}
 			client.ClearActions()
-			if err := AuthenticationInfo(t.Context(), client, []byte(ours)); err != nil {
+			if err := AuthenticationInfo(t.Context(), client, []byte(ours), nil); err != nil {
 				t.Fatal(err)
 			}
 			got, err := client.CoreV1().ConfigMaps("kube-system").Get(t.Context(), authenticationInfo, metav1.GetOptions{})
@@ -84,6 +85,45 @@ func TestBootstrapAuthenticationInfo(t *testing.T) {
 			}
 			if (writes > 0) != tt.wantWrite {
 				t.Errorf("%d writes, want a write: %v", writes, tt.wantWrite)
+			}
+		})
+	}
+}
+
+// TestBootstrapRequestHeaderInfo: the request-header trust is written as
+// kube-apiserver writes it (each list as JSON, the uid headers only when
+// there are some), after another server's, each entry once; with none of
+// its own, a server keeps another's.
+func TestBootstrapRequestHeaderInfo(t *testing.T) {
+	year := time.Now().Add(365 * 24 * time.Hour)
+	client, front, theirs := testCA(t, "client", year), testCA(t, "front", year), testCA(t, "theirs", year)
+	ours := &RequestHeaderInfo{CA: []byte(front), UsernameHeaders: []string{"X-Remote-User"}, GroupHeaders: []string{"X-Remote-Group"},
+		ExtraHeaderPrefixes: []string{"X-Remote-Extra-"}, AllowedNames: []string{"front-proxy-client"}}
+	another := map[string]string{"client-ca-file": client, "requestheader-client-ca-file": theirs, "requestheader-allowed-names": `["aggregator"]`,
+		"requestheader-username-headers": `["X-Remote-User","X-Remote-User"]`, "requestheader-uid-headers": `["X-Remote-Uid"]`}
+	for _, tt := range []struct {
+		name          string
+		existing      map[string]string
+		requestHeader *RequestHeaderInfo
+		want          map[string]string
+	}{
+		{name: "ours", requestHeader: ours, want: map[string]string{"client-ca-file": client, "requestheader-client-ca-file": front,
+			"requestheader-username-headers": `["X-Remote-User"]`, "requestheader-group-headers": `["X-Remote-Group"]`,
+			"requestheader-extra-headers-prefix": `["X-Remote-Extra-"]`, "requestheader-allowed-names": `["front-proxy-client"]`}},
+		{name: "after another's", existing: another, requestHeader: ours, want: map[string]string{"client-ca-file": client, "requestheader-client-ca-file": theirs + front,
+			"requestheader-username-headers": `["X-Remote-User"]`, "requestheader-group-headers": `["X-Remote-Group"]`, "requestheader-uid-headers": `["X-Remote-Uid"]`,
+			"requestheader-extra-headers-prefix": `["X-Remote-Extra-"]`, "requestheader-allowed-names": `["aggregator","front-proxy-client"]`}},
+		{name: "another's only", existing: another, want: map[string]string{"client-ca-file": client, "requestheader-client-ca-file": theirs,
+			"requestheader-username-headers": `["X-Remote-User"]`, "requestheader-group-headers": `[]`, "requestheader-uid-headers": `["X-Remote-Uid"]`,
+			"requestheader-extra-headers-prefix": `[]`, "requestheader-allowed-names": `["aggregator"]`}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := authenticationInfoData(tt.existing, []byte(client), tt.requestHeader)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !maps.Equal(got, tt.want) {
+				t.Errorf("data:\n%v\nwant\n%v", got, tt.want)
 			}
 		})
 	}
