@@ -105,21 +105,18 @@ func authenticationInfoData(data map[string]string, clientCA []byte, requestHead
 		return out, err
 	}
 	out["requestheader-client-ca-file"] = string(bundle)
-	lists := []struct {
+	type list struct {
 		key  string
 		ours []string
-	}{
+	}
+	lists := []list{
 		{"requestheader-username-headers", rh.UsernameHeaders},
 		{"requestheader-group-headers", rh.GroupHeaders},
 		{"requestheader-extra-headers-prefix", rh.ExtraHeaderPrefixes},
 		{"requestheader-allowed-names", rh.AllowedNames},
 	}
-	uids := utilfeature.DefaultFeatureGate.Enabled(features.RemoteRequestHeaderUID)
-	if uids {
-		lists = append(lists, struct {
-			key  string
-			ours []string
-		}{"requestheader-uid-headers", rh.UIDHeaders})
+	if utilfeature.DefaultFeatureGate.Enabled(features.RemoteRequestHeaderUID) {
+		lists = append(lists, list{"requestheader-uid-headers", rh.UIDHeaders})
 	}
 	for _, l := range lists {
 		var existing []string

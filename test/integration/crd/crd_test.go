@@ -174,11 +174,10 @@ func TestCRDWithKubectl(t *testing.T) {
 	// OpenAPI v2 is built on its first request; then apiextensions' OpenAPI
 	// controller adds the CRDs to it. Its protobuf form, which kubectl
 	// reads, is converted from the JSON once per spec, on the first request
-	// for it: 8 s under the race detector on an idle machine, over a
-	// minute on one loaded by make test, longer than the server's request
-	// timeout and kubectl's. The conversion goes on after a request times
-	// out and is kept, so it is asked for here until it holds the CronTab;
-	// both explains then read it.
+	// for it: under the race detector on a loaded machine, that takes
+	// longer than the server's request timeout and kubectl's. The
+	// conversion goes on after a request times out and is kept, so it is
+	// asked for here until it holds the CronTab; both explains then read it.
 	if err := wait.PollUntilContextTimeout(ctx, 500*time.Millisecond, 4*time.Minute, true, func(ctx context.Context) (bool, error) {
 		spec, err := client.Discovery().RESTClient().Get().AbsPath("/openapi/v2").
 			SetHeader("Accept", "application/com.github.proto-openapi.spec.v2.v1.0+protobuf").DoRaw(ctx)
