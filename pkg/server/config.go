@@ -70,9 +70,7 @@ type Serving struct {
 	// groups the Os); nil: none are asked for.
 	ClientCA dynamiccertificates.CAContentProvider
 	// RequestHeader, if set, authenticates the users a front proxy (an
-	// aggregator) sends requests for: a client certificate its CA signed,
-	// of one of its allowed names, and the user in its headers
-	// (kube-apiserver's --requestheader-* flags).
+	// aggregator) names in its headers (kube-apiserver's --requestheader-*).
 	RequestHeader *authenticatorfactory.RequestHeaderConfig
 	// Anonymous makes a request without credentials system:anonymous's;
 	// false: a 401 (--anonymous-auth).

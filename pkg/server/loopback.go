@@ -118,7 +118,7 @@ func (c CompletedConfig) addLoopbackClients(a *apiServer, parts *genericParts) (
 	})
 	if c.Serving.ClientCA != nil || c.Serving.RequestHeader != nil {
 		afterSynced("start-cluster-authentication-info-controller", func(ctx context.Context) error {
-			return bootstrap.AuthenticationInfo(ctx, loopbackClient, c.clientCABundle(), c.requestHeaderInfo())
+			return bootstrap.AuthenticationInfo(ctx, loopbackClient, c.Serving.ClientCA, c.Serving.RequestHeader)
 		})
 	}
 	// The record of node ports and the IPAddresses of cluster IPs are
@@ -207,24 +207,4 @@ func afterSync(ctx context.Context, synced <-chan struct{}) bool {
 	case <-ctx.Done():
 		return false
 	}
-}
-
-// clientCABundle is the client CA (PEM), if any.
-func (c CompletedConfig) clientCABundle() []byte {
-	if c.Serving.ClientCA == nil {
-		return nil
-	}
-	return c.Serving.ClientCA.CurrentCABundleContent()
-}
-
-// requestHeaderInfo is the request-header authentication, if any, as the
-// authentication info ConfigMap publishes it.
-func (c CompletedConfig) requestHeaderInfo() *bootstrap.RequestHeaderInfo {
-	rh := c.Serving.RequestHeader
-	if rh == nil {
-		return nil
-	}
-	return &bootstrap.RequestHeaderInfo{CA: rh.CAContentProvider.CurrentCABundleContent(), UsernameHeaders: rh.UsernameHeaders.Value(),
-		UIDHeaders: rh.UIDHeaders.Value(), GroupHeaders: rh.GroupHeaders.Value(), ExtraHeaderPrefixes: rh.ExtraHeaderPrefixes.Value(),
-		AllowedNames: rh.AllowedClientNames.Value()}
 }

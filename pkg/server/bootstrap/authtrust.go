@@ -30,7 +30,9 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apiserver/pkg/authentication/authenticatorfactory"
 	"k8s.io/apiserver/pkg/features"
+	"k8s.io/apiserver/pkg/server/dynamiccertificates"
 	utilfeature "k8s.io/apiserver/pkg/util/feature"
 	"k8s.io/client-go/kubernetes"
 	certutil "k8s.io/client-go/util/cert"
@@ -42,21 +44,31 @@ import (
 // and kube-controller-manager and kube-scheduler fail without it.
 const authenticationInfo = "extension-apiserver-authentication"
 
-// RequestHeaderInfo is the server's request-header authentication
+// requestHeaderInfo is the server's request-header authentication
 // (--requestheader-*) as AuthenticationInfo publishes it.
-type RequestHeaderInfo struct {
+type requestHeaderInfo struct {
 	CA                                                                           []byte // PEM
 	UsernameHeaders, UIDHeaders, GroupHeaders, ExtraHeaderPrefixes, AllowedNames []string
 }
 
-// AuthenticationInfo writes clientCA (PEM) into the authentication info
+// AuthenticationInfo writes clientCA's bundle into the authentication info
 // ConfigMap's client-ca-file, and requestHeader (if set) into its
 // requestheader-* keys, as kube-apiserver's cluster-authentication-info
 // controller does: what is already there stays (another server's, on the
 // same etcd) and what is added comes after it, each once; expired
 // certificates (by five minutes) go. Unlike that controller, it writes
 // once per start and does not watch the ConfigMap.
-func AuthenticationInfo(ctx context.Context, client kubernetes.Interface, clientCA []byte, requestHeader *RequestHeaderInfo) error {
+func AuthenticationInfo(ctx context.Context, client kubernetes.Interface, clientCA dynamiccertificates.CAContentProvider, requestHeader *authenticatorfactory.RequestHeaderConfig) error {
+	var ca []byte
+	if clientCA != nil {
+		ca = clientCA.CurrentCABundleContent()
+	}
+	var rh *requestHeaderInfo
+	if r := requestHeader; r != nil {
+		rh = &requestHeaderInfo{CA: r.CAContentProvider.CurrentCABundleContent(), UsernameHeaders: r.UsernameHeaders.Value(),
+			UIDHeaders: r.UIDHeaders.Value(), GroupHeaders: r.GroupHeaders.Value(), ExtraHeaderPrefixes: r.ExtraHeaderPrefixes.Value(),
+			AllowedNames: r.AllowedClientNames.Value()}
+	}
 	configMaps := client.CoreV1().ConfigMaps(metav1.NamespaceSystem)
 	return retryBootstrap(ctx, "kube-system/"+authenticationInfo, func(ctx context.Context) error {
 		current, err := configMaps.Get(ctx, authenticationInfo, metav1.GetOptions{})
@@ -66,7 +78,7 @@ func AuthenticationInfo(ctx context.Context, client kubernetes.Interface, client
 		} else if err != nil {
 			return err
 		}
-		data, err := authenticationInfoData(current.Data, clientCA, requestHeader)
+		data, err := authenticationInfoData(current.Data, ca, rh)
 		if err != nil {
 			return err
 		}
@@ -87,10 +99,9 @@ func AuthenticationInfo(ctx context.Context, client kubernetes.Interface, client
 // authenticationInfoData is the ConfigMap's data once the server's trust
 // is added to data's, as upstream's getConfigMapDataFor writes it (the
 // keys it knows, request-header lists as JSON).
-func authenticationInfoData(data map[string]string, clientCA []byte, requestHeader *RequestHeaderInfo) (map[string]string, error) {
-	rh := requestHeader
+func authenticationInfoData(data map[string]string, clientCA []byte, rh *requestHeaderInfo) (map[string]string, error) {
 	if rh == nil {
-		rh = &RequestHeaderInfo{}
+		rh = &requestHeaderInfo{}
 	}
 	out := map[string]string{}
 	now := time.Now()

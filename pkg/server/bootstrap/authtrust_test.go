@@ -23,6 +23,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apiserver/pkg/server/dynamiccertificates"
 	"k8s.io/client-go/kubernetes/fake"
 
 	"github.com/miniapiserver/miniapiserver/test/pkitest"
@@ -62,7 +63,11 @@ func TestBootstrapAuthenticationInfo(t *testing.T) {
 				}
 			}
 			client.ClearActions()
-			if err := AuthenticationInfo(t.Context(), client, []byte(ours), nil); err != nil {
+			ca, err := dynamiccertificates.NewStaticCAContent("ours", []byte(ours))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := AuthenticationInfo(t.Context(), client, ca, nil); err != nil {
 				t.Fatal(err)
 			}
 			got, err := client.CoreV1().ConfigMaps("kube-system").Get(t.Context(), authenticationInfo, metav1.GetOptions{})
@@ -97,14 +102,14 @@ func TestBootstrapAuthenticationInfo(t *testing.T) {
 func TestBootstrapRequestHeaderInfo(t *testing.T) {
 	year := time.Now().Add(365 * 24 * time.Hour)
 	client, front, theirs := testCA(t, "client", year), testCA(t, "front", year), testCA(t, "theirs", year)
-	ours := &RequestHeaderInfo{CA: []byte(front), UsernameHeaders: []string{"X-Remote-User"}, GroupHeaders: []string{"X-Remote-Group"},
+	ours := &requestHeaderInfo{CA: []byte(front), UsernameHeaders: []string{"X-Remote-User"}, GroupHeaders: []string{"X-Remote-Group"},
 		ExtraHeaderPrefixes: []string{"X-Remote-Extra-"}, AllowedNames: []string{"front-proxy-client"}}
 	another := map[string]string{"client-ca-file": client, "requestheader-client-ca-file": theirs, "requestheader-allowed-names": `["aggregator"]`,
 		"requestheader-username-headers": `["X-Remote-User","X-Remote-User"]`, "requestheader-uid-headers": `["X-Remote-Uid"]`}
 	for _, tt := range []struct {
 		name          string
 		existing      map[string]string
-		requestHeader *RequestHeaderInfo
+		requestHeader *requestHeaderInfo
 		want          map[string]string
 	}{
 		{name: "ours", requestHeader: ours, want: map[string]string{"client-ca-file": client, "requestheader-client-ca-file": front,
