@@ -205,9 +205,14 @@ func (s *routerSink) Error(err error, msg string, kv ...any) {
 // went wrong, and it is kept as an info line (LoggedErrors leaves it out).
 // k8s.io/apiserver's compactor (storage/etcd3/compact.go, runWatchLoop)
 // reads compact_rev_key a second after it starts, and logs the read a stop
-// cancelled.
+// cancelled. Priority and fairness's config controller
+// (util/flowcontrol/apf_controller.go) may patch a FlowSchema's status
+// once more after the stop's wait for those writes (see
+// server.flowSchemaStatusTimeout) has seen them all: its write to the
+// server's own port is refused only once that port is closed.
 func shutdownRace(msg string) bool {
-	return strings.Contains(msg, `get "compact_rev_key" failed: context canceled`)
+	return strings.Contains(msg, `get "compact_rev_key" failed: context canceled`) ||
+		strings.Contains(msg, "failed to set a status.condition for FlowSchema") && strings.Contains(msg, "connect: connection refused")
 }
 
 func (s *routerSink) WithValues(kv ...any) logr.LogSink {

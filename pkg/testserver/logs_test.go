@@ -49,18 +49,22 @@ func TestRepeatedLinesAreCounted(t *testing.T) {
 }
 
 // TestShutdownRacesAreNotErrors: the compactor's read that a stop
-// cancelled, logged through klog as an error, reaches the test as an info
-// line and is no logged error; another etcd error still is.
+// cancelled, and priority and fairness's status write refused by the
+// closed port, logged through klog as errors, reach the test as info
+// lines and are no logged errors; other errors of theirs still are.
 func TestShutdownRacesAreNotErrors(t *testing.T) {
 	var got []string
 	l := newServerLog(func(args ...any) { got = append(got, fmt.Sprint(args...)) })
 	sink := &routerSink{verbosity: -1, write: l.write}
+	const patch = `failed to set a status.condition for FlowSchema kube-controller-manager: Patch "https://127.0.0.1:37757/apis/flowcontrol.apiserver.k8s.io/v1/flowschemas/kube-controller-manager/status": `
 	sink.Error(nil, `etcd: endpoint ([http://127.0.0.1:2379]): get "compact_rev_key" failed: context canceled`)
+	sink.Error(nil, patch+`dial tcp 127.0.0.1:37757: connect: connection refused`)
 	sink.Error(nil, `etcd: endpoint ([http://127.0.0.1:2379]): get "compact_rev_key" failed: etcdserver: request timed out`)
-	if len(got) != 2 || !strings.HasPrefix(got[0], "I ") || !strings.HasPrefix(got[1], "E ") {
-		t.Errorf("the test's log got %q, want the cancelled read as an info line, the timeout as an error", got)
+	sink.Error(nil, patch+`Internal error occurred`)
+	if len(got) != 4 || !strings.HasPrefix(got[0], "I ") || !strings.HasPrefix(got[1], "I ") || !strings.HasPrefix(got[2], "E ") || !strings.HasPrefix(got[3], "E ") {
+		t.Errorf("the test's log got %q, want the cancelled read and the refused write as info lines, the others as errors", got)
 	}
-	if len(l.errs) != 1 || !strings.Contains(l.errs[0], "request timed out") {
-		t.Errorf("errors recorded: %q, want the timeout only", l.errs)
+	if len(l.errs) != 2 || !strings.Contains(l.errs[0], "request timed out") || !strings.Contains(l.errs[1], "Internal error") {
+		t.Errorf("errors recorded: %q, want the timeout and the internal error only", l.errs)
 	}
 }
