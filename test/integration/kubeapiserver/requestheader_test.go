@@ -29,24 +29,10 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/transport"
 
 	"github.com/miniapiserver/miniapiserver/test/pkitest"
 )
-
-// withHeaders is a transport that adds headers to every request, as a
-// front proxy (an aggregator) does for the user it acts for.
-type withHeaders struct {
-	rt      http.RoundTripper
-	headers map[string]string
-}
-
-func (w withHeaders) RoundTrip(req *http.Request) (*http.Response, error) {
-	req = req.Clone(req.Context())
-	for k, v := range w.headers {
-		req.Header.Set(k, v)
-	}
-	return w.rt.RoundTrip(req)
-}
 
 // TestRequestHeaderAuthentication: with kube-apiserver's --requestheader-*
 // flags, a front proxy's client certificate (signed by the request-header
@@ -62,14 +48,16 @@ func TestRequestHeaderAuthentication(t *testing.T) {
 	s := startAPIServer(t, startEtcd(t), p, "--requestheader-client-ca-file="+pkitest.WriteFile(t, p.dir, "front-proxy-ca.crt", front.CertPEM()),
 		"--requestheader-allowed-names=front-proxy-client", "--requestheader-username-headers=X-Remote-User",
 		"--requestheader-group-headers=X-Remote-Group", "--requestheader-extra-headers-prefix=X-Remote-Extra-", "--requestheader-uid-headers=X-Remote-Uid")
-	headers := map[string]string{"X-Remote-User": "alice", "X-Remote-Uid": "alice-1", "X-Remote-Group": "devs", "X-Remote-Extra-Scopes": "read"}
 	proxy := func(cn string) *rest.Config {
 		cert, key := front.Issue(t, &x509.Certificate{Subject: pkix.Name{CommonName: cn},
 			ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}, KeyUsage: x509.KeyUsageDigitalSignature})
 		return &rest.Config{Host: s.host, TLSClientConfig: rest.TLSClientConfig{CAData: p.servingCA, CertData: cert, KeyData: key}}
 	}
 	whoami := func(cfg *rest.Config) (authenticationv1.UserInfo, error) {
-		cfg.WrapTransport = func(rt http.RoundTripper) http.RoundTripper { return withHeaders{rt, headers} }
+		// The headers a front proxy (an aggregator) sets, with client-go's transport for them.
+		cfg.WrapTransport = func(rt http.RoundTripper) http.RoundTripper {
+			return transport.NewAuthProxyRoundTripper("alice", "alice-1", []string{"devs"}, map[string][]string{"scopes": {"read"}}, rt)
+		}
 		review, err := kubernetes.NewForConfigOrDie(cfg).AuthenticationV1().SelfSubjectReviews().Create(ctx(t), &authenticationv1.SelfSubjectReview{}, metav1.CreateOptions{})
 		if err != nil {
 			return authenticationv1.UserInfo{}, err
