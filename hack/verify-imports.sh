@@ -60,6 +60,7 @@ only "${mod}/pkg/server/encoding" "pkg/(api|watchcache)" "(the seam between the 
 forbid "${mod}/pkg/server/admissionchain" "^${mod}/pkg/(server|testserver)\$" "pkg/server or pkg/testserver (it is a step of the server's assembly, which calls it)"
 forbid "${mod}/pkg/server/peers" "^${mod}/pkg/(server|testserver)\$" "pkg/server or pkg/testserver (it keeps the identity leases and shares the keys pkg/server asks it to)"
 forbid "${mod}/pkg/server/apiextensions" "^${mod}/pkg/(server|testserver)\$" "pkg/server or pkg/testserver (it builds the apiextensions-apiserver pkg/server delegates to)"
+forbid "${mod}/pkg/server/aggregator" "^${mod}/pkg/(server|testserver)\$" "pkg/server or pkg/testserver (it builds the aggregator pkg/server puts in front)"
 forbid "${mod}/pkg/server/controls" "^${mod}/pkg/(server|testserver)\$" "pkg/server or pkg/testserver (it serves the test controls pkg/server starts)"
 forbid "${mod}/pkg/server/apis" "^${mod}/pkg/(server|testserver)\$" "pkg/server or pkg/testserver (it installs the APIs in the server pkg/server assembles)"
 for p in $(go list ./pkg/admission/...); do

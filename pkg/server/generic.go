@@ -28,9 +28,7 @@ import (
 	"k8s.io/apiserver/pkg/endpoints/openapi"
 	genericapiserver "k8s.io/apiserver/pkg/server"
 	genericfilters "k8s.io/apiserver/pkg/server/filters"
-	"k8s.io/apiserver/pkg/server/healthz"
 	"k8s.io/apiserver/pkg/storage/storagebackend"
-	storagefactory "k8s.io/apiserver/pkg/storage/storagebackend/factory"
 	utilfeature "k8s.io/apiserver/pkg/util/feature"
 	utilflowcontrol "k8s.io/apiserver/pkg/util/flowcontrol"
 	"k8s.io/client-go/informers"
@@ -93,7 +91,7 @@ func (c CompletedConfig) genericConfig(ctx context.Context, backend *storageback
 		if faults != nil { // after authentication and impersonation: rules match the user
 			h = faults.Handler(h, api.Codecs)
 		}
-		return withLogger(genericapiserver.DefaultBuildHandlerChain(watches.Wrap(serving.WithGzip(h)), c), logger)
+		return serving.WithLogger(genericapiserver.DefaultBuildHandlerChain(watches.Wrap(serving.WithGzip(h)), c), logger)
 	}
 	drained := func() {
 		if g := parts.server.Load(); g != nil {
@@ -145,7 +143,7 @@ func (c CompletedConfig) genericConfig(ctx context.Context, backend *storageback
 		SoleServer: parts.peers.Alone}
 	// Shared with the apiextensions server, which adds the CRD groups.
 	gc.AggregatedDiscoveryGroupManager = discoveryendpoint.NewResourceManager("apis")
-	if err := addEtcdChecks(ctx, gc, backend); err != nil {
+	if err := serverstorage.AddEtcdChecks(ctx, gc, backend); err != nil {
 		return nil, err
 	}
 
@@ -186,29 +184,5 @@ func (c CompletedConfig) authenticate(gc *genericapiserver.Config, parts *generi
 	}
 	gc.Authentication.Authenticator = auth.NewAuthenticator(s.ClientCA, s.RequestHeader, parts.tokens, s.Anonymous)
 	gc.Authentication.RequestHeaderConfig = s.RequestHeader // the filter drops the headers once used
-	return nil
-}
-
-// withLogger puts logger into every request's context, so that what the
-// handlers log through klog.FromContext is attributed to this server (the
-// in-process test server gives each server a logger of its own).
-func withLogger(h http.Handler, logger klog.Logger) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
-		h.ServeHTTP(w, req.WithContext(klog.NewContext(req.Context(), logger)))
-	})
-}
-
-// addEtcdChecks adds etcd to /healthz, /livez and /readyz, as kube-apiserver does.
-func addEtcdChecks(ctx context.Context, gc *genericapiserver.Config, backend *storagebackend.Config) error {
-	health, err := storagefactory.CreateHealthCheck(*backend, ctx.Done())
-	if err != nil {
-		return err
-	}
-	ready, err := storagefactory.CreateReadyCheck(*backend, ctx.Done())
-	if err != nil {
-		return err
-	}
-	gc.AddHealthChecks(healthz.NamedCheck("etcd", func(*http.Request) error { return health() }))
-	gc.AddReadyzChecks(healthz.NamedCheck("etcd-readiness", func(*http.Request) error { return ready() }))
 	return nil
 }

@@ -35,6 +35,7 @@ import (
 	"github.com/miniapiserver/miniapiserver/pkg/registry/pod"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/service"
 	"github.com/miniapiserver/miniapiserver/pkg/server/admissionchain"
+	"github.com/miniapiserver/miniapiserver/pkg/server/aggregator"
 	"github.com/miniapiserver/miniapiserver/pkg/server/apis"
 	"github.com/miniapiserver/miniapiserver/pkg/server/controllers"
 	"github.com/miniapiserver/miniapiserver/pkg/server/manifests"
@@ -138,6 +139,8 @@ type Options struct {
 	EtcdProgressNotifyInterval time.Duration
 	// EtcdUnsafeNoFsync skips fsync in the embedded etcd: for throwaway test data only.
 	EtcdUnsafeNoFsync bool
+	// Aggregator are the aggregator's flags.
+	Aggregator aggregator.Options
 	// Kubelet is how pods/log, pods/exec, pods/attach and
 	// pods/portforward reach the kubelets.
 	Kubelet KubeletOptions

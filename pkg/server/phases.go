@@ -29,6 +29,7 @@ import (
 	"github.com/miniapiserver/miniapiserver/pkg/api"
 	"github.com/miniapiserver/miniapiserver/pkg/features"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/service"
+	"github.com/miniapiserver/miniapiserver/pkg/server/aggregator"
 	"github.com/miniapiserver/miniapiserver/pkg/server/apiextensions"
 	"github.com/miniapiserver/miniapiserver/pkg/server/apis"
 	"github.com/miniapiserver/miniapiserver/pkg/server/controls"
@@ -140,9 +141,12 @@ func startKeyring(ctx context.Context, undo *undoStack, backend *storagebackend.
 
 // apiServer is what the APIs phase builds.
 type apiServer struct {
-	generic *genericapiserver.GenericAPIServer
-	ext     *apiextensions.Server
-	openAPI *openapi.Server
+	// generic serves every request: the core server until
+	// newAggregator, the aggregator in front of it then.
+	generic   *genericapiserver.GenericAPIServer
+	inProcess *serving.InProcess
+	ext       *apiextensions.Server
+	openAPI   *openapi.Server
 	// namespaced are the namespaced resources, custom ones included.
 	namespaced func() []schema.GroupVersionResource
 	services   *service.Storage
@@ -196,5 +200,21 @@ func (c CompletedConfig) newAPIServer(undo *undoStack, st *storageParts, parts *
 	namespaced := func() []schema.GroupVersionResource {
 		return append(slices.Clone(installed.Namespaced), apiextensions.CustomResources(crds)...)
 	}
-	return &apiServer{generic: generic, ext: ext, openAPI: openAPI, namespaced: namespaced, services: installed.Services}, nil
+	return &apiServer{generic: generic, inProcess: inProcess, ext: ext, openAPI: openAPI, namespaced: namespaced, services: installed.Services}, nil
+}
+
+// newAggregator builds kube-aggregator's server in front of a's, as
+// kube-apiserver does, once a's server has all its hooks and checks (the
+// aggregator copies them). It serves every request from then on, the
+// server's own in process included.
+func (c CompletedConfig) newAggregator(a *apiServer, parts *genericParts) error {
+	agg, err := aggregator.New(aggregator.Config{Core: parts.config, Informers: parts.factory, Mapped: c.Options.WebhookServices,
+		CRDs: a.ext.Informers.Apiextensions().V1().CustomResourceDefinitions(), Options: c.Options.Aggregator}, a.generic)
+	if err != nil {
+		return err
+	}
+	a.generic = agg.GenericAPIServer
+	a.inProcess.SetHandler(a.generic.Handler)
+	parts.server.Store(a.generic)
+	return nil
 }

@@ -132,6 +132,9 @@ func (c CompletedConfig) New(ctx context.Context) (s *Server, err error) {
 		stopKeyring()
 		return nil
 	})
+	if err := c.newAggregator(a, parts); err != nil {
+		return nil, err
+	}
 	if c.KubeconfigPath != "" {
 		if err := datadir.WriteKubeconfig(c.KubeconfigPath, c.Admin); err != nil {
 			return nil, err

@@ -115,6 +115,24 @@ func (g RESTOptionsGetter) GetRESTOptions(gr schema.GroupResource, _ runtime.Obj
 	return restOptions(&cfg, gr, gr.Resource, decorator, g.GarbageCollection), nil
 }
 
+// CodecRESTOptionsGetter stores the resources of a server other than the
+// core one (kube-aggregator's APIServices) with that server's codec, at
+// <prefix>/<group>/<resource>, as kube-apiserver's etcd options do.
+type CodecRESTOptionsGetter struct {
+	RESTOptionsGetter
+	Codec           runtime.Codec
+	EncodeVersioner runtime.GroupVersioner
+}
+
+var _ generic.RESTOptionsGetter = CodecRESTOptionsGetter{}
+
+// GetRESTOptions implements generic.RESTOptionsGetter.
+func (g CodecRESTOptionsGetter) GetRESTOptions(gr schema.GroupResource, _ runtime.Object) (generic.RESTOptions, error) {
+	cfg := *g.Config
+	cfg.Codec, cfg.EncodeVersioner = g.Codec, g.EncodeVersioner
+	return restOptions(&cfg, gr, gr.Group+"/"+gr.Resource, g.Decorator, g.GarbageCollection), nil
+}
+
 // uncached are stored, not served: their storage is etcd's, with no watch
 // cache (as upstream's RangeAllocation of node ports, one key).
 var uncached = map[schema.GroupResource]bool{{Resource: "servicenodeportallocations"}: true}

@@ -42,6 +42,7 @@ import (
 	"github.com/miniapiserver/miniapiserver/pkg/registry/pod"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/service"
 	"github.com/miniapiserver/miniapiserver/pkg/server"
+	"github.com/miniapiserver/miniapiserver/pkg/server/aggregator"
 )
 
 // Validate reports every invalid option, in kube-apiserver's words where
@@ -128,6 +129,8 @@ func (o *Options) serverOptions() (*server.Options, error) {
 	m := o.Misc
 	opts.Kubelet = server.KubeletOptions{ClientCertificate: m.KubeletClientCertificate, ClientKey: m.KubeletClientKey, CertificateAuthority: m.KubeletCA,
 		PreferredAddressTypes: m.KubeletPreferredAddresses, Port: int(m.KubeletPort)}
+	opts.Aggregator = aggregator.Options{ProxyClientCertFile: m.ProxyClientCertFile, ProxyClientKeyFile: m.ProxyClientKeyFile,
+		EndpointRouting: m.EnableAggregatorRouting, ForwardRedirects: !m.AggregatorRejectForwardingRedirects}
 	if opts.TestControls, _, err = o.runtimeConfig(); err != nil {
 		return nil, err
 	}

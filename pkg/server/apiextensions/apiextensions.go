@@ -72,10 +72,10 @@ type Server struct {
 // custom resources are stored through the same decorator as built-in types,
 // so custom resources get the same watch caches.
 //
-// kube-apiserver's aggregator, which it puts in front of both, merges their
-// discovery and OpenAPI. This server has no aggregator: the two servers share
-// the aggregated discovery manager, and Serve adds the rest to the core
-// server once it exists.
+// The aggregator in front of both (pkg/server/aggregator) lists the CRD
+// groups in discovery, as in kube-apiserver; the servers share the
+// aggregated discovery manager, and the core server serves the OpenAPI of
+// both (Serve).
 //
 // Its own clients of the server (its CRD informer and controllers) go
 // through loopback, which serves them in process: pkg/server's Run syncs

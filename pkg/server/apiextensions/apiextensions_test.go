@@ -24,7 +24,6 @@ import (
 	apiextensionslisters "k8s.io/apiextensions-apiserver/pkg/client/listers/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apiserver/pkg/endpoints/discovery"
 	"k8s.io/client-go/tools/cache"
 )
 
@@ -81,44 +80,5 @@ func TestCustomResources(t *testing.T) {
 				t.Errorf("CustomResources (-want +got):\n%s", diff)
 			}
 		})
-	}
-}
-
-// groupManager records the groups crdGroups adds and removes.
-type groupManager struct {
-	discovery.GroupManager
-	groups map[string]metav1.APIGroup
-}
-
-func (m *groupManager) AddGroup(g metav1.APIGroup) { m.groups[g.Name] = g }
-func (m *groupManager) RemoveGroup(name string)    { delete(m.groups, name) }
-
-func TestCRDGroupsSync(t *testing.T) {
-	m := &groupManager{groups: map[string]metav1.APIGroup{}}
-	g := &crdGroups{manager: m, added: map[string]bool{}}
-
-	g.lister = lister(t,
-		crd("widgets", "example.com", apiextensionsv1.NamespaceScoped, true, "v1beta1", "v1"),
-		crd("gadgets", "example.com", apiextensionsv1.ClusterScoped, true, "v2alpha1"),
-		crd("gizmos", "other.example.com", apiextensionsv1.NamespaceScoped, false, "v1"),
-	)
-	g.sync()
-	want := map[string]metav1.APIGroup{"example.com": {
-		Name: "example.com",
-		Versions: []metav1.GroupVersionForDiscovery{
-			{GroupVersion: "example.com/v1", Version: "v1"},
-			{GroupVersion: "example.com/v1beta1", Version: "v1beta1"},
-			{GroupVersion: "example.com/v2alpha1", Version: "v2alpha1"},
-		},
-		PreferredVersion: metav1.GroupVersionForDiscovery{GroupVersion: "example.com/v1", Version: "v1"},
-	}}
-	if diff := cmp.Diff(want, m.groups); diff != "" {
-		t.Errorf("groups after the first sync (-want +got):\n%s", diff)
-	}
-
-	g.lister = lister(t)
-	g.sync()
-	if len(m.groups) != 0 || len(g.added) != 0 {
-		t.Errorf("got groups %v (added %v) once the CRDs are gone, want none", m.groups, g.added)
 	}
 }

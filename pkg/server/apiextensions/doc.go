@@ -16,9 +16,8 @@ limitations under the License.
 
 // Package apiextensions builds the apiextensions-apiserver, which serves
 // CustomResourceDefinitions and custom resources as the core server's
-// delegate (New), and makes the core server show what it serves, as
-// kube-apiserver's aggregator does: its groups in the legacy /apis list and
-// its OpenAPI (Server.Serve, Server.OpenAPI). CustomResources lists the
+// delegate (New), and has the core server serve its OpenAPI (Server.Serve,
+// Server.OpenAPI); its groups reach discovery through the aggregator. CustomResources lists the
 // namespaced custom resources for the namespace controller. pkg/server
 // calls it; it imports neither pkg/server nor pkg/testserver.
 package apiextensions

@@ -16,6 +16,6 @@ limitations under the License.
 
 // Package serving is the server's HTTP plumbing around k8s.io/apiserver's
 // handlers: a listener that closes idle connections once requests have
-// drained, the watch handlers' drain, gzip of responses, and an
-// in-process transport to the handler chain.
+// drained, the watch handlers' drain, gzip of responses, each request's
+// logger, and an in-process transport to the handler chain.
 package serving

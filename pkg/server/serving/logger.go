@@ -1,0 +1,32 @@
+/*
+Copyright The miniapiserver Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package serving
+
+import (
+	"net/http"
+
+	"k8s.io/klog/v2"
+)
+
+// WithLogger puts logger into every request's context, so that what the
+// handlers log through klog.FromContext is attributed to this server (the
+// in-process test server gives each server a logger of its own).
+func WithLogger(h http.Handler, logger klog.Logger) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		h.ServeHTTP(w, req.WithContext(klog.NewContext(req.Context(), logger)))
+	})
+}

@@ -1,0 +1,149 @@
+/*
+Copyright The miniapiserver Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package kubeapiserver
+
+import (
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/json"
+	"os/exec"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	apiregistrationv1 "k8s.io/kube-aggregator/pkg/apis/apiregistration/v1"
+	aggregatorclient "k8s.io/kube-aggregator/pkg/client/clientset_generated/clientset"
+
+	"github.com/miniapiserver/miniapiserver/test/integration/framework"
+	"github.com/miniapiserver/miniapiserver/test/pkitest"
+)
+
+// TestAggregatedAPI: kube-apiserver's aggregator flags (a proxy client
+// certificate its request-header flags trust), and an APIService for
+// wardle, an extension API server written with k8s.io/apiserver that
+// delegates authentication and authorization to the cluster, behind an
+// ExternalName Service. kubectl reaches wardle's flunders through the
+// server, as the user it is; discovery lists them; once wardle stops, the
+// proxy answers 503 and the APIService turns unavailable.
+func TestAggregatedAPI(t *testing.T) {
+	t.Parallel()
+	p := newPKI(t)
+	front := pkitest.NewCA(t, "front-proxy-ca")
+	proxyCert, proxyKey := front.Issue(t, &x509.Certificate{Subject: pkix.Name{CommonName: "front-proxy-client"},
+		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}, KeyUsage: x509.KeyUsageDigitalSignature})
+	s := startAPIServer(t, startEtcd(t), p, "--requestheader-client-ca-file="+pkitest.WriteFile(t, p.dir, "front-proxy-ca.crt", front.CertPEM()),
+		"--requestheader-allowed-names=front-proxy-client", "--requestheader-username-headers=X-Remote-User",
+		"--requestheader-group-headers=X-Remote-Group", "--requestheader-extra-headers-prefix=X-Remote-Extra-",
+		"--proxy-client-cert-file="+pkitest.WriteFile(t, p.dir, "front-proxy-client.crt", proxyCert),
+		"--proxy-client-key-file="+pkitest.WriteFile(t, p.dir, "front-proxy-client.key", proxyKey))
+	adminConfig := s.config(t, "admin", "system:masters")
+	admin := kubernetes.NewForConfigOrDie(adminConfig)
+	apiServices := aggregatorclient.NewForConfigOrDie(adminConfig).ApiregistrationV1().APIServices()
+	w := startWardle(t, adminConfig, "alpha", "beta")
+	kubectl := kubectlAs(t, adminConfig)
+
+	if out, err := kubectl("get", "flunders"); err == nil || !strings.Contains(out, `the server doesn't have a resource type "flunders"`) {
+		t.Fatalf("kubectl get flunders before the APIService: got %v\n%s\nwant no such resource type", err, out)
+	}
+	port := int32(w.port)
+	if _, err := admin.CoreV1().Services("default").Create(ctx(t), &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "wardle"},
+		Spec: corev1.ServiceSpec{Type: corev1.ServiceTypeExternalName, ExternalName: "localhost", Ports: []corev1.ServicePort{{Port: port}}}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	apiService := &apiregistrationv1.APIService{ObjectMeta: metav1.ObjectMeta{Name: "v1alpha1.wardle.example.com"},
+		Spec: apiregistrationv1.APIServiceSpec{Group: wardleGV.Group, Version: wardleGV.Version, CABundle: w.caPEM,
+			Service:              &apiregistrationv1.ServiceReference{Namespace: "default", Name: "wardle", Port: &port},
+			GroupPriorityMinimum: 1000, VersionPriority: 15}}
+	if _, err := apiServices.Create(ctx(t), apiService, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	available := func() (apiregistrationv1.APIServiceCondition, bool) {
+		got, err := apiServices.Get(ctx(t), apiService.Name, metav1.GetOptions{})
+		if err != nil {
+			return apiregistrationv1.APIServiceCondition{}, false
+		}
+		for _, c := range got.Status.Conditions {
+			if c.Type == apiregistrationv1.Available {
+				return c, c.Status == apiregistrationv1.ConditionTrue
+			}
+		}
+		return apiregistrationv1.APIServiceCondition{}, false
+	}
+	framework.Poll(t, "the APIService available", time.Minute, func() bool { _, ok := available(); return ok })
+
+	if out, err := kubectl("get", "flunders", "-o", "name"); err != nil || out != "flunder.wardle.example.com/alpha\nflunder.wardle.example.com/beta\n" {
+		t.Errorf("kubectl get flunders: got %v\n%s\nwant alpha and beta", err, out)
+	}
+	if out, err := kubectl("api-resources", "--api-group=wardle.example.com", "-o", "name"); err != nil || out != "flunders.wardle.example.com\n" {
+		t.Errorf("kubectl api-resources --api-group=wardle.example.com: got %v\n%s\nwant flunders", err, out)
+	}
+	var groups metav1.APIGroupList
+	raw, err := admin.Discovery().RESTClient().Get().AbsPath("/apis").SetHeader("Accept", "application/json").DoRaw(ctx(t))
+	if err != nil || json.Unmarshal(raw, &groups) != nil ||
+		!slices.ContainsFunc(groups.Groups, func(g metav1.APIGroup) bool { return g.Name == wardleGV.Group }) {
+		t.Errorf("the legacy /apis list: got %v\n%s\nwant wardle.example.com in it", err, raw)
+	}
+
+	// bob, allowed by the cluster's RBAC, reaches wardle as bob: wardle
+	// asks the cluster whether bob may.
+	if _, err := admin.RbacV1().ClusterRoles().Create(ctx(t), &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: "flunder-reader"},
+		Rules: []rbacv1.PolicyRule{{APIGroups: []string{wardleGV.Group}, Resources: []string{"flunders"}, Verbs: []string{"get", "list"}}}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := admin.RbacV1().ClusterRoleBindings().Create(ctx(t), &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "flunder-reader"},
+		RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "flunder-reader"},
+		Subjects: []rbacv1.Subject{{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: "bob"}}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	bob := kubectlAs(t, s.config(t, "bob"))
+	framework.Poll(t, "bob gets flunder alpha", 30*time.Second, func() bool {
+		out, err := bob("get", "flunder", "alpha", "-o", "name")
+		return err == nil && out == "flunder.wardle.example.com/alpha\n"
+	})
+	if readers := w.store.readers(); !slices.Contains(readers, "admin") || !slices.Contains(readers, "bob") {
+		t.Errorf("the users wardle served: got %q, want admin and bob among them", readers)
+	}
+
+	w.Stop()
+	if out, err := kubectl("get", "flunders"); err == nil || !strings.Contains(out, "ServiceUnavailable") {
+		t.Errorf("kubectl get flunders once wardle stopped: got %v\n%s\nwant a 503", err, out)
+	}
+	framework.Poll(t, "the APIService unavailable", 2*time.Minute, func() bool {
+		c, ok := available()
+		return !ok && c.Status == apiregistrationv1.ConditionFalse && c.Reason == "FailedDiscoveryCheck"
+	})
+}
+
+// kubectlAs returns a func that runs kubectl as cfg's user (a client
+// certificate's), with a discovery cache of its own; it returns stdout and
+// stderr together.
+func kubectlAs(t *testing.T, cfg *rest.Config) func(args ...string) (string, error) {
+	t.Helper()
+	dir := t.TempDir()
+	kubeconfig := writeKubeconfig(t, dir, cfg)
+	return func(args ...string) (string, error) {
+		cmd := exec.CommandContext(ctx(t), framework.KubectlPath(t), append([]string{"--kubeconfig", kubeconfig, "--cache-dir", dir + "/cache"}, args...)...)
+		out, err := cmd.CombinedOutput()
+		return string(out), err
+	}
+}
