@@ -122,7 +122,7 @@ func run(ctx context.Context, args []string, ready func()) error {
 	fs.DurationVar(&opts.WatchCacheHistoryWindow, "watch-cache-history-window", opts.WatchCacheHistoryWindow, "How long the watch cache keeps events watches can resume from (at least 75s).")
 	fs.IntVar(&opts.WatchCacheHistorySize, "watch-cache-history-size", opts.WatchCacheHistorySize, "The most events the watch cache keeps per resource, whatever their age.")
 	fs.StringSliceVar(&opts.CRDPaths, "crds", opts.CRDPaths, "CustomResourceDefinition manifests to install on start: files or directories of .yaml/.yml/.json files (comma separated).")
-	fs.StringToStringVar((*map[string]string)(&opts.WebhookServices), "webhook-service", nil, "Where webhooks' Service references are served, there being no Service network: NAMESPACE/NAME:PORT=HOST:PORT (comma separated); used by admission and CRD conversion webhooks.")
+	fs.StringToStringVar((*map[string]string)(&opts.WebhookServices), "webhook-service", nil, "Where webhooks' Service references are served, there being no Service network: NAMESPACE/NAME:PORT=HOST:PORT (comma separated); used by admission and CRD conversion webhooks, and APIServices.")
 	plugins := strings.Join(admissionchain.NewOptions(nil, nil).Plugins.Registered(), ", ")
 	fs.StringSliceVar(&opts.EnableAdmissionPlugins, "enable-admission-plugins", nil, "Admission plugins to turn on (comma separated; all are on unless disabled): "+plugins+".")
 	fs.StringSliceVar(&opts.DisableAdmissionPlugins, "disable-admission-plugins", nil, "Admission plugins to turn off (comma separated): "+plugins+".")

@@ -29,6 +29,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apiserver/pkg/authentication/token/tokenfile"
 	genericoptions "k8s.io/apiserver/pkg/server/options"
+	apiregistrationv1 "k8s.io/kube-aggregator/pkg/apis/apiregistration/v1"
 
 	"github.com/miniapiserver/miniapiserver/pkg/admission/defaulttolerationseconds"
 	"github.com/miniapiserver/miniapiserver/pkg/auth"
@@ -127,7 +128,7 @@ type Options struct {
 	// webhook manifest it could not read); Validate reports them.
 	Errors []error
 	// WebhookServices are the local addresses of the Services that
-	// webhooks refer to (admission webhooks and CRD conversion webhooks),
+	// webhooks (admission and CRD conversion) and APIServices refer to,
 	// since there is no Service network: admissionchain.ServiceKey(namespace, name, port)
 	// to "host:port".
 	WebhookServices admissionchain.ServiceAddresses
@@ -280,8 +281,8 @@ func (o *Options) admissionOptions() *genericoptions.AdmissionOptions {
 }
 
 // ServedGroupVersions are the built-in group versions a server serves: its
-// own and apiextensions.k8s.io/v1 (not the test controls', served with
-// Options.TestControls).
+// own, apiextensions.k8s.io/v1 and apiregistration.k8s.io/v1 (not the
+// test controls', served with Options.TestControls).
 func ServedGroupVersions() []schema.GroupVersion {
-	return append(apis.GroupVersions(), apiextensionsv1.SchemeGroupVersion)
+	return append(apis.GroupVersions(), apiextensionsv1.SchemeGroupVersion, apiregistrationv1.SchemeGroupVersion)
 }

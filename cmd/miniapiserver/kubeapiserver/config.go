@@ -68,6 +68,11 @@ func (o *Options) Validate() error {
 			errs = append(errs, fmt.Errorf("--tls-cert-file %s, --tls-private-key-file %s: %w", cert.CertFile, cert.KeyFile, err))
 		}
 	}
+	if m := o.Misc; m.ProxyClientCertFile != "" && m.ProxyClientKeyFile != "" {
+		if _, err := tls.LoadX509KeyPair(m.ProxyClientCertFile, m.ProxyClientKeyFile); err != nil {
+			errs = append(errs, fmt.Errorf("--proxy-client-cert-file %s, --proxy-client-key-file %s: %w", m.ProxyClientCertFile, m.ProxyClientKeyFile, err))
+		}
+	}
 	return utilerrors.NewAggregate(errs) // one line, as kube-apiserver's
 }
 

@@ -60,6 +60,7 @@ var honoured = []string{
 	"api-audiences", "anonymous-auth", "client-ca-file", "service-account-key-file", "service-account-issuer",
 	"requestheader-client-ca-file", "requestheader-allowed-names", "requestheader-username-headers", "requestheader-group-headers",
 	"requestheader-extra-headers-prefix", "requestheader-uid-headers",
+	"proxy-client-cert-file", "proxy-client-key-file", "enable-aggregator-routing", "aggregator-reject-forwarding-redirect",
 	"token-auth-file", "authorization-mode", "service-account-signing-key-file",
 	// admission
 	"admission-control", "enable-admission-plugins", "disable-admission-plugins", "admission-control-config-file",

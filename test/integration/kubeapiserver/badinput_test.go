@@ -56,6 +56,8 @@ func TestBadInput(t *testing.T) {
 			want: "--enable-admission-plugins: the NodeRestriction admission plugin is not implemented by miniapiserver"},
 		{name: "request-header CA missing", args: append([]string{"--etcd-servers=" + etcd, "--requestheader-client-ca-file=" + p.dir + "/none.crt"}, sa...),
 			want: "--requestheader-client-ca-file: open " + p.dir + "/none.crt: no such file or directory"},
+		{name: "proxy client key of another certificate", args: append([]string{"--etcd-servers=" + etcd, "--proxy-client-cert-file=" + p.tlsCert, "--proxy-client-key-file=" + other.tlsKey}, sa...),
+			want: "--proxy-client-cert-file " + p.tlsCert + ", --proxy-client-key-file " + other.tlsKey + ": tls: private key does not match public key"},
 		{name: "no etcd servers", args: sa, want: "--etcd-servers must be specified"},
 		{name: "unreachable etcd", args: append([]string{"--etcd-servers=http://127.0.0.1:1"}, sa...), want: "--etcd-servers http://127.0.0.1:1: etcd does not answer within 5s"},
 		{name: "cert dir not writable", args: append([]string{"--etcd-servers=" + etcd, "--cert-dir=/dev/null/certs"}, sa...), want: "/dev/null"},

@@ -18,9 +18,11 @@ package kubeapiserver
 
 import (
 	"context"
+	"crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"net"
+	"net/http/httptest"
 	"reflect"
 	"slices"
 	"sync"
@@ -36,6 +38,7 @@ import (
 	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
 	"k8s.io/apiserver/pkg/registry/rest"
 	genericapiserver "k8s.io/apiserver/pkg/server"
+	"k8s.io/apiserver/pkg/server/dynamiccertificates"
 	genericoptions "k8s.io/apiserver/pkg/server/options"
 	utilfeature "k8s.io/apiserver/pkg/util/feature"
 	clientrest "k8s.io/client-go/rest"
@@ -59,8 +62,10 @@ type wardle struct {
 	caPEM []byte
 	port  int
 	store *flunders
-	stop  context.CancelFunc
-	done  chan struct{}
+	// server serves wardle's handler; stopCAs stops the controllers that
+	// read the cluster's CAs.
+	server  *httptest.Server
+	stopCAs context.CancelFunc
 }
 
 var wardleGV = schema.GroupVersion{Group: "wardle.example.com", Version: "v1alpha1"}
@@ -77,7 +82,7 @@ func startWardle(t *testing.T, admin *clientrest.Config, flunderNames ...string)
 	if err != nil {
 		t.Fatal(err)
 	}
-	w := &wardle{caPEM: ca.CertPEM(), port: ln.Addr().(*net.TCPAddr).Port, store: &flunders{}, done: make(chan struct{})}
+	w := &wardle{caPEM: ca.CertPEM(), port: ln.Addr().(*net.TCPAddr).Port, store: &flunders{}}
 	for _, name := range flunderNames {
 		w.store.items = append(w.store.items, flunder{TypeMeta: metav1.TypeMeta{APIVersion: wardleGV.String(), Kind: "Flunder"},
 			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default", CreationTimestamp: metav1.Now()}})
@@ -125,22 +130,37 @@ func startWardle(t *testing.T, admin *clientrest.Config, flunderNames ...string)
 	if err := server.InstallAPIGroup(&group); err != nil {
 		t.Fatal(err)
 	}
-	ctx, stop := context.WithCancel(context.Background())
-	w.stop = stop
-	go func() {
-		defer close(w.done)
-		if err := server.PrepareRun().RunWithContext(ctx); err != nil {
-			t.Errorf("wardle: %v", err)
+	// Served by an httptest server, not the generic server's Serve: that
+	// starts its serving certificate's controller before it has finished
+	// writing the TLS config the controller reads (a race k8s.io/apiserver
+	// 0.37 has). The client CAs of the TLS handshake are then ours to run:
+	// the cluster's, which authentication verifies client certificates by.
+	ctx, stopCAs := context.WithCancel(context.Background())
+	w.stopCAs = stopCAs
+	if r, ok := cfg.SecureServing.ClientCA.(dynamiccertificates.ControllerRunner); ok {
+		if err := r.RunOnce(ctx); err != nil {
+			t.Fatal(err)
 		}
-	}()
+		go r.Run(ctx, 1)
+	}
+	pair, err := tls.X509KeyPair(cert, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.server = httptest.NewUnstartedServer(server.PrepareRun().Handler)
+	w.server.Listener.Close()
+	w.server.Listener = ln
+	w.server.TLS = &tls.Config{Certificates: []tls.Certificate{pair}, ClientAuth: tls.RequestClientCert}
+	w.server.StartTLS()
 	t.Cleanup(w.Stop)
 	return w
 }
 
-// Stop stops wardle and waits until it has.
+// Stop stops wardle (its listener closed, its requests done); a second
+// Stop does nothing.
 func (w *wardle) Stop() {
-	w.stop()
-	<-w.done
+	w.server.Close()
+	w.stopCAs()
 }
 
 // writeKubeconfig writes a kubeconfig of cfg (a client certificate's) in dir.
