@@ -17,8 +17,6 @@ limitations under the License.
 package kubeapiserver
 
 import (
-	"crypto/x509"
-	"crypto/x509/pkix"
 	"encoding/json"
 	"os/exec"
 	"slices"
@@ -48,14 +46,11 @@ import (
 func TestAggregatedAPI(t *testing.T) {
 	t.Parallel()
 	p := newPKI(t)
-	front := pkitest.NewCA(t, "front-proxy-ca")
-	proxyCert, proxyKey := front.Issue(t, &x509.Certificate{Subject: pkix.Name{CommonName: "front-proxy-client"},
-		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}, KeyUsage: x509.KeyUsageDigitalSignature})
-	s := startAPIServer(t, startEtcd(t), p, "--requestheader-client-ca-file="+pkitest.WriteFile(t, p.dir, "front-proxy-ca.crt", front.CertPEM()),
-		"--requestheader-allowed-names=front-proxy-client", "--requestheader-username-headers=X-Remote-User",
-		"--requestheader-group-headers=X-Remote-Group", "--requestheader-extra-headers-prefix=X-Remote-Extra-",
+	front, flags := frontProxy(t, p)
+	proxyCert, proxyKey := proxyCertificate(t, front, "front-proxy-client")
+	s := startAPIServer(t, startEtcd(t), p, append(flags,
 		"--proxy-client-cert-file="+pkitest.WriteFile(t, p.dir, "front-proxy-client.crt", proxyCert),
-		"--proxy-client-key-file="+pkitest.WriteFile(t, p.dir, "front-proxy-client.key", proxyKey))
+		"--proxy-client-key-file="+pkitest.WriteFile(t, p.dir, "front-proxy-client.key", proxyKey))...)
 	adminConfig := s.config(t, "admin", "system:masters")
 	admin := kubernetes.NewForConfigOrDie(adminConfig)
 	apiServices := aggregatorclient.NewForConfigOrDie(adminConfig).ApiregistrationV1().APIServices()

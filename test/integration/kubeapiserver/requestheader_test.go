@@ -44,13 +44,10 @@ import (
 func TestRequestHeaderAuthentication(t *testing.T) {
 	t.Parallel()
 	p := newPKI(t)
-	front := pkitest.NewCA(t, "front-proxy-ca")
-	s := startAPIServer(t, startEtcd(t), p, "--requestheader-client-ca-file="+pkitest.WriteFile(t, p.dir, "front-proxy-ca.crt", front.CertPEM()),
-		"--requestheader-allowed-names=front-proxy-client", "--requestheader-username-headers=X-Remote-User",
-		"--requestheader-group-headers=X-Remote-Group", "--requestheader-extra-headers-prefix=X-Remote-Extra-", "--requestheader-uid-headers=X-Remote-Uid")
+	front, flags := frontProxy(t, p)
+	s := startAPIServer(t, startEtcd(t), p, append(flags, "--requestheader-uid-headers=X-Remote-Uid")...)
 	proxy := func(cn string) *rest.Config {
-		cert, key := front.Issue(t, &x509.Certificate{Subject: pkix.Name{CommonName: cn},
-			ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}, KeyUsage: x509.KeyUsageDigitalSignature})
+		cert, key := proxyCertificate(t, front, cn)
 		return &rest.Config{Host: s.host, TLSClientConfig: rest.TLSClientConfig{CAData: p.servingCA, CertData: cert, KeyData: key}}
 	}
 	whoami := func(cfg *rest.Config) (authenticationv1.UserInfo, error) {
@@ -92,4 +89,23 @@ func TestRequestHeaderAuthentication(t *testing.T) {
 			t.Errorf("extension-apiserver-authentication %s = %q, want %q", key, got, want)
 		}
 	}
+}
+
+// frontProxy makes a front proxy's CA, and returns it with the
+// --requestheader-* flags that trust its certificates of the name
+// front-proxy-client, as kubeadm passes them.
+func frontProxy(t *testing.T, p *pki) (*pkitest.CA, []string) {
+	t.Helper()
+	front := pkitest.NewCA(t, "front-proxy-ca")
+	return front, []string{"--requestheader-client-ca-file=" + pkitest.WriteFile(t, p.dir, "front-proxy-ca.crt", front.CertPEM()),
+		"--requestheader-allowed-names=front-proxy-client", "--requestheader-username-headers=X-Remote-User",
+		"--requestheader-group-headers=X-Remote-Group", "--requestheader-extra-headers-prefix=X-Remote-Extra-"}
+}
+
+// proxyCertificate is a client certificate and key (PEM) of the name cn,
+// signed by front.
+func proxyCertificate(t *testing.T, front *pkitest.CA, cn string) (certPEM, keyPEM []byte) {
+	t.Helper()
+	return front.Issue(t, &x509.Certificate{Subject: pkix.Name{CommonName: cn},
+		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}, KeyUsage: x509.KeyUsageDigitalSignature})
 }
