@@ -205,10 +205,10 @@ func WithNamespaceDefaults() func(*server.Options) {
 	}
 }
 
-// WithWebhookService makes webhooks (admission and CRD conversion) that
-// refer to port of Service namespace/name call address (host:port), there
-// being no Service network; the webhook server's certificate must name
-// the Service (name.namespace.svc), as in a cluster.
+// WithWebhookService makes webhooks (admission and CRD conversion) and
+// APIServices that refer to port of Service namespace/name call address
+// (host:port), there being no Service network; the server's certificate
+// must name the Service (name.namespace.svc), as in a cluster.
 func WithWebhookService(namespace, name string, port int32, address string) func(*server.Options) {
 	return func(o *server.Options) {
 		if o.WebhookServices == nil {
