@@ -43,11 +43,14 @@ type CRDRESTOptionsGetter RESTOptionsGetter
 var _ generic.RESTOptionsGetter = CRDRESTOptionsGetter{}
 
 // GetRESTOptions implements generic.RESTOptionsGetter.
-func (g CRDRESTOptionsGetter) GetRESTOptions(gr schema.GroupResource, _ runtime.Object) (generic.RESTOptions, error) {
-	cfg := *g.Config
-	cfg.Codec = apiextensionsapiserver.Codecs.LegacyCodec(apiextensionsv1beta1.SchemeGroupVersion, apiextensionsv1.SchemeGroupVersion)
-	cfg.EncodeVersioner = runtime.NewMultiGroupVersioner(apiextensionsv1beta1.SchemeGroupVersion, schema.GroupKind{Group: apiextensionsv1beta1.GroupName})
-	opts := restOptions(&cfg, gr, gr.Group+"/"+gr.Resource, g.Decorator, g.GarbageCollection)
+func (g CRDRESTOptionsGetter) GetRESTOptions(gr schema.GroupResource, obj runtime.Object) (generic.RESTOptions, error) {
+	opts, err := CodecRESTOptionsGetter{RESTOptionsGetter: RESTOptionsGetter(g),
+		Codec:           apiextensionsapiserver.Codecs.LegacyCodec(apiextensionsv1beta1.SchemeGroupVersion, apiextensionsv1.SchemeGroupVersion),
+		EncodeVersioner: runtime.NewMultiGroupVersioner(apiextensionsv1beta1.SchemeGroupVersion, schema.GroupKind{Group: apiextensionsv1beta1.GroupName}),
+	}.GetRESTOptions(gr, obj)
+	if err != nil {
+		return generic.RESTOptions{}, err
+	}
 	if g.SoleServer != nil {
 		opts.Decorator = establishedEarlier(opts.Decorator, g.SoleServer)
 	}
