@@ -133,8 +133,8 @@ func New(c Config, delegate genericapiserver.DelegationTarget) (*aggregatorapise
 		return nil, err
 	}
 	// The built-in groups' order in aggregated discovery.
-	for gv, p := range priorities {
-		if m := gc.AggregatedDiscoveryGroupManager; m != nil {
+	if m := gc.AggregatedDiscoveryGroupManager; m != nil {
+		for gv, p := range priorities {
 			m.SetGroupVersionPriority(metav1.GroupVersion(gv), int(p.group), int(p.version))
 		}
 	}
