@@ -42,12 +42,11 @@ import (
 	genericoptions "k8s.io/apiserver/pkg/server/options"
 	utilfeature "k8s.io/apiserver/pkg/util/feature"
 	clientrest "k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/clientcmd"
-	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	"k8s.io/kube-openapi/pkg/common"
 	"k8s.io/kube-openapi/pkg/validation/spec"
 
 	generatedopenapi "github.com/miniapiserver/miniapiserver/pkg/generated/openapi"
+	"github.com/miniapiserver/miniapiserver/pkg/server/datadir"
 	"github.com/miniapiserver/miniapiserver/pkg/version"
 	"github.com/miniapiserver/miniapiserver/test/pkitest"
 )
@@ -163,17 +162,11 @@ func (w *wardle) Stop() {
 	w.stopCAs()
 }
 
-// writeKubeconfig writes a kubeconfig of cfg (a client certificate's) in dir.
+// writeKubeconfig writes a kubeconfig of cfg in dir.
 func writeKubeconfig(t *testing.T, dir string, cfg *clientrest.Config) string {
 	t.Helper()
 	path := dir + "/kubeconfig"
-	kc := clientcmdapi.Config{
-		Clusters:       map[string]*clientcmdapi.Cluster{"c": {Server: cfg.Host, CertificateAuthorityData: cfg.CAData}},
-		AuthInfos:      map[string]*clientcmdapi.AuthInfo{"u": {ClientCertificateData: cfg.CertData, ClientKeyData: cfg.KeyData}},
-		Contexts:       map[string]*clientcmdapi.Context{"c": {Cluster: "c", AuthInfo: "u", Namespace: "default"}},
-		CurrentContext: "c",
-	}
-	if err := clientcmd.WriteToFile(kc, path); err != nil {
+	if err := datadir.WriteKubeconfig(path, cfg); err != nil {
 		t.Fatal(err)
 	}
 	return path
