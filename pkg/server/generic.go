@@ -40,6 +40,7 @@ import (
 	"github.com/miniapiserver/miniapiserver/pkg/auth"
 	generatedopenapi "github.com/miniapiserver/miniapiserver/pkg/generated/openapi"
 	"github.com/miniapiserver/miniapiserver/pkg/server/admissionchain"
+	serveropenapi "github.com/miniapiserver/miniapiserver/pkg/server/openapi"
 	"github.com/miniapiserver/miniapiserver/pkg/server/peers"
 	"github.com/miniapiserver/miniapiserver/pkg/server/serving"
 	serverstorage "github.com/miniapiserver/miniapiserver/pkg/server/storage"
@@ -130,12 +131,7 @@ func (c CompletedConfig) genericConfig(ctx context.Context, backend *storageback
 	// Complete adds the loopback token (AuthorizeClientBearerToken).
 
 	namer := openapi.NewDefinitionNamer(api.Scheme)
-	gc.OpenAPIConfig = genericapiserver.DefaultOpenAPIConfig(generatedopenapi.GetOpenAPIDefinitions, namer)
-	gc.OpenAPIConfig.Info.Title = "Kubernetes"
-	gc.OpenAPIConfig.Info.Version = version.GitVersion()
-	gc.OpenAPIV3Config = genericapiserver.DefaultOpenAPIV3Config(generatedopenapi.GetOpenAPIDefinitions, namer)
-	gc.OpenAPIV3Config.Info.Title = "Kubernetes"
-	gc.OpenAPIV3Config.Info.Version = version.GitVersion()
+	gc.OpenAPIConfig, gc.OpenAPIV3Config = serveropenapi.Configs(generatedopenapi.GetOpenAPIDefinitions, namer)
 	gc.SkipOpenAPIInstallation = true // see openAPI
 
 	backend.StorageObjectCountTracker = gc.StorageObjectCountTracker

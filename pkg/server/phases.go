@@ -25,6 +25,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	genericapiserver "k8s.io/apiserver/pkg/server"
 	"k8s.io/apiserver/pkg/storage/storagebackend"
+	aggregatorapiserver "k8s.io/kube-aggregator/pkg/apiserver"
 
 	"github.com/miniapiserver/miniapiserver/pkg/api"
 	"github.com/miniapiserver/miniapiserver/pkg/features"
@@ -143,10 +144,11 @@ func startKeyring(ctx context.Context, undo *undoStack, backend *storagebackend.
 type apiServer struct {
 	// generic serves every request: the core server until
 	// newAggregator, the aggregator in front of it then.
-	generic   *genericapiserver.GenericAPIServer
-	inProcess *serving.InProcess
-	ext       *apiextensions.Server
-	openAPI   *openapi.Server
+	generic    *genericapiserver.GenericAPIServer
+	aggregator *aggregatorapiserver.APIAggregator // which Run prepares
+	inProcess  *serving.InProcess
+	ext        *apiextensions.Server
+	openAPI    *openapi.Server
 	// namespaced are the namespaced resources, custom ones included.
 	namespaced func() []schema.GroupVersionResource
 	services   *service.Storage
@@ -209,11 +211,11 @@ func (c CompletedConfig) newAPIServer(undo *undoStack, st *storageParts, parts *
 // server's own in process included.
 func (c CompletedConfig) newAggregator(a *apiServer, parts *genericParts) error {
 	agg, err := aggregator.New(aggregator.Config{Core: parts.config, Informers: parts.factory, Mapped: c.Options.WebhookServices,
-		CRDs: a.ext.Informers.Apiextensions().V1().CustomResourceDefinitions(), Options: c.Options.Aggregator}, a.generic)
+		CRDs: a.ext.Informers.Apiextensions().V1().CustomResourceDefinitions(), OpenAPIV3: a.openAPI.Handler, Options: c.Options.Aggregator}, a.generic)
 	if err != nil {
 		return err
 	}
-	a.generic = agg.GenericAPIServer
+	a.generic, a.aggregator = agg.GenericAPIServer, agg
 	a.inProcess.SetHandler(a.generic.Handler)
 	parts.server.Store(a.generic)
 	return nil

@@ -19,17 +19,14 @@ package server
 import (
 	"context"
 	"errors"
-	"fmt"
 	"sync"
 	"time"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apiextensionsinformers "k8s.io/apiextensions-apiserver/pkg/client/informers/externalversions"
-	"k8s.io/apimachinery/pkg/util/wait"
-	genericapiserver "k8s.io/apiserver/pkg/server"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/klog/v2"
+	aggregatorapiserver "k8s.io/kube-aggregator/pkg/apiserver"
 
 	"github.com/miniapiserver/miniapiserver/pkg/server/controls"
 	"github.com/miniapiserver/miniapiserver/pkg/server/datadir"
@@ -42,7 +39,7 @@ import (
 
 // Server is a running miniapiserver.
 type Server struct {
-	generic *genericapiserver.GenericAPIServer
+	aggregator *aggregatorapiserver.APIAggregator
 	// crdInformers are the apiextensions-apiserver's (in process, see
 	// apiextensions.New).
 	crdInformers apiextensionsinformers.SharedInformerFactory
@@ -141,7 +138,7 @@ func (c CompletedConfig) New(ctx context.Context) (s *Server, err error) {
 		}
 	}
 	o := c.Options
-	return &Server{generic: a.generic, crdInformers: a.ext.Informers, openAPI: a.openAPI, etcd: st.etcd, storages: st.storages,
+	return &Server{aggregator: a.aggregator, crdInformers: a.ext.Informers, openAPI: a.openAPI, etcd: st.etcd, storages: st.storages,
 		Admin: c.Admin, KubeconfigPath: c.KubeconfigPath, EtcdServers: st.servers, userCA: c.userCA, crds: crds,
 		webhooks: manifests.Webhooks{Mutating: o.MutatingWebhooks, Validating: o.ValidatingWebhooks, Seen: parts.factory.Admissionregistration().V1()},
 		ready:    sync.OnceFunc(func() { close(ready) }), testControls: st.controls, releaseGates: st.releaseGates}, nil
@@ -180,12 +177,16 @@ func (s *Server) Run(ctx context.Context) error {
 	// the start (requests for it wait until it is built). Then the
 	// admission plugins may read it (see admissionchain.Config.Ready).
 	go func() {
-		if s.pollReady(ctx) == nil {
+		if serving.PollReady(ctx, s.Admin) == nil {
 			s.openAPI.BuildV3()
 			s.ready()
 		}
 	}()
-	return s.generic.PrepareRun().RunWithContext(ctx)
+	prepared, err := s.aggregator.PrepareRun()
+	if err != nil {
+		return err
+	}
+	return prepared.Run(ctx)
 }
 
 // Serve builds the server of cfg, runs it until ctx ends, and calls ready
@@ -216,23 +217,6 @@ func Serve(ctx context.Context, cfg *Config, ready func(*Server)) error {
 	return <-done
 }
 
-// pollReady polls /readyz until it answers 200 or ctx ends.
-func (s *Server) pollReady(ctx context.Context) error {
-	client, err := kubernetes.NewForConfig(serving.Finishing(s.Admin))
-	if err != nil {
-		return err
-	}
-	var lastErr error
-	err = wait.PollUntilContextCancel(ctx, 10*time.Millisecond, true, func(ctx context.Context) (bool, error) {
-		_, lastErr = client.Discovery().RESTClient().Get().AbsPath("/readyz").DoRaw(ctx)
-		return lastErr == nil, nil
-	})
-	if err != nil {
-		return fmt.Errorf("server not ready: %w (last /readyz error: %v)", err, lastErr)
-	}
-	return nil
-}
-
 // CRDs are the CRDs the server installs on start (Options.CRDPaths' and
 // CRDs, pointed at Options.ConversionWebhook), as it read them.
 func (s *Server) CRDs() []*apiextensionsv1.CustomResourceDefinition {
@@ -246,7 +230,7 @@ func (s *Server) CRDs() []*apiextensionsv1.CustomResourceDefinition {
 // WaitReady polls /readyz until it answers 200 or ctx ends, then installs
 // the CRDs of Options.CRDPaths and waits until they are served.
 func (s *Server) WaitReady(ctx context.Context) error {
-	if err := s.pollReady(ctx); err != nil {
+	if err := serving.PollReady(ctx, s.Admin); err != nil {
 		return err
 	}
 	if err := manifests.InstallCRDs(ctx, s.Admin, s.crds); err != nil {

@@ -65,6 +65,11 @@ type Config struct {
 	// other resolves as in kube-apiserver, by its cluster IP or, with
 	// EndpointRouting, an EndpointSlice's address.
 	Mapped webhook.ServiceResolver
+	// OpenAPIV3, if set, serves delegate's OpenAPI v3 in front of the
+	// aggregator's (apiregistration.k8s.io's and the extension API
+	// servers'), which it is given: the aggregator's v3 aggregation reads
+	// its delegates' indexes only at start and each second after.
+	OpenAPIV3 func(aggregator http.Handler) http.Handler
 	Options
 }
 
@@ -88,11 +93,9 @@ type Options struct {
 // delegate's post-start and pre-shutdown hooks and health checks: call it
 // once delegate has all of them.
 //
-// The core server keeps serving the OpenAPI, without the extension API
-// servers' (the aggregator's OpenAPI aggregation is not wired; the
-// aggregator's OpenAPI v3 config only gives server-side apply its
-// schemas). So the caller runs the aggregator's GenericAPIServer, not
-// APIAggregator.PrepareRun's.
+// The caller runs it with its PrepareRun, which wires the OpenAPI
+// aggregation: v2 merges delegate's /openapi/v2 with the aggregator's and
+// the extension API servers'; v3 is served through c.OpenAPIV3.
 func New(c Config, delegate genericapiserver.DelegationTarget) (*aggregatorapiserver.APIAggregator, error) {
 	switch {
 	case c.Core == nil:
@@ -109,8 +112,17 @@ func New(c Config, delegate genericapiserver.DelegationTarget) (*aggregatorapise
 	gc := *c.Core
 	gc.PostStartHooks = map[string]genericapiserver.PostStartHookConfigEntry{}
 	gc.SkipOpenAPIInstallation = true
-	gc.OpenAPIConfig = nil
-	gc.OpenAPIV3Config = genericapiserver.DefaultOpenAPIV3Config(aggregatoropenapi.GetOpenAPIDefinitions, openapinamer.NewDefinitionNamer(aggregatorscheme.Scheme))
+	namer := openapinamer.NewDefinitionNamer(aggregatorscheme.Scheme)
+	gc.OpenAPIConfig = genericapiserver.DefaultOpenAPIConfig(aggregatoropenapi.GetOpenAPIDefinitions, namer)
+	gc.OpenAPIV3Config = genericapiserver.DefaultOpenAPIV3Config(aggregatoropenapi.GetOpenAPIDefinitions, namer)
+	if v2, v3 := c.Core.OpenAPIConfig, c.Core.OpenAPIV3Config; v2 != nil && v3 != nil { // kube-apiserver's aggregator shares them
+		gc.OpenAPIConfig.Info, gc.OpenAPIConfig.SecurityDefinitions = v2.Info, v2.SecurityDefinitions
+		gc.OpenAPIV3Config.Info, gc.OpenAPIV3Config.SecuritySchemes = v3.Info, v3.SecuritySchemes
+	}
+	if c.OpenAPIV3 != nil {
+		build := gc.BuildHandlerChainFunc
+		gc.BuildHandlerChainFunc = func(h http.Handler, gc *genericapiserver.Config) http.Handler { return build(c.OpenAPIV3(h), gc) }
+	}
 	gc.RESTOptionsGetter = storage.CodecRESTOptionsGetter{RESTOptionsGetter: getter,
 		Codec:           aggregatorscheme.Codecs.LegacyCodec(apiregistrationv1.SchemeGroupVersion, apiregistrationv1beta1.SchemeGroupVersion),
 		EncodeVersioner: runtime.NewMultiGroupVersioner(apiregistrationv1.SchemeGroupVersion, schema.GroupKind{Group: apiregistrationv1beta1.GroupName})}

@@ -103,8 +103,7 @@ func New(c Config) (*Server, error) {
 	gc.RESTOptionsGetter = storage.CRDRESTOptionsGetter(getter)
 	gc.MergedResourceConfig = apiextensionsapiserver.DefaultAPIResourceConfigSource()
 	namer := endpointsopenapi.NewDefinitionNamer(apiextensionsapiserver.Scheme)
-	gc.OpenAPIConfig = genericapiserver.DefaultOpenAPIConfig(apiextensionsopenapi.GetOpenAPIDefinitions, namer)
-	gc.OpenAPIV3Config = genericapiserver.DefaultOpenAPIV3Config(apiextensionsopenapi.GetOpenAPIDefinitions, namer)
+	gc.OpenAPIConfig, gc.OpenAPIV3Config = openapi.Configs(apiextensionsopenapi.GetOpenAPIDefinitions, namer)
 	// Its OpenAPI is served by the core server's handlers (see Serve);
 	// the configs still give server-side apply its schemas.
 	gc.SkipOpenAPIInstallation = true

@@ -36,7 +36,9 @@ import (
 	openapicontroller "k8s.io/apiextensions-apiserver/pkg/controller/openapi"
 	openapibuilder "k8s.io/apiextensions-apiserver/pkg/controller/openapi/builder"
 	openapiv3controller "k8s.io/apiextensions-apiserver/pkg/controller/openapiv3"
+	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	openapinamer "k8s.io/apiserver/pkg/endpoints/openapi"
 	genericapiserver "k8s.io/apiserver/pkg/server"
 	"k8s.io/apiserver/pkg/server/mux"
 	apiroutes "k8s.io/apiserver/pkg/server/routes"
@@ -46,12 +48,16 @@ import (
 	"k8s.io/kube-openapi/pkg/common/restfuladapter"
 	"k8s.io/kube-openapi/pkg/handler"
 	"k8s.io/kube-openapi/pkg/handler3"
+	"k8s.io/kube-openapi/pkg/spec3"
 	"k8s.io/kube-openapi/pkg/validation/spec"
 )
 
 // Server is /openapi/v2 and /openapi/v3: the core server's APIs and
 // apiextensions.k8s.io, which kube-apiserver's aggregator merges, and every
 // CRD (apiextensions-apiserver's OpenAPI controllers add them once built).
+// kube-aggregator's server in front merges them with its own and the
+// extension API servers': v2 by its aggregator, which downloads the core
+// server's spec; v3 in Handler.
 //
 // genericapiserver's PrepareRun would build both specs before the server
 // listens, a large part of a start. The server's Run builds v3 (BuildV3)
@@ -67,7 +73,7 @@ type Server struct {
 	ext       Extensions
 	v2Config  *common.Config // the core server's, completed
 	v3Config  *common.OpenAPIV3Config
-	installed *mux.PathRecorderMux     // where the builds install them
+	installed *mux.PathRecorderMux     // where buildV2 installs v2
 	v3Built   chan struct{}            // closed once buildV3 has run; then:
 	coreV3    *handler3.OpenAPIService // the built-in groups, apiextensions.k8s.io's too, shared (see sharedCoreV3)
 	coreGVs   map[string]bool          // their names ("apis/apps/v1")
@@ -88,45 +94,46 @@ type Extensions struct {
 	V3          *common.OpenAPIV3Config
 }
 
-// New serves /openapi/v2 and /openapi/v3 on core, whose config skips
-// genericapiserver's installation, with v2Config and v3Config, core's
-// completed configs.
+// New serves /openapi/v2 on core, whose config skips genericapiserver's
+// installation, with v2Config and v3Config, core's completed configs; and
+// /openapi/v3 in front of core's aggregator (Handler).
 func New(core *genericapiserver.GenericAPIServer, ext Extensions, v2Config *common.Config, v3Config *common.OpenAPIV3Config) *Server {
 	o := &Server{core: core, ext: ext, v2Config: v2Config, v3Config: v3Config,
 		installed: mux.NewPathRecorderMux("openapi"), v3Built: make(chan struct{}), v2Built: make(chan struct{})}
-	after := func(built chan struct{}, err *error, start func()) http.HandlerFunc {
-		return func(w http.ResponseWriter, r *http.Request) {
-			start()
-			select {
-			case <-built:
-			case <-r.Context().Done():
-				return
-			}
-			if *err != nil {
-				http.Error(w, (*err).Error(), http.StatusInternalServerError)
-				return
-			}
-			o.installed.ServeHTTP(w, r)
-		}
-	}
 	m := core.Handler.NonGoRestfulMux
-	m.Handle("/openapi/v2", after(o.v2Built, &o.v2Err, o.startV2))
-	v3 := after(o.v3Built, &o.v3Err, func() {})
-	m.Handle("/openapi/v3", v3)
-	m.HandlePrefix("/openapi/v3/", v3)
+	m.HandleFunc("/openapi/v2", func(w http.ResponseWriter, r *http.Request) {
+		o.startV2()
+		select {
+		case <-o.v2Built:
+		case <-r.Context().Done():
+			return
+		}
+		if o.v2Err != nil {
+			http.Error(w, o.v2Err.Error(), http.StatusInternalServerError)
+			return
+		}
+		o.installed.ServeHTTP(w, r)
+	})
+	// kube-aggregator's OpenAPI v3 proxier reads the index of each server
+	// it delegates to, at start (before BuildV3) and every second after.
+	// Handler serves core's groups in front of it: to it, core has none.
+	m.HandleFunc("/openapi/v3", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`{"paths":{}}`))
+	})
 	return o
 }
 
-// BuildV3 builds and installs the v3 spec, once; requests wait for it.
-// The built-in groups come from sharedCoreV3; /openapi/v3 lists them with
-// this server's CRDs.
+// BuildV3 builds the v3 spec, once; requests wait for it. The built-in
+// groups come from sharedCoreV3; /openapi/v3 lists them with this server's
+// CRDs.
 func (o *Server) BuildV3() {
 	defer close(o.v3Built)
 	o.coreV3, o.v3Err = sharedCoreV3(o.core.Handler.GoRestfulContainer, o.v3Config, o.ext.WebServices, o.ext.V3)
 	if o.v3Err != nil {
 		return
 	}
-	core, err := discoveryOf(o.coreV3)
+	core, err := discoveryOf(context.Background(), http.HandlerFunc(o.coreV3.HandleDiscovery))
 	if err != nil {
 		o.v3Err = err
 		return
@@ -136,18 +143,41 @@ func (o *Server) BuildV3() {
 		o.coreGVs[gv] = true
 	}
 	o.v3 = handler3.NewOpenAPIService()
-	o.installed.HandleFunc("/openapi/v3", o.serveV3Discovery)
-	o.installed.HandlePrefix("/openapi/v3/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if o.coreGVs[strings.TrimPrefix(r.URL.Path, "/openapi/v3/")] {
-			o.coreV3.HandleGroupVersion(w, r)
+}
+
+// Handler serves /openapi/v3 in front of next, kube-aggregator's server,
+// as kube-apiserver's aggregator merges it: the index lists the core
+// server's groups and the CRDs' with next's (apiregistration.k8s.io and
+// the extension API servers'), and each group version is served by
+// whichever has it, the core server first. Requests wait for BuildV3.
+// Any other request goes to next.
+func (o *Server) Handler(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		gv, isGV := strings.CutPrefix(r.URL.Path, "/openapi/v3/")
+		if !isGV && r.URL.Path != "/openapi/v3" {
+			next.ServeHTTP(w, r)
 			return
 		}
-		rw := &writeTracker{ResponseWriter: w}
-		o.v3.HandleGroupVersion(rw, r)
-		if !rw.wrote { // a group version it does not have: handler3 writes nothing, a 200
-			w.WriteHeader(http.StatusNotFound) // as kube-apiserver's aggregator answers
+		select {
+		case <-o.v3Built:
+		case <-r.Context().Done():
+			return
 		}
-	}))
+		switch {
+		case o.v3Err != nil:
+			http.Error(w, o.v3Err.Error(), http.StatusInternalServerError)
+		case !isGV:
+			o.serveV3Discovery(w, r, next)
+		case o.coreGVs[gv]:
+			o.coreV3.HandleGroupVersion(w, r)
+		default:
+			rw := &writeTracker{ResponseWriter: w}
+			o.v3.HandleGroupVersion(rw, r)
+			if !rw.wrote { // not a CRD's: handler3 writes nothing
+				next.ServeHTTP(w, r)
+			}
+		}
+	})
 }
 
 // writeTracker records whether anything was written through it.
@@ -166,21 +196,22 @@ func (w *writeTracker) Write(b []byte) (int, error) {
 	return w.ResponseWriter.Write(b)
 }
 
-// serveV3Discovery is /openapi/v3: the shared core groups and this
-// server's own, each with the hash of its spec.
-func (o *Server) serveV3Discovery(w http.ResponseWriter, r *http.Request) {
-	all, err := discoveryOf(o.coreV3)
-	if err == nil {
-		var own *handler3.OpenAPIV3Discovery
-		if own, err = discoveryOf(o.v3); err == nil {
-			maps.Copy(all.Paths, own.Paths)
+// serveV3Discovery is /openapi/v3: next's groups, the shared core groups
+// and this server's own, each with the hash of its spec.
+func (o *Server) serveV3Discovery(w http.ResponseWriter, r *http.Request, next http.Handler) {
+	all := handler3.OpenAPIV3Discovery{Paths: map[string]handler3.OpenAPIV3DiscoveryGroupVersion{}}
+	var err error
+	for _, h := range []http.Handler{next, http.HandlerFunc(o.coreV3.HandleDiscovery), http.HandlerFunc(o.v3.HandleDiscovery)} {
+		var d *handler3.OpenAPIV3Discovery
+		if d, err = discoveryOf(r.Context(), h); err != nil {
+			break
 		}
+		maps.Copy(all.Paths, d.Paths)
 	}
-	if err != nil {
-		http.Error(w, err.Error(), http.StatusInternalServerError)
-		return
+	var body []byte
+	if err == nil {
+		body, err = json.Marshal(all)
 	}
-	body, err := json.Marshal(all)
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusInternalServerError)
 		return
@@ -190,11 +221,15 @@ func (o *Server) serveV3Discovery(w http.ResponseWriter, r *http.Request) {
 	http.ServeContent(w, r, "/openapi/v3", time.Time{}, bytes.NewReader(body))
 }
 
-// discoveryOf is s's /openapi/v3 document.
-func discoveryOf(s *handler3.OpenAPIService) (*handler3.OpenAPIV3Discovery, error) {
+// discoveryOf is h's /openapi/v3 document; none if h has none (404).
+func discoveryOf(ctx context.Context, h http.Handler) (*handler3.OpenAPIV3Discovery, error) {
 	rec := httptest.NewRecorder()
-	s.HandleDiscovery(rec, httptest.NewRequest(http.MethodGet, "/openapi/v3", nil))
-	if rec.Code != http.StatusOK {
+	h.ServeHTTP(rec, httptest.NewRequestWithContext(ctx, http.MethodGet, "/openapi/v3", nil))
+	switch rec.Code {
+	case http.StatusNotFound:
+		return &handler3.OpenAPIV3Discovery{Paths: map[string]handler3.OpenAPIV3DiscoveryGroupVersion{}}, nil
+	case http.StatusOK:
+	default:
 		return nil, fmt.Errorf("the OpenAPI v3 index: %d %s", rec.Code, rec.Body)
 	}
 	d := &handler3.OpenAPIV3Discovery{}
@@ -240,7 +275,7 @@ func sharedCoreV3(c *restful.Container, cfg *common.OpenAPIV3Config, ext []*rest
 		}
 		s.UpdateGroupVersion(strings.TrimPrefix(ws.RootPath(), "/"), v3)
 	}
-	if _, err := discoveryOf(s); err != nil {
+	if _, err := discoveryOf(context.Background(), http.HandlerFunc(s.HandleDiscovery)); err != nil {
 		return nil, err
 	}
 	coreV3s.byRoutes[key] = s
@@ -256,7 +291,8 @@ func (o *Server) buildV2() {
 	var coreSpec *spec.Swagger
 	o.v2, coreSpec = apiroutes.OpenAPI{Config: o.v2Config}.InstallV2(o.core.Handler.GoRestfulContainer, o.installed)
 	extSpec, err := builder.BuildOpenAPISpecFromRoutes(restfuladapter.AdaptWebServices(o.ext.WebServices), o.ext.V2)
-	if err == nil {
+	if err == nil { // without defaults, as InstallV2 serves core's (and apiextensions-apiserver its own)
+		extSpec.Definitions = handler.PruneDefaults(extSpec.Definitions)
 		o.static, err = openapibuilder.MergeSpecs(coreSpec, extSpec)
 	}
 	if err != nil {
@@ -285,3 +321,37 @@ func (o *Server) RunCRDControllers(ctx context.Context, crds apiextensionsinform
 	go after(o.v3Built, &o.v3Err, func() { openapiv3controller.NewController(crds).Run(o.v3, ctx.Done()) })
 	go after(o.v2Built, &o.v2Err, func() { openapicontroller.NewController(crds).Run(o.static, o.v2, ctx.Done()) })
 }
+
+// Configs are kube-apiserver's OpenAPI configs of defs: its title, its
+// bearer token security scheme, and namer's definition names, served
+// versions only (versionedNames).
+func Configs(defs common.GetOpenAPIDefinitions, namer *openapinamer.DefinitionNamer) (*common.Config, *common.OpenAPIV3Config) {
+	v2 := genericapiserver.DefaultOpenAPIConfig(defs, namer)
+	v3 := genericapiserver.DefaultOpenAPIV3Config(defs, namer)
+	v2.GetDefinitionName, v3.GetDefinitionName = versionedNames(namer), versionedNames(namer)
+	v2.Info.Title, v3.Info.Title = "Kubernetes", "Kubernetes"
+	bearer := spec.SecuritySchemeProps{Type: "apiKey", Name: "authorization", In: "header", Description: "Bearer Token authentication"}
+	v2.SecurityDefinitions = &spec.SecurityDefinitions{"BearerToken": {SecuritySchemeProps: bearer}}
+	v3.SecuritySchemes = spec3.SecuritySchemes{"BearerToken": {SecuritySchemeProps: spec3.SecuritySchemeProps{
+		Type: bearer.Type, Name: bearer.Name, In: bearer.In, Description: bearer.Description}}}
+	return v2, v3
+}
+
+// versionedNames is namer's GetDefinitionName without the __internal
+// group-version-kinds of a scheme whose internal versions are its
+// versioned types (api.Scheme's): kube-apiserver's OpenAPI lists only
+// served versions.
+func versionedNames(namer *openapinamer.DefinitionNamer) func(string) (string, spec.Extensions) {
+	return func(name string) (string, spec.Extensions) {
+		name, ext := namer.GetDefinitionName(name)
+		if gvks, ok := ext[gvkExtension].([]any); ok {
+			ext[gvkExtension] = slices.DeleteFunc(slices.Clone(gvks), func(gvk any) bool {
+				m, _ := gvk.(map[string]any)
+				return m["version"] == runtime.APIVersionInternal
+			})
+		}
+		return name, ext
+	}
+}
+
+const gvkExtension = "x-kubernetes-group-version-kind"

@@ -18,9 +18,13 @@ package serving
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"strings"
+	"time"
 
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 )
 
@@ -42,4 +46,22 @@ func (f finishingRequests) RoundTrip(req *http.Request) (*http.Response, error) 
 		return f.RoundTripper.RoundTrip(req)
 	}
 	return f.RoundTripper.RoundTrip(req.WithContext(context.WithoutCancel(req.Context())))
+}
+
+// PollReady polls the /readyz of cfg's server until it answers 200 or ctx
+// ends.
+func PollReady(ctx context.Context, cfg *rest.Config) error {
+	client, err := kubernetes.NewForConfig(Finishing(cfg))
+	if err != nil {
+		return err
+	}
+	var lastErr error
+	err = wait.PollUntilContextCancel(ctx, 10*time.Millisecond, true, func(ctx context.Context) (bool, error) {
+		_, lastErr = client.Discovery().RESTClient().Get().AbsPath("/readyz").DoRaw(ctx)
+		return lastErr == nil, nil
+	})
+	if err != nil {
+		return fmt.Errorf("server not ready: %w (last /readyz error: %v)", err, lastErr)
+	}
+	return nil
 }

@@ -98,8 +98,13 @@ func TestOpenAPIRightAfterStart(t *testing.T) {
 	if v2 := get("/openapi/v2"); !strings.Contains(v2, `"io.k8s.api.apps.v1.Deployment"`) ||
 		!strings.Contains(v2, `"io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.CustomResourceDefinition"`) {
 		t.Errorf("/openapi/v2 lacks Deployment or CustomResourceDefinition (%d bytes)", len(v2))
+	} else if regexpMatch(`"io\.k8s\.[^"]*_v2"|"__internal"|"default": ?""`, v2) {
+		t.Errorf("/openapi/v2 has conflicting definitions renamed by the merge (_v2), defaults, or internal versions, as kube-apiserver's has not")
 	}
-	for _, gv := range []string{"api/v1", "apis/apps/v1", "apis/apiextensions.k8s.io/v1"} {
+	if v3 := get("/openapi/v3/api/v1"); strings.Contains(v3, `"__internal"`) {
+		t.Errorf("/openapi/v3/api/v1 names internal versions, as kube-apiserver's does not")
+	}
+	for _, gv := range []string{"api/v1", "apis/apps/v1", "apis/apiextensions.k8s.io/v1", "apis/apiregistration.k8s.io/v1"} {
 		if !strings.Contains(get("/openapi/v3"), `"`+gv+`"`) {
 			t.Errorf("/openapi/v3 does not list %s", gv)
 		}

@@ -23,7 +23,6 @@ import (
 	"crypto/x509/pkix"
 	"net"
 	"net/http/httptest"
-	"reflect"
 	"slices"
 	"sync"
 	"testing"
@@ -100,8 +99,9 @@ func startWardle(t *testing.T, admin *clientrest.Config, flunderNames ...string)
 	cfg := genericapiserver.NewRecommendedConfig(codecs)
 	cfg.EffectiveVersion = version.EffectiveVersion()
 	cfg.FeatureGate = utilfeature.DefaultFeatureGate
-	// Server-side apply's schemas.
-	cfg.OpenAPIV3Config = genericapiserver.DefaultOpenAPIV3Config(wardleDefinitions, openapinamer.NewDefinitionNamer(scheme))
+	namer := openapinamer.NewDefinitionNamer(scheme)
+	cfg.OpenAPIConfig = genericapiserver.DefaultOpenAPIConfig(wardleDefinitions, namer)
+	cfg.OpenAPIV3Config = genericapiserver.DefaultOpenAPIV3Config(wardleDefinitions, namer)
 	secure := genericoptions.NewSecureServingOptions().WithLoopback()
 	secure.Listener = ln
 	secure.ServerCert.CertKey.CertFile = pkitest.WriteFile(t, dir, "wardle.crt", cert)
@@ -181,12 +181,12 @@ func wardleDefinitions(ref common.ReferenceCallback) map[string]common.OpenAPIDe
 		props["apiVersion"], props["kind"] = str, str
 		return common.OpenAPIDefinition{Schema: spec.Schema{SchemaProps: spec.SchemaProps{Type: []string{"object"}, Properties: props}}, Dependencies: deps}
 	}
-	pkg := reflect.TypeFor[flunder]().PkgPath()
 	objectMeta, listMeta := metav1.ObjectMeta{}.OpenAPIModelName(), metav1.ListMeta{}.OpenAPIModelName()
-	defs[pkg+".flunder"] = object(map[string]spec.Schema{"metadata": {SchemaProps: spec.SchemaProps{Ref: ref(objectMeta)}}}, objectMeta)
-	defs[pkg+".flunderList"] = object(map[string]spec.Schema{"metadata": {SchemaProps: spec.SchemaProps{Ref: ref(listMeta)}},
-		"items": {SchemaProps: spec.SchemaProps{Type: []string{"array"}, Items: &spec.SchemaOrArray{Schema: &spec.Schema{SchemaProps: spec.SchemaProps{Ref: ref(pkg + ".flunder")}}}}}},
-		listMeta, pkg+".flunder")
+	f, list := flunder{}.OpenAPIModelName(), flunderList{}.OpenAPIModelName()
+	defs[f] = object(map[string]spec.Schema{"metadata": {SchemaProps: spec.SchemaProps{Ref: ref(objectMeta)}}}, objectMeta)
+	defs[list] = object(map[string]spec.Schema{"metadata": {SchemaProps: spec.SchemaProps{Ref: ref(listMeta)}},
+		"items": {SchemaProps: spec.SchemaProps{Type: []string{"array"}, Items: &spec.SchemaOrArray{Schema: &spec.Schema{SchemaProps: spec.SchemaProps{Ref: ref(f)}}}}}},
+		listMeta, f)
 	return defs
 }
 
@@ -194,6 +194,12 @@ type flunder struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata,omitempty"`
 }
+
+// OpenAPIModelName is flunder's OpenAPI definition name, which the
+// scheme's (the OpenAPI namer's) name for its kind is too.
+func (flunder) OpenAPIModelName() string { return "com.example.wardle.v1alpha1.Flunder" }
+
+func (flunderList) OpenAPIModelName() string { return "com.example.wardle.v1alpha1.FlunderList" }
 
 func (f *flunder) DeepCopyObject() runtime.Object {
 	out := *f
