@@ -173,18 +173,26 @@ func (o *Options) Config() (c *Config, err error) {
 	}
 	opts := *o
 	opts.DataDir = dataDir
+	if opts.Aggregator.ProxyClientCertFile == "" { // the front proxy's, as kubeadm's
+		opts.Aggregator.ProxyClientCertFile, opts.Aggregator.ProxyClientKeyFile = creds.FrontProxy.ClientCertFile, creds.FrontProxy.ClientKeyFile
+	}
 	return &Config{Options: opts, Serving: serving, Admin: admin, KubeconfigPath: datadir.KubeconfigPath(dataDir), userCA: creds, lock: lock}, nil
 }
 
 // dataDirServing listens on bindAddress:port and serves with the data
-// dir's serving certificate; its CA verifies client certificates, and the
-// admin (and the loopback client) have tokens of their own.
+// dir's serving certificate; its CA verifies client certificates, the
+// front proxy's CA the front proxy's, and the admin (and the loopback
+// client) have tokens of their own.
 func dataDirServing(bindAddress string, port int, creds *datadir.Credentials) (Serving, *rest.Config, error) {
 	cert, err := dynamiccertificates.NewStaticCertKeyContent("serving-cert", creds.ServingCert, creds.ServingKey)
 	if err != nil {
 		return Serving{}, nil, err
 	}
 	clientCA, err := dynamiccertificates.NewStaticCAContent("client-ca", creds.CACert)
+	if err != nil {
+		return Serving{}, nil, err
+	}
+	requestHeader, err := creds.FrontProxy.RequestHeader()
 	if err != nil {
 		return Serving{}, nil, err
 	}
@@ -209,6 +217,7 @@ func dataDirServing(bindAddress string, port int, creds *datadir.Credentials) (S
 		PublicAddress:   public,
 		ServingCA:       creds.CACert,
 		ClientCA:        clientCA,
+		RequestHeader:   requestHeader,
 		Anonymous:       true,
 		AdminToken:      creds.AdminToken,
 		ServiceAccounts: ServiceAccountKeys{Issuers: []string{serviceAccountIssuer}, Signer: creds.SAKey},

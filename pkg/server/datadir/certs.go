@@ -46,7 +46,8 @@ const (
 	kubeconfigFile  = "kubeconfig"
 )
 
-// Credentials are the CA, the serving certificate and the admin token.
+// Credentials are the CA, the serving certificate, the admin token and the
+// front proxy's.
 type Credentials struct {
 	CACert []byte // PEM
 	CAKey  []byte // PEM
@@ -55,6 +56,7 @@ type Credentials struct {
 	ServingCert []byte // PEM
 	ServingKey  []byte // PEM
 	AdminToken  string
+	FrontProxy  FrontProxy
 }
 
 // LoadOrCreateCredentials reads the credentials from dir, creating any that are
@@ -66,7 +68,7 @@ func LoadOrCreateCredentials(dir string, hosts []string) (*Credentials, error) {
 	if err != nil {
 		return nil, err
 	}
-	caCertPEM, caKeyPEM, err := loadOrCreateCA(dir)
+	caCertPEM, caKeyPEM, err := loadOrCreateCA(filepath.Join(dir, caCertFile), filepath.Join(dir, caKeyFile), "miniapiserver-ca")
 	if err != nil {
 		return nil, err
 	}
@@ -78,7 +80,12 @@ func LoadOrCreateCredentials(dir string, hosts []string) (*Credentials, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Credentials{CACert: caCertPEM, CAKey: caKeyPEM, SAKey: saKey, ServingCert: certPEM, ServingKey: keyPEM, AdminToken: token}, nil
+	frontProxy, err := loadOrCreateFrontProxy(dir)
+	if err != nil {
+		return nil, err
+	}
+	return &Credentials{CACert: caCertPEM, CAKey: caKeyPEM, SAKey: saKey, ServingCert: certPEM, ServingKey: keyPEM, AdminToken: token,
+		FrontProxy: frontProxy}, nil
 }
 
 // loadOrCreateToken reads the admin token from path, or creates one if there
@@ -103,15 +110,16 @@ func loadOrCreateToken(path string) (string, error) {
 	return token, nil
 }
 
-func loadOrCreateCA(dir string) (certPEM, keyPEM []byte, err error) {
-	certPath, keyPath := filepath.Join(dir, caCertFile), filepath.Join(dir, caKeyFile)
+// loadOrCreateCA reads the CA at certPath and keyPath, or creates one
+// named name.
+func loadOrCreateCA(certPath, keyPath, name string) (certPEM, keyPEM []byte, err error) {
 	certPEM, keyPEM, found, err := loadPair(certPath, keyPath)
 	if err != nil || found {
 		return certPEM, keyPEM, err
 	}
 	now := time.Now()
 	return issue(&x509.Certificate{
-		Subject:               pkix.Name{CommonName: fmt.Sprintf("miniapiserver-ca@%d", now.Unix())},
+		Subject:               pkix.Name{CommonName: fmt.Sprintf("%s@%d", name, now.Unix())},
 		NotAfter:              now.AddDate(10, 0, 0),
 		KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature | x509.KeyUsageKeyEncipherment,
 		BasicConstraintsValid: true,

@@ -26,7 +26,8 @@ import (
 
 // trusted are the files of a data dir the server trusts: whoever can write
 // them can make himself its admin.
-var trusted = []string{caCertFile, caKeyFile, servingCertFile, servingKeyFile, tokenFile, saKeyFile, kubeconfigFile, "etcd"}
+var trusted = []string{caCertFile, caKeyFile, servingCertFile, servingKeyFile, tokenFile, saKeyFile, kubeconfigFile, "etcd",
+	frontProxyCACertFile, frontProxyCAKeyFile, frontProxyClientCertFile, frontProxyClientKeyFile}
 
 // CheckOwned refuses a data dir, as ssh refuses its keys, unless it and the
 // files it trusts in it (those that exist) belong to this process's user

@@ -24,6 +24,7 @@ import (
 	"testing"
 	"time"
 
+	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -32,6 +33,7 @@ import (
 	apiregistrationv1 "k8s.io/kube-aggregator/pkg/apis/apiregistration/v1"
 	aggregatorclient "k8s.io/kube-aggregator/pkg/client/clientset_generated/clientset"
 
+	"github.com/miniapiserver/miniapiserver/pkg/testserver"
 	"github.com/miniapiserver/miniapiserver/test/integration/framework"
 	"github.com/miniapiserver/miniapiserver/test/pkitest"
 )
@@ -54,41 +56,17 @@ func TestAggregatedAPI(t *testing.T) {
 		"--proxy-client-key-file="+pkitest.WriteFile(t, p.dir, "front-proxy-client.key", proxyKey))...)
 	adminConfig := s.config(t, "admin", "system:masters")
 	admin := kubernetes.NewForConfigOrDie(adminConfig)
-	apiServices := aggregatorclient.NewForConfigOrDie(adminConfig).ApiregistrationV1().APIServices()
 	w := startWardle(t, adminConfig, "alpha", "beta")
 	kubectl := kubectlAs(t, adminConfig)
 
 	if out, err := kubectl("get", "flunders"); err == nil || !strings.Contains(out, `the server doesn't have a resource type "flunders"`) {
 		t.Fatalf("kubectl get flunders before the APIService: got %v\n%s\nwant no such resource type", err, out)
 	}
-	port := int32(w.port)
-	if _, err := admin.CoreV1().Services("default").Create(ctx(t), &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "wardle"},
-		Spec: corev1.ServiceSpec{Type: corev1.ServiceTypeExternalName, ExternalName: "localhost", Ports: []corev1.ServicePort{{Port: port}}}}, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	apiService := &apiregistrationv1.APIService{ObjectMeta: metav1.ObjectMeta{Name: "v1alpha1.wardle.example.com"},
-		Spec: apiregistrationv1.APIServiceSpec{Group: wardleGV.Group, Version: wardleGV.Version, CABundle: w.caPEM,
-			Service:              &apiregistrationv1.ServiceReference{Namespace: "default", Name: "wardle", Port: &port},
-			GroupPriorityMinimum: 1000, VersionPriority: 15}}
-	if _, err := apiServices.Create(ctx(t), apiService, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	available := func() (apiregistrationv1.APIServiceCondition, bool) {
-		got, err := apiServices.Get(ctx(t), apiService.Name, metav1.GetOptions{})
-		if err != nil {
-			return apiregistrationv1.APIServiceCondition{}, false
-		}
-		for _, c := range got.Status.Conditions {
-			if c.Type == apiregistrationv1.Available {
-				return c, c.Status == apiregistrationv1.ConditionTrue
-			}
-		}
-		return apiregistrationv1.APIServiceCondition{}, false
-	}
+	available := registerWardle(t, adminConfig, w)
 	framework.Poll(t, "the APIService available", time.Minute, func() bool { _, ok := available(); return ok })
 
-	if out, err := kubectl("get", "flunders", "-o", "name"); err != nil || out != "flunder.wardle.example.com/alpha\nflunder.wardle.example.com/beta\n" {
-		t.Errorf("kubectl get flunders: got %v\n%s\nwant alpha and beta", err, out)
+	if out := getFlunders(t, kubectl); out != "flunder.wardle.example.com/alpha\nflunder.wardle.example.com/beta\n" {
+		t.Errorf("kubectl get flunders: got\n%s\nwant alpha and beta", out)
 	}
 	if out, err := kubectl("api-resources", "--api-group=wardle.example.com", "-o", "name"); err != nil || out != "flunders.wardle.example.com\n" {
 		t.Errorf("kubectl api-resources --api-group=wardle.example.com: got %v\n%s\nwant flunders", err, out)
@@ -143,6 +121,74 @@ func TestAggregatedAPI(t *testing.T) {
 		c, ok := available()
 		return !ok && c.Status == apiregistrationv1.ConditionFalse && c.Reason == "FailedDiscoveryCheck"
 	})
+}
+
+// TestAggregatedAPIFromTheDataDir: a server on a data dir (the plain
+// command's, pkg/testserver's) proxies with the data dir's front proxy
+// client certificate, which its request-header authentication trusts, as
+// a kubeadm cluster's does: wardle sees who the user is.
+func TestAggregatedAPIFromTheDataDir(t *testing.T) {
+	t.Parallel()
+	s := testserver.Start(t)
+	w := startWardle(t, s.Config, "alpha")
+	available := registerWardle(t, s.Config, w)
+	framework.Poll(t, "the APIService available", time.Minute, func() bool { _, ok := available(); return ok })
+	if out := getFlunders(t, kubectlAs(t, s.Config)); out != "flunder.wardle.example.com/alpha\n" {
+		t.Errorf("kubectl get flunders: got\n%s\nwant alpha", out)
+	}
+	review, err := kubernetes.NewForConfigOrDie(s.Config).AuthenticationV1().SelfSubjectReviews().Create(ctx(t), &authenticationv1.SelfSubjectReview{}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if readers, admin := w.store.readers(), review.Status.UserInfo.Username; !slices.Contains(readers, admin) {
+		t.Errorf("the users wardle served: got %q, want %q", readers, admin)
+	}
+}
+
+// getFlunders is the output of kubectl get flunders -o name, once it
+// succeeds: the proxy learns that the APIService is available from an
+// informer of its own, a moment after the APIService says so.
+func getFlunders(t *testing.T, kubectl func(args ...string) (string, error)) string {
+	t.Helper()
+	var out string
+	framework.Poll(t, "kubectl get flunders", 30*time.Second, func() bool {
+		var err error
+		out, err = kubectl("get", "flunders", "-o", "name")
+		return err == nil
+	})
+	return out
+}
+
+// registerWardle registers w with the server admin reaches, behind an
+// ExternalName Service, and returns a func that reports the APIService's
+// Available condition.
+func registerWardle(t *testing.T, admin *rest.Config, w *wardle) func() (apiregistrationv1.APIServiceCondition, bool) {
+	t.Helper()
+	port := int32(w.port)
+	if _, err := kubernetes.NewForConfigOrDie(admin).CoreV1().Services("default").Create(ctx(t), &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "wardle"},
+		Spec: corev1.ServiceSpec{Type: corev1.ServiceTypeExternalName, ExternalName: "localhost", Ports: []corev1.ServicePort{{Port: port}}}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	apiServices := aggregatorclient.NewForConfigOrDie(admin).ApiregistrationV1().APIServices()
+	apiService := &apiregistrationv1.APIService{ObjectMeta: metav1.ObjectMeta{Name: "v1alpha1.wardle.example.com"},
+		Spec: apiregistrationv1.APIServiceSpec{Group: wardleGV.Group, Version: wardleGV.Version, CABundle: w.caPEM,
+			Service:              &apiregistrationv1.ServiceReference{Namespace: "default", Name: "wardle", Port: &port},
+			GroupPriorityMinimum: 1000, VersionPriority: 15}}
+	if _, err := apiServices.Create(ctx(t), apiService, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	return func() (apiregistrationv1.APIServiceCondition, bool) {
+		got, err := apiServices.Get(ctx(t), apiService.Name, metav1.GetOptions{})
+		if err != nil {
+			return apiregistrationv1.APIServiceCondition{}, false
+		}
+		for _, c := range got.Status.Conditions {
+			if c.Type == apiregistrationv1.Available {
+				return c, c.Status == apiregistrationv1.ConditionTrue
+			}
+		}
+		return apiregistrationv1.APIServiceCondition{}, false
+	}
 }
 
 // kubectlAs returns a func that runs kubectl as cfg's user (a client
