@@ -41,22 +41,29 @@ import (
 
 // REST is the namespaces storage; Delete follows upstream's two-phase
 // deletion. As upstream's, it has no DeleteCollection (DELETE
-// /api/v1/namespaces is a 405): see withoutDeleteCollection.
+// /api/v1/namespaces is a 405), and the OpenAPI says a DELETE answers a
+// Status (it answers the namespace): see hidden.
 type REST struct {
 	*registry.REST
-	withoutDeleteCollection
+	hidden
 }
 
-// withoutDeleteCollection hides the store's DeleteCollection from REST: its
-// own, at the same depth as the store's, makes the method ambiguous, so
-// neither is promoted, REST is no rest.CollectionDeleter, and the API
-// installer serves no deletecollection for namespaces.
-type withoutDeleteCollection struct{ collectionDeleter }
+// hidden hides the store's DeleteCollection and DeleteReturnsDeletedObject
+// from REST: its own, at the same depth as the store's, make the methods
+// ambiguous, so neither is promoted. REST is no rest.CollectionDeleter
+// (the API installer serves no deletecollection for namespaces) and no
+// rest.MayReturnFullObjectDeleter (upstream's REST is neither: its store
+// is a field).
+type hidden struct{ storeMethods }
 
-type collectionDeleter struct{}
+type storeMethods struct{}
 
-func (collectionDeleter) DeleteCollection(context.Context, rest.ValidateObjectFunc, *metav1.DeleteOptions, *metainternalversion.ListOptions) (runtime.Object, error) {
+func (storeMethods) DeleteCollection(context.Context, rest.ValidateObjectFunc, *metav1.DeleteOptions, *metainternalversion.ListOptions) (runtime.Object, error) {
 	panic("unreachable: hidden by the store's DeleteCollection")
+}
+
+func (storeMethods) DeleteReturnsDeletedObject() bool {
+	panic("unreachable: hidden by the store's DeleteReturnsDeletedObject")
 }
 
 // NewStorage returns the storage of namespaces, namespaces/status and namespaces/finalize.

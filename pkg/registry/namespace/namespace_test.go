@@ -274,3 +274,16 @@ func TestTable(t *testing.T) {
 		t.Errorf("cells (-want +got):\n%s", diff)
 	}
 }
+
+// TestHiddenStoreMethods: as upstream's namespaces REST, ours deletes no
+// collection and does not say its DELETE returns the object (the OpenAPI
+// says a Status).
+func TestHiddenStoreMethods(t *testing.T) {
+	var s rest.Storage = &REST{}
+	if _, ok := s.(rest.CollectionDeleter); ok {
+		t.Error("REST is a rest.CollectionDeleter")
+	}
+	if _, ok := s.(rest.MayReturnFullObjectDeleter); ok {
+		t.Error("REST is a rest.MayReturnFullObjectDeleter")
+	}
+}
