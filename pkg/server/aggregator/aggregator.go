@@ -93,9 +93,8 @@ type Options struct {
 // delegate's post-start and pre-shutdown hooks and health checks: call it
 // once delegate has all of them.
 //
-// The caller runs it with its PrepareRun, which wires the OpenAPI
-// aggregation: v2 merges delegate's /openapi/v2 with the aggregator's and
-// the extension API servers'; v3 is served through c.OpenAPIV3.
+// The caller runs it with its PrepareRun, which wires the OpenAPI v3
+// aggregation, served through c.OpenAPIV3.
 func New(c Config, delegate genericapiserver.DelegationTarget) (*aggregatorapiserver.APIAggregator, error) {
 	switch {
 	case c.Core == nil:
@@ -112,11 +111,12 @@ func New(c Config, delegate genericapiserver.DelegationTarget) (*aggregatorapise
 	gc := *c.Core
 	gc.PostStartHooks = map[string]genericapiserver.PostStartHookConfigEntry{}
 	gc.SkipOpenAPIInstallation = true
-	namer := openapinamer.NewDefinitionNamer(aggregatorscheme.Scheme)
-	gc.OpenAPIConfig = genericapiserver.DefaultOpenAPIConfig(aggregatoropenapi.GetOpenAPIDefinitions, namer)
-	gc.OpenAPIV3Config = genericapiserver.DefaultOpenAPIV3Config(aggregatoropenapi.GetOpenAPIDefinitions, namer)
-	if v2, v3 := c.Core.OpenAPIConfig, c.Core.OpenAPIV3Config; v2 != nil && v3 != nil { // kube-apiserver's aggregator shares them
-		gc.OpenAPIConfig.Info, gc.OpenAPIConfig.SecurityDefinitions = v2.Info, v2.SecurityDefinitions
+	// No v2 aggregation: it would parse and merge the delegate's whole v2
+	// spec again each time a CRD changes it, on the request that finds it
+	// changed. Delegate's /openapi/v2 is served as it is.
+	gc.OpenAPIConfig = nil
+	gc.OpenAPIV3Config = genericapiserver.DefaultOpenAPIV3Config(aggregatoropenapi.GetOpenAPIDefinitions, openapinamer.NewDefinitionNamer(aggregatorscheme.Scheme))
+	if v3 := c.Core.OpenAPIV3Config; v3 != nil { // kube-apiserver's aggregator shares it
 		gc.OpenAPIV3Config.Info, gc.OpenAPIV3Config.SecuritySchemes = v3.Info, v3.SecuritySchemes
 	}
 	if c.OpenAPIV3 != nil {

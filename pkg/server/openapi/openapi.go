@@ -55,9 +55,8 @@ import (
 // Server is /openapi/v2 and /openapi/v3: the core server's APIs and
 // apiextensions.k8s.io, which kube-apiserver's aggregator merges, and every
 // CRD (apiextensions-apiserver's OpenAPI controllers add them once built).
-// kube-aggregator's server in front merges them with its own and the
-// extension API servers': v2 by its aggregator, which downloads the core
-// server's spec; v3 in Handler.
+// kube-aggregator's server in front merges v3 with its own and the
+// extension API servers' (Handler); v2 is the core server's alone.
 //
 // genericapiserver's PrepareRun would build both specs before the server
 // listens, a large part of a start. The server's Run builds v3 (BuildV3)

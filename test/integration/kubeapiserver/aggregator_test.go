@@ -77,8 +77,8 @@ func TestAggregatedAPI(t *testing.T) {
 		!slices.ContainsFunc(groups.Groups, func(g metav1.APIGroup) bool { return g.Name == wardleGV.Group }) {
 		t.Errorf("the legacy /apis list: got %v\n%s\nwant wardle.example.com in it", err, raw)
 	}
-	// Its OpenAPI is merged with the server's and the aggregator's own:
-	// v3 (kubectl explain reads it) and v2.
+	// Its OpenAPI v3 is merged with the server's and the aggregator's own
+	// (kubectl explain reads it).
 	framework.Poll(t, "kubectl explain flunders", time.Minute, func() bool {
 		out, err := kubectl("explain", "flunders")
 		return err == nil && strings.Contains(out, "KIND:       Flunder\n")
@@ -86,12 +86,6 @@ func TestAggregatedAPI(t *testing.T) {
 	if out, err := kubectl("explain", "apiservices.spec.service"); err != nil || !strings.Contains(out, "FIELD: service <ServiceReference>") {
 		t.Errorf("kubectl explain apiservices.spec.service: got %v\n%s", err, out)
 	}
-	framework.Poll(t, "/openapi/v2 with flunders, APIServices and pods", time.Minute, func() bool {
-		raw, err := admin.Discovery().RESTClient().Get().AbsPath("/openapi/v2").SetHeader("Accept", "application/json").DoRaw(ctx(t))
-		var v2 struct{ Paths map[string]any }
-		return err == nil && json.Unmarshal(raw, &v2) == nil && v2.Paths["/apis/wardle.example.com/v1alpha1/namespaces/{namespace}/flunders"] != nil &&
-			v2.Paths["/apis/apiregistration.k8s.io/v1/apiservices"] != nil && v2.Paths["/api/v1/namespaces/{namespace}/pods"] != nil
-	})
 
 	// bob, allowed by the cluster's RBAC, reaches wardle as bob: wardle
 	// asks the cluster whether bob may.

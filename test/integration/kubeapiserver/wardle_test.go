@@ -99,9 +99,8 @@ func startWardle(t *testing.T, admin *clientrest.Config, flunderNames ...string)
 	cfg := genericapiserver.NewRecommendedConfig(codecs)
 	cfg.EffectiveVersion = version.EffectiveVersion()
 	cfg.FeatureGate = utilfeature.DefaultFeatureGate
-	namer := openapinamer.NewDefinitionNamer(scheme)
-	cfg.OpenAPIConfig = genericapiserver.DefaultOpenAPIConfig(wardleDefinitions, namer)
-	cfg.OpenAPIV3Config = genericapiserver.DefaultOpenAPIV3Config(wardleDefinitions, namer)
+	// Its OpenAPI v3: server-side apply's schemas, and the aggregator's.
+	cfg.OpenAPIV3Config = genericapiserver.DefaultOpenAPIV3Config(wardleDefinitions, openapinamer.NewDefinitionNamer(scheme))
 	secure := genericoptions.NewSecureServingOptions().WithLoopback()
 	secure.Listener = ln
 	secure.ServerCert.CertKey.CertFile = pkitest.WriteFile(t, dir, "wardle.crt", cert)
