@@ -130,13 +130,12 @@ func New(c Config) (*Server, error) {
 	return &Server{CustomResourceDefinitions: s, openAPIConfig: gc.OpenAPIConfig, openAPIV3Config: gc.OpenAPIV3Config}, nil
 }
 
-// OpenAPI is what the core server's OpenAPI takes of s:
-// apiextensions.k8s.io/v1's web services (the group's own web service,
-// /apis/<group>, is discovery, which the core server serves) and configs.
+// OpenAPI is what the core server's OpenAPI takes of s: the web services
+// of apiextensions.k8s.io and its versions, and configs.
 func (s *Server) OpenAPI() openapi.Extensions {
 	var services []*restful.WebService
 	for _, ws := range s.GenericAPIServer.Handler.GoRestfulContainer.RegisteredWebServices() {
-		if strings.HasPrefix(ws.RootPath(), "/apis/"+apiextensionsv1.GroupName+"/") {
+		if group := "/apis/" + apiextensionsv1.GroupName; ws.RootPath() == group || strings.HasPrefix(ws.RootPath(), group+"/") {
 			services = append(services, ws)
 		}
 	}
