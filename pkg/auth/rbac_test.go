@@ -98,8 +98,8 @@ func TestDefaultClusterRolesParse(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(roles) != 19 || len(bindings) != 5 {
-		t.Errorf("got %d roles and %d bindings, want 19 and 5", len(roles), len(bindings))
+	if len(roles) != 20 || len(bindings) != 6 {
+		t.Errorf("got %d roles and %d bindings, want 20 and 6", len(roles), len(bindings))
 	}
 	for _, r := range roles {
 		if r.Name == "cluster-admin" && (len(r.Rules) != 2 || r.Rules[0].Verbs[0] != "*") {

@@ -93,6 +93,9 @@ type ServiceAccountKeys struct {
 	Signer crypto.Signer
 	// PublicKeys check them; none: Signer's public half.
 	PublicKeys []crypto.PublicKey
+	// JWKSURI is the URI of their key set the issuer's discovery names;
+	// empty: this server's /openid/v1/jwks.
+	JWKSURI string
 }
 
 // NewConfig validates o and s and returns the Config of a server without a

@@ -182,7 +182,8 @@ func (c CompletedConfig) newAPIServer(undo *undoStack, st *storageParts, parts *
 	parts.server.Store(generic)
 	undo.add(generic.Destroy)
 	installed, err := apis.Install(apis.Config{Server: generic, RESTOptionsGetter: gc.RESTOptionsGetter, Encodings: encodings,
-		Identity:      apis.Identity{Authorizer: gc.Authorization.Authorizer, Rules: gc.RuleResolver, Tokens: parts.tokens, ServiceAccounts: parts.serviceAccounts},
+		Identity: apis.Identity{Authorizer: gc.Authorization.Authorizer, Rules: gc.RuleResolver, Tokens: parts.tokens, ServiceAccounts: parts.serviceAccounts,
+			JWKSURI: c.Serving.ServiceAccounts.JWKSURI},
 		ServiceRanges: c.Options.ServiceRanges, Kubelet: c.Options.Kubelet.config(), Etcd: *st.backend})
 	if err != nil {
 		return nil, err

@@ -186,7 +186,7 @@ func (o *authenticationOptions) applyTo(s *server.Serving, signingKeyFile string
 	}) {
 		return fmt.Errorf("--service-account-signing-key-file %s: its public key is in no --service-account-key-file: the tokens it signs would not authenticate", signingKeyFile)
 	}
-	s.ServiceAccounts.Issuers = o.ServiceAccountIssuers
+	s.ServiceAccounts.Issuers, s.ServiceAccounts.JWKSURI = o.ServiceAccountIssuers, o.JWKSURI
 	s.APIAudiences = o.APIAudiences
 	if len(s.APIAudiences) == 0 {
 		s.APIAudiences = o.ServiceAccountIssuers

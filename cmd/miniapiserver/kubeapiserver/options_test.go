@@ -57,7 +57,7 @@ var honoured = []string{
 	// features
 	"profiling", "contention-profiling", "debug-socket-path", "enable-priority-and-fairness",
 	// authentication and authorization
-	"api-audiences", "anonymous-auth", "client-ca-file", "service-account-key-file", "service-account-issuer",
+	"api-audiences", "anonymous-auth", "client-ca-file", "service-account-key-file", "service-account-issuer", "service-account-jwks-uri",
 	"requestheader-client-ca-file", "requestheader-allowed-names", "requestheader-username-headers", "requestheader-group-headers",
 	"requestheader-extra-headers-prefix", "requestheader-uid-headers",
 	"proxy-client-cert-file", "proxy-client-key-file", "enable-aggregator-routing", "aggregator-reject-forwarding-redirect",

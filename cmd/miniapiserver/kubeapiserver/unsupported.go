@@ -39,7 +39,6 @@ var refused = map[string]string{
 	"oidc-signing-algs":                            "OIDC authentication is not implemented",
 	"oidc-required-claim":                          "OIDC authentication is not implemented",
 	"service-account-lookup":                       "service account tokens are always looked up",
-	"service-account-jwks-uri":                     "the service account issuer's discovery documents are not served",
 	"service-account-max-token-expiration":         "token lifetimes are not capped",
 	"service-account-signing-endpoint":             "external JWT signers are not implemented",
 	"authentication-token-webhook-config-file":     "webhook token authentication is not implemented",

@@ -93,6 +93,7 @@ func Install(cfg Config) (*Installed, error) {
 	if err := cfg.Server.InstallAPIGroups(groups...); err != nil {
 		return nil, fmt.Errorf("installing API groups: %w", err)
 	}
+	cfg.Identity.installIssuerDiscovery(cfg.Server)
 	namespaced := namespacedResources(corev1.SchemeGroupVersion, coreStorage)
 	for _, g := range groups[:len(groups)-1] { // events.k8s.io Events are core Events
 		// Each group's resources once, in its preferred version.

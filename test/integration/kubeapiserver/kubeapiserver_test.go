@@ -189,12 +189,14 @@ func TestEtcdPrefix(t *testing.T) {
 // TestServiceAccountTokens: a token the server issues (TokenRequest, as
 // `kubectl create token`) is signed by --service-account-signing-key-file,
 // carries --service-account-issuer, and authenticates; one from a server
-// with another key does not.
+// with another key does not. The issuer's OpenID configuration names
+// --service-account-jwks-uri.
 func TestServiceAccountTokens(t *testing.T) {
 	t.Parallel()
 	etcd := startEtcd(t)
 	s := startAPIServer(t, etcd, newPKI(t), "--etcd-prefix=/one")
-	other := startAPIServer(t, etcd, newPKI(t), "--etcd-prefix=/two")
+	const jwksURI = "https://keys.example.com/openid/v1/jwks"
+	other := startAPIServer(t, etcd, newPKI(t), "--etcd-prefix=/two", "--service-account-jwks-uri="+jwksURI)
 	token := func(s *apiserver) string {
 		admin := s.admin(t)
 		sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "robot"}}
@@ -222,6 +224,10 @@ func TestServiceAccountTokens(t *testing.T) {
 	token(other) // the same service account there, another key
 	if _, err := whoami(other, mine); !apierrors.IsUnauthorized(err) {
 		t.Errorf("a token of another key: got %v, want 401", err)
+	}
+	raw, err := other.admin(t).Discovery().RESTClient().Get().AbsPath("/.well-known/openid-configuration").DoRaw(ctx(t))
+	if err != nil || !strings.Contains(string(raw), `"jwks_uri":"`+jwksURI+`"`) {
+		t.Errorf("the OpenID configuration: got %v\n%s\nwant jwks_uri %s", err, raw, jwksURI)
 	}
 }
 
