@@ -232,9 +232,15 @@ func clientCertificate(caCertPEM, caKeyPEM []byte, name string, groups []string)
 	return issue(tmpl, ca, caKey, "", "")
 }
 
-// covers reports whether the certificate chains to the CA, is valid for a day
-// more, and names every host.
+// covers reports whether the serving certificate chains to the CA, is
+// valid for a day more, and names every host.
 func covers(certPEM, caPEM []byte, hosts []string) bool {
+	return validFor(certPEM, caPEM, x509.ExtKeyUsageServerAuth, hosts)
+}
+
+// validFor reports whether the certificate chains to the CA for usage, is
+// valid for a day more, and names every host (checked once with none).
+func validFor(certPEM, caPEM []byte, usage x509.ExtKeyUsage, hosts []string) bool {
 	block, _ := pem.Decode(certPEM)
 	if block == nil {
 		return false
@@ -247,8 +253,11 @@ func covers(certPEM, caPEM []byte, hosts []string) bool {
 	if !roots.AppendCertsFromPEM(caPEM) {
 		return false
 	}
+	if len(hosts) == 0 {
+		hosts = []string{""}
+	}
 	for _, h := range hosts {
-		opts := x509.VerifyOptions{Roots: roots, DNSName: h, CurrentTime: time.Now().Add(24 * time.Hour)}
+		opts := x509.VerifyOptions{Roots: roots, DNSName: h, CurrentTime: time.Now().Add(24 * time.Hour), KeyUsages: []x509.ExtKeyUsage{usage}}
 		if _, err := cert.Verify(opts); err != nil {
 			return false
 		}

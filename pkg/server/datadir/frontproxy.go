@@ -19,7 +19,6 @@ package datadir
 import (
 	"crypto/x509"
 	"crypto/x509/pkix"
-	"encoding/pem"
 	"path/filepath"
 	"time"
 
@@ -73,7 +72,7 @@ func loadOrCreateFrontProxy(dir string) (FrontProxy, error) {
 	}
 	fp := FrontProxy{CACert: caCertPEM, ClientCertFile: filepath.Join(dir, frontProxyClientCertFile), ClientKeyFile: filepath.Join(dir, frontProxyClientKeyFile)}
 	certPEM, _, found, err := loadPair(fp.ClientCertFile, fp.ClientKeyFile)
-	if err != nil || (found && clientCertificateOf(certPEM, caCertPEM)) {
+	if err != nil || (found && validFor(certPEM, caCertPEM, x509.ExtKeyUsageClientAuth, nil)) {
 		return fp, err
 	}
 	ca, caKey, err := parse(caCertPEM, caKeyPEM, caCertPath, caKeyPath)
@@ -87,20 +86,4 @@ func loadOrCreateFrontProxy(dir string) (FrontProxy, error) {
 		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
 	}, ca, caKey, fp.ClientCertFile, fp.ClientKeyFile)
 	return fp, err
-}
-
-// clientCertificateOf reports whether certPEM is a client certificate
-// that chains to the CA and is valid for a day more.
-func clientCertificateOf(certPEM, caPEM []byte) bool {
-	block, _ := pem.Decode(certPEM)
-	if block == nil {
-		return false
-	}
-	cert, err := x509.ParseCertificate(block.Bytes)
-	roots := x509.NewCertPool()
-	if err != nil || !roots.AppendCertsFromPEM(caPEM) {
-		return false
-	}
-	_, err = cert.Verify(x509.VerifyOptions{Roots: roots, CurrentTime: time.Now().Add(24 * time.Hour), KeyUsages: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}})
-	return err == nil
 }

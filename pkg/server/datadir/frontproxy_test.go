@@ -18,6 +18,7 @@ package datadir
 
 import (
 	"bytes"
+	"crypto/x509"
 	"os"
 	"testing"
 )
@@ -36,7 +37,7 @@ func TestFrontProxyIsKeptAndReissuedWhenStale(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if bytes.Equal(fp.CACert, first.CACert) || !clientCertificateOf(cert, fp.CACert) || clientCertificateOf(cert, first.CACert) {
+	if bytes.Equal(fp.CACert, first.CACert) || !validFor(cert, fp.CACert, x509.ExtKeyUsageClientAuth, nil) || validFor(cert, first.CACert, x509.ExtKeyUsageClientAuth, nil) {
 		t.Fatal("the front proxy's client certificate is not one of its own CA's only")
 	}
 	again, err := LoadOrCreateCredentials(dir, nil)
@@ -57,7 +58,7 @@ func TestFrontProxyIsKeptAndReissuedWhenStale(t *testing.T) {
 	if _, err := LoadOrCreateCredentials(dir, nil); err != nil {
 		t.Fatal(err)
 	}
-	if reissued, _ := os.ReadFile(fp.ClientCertFile); !clientCertificateOf(reissued, fp.CACert) {
+	if reissued, _ := os.ReadFile(fp.ClientCertFile); !validFor(reissued, fp.CACert, x509.ExtKeyUsageClientAuth, nil) {
 		t.Error("a client certificate of another CA was kept")
 	}
 	rh, err := fp.RequestHeader()
