@@ -102,8 +102,14 @@ func defaultPod(p *corev1.Pod) {
 	}
 	for _, containers := range [][]corev1.Container{p.Spec.InitContainers, p.Spec.Containers} {
 		for i := range containers {
-			if c := &containers[i]; len(c.Resources.Limits) > 0 && c.Resources.Requests == nil {
-				c.Resources.Requests = c.Resources.Limits.DeepCopy()
+			c := &containers[i]
+			if c.Resources.Limits != nil && c.Resources.Requests == nil {
+				c.Resources.Requests = corev1.ResourceList{}
+			}
+			for name, limit := range c.Resources.Limits {
+				if _, ok := c.Resources.Requests[name]; !ok {
+					c.Resources.Requests[name] = limit.DeepCopy()
+				}
 			}
 		}
 	}
@@ -139,6 +145,9 @@ func DefaultPodSpec(spec *corev1.PodSpec) {
 	}
 	for i := range spec.Containers {
 		defaultContainer(&spec.Containers[i])
+	}
+	for i := range spec.EphemeralContainers {
+		defaultContainer((*corev1.Container)(&spec.EphemeralContainers[i].EphemeralContainerCommon))
 	}
 }
 

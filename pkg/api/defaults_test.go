@@ -244,6 +244,20 @@ func TestRequestsDefaultedFromLimitsAreACopy(t *testing.T) {
 	}
 }
 
+// TestRequestsDefaultedFromLimitsOneByOne: each limit without a request
+// gives its request, as upstream's SetDefaults_Pod.
+func TestRequestsDefaultedFromLimitsOneByOne(t *testing.T) {
+	pod := &corev1.Pod{Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "app:1", Resources: corev1.ResourceRequirements{
+		Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("500m")},
+		Limits:   corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1"), corev1.ResourceMemory: resource.MustParse("1Gi")},
+	}}}}}
+	defaultPod(pod)
+	requests := pod.Spec.Containers[0].Resources.Requests
+	if cpu, memory := requests[corev1.ResourceCPU], requests[corev1.ResourceMemory]; cpu.String() != "500m" || memory.String() != "1Gi" {
+		t.Errorf("requests: got cpu %s, memory %s; want the cpu asked for (500m) and the memory limit (1Gi)", cpu.String(), memory.String())
+	}
+}
+
 func TestImagePullPolicyDefault(t *testing.T) {
 	tests := []struct {
 		image string
@@ -260,10 +274,16 @@ func TestImagePullPolicyDefault(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.image, func(t *testing.T) {
-			spec := &corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: tt.image}}}
+			spec := &corev1.PodSpec{
+				Containers:          []corev1.Container{{Name: "c", Image: tt.image}},
+				EphemeralContainers: []corev1.EphemeralContainer{{EphemeralContainerCommon: corev1.EphemeralContainerCommon{Name: "e", Image: tt.image}}},
+			}
 			DefaultPodSpec(spec)
 			if got := spec.Containers[0].ImagePullPolicy; got != tt.want {
 				t.Errorf("imagePullPolicy for %q: got %q, want %q", tt.image, got, tt.want)
+			}
+			if got := spec.EphemeralContainers[0].ImagePullPolicy; got != tt.want {
+				t.Errorf("an ephemeral container's imagePullPolicy for %q: got %q, want %q", tt.image, got, tt.want)
 			}
 		})
 	}

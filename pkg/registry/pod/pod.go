@@ -29,19 +29,24 @@ import (
 )
 
 // Storage is the storage of pods and of the subresources that need
-// nothing but the pods: pods/status, pods/binding and the legacy
-// bindings. The others (eviction, log, the streams) are made over Pods
+// nothing but the pods: pods/status, pods/ephemeralcontainers,
+// pods/resize, pods/binding and the legacy bindings. The others (eviction, log, the streams) are made over Pods
 // by whoever has what they also need.
 type Storage struct {
-	Pods          *registry.REST
-	Status        *registry.StatusREST
-	Binding       *BindingREST
-	LegacyBinding *LegacyBindingREST
+	Pods                *registry.REST
+	Status              *registry.StatusREST
+	EphemeralContainers *SpecREST
+	Resize              *SpecREST
+	Binding             *BindingREST
+	LegacyBinding       *LegacyBindingREST
 }
 
 // Map is the storage by resource, as installed.
 func (s *Storage) Map() map[string]rest.Storage {
-	return map[string]rest.Storage{"pods": s.Pods, "pods/status": s.Status, "pods/binding": s.Binding, "bindings": s.LegacyBinding}
+	return map[string]rest.Storage{
+		"pods": s.Pods, "pods/status": s.Status, "pods/ephemeralcontainers": s.EphemeralContainers, "pods/resize": s.Resize,
+		"pods/binding": s.Binding, "bindings": s.LegacyBinding,
+	}
 }
 
 // NewStorage returns New's storage by resource.
@@ -49,16 +54,27 @@ func NewStorage(optsGetter generic.RESTOptionsGetter) (map[string]rest.Storage, 
 	return registry.StorageMap(New(optsGetter))
 }
 
-// New returns the storage of pods, pods/status, pods/binding and bindings.
+// New returns the storage of pods and of the subresources Storage lists.
 func New(optsGetter generic.RESTOptionsGetter) (*Storage, error) {
 	s := registry.NewStrategy(true)
 	s.OnCreate = func(obj runtime.Object) {
 		p := obj.(*corev1.Pod)
-		p.Status = corev1.PodStatus{Phase: corev1.PodPending, QOSClass: qosClass(&p.Spec)}
+		p.Generation = 1
+		p.Status = corev1.PodStatus{Phase: corev1.PodPending}
+		p.Status.QOSClass = computeQOS(p)
 	}
-	s.OnUpdate = func(obj, old runtime.Object) { obj.(*corev1.Pod).Status = old.(*corev1.Pod).Status }
+	s.OnUpdate = func(obj, old runtime.Object) {
+		p, oldP := obj.(*corev1.Pod), old.(*corev1.Pod)
+		p.Status = oldP.Status
+		countGeneration(p, oldP)
+	}
 	s.ValidateFields = func(obj runtime.Object) field.ErrorList {
-		return ValidatePodSpec(&obj.(*corev1.Pod).Spec, field.NewPath("spec"))
+		spec := &obj.(*corev1.Pod).Spec
+		errs := ValidatePodSpec(spec, field.NewPath("spec"))
+		if len(spec.EphemeralContainers) > 0 {
+			errs = append(errs, field.Forbidden(field.NewPath("spec", "ephemeralContainers"), "cannot be set on create"))
+		}
+		return errs
 	}
 	s.ValidateFieldsUpdate = func(obj, old runtime.Object) field.ErrorList {
 		p, oldP := obj.(*corev1.Pod), old.(*corev1.Pod)
@@ -91,30 +107,12 @@ func New(optsGetter generic.RESTOptionsGetter) (*Storage, error) {
 	}
 	status.ResetFields = registry.Fieldpaths("v1", "spec", "metadata.deletionTimestamp", "metadata.ownerReferences")
 	binding := &BindingREST{store: store.Store}
-	return &Storage{Pods: store, Status: registry.NewStatusREST(store, status), Binding: binding, LegacyBinding: &LegacyBindingREST{binding: binding}}, nil
-}
-
-// qosClass computes status.qosClass as upstream's qos.GetPodQOS does, for the common cases.
-func qosClass(spec *corev1.PodSpec) corev1.PodQOSClass {
-	anyResources, guaranteed := false, true
-	for _, c := range append(append([]corev1.Container{}, spec.InitContainers...), spec.Containers...) {
-		if len(c.Resources.Requests) > 0 || len(c.Resources.Limits) > 0 {
-			anyResources = true
-		}
-		for _, r := range []corev1.ResourceName{corev1.ResourceCPU, corev1.ResourceMemory} {
-			limit, hasLimit := c.Resources.Limits[r]
-			request, hasRequest := c.Resources.Requests[r]
-			if !hasLimit || (hasRequest && request.Cmp(limit) != 0) {
-				guaranteed = false
-			}
-		}
-	}
-	switch {
-	case !anyResources:
-		return corev1.PodQOSBestEffort
-	case guaranteed:
-		return corev1.PodQOSGuaranteed
-	default:
-		return corev1.PodQOSBurstable
-	}
+	return &Storage{
+		Pods:                store,
+		Status:              registry.NewStatusREST(store, status),
+		EphemeralContainers: newSpecREST(store, ephemeralContainersStrategy(s)),
+		Resize:              newSpecREST(store, resizeStrategy(s)),
+		Binding:             binding,
+		LegacyBinding:       &LegacyBindingREST{binding: binding},
+	}, nil
 }

@@ -36,9 +36,11 @@ import (
 
 // pods are the stores of pods and pods/status on one registrytest.MemStorage.
 type pods struct {
-	mem    *registrytest.MemStorage
-	store  *registry.REST
-	status *registry.StatusREST
+	mem       *registrytest.MemStorage
+	store     *registry.REST
+	status    *registry.StatusREST
+	ephemeral *SpecREST
+	resize    *SpecREST
 }
 
 func newPods(t *testing.T) pods {
@@ -48,7 +50,7 @@ func newPods(t *testing.T) pods {
 	if err != nil {
 		t.Fatalf("New: got error %v, want none", err)
 	}
-	return pods{mem: mem, store: s.Pods, status: s.Status}
+	return pods{mem: mem, store: s.Pods, status: s.Status, ephemeral: s.EphemeralContainers, resize: s.Resize}
 }
 
 // seed stores p (in namespace default) as it is, and returns the stored copy.

@@ -17,7 +17,10 @@ limitations under the License.
 package pod
 
 import (
+	"reflect"
 	"sync/atomic"
+	"unicode"
+	"unicode/utf8"
 
 	corev1 "k8s.io/api/core/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
@@ -73,6 +76,7 @@ func ValidatePodSpec(spec *corev1.PodSpec, p *field.Path) field.ErrorList {
 			}
 		}
 	}
+	errs = append(errs, validateEphemeralContainers(spec, names, p.Child("ephemeralContainers"))...)
 	switch spec.RestartPolicy {
 	case "", corev1.RestartPolicyAlways, corev1.RestartPolicyOnFailure, corev1.RestartPolicyNever:
 	default:
@@ -143,4 +147,66 @@ func ValidateSelectorAndTemplate(selector *metav1.LabelSelector, template *corev
 		}
 	}
 	return append(errs, ValidatePodSpec(&template.Spec, specPath.Child("template", "spec"))...)
+}
+
+// allowedEphemeralContainerFields are the fields an ephemeral container may
+// set: upstream's allow list, so that a field added to the API is refused
+// until it is considered.
+var allowedEphemeralContainerFields = sets.New("Name", "Image", "Command", "Args", "WorkingDir", "EnvFrom", "Env",
+	"VolumeMounts", "VolumeDevices", "TerminationMessagePath", "TerminationMessagePolicy", "ImagePullPolicy",
+	"SecurityContext", "Stdin", "StdinOnce", "TTY")
+
+// validateEphemeralContainers checks a pod's ephemeral containers as
+// upstream's validateEphemeralContainers does: a name unique across all
+// the pod's containers (others holds the init and regular ones' names), an
+// image, a target among the other containers, nothing outside the allow
+// list, and no volume subpaths.
+func validateEphemeralContainers(spec *corev1.PodSpec, others sets.Set[string], p *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	names := others.Clone()
+	for i, ec := range spec.EphemeralContainers {
+		ip := p.Index(i)
+		if ec.Name == "" {
+			errs = append(errs, field.Required(ip.Child("name"), ""))
+		} else {
+			for _, msg := range validation.IsDNS1123Label(ec.Name) {
+				errs = append(errs, field.Invalid(ip.Child("name"), ec.Name, msg))
+			}
+		}
+		if ec.Image == "" {
+			errs = append(errs, field.Required(ip.Child("image"), ""))
+		}
+		if names.Has(ec.Name) {
+			errs = append(errs, field.Duplicate(ip.Child("name"), ec.Name))
+		} else {
+			names.Insert(ec.Name)
+		}
+		if ec.TargetContainerName != "" && !others.Has(ec.TargetContainerName) {
+			errs = append(errs, field.NotFound(ip.Child("targetContainerName"), ec.TargetContainerName))
+		}
+		errs = append(errs, notAllowed(ec.EphemeralContainerCommon, ip)...)
+		for j, vm := range ec.VolumeMounts {
+			if vm.SubPath != "" {
+				errs = append(errs, field.Forbidden(ip.Child("volumeMounts").Index(j).Child("subPath"), "cannot be set for an Ephemeral Container"))
+			}
+			if vm.SubPathExpr != "" {
+				errs = append(errs, field.Forbidden(ip.Child("volumeMounts").Index(j).Child("subPathExpr"), "cannot be set for an Ephemeral Container"))
+			}
+		}
+	}
+	return errs
+}
+
+// notAllowed reports each field of c set outside
+// allowedEphemeralContainerFields, as upstream's validateFieldAllowList.
+func notAllowed(c corev1.EphemeralContainerCommon, p *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	t, v := reflect.TypeOf(c), reflect.ValueOf(c)
+	for i := range t.NumField() {
+		if f := t.Field(i); !allowedEphemeralContainerFields.Has(f.Name) && !v.Field(i).IsZero() {
+			r, n := utf8.DecodeRuneInString(f.Name)
+			errs = append(errs, field.Forbidden(p.Child(string(unicode.ToLower(r))+f.Name[n:]), "cannot be set for an Ephemeral Container"))
+		}
+	}
+	return errs
 }

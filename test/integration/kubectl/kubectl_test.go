@@ -44,6 +44,19 @@ data:
   greeting: hello
 `
 
+// guaranteedPodYAML is a pod of the Guaranteed QoS class.
+const guaranteedPodYAML = `apiVersion: v1
+kind: Pod
+metadata:
+  name: app
+spec:
+  containers:
+  - name: app
+    image: nginx:1.27
+    resources:
+      limits: {cpu: 100m, memory: 64Mi}
+`
+
 func TestKubectl(t *testing.T) {
 	t.Parallel()
 	s, client := framework.Start(t)
@@ -116,6 +129,32 @@ data:
 		}
 		if out := framework.Kubectl(t, s, "", "get", "pods"); !strings.Contains(out, "STATUS") || !strings.Contains(out, "Pending") {
 			t.Errorf("get pods: got\n%s", out)
+		}
+	})
+
+	t.Run("debug and resize", func(t *testing.T) {
+		framework.Kubectl(t, s, guaranteedPodYAML, "create", "-f", "-")
+		// kubectl debug adds an ephemeral container through pods/ephemeralcontainers.
+		framework.Kubectl(t, s, "", "debug", "app", "--image=busybox:1.36", "-c", "debugger", "--target=app")
+		out := framework.Kubectl(t, s, "", "get", "pod", "app", "-o", "jsonpath={.spec.ephemeralContainers[*].name}/{.spec.ephemeralContainers[*].targetContainerName}/{.metadata.generation}")
+		if out != "debugger/app/2" {
+			t.Errorf("after kubectl debug: got ephemeral container/target/generation %q, want debugger/app/2", out)
+		}
+		if _, errOut, err := framework.RunKubectl(t, s, "", "debug", "app", "--image=busybox:1.36", "-c", "app"); err == nil || !strings.Contains(errOut, `spec.ephemeralContainers[1].name: Duplicate value: "app"`) {
+			t.Errorf("kubectl debug with a container's name: got err %v, stderr %q; want the Duplicate value", err, errOut)
+		}
+
+		// pods/resize changes cpu and memory; the QoS class may not change.
+		framework.Kubectl(t, s, "", "patch", "pod", "app", "--subresource=resize",
+			"-p", `{"spec":{"containers":[{"name":"app","resources":{"requests":{"cpu":"200m"},"limits":{"cpu":"200m"}}}]}}`)
+		if out := framework.Kubectl(t, s, "", "get", "pod", "app", "-o", "jsonpath={.spec.containers[0].resources.limits.cpu}/{.metadata.generation}"); out != "200m/3" {
+			t.Errorf("after the resize: got cpu limit/generation %q, want 200m/3", out)
+		}
+		_, errOut, err := framework.RunKubectl(t, s, "", "patch", "pod", "app", "--subresource=resize",
+			"-p", `{"spec":{"containers":[{"name":"app","resources":{"limits":{"cpu":"1"}}}]}}`)
+		want := `The Pod "app" is invalid: spec: Invalid value: "Guaranteed": Pod QOS Class may not change as a result of resizing`
+		if err == nil || !strings.Contains(errOut, want) {
+			t.Errorf("a resize to Burstable: got err %v, stderr %q; want %q", err, errOut, want)
 		}
 	})
 
