@@ -217,6 +217,7 @@ func (c CompletedConfig) newAggregator(a *apiServer, parts *genericParts) error 
 		return err
 	}
 	a.generic, a.aggregator = agg.GenericAPIServer, agg
+	a.openAPI.AlsoInV2(aggregator.OpenAPIV2(agg))
 	a.inProcess.SetHandler(a.generic.Handler)
 	parts.server.Store(a.generic)
 	return nil

@@ -45,8 +45,16 @@ import (
 	"k8s.io/kube-aggregator/pkg/controllers/autoregister"
 	aggregatoropenapi "k8s.io/kube-aggregator/pkg/generated/openapi"
 
+	"github.com/miniapiserver/miniapiserver/pkg/server/openapi"
 	"github.com/miniapiserver/miniapiserver/pkg/storage"
 )
+
+// OpenAPIV2 is what the core server's /openapi/v2 takes of s, as
+// kube-apiserver's lists it: apiregistration.k8s.io's web services.
+func OpenAPIV2(s *aggregatorapiserver.APIAggregator) openapi.Extensions {
+	v2, _ := openapi.Configs(aggregatoropenapi.GetOpenAPIDefinitions, openapinamer.NewDefinitionNamer(aggregatorscheme.Scheme))
+	return openapi.Extensions{WebServices: openapi.GroupServices(s.GenericAPIServer.Handler.GoRestfulContainer, apiregistrationv1.GroupName), V2: v2}
+}
 
 // Config is what New builds the aggregator from.
 type Config struct {

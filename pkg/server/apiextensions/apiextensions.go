@@ -19,9 +19,7 @@ package apiextensions
 import (
 	"errors"
 	"fmt"
-	"strings"
 
-	"github.com/emicklei/go-restful/v3"
 	"go.opentelemetry.io/otel/trace/noop"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apiextensionsapiserver "k8s.io/apiextensions-apiserver/pkg/apiserver"
@@ -133,11 +131,6 @@ func New(c Config) (*Server, error) {
 // OpenAPI is what the core server's OpenAPI takes of s: the web services
 // of apiextensions.k8s.io and its versions, and configs.
 func (s *Server) OpenAPI() openapi.Extensions {
-	var services []*restful.WebService
-	for _, ws := range s.GenericAPIServer.Handler.GoRestfulContainer.RegisteredWebServices() {
-		if group := "/apis/" + apiextensionsv1.GroupName; ws.RootPath() == group || strings.HasPrefix(ws.RootPath(), group+"/") {
-			services = append(services, ws)
-		}
-	}
+	services := openapi.GroupServices(s.GenericAPIServer.Handler.GoRestfulContainer, apiextensionsv1.GroupName)
 	return openapi.Extensions{WebServices: services, V2: s.openAPIConfig, V3: s.openAPIV3Config}
 }

@@ -56,7 +56,9 @@ import (
 // apiextensions.k8s.io, which kube-apiserver's aggregator merges, and every
 // CRD (apiextensions-apiserver's OpenAPI controllers add them once built).
 // kube-aggregator's server in front merges v3 with its own and the
-// extension API servers' (Handler); v2 is the core server's alone.
+// extension API servers' (Handler); v2 is the core server's, with
+// kube-aggregator's apiregistration.k8s.io (AlsoInV2) but not the
+// extension API servers'.
 //
 // genericapiserver's PrepareRun would build both specs before the server
 // listens, a large part of a start. The server's Run builds v3 (BuildV3)
@@ -78,6 +80,7 @@ type Server struct {
 	coreGVs   map[string]bool          // their names ("apis/apps/v1")
 	v3        *handler3.OpenAPIService // this server's own: the CRDs
 	v3Err     error                    // of buildV3, when requests get it
+	alsoV2    []Extensions             // merged into v2 after ext (AlsoInV2)
 	v2Once    sync.Once
 	v2Built   chan struct{} // closed once buildV2 has run; then:
 	v2        *handler.OpenAPIService
@@ -281,6 +284,23 @@ func sharedCoreV3(c *restful.Container, cfg *common.OpenAPIV3Config, ext []*rest
 	return s, nil
 }
 
+// GroupServices are c's web services of the API group (its root path and
+// each of its versions').
+func GroupServices(c *restful.Container, group string) []*restful.WebService {
+	var services []*restful.WebService
+	for _, ws := range c.RegisteredWebServices() {
+		if root := "/apis/" + group; ws.RootPath() == root || strings.HasPrefix(ws.RootPath(), root+"/") {
+			services = append(services, ws)
+		}
+	}
+	return services
+}
+
+// AlsoInV2 adds ext's web services to the v2 spec (kube-aggregator's
+// apiregistration.k8s.io, which kube-apiserver's v2 lists), before the
+// server runs.
+func (o *Server) AlsoInV2(ext Extensions) { o.alsoV2 = append(o.alsoV2, ext) }
+
 // startV2 builds the v2 spec in the background, the first time only.
 func (o *Server) startV2() { o.v2Once.Do(func() { go o.buildV2() }) }
 
@@ -289,14 +309,17 @@ func (o *Server) buildV2() {
 	defer close(o.v2Built)
 	var coreSpec *spec.Swagger
 	o.v2, coreSpec = apiroutes.OpenAPI{Config: o.v2Config}.InstallV2(o.core.Handler.GoRestfulContainer, o.installed)
-	extSpec, err := builder.BuildOpenAPISpecFromRoutes(restfuladapter.AdaptWebServices(o.ext.WebServices), o.ext.V2)
-	if err == nil { // without defaults, as InstallV2 serves core's (and apiextensions-apiserver its own)
-		extSpec.Definitions = handler.PruneDefaults(extSpec.Definitions)
-		o.static, err = openapibuilder.MergeSpecs(coreSpec, extSpec)
-	}
-	if err != nil {
-		o.v2Err = fmt.Errorf("building the OpenAPI v2 spec: %w", err)
-		return
+	o.static = coreSpec
+	for _, ext := range append([]Extensions{o.ext}, o.alsoV2...) {
+		extSpec, err := builder.BuildOpenAPISpecFromRoutes(restfuladapter.AdaptWebServices(ext.WebServices), ext.V2)
+		if err == nil { // without defaults, as InstallV2 serves core's (and apiextensions-apiserver its own)
+			extSpec.Definitions = handler.PruneDefaults(extSpec.Definitions)
+			o.static, err = openapibuilder.MergeSpecs(o.static, extSpec)
+		}
+		if err != nil {
+			o.v2Err = fmt.Errorf("building the OpenAPI v2 spec: %w", err)
+			return
+		}
 	}
 	o.v2Err = o.v2.UpdateSpec(o.static)
 }
@@ -331,6 +354,9 @@ func Configs(defs common.GetOpenAPIDefinitions, namer *openapinamer.DefinitionNa
 	v2.Info.Title, v3.Info.Title = "Kubernetes", "Kubernetes"
 	bearer := spec.SecuritySchemeProps{Type: "apiKey", Name: "authorization", In: "header", Description: "Bearer Token authentication"}
 	v2.SecurityDefinitions = &spec.SecurityDefinitions{"BearerToken": {SecuritySchemeProps: bearer}}
+	// What a generic server's Complete adds with the security definitions,
+	// here for a config no generic server completes (AlsoInV2's).
+	v2.CommonResponses = map[int]spec.Response{http.StatusUnauthorized: {ResponseProps: spec.ResponseProps{Description: "Unauthorized"}}}
 	v3.SecuritySchemes = spec3.SecuritySchemes{"BearerToken": {SecuritySchemeProps: spec3.SecuritySchemeProps{
 		Type: bearer.Type, Name: bearer.Name, In: bearer.In, Description: bearer.Description}}}
 	return v2, v3

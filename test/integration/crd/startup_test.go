@@ -77,7 +77,8 @@ func TestWithCRDsOnRestart(t *testing.T) {
 // TestOpenAPIRightAfterStart asks for the OpenAPI the moment a server with
 // a CRD is ready: the server builds it in the background from its start,
 // and requests wait for it, so each answers in full, apiextensions.k8s.io
-// merged in, and the CRD's soon after (as kube-apiserver's controllers add
+// (and in v2 kube-aggregator's apiregistration.k8s.io) merged in, and the
+// CRD's soon after (as kube-apiserver's controllers add
 // it). Another server in the process, which shares the built-in groups'
 // specs, serves them in full too, and not the first one's CRD.
 func TestOpenAPIRightAfterStart(t *testing.T) {
@@ -96,8 +97,10 @@ func TestOpenAPIRightAfterStart(t *testing.T) {
 	}
 	get := getter(s)
 	if v2 := get("/openapi/v2"); !strings.Contains(v2, `"io.k8s.api.apps.v1.Deployment"`) ||
-		!strings.Contains(v2, `"io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.CustomResourceDefinition"`) {
-		t.Errorf("/openapi/v2 lacks Deployment or CustomResourceDefinition (%d bytes)", len(v2))
+		!strings.Contains(v2, `"io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.CustomResourceDefinition"`) ||
+		!strings.Contains(v2, `"io.k8s.kube-aggregator.pkg.apis.apiregistration.v1.APIService"`) ||
+		!strings.Contains(v2, `"/apis/apiregistration.k8s.io/v1/apiservices/{name}/status"`) {
+		t.Errorf("/openapi/v2 lacks Deployment, CustomResourceDefinition, APIService or its paths (%d bytes)", len(v2))
 	} else if regexpMatch(`"io\.k8s\.[^"]*_v2"|"__internal"|"default": ?""`, v2) {
 		t.Errorf("/openapi/v2 has conflicting definitions renamed by the merge (_v2), defaults, or internal versions, as kube-apiserver's has not")
 	}
