@@ -83,7 +83,8 @@ func defaultNamespace(ns *corev1.Namespace) {
 
 // defaultPod applies upstream's pod defaults: the spec's, then those only
 // a Pod gets, never a template (SetDefaults_Pod): a negative grace period
-// made 1, service links, and requests copied from limits; and status.podIP
+// made 1, service links, requests copied from limits, and host ports on
+// the host's network; and status.podIP
 // and podIPs kept in step (SetDefaults_PodStatus: podIP wins where they
 // differ).
 func defaultPod(p *corev1.Pod) {
@@ -99,6 +100,17 @@ func defaultPod(p *corev1.Pod) {
 	}
 	if p.Spec.EnableServiceLinks == nil {
 		p.Spec.EnableServiceLinks = ptr.To(corev1.DefaultEnableServiceLinks)
+	}
+	if p.Spec.HostNetwork { // a port on the host's network is the host's port
+		for _, containers := range [][]corev1.Container{p.Spec.InitContainers, p.Spec.Containers} {
+			for i := range containers {
+				for j := range containers[i].Ports {
+					if port := &containers[i].Ports[j]; port.HostPort == 0 {
+						port.HostPort = port.ContainerPort
+					}
+				}
+			}
+		}
 	}
 	for _, containers := range [][]corev1.Container{p.Spec.InitContainers, p.Spec.Containers} {
 		for i := range containers {
@@ -169,10 +181,89 @@ func defaultContainer(c *corev1.Container) {
 			c.Ports[i].Protocol = corev1.ProtocolTCP
 		}
 	}
+	for _, p := range []*corev1.Probe{c.LivenessProbe, c.ReadinessProbe, c.StartupProbe} {
+		if p != nil {
+			defaultProbe(p)
+		}
+	}
+	if l := c.Lifecycle; l != nil {
+		for _, h := range []*corev1.LifecycleHandler{l.PostStart, l.PreStop} {
+			if h != nil {
+				defaultHTTPGet(h.HTTPGet)
+			}
+		}
+	}
+	for i := range c.Env {
+		if from := c.Env[i].ValueFrom; from != nil {
+			defaultFieldRef(from.FieldRef)
+			if from.FileKeyRef != nil && from.FileKeyRef.Optional == nil {
+				from.FileKeyRef.Optional = ptr.To(false)
+			}
+		}
+	}
 }
 
-// defaultVolume applies upstream's volume source defaults (file modes 0644).
+// defaultProbe applies upstream's SetDefaults_Probe and its actions' defaults.
+func defaultProbe(p *corev1.Probe) {
+	if p.TimeoutSeconds == 0 {
+		p.TimeoutSeconds = 1
+	}
+	if p.PeriodSeconds == 0 {
+		p.PeriodSeconds = 10
+	}
+	if p.SuccessThreshold == 0 {
+		p.SuccessThreshold = 1
+	}
+	if p.FailureThreshold == 0 {
+		p.FailureThreshold = 3
+	}
+	defaultHTTPGet(p.HTTPGet)
+	if p.GRPC != nil && p.GRPC.Service == nil {
+		p.GRPC.Service = ptr.To("")
+	}
+}
+
+func defaultHTTPGet(a *corev1.HTTPGetAction) {
+	if a == nil {
+		return
+	}
+	if a.Path == "" {
+		a.Path = "/"
+	}
+	if a.Scheme == "" {
+		a.Scheme = corev1.URISchemeHTTP
+	}
+}
+
+func defaultFieldRef(f *corev1.ObjectFieldSelector) {
+	if f != nil && f.APIVersion == "" {
+		f.APIVersion = "v1"
+	}
+}
+
+// defaultVolume applies upstream's volume source defaults: an emptyDir
+// when none is given, file modes 0644, downward API fields of v1, one-hour
+// service account tokens, claims of file systems.
 func defaultVolume(v *corev1.VolumeSource) {
+	if ptr.AllPtrFieldsNil(v) {
+		v.EmptyDir = &corev1.EmptyDirVolumeSource{}
+	}
+	if v.DownwardAPI != nil {
+		defaultDownwardAPI(v.DownwardAPI.Items)
+	}
+	if v.Projected != nil {
+		for _, src := range v.Projected.Sources {
+			if src.DownwardAPI != nil {
+				defaultDownwardAPI(src.DownwardAPI.Items)
+			}
+			if t := src.ServiceAccountToken; t != nil && t.ExpirationSeconds == nil {
+				t.ExpirationSeconds = ptr.To[int64](3600)
+			}
+		}
+	}
+	if e := v.Ephemeral; e != nil && e.VolumeClaimTemplate != nil && e.VolumeClaimTemplate.Spec.VolumeMode == nil {
+		e.VolumeClaimTemplate.Spec.VolumeMode = ptr.To(corev1.PersistentVolumeFilesystem)
+	}
 	mode := ptr.To(corev1.ConfigMapVolumeSourceDefaultMode)
 	switch {
 	case v.ConfigMap != nil && v.ConfigMap.DefaultMode == nil:
@@ -185,6 +276,12 @@ func defaultVolume(v *corev1.VolumeSource) {
 		v.DownwardAPI.DefaultMode = mode
 	case v.HostPath != nil && v.HostPath.Type == nil:
 		v.HostPath.Type = ptr.To(corev1.HostPathUnset)
+	}
+}
+
+func defaultDownwardAPI(items []corev1.DownwardAPIVolumeFile) {
+	for i := range items {
+		defaultFieldRef(items[i].FieldRef)
 	}
 }
 

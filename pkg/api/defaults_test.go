@@ -23,6 +23,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
 )
 
@@ -255,6 +256,59 @@ func TestRequestsDefaultedFromLimitsOneByOne(t *testing.T) {
 	requests := pod.Spec.Containers[0].Resources.Requests
 	if cpu, memory := requests[corev1.ResourceCPU], requests[corev1.ResourceMemory]; cpu.String() != "500m" || memory.String() != "1Gi" {
 		t.Errorf("requests: got cpu %s, memory %s; want the cpu asked for (500m) and the memory limit (1Gi)", cpu.String(), memory.String())
+	}
+}
+
+// TestPodDefaultsAsUpstream: the defaults of kube-apiserver 1.37's
+// generated defaulters that a pod's probes, hooks, environment and volumes
+// get, as a pod created there came back.
+func TestPodDefaultsAsUpstream(t *testing.T) {
+	pod := &corev1.Pod{Spec: corev1.PodSpec{
+		HostNetwork: true,
+		Containers: []corev1.Container{{
+			Name: "c", Image: "nginx:1.2",
+			Ports:          []corev1.ContainerPort{{ContainerPort: 80}},
+			ReadinessProbe: &corev1.Probe{ProbeHandler: corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Port: intstr.FromInt32(80)}}},
+			LivenessProbe:  &corev1.Probe{ProbeHandler: corev1.ProbeHandler{GRPC: &corev1.GRPCAction{Port: 81}}},
+			Lifecycle:      &corev1.Lifecycle{PreStop: &corev1.LifecycleHandler{HTTPGet: &corev1.HTTPGetAction{Port: intstr.FromInt32(80)}}},
+			Env:            []corev1.EnvVar{{Name: "A", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.name"}}}},
+		}},
+		Volumes: []corev1.Volume{
+			{Name: "none"},
+			{Name: "p", VolumeSource: corev1.VolumeSource{Projected: &corev1.ProjectedVolumeSource{Sources: []corev1.VolumeProjection{
+				{ServiceAccountToken: &corev1.ServiceAccountTokenProjection{Path: "t"}},
+				{DownwardAPI: &corev1.DownwardAPIProjection{Items: []corev1.DownwardAPIVolumeFile{{Path: "n", FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.name"}}}}},
+			}}}},
+		},
+	}}
+	defaultPod(pod)
+	c := pod.Spec.Containers[0]
+	want := corev1.Probe{ProbeHandler: corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: "/", Port: intstr.FromInt32(80), Scheme: corev1.URISchemeHTTP}},
+		TimeoutSeconds: 1, PeriodSeconds: 10, SuccessThreshold: 1, FailureThreshold: 3}
+	if diff := cmp.Diff(want, *c.ReadinessProbe); diff != "" {
+		t.Errorf("readiness probe (-want +got):\n%s", diff)
+	}
+	if s := c.LivenessProbe.GRPC.Service; s == nil || *s != "" {
+		t.Errorf("gRPC probe's service: got %v, want \"\"", s)
+	}
+	if h := c.Lifecycle.PreStop.HTTPGet; h.Path != "/" || h.Scheme != corev1.URISchemeHTTP {
+		t.Errorf("preStop hook: got path %q, scheme %q; want / and HTTP", h.Path, h.Scheme)
+	}
+	if v := c.Env[0].ValueFrom.FieldRef.APIVersion; v != "v1" {
+		t.Errorf("env fieldRef apiVersion: got %q, want v1", v)
+	}
+	if p := c.Ports[0].HostPort; p != 80 {
+		t.Errorf("hostPort on the host network: got %d, want the container port 80", p)
+	}
+	if pod.Spec.Volumes[0].EmptyDir == nil {
+		t.Errorf("a volume with no source: got %+v, want an emptyDir", pod.Spec.Volumes[0].VolumeSource)
+	}
+	sources := pod.Spec.Volumes[1].Projected.Sources
+	if e := sources[0].ServiceAccountToken.ExpirationSeconds; e == nil || *e != 3600 {
+		t.Errorf("projected token's expirationSeconds: got %v, want 3600", e)
+	}
+	if v := sources[1].DownwardAPI.Items[0].FieldRef.APIVersion; v != "v1" {
+		t.Errorf("projected downward API fieldRef apiVersion: got %q, want v1", v)
 	}
 }
 

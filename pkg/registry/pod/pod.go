@@ -62,6 +62,10 @@ func New(optsGetter generic.RESTOptionsGetter) (*Storage, error) {
 		p.Generation = 1
 		p.Status = corev1.PodStatus{Phase: corev1.PodPending}
 		p.Status.QOSClass = computeQOS(p)
+		if len(p.Spec.SchedulingGates) > 0 {
+			setCondition(&p.Status, corev1.PodCondition{Type: corev1.PodScheduled, Status: corev1.ConditionFalse,
+				Reason: corev1.PodReasonSchedulingGated, Message: "Scheduling is blocked due to non-empty scheduling gates"})
+		}
 	}
 	s.OnUpdate = func(obj, old runtime.Object) {
 		p, oldP := obj.(*corev1.Pod), old.(*corev1.Pod)
@@ -73,6 +77,9 @@ func New(optsGetter generic.RESTOptionsGetter) (*Storage, error) {
 		errs := ValidatePodSpec(spec, field.NewPath("spec"))
 		if len(spec.EphemeralContainers) > 0 {
 			errs = append(errs, field.Forbidden(field.NewPath("spec", "ephemeralContainers"), "cannot be set on create"))
+		}
+		if spec.NodeName != "" && len(spec.SchedulingGates) > 0 {
+			errs = append(errs, field.Forbidden(field.NewPath("spec", "nodeName"), "cannot be set until all schedulingGates have been cleared"))
 		}
 		return errs
 	}

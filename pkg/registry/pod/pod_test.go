@@ -26,6 +26,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
+	"k8s.io/apiserver/pkg/registry/rest"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
@@ -384,4 +385,27 @@ func TestValidateUpdate(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestSchedulingGatesOnCreate: a gated pod is created with upstream's
+// PodScheduled=False condition, and may not name a node.
+func TestSchedulingGatesOnCreate(t *testing.T) {
+	p := newPods(t)
+	ctx := genericapirequest.WithNamespace(context.Background(), "default")
+	gated := modified(validPod(), func(pod *corev1.Pod) {
+		pod.UID, pod.ResourceVersion = "", ""
+		pod.Spec.SchedulingGates = []corev1.PodSchedulingGate{{Name: "example.com/gate"}}
+	})
+	out, err := p.store.Create(ctx, gated, rest.ValidateAllObjectFunc, &metav1.CreateOptions{})
+	if err != nil {
+		t.Fatalf("Create: %v", err)
+	}
+	conds := out.(*corev1.Pod).Status.Conditions
+	if len(conds) != 1 || conds[0].Type != corev1.PodScheduled || conds[0].Status != corev1.ConditionFalse || conds[0].Reason != "SchedulingGated" ||
+		conds[0].Message != "Scheduling is blocked due to non-empty scheduling gates" || conds[0].LastTransitionTime.IsZero() {
+		t.Errorf("conditions: got %+v, want PodScheduled False SchedulingGated", conds)
+	}
+	bound := modified(gated, func(pod *corev1.Pod) { pod.Name, pod.Spec.NodeName = "bound", "n1" })
+	_, err = p.store.Create(ctx, bound, rest.ValidateAllObjectFunc, &metav1.CreateOptions{})
+	wantInvalid(t, err, "spec.nodeName: Forbidden: cannot be set until all schedulingGates have been cleared")
 }
