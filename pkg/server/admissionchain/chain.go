@@ -118,6 +118,7 @@ func Add(c Config) (*Deferred, error) {
 	factory.Core().V1().ServiceAccounts().Informer()
 	factory.Core().V1().LimitRanges().Informer()
 	factory.Core().V1().ResourceQuotas().Informer()
+	factory.Scheduling().V1().PriorityClasses().Informer()
 	registration := factory.Admissionregistration().V1()
 	for _, i := range []interface {
 		Informer() cache.SharedIndexInformer

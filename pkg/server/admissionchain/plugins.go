@@ -29,6 +29,7 @@ import (
 	"github.com/miniapiserver/miniapiserver/pkg/admission/defaulttolerationseconds"
 	"github.com/miniapiserver/miniapiserver/pkg/admission/limitranger"
 	"github.com/miniapiserver/miniapiserver/pkg/admission/podsecurity"
+	"github.com/miniapiserver/miniapiserver/pkg/admission/priority"
 	"github.com/miniapiserver/miniapiserver/pkg/admission/resourcequota"
 	"github.com/miniapiserver/miniapiserver/pkg/admission/serviceaccount"
 )
@@ -37,7 +38,7 @@ import (
 // kube-apiserver's order: k8s.io/apiserver's NamespaceLifecycle, then
 // LimitRanger and ServiceAccount (ours, ported from k8s.io/kubernetes), then PodSecurity
 // (k8s.io/pod-security-admission's, as kube-apiserver wraps it), then
-// DefaultTolerationSeconds and the certificates.k8s.io plugins
+// Priority, DefaultTolerationSeconds and the certificates.k8s.io plugins
 // (CertificateApproval, CertificateSigning, ClusterTrustBundleAttest,
 // CertificateSubjectRestriction; ours, ported), then
 // k8s.io/apiserver's MutatingAdmissionPolicy, MutatingAdmissionWebhook,
@@ -51,10 +52,12 @@ func NewOptions(enable, disable []string) *genericoptions.AdmissionOptions {
 	limitranger.Register(o.Plugins)
 	serviceaccount.Register(o.Plugins)
 	podsecurity.Register(o.Plugins)
+	priority.Register(o.Plugins)
 	defaulttolerationseconds.Register(o.Plugins)
 	certificates.Register(o.Plugins)
 	resourcequota.Register(o.Plugins)
-	ours := append([]string{limitranger.PluginName, serviceaccount.PluginName, podsecurity.PluginName, defaulttolerationseconds.PluginName}, certificates.PluginNames...)
+	ours := append([]string{limitranger.PluginName, serviceaccount.PluginName, podsecurity.PluginName, priority.PluginName, defaulttolerationseconds.PluginName},
+		certificates.PluginNames...)
 	o.RecommendedPluginOrder = slices.Insert(o.RecommendedPluginOrder, slices.Index(o.RecommendedPluginOrder, lifecycle.PluginName)+1, ours...)
 	o.RecommendedPluginOrder = append(o.RecommendedPluginOrder, resourcequota.PluginName)
 	o.EnablePlugins, o.DisablePlugins = enable, disable
