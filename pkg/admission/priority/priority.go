@@ -80,14 +80,15 @@ var (
 // Admit sets a created pod's priority and preemption policy, and keeps an
 // updated pod's when the update leaves them out.
 func (p *Plugin) Admit(_ context.Context, a admission.Attributes, _ admission.ObjectInterfaces) error {
-	if a.GetSubresource() != "" || a.GetResource().GroupResource() != pods {
+	op := a.GetOperation()
+	if a.GetSubresource() != "" || a.GetResource().GroupResource() != pods || (op != admission.Create && op != admission.Update) {
 		return nil
 	}
 	pod, ok := a.GetObject().(*corev1.Pod)
 	if !ok {
 		return apierrors.NewBadRequest("resource was marked with kind Pod but was unable to be converted")
 	}
-	switch a.GetOperation() {
+	switch op {
 	case admission.Update:
 		old, ok := a.GetOldObject().(*corev1.Pod)
 		if !ok {

@@ -121,3 +121,12 @@ func TestOneGlobalDefault(t *testing.T) {
 		t.Errorf("a class that is not default: got error %v, want none", err)
 	}
 }
+
+// TestDeletesPass: a pod's delete, which has no object, is let through.
+func TestDeletesPass(t *testing.T) {
+	a := admission.NewAttributesRecord(nil, nil, corev1.SchemeGroupVersion.WithKind("Pod"), "default", "p", corev1.SchemeGroupVersion.WithResource("pods"),
+		"", admission.Delete, &metav1.DeleteOptions{}, false, &user.DefaultInfo{Name: "alice"})
+	if err := newPlugin(t).Admit(t.Context(), a, nil); err != nil {
+		t.Errorf("a pod's delete: got error %v, want none", err)
+	}
+}
