@@ -205,9 +205,9 @@ func TestValidate(t *testing.T) {
 			want: []string{"spec.containers[1].name: Duplicate value"},
 		},
 		{
-			name: "app container named like an init container",
+			name: "app container named like an init container", // the init container's name is the duplicate, as upstream's
 			pod:  modified(validPod(), func(p *corev1.Pod) { p.Spec.Containers[0].Name = "init" }),
-			want: []string{"spec.containers[0].name: Duplicate value"},
+			want: []string{"spec.initContainers[0].name: Duplicate value"},
 		},
 		{
 			name: "container without an image",
@@ -218,6 +218,35 @@ func TestValidate(t *testing.T) {
 			name: "init container without a name or an image",
 			pod:  modified(validPod(), func(p *corev1.Pod) { p.Spec.InitContainers[0] = corev1.Container{} }),
 			want: []string{"spec.initContainers[0].image: Required value", "spec.initContainers[0].name: Required value"},
+		},
+		{
+			name: "a port out of range, a duplicate port name, an unknown protocol",
+			pod: modified(validPod(), func(p *corev1.Pod) {
+				p.Spec.Containers[0].Ports = []corev1.ContainerPort{{Name: "http", ContainerPort: 99999, Protocol: corev1.ProtocolTCP},
+					{Name: "http", ContainerPort: 81, HostPort: 70000, Protocol: "QUIC"}}
+			}),
+			want: []string{"spec.containers[0].ports[0].containerPort: Invalid value", "spec.containers[0].ports[1].hostPort: Invalid value",
+				"spec.containers[0].ports[1].name: Duplicate value", "spec.containers[0].ports[1].protocol: Unsupported value"},
+		},
+		{
+			name: "duplicate volumes, a mount of no volume, a path mounted twice",
+			pod: modified(validPod(), func(p *corev1.Pod) {
+				empty := corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}
+				p.Spec.Volumes = []corev1.Volume{{Name: "v", VolumeSource: empty}, {Name: "v", VolumeSource: empty}}
+				p.Spec.Containers[0].VolumeMounts = []corev1.VolumeMount{{Name: "v", MountPath: "/a"}, {Name: "w", MountPath: "/a"}}
+			}),
+			want: []string{"spec.containers[0].volumeMounts[1].mountPath: Invalid value", "spec.containers[0].volumeMounts[1].name: Not found",
+				"spec.volumes[1].name: Duplicate value"},
+		},
+		{
+			name: "requests over limits, an extended resource's request under its limit",
+			pod: modified(validPod(), func(p *corev1.Pod) {
+				p.Spec.Containers[0].Resources = corev1.ResourceRequirements{
+					Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("2"), "example.com/gpu": resource.MustParse("1")},
+					Limits:   corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1"), "example.com/gpu": resource.MustParse("2")},
+				}
+			}),
+			want: []string{"spec.containers[0].resources.requests: Invalid value", "spec.containers[0].resources.requests: Invalid value"},
 		},
 		{
 			name: "unsupported restartPolicy",

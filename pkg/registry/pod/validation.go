@@ -17,7 +17,11 @@ limitations under the License.
 package pod
 
 import (
+	"fmt"
+	"maps"
 	"reflect"
+	"slices"
+	"strings"
 	"sync/atomic"
 	"unicode"
 	"unicode/utf8"
@@ -44,9 +48,11 @@ func init() { allowPrivileged.Store(true) }
 func AllowPrivileged(allow bool) { allowPrivileged.Store(allow) }
 
 // ValidatePodSpec checks the parts of a pod spec a test control plane can
-// judge without a kubelet: containers, names, images, policies.
+// judge without a kubelet, as upstream's validatePodSpec and in its order:
+// volumes' names, then containers (names, images, ports, volume mounts,
+// requests within limits, privilege), init and ephemeral ones, policies.
 func ValidatePodSpec(spec *corev1.PodSpec, p *field.Path) field.ErrorList {
-	var errs field.ErrorList
+	volumes, errs := validateVolumeNames(spec.Volumes, p.Child("volumes"))
 	if len(spec.Containers) == 0 {
 		errs = append(errs, field.Required(p.Child("containers"), ""))
 	}
@@ -54,7 +60,7 @@ func ValidatePodSpec(spec *corev1.PodSpec, p *field.Path) field.ErrorList {
 	for _, group := range []struct {
 		name       string
 		containers []corev1.Container
-	}{{"initContainers", spec.InitContainers}, {"containers", spec.Containers}} {
+	}{{"containers", spec.Containers}, {"initContainers", spec.InitContainers}} {
 		for i, c := range group.containers {
 			cp := p.Child(group.name).Index(i)
 			switch {
@@ -71,6 +77,9 @@ func ValidatePodSpec(spec *corev1.PodSpec, p *field.Path) field.ErrorList {
 			if c.Image == "" {
 				errs = append(errs, field.Required(cp.Child("image"), ""))
 			}
+			errs = append(errs, validatePorts(c.Ports, cp.Child("ports"))...)
+			errs = append(errs, validateMounts(c.VolumeMounts, volumes, cp.Child("volumeMounts"))...)
+			errs = append(errs, validateRequests(c.Resources, cp.Child("resources", "requests"))...)
 			if sc := c.SecurityContext; sc != nil && sc.Privileged != nil && *sc.Privileged && !allowPrivileged.Load() {
 				errs = append(errs, field.Forbidden(cp.Child("securityContext", "privileged"), "disallowed by cluster policy"))
 			}
@@ -209,4 +218,121 @@ func notAllowed(c corev1.EphemeralContainerCommon, p *field.Path) field.ErrorLis
 		}
 	}
 	return errs
+}
+
+// validateVolumeNames checks volumes' names as upstream's ValidateVolumes,
+// and returns those of the valid ones.
+func validateVolumeNames(volumes []corev1.Volume, p *field.Path) (sets.Set[string], field.ErrorList) {
+	var errs field.ErrorList
+	names := sets.New[string]()
+	for i, v := range volumes {
+		np := p.Index(i).Child("name")
+		var el field.ErrorList
+		if v.Name == "" {
+			el = append(el, field.Required(np, ""))
+		} else {
+			for _, msg := range validation.IsDNS1123Label(v.Name) {
+				el = append(el, field.Invalid(np, v.Name, msg))
+			}
+		}
+		if names.Has(v.Name) {
+			el = append(el, field.Duplicate(np, v.Name))
+		}
+		if len(el) == 0 {
+			names.Insert(v.Name)
+		}
+		errs = append(errs, el...)
+	}
+	return names, errs
+}
+
+var portProtocols = sets.New(corev1.ProtocolSCTP, corev1.ProtocolTCP, corev1.ProtocolUDP)
+
+// validatePorts is upstream's validateContainerPorts.
+func validatePorts(ports []corev1.ContainerPort, p *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	names := sets.New[string]()
+	for i, port := range ports {
+		ip := p.Index(i)
+		if port.Name != "" {
+			if msgs := validation.IsValidPortName(port.Name); len(msgs) != 0 {
+				for _, msg := range msgs {
+					errs = append(errs, field.Invalid(ip.Child("name"), port.Name, msg))
+				}
+			} else if names.Has(port.Name) {
+				errs = append(errs, field.Duplicate(ip.Child("name"), port.Name))
+			} else {
+				names.Insert(port.Name)
+			}
+		}
+		if port.ContainerPort == 0 {
+			errs = append(errs, field.Required(ip.Child("containerPort"), ""))
+		} else {
+			for _, msg := range validation.IsValidPortNum(int(port.ContainerPort)) {
+				errs = append(errs, field.Invalid(ip.Child("containerPort"), port.ContainerPort, msg))
+			}
+		}
+		if port.HostPort != 0 {
+			for _, msg := range validation.IsValidPortNum(int(port.HostPort)) {
+				errs = append(errs, field.Invalid(ip.Child("hostPort"), port.HostPort, msg))
+			}
+		}
+		if port.Protocol == "" {
+			errs = append(errs, field.Required(ip.Child("protocol"), ""))
+		} else if !portProtocols.Has(port.Protocol) {
+			errs = append(errs, field.NotSupported(ip.Child("protocol"), port.Protocol, sets.List(portProtocols)))
+		}
+	}
+	return errs
+}
+
+// validateMounts checks volume mounts as upstream's ValidateVolumeMounts
+// does: a volume of the pod's, a path, each path once.
+func validateMounts(mounts []corev1.VolumeMount, volumes sets.Set[string], p *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	paths := sets.New[string]()
+	for i, m := range mounts {
+		ip := p.Index(i)
+		if m.Name == "" {
+			errs = append(errs, field.Required(ip.Child("name"), ""))
+		}
+		if !volumes.Has(m.Name) {
+			errs = append(errs, field.NotFound(ip.Child("name"), m.Name))
+		}
+		if m.MountPath == "" {
+			errs = append(errs, field.Required(ip.Child("mountPath"), ""))
+		}
+		if paths.Has(m.MountPath) {
+			errs = append(errs, field.Invalid(ip.Child("mountPath"), m.MountPath, "must be unique"))
+		}
+		paths.Insert(m.MountPath)
+	}
+	return errs
+}
+
+// validateRequests checks each request against its limit, as upstream's
+// ValidateContainerResourceRequirements: at most the limit, or equal to it
+// for a resource that cannot be overcommitted (huge pages, extended
+// resources).
+func validateRequests(r corev1.ResourceRequirements, p *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	for _, name := range slices.Sorted(maps.Keys(r.Requests)) {
+		request := r.Requests[name]
+		limit, ok := r.Limits[name]
+		switch {
+		case !ok:
+		case request.Cmp(limit) != 0 && !overcommittable(name):
+			errs = append(errs, field.Invalid(p, request.String(), fmt.Sprintf("must be equal to %s limit of %s", name, limit.String())))
+		case request.Cmp(limit) > 0:
+			errs = append(errs, field.Invalid(p, request.String(), fmt.Sprintf("must be less than or equal to %s limit of %s", name, limit.String())))
+		}
+	}
+	return errs
+}
+
+// overcommittable is upstream's IsOvercommitAllowed: a native resource
+// (no domain, or kubernetes.io's) that is not huge pages.
+func overcommittable(name corev1.ResourceName) bool {
+	native := !strings.Contains(string(name), "/") || strings.Contains(string(name), corev1.ResourceDefaultNamespacePrefix)
+	return native && !strings.HasPrefix(string(name), corev1.ResourceHugePagesPrefix)
 }
