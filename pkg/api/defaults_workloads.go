@@ -143,8 +143,17 @@ func defaultStatefulSet(ss *appsv1.StatefulSet) {
 			ss.Spec.UpdateStrategy.RollingUpdate = &appsv1.RollingUpdateStatefulSetStrategy{}
 		}
 	}
-	if ru := ss.Spec.UpdateStrategy.RollingUpdate; ss.Spec.UpdateStrategy.Type == appsv1.RollingUpdateStatefulSetStrategyType && ru != nil && ru.Partition == nil {
-		ru.Partition = ptr.To[int32](0)
+	if ru := ss.Spec.UpdateStrategy.RollingUpdate; ss.Spec.UpdateStrategy.Type == appsv1.RollingUpdateStatefulSetStrategyType && ru != nil {
+		if ru.Partition == nil {
+			ru.Partition = ptr.To[int32](0)
+		}
+		if ru.MaxUnavailable == nil { // MaxUnavailableStatefulSet, on in kube-apiserver 1.37
+			ru.MaxUnavailable = ptr.To(defaultOne)
+		}
+	}
+	// As upstream's v1 conversion writes them.
+	for i := range ss.Spec.VolumeClaimTemplates {
+		ss.Spec.VolumeClaimTemplates[i].APIVersion, ss.Spec.VolumeClaimTemplates[i].Kind = "v1", "PersistentVolumeClaim"
 	}
 	if ss.Spec.PersistentVolumeClaimRetentionPolicy == nil {
 		ss.Spec.PersistentVolumeClaimRetentionPolicy = &appsv1.StatefulSetPersistentVolumeClaimRetentionPolicy{}

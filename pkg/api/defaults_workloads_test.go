@@ -174,6 +174,12 @@ func TestDecodeStatefulSetDefaults(t *testing.T) {
 	}, ignoreServiceLinks); diff != "" {
 		t.Errorf("defaulted spec (-want +got):\n%s", diff)
 	}
+	if mu := got.UpdateStrategy.RollingUpdate.MaxUnavailable; mu == nil || mu.IntValue() != 1 {
+		t.Errorf("rollingUpdate.maxUnavailable: got %v, want 1 (MaxUnavailableStatefulSet)", mu)
+	}
+	if c := got.VolumeClaimTemplates[0]; c.APIVersion != "v1" || c.Kind != "PersistentVolumeClaim" {
+		t.Errorf("claim template's apiVersion and kind: got %q, %q; want v1, PersistentVolumeClaim", c.APIVersion, c.Kind)
+	}
 
 	t.Run("explicit values kept", func(t *testing.T) {
 		obj := decodeDefaulted(t, appsv1.SchemeGroupVersion, `{"apiVersion":"apps/v1","kind":"StatefulSet","metadata":{"name":"db","namespace":"default"},

@@ -17,6 +17,9 @@ limitations under the License.
 package apps
 
 import (
+	"maps"
+	"strconv"
+
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
@@ -43,6 +46,8 @@ type workload struct {
 	fields         func(obj runtime.Object) fields.Set
 	validate       func(obj runtime.Object) field.ErrorList
 	validateUpdate func(obj, old runtime.Object) field.ErrorList
+	// onCreate runs after the create strategy has cleared status.
+	onCreate func(obj runtime.Object)
 	// onUpdate runs after the update strategy has kept status and counted a spec change.
 	onUpdate func(obj, old runtime.Object)
 	// validateStatus checks an update of the status subresource.
@@ -94,6 +99,21 @@ var workloads = []workload{
 			ds := obj.(*appsv1.DaemonSet)
 			return nil, ds.Spec.Selector, &ds.Spec.Template
 		},
+		// The template generation upstream keeps in its internal spec, in
+		// the annotation its v1 conversion writes: at least 1 on create,
+		// the stored one on update, counting a template change.
+		onCreate: func(obj runtime.Object) {
+			ds := obj.(*appsv1.DaemonSet)
+			setTemplateGeneration(ds, max(templateGeneration(ds), 1))
+		},
+		onUpdate: func(obj, old runtime.Object) {
+			ds, oldDS := obj.(*appsv1.DaemonSet), old.(*appsv1.DaemonSet)
+			generation := templateGeneration(oldDS)
+			if !apiequality.Semantic.DeepEqual(ds.Spec.Template, oldDS.Spec.Template) {
+				generation++
+			}
+			setTemplateGeneration(ds, generation)
+		},
 		validateStatus: validateDaemonSetStatus,
 		table:          daemonSetTable,
 	},
@@ -119,7 +139,7 @@ func NewStorage(optsGetter generic.RESTOptionsGetter) (map[string]rest.Storage, 
 		base := registry.NewStrategy(true)
 		base.ValidateFields = w.validateFields
 		base.ValidateFieldsUpdate = w.validateFieldsUpdate
-		base.OnUpdate = w.onUpdate
+		base.OnCreate, base.OnUpdate = w.onCreate, w.onUpdate
 		main, status := registry.SpecAndStatus{GroupVersion: "apps/v1", Generation: true, StatusKeepsLabels: true}.Strategies(base)
 		status.ValidateFieldsUpdate = w.validateStatus
 		store, err := registry.NewREST(optsGetter, registry.Resource{
@@ -143,4 +163,17 @@ func NewStorage(optsGetter generic.RESTOptionsGetter) (map[string]rest.Storage, 
 		}
 	}
 	return storage, nil
+}
+
+func templateGeneration(ds *appsv1.DaemonSet) int64 {
+	generation, _ := strconv.ParseInt(ds.Annotations[appsv1.DeprecatedTemplateGeneration], 10, 64)
+	return generation
+}
+
+func setTemplateGeneration(ds *appsv1.DaemonSet, generation int64) {
+	ds.Annotations = maps.Clone(ds.Annotations)
+	if ds.Annotations == nil {
+		ds.Annotations = map[string]string{}
+	}
+	ds.Annotations[appsv1.DeprecatedTemplateGeneration] = strconv.FormatInt(generation, 10)
 }

@@ -44,7 +44,10 @@ func TestPrepareForCreate(t *testing.T) {
 			if got := obj.(metav1.Object).GetGeneration(); got != 1 {
 				t.Errorf("generation after PrepareForCreate: got %d, want 1", got)
 			}
-			// Nothing else changes.
+			// Nothing else changes, but a DaemonSet's template generation.
+			if ds, ok := want.(*appsv1.DaemonSet); ok {
+				ds.Annotations = map[string]string{appsv1.DeprecatedTemplateGeneration: "1"}
+			}
 			obj.(metav1.Object).SetGeneration(want.(metav1.Object).GetGeneration())
 			if diff := cmp.Diff(want, obj); diff != "" {
 				t.Errorf("object after PrepareForCreate, but for status and generation (-want +got):\n%s", diff)
@@ -163,5 +166,36 @@ func TestDeploymentAnnotationChangeBumpsGeneration(t *testing.T) {
 				t.Errorf("generation after an annotation change: got %d, want %d", got, tt.wantGeneration)
 			}
 		})
+	}
+}
+
+// TestDaemonSetTemplateGeneration: the template generation upstream's v1
+// conversion writes in an annotation, 1 on create, counting template
+// changes only, never the client's.
+func TestDaemonSetTemplateGeneration(t *testing.T) {
+	store := registrytest.REST(t, NewStorage, "daemonsets")
+	ds := validDaemonSet()
+	store.CreateStrategy.PrepareForCreate(context.Background(), ds)
+	generation := func(ds *appsv1.DaemonSet) string { return ds.Annotations[appsv1.DeprecatedTemplateGeneration] }
+	if got := generation(ds); got != "1" {
+		t.Fatalf("on create: got %q, want 1", got)
+	}
+	steps := []struct {
+		name   string
+		mutate func(*appsv1.DaemonSet)
+		want   string
+	}{
+		{name: "a template change", mutate: func(ds *appsv1.DaemonSet) { ds.Spec.Template.Spec.Containers[0].Image = "nginx:1.26" }, want: "2"},
+		{name: "another change", mutate: func(ds *appsv1.DaemonSet) { ds.Spec.MinReadySeconds = 5 }, want: "2"},
+		{name: "the client's value", mutate: func(ds *appsv1.DaemonSet) { ds.Annotations[appsv1.DeprecatedTemplateGeneration] = "9" }, want: "2"},
+	}
+	for _, step := range steps {
+		next := ds.DeepCopy()
+		step.mutate(next)
+		store.UpdateStrategy.PrepareForUpdate(context.Background(), next, ds)
+		if got := generation(next); got != step.want {
+			t.Errorf("after %s: got %q, want %s", step.name, got, step.want)
+		}
+		ds = next
 	}
 }
