@@ -126,17 +126,22 @@ func generateSelector(j *batchv1.Job) {
 }
 
 func validateJob(j *batchv1.Job) field.ErrorList {
-	errs := pod.ValidateSelectorAndTemplate(j.Spec.Selector, &j.Spec.Template, specPath)
-	errs = append(errs, validateJobSpec(&j.Spec.Template, specPath.Child("template"))...)
-	for name, v := range map[string]*int32{"parallelism": j.Spec.Parallelism, "completions": j.Spec.Completions, "backoffLimit": j.Spec.BackoffLimit} {
-		if v != nil && *v < 0 {
-			errs = append(errs, field.Invalid(specPath.Child(name), *v, "must be greater than or equal to 0"))
+	// Upstream's order: the selector, the counts, then the template.
+	errs := pod.ValidateSelector(j.Spec.Selector, &j.Spec.Template, specPath)
+	for _, count := range []struct {
+		name  string
+		value *int64
+	}{
+		{"parallelism", int64Of(j.Spec.Parallelism)}, {"completions", int64Of(j.Spec.Completions)},
+		{"activeDeadlineSeconds", j.Spec.ActiveDeadlineSeconds}, {"backoffLimit", int64Of(j.Spec.BackoffLimit)},
+		{"ttlSecondsAfterFinished", int64Of(j.Spec.TTLSecondsAfterFinished)},
+	} {
+		if count.value != nil && *count.value < 0 {
+			errs = append(errs, field.Invalid(specPath.Child(count.name), *count.value, "must be greater than or equal to 0"))
 		}
 	}
-	if d := j.Spec.ActiveDeadlineSeconds; d != nil && *d < 0 {
-		errs = append(errs, field.Invalid(specPath.Child("activeDeadlineSeconds"), *d, "must be greater than or equal to 0"))
-	}
-	return errs
+	errs = append(errs, pod.ValidatePodSpec(&j.Spec.Template.Spec, specPath.Child("template", "spec"))...)
+	return append(errs, validateJobSpec(&j.Spec.Template, specPath.Child("template"))...)
 }
 
 // validateJobSpec checks what a Job's pod template must be wherever it is:
@@ -207,7 +212,7 @@ func checkSchedule(s string) string {
 		}
 		return "unrecognized descriptor: " + s
 	case len(strings.Fields(s)) != 5:
-		return fmt.Sprintf("expected exactly 5 fields, found %d: %s", len(strings.Fields(s)), s)
+		return fmt.Sprintf("expected exactly 5 fields, found %d: %v", len(strings.Fields(s)), strings.Fields(s))
 	}
 	return ""
 }
@@ -258,4 +263,11 @@ func jobDuration(j *batchv1.Job) string {
 		return duration.HumanDuration(time.Since(j.Status.StartTime.Time))
 	}
 	return duration.HumanDuration(j.Status.CompletionTime.Sub(j.Status.StartTime.Time))
+}
+
+func int64Of(v *int32) *int64 {
+	if v == nil {
+		return nil
+	}
+	return new(int64(*v))
 }

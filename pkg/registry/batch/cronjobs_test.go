@@ -50,7 +50,7 @@ func TestCheckSchedule(t *testing.T) {
 		{schedule: "@daily", wantErr: ""},
 		{schedule: "@midnight", wantErr: ""},
 		{schedule: "@bogus", wantErr: "unrecognized descriptor"},
-		{schedule: "* * * *", wantErr: "expected exactly 5 fields, found 4"},
+		{schedule: "* * * *", wantErr: "expected exactly 5 fields, found 4: [* * * *]"}, // upstream's words
 		{schedule: "0 * * * * *", wantErr: "expected exactly 5 fields, found 6"},
 		{schedule: "*/5 * * * *", wantErr: ""},
 		{schedule: "0 0 * * 1-5", wantErr: ""},

@@ -370,3 +370,25 @@ func TestJobFieldSelectors(t *testing.T) {
 	cronJobs := registrytest.REST(t, NewStorage, "cronjobs")
 	registrytest.CheckFields(t, cronJobs, validCronJob(), fields.Set{"metadata.name": "nightly", "metadata.namespace": "default"})
 }
+
+// TestJobErrorsInUpstreamOrder: the selector's, the counts' (parallelism,
+// completions, activeDeadlineSeconds, backoffLimit), then the template's,
+// in kube-apiserver 1.37's order and words.
+func TestJobErrorsInUpstreamOrder(t *testing.T) {
+	j := createdJob(t)
+	j.Spec.Parallelism, j.Spec.Completions, j.Spec.BackoffLimit = ptr.To[int32](-1), ptr.To[int32](-2), ptr.To[int32](-1)
+	j.Spec.Template.Spec.RestartPolicy = ""
+	want := []string{
+		"spec.parallelism: Invalid value: -1: must be greater than or equal to 0",
+		"spec.completions: Invalid value: -2: must be greater than or equal to 0",
+		"spec.backoffLimit: Invalid value: -1: must be greater than or equal to 0",
+		`spec.template.spec.restartPolicy: Required value: valid values: "OnFailure", "Never"`,
+	}
+	var got []string
+	for _, err := range validateJob(j) {
+		got = append(got, err.Error())
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("errors (-want +got):\n%s", diff)
+	}
+}

@@ -18,8 +18,8 @@ package configmap
 
 import (
 	"bytes"
-	"fmt"
 	"maps"
+	"slices"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -69,20 +69,20 @@ func validate(cm *corev1.ConfigMap) field.ErrorList {
 func ValidateData(data map[string]string, binary map[string][]byte, dataPath, binaryPath *field.Path) field.ErrorList {
 	var errs field.ErrorList
 	total := 0
-	for key, value := range data {
+	for _, key := range slices.Sorted(maps.Keys(data)) {
 		for _, msg := range validation.IsConfigMapKey(key) {
 			errs = append(errs, field.Invalid(dataPath.Key(key), key, msg))
 		}
-		total += len(value)
+		if _, dup := binary[key]; dup {
+			errs = append(errs, field.Invalid(dataPath.Key(key), key, "duplicate of key present in binaryData"))
+		}
+		total += len(data[key])
 	}
-	for key, value := range binary {
+	for _, key := range slices.Sorted(maps.Keys(binary)) {
 		for _, msg := range validation.IsConfigMapKey(key) {
 			errs = append(errs, field.Invalid(binaryPath.Key(key), key, msg))
 		}
-		if _, dup := data[key]; dup {
-			errs = append(errs, field.Invalid(dataPath.Key(key), key, fmt.Sprintf("duplicate of key %q", key)))
-		}
-		total += len(value)
+		total += len(binary[key])
 	}
 	if total > corev1.MaxSecretSize {
 		errs = append(errs, field.TooLong(field.NewPath(""), "", corev1.MaxSecretSize))

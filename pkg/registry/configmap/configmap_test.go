@@ -105,6 +105,23 @@ func TestValidate(t *testing.T) {
 	registrytest.ValidateChanges(t, strategy, registrytest.ErrorPaths, tests)
 }
 
+// TestDuplicateKeyAsUpstream: a key in both data and binaryData, in
+// kube-apiserver 1.37's words and order.
+func TestDuplicateKeyAsUpstream(t *testing.T) {
+	want := []string{
+		`data[bad key]: Invalid value: "bad key": a valid config key must consist of alphanumeric characters, '-', '_' or '.' (e.g. 'key.name',  or 'KEY_NAME',  or 'key-name', regex used for validation is '[-._a-zA-Z0-9]+')`,
+		`data[bad key]: Invalid value: "bad key": duplicate of key present in binaryData`,
+		`binaryData[bad key]: Invalid value: "bad key": a valid config key must consist of alphanumeric characters, '-', '_' or '.' (e.g. 'key.name',  or 'KEY_NAME',  or 'key-name', regex used for validation is '[-._a-zA-Z0-9]+')`,
+	}
+	var got []string
+	for _, err := range validate(newConfigMap(map[string]string{"bad key": "x"}, map[string][]byte{"bad key": []byte("x")})) {
+		got = append(got, err.Error())
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("errors (-want +got):\n%s", diff)
+	}
+}
+
 func TestValidateUpdate(t *testing.T) {
 	with := func(immutable *bool, data map[string]string, binary map[string][]byte) *corev1.ConfigMap {
 		cm := newConfigMap(data, binary)

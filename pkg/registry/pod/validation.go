@@ -137,10 +137,17 @@ func validatePodSpecUpdate(spec, old *corev1.PodSpec) field.ErrorList {
 }
 
 // ValidateSelectorAndTemplate checks the selector and pod template of a
-// controller's spec (at specPath) as upstream's apps and batch validation
-// does: a selector is required and not empty, it matches the template's
-// labels, and the template's pod spec is valid.
+// controller's spec (at specPath) as upstream's apps validation does:
+// ValidateSelector, then the template's pod spec.
 func ValidateSelectorAndTemplate(selector *metav1.LabelSelector, template *corev1.PodTemplateSpec, specPath *field.Path) field.ErrorList {
+	errs := ValidateSelector(selector, template, specPath)
+	return append(errs, ValidatePodSpec(&template.Spec, specPath.Child("template", "spec"))...)
+}
+
+// ValidateSelector checks a controller's selector against its template's
+// labels, as upstream's apps and batch validation do: the labels valid, a
+// selector required and not empty, and matching them.
+func ValidateSelector(selector *metav1.LabelSelector, template *corev1.PodTemplateSpec, specPath *field.Path) field.ErrorList {
 	var errs field.ErrorList
 	selectorPath, labelsPath := specPath.Child("selector"), specPath.Child("template", "metadata", "labels")
 	errs = append(errs, metav1validation.ValidateLabels(template.Labels, labelsPath)...)
@@ -155,7 +162,7 @@ func ValidateSelectorAndTemplate(selector *metav1.LabelSelector, template *corev
 			errs = append(errs, field.Invalid(labelsPath, template.Labels, "`selector` does not match template `labels`"))
 		}
 	}
-	return append(errs, ValidatePodSpec(&template.Spec, specPath.Child("template", "spec"))...)
+	return errs
 }
 
 // allowedEphemeralContainerFields are the fields an ephemeral container may

@@ -167,11 +167,13 @@ func bindingTable(kind, roleRefDoc string, parts func(runtime.Object) (metav1.Ob
 
 // validateRules checks policy rules as upstream's ValidatePolicyRule.
 func validateRules(rules []rbacv1.PolicyRule, namespaced bool) field.ErrorList {
-	var errs field.ErrorList
+	// Upstream's declarative validation reports missing verbs, after
+	// its handwritten checks.
+	var errs, verbs field.ErrorList
 	for i, rule := range rules {
 		p := field.NewPath("rules").Index(i)
 		if len(rule.Verbs) == 0 {
-			errs = append(errs, field.Required(p.Child("verbs"), "verbs must contain at least one value"))
+			verbs = append(verbs, field.Required(p.Child("verbs"), ""))
 		}
 		if len(rule.NonResourceURLs) > 0 {
 			if namespaced {
@@ -189,7 +191,7 @@ func validateRules(rules []rbacv1.PolicyRule, namespaced bool) field.ErrorList {
 			errs = append(errs, field.Required(p.Child("resources"), "resource rules must supply at least one resource"))
 		}
 	}
-	return errs
+	return append(errs, verbs...)
 }
 
 func validateAggregationRule(rule *rbacv1.AggregationRule) field.ErrorList {

@@ -125,6 +125,24 @@ func TestValidateRules(t *testing.T) {
 	}
 }
 
+// TestRuleErrorsInUpstreamOrder: kube-apiserver 1.37 reports missing
+// verbs by its declarative validation, after the handwritten checks and
+// without their detail.
+func TestRuleErrorsInUpstreamOrder(t *testing.T) {
+	want := []string{
+		"rules[0].apiGroups: Required value: resource rules must supply at least one api group",
+		"rules[1].resources: Required value: resource rules must supply at least one resource",
+		"rules[0].verbs: Required value",
+	}
+	var got []string
+	for _, err := range validateRules([]rbacv1.PolicyRule{{Resources: []string{"pods"}}, {APIGroups: []string{""}, Verbs: []string{"get"}}}, true) {
+		got = append(got, err.Error())
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("errors (-want +got):\n%s", diff)
+	}
+}
+
 func TestValidateAggregationRule(t *testing.T) {
 	tests := []registrytest.Change[*rbacv1.AggregationRule]{
 		{

@@ -295,8 +295,13 @@ func validate(svc *corev1.Service) field.ErrorList {
 		if len(svc.Spec.ClusterIPs) > 0 || svc.Spec.ClusterIP != "" {
 			errs = append(errs, field.Forbidden(specPath.Child("clusterIPs"), "may not be set for ExternalName services"))
 		}
-		for _, msg := range validation.IsDNS1123Subdomain(strings.TrimSuffix(svc.Spec.ExternalName, ".")) {
-			errs = append(errs, field.Invalid(specPath.Child("externalName"), svc.Spec.ExternalName, msg))
+		// A CNAME, fully qualified or not.
+		if cname := strings.TrimSuffix(svc.Spec.ExternalName, "."); cname == "" {
+			errs = append(errs, field.Required(specPath.Child("externalName"), ""))
+		} else {
+			for _, msg := range validation.IsDNS1123Subdomain(cname) {
+				errs = append(errs, field.Invalid(specPath.Child("externalName"), cname, msg))
+			}
 		}
 	case corev1.ServiceTypeClusterIP, corev1.ServiceTypeNodePort, corev1.ServiceTypeLoadBalancer:
 		if len(svc.Spec.Ports) == 0 && svc.Spec.ClusterIP != corev1.ClusterIPNone {

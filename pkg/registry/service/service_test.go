@@ -225,6 +225,11 @@ func TestValidate(t *testing.T) {
 			want: []string{},
 		},
 		{
+			name: "ExternalName without a name", // Required, as upstream, not an invalid empty name
+			svc:  modified(validService(), func(s *corev1.Service) { asExternalName(s); s.Spec.ExternalName = "" }),
+			want: []string{"spec.externalName: Required value"},
+		},
+		{
 			name: "ExternalName with a trailing dot",
 			svc:  modified(validService(), func(s *corev1.Service) { asExternalName(s); s.Spec.ExternalName = "db.example.com." }),
 			want: []string{},
