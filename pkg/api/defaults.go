@@ -84,9 +84,8 @@ func defaultNamespace(ns *corev1.Namespace) {
 // defaultPod applies upstream's pod defaults: the spec's, then those only
 // a Pod gets, never a template (SetDefaults_Pod): a negative grace period
 // made 1, service links, requests copied from limits, and host ports on
-// the host's network; and status.podIP
-// and podIPs kept in step (SetDefaults_PodStatus: podIP wins where they
-// differ).
+// the host's network; and status.podIP and podIPs kept in step
+// (SetDefaults_PodStatus: podIP wins where they differ).
 func defaultPod(p *corev1.Pod) {
 	DefaultPodSpec(&p.Spec)
 	if g := p.Spec.TerminationGracePeriodSeconds; g != nil && *g < 0 {

@@ -30,8 +30,9 @@ import (
 
 // Storage is the storage of pods and of the subresources that need
 // nothing but the pods: pods/status, pods/ephemeralcontainers,
-// pods/resize, pods/binding and the legacy bindings. The others (eviction, log, the streams) are made over Pods
-// by whoever has what they also need.
+// pods/resize, pods/binding and the legacy bindings. The others
+// (eviction, log, the streams) are made over Pods by whoever has what
+// they also need.
 type Storage struct {
 	Pods                *registry.REST
 	Status              *registry.StatusREST
