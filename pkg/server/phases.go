@@ -209,10 +209,12 @@ func (c CompletedConfig) newAPIServer(undo *undoStack, st *storageParts, parts *
 // newAggregator builds kube-aggregator's server in front of a's, as
 // kube-apiserver does, once a's server has all its hooks and checks (the
 // aggregator copies them). It serves every request from then on, the
-// server's own in process included.
-func (c CompletedConfig) newAggregator(a *apiServer, parts *genericParts) error {
+// server's own in process included. Its own requests are refused once
+// stopping closes.
+func (c CompletedConfig) newAggregator(a *apiServer, parts *genericParts, stopping <-chan struct{}) error {
 	agg, err := aggregator.New(aggregator.Config{Core: parts.config, Informers: parts.factory, Mapped: c.Options.WebhookServices,
-		CRDs: a.ext.Informers.Apiextensions().V1().CustomResourceDefinitions(), OpenAPIV3: a.openAPI.Handler, Options: c.Options.Aggregator}, a.generic)
+		CRDs: a.ext.Informers.Apiextensions().V1().CustomResourceDefinitions(), OpenAPIV3: a.openAPI.Handler, Stopping: stopping,
+		Options: c.Options.Aggregator}, a.generic)
 	if err != nil {
 		return err
 	}

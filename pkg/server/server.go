@@ -122,14 +122,16 @@ func (c CompletedConfig) New(ctx context.Context) (s *Server, err error) {
 	// come straight back), then every watch ends at once, after the caches'
 	// final bookmarks, instead of holding the HTTP server's shutdown until
 	// it times out. (Pre-shutdown hooks run in no set order: this is one.)
+	stopping := make(chan struct{}) // the aggregator's requests are refused from then on
 	a.generic.AddPreShutdownHookOrDie("end-watches", func() error {
+		close(stopping)
 		stopAdmission()
 		stopLoopbackClients()
 		st.storages.Shutdown(context.Background())
 		stopKeyring()
 		return nil
 	})
-	if err := c.newAggregator(a, parts); err != nil {
+	if err := c.newAggregator(a, parts, stopping); err != nil {
 		return nil, err
 	}
 	if c.KubeconfigPath != "" {

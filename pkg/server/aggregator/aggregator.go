@@ -78,6 +78,10 @@ type Config struct {
 	// servers'), which it is given: the aggregator's v3 aggregation reads
 	// its delegates' indexes only at start and each second after.
 	OpenAPIV3 func(aggregator http.Handler) http.Handler
+	// Stopping, if set, closes when the server starts ending its watches
+	// at shutdown: the aggregator's requests to it are refused from then
+	// on (see refusedOnceStopping).
+	Stopping <-chan struct{}
 	Options
 }
 
@@ -117,6 +121,9 @@ func New(c Config, delegate genericapiserver.DelegationTarget) (*aggregatorapise
 		return nil, fmt.Errorf("aggregator: Config.Core.RESTOptionsGetter is a %T, not a storage.RESTOptionsGetter", c.Core.RESTOptionsGetter)
 	}
 	gc := *c.Core
+	if c.Stopping != nil && gc.LoopbackClientConfig != nil {
+		gc.LoopbackClientConfig = refusedOnceStopping(gc.LoopbackClientConfig, c.Stopping)
+	}
 	gc.PostStartHooks = map[string]genericapiserver.PostStartHookConfigEntry{}
 	gc.SkipOpenAPIInstallation = true
 	// No v2 aggregation: it would parse and merge the delegate's whole v2
