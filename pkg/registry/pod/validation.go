@@ -21,7 +21,6 @@ import (
 	"maps"
 	"reflect"
 	"slices"
-	"strings"
 	"sync/atomic"
 	"unicode"
 	"unicode/utf8"
@@ -34,6 +33,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/miniapiserver/miniapiserver/pkg/registry/resourcequota"
 )
 
 // allowPrivileged is kube-apiserver's --allow-privileged: process-wide,
@@ -328,18 +329,11 @@ func validateRequests(r corev1.ResourceRequirements, p *field.Path) field.ErrorL
 		limit, ok := r.Limits[name]
 		switch {
 		case !ok:
-		case request.Cmp(limit) != 0 && !overcommittable(name):
+		case request.Cmp(limit) != 0 && !resourcequota.IsOvercommitAllowed(name):
 			errs = append(errs, field.Invalid(p, request.String(), fmt.Sprintf("must be equal to %s limit of %s", name, limit.String())))
 		case request.Cmp(limit) > 0:
 			errs = append(errs, field.Invalid(p, request.String(), fmt.Sprintf("must be less than or equal to %s limit of %s", name, limit.String())))
 		}
 	}
 	return errs
-}
-
-// overcommittable is upstream's IsOvercommitAllowed: a native resource
-// (no domain, or kubernetes.io's) that is not huge pages.
-func overcommittable(name corev1.ResourceName) bool {
-	native := !strings.Contains(string(name), "/") || strings.Contains(string(name), corev1.ResourceDefaultNamespacePrefix)
-	return native && !strings.HasPrefix(string(name), corev1.ResourceHugePagesPrefix)
 }
