@@ -18,7 +18,6 @@ package batch
 
 import (
 	"fmt"
-	"strings"
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
@@ -74,7 +73,10 @@ func NewStorage(optsGetter generic.RESTOptionsGetter) (map[string]rest.Storage, 
 	}
 
 	cronBase := registry.NewStrategy(true)
-	cronBase.ValidateFields = func(obj runtime.Object) field.ErrorList { return validateCronJob(obj.(*batchv1.CronJob)) }
+	cronBase.ValidateFields = func(obj runtime.Object) field.ErrorList { return validateCronJobCreate(obj.(*batchv1.CronJob)) }
+	cronBase.ValidateFieldsUpdate = func(obj, old runtime.Object) field.ErrorList {
+		return validateCronJob(obj.(*batchv1.CronJob), old.(*batchv1.CronJob))
+	}
 	cronStrategy, cronStatus := registry.SpecAndStatus{GroupVersion: "batch/v1", Generation: true}.Strategies(cronBase)
 	cronJobs, err := registry.NewREST(optsGetter, registry.Resource{
 		Resource:   batchv1.Resource("cronjobs"),
@@ -126,31 +128,34 @@ func generateSelector(j *batchv1.Job) {
 }
 
 func validateJob(j *batchv1.Job) field.ErrorList {
-	// Upstream's order: the selector, the counts, then the template.
+	// Upstream's order: the selector, then the rest of the spec.
 	errs := pod.ValidateSelector(j.Spec.Selector, &j.Spec.Template, specPath)
+	return append(errs, validateJobSpec(&j.Spec, specPath)...)
+}
+
+// validateJobSpec checks a Job's spec wherever it is (a Job's, a CronJob's
+// template's) but its selector: the counts, the pod template, and pods that
+// restart never or on failure.
+func validateJobSpec(spec *batchv1.JobSpec, path *field.Path) field.ErrorList {
+	var errs field.ErrorList
 	for _, count := range []struct {
 		name  string
 		value *int64
 	}{
-		{"parallelism", int64Of(j.Spec.Parallelism)}, {"completions", int64Of(j.Spec.Completions)},
-		{"activeDeadlineSeconds", j.Spec.ActiveDeadlineSeconds}, {"backoffLimit", int64Of(j.Spec.BackoffLimit)},
-		{"ttlSecondsAfterFinished", int64Of(j.Spec.TTLSecondsAfterFinished)},
+		{"parallelism", int64Of(spec.Parallelism)}, {"completions", int64Of(spec.Completions)},
+		{"activeDeadlineSeconds", spec.ActiveDeadlineSeconds}, {"backoffLimit", int64Of(spec.BackoffLimit)},
+		{"ttlSecondsAfterFinished", int64Of(spec.TTLSecondsAfterFinished)},
 	} {
 		if count.value != nil && *count.value < 0 {
-			errs = append(errs, field.Invalid(specPath.Child(count.name), *count.value, "must be greater than or equal to 0"))
+			errs = append(errs, field.Invalid(path.Child(count.name), *count.value, "must be greater than or equal to 0"))
 		}
 	}
-	errs = append(errs, pod.ValidatePodSpec(&j.Spec.Template.Spec, specPath.Child("template", "spec"))...)
-	return append(errs, validateJobSpec(&j.Spec.Template, specPath.Child("template"))...)
-}
-
-// validateJobSpec checks what a Job's pod template must be wherever it is:
-// pods that restart never or on failure.
-func validateJobSpec(template *corev1.PodTemplateSpec, templatePath *field.Path) field.ErrorList {
-	if rp := template.Spec.RestartPolicy; rp != corev1.RestartPolicyOnFailure && rp != corev1.RestartPolicyNever {
-		return field.ErrorList{field.Required(templatePath.Child("spec", "restartPolicy"), fmt.Sprintf("valid values: %q, %q", corev1.RestartPolicyOnFailure, corev1.RestartPolicyNever))}
+	templatePath := path.Child("template")
+	errs = append(errs, pod.ValidatePodSpec(&spec.Template.Spec, templatePath.Child("spec"))...)
+	if rp := spec.Template.Spec.RestartPolicy; rp != corev1.RestartPolicyOnFailure && rp != corev1.RestartPolicyNever {
+		errs = append(errs, field.Required(templatePath.Child("spec", "restartPolicy"), fmt.Sprintf("valid values: %q, %q", corev1.RestartPolicyOnFailure, corev1.RestartPolicyNever)))
 	}
-	return nil
+	return errs
 }
 
 func validateJobUpdate(j, old *batchv1.Job) field.ErrorList {
@@ -167,54 +172,6 @@ func validateJobUpdate(j, old *batchv1.Job) field.ErrorList {
 		errs = append(errs, field.Invalid(specPath.Child("template"), "", "field is immutable"))
 	}
 	return errs
-}
-
-func validateCronJob(cj *batchv1.CronJob) field.ErrorList {
-	var errs field.ErrorList
-	if msg := checkSchedule(cj.Spec.Schedule); msg != "" {
-		errs = append(errs, field.Invalid(specPath.Child("schedule"), cj.Spec.Schedule, msg))
-	}
-	templatePath := specPath.Child("jobTemplate", "spec", "template")
-	errs = append(errs, pod.ValidatePodSpec(&cj.Spec.JobTemplate.Spec.Template.Spec, templatePath.Child("spec"))...)
-	errs = append(errs, validateJobSpec(&cj.Spec.JobTemplate.Spec.Template, templatePath)...)
-	for name, v := range map[string]*int32{"successfulJobsHistoryLimit": cj.Spec.SuccessfulJobsHistoryLimit, "failedJobsHistoryLimit": cj.Spec.FailedJobsHistoryLimit} {
-		if v != nil && *v < 0 {
-			errs = append(errs, field.Invalid(specPath.Child(name), *v, "must be greater than or equal to 0"))
-		}
-	}
-	switch cj.Spec.ConcurrencyPolicy {
-	case batchv1.AllowConcurrent, batchv1.ForbidConcurrent, batchv1.ReplaceConcurrent:
-	default:
-		errs = append(errs, field.NotSupported(specPath.Child("concurrencyPolicy"), cj.Spec.ConcurrencyPolicy,
-			[]batchv1.ConcurrencyPolicy{batchv1.AllowConcurrent, batchv1.ForbidConcurrent, batchv1.ReplaceConcurrent}))
-	}
-	return errs
-}
-
-// checkSchedule does the cheap part of upstream's cron parsing: a
-// descriptor (@hourly, @every 5m, ...) or five fields, and no TZ prefix
-// (spec.timeZone says that). It returns what is wrong, or "".
-func checkSchedule(s string) string {
-	switch {
-	case s == "":
-		return "empty spec string"
-	case strings.HasPrefix(s, "TZ=") || strings.HasPrefix(s, "CRON_TZ="):
-		return "cannot use TZ or CRON_TZ in schedule, use timeZone field instead"
-	case strings.HasPrefix(s, "@every "):
-		if _, err := time.ParseDuration(strings.TrimPrefix(s, "@every ")); err != nil {
-			return "failed to parse duration " + strings.TrimPrefix(s, "@every ")
-		}
-		return ""
-	case strings.HasPrefix(s, "@"):
-		switch s {
-		case "@yearly", "@annually", "@monthly", "@weekly", "@daily", "@midnight", "@hourly":
-			return ""
-		}
-		return "unrecognized descriptor: " + s
-	case len(strings.Fields(s)) != 5:
-		return fmt.Sprintf("expected exactly 5 fields, found %d: %v", len(strings.Fields(s)), strings.Fields(s))
-	}
-	return ""
 }
 
 func hasCondition(conditions []batchv1.JobCondition, t batchv1.JobConditionType) bool {
