@@ -50,6 +50,8 @@ type workload struct {
 	onCreate func(obj runtime.Object)
 	// onUpdate runs after the update strategy has kept status and counted a spec change.
 	onUpdate func(obj, old runtime.Object)
+	// onStatusUpdate runs after the status strategy has kept spec and labels.
+	onStatusUpdate func(obj, old runtime.Object)
 	// validateStatus checks an update of the status subresource.
 	validateStatus func(obj, old runtime.Object) field.ErrorList
 	table          registry.Table
@@ -114,6 +116,10 @@ var workloads = []workload{
 			}
 			setTemplateGeneration(ds, generation)
 		},
+		// Upstream's status update keeps the stored spec, its template generation included.
+		onStatusUpdate: func(obj, old runtime.Object) {
+			setTemplateGeneration(obj.(*appsv1.DaemonSet), templateGeneration(old.(*appsv1.DaemonSet)))
+		},
 		validateStatus: validateDaemonSetStatus,
 		table:          daemonSetTable,
 	},
@@ -142,6 +148,12 @@ func NewStorage(optsGetter generic.RESTOptionsGetter) (map[string]rest.Storage, 
 		base.OnCreate, base.OnUpdate = w.onCreate, w.onUpdate
 		main, status := registry.SpecAndStatus{GroupVersion: "apps/v1", Generation: true, StatusKeepsLabels: true}.Strategies(base)
 		status.ValidateFieldsUpdate = w.validateStatus
+		if keep, onStatusUpdate := status.OnUpdate, w.onStatusUpdate; onStatusUpdate != nil {
+			status.OnUpdate = func(obj, old runtime.Object) {
+				keep(obj, old)
+				onStatusUpdate(obj, old)
+			}
+		}
 		store, err := registry.NewREST(optsGetter, registry.Resource{
 			Resource:   appsv1.Resource(w.resource),
 			Singular:   w.singular,

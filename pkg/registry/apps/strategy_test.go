@@ -24,8 +24,10 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apiserver/pkg/registry/rest"
 	"k8s.io/utils/ptr"
 
+	"github.com/miniapiserver/miniapiserver/pkg/registry"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/registrytest"
 )
 
@@ -197,5 +199,23 @@ func TestDaemonSetTemplateGeneration(t *testing.T) {
 			t.Errorf("after %s: got %q, want %s", step.name, got, step.want)
 		}
 		ds = next
+	}
+}
+
+// TestDaemonSetStatusKeepsTemplateGeneration: a status update cannot change
+// the template generation, as upstream's keeps the stored spec it is part of.
+func TestDaemonSetStatusKeepsTemplateGeneration(t *testing.T) {
+	seeded := validDaemonSet()
+	seeded.Annotations = map[string]string{appsv1.DeprecatedTemplateGeneration: "3", "team": "web"}
+	ctx, storages, ds := registrytest.Seeded(t, NewStorage, "daemonsets", seeded)
+	ds.Annotations = map[string]string{appsv1.DeprecatedTemplateGeneration: "9", "team": "db"}
+	ds.Status.DesiredNumberScheduled = 1
+	got, _, err := storages["daemonsets/status"].(*registry.StatusREST).Update(ctx, ds.Name, rest.DefaultUpdatedObjectInfo(ds), rest.ValidateAllObjectFunc, rest.ValidateAllObjectUpdateFunc, false, &metav1.UpdateOptions{})
+	if err != nil {
+		t.Fatalf("status update: %v", err)
+	}
+	want := map[string]string{appsv1.DeprecatedTemplateGeneration: "3", "team": "db"}
+	if diff := cmp.Diff(want, got.(*appsv1.DaemonSet).Annotations); diff != "" {
+		t.Errorf("annotations after a status update (-want +got):\n%s", diff)
 	}
 }
