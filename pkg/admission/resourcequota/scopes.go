@@ -23,7 +23,8 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/selection"
-	resourcehelper "k8s.io/component-helpers/resource"
+
+	"github.com/miniapiserver/miniapiserver/pkg/api"
 )
 
 // podMatchesScope is upstream's podMatchesScopeFunc.
@@ -38,9 +39,9 @@ func podMatchesScope(s corev1.ScopedResourceSelectorRequirement, item runtime.Ob
 	case corev1.ResourceQuotaScopeNotTerminating:
 		return !isTerminating(pod), nil
 	case corev1.ResourceQuotaScopeBestEffort:
-		return podQOS(pod) == corev1.PodQOSBestEffort, nil
+		return api.PodQOS(pod) == corev1.PodQOSBestEffort, nil
 	case corev1.ResourceQuotaScopeNotBestEffort:
-		return podQOS(pod) != corev1.PodQOSBestEffort, nil
+		return api.PodQOS(pod) != corev1.PodQOSBestEffort, nil
 	case corev1.ResourceQuotaScopePriorityClass:
 		if s.Operator == corev1.ScopeSelectorOpExists {
 			return pod.Spec.PriorityClassName != "", nil
@@ -98,59 +99,4 @@ func crossNamespaceAffinity(pod *corev1.Pod) bool {
 	}
 	a := pod.Spec.Affinity.PodAntiAffinity
 	return a != nil && check(a.RequiredDuringSchedulingIgnoredDuringExecution, a.PreferredDuringSchedulingIgnoredDuringExecution)
-}
-
-// podQOS is upstream's GetPodQOS (k8s.io/kubernetes
-// pkg/apis/core/v1/helper/qos), with PodLevelResources and
-// PodLevelResourcesFixKubeletQOSClass on, as in 1.37.
-func podQOS(pod *corev1.Pod) corev1.PodQOSClass {
-	if pod.Status.QOSClass != "" {
-		return pod.Status.QOSClass
-	}
-	if pod.Spec.Resources != nil && resourcehelper.IsPodLevelResourcesSet(pod) {
-		return requirementsQOS(pod.Spec.Resources)
-	}
-	var qos corev1.PodQOSClass
-	for _, cs := range [][]corev1.Container{pod.Spec.InitContainers, pod.Spec.Containers} {
-		for i := range cs {
-			c := requirementsQOS(&cs[i].Resources)
-			switch {
-			case c == corev1.PodQOSBurstable:
-				return c
-			case qos == "":
-				qos = c
-			case qos != c:
-				return corev1.PodQOSBurstable
-			}
-		}
-	}
-	if qos == "" {
-		return corev1.PodQOSBestEffort
-	}
-	return qos
-}
-
-func requirementsQOS(r *corev1.ResourceRequirements) corev1.PodQOSClass {
-	if len(r.Requests) == 0 && len(r.Limits) == 0 {
-		return corev1.PodQOSBestEffort
-	}
-	var qos corev1.PodQOSClass
-	for _, name := range []corev1.ResourceName{corev1.ResourceCPU, corev1.ResourceMemory} {
-		req, lim := r.Requests[name], r.Limits[name]
-		var c corev1.PodQOSClass
-		switch {
-		case !req.Equal(lim):
-			return corev1.PodQOSBurstable
-		case req.IsZero():
-			c = corev1.PodQOSBestEffort
-		default:
-			c = corev1.PodQOSGuaranteed
-		}
-		if qos == "" {
-			qos = c
-		} else if qos != c {
-			return corev1.PodQOSBurstable
-		}
-	}
-	return qos
 }

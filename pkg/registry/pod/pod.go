@@ -62,7 +62,7 @@ func New(optsGetter generic.RESTOptionsGetter) (*Storage, error) {
 		p := obj.(*corev1.Pod)
 		p.Generation = 1
 		p.Status = corev1.PodStatus{Phase: corev1.PodPending}
-		p.Status.QOSClass = computeQOS(p)
+		p.Status.QOSClass = api.ComputePodQOS(p)
 		if len(p.Spec.SchedulingGates) > 0 {
 			setCondition(&p.Status, corev1.PodCondition{Type: corev1.PodScheduled, Status: corev1.ConditionFalse,
 				Reason: corev1.PodReasonSchedulingGated, Message: "Scheduling is blocked due to non-empty scheduling gates"})

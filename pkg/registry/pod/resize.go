@@ -22,6 +22,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
+	"github.com/miniapiserver/miniapiserver/pkg/api"
 	"github.com/miniapiserver/miniapiserver/pkg/registry"
 )
 
@@ -80,7 +81,7 @@ func validateResize(p, old *corev1.Pod) field.ErrorList {
 	if old.Spec.OS != nil && old.Spec.OS.Name == corev1.Windows {
 		return field.ErrorList{field.Forbidden(field.NewPath(""), "windows pods cannot be resized")}
 	}
-	if podQOS(old) != computeQOS(p) {
+	if api.PodQOS(old) != api.ComputePodQOS(p) {
 		errs = append(errs, field.Invalid(specPath, p.Status.QOSClass, "Pod QOS Class may not change as a result of resizing"))
 	}
 	if !resizeSupported(old) {

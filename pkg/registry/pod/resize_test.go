@@ -164,7 +164,7 @@ func TestQOSAsUpstream(t *testing.T) {
 				}
 			})
 			api.Scheme.Default(pod)
-			if got := computeQOS(pod); got != tt.want {
+			if got := api.ComputePodQOS(pod); got != tt.want {
 				t.Errorf("got %s, want %s", got, tt.want)
 			}
 		})
