@@ -183,9 +183,9 @@ func (o KubeletOptions) config() pod.KubeletConfig {
 		PreferredAddressTypes: types, Port: o.Port}
 }
 
-// ConsistencyCheckerEnv, set to a duration ("1s"), makes every watch cache
-// compare itself with etcd that often and panic on a mismatch, for test
-// suites (see serverstorage.ConsistencyCheckerEnv).
+// ConsistencyCheckerEnv, set to a duration ("10s"), makes every watch cache
+// compare itself with etcd that often and when it stops, and panic on a
+// mismatch, for test suites (see serverstorage.ConsistencyCheckerEnv).
 const ConsistencyCheckerEnv = serverstorage.ConsistencyCheckerEnv
 
 // NewOptions returns the defaults: ./.miniapiserver, 127.0.0.1:6443,

@@ -51,17 +51,17 @@ func (c *Cache) checkConsistencyEvery(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case <-t.C():
-			c.checkConsistency(ctx)
+			c.CheckConsistency(ctx)
 		}
 	}
 }
 
-// checkConsistency runs one check; it reports whether the cache matched
+// CheckConsistency runs one check; it reports whether the cache matched
 // (true too when there was nothing to compare: not ready, or compacted).
 // It checks the newest state and, with snapshots, the oldest one still
 // served: a write to the live store that leaked into a clone would show
 // there first.
-func (c *Cache) checkConsistency(ctx context.Context) bool {
+func (c *Cache) CheckConsistency(ctx context.Context) bool {
 	c.mu.Lock() // clone writes the tree's copy-on-write context
 	ready, rv, state := c.ready, c.rv, c.store.clone()
 	var olderRV uint64

@@ -67,7 +67,7 @@ func loseObject(c *Cache, key string) {
 func TestConsistencyCheckFindsAndRepairsADivergence(t *testing.T) {
 	c, _ := newCheckedCache(t, false)
 	ctx := context.Background()
-	if !c.checkConsistency(ctx) {
+	if !c.CheckConsistency(ctx) {
 		t.Fatal("check of a cache in sync: failed, want it to pass")
 	}
 	if isInconsistent(c) {
@@ -76,7 +76,7 @@ func TestConsistencyCheckFindsAndRepairsADivergence(t *testing.T) {
 
 	loseObject(c, "/pods/ns/b")
 	rv := c.ResourceVersion()
-	if c.checkConsistency(ctx) {
+	if c.CheckConsistency(ctx) {
 		t.Fatal("check of a cache missing an object: passed, want it to fail")
 	}
 	// Until the relist, or if it already happened: exact reads are right either way.
@@ -92,7 +92,7 @@ func TestConsistencyCheckFindsAndRepairsADivergence(t *testing.T) {
 		_, ok := c.store.get("/pods/ns/b")
 		return ok && !c.inconsistent
 	})
-	if !c.checkConsistency(ctx) {
+	if !c.CheckConsistency(ctx) {
 		t.Error("check after the relist: failed, want it to pass")
 	}
 }
@@ -108,7 +108,7 @@ func TestConsistencyCheckPanicsWhenAsked(t *testing.T) {
 			t.Errorf("failed check: recovered %v, want a panic naming /pods/ as inconsistent", r)
 		}
 	}()
-	c.checkConsistency(context.Background())
+	c.CheckConsistency(context.Background())
 }
 
 // TestConsistencyCheckComparesTheOldestSnapshot: a snapshot that has gone
@@ -119,7 +119,7 @@ func TestConsistencyCheckComparesTheOldestSnapshot(t *testing.T) {
 	createPod(t, s, "d")
 	rv := createPod(t, s, "e")
 	waitFor(t, "the cache to see the writes", func() bool { return c.ResourceVersion() >= rv })
-	if !c.checkConsistency(context.Background()) {
+	if !c.CheckConsistency(context.Background()) {
 		t.Fatal("check of a cache in sync: failed, want it to pass")
 	}
 	c.mu.Lock()
@@ -131,7 +131,7 @@ func TestConsistencyCheckComparesTheOldestSnapshot(t *testing.T) {
 	if !ok || oldest.rv >= rv {
 		t.Fatalf("oldest snapshot: %+v (%v), want one older than %d", oldest.rv, ok, rv)
 	}
-	if c.checkConsistency(context.Background()) {
+	if c.CheckConsistency(context.Background()) {
 		t.Error("check with a wrong older snapshot: passed, want it to fail")
 	}
 }

@@ -111,8 +111,9 @@ func New(o Options) (*Storages, error) {
 	return s, nil
 }
 
-// ConsistencyCheckerEnv, set to a duration ("1s"), makes every watch cache
-// compare itself with etcd that often and panic on a mismatch: for test
+// ConsistencyCheckerEnv, set to a duration ("10s"), makes every watch cache
+// compare itself with etcd that often and once more when it is destroyed
+// (the server stops, or its CRD changes), and panic on a mismatch: for test
 // suites, as upstream's KUBE_WATCHCACHE_CONSISTENCY_CHECKER. Unset, the
 // caches check every 5 minutes (upstream's period) and relist on a mismatch.
 const ConsistencyCheckerEnv = "MINIAPISERVER_WATCHCACHE_CONSISTENCY_CHECKER"
@@ -257,6 +258,11 @@ func (s *Storages) newCache(raw apistorage.Interface, config *storagebackend.Con
 		// changes: its watches end as on a shutdown, those that allow
 		// bookmarks after a final one, and their clients resume on the new
 		// storage without relisting.
+		if s.consistency.panic {
+			// A test suite's last check, whatever the period: most test
+			// servers stop before a period ends.
+			c.CheckConsistency(ctx)
+		}
 		c.Shutdown(ctx)
 		cancel()
 		<-done

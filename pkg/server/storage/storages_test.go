@@ -28,8 +28,10 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	apistorage "k8s.io/apiserver/pkg/storage"
+	cachermetrics "k8s.io/apiserver/pkg/storage/cacher/metrics"
 	"k8s.io/apiserver/pkg/storage/storagebackend"
 	"k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/component-base/metrics/testutil"
 
 	ourstorage "github.com/miniapiserver/miniapiserver/pkg/storage"
 	"github.com/miniapiserver/miniapiserver/pkg/watchcache"
@@ -120,5 +122,54 @@ func TestStoragesAreDestroyedInParallel(t *testing.T) {
 	s.WaitDestroyed()
 	if n := finished.Load(); n != 2 {
 		t.Errorf("WaitDestroyed returned with %d of 2 storages destroyed", n)
+	}
+}
+
+// TestCacheChecksItselfWhenDestroyed: with ConsistencyCheckerEnv set, a
+// watch cache compares itself with etcd once more when it is destroyed,
+// however long its period; without it, not (negative control).
+func TestCacheChecksItselfWhenDestroyed(t *testing.T) {
+	etcd, err := ourstorage.StartEtcd(t.Context(), ourstorage.EtcdConfig{Dir: t.TempDir(), UnsafeNoFsync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer etcd.Close()
+	checks := func() float64 {
+		t.Helper()
+		n, err := testutil.GetCounterMetricValue(cachermetrics.StorageConsistencyCheckTotal.WithLabelValues("", "configmaps", "success"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	for _, tt := range []struct {
+		env  string
+		want float64
+	}{{env: "1h", want: 1}, {env: "", want: 0}} {
+		t.Setenv(ConsistencyCheckerEnv, tt.env)
+		s, err := New(Options{WatchCache: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		config := storagebackend.NewDefaultConfig("/registry", scheme.Codecs.LegacyCodec(corev1.SchemeGroupVersion))
+		config.Transport.ServerList = []string{etcd.URL()}
+		store, destroy, err := s.Decorator(config.ForResource(schema.GroupResource{Resource: "configmaps"}), "/configmaps",
+			func(obj runtime.Object) (string, error) { return apistorage.NamespaceKeyFunc("/configmaps", obj) },
+			func() runtime.Object { return &corev1.ConfigMap{} }, func() runtime.Object { return &corev1.ConfigMapList{} },
+			apistorage.DefaultNamespaceScopedAttr, nil, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// A LIST at resourceVersion 0 waits for the cache to be ready: an unready one has nothing to check.
+		opts := apistorage.ListOptions{ResourceVersion: "0", Recursive: true, Predicate: apistorage.Everything}
+		if err := store.GetList(t.Context(), "/configmaps", opts, &corev1.ConfigMapList{}); err != nil {
+			t.Fatal(err)
+		}
+		before := checks()
+		destroy()
+		s.WaitDestroyed()
+		if got := checks() - before; got != tt.want {
+			t.Errorf("%s=%q: the destroyed cache checked itself %v times, want %v", ConsistencyCheckerEnv, tt.env, got, tt.want)
+		}
 	}
 }

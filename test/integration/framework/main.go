@@ -36,8 +36,10 @@ var binDir string
 // Main is the TestMain of an integration test package: it runs m's tests
 // with a directory for the binaries they build, and with the watch cache
 // of every server (in-process servers and, by inheritance, the binaries
-// the tests start) comparing itself with etcd each second and panicking on
-// a mismatch, unless the environment sets that period already. Each of
+// the tests start) comparing itself with etcd every 10 seconds and when
+// its server stops, and panicking on a mismatch, unless the environment
+// sets that period already. (Each check LISTs every resource from etcd,
+// which the race detector makes dear.) Each of
 // after runs once the tests have; an error of one fails the run.
 func Main(m *testing.M, after ...func() error) {
 	dir, err := os.MkdirTemp("", "miniapiserver-integration-")
@@ -47,7 +49,7 @@ func Main(m *testing.M, after ...func() error) {
 	}
 	binDir = dir
 	if _, set := os.LookupEnv(server.ConsistencyCheckerEnv); !set {
-		os.Setenv(server.ConsistencyCheckerEnv, "1s")
+		os.Setenv(server.ConsistencyCheckerEnv, "10s")
 	}
 	code := m.Run()
 	for _, f := range after {
