@@ -17,7 +17,6 @@ limitations under the License.
 // Package api holds the scheme of the served types: every served group's
 // kinds (the list in scheme.go) registered as both their external and
 // their internal version (the same Go types, so no conversions exist),
-// their defaults, their field-label conversions, the options of the pod
-// subresources decoded from query parameters, and a pod's QoS class (which
-// the registry and the quota plugin both read).
+// their defaults, their field-label conversions, and the options of the
+// pod subresources decoded from query parameters.
 package api

@@ -24,7 +24,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/selection"
 
-	"github.com/miniapiserver/miniapiserver/pkg/api"
+	"github.com/miniapiserver/miniapiserver/pkg/api/qos"
 )
 
 // podMatchesScope is upstream's podMatchesScopeFunc.
@@ -39,9 +39,9 @@ func podMatchesScope(s corev1.ScopedResourceSelectorRequirement, item runtime.Ob
 	case corev1.ResourceQuotaScopeNotTerminating:
 		return !isTerminating(pod), nil
 	case corev1.ResourceQuotaScopeBestEffort:
-		return api.PodQOS(pod) == corev1.PodQOSBestEffort, nil
+		return qos.GetPodQOS(pod) == corev1.PodQOSBestEffort, nil
 	case corev1.ResourceQuotaScopeNotBestEffort:
-		return api.PodQOS(pod) != corev1.PodQOSBestEffort, nil
+		return qos.GetPodQOS(pod) != corev1.PodQOSBestEffort, nil
 	case corev1.ResourceQuotaScopePriorityClass:
 		if s.Operator == corev1.ScopeSelectorOpExists {
 			return pod.Spec.PriorityClassName != "", nil

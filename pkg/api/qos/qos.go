@@ -14,23 +14,25 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package api
+// Package qos is upstream's pod QoS class (k8s.io/kubernetes
+// pkg/apis/core/v1/helper/qos), for the pod registry and the quota
+// admission plugin: a leaf, so that plugins need not import the scheme.
+package qos
 
 import (
 	corev1 "k8s.io/api/core/v1"
 	resourcehelper "k8s.io/component-helpers/resource"
 )
 
-// PodQOS is upstream's qos.GetPodQOS: the pod's recorded class, else computed.
-func PodQOS(p *corev1.Pod) corev1.PodQOSClass {
+// GetPodQOS is upstream's: the pod's recorded class, else computed.
+func GetPodQOS(p *corev1.Pod) corev1.PodQOSClass {
 	if p.Status.QOSClass != "" {
 		return p.Status.QOSClass
 	}
 	return ComputePodQOS(p)
 }
 
-// ComputePodQOS is upstream's qos.ComputePodQOS (k8s.io/kubernetes
-// pkg/apis/core/v1/helper/qos, kube-apiserver 1.37's gates): the class of
+// ComputePodQOS is upstream's (kube-apiserver 1.37's gates): the class of
 // the pod-level resources when they are set, else the classes of the init
 // and regular containers combined: Burstable if any container is, or if
 // they differ.

@@ -25,6 +25,7 @@ import (
 	"k8s.io/apiserver/pkg/registry/rest"
 
 	"github.com/miniapiserver/miniapiserver/pkg/api"
+	"github.com/miniapiserver/miniapiserver/pkg/api/qos"
 	"github.com/miniapiserver/miniapiserver/pkg/registry"
 )
 
@@ -62,7 +63,7 @@ func New(optsGetter generic.RESTOptionsGetter) (*Storage, error) {
 		p := obj.(*corev1.Pod)
 		p.Generation = 1
 		p.Status = corev1.PodStatus{Phase: corev1.PodPending}
-		p.Status.QOSClass = api.ComputePodQOS(p)
+		p.Status.QOSClass = qos.ComputePodQOS(p)
 		if len(p.Spec.SchedulingGates) > 0 {
 			setCondition(&p.Status, corev1.PodCondition{Type: corev1.PodScheduled, Status: corev1.ConditionFalse,
 				Reason: corev1.PodReasonSchedulingGated, Message: "Scheduling is blocked due to non-empty scheduling gates"})

@@ -22,7 +22,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
-	"github.com/miniapiserver/miniapiserver/pkg/api"
+	"github.com/miniapiserver/miniapiserver/pkg/api/qos"
 	"github.com/miniapiserver/miniapiserver/pkg/registry"
 )
 
@@ -81,7 +81,7 @@ func validateResize(p, old *corev1.Pod) field.ErrorList {
 	if old.Spec.OS != nil && old.Spec.OS.Name == corev1.Windows {
 		return field.ErrorList{field.Forbidden(field.NewPath(""), "windows pods cannot be resized")}
 	}
-	if api.PodQOS(old) != api.ComputePodQOS(p) {
+	if qos.GetPodQOS(old) != qos.ComputePodQOS(p) {
 		errs = append(errs, field.Invalid(specPath, p.Status.QOSClass, "Pod QOS Class may not change as a result of resizing"))
 	}
 	if !resizeSupported(old) {

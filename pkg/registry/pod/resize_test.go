@@ -23,6 +23,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 
 	"github.com/miniapiserver/miniapiserver/pkg/api"
+	"github.com/miniapiserver/miniapiserver/pkg/api/qos"
 )
 
 func resources(cpu, memory string) corev1.ResourceRequirements {
@@ -164,7 +165,7 @@ func TestQOSAsUpstream(t *testing.T) {
 				}
 			})
 			api.Scheme.Default(pod)
-			if got := api.ComputePodQOS(pod); got != tt.want {
+			if got := qos.ComputePodQOS(pod); got != tt.want {
 				t.Errorf("got %s, want %s", got, tt.want)
 			}
 		})
