@@ -51,19 +51,7 @@ func TestShutdownEndsTheStoragesMadeDuringIt(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		decorate := func() (apistorage.Interface, func()) {
-			t.Helper()
-			config := storagebackend.NewDefaultConfig("/registry", scheme.Codecs.LegacyCodec(corev1.SchemeGroupVersion))
-			config.Transport.ServerList = []string{etcd.URL()}
-			store, destroy, err := s.Decorator(config.ForResource(schema.GroupResource{Resource: "configmaps"}), "/configmaps",
-				func(obj runtime.Object) (string, error) { return apistorage.NamespaceKeyFunc("/configmaps", obj) },
-				func() runtime.Object { return &corev1.ConfigMap{} }, func() runtime.Object { return &corev1.ConfigMapList{} },
-				apistorage.DefaultNamespaceScopedAttr, nil, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			return store, destroy
-		}
+		decorate := func() (apistorage.Interface, func()) { return configMaps(t, s, etcd.URL()) }
 		watch := func(store apistorage.Interface) error {
 			w, err := store.Watch(t.Context(), "/configmaps", apistorage.ListOptions{ResourceVersion: "0", Recursive: true, Predicate: apistorage.Everything})
 			if err == nil {
@@ -151,15 +139,7 @@ func TestCacheChecksItselfWhenDestroyed(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		config := storagebackend.NewDefaultConfig("/registry", scheme.Codecs.LegacyCodec(corev1.SchemeGroupVersion))
-		config.Transport.ServerList = []string{etcd.URL()}
-		store, destroy, err := s.Decorator(config.ForResource(schema.GroupResource{Resource: "configmaps"}), "/configmaps",
-			func(obj runtime.Object) (string, error) { return apistorage.NamespaceKeyFunc("/configmaps", obj) },
-			func() runtime.Object { return &corev1.ConfigMap{} }, func() runtime.Object { return &corev1.ConfigMapList{} },
-			apistorage.DefaultNamespaceScopedAttr, nil, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
+		store, destroy := configMaps(t, s, etcd.URL())
 		// A LIST at resourceVersion 0 waits for the cache to be ready: an unready one has nothing to check.
 		opts := apistorage.ListOptions{ResourceVersion: "0", Recursive: true, Predicate: apistorage.Everything}
 		if err := store.GetList(t.Context(), "/configmaps", opts, &corev1.ConfigMapList{}); err != nil {
@@ -172,4 +152,19 @@ func TestCacheChecksItselfWhenDestroyed(t *testing.T) {
 			t.Errorf("%s=%q: the destroyed cache checked itself %v times, want %v", ConsistencyCheckerEnv, tt.env, got, tt.want)
 		}
 	}
+}
+
+// configMaps returns s's storage of configmaps in the etcd at etcdURL.
+func configMaps(t *testing.T, s *Storages, etcdURL string) (apistorage.Interface, func()) {
+	t.Helper()
+	config := storagebackend.NewDefaultConfig("/registry", scheme.Codecs.LegacyCodec(corev1.SchemeGroupVersion))
+	config.Transport.ServerList = []string{etcdURL}
+	store, destroy, err := s.Decorator(config.ForResource(schema.GroupResource{Resource: "configmaps"}), "/configmaps",
+		func(obj runtime.Object) (string, error) { return apistorage.NamespaceKeyFunc("/configmaps", obj) },
+		func() runtime.Object { return &corev1.ConfigMap{} }, func() runtime.Object { return &corev1.ConfigMapList{} },
+		apistorage.DefaultNamespaceScopedAttr, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return store, destroy
 }
