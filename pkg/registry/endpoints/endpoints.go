@@ -24,6 +24,7 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	apimachineryvalidation "k8s.io/apimachinery/pkg/api/validation"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -43,6 +44,15 @@ func NewStorage(optsGetter generic.RESTOptionsGetter) (map[string]rest.Storage, 
 	s.CreateOnUpdate = true
 	s.ValidateFields = func(obj runtime.Object) field.ErrorList {
 		return validateSubsets(obj.(*corev1.Endpoints).Subsets, field.NewPath("subsets"))
+	}
+	s.ValidateFieldsUpdate = func(obj, old runtime.Object) field.ErrorList {
+		subsets := obj.(*corev1.Endpoints).Subsets
+		errs := validateSubsets(subsets, field.NewPath("subsets"))
+		// An update that keeps the subsets keeps what older servers accepted.
+		if len(errs) > 0 && apiequality.Semantic.DeepEqual(old.(*corev1.Endpoints).Subsets, subsets) {
+			return nil
+		}
+		return errs
 	}
 	store, err := registry.NewREST(optsGetter, registry.Resource{
 		Resource:   corev1.Resource("endpoints"),
@@ -131,7 +141,8 @@ func validateSubsets(subsets []corev1.EndpointSubset, p *field.Path) field.Error
 }
 
 func validateAddress(a *corev1.EndpointAddress, p *field.Path) field.ErrorList {
-	errs := validation.IsValidIPForLegacyField(p.Child("ip"), a.IP, false, nil)
+	// Upstream's StrictIPCIDRValidation is on: its 1.37 default.
+	errs := validation.IsValidIPForLegacyField(p.Child("ip"), a.IP, true, nil)
 	if a.Hostname != "" {
 		for _, msg := range validation.IsDNS1123Label(a.Hostname) {
 			errs = append(errs, field.Invalid(p.Child("hostname"), a.Hostname, msg))

@@ -147,6 +147,13 @@ func TestValidate(t *testing.T) {
 			Want: []string{"subsets[0].ports[0].name: Invalid value", "subsets[0].ports[1].appProtocol: Invalid value"},
 		},
 	}
+	tests = append(tests, registrytest.Change[*corev1.Endpoints]{ // StrictIPCIDRValidation, on in 1.37
+		Name: "an IP with a leading 0, an IPv4-mapped IPv6 one",
+		Obj: registrytest.Modified(validEndpoints(), func(ep *corev1.Endpoints) {
+			ep.Subsets[0].Addresses[0].IP, ep.Subsets[0].Addresses[1].IP = "010.244.1.5", "::ffff:10.244.2.7"
+		}),
+		Want: []string{"subsets[0].addresses[0].ip: Invalid value", "subsets[0].addresses[1].ip: Invalid value"},
+	})
 	store := registrytest.REST(t, NewStorage, "endpoints")
 	// The same rules hold on update.
 	registrytest.ValidateCreateAndUpdate(t, store, registrytest.ErrorPaths, validEndpoints, tests)
@@ -225,4 +232,23 @@ func TestTable(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestUpdateKeepsWhatOlderServersAccepted: as upstream, an update that
+// leaves the subsets as stored is not refused for them.
+func TestUpdateKeepsWhatOlderServersAccepted(t *testing.T) {
+	stored := registrytest.Modified(validEndpoints(), func(ep *corev1.Endpoints) { ep.Subsets[0].Addresses[0].IP = "010.244.1.5" })
+	strategy := registrytest.REST(t, NewStorage, "endpoints").UpdateStrategy
+	registrytest.ValidateUpdateChanges(t, strategy, registrytest.ErrorPaths, []registrytest.Change[*corev1.Endpoints]{
+		{
+			Name: "subsets kept", Old: stored,
+			Obj:  registrytest.Modified(stored, func(ep *corev1.Endpoints) { ep.Labels = map[string]string{"a": "b"} }),
+			Want: []string{},
+		},
+		{
+			Name: "subsets changed", Old: stored,
+			Obj:  registrytest.Modified(stored, func(ep *corev1.Endpoints) { ep.Subsets[0].Ports[0].Port = 81 }),
+			Want: []string{"subsets[0].addresses[0].ip: Invalid value"},
+		},
+	})
 }

@@ -56,10 +56,10 @@ func NewStorage(optsGetter generic.RESTOptionsGetter) (map[string]rest.Storage, 
 			eps.Generation++
 		}
 	}
-	s.ValidateFields = func(obj runtime.Object) field.ErrorList { return validate(obj.(*discoveryv1.EndpointSlice)) }
+	s.ValidateFields = func(obj runtime.Object) field.ErrorList { return validate(obj.(*discoveryv1.EndpointSlice), nil) }
 	s.ValidateFieldsUpdate = func(obj, old runtime.Object) field.ErrorList {
 		eps, oldEPS := obj.(*discoveryv1.EndpointSlice), old.(*discoveryv1.EndpointSlice)
-		return append(validate(eps), apimachineryvalidation.ValidateImmutableField(eps.AddressType, oldEPS.AddressType, field.NewPath("addressType"))...)
+		return append(validate(eps, oldEPS), apimachineryvalidation.ValidateImmutableField(eps.AddressType, oldEPS.AddressType, field.NewPath("addressType"))...)
 	}
 	store, err := registry.NewREST(optsGetter, registry.Resource{
 		Resource: discoveryv1.Resource("endpointslices"),
@@ -150,8 +150,9 @@ const (
 	maxZoneHints      = 8
 )
 
-// validate checks the cheap parts of upstream's ValidateEndpointSlice.
-func validate(eps *discoveryv1.EndpointSlice) field.ErrorList {
+// validate checks the cheap parts of upstream's ValidateEndpointSlice, in
+// its order; old is the slice an update replaces, or nil.
+func validate(eps, old *discoveryv1.EndpointSlice) field.ErrorList {
 	var errs field.ErrorList
 	switch p := field.NewPath("addressType"); {
 	case eps.AddressType == "":
@@ -159,8 +160,13 @@ func validate(eps *discoveryv1.EndpointSlice) field.ErrorList {
 	case !slices.Contains(supportedAddressTypes, eps.AddressType):
 		errs = append(errs, field.NotSupported(p, eps.AddressType, supportedAddressTypes))
 	}
-	errs = append(errs, validateEndpoints(eps.Endpoints, eps.AddressType, field.NewPath("endpoints"))...)
-	return append(errs, validatePorts(eps.Ports, field.NewPath("ports"))...)
+	errs = append(errs, validatePorts(eps.Ports, field.NewPath("ports"))...)
+	endpointErrs := validateEndpoints(eps.Endpoints, eps.AddressType, field.NewPath("endpoints"))
+	// An update that keeps the endpoints keeps what older servers accepted.
+	if len(endpointErrs) > 0 && old != nil && apiequality.Semantic.DeepEqual(old.Endpoints, eps.Endpoints) {
+		endpointErrs = nil
+	}
+	return append(errs, endpointErrs...)
 }
 
 func validateEndpoints(eps []discoveryv1.Endpoint, addressType discoveryv1.AddressType, p *field.Path) field.ErrorList {
@@ -178,7 +184,7 @@ func validateEndpoints(eps []discoveryv1.Endpoint, addressType discoveryv1.Addre
 			errs = append(errs, field.TooMany(ap, len(ep.Addresses), maxAddresses))
 		}
 		for j, a := range ep.Addresses {
-			errs = append(errs, validateAddress(a, addressType, ap.Index(j))...)
+			errs = append(errs, validateAddress(a, addressType, ap, j)...)
 		}
 		if ep.NodeName != nil {
 			for _, msg := range apimachineryvalidation.NameIsDNSSubdomain(*ep.NodeName, false) {
@@ -202,20 +208,29 @@ func validateEndpoints(eps []discoveryv1.Endpoint, addressType discoveryv1.Addre
 	return errs
 }
 
-// validateAddress checks an address against the slice's address type;
-// addresses of an unknown type (already an error) are not checked.
-func validateAddress(a string, addressType discoveryv1.AddressType, p *field.Path) field.ErrorList {
+// validateAddress checks the address at index i of the addresses at ap
+// against the slice's address type; addresses of an unknown type (already
+// an error) are not checked. As upstream, an IP of the other family is
+// reported at ap, the others at their index.
+func validateAddress(a string, addressType discoveryv1.AddressType, ap *field.Path, i int) field.ErrorList {
+	p := ap.Index(i)
 	switch addressType {
 	case discoveryv1.AddressTypeIPv4, discoveryv1.AddressTypeIPv6:
-		if errs := validation.IsValidIPForLegacyField(p, a, false, nil); len(errs) > 0 {
-			return errs
+		// Upstream's StrictIPCIDRValidation is on (its 1.37 default); IPv6
+		// addresses must be canonical too.
+		ipErrs := validation.IsValidIPForLegacyField(p, a, true, nil)
+		if addressType == discoveryv1.AddressTypeIPv6 {
+			ipErrs = validation.IsValidIP(p, a)
+		}
+		if len(ipErrs) > 0 {
+			return ipErrs
 		}
 		var errs field.ErrorList
 		if addressType == discoveryv1.AddressTypeIPv4 && !netutils.IsIPv4String(a) {
-			errs = append(errs, field.Invalid(p, a, "must be an IPv4 address"))
+			errs = append(errs, field.Invalid(ap, a, "must be an IPv4 address"))
 		}
 		if addressType == discoveryv1.AddressTypeIPv6 && !netutils.IsIPv6String(a) {
-			errs = append(errs, field.Invalid(p, a, "must be an IPv6 address"))
+			errs = append(errs, field.Invalid(ap, a, "must be an IPv6 address"))
 		}
 		return append(errs, endpoints.ValidateEndpointIP(a, p)...)
 	case discoveryv1.AddressTypeFQDN:

@@ -141,12 +141,20 @@ func TestValidate(t *testing.T) {
 				eps.Endpoints[0].Addresses = []string{"fd00::5"}
 				eps.Endpoints[1].Addresses = []string{"web.example.com"}
 			}),
-			Want: []string{"endpoints[0].addresses[0]: Invalid value", "endpoints[1].addresses[0]: Invalid value"},
+			Want: []string{"endpoints[0].addresses: Invalid value", "endpoints[1].addresses[0]: Invalid value"},
 		},
-		{
+		{ // upstream reports the family at the addresses, not at the address
 			Name: "IPv4 address in an IPv6 slice",
 			Obj: registrytest.Modified(validSlice(), func(eps *discoveryv1.EndpointSlice) {
 				eps.AddressType = discoveryv1.AddressTypeIPv6
+			}),
+			Want: []string{"endpoints[0].addresses: Invalid value", "endpoints[1].addresses: Invalid value"},
+		},
+		{ // StrictIPCIDRValidation, on in 1.37; IPv6 addresses canonical
+			Name: "an IP with a leading 0, a non-canonical IPv6 one",
+			Obj: registrytest.Modified(validSlice(), func(eps *discoveryv1.EndpointSlice) {
+				eps.Endpoints[0].Addresses = []string{"010.244.1.5"}
+				eps.AddressType, eps.Endpoints[1].Addresses = discoveryv1.AddressTypeIPv6, []string{"FD00::5"}
 			}),
 			Want: []string{"endpoints[0].addresses[0]: Invalid value", "endpoints[1].addresses[0]: Invalid value"},
 		},
@@ -242,6 +250,15 @@ func TestValidateUpdate(t *testing.T) {
 				eps.Endpoints = []discoveryv1.Endpoint{{Addresses: []string{"fd00::5"}}}
 			}),
 			Want: []string{"addressType: Invalid value"},
+		},
+		{
+			Name: "endpoints an older server accepted, kept",
+			Old:  registrytest.Modified(validSlice(), func(eps *discoveryv1.EndpointSlice) { eps.Endpoints[0].Addresses[0] = "010.244.1.5" }),
+			Obj: registrytest.Modified(validSlice(), func(eps *discoveryv1.EndpointSlice) {
+				eps.Endpoints[0].Addresses[0] = "010.244.1.5"
+				eps.Ports = eps.Ports[1:]
+			}),
+			Want: []string{},
 		},
 		{
 			Name: "the create rules apply too",
