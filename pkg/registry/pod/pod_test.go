@@ -268,10 +268,10 @@ func TestValidate(t *testing.T) {
 			pod:  modified(validPod(), func(p *corev1.Pod) { p.Spec.NodeName = "node-1.example.com" }),
 			want: []string{},
 		},
-		{
+		{ // upstream defaults a pod's to 1, and warns of a template's
 			name: "negative terminationGracePeriodSeconds",
 			pod:  modified(validPod(), func(p *corev1.Pod) { p.Spec.TerminationGracePeriodSeconds = ptr.To[int64](-1) }),
-			want: []string{"spec.terminationGracePeriodSeconds: Invalid value"},
+			want: []string{},
 		},
 		{
 			name: "zero terminationGracePeriodSeconds",

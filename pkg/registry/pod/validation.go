@@ -51,7 +51,8 @@ func AllowPrivileged(allow bool) { allowPrivileged.Store(allow) }
 // ValidatePodSpec checks the parts of a pod spec a test control plane can
 // judge without a kubelet, as upstream's validatePodSpec and in its order:
 // volumes' names, then containers (names, images, ports, volume mounts,
-// requests within limits, privilege), init and ephemeral ones, policies.
+// requests within limits, privilege, host ports), init and ephemeral ones,
+// policies, DNS, host aliases.
 func ValidatePodSpec(spec *corev1.PodSpec, p *field.Path) field.ErrorList {
 	volumes, errs := validateVolumeNames(spec.Volumes, p.Child("volumes"))
 	if len(spec.Containers) == 0 {
@@ -75,6 +76,9 @@ func ValidatePodSpec(spec *corev1.PodSpec, p *field.Path) field.ErrorList {
 				}
 			}
 			names.Insert(c.Name)
+			if group.name == "initContainers" { // init containers run one by one
+				errs = append(errs, hostPortConflicts([]corev1.Container{c}, p.Child(group.name))...)
+			}
 			if c.Image == "" {
 				errs = append(errs, field.Required(cp.Child("image"), ""))
 			}
@@ -85,6 +89,9 @@ func ValidatePodSpec(spec *corev1.PodSpec, p *field.Path) field.ErrorList {
 				errs = append(errs, field.Forbidden(cp.Child("securityContext", "privileged"), "disallowed by cluster policy"))
 			}
 		}
+		if group.name == "containers" {
+			errs = append(errs, hostPortConflicts(spec.Containers, p.Child(group.name))...)
+		}
 	}
 	errs = append(errs, validateEphemeralContainers(spec, names, p.Child("ephemeralContainers"))...)
 	switch spec.RestartPolicy {
@@ -93,18 +100,17 @@ func ValidatePodSpec(spec *corev1.PodSpec, p *field.Path) field.ErrorList {
 		errs = append(errs, field.NotSupported(p.Child("restartPolicy"), spec.RestartPolicy,
 			[]corev1.RestartPolicy{corev1.RestartPolicyAlways, corev1.RestartPolicyOnFailure, corev1.RestartPolicyNever}))
 	}
+	errs = append(errs, validateDNSPolicy(spec.DNSPolicy, p.Child("dnsPolicy"))...)
+	errs = append(errs, validateDNSConfig(spec.DNSConfig, spec.DNSPolicy, p.Child("dnsConfig"))...)
 	if spec.NodeName != "" {
 		for _, msg := range validation.IsDNS1123Subdomain(spec.NodeName) {
 			errs = append(errs, field.Invalid(p.Child("nodeName"), spec.NodeName, msg))
 		}
 	}
-	if g := spec.TerminationGracePeriodSeconds; g != nil && *g < 0 {
-		errs = append(errs, field.Invalid(p.Child("terminationGracePeriodSeconds"), *g, "must be greater than or equal to 0"))
-	}
 	if d := spec.ActiveDeadlineSeconds; d != nil && *d <= 0 {
 		errs = append(errs, field.Invalid(p.Child("activeDeadlineSeconds"), *d, "must be between 1 and 2147483647, inclusive"))
 	}
-	return errs
+	return append(errs, validateHostAliases(spec.HostAliases, p.Child("hostAliases"))...)
 }
 
 // validatePodSpecUpdate allows what upstream allows to change in a running

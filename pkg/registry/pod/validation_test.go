@@ -78,3 +78,50 @@ func TestValidationMessagesAsUpstream(t *testing.T) {
 		t.Errorf("errors (-want +got):\n%s", diff)
 	}
 }
+
+// TestNetworkValidationAsUpstream: host ports, DNS and host aliases, as
+// kube-apiserver 1.37 answered the same pod (its StrictIPCIDRValidation on).
+func TestNetworkValidationAsUpstream(t *testing.T) {
+	spec := &corev1.PodSpec{
+		DNSPolicy: corev1.DNSNone,
+		DNSConfig: &corev1.PodDNSConfig{
+			Nameservers: []string{"1.2.3.4", "001.2.3.4", "::ffff:1.2.3.4", "8.8.8.8"},
+			Searches:    []string{"a.b.", ".", "bad_name!"},
+			Options:     []corev1.PodDNSConfigOption{{}},
+		},
+		HostAliases: []corev1.HostAlias{{IP: "010.0.0.2", Hostnames: []string{"ok", "Bad!"}}},
+		InitContainers: []corev1.Container{
+			{Name: "i1", Image: "busybox", Ports: []corev1.ContainerPort{{ContainerPort: 1, Protocol: corev1.ProtocolTCP}}},
+			{Name: "i2", Image: "busybox", Ports: []corev1.ContainerPort{{ContainerPort: 1, HostPort: 9, Protocol: corev1.ProtocolTCP}, {ContainerPort: 2, HostPort: 9, Protocol: corev1.ProtocolTCP}}},
+		},
+		Containers: []corev1.Container{
+			{Name: "a", Image: "nginx", Ports: []corev1.ContainerPort{{ContainerPort: 80, HostPort: 8080, Protocol: corev1.ProtocolTCP}}},
+			{Name: "b", Image: "nginx", Ports: []corev1.ContainerPort{{ContainerPort: 81, HostPort: 8080, Protocol: corev1.ProtocolTCP},
+				{ContainerPort: 82, HostPort: 8080, HostIP: "1.2.3.4", Protocol: corev1.ProtocolTCP}}},
+		},
+	}
+	want := []string{
+		`spec.containers[1].ports[0].hostPort: Duplicate value: "TCP//8080"`,
+		`spec.initContainers[0].ports[1].hostPort: Duplicate value: "TCP//9"`, // upstream's index: each init container alone
+		`spec.dnsConfig.nameservers: Invalid value: ["1.2.3.4","001.2.3.4","::ffff:1.2.3.4","8.8.8.8"]: must not have more than 3 nameservers`,
+		`spec.dnsConfig.nameservers[1]: Invalid value: "001.2.3.4": must not have leading 0s`,
+		`spec.dnsConfig.nameservers[2]: Invalid value: "::ffff:1.2.3.4": must not be an IPv4-mapped IPv6 address`,
+		`spec.dnsConfig.searches[2]: Invalid value: "bad_name!": a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '_', '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '_?[a-z0-9]([-_a-z0-9]*[a-z0-9])?(\._?[a-z0-9]([-_a-z0-9]*[a-z0-9])?)*')`,
+		`spec.dnsConfig.options[0]: Required value: must not be empty`,
+		`spec.hostAliases[0].ip: Invalid value: "010.0.0.2": must not have leading 0s`,
+		`spec.hostAliases[0].hostnames[1]: Invalid value: "Bad!": a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')`,
+	}
+	var got []string
+	for _, err := range ValidatePodSpec(spec, field.NewPath("spec")) {
+		got = append(got, err.Error())
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("errors (-want +got):\n%s", diff)
+	}
+
+	spec = &corev1.PodSpec{DNSPolicy: corev1.DNSNone, Containers: []corev1.Container{{Name: "a", Image: "nginx"}}}
+	errs := ValidatePodSpec(spec, field.NewPath("spec"))
+	if want := "spec.dnsConfig: Required value: must provide `dnsConfig` when `dnsPolicy` is None"; len(errs) != 1 || errs[0].Error() != want {
+		t.Errorf("dnsPolicy None without dnsConfig: got %v, want %q", errs, want)
+	}
+}
