@@ -40,8 +40,9 @@ type SpecAndStatus struct {
 // subresource, built on base:
 //   - a create clears status, then runs base's OnCreate; an update keeps the
 //     old status, counts a spec change, then runs base's OnUpdate;
-//   - a status update keeps the old spec (and labels, if asked) and checks
-//     only metadata: set the status strategy's ValidateFields* to check more.
+//   - a status update keeps the old spec (and labels, if asked), checks
+//     only metadata and warns of nothing: set the status strategy's
+//     ValidateFields* and Warnings to do more.
 func (t SpecAndStatus) Strategies(base Strategy) (main, status Strategy) {
 	main, status = base, base
 	main.OnCreate = func(obj runtime.Object) {
@@ -71,7 +72,7 @@ func (t SpecAndStatus) Strategies(base Strategy) (main, status Strategy) {
 	main.ResetFields = Fieldpaths(t.GroupVersion, "status")
 
 	status.OnCreate, status.CreateOnUpdate = nil, false // subresources never create
-	status.ValidateFields, status.ValidateFieldsUpdate = nil, nil
+	status.ValidateFields, status.ValidateFieldsUpdate, status.Warnings = nil, nil, nil
 	status.OnUpdate = func(obj, old runtime.Object) {
 		fieldOf(obj, "Spec").Set(fieldOf(old, "Spec"))
 		if t.StatusKeepsLabels {

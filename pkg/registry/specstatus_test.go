@@ -282,3 +282,29 @@ func TestSpecAndStatusWithoutBaseHooks(t *testing.T) {
 		t.Errorf("status after a status update (-want +got):\n%s", diff)
 	}
 }
+
+// TestWarnings: the Warnings hook answers a create (old nil) and an update
+// of the main resource; the status subresource warns of nothing.
+func TestWarnings(t *testing.T) {
+	base := NewStrategy(true)
+	if got := base.WarningsOnCreate(context.Background(), deployment()); got != nil {
+		t.Errorf("no hook: got %q, want none", got)
+	}
+	base.Warnings = func(obj, old runtime.Object) []string {
+		if old == nil {
+			return []string{"create " + obj.(*appsv1.Deployment).Name}
+		}
+		return []string{"update of " + old.(*appsv1.Deployment).Name}
+	}
+	main, status := SpecAndStatus{GroupVersion: "apps/v1"}.Strategies(base)
+	ctx := context.Background()
+	if diff := cmp.Diff([]string{"create web"}, main.WarningsOnCreate(ctx, deployment())); diff != "" {
+		t.Errorf("create warnings (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{"update of web"}, main.WarningsOnUpdate(ctx, deployment(), deployment())); diff != "" {
+		t.Errorf("update warnings (-want +got):\n%s", diff)
+	}
+	if got := status.WarningsOnUpdate(ctx, deployment(), deployment()); got != nil {
+		t.Errorf("status update warnings: got %q, want none", got)
+	}
+}

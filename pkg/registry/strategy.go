@@ -65,6 +65,9 @@ type Strategy struct {
 	// ValidateFieldsUpdate, with the request's context (e.g. to ask the
 	// authorizer about the requesting user).
 	ValidateUpdateRequest func(ctx context.Context, obj, old runtime.Object) field.ErrorList
+	// Warnings returns the warnings of a create (old is nil) or an update
+	// that passed validation, which the client gets as Warning headers.
+	Warnings func(obj, old runtime.Object) []string
 	// ResetFields are the fields server-side apply must not let this endpoint own.
 	ResetFields map[fieldpath.APIVersion]*fieldpath.Set
 }
@@ -81,13 +84,25 @@ var (
 	_ rest.ResetFieldsStrategy = Strategy{}
 )
 
-func (s Strategy) NamespaceScoped() bool                                     { return s.Namespaced }
-func (s Strategy) AllowCreateOnUpdate(context.Context) bool                  { return s.CreateOnUpdate }
-func (s Strategy) AllowUnconditionalUpdate(context.Context) bool             { return !s.ConditionalUpdate }
-func (s Strategy) Canonicalize(runtime.Object)                               {}
-func (s Strategy) WarningsOnCreate(context.Context, runtime.Object) []string { return nil }
-func (s Strategy) WarningsOnUpdate(context.Context, runtime.Object, runtime.Object) []string {
-	return nil
+func (s Strategy) NamespaceScoped() bool                         { return s.Namespaced }
+func (s Strategy) AllowCreateOnUpdate(context.Context) bool      { return s.CreateOnUpdate }
+func (s Strategy) AllowUnconditionalUpdate(context.Context) bool { return !s.ConditionalUpdate }
+func (s Strategy) Canonicalize(runtime.Object)                   {}
+
+// WarningsOnCreate implements rest.RESTCreateStrategy.
+func (s Strategy) WarningsOnCreate(_ context.Context, obj runtime.Object) []string {
+	if s.Warnings == nil {
+		return nil
+	}
+	return s.Warnings(obj, nil)
+}
+
+// WarningsOnUpdate implements rest.RESTUpdateStrategy.
+func (s Strategy) WarningsOnUpdate(_ context.Context, obj, old runtime.Object) []string {
+	if s.Warnings == nil {
+		return nil
+	}
+	return s.Warnings(obj, old)
 }
 
 // GetResetFields implements rest.ResetFieldsStrategy.

@@ -89,6 +89,12 @@ func New(optsGetter generic.RESTOptionsGetter) (*Storage, error) {
 		p, oldP := obj.(*corev1.Pod), old.(*corev1.Pod)
 		return append(ValidatePodSpec(&p.Spec, field.NewPath("spec")), validatePodSpecUpdate(&p.Spec, &oldP.Spec)...)
 	}
+	s.Warnings = func(obj, old runtime.Object) []string {
+		if old != nil { // upstream spares a pod's updates, a busy path, the cost
+			return nil
+		}
+		return Warnings(obj.(*corev1.Pod))
+	}
 	s.ResetFields = registry.Fieldpaths("v1", "status")
 
 	store, err := registry.NewREST(optsGetter, registry.Resource{
@@ -114,6 +120,7 @@ func New(optsGetter generic.RESTOptionsGetter) (*Storage, error) {
 		p.DeletionTimestamp = oldP.DeletionTimestamp
 		p.OwnerReferences = oldP.OwnerReferences
 	}
+	status.Warnings = func(obj, _ runtime.Object) []string { return statusWarnings(&obj.(*corev1.Pod).Status) }
 	status.ResetFields = registry.Fieldpaths("v1", "spec", "metadata.deletionTimestamp", "metadata.ownerReferences")
 	binding := &BindingREST{store: store.Store}
 	return &Storage{

@@ -33,11 +33,13 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
 	"k8s.io/apiserver/pkg/registry/generic"
 	"k8s.io/apiserver/pkg/registry/rest"
 	"k8s.io/apiserver/pkg/storage"
 	"k8s.io/apiserver/pkg/storage/storagebackend"
 	"k8s.io/apiserver/pkg/storage/storagebackend/factory"
+	"k8s.io/apiserver/pkg/warning"
 	"k8s.io/client-go/tools/cache"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
@@ -118,6 +120,27 @@ func Update(ctx context.Context, storages map[string]rest.Storage, resource stri
 	out, _, err := storages[resource].(rest.Updater).Update(ctx, name, rest.DefaultUpdatedObjectInfo(obj),
 		rest.ValidateAllObjectFunc, rest.ValidateAllObjectUpdateFunc, false, &metav1.UpdateOptions{})
 	return out, err
+}
+
+// Warnings records the warnings of the requests made with its context,
+// as the API server's handler does for their Warning headers.
+type Warnings struct{ Got []string }
+
+// AddWarning implements k8s.io/apiserver's warning.Recorder.
+func (w *Warnings) AddWarning(_, text string) { w.Got = append(w.Got, text) }
+
+// Context returns a context of namespace that records warnings into w.
+func (w *Warnings) Context(namespace string) context.Context {
+	return warning.WithWarningRecorder(genericapirequest.WithNamespace(context.Background(), namespace), w)
+}
+
+// UpdateWarnings returns the warnings strategy gives an update of old to
+// obj, after its PrepareForUpdate (which counts the generation), as the
+// store runs them.
+func UpdateWarnings(strategy rest.RESTUpdateStrategy, obj, old runtime.Object) []string {
+	obj = obj.DeepCopyObject()
+	strategy.PrepareForUpdate(context.Background(), obj, old)
+	return strategy.WarningsOnUpdate(context.Background(), obj, old)
 }
 
 // CheckInvalid checks err, a write's: with want, err must be an Invalid
