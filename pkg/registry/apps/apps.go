@@ -23,6 +23,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
+	apimachineryvalidation "k8s.io/apimachinery/pkg/api/validation"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -40,6 +41,8 @@ type workload struct {
 	shortNames         []string
 	newObj, newList    func() runtime.Object
 	scale              bool
+	// validateName checks metadata.name; a DNS subdomain if nil.
+	validateName apimachineryvalidation.ValidateNameFunc
 	// spec returns the parts of the spec every workload validates
 	// (replicas is nil for DaemonSets, which have none).
 	spec           func(obj runtime.Object) (replicas *int32, selector *metav1.LabelSelector, template *corev1.PodTemplateSpec)
@@ -54,7 +57,9 @@ type workload struct {
 	onStatusUpdate func(obj, old runtime.Object)
 	// validateStatus checks an update of the status subresource.
 	validateStatus func(obj, old runtime.Object) field.ErrorList
-	table          registry.Table
+	// warnings are the Warnings of the type; podWarnings if nil.
+	warnings func(obj, old runtime.Object) []string
+	table    registry.Table
 }
 
 var workloads = []workload{
@@ -81,8 +86,9 @@ var workloads = []workload{
 	},
 	{
 		resource: "statefulsets", singular: "statefulset", shortNames: []string{"sts"}, scale: true,
-		newObj:  func() runtime.Object { return &appsv1.StatefulSet{} },
-		newList: func() runtime.Object { return &appsv1.StatefulSetList{} },
+		validateName: apimachineryvalidation.NameIsDNSLabel, // its pods' hostnames are "<name>-<ordinal>"
+		newObj:       func() runtime.Object { return &appsv1.StatefulSet{} },
+		newList:      func() runtime.Object { return &appsv1.StatefulSetList{} },
 		spec: func(obj runtime.Object) (*int32, *metav1.LabelSelector, *corev1.PodTemplateSpec) {
 			ss := obj.(*appsv1.StatefulSet)
 			return ss.Spec.Replicas, ss.Spec.Selector, &ss.Spec.Template
@@ -91,6 +97,7 @@ var workloads = []workload{
 			return validateStatefulSetUpdate(obj.(*appsv1.StatefulSet), old.(*appsv1.StatefulSet))
 		},
 		validateStatus: validateStatefulSetStatus,
+		warnings:       statefulSetWarnings,
 		table:          statefulSetTable,
 	},
 	{
@@ -121,6 +128,7 @@ var workloads = []workload{
 			setTemplateGeneration(obj.(*appsv1.DaemonSet), templateGeneration(old.(*appsv1.DaemonSet)))
 		},
 		validateStatus: validateDaemonSetStatus,
+		warnings:       daemonSetWarnings,
 		table:          daemonSetTable,
 	},
 	{
@@ -143,9 +151,14 @@ func NewStorage(optsGetter generic.RESTOptionsGetter) (map[string]rest.Storage, 
 	storage := map[string]rest.Storage{}
 	for _, w := range workloads {
 		base := registry.NewStrategy(true)
+		base.ValidateName = w.validateName
 		base.ValidateFields = w.validateFields
 		base.ValidateFieldsUpdate = w.validateFieldsUpdate
 		base.OnCreate, base.OnUpdate = w.onCreate, w.onUpdate
+		base.Warnings = w.warnings
+		if base.Warnings == nil {
+			base.Warnings = w.podWarnings
+		}
 		main, status := registry.SpecAndStatus{GroupVersion: "apps/v1", Generation: true, StatusKeepsLabels: true}.Strategies(base)
 		status.ValidateFieldsUpdate = w.validateStatus
 		if keep, onStatusUpdate := status.OnUpdate, w.onStatusUpdate; onStatusUpdate != nil {

@@ -313,3 +313,22 @@ func TestValidateStatefulSetUpdate(t *testing.T) {
 		})
 	}
 }
+
+// TestNames: a StatefulSet's name must be a DNS label (its pods' hostnames
+// are "<name>-<ordinal>"); the others', a DNS subdomain.
+func TestNames(t *testing.T) {
+	for _, k := range kinds {
+		t.Run(k.resource, func(t *testing.T) {
+			obj := k.valid()
+			obj.(metav1.Object).SetName("web.v1")
+			want := []string{}
+			if k.resource == "statefulsets" {
+				want = []string{`metadata.name: Invalid value: "web.v1": must not contain dots`}
+			}
+			strategy := registrytest.REST(t, NewStorage, k.resource).CreateStrategy
+			if diff := cmp.Diff(want, registrytest.Messages(strategy.Validate(context.Background(), obj))); diff != "" {
+				t.Errorf("Validate errors (-want +got):\n%s", diff)
+			}
+		})
+	}
+}

@@ -27,9 +27,11 @@ import (
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/duration"
+	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/apiserver/pkg/registry/generic"
 	"k8s.io/apiserver/pkg/registry/rest"
+	"k8s.io/utils/ptr"
 
 	"github.com/miniapiserver/miniapiserver/pkg/api"
 	"github.com/miniapiserver/miniapiserver/pkg/registry"
@@ -57,6 +59,7 @@ func NewStorage(optsGetter generic.RESTOptionsGetter) (map[string]rest.Storage, 
 	jobBase.ValidateFieldsUpdate = func(obj, old runtime.Object) field.ErrorList {
 		return append(validateJob(obj.(*batchv1.Job)), validateJobUpdate(obj.(*batchv1.Job), old.(*batchv1.Job))...)
 	}
+	jobBase.Warnings = jobWarnings
 	jobStrategy, jobStatus := registry.SpecAndStatus{GroupVersion: "batch/v1", Generation: true}.Strategies(jobBase)
 	jobs, err := registry.NewREST(optsGetter, registry.Resource{
 		Resource:   batchv1.Resource("jobs"),
@@ -77,6 +80,7 @@ func NewStorage(optsGetter generic.RESTOptionsGetter) (map[string]rest.Storage, 
 	cronBase.ValidateFieldsUpdate = func(obj, old runtime.Object) field.ErrorList {
 		return validateCronJob(obj.(*batchv1.CronJob), old.(*batchv1.CronJob))
 	}
+	cronBase.Warnings = cronJobWarnings
 	cronStrategy, cronStatus := registry.SpecAndStatus{GroupVersion: "batch/v1", Generation: true}.Strategies(cronBase)
 	cronJobs, err := registry.NewREST(optsGetter, registry.Resource{
 		Resource:   batchv1.Resource("cronjobs"),
@@ -128,9 +132,16 @@ func generateSelector(j *batchv1.Job) {
 }
 
 func validateJob(j *batchv1.Job) field.ErrorList {
-	// Upstream's order: the selector, then the rest of the spec.
+	// Upstream's order: the selector, the rest of the spec, then the name.
 	errs := pod.ValidateSelector(j.Spec.Selector, &j.Spec.Template, specPath)
-	return append(errs, validateJobSpec(&j.Spec, specPath)...)
+	errs = append(errs, validateJobSpec(&j.Spec, specPath)...)
+	// The job controller names an Indexed Job's pods' hosts "<name>-<index>".
+	if c := j.Spec.Completions; ptr.Deref(j.Spec.CompletionMode, "") == batchv1.IndexedCompletion && c != nil && *c > 0 {
+		if host := fmt.Sprintf("%s-%d", j.Name, *c-1); len(validation.IsDNS1123Label(host)) > 0 {
+			errs = append(errs, field.Invalid(field.NewPath("metadata", "name"), j.Name, "will not able to create pod with invalid DNS label: "+host))
+		}
+	}
+	return errs
 }
 
 // validateJobSpec checks a Job's spec wherever it is (a Job's, a CronJob's

@@ -18,6 +18,7 @@ package podtemplate
 
 import (
 	corev1 "k8s.io/api/core/v1"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -32,8 +33,22 @@ import (
 // NewStorage returns the storage of podtemplates.
 func NewStorage(optsGetter generic.RESTOptionsGetter) (map[string]rest.Storage, error) {
 	s := registry.NewStrategy(true)
+	s.OnCreate = func(obj runtime.Object) { obj.(*corev1.PodTemplate).Generation = 1 }
+	s.OnUpdate = func(obj, old runtime.Object) { // a change of the template is counted
+		t, oldT := obj.(*corev1.PodTemplate), old.(*corev1.PodTemplate)
+		if !apiequality.Semantic.DeepEqual(t.Template, oldT.Template) {
+			t.Generation = oldT.Generation + 1
+		}
+	}
 	s.ValidateFields = func(obj runtime.Object) field.ErrorList {
 		return pod.ValidatePodSpec(&obj.(*corev1.PodTemplate).Template.Spec, field.NewPath("template", "spec"))
+	}
+	s.Warnings = func(obj, old runtime.Object) []string {
+		t := obj.(*corev1.PodTemplate)
+		if old != nil && t.Generation == old.(*corev1.PodTemplate).Generation {
+			return nil
+		}
+		return pod.TemplateWarnings(field.NewPath("template"), &t.Template)
 	}
 	store, err := registry.NewREST(optsGetter, registry.Resource{
 		Resource: corev1.Resource("podtemplates"),

@@ -20,6 +20,7 @@ import (
 	"context"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
@@ -119,4 +120,39 @@ func TestTable(t *testing.T) {
 	}
 	rest := registrytest.REST(t, NewStorage, "podtemplates")
 	registrytest.CheckTable(t, rest, []string{"Name", "Containers", "Images", "Pod Labels"}, tests...)
+}
+
+// TestGenerationAndWarnings: as upstream, a template's create sets
+// generation 1, a change of the template counts, and the template's
+// warnings are given on create and on an update that counted.
+func TestGenerationAndWarnings(t *testing.T) {
+	store := registrytest.REST(t, NewStorage, "podtemplates")
+	created := newTemplate(func(pt *corev1.PodTemplate) { pt.Template.Spec.ImagePullSecrets = []corev1.LocalObjectReference{{}} })
+	store.CreateStrategy.PrepareForCreate(context.Background(), created)
+	if created.Generation != 1 {
+		t.Errorf("created generation: got %d, want 1", created.Generation)
+	}
+	warning := []string{`template.spec.imagePullSecrets[0].name: invalid empty name ""`}
+	if diff := cmp.Diff(warning, store.CreateStrategy.WarningsOnCreate(context.Background(), created)); diff != "" {
+		t.Errorf("create warnings (-want +got):\n%s", diff)
+	}
+	for _, tt := range []struct {
+		name           string
+		mutate         func(*corev1.PodTemplate)
+		wantGeneration int64
+		wantWarnings   []string
+	}{
+		{"labels", func(pt *corev1.PodTemplate) { pt.Labels = map[string]string{"a": "b"} }, 1, nil},
+		{"template", func(pt *corev1.PodTemplate) { pt.Template.Spec.Containers[0].Image = "nginx:1.26" }, 2, warning},
+	} {
+		updated := created.DeepCopy()
+		tt.mutate(updated)
+		store.UpdateStrategy.PrepareForUpdate(context.Background(), updated, created)
+		if updated.Generation != tt.wantGeneration {
+			t.Errorf("%s: generation: got %d, want %d", tt.name, updated.Generation, tt.wantGeneration)
+		}
+		if diff := cmp.Diff(tt.wantWarnings, store.UpdateStrategy.WarningsOnUpdate(context.Background(), updated, created)); diff != "" {
+			t.Errorf("%s: warnings (-want +got):\n%s", tt.name, diff)
+		}
+	}
 }

@@ -42,6 +42,19 @@ func NewStorage(optsGetter generic.RESTOptionsGetter) (map[string]rest.Storage, 
 	base.ValidateFields = func(obj runtime.Object) field.ErrorList {
 		return validateSpec(&obj.(*corev1.ReplicationController).Spec)
 	}
+	base.Warnings = func(obj, old runtime.Object) []string {
+		rc := obj.(*corev1.ReplicationController)
+		if old == nil {
+			return append(pod.NameWarnings(rc.Name), pod.TemplateWarnings(specPath.Child("template"), rc.Spec.Template)...)
+		}
+		oldRC := old.(*corev1.ReplicationController)
+		if rc.Generation == oldRC.Generation {
+			return nil
+		}
+		// Upstream passes the stored template where the new one belongs:
+		// an update warns of what it replaces.
+		return pod.TemplateWarnings(specPath.Child("template"), oldRC.Spec.Template)
+	}
 	main, status := registry.SpecAndStatus{GroupVersion: "v1", Generation: true}.Strategies(base)
 	status.ValidateFieldsUpdate = func(obj, _ runtime.Object) field.ErrorList {
 		return validateStatus(&obj.(*corev1.ReplicationController).Status)

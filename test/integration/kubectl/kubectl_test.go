@@ -198,6 +198,20 @@ data:
 			t.Errorf("get after delete: got err %v, stderr %q; want NotFound", err, errOut)
 		}
 	})
+
+	t.Run("warnings", func(t *testing.T) {
+		// kube-apiserver's warnings reach kubectl as Warning headers; a clean
+		// deployment gets none (the control).
+		for name, want := range map[string]string{
+			"web.v1": "Warning: metadata.name: this is used in Pod names and hostnames, which can result in surprising behavior; a DNS label is recommended: [must not contain dots]\n",
+			"web-v1": "",
+		} {
+			_, errOut, err := framework.RunKubectl(t, s, "", "create", "deployment", name, "--image=nginx", "--dry-run=server")
+			if err != nil || errOut != want {
+				t.Errorf("create deployment %s: got err %v, stderr %q; want stderr %q", name, err, errOut, want)
+			}
+		}
+	})
 }
 
 // TestKubectlGetWatch runs kubectl get -w on both storage paths: the

@@ -1,0 +1,89 @@
+/*
+Copyright The miniapiserver Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package batch
+
+import (
+	"context"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/utils/ptr"
+
+	"github.com/miniapiserver/miniapiserver/pkg/registry/registrytest"
+)
+
+// TestWarnings: the warnings wanted are kube-apiserver 1.37's for the
+// same writes.
+func TestWarnings(t *testing.T) {
+	nameWarning := "metadata.name: this is used in Pod names and hostnames, which can result in surprising behavior; a DNS label is recommended: [must not contain dots]"
+	job := registrytest.Modified(createdJob(t), func(j *batchv1.Job) {
+		j.Spec.Template.Spec.Containers[0].Resources.Limits = corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("1500m")}
+	})
+	jobMemory := `spec.template.spec.containers[0].resources.limits[memory]: fractional byte value "1500m" is invalid, must be an integer`
+	cronJob := registrytest.Modified(validCronJob(), func(cj *batchv1.CronJob) { cj.Spec.Schedule = "TZ=UTC 0 3 * * *" })
+	tests := []struct {
+		name, resource string
+		obj, old       runtime.Object // old is nil for a create
+		want           []string
+	}{
+		{"job create", "jobs", registrytest.Modified(job, func(j *batchv1.Job) { j.Name = "pi.v1" }), nil, []string{nameWarning, jobMemory}},
+		{"indexed job of many completions", "jobs", registrytest.Modified(validJob(), func(j *batchv1.Job) {
+			j.Spec.CompletionMode, j.Spec.Completions, j.Spec.Parallelism = ptr.To(batchv1.IndexedCompletion), ptr.To[int32](100_001), ptr.To[int32](10_001)
+		}), nil, []string{"spec: In Indexed Jobs with a number of completions higher than 10^5 and a parallelism higher than 10^4, Kubernetes might not be able to track completedIndexes when a big number of indexes fail"}},
+		{"job spec changed", "jobs", registrytest.Modified(job, func(j *batchv1.Job) { j.Spec.ActiveDeadlineSeconds = ptr.To[int64](10) }), job, []string{jobMemory}},
+		{"job labelled", "jobs", registrytest.Modified(job, func(j *batchv1.Job) { j.Labels = map[string]string{"a": "b"} }), job, nil},
+		{"cronjob create", "cronjobs", registrytest.Modified(validCronJob(), func(cj *batchv1.CronJob) { cj.Name = "nightly.v1" }), nil, []string{nameWarning}},
+		// A schedule with a time zone is refused once set, warned of while it stays (upstream's path, as it writes it).
+		{"cronjob kept a TZ schedule", "cronjobs", registrytest.Modified(cronJob, func(cj *batchv1.CronJob) { cj.Labels = map[string]string{"a": "b"} }), cronJob,
+			[]string{"cannot use TZ or CRON_TZ in spec.spec.schedule, use timeZone instead, see https://kubernetes.io/docs/concepts/workloads/controllers/cron-jobs/ for more details"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			store := registrytest.REST(t, NewStorage, tt.resource)
+			var got []string
+			if tt.old == nil {
+				got = store.CreateStrategy.WarningsOnCreate(context.Background(), tt.obj)
+			} else {
+				got = registrytest.UpdateWarnings(store.UpdateStrategy, tt.obj, tt.old)
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("warnings (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestIndexedJobName: an Indexed Job's last pod's hostname, "<name>-<index>",
+// must be a DNS label, in upstream's words.
+func TestIndexedJobName(t *testing.T) {
+	job := registrytest.Modified(createdJob(t), func(j *batchv1.Job) {
+		j.Name, j.Spec.CompletionMode, j.Spec.Completions = "pi.v1", ptr.To(batchv1.IndexedCompletion), ptr.To[int32](100)
+	})
+	want := []string{`metadata.name: Invalid value: "pi.v1": will not able to create pod with invalid DNS label: pi.v1-99`}
+	strategy := registrytest.REST(t, NewStorage, "jobs").CreateStrategy
+	if diff := cmp.Diff(want, registrytest.Messages(strategy.Validate(context.Background(), job))); diff != "" {
+		t.Errorf("Validate errors (-want +got):\n%s", diff)
+	}
+	job.Spec.CompletionMode = ptr.To(batchv1.NonIndexedCompletion)
+	if errs := strategy.Validate(context.Background(), job); len(errs) != 0 {
+		t.Errorf("NonIndexed: got %v, want no errors", errs)
+	}
+}
