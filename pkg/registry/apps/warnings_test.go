@@ -17,7 +17,6 @@ limitations under the License.
 package apps
 
 import (
-	"context"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -25,7 +24,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apiserver/pkg/registry/rest"
 	"k8s.io/utils/ptr"
 
@@ -55,37 +53,30 @@ func TestWarnings(t *testing.T) {
 			Resources: corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("100m")}}}}}
 	})
 	revisionHistoryLimit := "spec.revisionHistoryLimit: a negative value retains all historical revisions; a value >= 0 is recommended"
-	tests := []struct {
-		name, resource string
-		obj, old       runtime.Object // old is nil for a create
-		want           []string
-	}{
-		{"deployment create", "deployments", registrytest.Modified(deployment, func(d *appsv1.Deployment) { d.Name = "web.v1" }), nil, []string{nameWarning, fractionalMemory}},
-		{"replicaset create", "replicasets", registrytest.Modified(validReplicaSet(), func(rs *appsv1.ReplicaSet) { rs.Name = "web.v1" }), nil, []string{nameWarning}},
-		{"deployment scaled", "deployments", registrytest.Modified(deployment, func(d *appsv1.Deployment) { d.Spec.Replicas = ptr.To[int32](5) }), deployment, []string{fractionalMemory}},
-		{"deployment labelled", "deployments", registrytest.Modified(deployment, func(d *appsv1.Deployment) { d.Labels = map[string]string{"a": "b"} }), deployment, nil},
-		{"daemonset create", "daemonsets", daemonSet, nil, []string{fractionalMemory}},
-		{"daemonset spec but not template", "daemonsets", registrytest.Modified(daemonSet, func(ds *appsv1.DaemonSet) { ds.Spec.MinReadySeconds = 3 }), daemonSet, nil},
-		{"daemonset template", "daemonsets", registrytest.Modified(daemonSet, func(ds *appsv1.DaemonSet) { ds.Spec.Template.Labels["z"] = "1" }), daemonSet, []string{fractionalMemory}},
-		{"statefulset create", "statefulsets", statefulSet, nil, []string{
-			`spec.volumeClaimTemplates[0].resources.requests[storage]: fractional byte value "100m" is invalid, must be an integer`, revisionHistoryLimit}},
-		// Upstream's path on update, as it writes it.
-		{"statefulset labelled", "statefulsets", registrytest.Modified(statefulSet, func(ss *appsv1.StatefulSet) { ss.Labels = map[string]string{"a": "b"} }), statefulSet, []string{
-			`spec.volumeClaimTemplates[0].Spec.resources.requests[storage]: fractional byte value "100m" is invalid, must be an integer`, revisionHistoryLimit}},
+	tests := map[string][]registrytest.WarningCase{
+		"deployments": {
+			{Name: "create", Obj: registrytest.Modified(deployment, func(d *appsv1.Deployment) { d.Name = "web.v1" }), Want: []string{nameWarning, fractionalMemory}},
+			{Name: "scaled", Obj: registrytest.Modified(deployment, func(d *appsv1.Deployment) { d.Spec.Replicas = ptr.To[int32](5) }), Old: deployment, Want: []string{fractionalMemory}},
+			{Name: "labelled", Obj: registrytest.Modified(deployment, func(d *appsv1.Deployment) { d.Labels = map[string]string{"a": "b"} }), Old: deployment},
+		},
+		"replicasets": {
+			{Name: "create", Obj: registrytest.Modified(validReplicaSet(), func(rs *appsv1.ReplicaSet) { rs.Name = "web.v1" }), Want: []string{nameWarning}},
+		},
+		"daemonsets": {
+			{Name: "create", Obj: daemonSet, Want: []string{fractionalMemory}},
+			{Name: "spec but not template", Obj: registrytest.Modified(daemonSet, func(ds *appsv1.DaemonSet) { ds.Spec.MinReadySeconds = 3 }), Old: daemonSet},
+			{Name: "template", Obj: registrytest.Modified(daemonSet, func(ds *appsv1.DaemonSet) { ds.Spec.Template.Labels["z"] = "1" }), Old: daemonSet, Want: []string{fractionalMemory}},
+		},
+		"statefulsets": {
+			{Name: "create", Obj: statefulSet, Want: []string{
+				`spec.volumeClaimTemplates[0].resources.requests[storage]: fractional byte value "100m" is invalid, must be an integer`, revisionHistoryLimit}},
+			// Upstream's path on update, as it writes it.
+			{Name: "labelled", Obj: registrytest.Modified(statefulSet, func(ss *appsv1.StatefulSet) { ss.Labels = map[string]string{"a": "b"} }), Old: statefulSet, Want: []string{
+				`spec.volumeClaimTemplates[0].Spec.resources.requests[storage]: fractional byte value "100m" is invalid, must be an integer`, revisionHistoryLimit}},
+		},
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			store := registrytest.REST(t, NewStorage, tt.resource)
-			var got []string
-			if tt.old == nil {
-				got = store.CreateStrategy.WarningsOnCreate(context.Background(), tt.obj)
-			} else {
-				got = registrytest.UpdateWarnings(store.UpdateStrategy, tt.obj, tt.old)
-			}
-			if diff := cmp.Diff(tt.want, got); diff != "" {
-				t.Errorf("warnings (-want +got):\n%s", diff)
-			}
-		})
+	for resource, cases := range tests {
+		t.Run(resource, func(t *testing.T) { registrytest.CheckWarnings(t, registrytest.REST(t, NewStorage, resource), cases) })
 	}
 }
 

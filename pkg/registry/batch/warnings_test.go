@@ -24,7 +24,6 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/utils/ptr"
 
 	"github.com/miniapiserver/miniapiserver/pkg/registry/registrytest"
@@ -39,35 +38,24 @@ func TestWarnings(t *testing.T) {
 	})
 	jobMemory := `spec.template.spec.containers[0].resources.limits[memory]: fractional byte value "1500m" is invalid, must be an integer`
 	cronJob := registrytest.Modified(validCronJob(), func(cj *batchv1.CronJob) { cj.Spec.Schedule = "TZ=UTC 0 3 * * *" })
-	tests := []struct {
-		name, resource string
-		obj, old       runtime.Object // old is nil for a create
-		want           []string
-	}{
-		{"job create", "jobs", registrytest.Modified(job, func(j *batchv1.Job) { j.Name = "pi.v1" }), nil, []string{nameWarning, jobMemory}},
-		{"indexed job of many completions", "jobs", registrytest.Modified(validJob(), func(j *batchv1.Job) {
-			j.Spec.CompletionMode, j.Spec.Completions, j.Spec.Parallelism = ptr.To(batchv1.IndexedCompletion), ptr.To[int32](100_001), ptr.To[int32](10_001)
-		}), nil, []string{"spec: In Indexed Jobs with a number of completions higher than 10^5 and a parallelism higher than 10^4, Kubernetes might not be able to track completedIndexes when a big number of indexes fail"}},
-		{"job spec changed", "jobs", registrytest.Modified(job, func(j *batchv1.Job) { j.Spec.ActiveDeadlineSeconds = ptr.To[int64](10) }), job, []string{jobMemory}},
-		{"job labelled", "jobs", registrytest.Modified(job, func(j *batchv1.Job) { j.Labels = map[string]string{"a": "b"} }), job, nil},
-		{"cronjob create", "cronjobs", registrytest.Modified(validCronJob(), func(cj *batchv1.CronJob) { cj.Name = "nightly.v1" }), nil, []string{nameWarning}},
-		// A schedule with a time zone is refused once set, warned of while it stays (upstream's path, as it writes it).
-		{"cronjob kept a TZ schedule", "cronjobs", registrytest.Modified(cronJob, func(cj *batchv1.CronJob) { cj.Labels = map[string]string{"a": "b"} }), cronJob,
-			[]string{"cannot use TZ or CRON_TZ in spec.spec.schedule, use timeZone instead, see https://kubernetes.io/docs/concepts/workloads/controllers/cron-jobs/ for more details"}},
+	tests := map[string][]registrytest.WarningCase{
+		"jobs": {
+			{Name: "create", Obj: registrytest.Modified(job, func(j *batchv1.Job) { j.Name = "pi.v1" }), Want: []string{nameWarning, jobMemory}},
+			{Name: "indexed, of many completions", Obj: registrytest.Modified(validJob(), func(j *batchv1.Job) {
+				j.Spec.CompletionMode, j.Spec.Completions, j.Spec.Parallelism = ptr.To(batchv1.IndexedCompletion), ptr.To[int32](100_001), ptr.To[int32](10_001)
+			}), Want: []string{"spec: In Indexed Jobs with a number of completions higher than 10^5 and a parallelism higher than 10^4, Kubernetes might not be able to track completedIndexes when a big number of indexes fail"}},
+			{Name: "spec changed", Obj: registrytest.Modified(job, func(j *batchv1.Job) { j.Spec.ActiveDeadlineSeconds = ptr.To[int64](10) }), Old: job, Want: []string{jobMemory}},
+			{Name: "labelled", Obj: registrytest.Modified(job, func(j *batchv1.Job) { j.Labels = map[string]string{"a": "b"} }), Old: job},
+		},
+		"cronjobs": {
+			{Name: "create", Obj: registrytest.Modified(validCronJob(), func(cj *batchv1.CronJob) { cj.Name = "nightly.v1" }), Want: []string{nameWarning}},
+			// A schedule with a time zone is refused once set, warned of while it stays (upstream's path, as it writes it).
+			{Name: "kept a TZ schedule", Obj: registrytest.Modified(cronJob, func(cj *batchv1.CronJob) { cj.Labels = map[string]string{"a": "b"} }), Old: cronJob,
+				Want: []string{"cannot use TZ or CRON_TZ in spec.spec.schedule, use timeZone instead, see https://kubernetes.io/docs/concepts/workloads/controllers/cron-jobs/ for more details"}},
+		},
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			store := registrytest.REST(t, NewStorage, tt.resource)
-			var got []string
-			if tt.old == nil {
-				got = store.CreateStrategy.WarningsOnCreate(context.Background(), tt.obj)
-			} else {
-				got = registrytest.UpdateWarnings(store.UpdateStrategy, tt.obj, tt.old)
-			}
-			if diff := cmp.Diff(tt.want, got); diff != "" {
-				t.Errorf("warnings (-want +got):\n%s", diff)
-			}
-		})
+	for resource, cases := range tests {
+		t.Run(resource, func(t *testing.T) { registrytest.CheckWarnings(t, registrytest.REST(t, NewStorage, resource), cases) })
 	}
 }
 

@@ -217,3 +217,30 @@ func CheckGenerations[T interface {
 		})
 	}
 }
+
+// WarningCase is a table test's row: the warnings wanted of a create of
+// Obj (when Old is nil) or of an update of Old to Obj.
+type WarningCase struct {
+	Name     string
+	Obj, Old runtime.Object
+	Want     []string
+}
+
+// CheckWarnings checks store's warnings of each case as the store asks
+// for them: an update's after its PrepareForUpdate.
+func CheckWarnings(t *testing.T, store *registry.REST, cases []WarningCase) {
+	t.Helper()
+	for _, tt := range cases {
+		t.Run(tt.Name, func(t *testing.T) {
+			var got []string
+			if tt.Old == nil {
+				got = store.CreateStrategy.WarningsOnCreate(context.Background(), tt.Obj)
+			} else {
+				got = UpdateWarnings(store.UpdateStrategy, tt.Obj, tt.Old)
+			}
+			if diff := cmp.Diff(tt.Want, got); diff != "" {
+				t.Errorf("warnings (-want +got):\n%s", diff)
+			}
+		})
+	}
+}

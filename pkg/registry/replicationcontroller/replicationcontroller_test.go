@@ -343,22 +343,11 @@ func TestWarnings(t *testing.T) {
 	}
 	warning := []string{`spec.template.spec.imagePullSecrets[0].name: invalid empty name ""`}
 	created := registrytest.Modified(validRC(), func(rc *corev1.ReplicationController) { rc.Name = "web.v1"; emptySecret(rc) })
-	want := append([]string{"metadata.name: this is used in Pod names and hostnames, which can result in surprising behavior; a DNS label is recommended: [must not contain dots]"}, warning...)
-	if diff := cmp.Diff(want, store.CreateStrategy.WarningsOnCreate(context.Background(), created)); diff != "" {
-		t.Errorf("create warnings (-want +got):\n%s", diff)
-	}
 	clean := validRC()
-	for _, tt := range []struct {
-		name     string
-		obj, old *corev1.ReplicationController
-		want     []string
-	}{
-		{"the old template warned of", registrytest.Modified(created, func(rc *corev1.ReplicationController) { rc.Spec.Template.Spec.ImagePullSecrets = nil }), created, warning},
-		{"the new one not", registrytest.Modified(clean, emptySecret), clean, nil},
-		{"no generation counted", registrytest.Modified(created, func(rc *corev1.ReplicationController) { rc.Labels = map[string]string{"a": "b"} }), created, nil},
-	} {
-		if diff := cmp.Diff(tt.want, registrytest.UpdateWarnings(store.UpdateStrategy, tt.obj, tt.old)); diff != "" {
-			t.Errorf("%s: warnings (-want +got):\n%s", tt.name, diff)
-		}
-	}
+	registrytest.CheckWarnings(t, store, []registrytest.WarningCase{
+		{Name: "create", Obj: created, Want: append([]string{"metadata.name: this is used in Pod names and hostnames, which can result in surprising behavior; a DNS label is recommended: [must not contain dots]"}, warning...)},
+		{Name: "the old template warned of", Obj: registrytest.Modified(created, func(rc *corev1.ReplicationController) { rc.Spec.Template.Spec.ImagePullSecrets = nil }), Old: created, Want: warning},
+		{Name: "the new one not", Obj: registrytest.Modified(clean, emptySecret), Old: clean},
+		{Name: "no generation counted", Obj: registrytest.Modified(created, func(rc *corev1.ReplicationController) { rc.Labels = map[string]string{"a": "b"} }), Old: created},
+	})
 }
