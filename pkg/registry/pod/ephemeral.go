@@ -24,7 +24,6 @@ import (
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/util/diff"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/apiserver/pkg/registry/rest"
 
@@ -109,7 +108,7 @@ func validateEphemeralContainersUpdate(p, old *corev1.Pod) field.ErrorList {
 		if now, ok := byName[was.Name]; !ok {
 			errs = append(errs, field.Forbidden(specPath, fmt.Sprintf("existing ephemeral containers %q may not be removed\n", was.Name)))
 		} else if !apiequality.Semantic.DeepEqual(was, *now) {
-			errs = append(errs, field.Forbidden(specPath, fmt.Sprintf("existing ephemeral containers %q may not be changed\n%v", was.Name, diff.Diff(was, *now))))
+			errs = append(errs, field.Forbidden(specPath, fmt.Sprintf("existing ephemeral containers %q may not be changed\n%v", was.Name, registry.Diff(was, *now))))
 		}
 	}
 	return errs

@@ -103,7 +103,8 @@ func TestEphemeralContainersAreAddedOnly(t *testing.T) {
 		t.Errorf("removing an ephemeral container: got no error, want Invalid")
 	}
 	_, err = updateThrough(t, p.ephemeral, got, func(pod *corev1.Pod) { pod.Spec.EphemeralContainers[0].Image = "busybox:2" })
-	wantInvalid(t, err, `spec.ephemeralContainers: Forbidden: existing ephemeral containers "debugger" may not be changed`, `- "image": "busybox:1",`, `+ "image": "busybox:2",`)
+	// The diff is of the internal types' JSON, field names as Go writes them, as upstream's.
+	wantInvalid(t, err, `spec.ephemeralContainers: Forbidden: existing ephemeral containers "debugger" may not be changed`, `- "Image": "busybox:1",`, `+ "Image": "busybox:2",`)
 }
 
 // TestEphemeralContainersValidation: upstream's checks of an ephemeral
