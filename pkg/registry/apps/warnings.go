@@ -22,6 +22,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
+	"github.com/miniapiserver/miniapiserver/pkg/registry/persistentvolumeclaim"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/pod"
 )
 
@@ -64,7 +65,7 @@ func statefulSetWarnings(obj, old runtime.Object) []string {
 		if old != nil {
 			p = p.Child("Spec") // upstream's path on update, as it writes it
 		}
-		warnings = append(warnings, pod.ClaimSpecWarnings(p, &ss.Spec.VolumeClaimTemplates[i].Spec)...)
+		warnings = append(warnings, persistentvolumeclaim.SpecWarnings(p, &ss.Spec.VolumeClaimTemplates[i].Spec)...)
 	}
 	if ss.Spec.RevisionHistoryLimit != nil && *ss.Spec.RevisionHistoryLimit < 0 {
 		warnings = append(warnings, "spec.revisionHistoryLimit: a negative value retains all historical revisions; a value >= 0 is recommended")

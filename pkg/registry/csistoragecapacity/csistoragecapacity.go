@@ -28,6 +28,7 @@ import (
 	"k8s.io/apiserver/pkg/registry/generic"
 	"k8s.io/apiserver/pkg/registry/rest"
 
+	"github.com/miniapiserver/miniapiserver/pkg/api/node"
 	"github.com/miniapiserver/miniapiserver/pkg/registry"
 )
 
@@ -42,6 +43,9 @@ func NewStorage(optsGetter generic.RESTOptionsGetter) (map[string]rest.Storage, 
 	s := registry.NewStrategy(true)
 	s.ValidateFields = func(obj runtime.Object) field.ErrorList {
 		return validate(obj.(*storagev1.CSIStorageCapacity), false)
+	}
+	s.Warnings = func(obj, _ runtime.Object) []string {
+		return node.LabelSelectorWarnings(obj.(*storagev1.CSIStorageCapacity).NodeTopology, field.NewPath("nodeTopology"))
 	}
 	s.ValidateFieldsUpdate = func(obj, old runtime.Object) field.ErrorList {
 		c, oldC := obj.(*storagev1.CSIStorageCapacity), old.(*storagev1.CSIStorageCapacity)

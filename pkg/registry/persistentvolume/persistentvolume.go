@@ -24,7 +24,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -57,6 +56,7 @@ func NewStorage(optsGetter generic.RESTOptionsGetter) (map[string]rest.Storage, 
 		pv := obj.(*corev1.PersistentVolume)
 		return append(validate(pv), validateUpdate(pv, old.(*corev1.PersistentVolume))...)
 	}
+	base.Warnings = warnings
 	main, status := registry.SpecAndStatus{GroupVersion: "v1"}.Strategies(base)
 	keepSpec := status.OnUpdate
 	status.OnUpdate = func(obj, old runtime.Object) {
@@ -236,7 +236,23 @@ func validate(pv *corev1.PersistentVolume) field.ErrorList {
 	if spec.HostPath != nil && path.Clean(spec.HostPath.Path) == "/" && spec.PersistentVolumeReclaimPolicy == corev1.PersistentVolumeReclaimRecycle {
 		errs = append(errs, field.Forbidden(p.Child("persistentVolumeReclaimPolicy"), "may not be 'recycle' for a hostPath mount of '/'"))
 	}
-	return errs
+	return append(errs, validateMountOptionAnnotation(pv)...)
+}
+
+// validateMountOptionAnnotation is upstream's checkMountOption (its volume
+// plugins' check): the deprecated mount options annotation only on the
+// volume types that take mount options.
+func validateMountOptionAnnotation(pv *corev1.PersistentVolume) field.ErrorList {
+	s := &pv.Spec
+	if s.GCEPersistentDisk != nil || s.AWSElasticBlockStore != nil || s.Glusterfs != nil || s.NFS != nil || s.RBD != nil ||
+		s.Quobyte != nil || s.ISCSI != nil || s.Cinder != nil || s.CephFS != nil || s.AzureFile != nil ||
+		s.VsphereVolume != nil || s.AzureDisk != nil || s.PhotonPersistentDisk != nil {
+		return nil
+	}
+	if _, ok := pv.Annotations[corev1.MountOptionAnnotation]; ok {
+		return field.ErrorList{field.Forbidden(field.NewPath("metadata").Child("annotations", corev1.MountOptionAnnotation), "may not specify mount options for this volume type")}
+	}
+	return nil
 }
 
 // sources are the fields of PersistentVolumeSource by JSON name, in the
@@ -363,7 +379,7 @@ func validateUpdate(pv, old *corev1.PersistentVolume) field.ErrorList {
 		source.CSI = &csi
 	}
 	if !apiequality.Semantic.DeepEqual(source, old.Spec.PersistentVolumeSource) {
-		diff := cmp.Diff(old.Spec.PersistentVolumeSource, source)
+		diff := registry.Diff(old.Spec.PersistentVolumeSource, source)
 		errs = append(errs, field.Forbidden(field.NewPath("spec", "persistentvolumesource"), fmt.Sprintf("spec.persistentvolumesource is immutable after creation\n%v", diff)))
 	}
 	errs = append(errs, apimachineryvalidation.ValidateImmutableField(pv.Spec.VolumeMode, old.Spec.VolumeMode, field.NewPath("volumeMode"))...)

@@ -30,6 +30,21 @@ import (
 func TestValidate(t *testing.T) {
 	tests := []registrytest.Change[*corev1.PersistentVolume]{
 		{Name: "valid hostPath", Obj: validPV(), Want: []string{}},
+		{ // upstream's volume plugins' check
+			Name: "the mount options annotation on hostPath, not nfs",
+			Obj: registrytest.Modified(validPV(), func(pv *corev1.PersistentVolume) {
+				pv.Annotations = map[string]string{corev1.MountOptionAnnotation: "ro"}
+			}),
+			Want: []string{"metadata.annotations.volume.beta.kubernetes.io/mount-options: Forbidden"},
+		},
+		{
+			Name: "the mount options annotation on nfs",
+			Obj: registrytest.Modified(validPV(), func(pv *corev1.PersistentVolume) {
+				pv.Annotations = map[string]string{corev1.MountOptionAnnotation: "ro"}
+				pv.Spec.PersistentVolumeSource = corev1.PersistentVolumeSource{NFS: &corev1.NFSVolumeSource{Server: "nfs.example.com", Path: "/exports/a"}}
+			}),
+			Want: []string{},
+		},
 		{
 			Name: "valid nfs, every access mode but RWOP",
 			Obj: registrytest.Modified(validPV(), func(pv *corev1.PersistentVolume) {

@@ -21,7 +21,6 @@ import (
 	"maps"
 	"slices"
 
-	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	apimachineryvalidation "k8s.io/apimachinery/pkg/api/validation"
@@ -50,6 +49,7 @@ func NewStorage(optsGetter generic.RESTOptionsGetter) (map[string]rest.Storage, 
 		pvc := obj.(*corev1.PersistentVolumeClaim)
 		return append(validateSpec(&pvc.Spec, field.NewPath("spec")), validateUpdate(pvc, old.(*corev1.PersistentVolumeClaim))...)
 	}
+	base.Warnings = warnings
 	main, status := registry.SpecAndStatus{GroupVersion: "v1"}.Strategies(base)
 
 	store, err := registry.NewREST(optsGetter, registry.Resource{
@@ -161,7 +161,7 @@ func validateUpdate(pvc, old *corev1.PersistentVolumeClaim) field.ErrorList {
 	}
 	if !apiequality.Semantic.DeepEqual(spec, oldSpec) {
 		errs = append(errs, field.Forbidden(field.NewPath("spec"),
-			fmt.Sprintf("spec is immutable after creation except resources.requests and volumeAttributesClassName for bound claims\n%v", cmp.Diff(oldSpec, spec))))
+			fmt.Sprintf("spec is immutable after creation except resources.requests and volumeAttributesClassName for bound claims\n%v", registry.Diff(oldSpec, spec))))
 	}
 
 	newSize, oldSize := pvc.Spec.Resources.Requests[corev1.ResourceStorage], old.Spec.Resources.Requests[corev1.ResourceStorage]

@@ -24,6 +24,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/miniapiserver/miniapiserver/pkg/api/node"
+	"github.com/miniapiserver/miniapiserver/pkg/registry/persistentvolumeclaim"
 )
 
 // The warnings kube-apiserver sends (as Warning headers) for a pod or a
@@ -71,38 +74,10 @@ func NameWarnings(name string) []string {
 	return nil
 }
 
-// ClaimSpecWarnings returns upstream's warnings for a PersistentVolumeClaim
-// spec at path (a fractional byte value of storage).
-func ClaimSpecWarnings(path *field.Path, spec *corev1.PersistentVolumeClaimSpec) []string {
-	var warnings []string
-	for _, r := range []struct {
-		name string
-		list corev1.ResourceList
-	}{{"requests", spec.Resources.Requests}, {"limits", spec.Resources.Limits}} {
-		value := r.list[corev1.ResourceStorage]
-		if value.MilliValue()%1000 != 0 {
-			warnings = append(warnings, fmt.Sprintf("%s: fractional byte value %q is invalid, must be an integer",
-				path.Child("resources").Child(r.name).Key(string(corev1.ResourceStorage)), value.String()))
-		}
-	}
-	return warnings
-}
-
 var deprecatedAnnotations = []struct{ key, message string }{
 	{`scheduler.alpha.kubernetes.io/critical-pod`, `non-functional in v1.16+; use the "priorityClassName" field instead`},
 	{`security.alpha.kubernetes.io/sysctls`, `non-functional in v1.11+; use the "sysctls" field instead`},
 	{`security.alpha.kubernetes.io/unsafe-sysctls`, `non-functional in v1.11+; use the "sysctls" field instead`},
-}
-
-var deprecatedNodeLabels = map[string]string{
-	`beta.kubernetes.io/arch`:                       `deprecated since v1.14; use "kubernetes.io/arch" instead`,
-	`beta.kubernetes.io/os`:                         `deprecated since v1.14; use "kubernetes.io/os" instead`,
-	`failure-domain.beta.kubernetes.io/region`:      `deprecated since v1.17; use "topology.kubernetes.io/region" instead`,
-	`failure-domain.beta.kubernetes.io/zone`:        `deprecated since v1.17; use "topology.kubernetes.io/zone" instead`,
-	`beta.kubernetes.io/instance-type`:              `deprecated since v1.17; use "node.kubernetes.io/instance-type" instead`,
-	`app.kubernetes.io/created-by`:                  `deprecated since v1.9`,
-	`scheduler.alpha.kubernetes.io/preferAvoidPods`: `deprecated since v1.22; use Taints and Tolerations instead`,
-	`node-role.kubernetes.io/master`:                `use "node-role.kubernetes.io/control-plane" instead`,
 }
 
 // deprecatedVolumes are the volume plugins upstream warns of. A volume
@@ -128,7 +103,7 @@ func warningsForSpecAndMeta(path *field.Path, spec *corev1.PodSpec, meta *metav1
 	specPath, annotations := path.Child("spec"), path.Child("metadata", "annotations")
 
 	for _, k := range sortedKeys(spec.NodeSelector) {
-		if msg, ok := deprecatedNodeLabels[k]; ok {
+		if msg, ok := node.DeprecatedLabel(k); ok {
 			warn("%s: %s", specPath.Child("nodeSelector").Key(k), msg)
 		}
 	}
@@ -137,17 +112,17 @@ func warningsForSpecAndMeta(path *field.Path, spec *corev1.PodSpec, meta *metav1
 		if n.RequiredDuringSchedulingIgnoredDuringExecution != nil {
 			termsPath := specPath.Child("affinity", "nodeAffinity", "requiredDuringSchedulingIgnoredDuringExecution", "nodeSelectorTerms")
 			for i, term := range n.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms {
-				warnings = append(warnings, nodeSelectorTermWarnings(term, false, termsPath.Index(i))...)
+				warnings = append(warnings, node.SelectorTermWarnings(term, false, termsPath.Index(i))...)
 			}
 		}
 		preferredPath := specPath.Child("affinity", "nodeAffinity", "preferredDuringSchedulingIgnoredDuringExecution")
 		for i, term := range n.PreferredDuringSchedulingIgnoredDuringExecution {
-			warnings = append(warnings, nodeSelectorTermWarnings(term.Preference, true, preferredPath.Index(i).Child("preference"))...)
+			warnings = append(warnings, node.SelectorTermWarnings(term.Preference, true, preferredPath.Index(i).Child("preference"))...)
 		}
 	}
 	for i, t := range spec.TopologySpreadConstraints {
 		p := specPath.Child("topologySpreadConstraints").Index(i)
-		if msg, ok := deprecatedNodeLabels[t.TopologyKey]; ok {
+		if msg, ok := node.DeprecatedLabel(t.TopologyKey); ok {
 			warn("%s: %s is %s", p.Child("topologyKey"), t.TopologyKey, msg)
 		}
 		if t.LabelSelector == nil {
@@ -168,7 +143,7 @@ func warningsForSpecAndMeta(path *field.Path, spec *corev1.PodSpec, meta *metav1
 			}
 		}
 		if v.Ephemeral != nil && v.Ephemeral.VolumeClaimTemplate != nil {
-			warnings = append(warnings, ClaimSpecWarnings(p.Child("ephemeral", "volumeClaimTemplate", "spec"), &v.Ephemeral.VolumeClaimTemplate.Spec)...)
+			warnings = append(warnings, persistentvolumeclaim.SpecWarnings(p.Child("ephemeral", "volumeClaimTemplate", "spec"), &v.Ephemeral.VolumeClaimTemplate.Spec)...)
 		}
 	}
 	warnings = append(warnings, overlappingPathWarnings(spec.Volumes)...)

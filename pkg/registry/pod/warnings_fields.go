@@ -24,7 +24,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/sets"
-	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
@@ -49,25 +48,6 @@ func visitContainers(spec *corev1.PodSpec, specPath *field.Path, visit func(c *c
 	for i := range spec.EphemeralContainers {
 		visit((*corev1.Container)(&spec.EphemeralContainers[i].EphemeralContainerCommon), specPath.Child("ephemeralContainers").Index(i))
 	}
-}
-
-func nodeSelectorTermWarnings(term corev1.NodeSelectorTerm, checkValues bool, path *field.Path) []string {
-	var warnings []string
-	for i, e := range term.MatchExpressions {
-		p := path.Child("matchExpressions").Index(i)
-		if msg, ok := deprecatedNodeLabels[e.Key]; ok {
-			warnings = append(warnings, fmt.Sprintf("%s: %s is %s", p.Child("key"), e.Key, msg))
-		}
-		if !checkValues {
-			continue
-		}
-		for j, value := range e.Values {
-			for _, msg := range validation.IsValidLabelValue(value) {
-				warnings = append(warnings, fmt.Sprintf("%s: %s is invalid, %s", p.Child("values").Index(j), value, msg))
-			}
-		}
-	}
-	return warnings
 }
 
 // duplicateWarnings warns of each item whose key an earlier item has.

@@ -17,6 +17,7 @@ limitations under the License.
 package runtimeclass
 
 import (
+	"fmt"
 	"maps"
 	"slices"
 
@@ -29,6 +30,7 @@ import (
 	"k8s.io/apiserver/pkg/registry/generic"
 	"k8s.io/apiserver/pkg/registry/rest"
 
+	"github.com/miniapiserver/miniapiserver/pkg/api/node"
 	"github.com/miniapiserver/miniapiserver/pkg/registry"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/resourcequota"
 )
@@ -38,6 +40,17 @@ func NewStorage(optsGetter generic.RESTOptionsGetter) (map[string]rest.Storage, 
 	s := registry.NewStrategy(false)
 	s.CreateOnUpdate = true // as upstream
 	s.ValidateFields = func(obj runtime.Object) field.ErrorList { return validate(obj.(*nodev1.RuntimeClass)) }
+	s.Warnings = func(obj, _ runtime.Object) []string { // deprecated node labels in scheduling's selector
+		var warnings []string
+		if sched := obj.(*nodev1.RuntimeClass).Scheduling; sched != nil {
+			for _, key := range slices.Sorted(maps.Keys(sched.NodeSelector)) {
+				if msg, ok := node.DeprecatedLabel(key); ok {
+					warnings = append(warnings, fmt.Sprintf("%s: %s", field.NewPath("scheduling", "nodeSelector"), msg))
+				}
+			}
+		}
+		return warnings
+	}
 	s.ValidateFieldsUpdate = func(obj, old runtime.Object) field.ErrorList {
 		rc := obj.(*nodev1.RuntimeClass)
 		errs := validate(rc)

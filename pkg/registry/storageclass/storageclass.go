@@ -18,6 +18,7 @@ package storageclass
 
 import (
 	"context"
+	"fmt"
 	"reflect"
 	"slices"
 	"strings"
@@ -35,6 +36,7 @@ import (
 	"k8s.io/apiserver/pkg/registry/generic"
 	"k8s.io/apiserver/pkg/registry/rest"
 
+	"github.com/miniapiserver/miniapiserver/pkg/api/node"
 	"github.com/miniapiserver/miniapiserver/pkg/registry"
 )
 
@@ -45,6 +47,17 @@ func NewStorage(optsGetter generic.RESTOptionsGetter) (map[string]rest.Storage, 
 	s.ValidateFieldsUpdate = func(obj, old runtime.Object) field.ErrorList {
 		sc := obj.(*storagev1.StorageClass)
 		return append(validate(sc), validateUpdate(sc, old.(*storagev1.StorageClass))...)
+	}
+	s.Warnings = func(obj, _ runtime.Object) []string { // deprecated node labels in allowedTopologies
+		var warnings []string
+		for i, t := range obj.(*storagev1.StorageClass).AllowedTopologies {
+			for j, e := range t.MatchLabelExpressions {
+				if msg, ok := node.DeprecatedLabel(e.Key); ok {
+					warnings = append(warnings, fmt.Sprintf("%s: %s", field.NewPath("allowedTopologies").Index(i).Child("matchLabelExpressions").Index(j).Child("key"), msg))
+				}
+			}
+		}
+		return warnings
 	}
 	store, err := registry.NewREST(optsGetter, registry.Resource{
 		Resource:   storagev1.Resource("storageclasses"),

@@ -1,0 +1,39 @@
+/*
+Copyright The miniapiserver Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package storageclass
+
+import (
+	"testing"
+
+	storagev1 "k8s.io/api/storage/v1"
+
+	"github.com/miniapiserver/miniapiserver/pkg/registry/registrytest"
+)
+
+// TestWarnings: as kube-apiserver 1.37, of deprecated node labels in
+// allowedTopologies.
+func TestWarnings(t *testing.T) {
+	class := registrytest.Modified(validClass(), func(sc *storagev1.StorageClass) {
+		sc.AllowedTopologies[0].MatchLabelExpressions[0].Key = "failure-domain.beta.kubernetes.io/zone"
+	})
+	want := []string{`allowedTopologies[0].matchLabelExpressions[0].key: deprecated since v1.17; use "topology.kubernetes.io/zone" instead`}
+	registrytest.CheckWarnings(t, registrytest.REST(t, NewStorage, "storageclasses"), []registrytest.WarningCase{
+		{Name: "create", Obj: class, Want: want},
+		{Name: "update", Obj: class, Old: class, Want: want},
+		{Name: "none", Obj: validClass()},
+	})
+}
