@@ -46,6 +46,18 @@ func NewStorage(optsGetter generic.RESTOptionsGetter) (map[string]rest.Storage, 
 		}
 	}
 	s.ValidateFields = func(obj runtime.Object) field.ErrorList { return validateSpec(&obj.(*storagev1.CSIDriver).Spec) }
+	// As upstream (CSIServiceAccountTokenSecrets is GA): token requests
+	// without serviceAccountTokenInSecrets, on create or when they change.
+	s.Warnings = func(obj, old runtime.Object) []string {
+		spec := &obj.(*storagev1.CSIDriver).Spec
+		if old != nil && apiequality.Semantic.DeepEqual(spec.TokenRequests, old.(*storagev1.CSIDriver).Spec.TokenRequests) {
+			return nil
+		}
+		if len(spec.TokenRequests) > 0 && spec.ServiceAccountTokenInSecrets == nil {
+			return []string{"spec.serviceAccountTokenInSecrets is unset; if supported by this CSI driver, set to true to prevent possible logging of tokens in volume attributes"}
+		}
+		return nil
+	}
 	s.ValidateFieldsUpdate = func(obj, old runtime.Object) field.ErrorList {
 		spec, oldSpec := &obj.(*storagev1.CSIDriver).Spec, &old.(*storagev1.CSIDriver).Spec
 		errs := validateSpec(spec)

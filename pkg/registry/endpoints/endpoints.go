@@ -45,6 +45,7 @@ func NewStorage(optsGetter generic.RESTOptionsGetter) (map[string]rest.Storage, 
 	s.ValidateFields = func(obj runtime.Object) field.ErrorList {
 		return validateSubsets(obj.(*corev1.Endpoints).Subsets, field.NewPath("subsets"))
 	}
+	s.Warnings = func(obj, _ runtime.Object) []string { return warnings(obj.(*corev1.Endpoints)) }
 	s.ValidateFieldsUpdate = func(obj, old runtime.Object) field.ErrorList {
 		subsets := obj.(*corev1.Endpoints).Subsets
 		errs := validateSubsets(subsets, field.NewPath("subsets"))
@@ -205,4 +206,23 @@ func validatePort(port *corev1.EndpointPort, requireName bool, p *field.Path) fi
 		}
 	}
 	return errs
+}
+
+// warnings are kube-apiserver's of a create or update: IPs in forms it
+// deprecates, unless the endpoints controller, which writes none, wrote them.
+func warnings(ep *corev1.Endpoints) []string {
+	if ep.Labels["endpoints.kubernetes.io/managed-by"] == "endpoint-controller" {
+		return nil
+	}
+	var warnings []string
+	for i, ss := range ep.Subsets {
+		p := field.NewPath("subsets").Index(i)
+		for j, a := range ss.Addresses {
+			warnings = append(warnings, validation.GetWarningsForIP(p.Child("addresses").Index(j).Child("ip"), a.IP)...)
+		}
+		for j, a := range ss.NotReadyAddresses {
+			warnings = append(warnings, validation.GetWarningsForIP(p.Child("notReadyAddresses").Index(j).Child("ip"), a.IP)...)
+		}
+	}
+	return warnings
 }

@@ -57,6 +57,7 @@ func NewStorage(optsGetter generic.RESTOptionsGetter) (map[string]rest.Storage, 
 		}
 	}
 	s.ValidateFields = func(obj runtime.Object) field.ErrorList { return validate(obj.(*discoveryv1.EndpointSlice), nil) }
+	s.Warnings = warnings
 	s.ValidateFieldsUpdate = func(obj, old runtime.Object) field.ErrorList {
 		eps, oldEPS := obj.(*discoveryv1.EndpointSlice), old.(*discoveryv1.EndpointSlice)
 		return append(validate(eps, oldEPS), apimachineryvalidation.ValidateImmutableField(eps.AddressType, oldEPS.AddressType, field.NewPath("addressType"))...)
@@ -294,4 +295,28 @@ func validatePorts(ports []discoveryv1.EndpointPort, p *field.Path) field.ErrorL
 		}
 	}
 	return errs
+}
+
+// warnings are kube-apiserver's: on create, of the deprecated FQDN address
+// type; on create and update, of IPs in forms it deprecates, unless the
+// endpointslice controllers, which write none, wrote them.
+func warnings(obj, old runtime.Object) []string {
+	eps := obj.(*discoveryv1.EndpointSlice)
+	var warnings []string
+	if old == nil && eps.AddressType == discoveryv1.AddressTypeFQDN {
+		warnings = append(warnings, "spec.addressType: FQDN endpoints are deprecated") // upstream's path, as it writes it
+	}
+	switch eps.Labels[discoveryv1.LabelManagedBy] {
+	case "endpointslice-controller.k8s.io", "endpointslicemirroring-controller.k8s.io":
+		return warnings
+	}
+	if eps.AddressType == discoveryv1.AddressTypeFQDN { // no IPs: upstream checks them too, and logs an error
+		return warnings
+	}
+	for i, ep := range eps.Endpoints {
+		for j, a := range ep.Addresses {
+			warnings = append(warnings, validation.GetWarningsForIP(field.NewPath("endpoints").Index(i).Child("addresses").Index(j), a)...)
+		}
+	}
+	return warnings
 }

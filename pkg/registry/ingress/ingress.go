@@ -42,6 +42,13 @@ func NewStorage(optsGetter generic.RESTOptionsGetter) (map[string]rest.Storage, 
 		return validateSpec(&obj.(*networkingv1.Ingress).Spec, field.NewPath("spec"))
 	}
 	main, status := registry.SpecAndStatus{GroupVersion: "networking.k8s.io/v1", Generation: true}.Strategies(base)
+	main.Warnings = func(obj, old runtime.Object) []string { // on create only, as upstream
+		ing := obj.(*networkingv1.Ingress)
+		if _, ok := ing.Annotations["kubernetes.io/ingress.class"]; ok && old == nil && ing.Spec.IngressClassName == nil {
+			return []string{`annotation "kubernetes.io/ingress.class" is deprecated, please use 'spec.ingressClassName' instead`}
+		}
+		return nil
+	}
 	store, err := registry.NewREST(optsGetter, registry.Resource{
 		Resource:   networkingv1.Resource("ingresses"),
 		Singular:   "ingress",

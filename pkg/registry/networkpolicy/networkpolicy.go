@@ -51,6 +51,7 @@ func NewStorage(optsGetter generic.RESTOptionsGetter) (map[string]rest.Storage, 
 	s.ValidateFieldsUpdate = func(obj, old runtime.Object) field.ErrorList {
 		return validateSpec(&obj.(*networkingv1.NetworkPolicy).Spec, updateOptions(old.(*networkingv1.NetworkPolicy)))
 	}
+	s.Warnings = func(obj, _ runtime.Object) []string { return warnings(&obj.(*networkingv1.NetworkPolicy).Spec) }
 	store, err := registry.NewREST(optsGetter, registry.Resource{
 		Resource:   networkingv1.Resource("networkpolicies"),
 		Singular:   "networkpolicy",
@@ -228,4 +229,30 @@ func validateIPBlock(b *networkingv1.IPBlock, p *field.Path, o options) field.Er
 		}
 	}
 	return errs
+}
+
+// warnings are kube-apiserver's of a policy's create and update: CIDRs in
+// forms it deprecates.
+func warnings(spec *networkingv1.NetworkPolicySpec) []string {
+	var warnings []string
+	block := func(b *networkingv1.IPBlock, p *field.Path) {
+		if b == nil {
+			return
+		}
+		warnings = append(warnings, validation.GetWarningsForCIDR(p.Child("cidr"), b.CIDR)...)
+		for k, except := range b.Except {
+			warnings = append(warnings, validation.GetWarningsForCIDR(p.Child("except").Index(k), except)...)
+		}
+	}
+	for i, rule := range spec.Ingress {
+		for j, peer := range rule.From {
+			block(peer.IPBlock, field.NewPath("spec", "ingress").Index(i).Child("from").Index(j).Child("ipBlock"))
+		}
+	}
+	for i, rule := range spec.Egress {
+		for j, peer := range rule.To {
+			block(peer.IPBlock, field.NewPath("spec", "egress").Index(i).Child("to").Index(j).Child("ipBlock"))
+		}
+	}
+	return warnings
 }

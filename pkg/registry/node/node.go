@@ -59,6 +59,20 @@ func New(optsGetter generic.RESTOptionsGetter) (*Storage, error) {
 	base.ValidateFieldsUpdate = func(obj, old runtime.Object) field.ErrorList {
 		return validateUpdate(obj.(*corev1.Node), old.(*corev1.Node))
 	}
+	base.Warnings = func(obj, _ runtime.Object) []string {
+		n := obj.(*corev1.Node)
+		var warnings []string
+		if n.Spec.ConfigSource != nil {
+			warnings = append(warnings, "spec.configSource: the feature is removed")
+		}
+		if n.Spec.DoNotUseExternalID != "" {
+			warnings = append(warnings, "spec.externalID: this field is deprecated, and is unused by Kubernetes")
+		}
+		for i, cidr := range n.Spec.PodCIDRs {
+			warnings = append(warnings, validation.GetWarningsForCIDR(field.NewPath("spec", "podCIDRs").Index(i), cidr)...)
+		}
+		return warnings
+	}
 	main, status := registry.SpecAndStatus{GroupVersion: "v1"}.Strategies(base)
 	// Kubelets register their node with its status filled in, and upstream's
 	// PrepareForCreate keeps it: a create must not clear the status.
@@ -184,7 +198,7 @@ func validate(n *corev1.Node) field.ErrorList {
 	p := field.NewPath("spec", "podCIDRs")
 	valid := true
 	for i, cidr := range n.Spec.PodCIDRs {
-		cidrErrs := validation.IsValidCIDRForLegacyField(p.Index(i), cidr, false, nil)
+		cidrErrs := validation.IsValidCIDRForLegacyField(p.Index(i), cidr, true, nil) // StrictIPCIDRValidation, on in 1.37
 		valid = valid && len(cidrErrs) == 0
 		errs = append(errs, cidrErrs...)
 	}

@@ -49,6 +49,12 @@ func NewStorage(optsGetter generic.RESTOptionsGetter) (map[string]rest.Storage, 
 		return errs
 	}
 	main, status := registry.SpecAndStatus{GroupVersion: "v1"}.Strategies(base)
+	main.Warnings = func(obj, old runtime.Object) []string {
+		if old != nil { // upstream warns on create only
+			return nil
+		}
+		return warnings(obj.(*corev1.ResourceQuota).Spec.Hard)
+	}
 	status.ValidateFieldsUpdate = func(obj, _ runtime.Object) field.ErrorList { return validateStatusUpdate(obj.(*corev1.ResourceQuota)) }
 	store, err := registry.NewREST(optsGetter, registry.Resource{
 		Resource:   corev1.Resource("resourcequotas"),
@@ -222,4 +228,24 @@ func validateScopeSelector(spec *corev1.ResourceQuotaSpec) field.ErrorList {
 		errs = append(errs, field.Invalid(p, spec.Scopes, "conflicting scopes"))
 	}
 	return errs
+}
+
+// warnings are kube-apiserver's of a quota's create: a request quota
+// (requests.X, or the bare cpu or memory) above its limit quota (limits.X).
+func warnings(hard corev1.ResourceList) []string {
+	var warnings []string
+	for _, name := range []corev1.ResourceName{corev1.ResourceCPU, corev1.ResourceMemory, corev1.ResourceStorage, corev1.ResourceEphemeralStorage} {
+		requestName := "requests." + name
+		request, ok := hard[requestName]
+		if !ok && (name == corev1.ResourceCPU || name == corev1.ResourceMemory) {
+			if request, ok = hard[name]; ok {
+				requestName = name
+			}
+		}
+		limitName := "limits." + name
+		if limit, limitOK := hard[limitName]; ok && limitOK && request.Cmp(limit) > 0 {
+			warnings = append(warnings, fmt.Sprintf("ResourceQuota %s (%s) should be less than %s (%s)", requestName, request.String(), limitName, limit.String()))
+		}
+	}
+	return warnings
 }

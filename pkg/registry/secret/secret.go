@@ -18,6 +18,7 @@ package secret
 
 import (
 	"bytes"
+	"crypto/tls"
 	"maps"
 
 	corev1 "k8s.io/api/core/v1"
@@ -55,6 +56,14 @@ func New(optsGetter generic.RESTOptionsGetter) (*Storage, error) {
 	s.OnCreate = func(obj runtime.Object) { mergeStringData(obj.(*corev1.Secret)) }
 	s.OnUpdate = func(obj, _ runtime.Object) { mergeStringData(obj.(*corev1.Secret)) }
 	s.ValidateFields = func(obj runtime.Object) field.ErrorList { return validate(obj.(*corev1.Secret)) }
+	s.Warnings = func(obj, _ runtime.Object) []string { // a TLS secret's key that does not match its certificate
+		if sec := obj.(*corev1.Secret); sec.Type == corev1.SecretTypeTLS {
+			if _, err := tls.X509KeyPair(sec.Data[corev1.TLSCertKey], sec.Data[corev1.TLSPrivateKeyKey]); err != nil {
+				return []string{err.Error()}
+			}
+		}
+		return nil
+	}
 	s.ValidateFieldsUpdate = func(obj, old runtime.Object) field.ErrorList {
 		sec, oldSec := obj.(*corev1.Secret), old.(*corev1.Secret)
 		errs := apimachineryvalidation.ValidateImmutableField(sec.Type, oldSec.Type, field.NewPath("type"))

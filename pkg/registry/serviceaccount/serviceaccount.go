@@ -43,13 +43,24 @@ func NewStorage(optsGetter generic.RESTOptionsGetter) (map[string]rest.Storage, 
 
 // New returns the storage of serviceaccounts.
 func New(optsGetter generic.RESTOptionsGetter) (*Storage, error) {
+	s := registry.NewStrategy(true)
+	s.Warnings = func(obj, old runtime.Object) []string { // of the deprecated annotation, when it is newly set
+		const annotation = "kubernetes.io/enforce-mountable-secrets"
+		if _, had := annotationsOf(old)[annotation]; had {
+			return nil
+		}
+		if _, ok := obj.(*corev1.ServiceAccount).Annotations[annotation]; ok {
+			return []string{"metadata.annotations[" + annotation + "]: deprecated in v1.32+; prefer separate namespaces to isolate access to mounted secrets"}
+		}
+		return nil
+	}
 	store, err := registry.NewREST(optsGetter, registry.Resource{
 		Resource:   corev1.Resource("serviceaccounts"),
 		Singular:   "serviceaccount",
 		ShortNames: []string{"sa"},
 		New:        func() runtime.Object { return &corev1.ServiceAccount{} },
 		NewList:    func() runtime.Object { return &corev1.ServiceAccountList{} },
-		Strategy:   registry.NewStrategy(true),
+		Strategy:   s,
 		Table: registry.Table{
 			Columns: []metav1.TableColumnDefinition{registry.NameColumn, registry.AgeColumn}, // upstream's since 1.30 (no Secrets)
 			Cells: func(obj runtime.Object) []any {
@@ -62,4 +73,12 @@ func New(optsGetter generic.RESTOptionsGetter) (*Storage, error) {
 		return nil, err
 	}
 	return &Storage{ServiceAccounts: store}, nil
+}
+
+// annotationsOf returns the annotations of sa, a ServiceAccount or nil.
+func annotationsOf(sa runtime.Object) map[string]string {
+	if sa == nil {
+		return nil
+	}
+	return sa.(*corev1.ServiceAccount).Annotations
 }
