@@ -79,10 +79,12 @@ func New(optsGetter generic.RESTOptionsGetter, ips IPAddresses, ranges Ranges) (
 	}
 	base := registry.NewStrategy(true)
 	base.ValidateName = apimachineryvalidation.NameIsDNS1035Label
-	base.ValidateFields = func(obj runtime.Object) field.ErrorList { return validate(obj.(*corev1.Service)) }
+	base.ValidateFields = func(obj runtime.Object) field.ErrorList { return validate(obj.(*corev1.Service), nil) }
 	base.ValidateFieldsUpdate = func(obj, old runtime.Object) field.ErrorList {
-		return append(validate(obj.(*corev1.Service)), validateUpdate(obj.(*corev1.Service), old.(*corev1.Service))...)
+		svc, oldSvc := obj.(*corev1.Service), old.(*corev1.Service)
+		return append(validate(svc, oldSvc), validateUpdate(svc, oldSvc)...)
 	}
+	base.Warnings = warnings
 	main, status := registry.SpecAndStatus{GroupVersion: "v1"}.Strategies(base)
 	store, err := registry.NewREST(optsGetter, registry.Resource{
 		Resource:   corev1.Resource("services"),
@@ -287,9 +289,10 @@ var specPath = field.NewPath("spec")
 
 var serviceTypes = []corev1.ServiceType{corev1.ServiceTypeClusterIP, corev1.ServiceTypeNodePort, corev1.ServiceTypeLoadBalancer, corev1.ServiceTypeExternalName}
 
-// validate is the cheap part of upstream's ValidateService.
-func validate(svc *corev1.Service) field.ErrorList {
-	var errs field.ErrorList
+// validate is the cheap part of upstream's ValidateService; old is the
+// Service an update replaces, or nil.
+func validate(svc, old *corev1.Service) field.ErrorList {
+	errs := validateExternalIPs(svc, old)
 	switch svc.Spec.Type {
 	case corev1.ServiceTypeExternalName:
 		if len(svc.Spec.ClusterIPs) > 0 || svc.Spec.ClusterIP != "" {
@@ -347,6 +350,7 @@ func validate(svc *corev1.Service) field.ErrorList {
 			errs = append(errs, field.Forbidden(path.Child("nodePort"), "may not be used when `type` is 'ClusterIP'"))
 		}
 	}
+	errs = append(errs, validateSourceRanges(svc, old)...)
 	return append(errs, metav1validation.ValidateLabels(svc.Spec.Selector, specPath.Child("selector"))...)
 }
 

@@ -1,0 +1,126 @@
+/*
+Copyright The miniapiserver Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package service
+
+import (
+	"fmt"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	netutils "k8s.io/utils/net"
+
+	"github.com/miniapiserver/miniapiserver/pkg/registry/endpoints"
+)
+
+// validateExternalIPs checks the external IPs as upstream, its
+// StrictIPCIDRValidation on (the 1.37 default): an update may keep the
+// IPs old (or nil) had, which older rules allowed.
+func validateExternalIPs(svc, old *corev1.Service) field.ErrorList {
+	var existing []string
+	if old != nil {
+		existing = old.Spec.ExternalIPs
+	}
+	var errs field.ErrorList
+	for i, ip := range svc.Spec.ExternalIPs {
+		p := specPath.Child("externalIPs").Index(i)
+		if ipErrs := validation.IsValidIPForLegacyField(p, ip, true, existing); len(ipErrs) > 0 {
+			errs = append(errs, ipErrs...)
+		} else {
+			errs = append(errs, endpoints.ValidateEndpointIP(ip, p)...)
+		}
+	}
+	return errs
+}
+
+// validateSourceRanges checks loadBalancerSourceRanges as upstream (the
+// field's path in its words, capitalised): only for a LoadBalancer, CIDRs
+// (space-padded, as history allows), the ones old had kept as they are.
+func validateSourceRanges(svc, old *corev1.Service) field.ErrorList {
+	if len(svc.Spec.LoadBalancerSourceRanges) == 0 {
+		return nil
+	}
+	p := specPath.Child("LoadBalancerSourceRanges")
+	var errs field.ErrorList
+	if svc.Spec.Type != corev1.ServiceTypeLoadBalancer {
+		errs = append(errs, field.Forbidden(p, "may only be used when `type` is 'LoadBalancer'"))
+	}
+	var existing []string
+	if old != nil {
+		for _, value := range old.Spec.LoadBalancerSourceRanges {
+			existing = append(existing, strings.TrimSpace(value))
+		}
+	}
+	for i, value := range svc.Spec.LoadBalancerSourceRanges {
+		errs = append(errs, validation.IsValidCIDRForLegacyField(p.Index(i), strings.TrimSpace(value), true, existing)...)
+	}
+	return errs
+}
+
+// warnings are kube-apiserver's of a Service's create and update
+// (upstream's GetWarningsForService).
+func warnings(obj, _ runtime.Object) []string {
+	svc := obj.(*corev1.Service)
+	var warnings []string
+	warn := func(w ...string) { warnings = append(warnings, w...) }
+	if _, ok := svc.Annotations[corev1.DeprecatedAnnotationTopologyAwareHints]; ok {
+		warn(fmt.Sprintf("annotation %s is deprecated, please use %s instead", corev1.DeprecatedAnnotationTopologyAwareHints, corev1.AnnotationTopologyMode))
+	}
+	if svc.Spec.ClusterIP != corev1.ClusterIPNone && svc.Spec.ClusterIP != "" {
+		for i, ip := range svc.Spec.ClusterIPs {
+			warn(validation.GetWarningsForIP(specPath.Child("clusterIPs").Index(i), ip)...)
+		}
+	}
+	headless := svc.Spec.Type == corev1.ServiceTypeClusterIP && svc.Spec.ClusterIP == corev1.ClusterIPNone
+	if headless {
+		if svc.Spec.LoadBalancerIP != "" {
+			warn("spec.loadBalancerIP is ignored for headless services")
+		}
+		if len(svc.Spec.ExternalIPs) > 0 {
+			warn("spec.externalIPs is ignored for headless services")
+		}
+		if svc.Spec.SessionAffinity != corev1.ServiceAffinityNone {
+			warn("spec.SessionAffinity is ignored for headless services")
+		}
+	}
+	for i, ip := range svc.Spec.ExternalIPs {
+		warn(validation.GetWarningsForIP(specPath.Child("externalIPs").Index(i), ip)...)
+	}
+	if len(svc.Spec.ExternalIPs) > 0 && !headless && svc.Spec.Type != corev1.ServiceTypeExternalName {
+		warn("spec.externalIPs is deprecated and may no longer be implemented in some clusters")
+	}
+	// Upstream does not validate loadBalancerIP, and logs an error for one
+	// that is no IP; here there is no warning and no log.
+	if ip := svc.Spec.LoadBalancerIP; ip != "" && netutils.ParseIPSloppy(ip) != nil {
+		warn(validation.GetWarningsForIP(specPath.Child("loadBalancerIP"), ip)...)
+	}
+	for i, cidr := range svc.Spec.LoadBalancerSourceRanges {
+		warn(validation.GetWarningsForCIDR(specPath.Child("loadBalancerSourceRanges").Index(i), cidr)...)
+	}
+	if svc.Spec.Type == corev1.ServiceTypeExternalName && len(svc.Spec.ExternalIPs) > 0 {
+		warn(fmt.Sprintf("spec.externalIPs is ignored when spec.type is %q", corev1.ServiceTypeExternalName))
+	}
+	if svc.Spec.Type != corev1.ServiceTypeExternalName && svc.Spec.ExternalName != "" {
+		warn(fmt.Sprintf("spec.externalName is ignored when spec.type is not %q", corev1.ServiceTypeExternalName))
+	}
+	if d := svc.Spec.TrafficDistribution; d != nil && *d == corev1.ServiceTrafficDistributionPreferClose {
+		warn(fmt.Sprintf("spec.trafficDistribution: %q is deprecated; use %q", corev1.ServiceTrafficDistributionPreferClose, corev1.ServiceTrafficDistributionPreferSameZone))
+	}
+	return warnings
+}
