@@ -141,6 +141,7 @@ func webhookConfigurationStrategy(hooks func(runtime.Object) []webhook, webhooks
 	s.ValidateFieldsUpdate = func(obj, old runtime.Object) field.ErrorList {
 		return validateWebhooks(hooks(obj), webhookUpdateOptions(hooks(obj), hooks(old)))
 	}
+	s.Warnings = func(obj, old runtime.Object) []string { return webhookWarnings(obj, old, hooks(obj)) }
 	return s
 }
 
@@ -159,6 +160,7 @@ func validatingPolicyStrategies() (main, status registry.Strategy) {
 		opts := policyUpdateOptions(validatingPolicySpec(&p.Spec), validatingPolicySpec(&o.Spec), validatingPolicyStored(&o.Spec))
 		return validateValidatingPolicySpec(p.Name, &p.Spec, opts)
 	}
+	base.Warnings = staticSuffixWarnings
 	main, status = registry.SpecAndStatus{GroupVersion: groupVersion, Generation: true}.Strategies(base)
 	keepSpec := status.OnUpdate
 	status.OnUpdate = func(obj, old runtime.Object) {
@@ -184,6 +186,7 @@ func mutatingPolicyStrategy() registry.Strategy {
 		opts := policyUpdateOptions(mutatingPolicySpec(&p.Spec), mutatingPolicySpec(&o.Spec), mutatingPolicyStored(&o.Spec))
 		return validateMutatingPolicySpec(&p.Spec, opts)
 	}
+	s.Warnings = staticSuffixWarnings
 	return s
 }
 
@@ -198,6 +201,7 @@ func validatingBindingStrategy() registry.Strategy {
 	}
 	s.ValidateFields = func(obj runtime.Object) field.ErrorList { return append(validate(obj), validateStaticSuffix(obj)...) }
 	s.ValidateFieldsUpdate = func(obj, _ runtime.Object) field.ErrorList { return validate(obj) }
+	s.Warnings = staticSuffixWarnings
 	return s
 }
 
@@ -216,6 +220,7 @@ func mutatingBindingStrategy() registry.Strategy {
 	}
 	s.ValidateFields = func(obj runtime.Object) field.ErrorList { return append(validate(obj), validateStaticSuffix(obj)...) }
 	s.ValidateFieldsUpdate = func(obj, _ runtime.Object) field.ErrorList { return validate(obj) }
+	s.Warnings = staticSuffixWarnings
 	return s
 }
 
