@@ -69,21 +69,23 @@ func New(optsGetter generic.RESTOptionsGetter) (*Storage, error) {
 				Reason: corev1.PodReasonSchedulingGated, Message: "Scheduling is blocked due to non-empty scheduling gates"})
 		}
 	}
+	s.OnCreateRequest = applyAppArmorVersionSkew
 	s.OnUpdate = func(obj, old runtime.Object) {
 		p, oldP := obj.(*corev1.Pod), old.(*corev1.Pod)
 		p.Status = oldP.Status
 		countGeneration(p, oldP)
 	}
 	s.ValidateFields = func(obj runtime.Object) field.ErrorList {
-		spec := &obj.(*corev1.Pod).Spec
-		errs := ValidatePodSpec(spec, field.NewPath("spec"))
+		p := obj.(*corev1.Pod)
+		spec := &p.Spec
+		errs := append(validateAppArmorAnnotations(p.Annotations, spec), ValidatePodSpec(spec, field.NewPath("spec"))...)
 		if len(spec.EphemeralContainers) > 0 {
 			errs = append(errs, field.Forbidden(field.NewPath("spec", "ephemeralContainers"), "cannot be set on create"))
 		}
 		if spec.NodeName != "" && len(spec.SchedulingGates) > 0 {
 			errs = append(errs, field.Forbidden(field.NewPath("spec", "nodeName"), "cannot be set until all schedulingGates have been cleared"))
 		}
-		return errs
+		return append(errs, validateAppArmorMatch(p.Annotations, spec, field.NewPath("spec"))...)
 	}
 	s.ValidateFieldsUpdate = func(obj, old runtime.Object) field.ErrorList {
 		p, oldP := obj.(*corev1.Pod), old.(*corev1.Pod)
