@@ -119,6 +119,9 @@ func Add(c Config) (*Deferred, error) {
 	factory.Core().V1().LimitRanges().Informer()
 	factory.Core().V1().ResourceQuotas().Informer()
 	factory.Scheduling().V1().PriorityClasses().Informer()
+	factory.Storage().V1().StorageClasses().Informer()
+	factory.Networking().V1().IngressClasses().Informer()
+	factory.Node().V1().RuntimeClasses().Informer()
 	registration := factory.Admissionregistration().V1()
 	for _, i := range []interface {
 		Informer() cache.SharedIndexInformer

@@ -26,21 +26,26 @@ import (
 	genericoptions "k8s.io/apiserver/pkg/server/options"
 
 	"github.com/miniapiserver/miniapiserver/pkg/admission/certificates"
+	"github.com/miniapiserver/miniapiserver/pkg/admission/defaultclass"
 	"github.com/miniapiserver/miniapiserver/pkg/admission/defaulttolerationseconds"
 	"github.com/miniapiserver/miniapiserver/pkg/admission/limitranger"
 	"github.com/miniapiserver/miniapiserver/pkg/admission/podsecurity"
 	"github.com/miniapiserver/miniapiserver/pkg/admission/priority"
+	"github.com/miniapiserver/miniapiserver/pkg/admission/pvcresize"
 	"github.com/miniapiserver/miniapiserver/pkg/admission/resourcequota"
+	"github.com/miniapiserver/miniapiserver/pkg/admission/runtimeclass"
 	"github.com/miniapiserver/miniapiserver/pkg/admission/serviceaccount"
+	"github.com/miniapiserver/miniapiserver/pkg/registry/admissionregistration"
 )
 
 // NewOptions returns the admission plugins this server has, in
 // kube-apiserver's order: k8s.io/apiserver's NamespaceLifecycle, then
 // LimitRanger and ServiceAccount (ours, ported from k8s.io/kubernetes), then PodSecurity
 // (k8s.io/pod-security-admission's, as kube-apiserver wraps it), then
-// Priority, DefaultTolerationSeconds and the certificates.k8s.io plugins
+// Priority, DefaultTolerationSeconds, DefaultStorageClass,
+// PersistentVolumeClaimResize, RuntimeClass, the certificates.k8s.io plugins
 // (CertificateApproval, CertificateSigning, ClusterTrustBundleAttest,
-// CertificateSubjectRestriction; ours, ported), then
+// CertificateSubjectRestriction) and DefaultIngressClass (ours, ported), then
 // k8s.io/apiserver's MutatingAdmissionPolicy, MutatingAdmissionWebhook,
 // ValidatingAdmissionPolicy and ValidatingAdmissionWebhook (the mutating
 // ones run before the validating ones), then k8s.io/apiserver's
@@ -54,10 +59,14 @@ func NewOptions(enable, disable []string) *genericoptions.AdmissionOptions {
 	podsecurity.Register(o.Plugins)
 	priority.Register(o.Plugins)
 	defaulttolerationseconds.Register(o.Plugins)
+	defaultclass.Register(o.Plugins)
+	pvcresize.Register(o.Plugins)
+	runtimeclass.Register(o.Plugins)
 	certificates.Register(o.Plugins)
 	resourcequota.Register(o.Plugins)
-	ours := append([]string{limitranger.PluginName, serviceaccount.PluginName, podsecurity.PluginName, priority.PluginName, defaulttolerationseconds.PluginName},
-		certificates.PluginNames...)
+	ours := []string{limitranger.PluginName, serviceaccount.PluginName, podsecurity.PluginName, priority.PluginName, defaulttolerationseconds.PluginName,
+		defaultclass.StorageClassPluginName, pvcresize.PluginName, runtimeclass.PluginName}
+	ours = append(append(ours, certificates.PluginNames...), defaultclass.IngressClassPluginName)
 	o.RecommendedPluginOrder = slices.Insert(o.RecommendedPluginOrder, slices.Index(o.RecommendedPluginOrder, lifecycle.PluginName)+1, ours...)
 	o.RecommendedPluginOrder = append(o.RecommendedPluginOrder, resourcequota.PluginName)
 	o.EnablePlugins, o.DisablePlugins = enable, disable
@@ -103,13 +112,6 @@ func (s pluginSettings) Initialize(plugin admission.Interface) {
 	if p, ok := plugin.(interface {
 		SetExcludedAdmissionResources([]schema.GroupResource)
 	}); ok {
-		p.SetExcludedAdmissionResources([]schema.GroupResource{
-			{Group: "authentication.k8s.io", Resource: "selfsubjectreviews"},
-			{Group: "authentication.k8s.io", Resource: "tokenreviews"},
-			{Group: "authorization.k8s.io", Resource: "localsubjectaccessreviews"},
-			{Group: "authorization.k8s.io", Resource: "selfsubjectaccessreviews"},
-			{Group: "authorization.k8s.io", Resource: "selfsubjectrulesreviews"},
-			{Group: "authorization.k8s.io", Resource: "subjectaccessreviews"},
-		})
+		p.SetExcludedAdmissionResources(admissionregistration.ExcludedResources())
 	}
 }
