@@ -140,8 +140,9 @@ func validateSpec(spec *corev1.PersistentVolumeClaimSpec, p *field.Path) field.E
 // validateUpdate is upstream's ValidatePersistentVolumeClaimUpdate beyond
 // the create rules: the spec is immutable but for a volumeName set once,
 // a storageClassName set once (retroactive default class, or the value of
-// the beta annotation), volumeAttributesClassName, and, for bound claims,
-// resources.requests.storage, which may only grow.
+// the beta annotation), and, for bound claims, volumeAttributesClassName
+// (not removed once applied) and resources.requests.storage, which may
+// only grow.
 func validateUpdate(pvc, old *corev1.PersistentVolumeClaim) field.ErrorList {
 	var errs field.ErrorList
 	spec, oldSpec := *pvc.Spec.DeepCopy(), *old.Spec.DeepCopy()
@@ -154,7 +155,9 @@ func validateUpdate(pvc, old *corev1.PersistentVolumeClaim) field.ErrorList {
 			spec.StorageClassName = nil
 		}
 	}
-	spec.VolumeAttributesClassName = oldSpec.VolumeAttributesClassName
+	if pvc.Status.Phase == corev1.ClaimBound {
+		spec.VolumeAttributesClassName = oldSpec.VolumeAttributesClassName
+	}
 	if pvc.Status.Phase == corev1.ClaimBound && spec.Resources.Requests != nil {
 		spec.Resources.Requests = maps.Clone(spec.Resources.Requests)
 		spec.Resources.Requests[corev1.ResourceStorage] = old.Spec.Resources.Requests[corev1.ResourceStorage]
@@ -170,13 +173,15 @@ func validateUpdate(pvc, old *corev1.PersistentVolumeClaim) field.ErrorList {
 	}
 	// Upstream's path: "volumeMode".
 	errs = append(errs, apimachineryvalidation.ValidateImmutableField(pvc.Spec.VolumeMode, old.Spec.VolumeMode, field.NewPath("volumeMode"))...)
-	if old.Spec.VolumeAttributesClassName != nil {
+	// A class once applied (status.currentVolumeAttributesClassName) may not be removed.
+	if c := pvc.Spec.VolumeAttributesClassName; old.Status.CurrentVolumeAttributesClassName != nil &&
+		!apiequality.Semantic.DeepEqual(c, old.Spec.VolumeAttributesClassName) {
 		vacPath := field.NewPath("spec", "volumeAttributesClassName")
-		switch c := pvc.Spec.VolumeAttributesClassName; {
+		switch {
 		case c == nil:
-			errs = append(errs, field.Forbidden(vacPath, "update from non-nil value to nil is forbidden"))
+			errs = append(errs, field.Forbidden(vacPath, "update to nil is forbidden when status.currentVolumeAttributesClassName is not nil"))
 		case *c == "":
-			errs = append(errs, field.Forbidden(vacPath, "update from non-nil value to an empty string is forbidden"))
+			errs = append(errs, field.Forbidden(vacPath, "update to empty string is forbidden when status.currentVolumeAttributesClassName is not nil"))
 		}
 	}
 	return errs

@@ -47,6 +47,14 @@ func validPVC() *corev1.PersistentVolumeClaim {
 }
 
 // boundPVC returns validPVC bound to volume pv-1.
+// withAppliedClass gives a claim the volume attributes class name, as
+// spec and as the class its volume has (status.currentVolumeAttributesClassName).
+func withAppliedClass(name string) func(*corev1.PersistentVolumeClaim) {
+	return func(pvc *corev1.PersistentVolumeClaim) {
+		pvc.Spec.VolumeAttributesClassName, pvc.Status.CurrentVolumeAttributesClassName = ptr.To(name), ptr.To(name)
+	}
+}
+
 func boundPVC() *corev1.PersistentVolumeClaim {
 	return registrytest.Modified(validPVC(), func(pvc *corev1.PersistentVolumeClaim) {
 		pvc.Spec.VolumeName = "pv-1"
@@ -276,16 +284,33 @@ func TestValidateUpdate(t *testing.T) {
 			Want: []string{},
 		},
 		{
-			Name: "volumeAttributesClassName may not be unset",
+			Name: "volumeAttributesClassName may be unset before it applies",
 			Old:  registrytest.Modified(boundPVC(), func(pvc *corev1.PersistentVolumeClaim) { pvc.Spec.VolumeAttributesClassName = ptr.To("silver") }),
 			Obj:  boundPVC(),
+			Want: []string{},
+		},
+		{
+			Name: "volumeAttributesClassName may not be unset once applied",
+			Old:  registrytest.Modified(boundPVC(), withAppliedClass("silver")),
+			Obj: registrytest.Modified(boundPVC(), func(pvc *corev1.PersistentVolumeClaim) {
+				pvc.Status.CurrentVolumeAttributesClassName = ptr.To("silver")
+			}),
 			Want: []string{"spec.volumeAttributesClassName: Forbidden"},
 		},
 		{
-			Name: "volumeAttributesClassName may not be emptied",
-			Old:  registrytest.Modified(boundPVC(), func(pvc *corev1.PersistentVolumeClaim) { pvc.Spec.VolumeAttributesClassName = ptr.To("silver") }),
-			Obj:  registrytest.Modified(boundPVC(), func(pvc *corev1.PersistentVolumeClaim) { pvc.Spec.VolumeAttributesClassName = ptr.To("") }),
+			Name: "volumeAttributesClassName may not be emptied once applied",
+			Old:  registrytest.Modified(boundPVC(), withAppliedClass("silver")),
+			Obj: registrytest.Modified(boundPVC(), func(pvc *corev1.PersistentVolumeClaim) {
+				withAppliedClass("silver")(pvc)
+				pvc.Spec.VolumeAttributesClassName = ptr.To("")
+			}),
 			Want: []string{"spec.volumeAttributesClassName: Forbidden"},
+		},
+		{
+			Name: "a pending claim's volumeAttributesClassName may not change",
+			Old:  registrytest.Modified(validPVC(), func(pvc *corev1.PersistentVolumeClaim) { pvc.Spec.VolumeAttributesClassName = ptr.To("silver") }),
+			Obj:  registrytest.Modified(validPVC(), func(pvc *corev1.PersistentVolumeClaim) { pvc.Spec.VolumeAttributesClassName = ptr.To("gold") }),
+			Want: []string{"spec: Forbidden"},
 		},
 		{
 			Name: "the create rules apply too",
