@@ -42,6 +42,18 @@ func NewStorage(optsGetter generic.RESTOptionsGetter) (map[string]rest.Storage, 
 		return validateSpec(&obj.(*networkingv1.Ingress).Spec, field.NewPath("spec"))
 	}
 	main, status := registry.SpecAndStatus{GroupVersion: "networking.k8s.io/v1", Generation: true}.Strategies(base)
+	status.ValidateFieldsUpdate = func(obj, old runtime.Object) field.ErrorList {
+		return validateStatus(&obj.(*networkingv1.Ingress).Status.LoadBalancer, &old.(*networkingv1.Ingress).Status.LoadBalancer)
+	}
+	status.Warnings = func(obj, _ runtime.Object) []string {
+		var warnings []string
+		for i, in := range obj.(*networkingv1.Ingress).Status.LoadBalancer.Ingress {
+			if in.IP != "" {
+				warnings = append(warnings, validation.GetWarningsForIP(field.NewPath("status", "loadBalancer", "ingress").Index(i), in.IP)...)
+			}
+		}
+		return warnings
+	}
 	main.Warnings = func(obj, old runtime.Object) []string { // on create only, as upstream
 		ing := obj.(*networkingv1.Ingress)
 		if _, ok := ing.Annotations["kubernetes.io/ingress.class"]; ok && old == nil && ing.Spec.IngressClassName == nil {
@@ -284,6 +296,34 @@ func validateSegment(value string, p *field.Path, requiredMsg string) field.Erro
 	var errs field.ErrorList
 	for _, msg := range path.ValidatePathSegmentName(value, false) {
 		errs = append(errs, field.Invalid(p, value, msg))
+	}
+	return errs
+}
+
+// validateStatus is upstream's ValidateIngressLoadBalancerStatus: the
+// ingress points' IPs valid (or kept from old), their hostnames DNS names.
+func validateStatus(status, old *networkingv1.IngressLoadBalancerStatus) field.ErrorList {
+	var existing []string
+	for _, in := range old.Ingress {
+		if in.IP != "" {
+			existing = append(existing, in.IP)
+		}
+	}
+	var errs field.ErrorList
+	for i, in := range status.Ingress {
+		p := field.NewPath("status", "loadBalancer", "ingress").Index(i)
+		if in.IP != "" {
+			errs = append(errs, validation.IsValidIPForLegacyField(p.Child("ip"), in.IP, true, existing)...)
+		}
+		if in.Hostname == "" {
+			continue
+		}
+		for _, msg := range validation.IsDNS1123Subdomain(in.Hostname) {
+			errs = append(errs, field.Invalid(p.Child("hostname"), in.Hostname, msg))
+		}
+		if netutils.ParseIPSloppy(in.Hostname) != nil {
+			errs = append(errs, field.Invalid(p.Child("hostname"), in.Hostname, "must be a DNS name, not an IP address"))
+		}
 	}
 	return errs
 }

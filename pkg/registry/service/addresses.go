@@ -18,6 +18,7 @@ package service
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -121,6 +122,70 @@ func warnings(obj, _ runtime.Object) []string {
 	}
 	if d := svc.Spec.TrafficDistribution; d != nil && *d == corev1.ServiceTrafficDistributionPreferClose {
 		warn(fmt.Sprintf("spec.trafficDistribution: %q is deprecated; use %q", corev1.ServiceTrafficDistributionPreferClose, corev1.ServiceTrafficDistributionPreferSameZone))
+	}
+	return warnings
+}
+
+// validateStatus is upstream's ValidateLoadBalancerStatus of a status
+// update: ingress points only for a LoadBalancer; their IPs valid (or kept
+// from old), each IP with its ipMode and no ipMode without an IP; their
+// hostnames DNS names.
+func validateStatus(svc, old *corev1.Service) field.ErrorList {
+	p := field.NewPath("status", "loadBalancer", "ingress")
+	ingress := svc.Status.LoadBalancer.Ingress
+	if svc.Spec.Type != corev1.ServiceTypeLoadBalancer && len(ingress) != 0 {
+		return field.ErrorList{field.Forbidden(p, "may only be used when `spec.type` is 'LoadBalancer'")}
+	}
+	var existing []string
+	for _, in := range old.Status.LoadBalancer.Ingress {
+		if in.IP != "" {
+			existing = append(existing, in.IP)
+		}
+	}
+	modes := []corev1.LoadBalancerIPMode{corev1.LoadBalancerIPModeProxy, corev1.LoadBalancerIPModeVIP}
+	var errs field.ErrorList
+	for i, in := range ingress {
+		ip := p.Index(i)
+		if in.IP != "" {
+			errs = append(errs, validation.IsValidIPForLegacyField(ip.Child("ip"), in.IP, true, existing)...)
+		}
+		switch {
+		case in.IPMode == nil && in.IP != "":
+			errs = append(errs, field.Required(ip.Child("ipMode"), "must be specified when `ip` is set"))
+		case in.IPMode != nil && in.IP == "":
+			errs = append(errs, field.Forbidden(ip.Child("ipMode"), "may not be specified when `ip` is not set"))
+		case in.IPMode != nil && !slices.Contains(modes, *in.IPMode):
+			errs = append(errs, field.NotSupported(ip.Child("ipMode"), in.IPMode, modes))
+		}
+		errs = append(errs, validateHostname(in.Hostname, ip.Child("hostname"))...)
+	}
+	return errs
+}
+
+// validateHostname checks a load balancer's hostname, if set: a DNS name,
+// not an IP.
+func validateHostname(hostname string, p *field.Path) field.ErrorList {
+	if hostname == "" {
+		return nil
+	}
+	var errs field.ErrorList
+	for _, msg := range validation.IsDNS1123Subdomain(hostname) {
+		errs = append(errs, field.Invalid(p, hostname, msg))
+	}
+	if netutils.ParseIPSloppy(hostname) != nil {
+		errs = append(errs, field.Invalid(p, hostname, "must be a DNS name, not an IP address"))
+	}
+	return errs
+}
+
+// statusWarnings are kube-apiserver's of a status update: load balancer
+// IPs in forms it deprecates.
+func statusWarnings(obj, _ runtime.Object) []string {
+	var warnings []string
+	for i, in := range obj.(*corev1.Service).Status.LoadBalancer.Ingress {
+		if in.IP != "" {
+			warnings = append(warnings, validation.GetWarningsForIP(field.NewPath("status", "loadBalancer", "ingress").Index(i), in.IP)...)
+		}
 	}
 	return warnings
 }

@@ -86,6 +86,10 @@ func New(optsGetter generic.RESTOptionsGetter, ips IPAddresses, ranges Ranges) (
 	}
 	base.Warnings = warnings
 	main, status := registry.SpecAndStatus{GroupVersion: "v1"}.Strategies(base)
+	status.ValidateFieldsUpdate = func(obj, old runtime.Object) field.ErrorList {
+		return validateStatus(obj.(*corev1.Service), old.(*corev1.Service))
+	}
+	status.Warnings = statusWarnings
 	store, err := registry.NewREST(optsGetter, registry.Resource{
 		Resource:   corev1.Resource("services"),
 		Singular:   "service",

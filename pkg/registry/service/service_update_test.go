@@ -210,7 +210,7 @@ func TestUpdateKeepsAllocations(t *testing.T) {
 				svc.Spec.ClusterIP, svc.Spec.ClusterIPs, svc.Spec.IPFamilies, svc.Spec.IPFamilyPolicy = "", nil, nil, nil
 				svc.Spec.Ports[0].NodePort = 0
 				svc.Spec.Selector = map[string]string{"app": "web2"}
-				svc.Status.LoadBalancer.Ingress = []corev1.LoadBalancerIngress{{IP: "203.0.113.7"}}
+				svc.Status.LoadBalancer.Ingress = []corev1.LoadBalancerIngress{{IP: "203.0.113.7", IPMode: ptr.To(corev1.LoadBalancerIPModeVIP)}}
 			})
 			var updater rest.Updater = s.store
 			if viaStatus {
