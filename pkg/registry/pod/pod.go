@@ -122,6 +122,9 @@ func New(optsGetter generic.RESTOptionsGetter) (*Storage, error) {
 		p.DeletionTimestamp = oldP.DeletionTimestamp
 		p.OwnerReferences = oldP.OwnerReferences
 	}
+	status.ValidateFieldsUpdate = func(obj, old runtime.Object) field.ErrorList {
+		return validateStatusUpdate(obj.(*corev1.Pod), old.(*corev1.Pod))
+	}
 	status.Warnings = func(obj, _ runtime.Object) []string { return statusWarnings(&obj.(*corev1.Pod).Status) }
 	status.ResetFields = registry.Fieldpaths("v1", "spec", "metadata.deletionTimestamp", "metadata.ownerReferences")
 	binding := &BindingREST{store: store.Store}

@@ -199,8 +199,8 @@ func TestWarningsReachTheClient(t *testing.T) {
 
 	var status registrytest.Warnings
 	withIPs := modified(changed, func(p *corev1.Pod) {
-		p.Status.PodIPs = []corev1.PodIP{{IP: "2001:DB8::1"}}
-		p.Status.HostIPs = []corev1.HostIP{{IP: "2001:DB8::2"}}
+		p.Status.PodIP, p.Status.PodIPs = "2001:DB8::1", []corev1.PodIP{{IP: "2001:DB8::1"}}
+		p.Status.HostIP, p.Status.HostIPs = "2001:DB8::2", []corev1.HostIP{{IP: "2001:DB8::2"}}
 	})
 	if _, _, err := p.status.Update(status.Context("default"), pod.Name, rest.DefaultUpdatedObjectInfo(withIPs),
 		rest.ValidateAllObjectFunc, rest.ValidateAllObjectUpdateFunc, false, &metav1.UpdateOptions{}); err != nil {
