@@ -35,6 +35,7 @@ import (
 	"k8s.io/client-go/informers"
 	networkinglisters "k8s.io/client-go/listers/networking/v1"
 	storagelisters "k8s.io/client-go/listers/storage/v1"
+	volumehelpers "k8s.io/component-helpers/storage/volume"
 )
 
 // The plugins' names, as upstream's.
@@ -120,7 +121,7 @@ func (p *StorageClass) Admit(_ context.Context, a admission.Attributes, _ admiss
 	if !ok {
 		return nil
 	}
-	if _, annotated := pvc.Annotations[corev1.BetaStorageClassAnnotation]; pvc.Spec.StorageClassName != nil || annotated {
+	if volumehelpers.PersistentVolumeClaimHasClass(pvc) {
 		return nil
 	}
 	classes, err := p.lister.List(labels.Everything())

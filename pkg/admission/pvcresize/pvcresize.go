@@ -26,6 +26,7 @@ import (
 	"k8s.io/apiserver/pkg/admission/initializer"
 	"k8s.io/client-go/informers"
 	storagelisters "k8s.io/client-go/listers/storage/v1"
+	volumehelpers "k8s.io/component-helpers/storage/volume"
 )
 
 // PluginName is the plugin's name, as upstream's.
@@ -93,21 +94,10 @@ func (p *Plugin) Validate(_ context.Context, a admission.Attributes, _ admission
 
 // allowResize is whether the claim keeps its class, and the class allows expansion.
 func (p *Plugin) allowResize(pvc, old *corev1.PersistentVolumeClaim) bool {
-	class, oldClass := classOf(pvc), classOf(old)
+	class, oldClass := volumehelpers.GetPersistentVolumeClaimClass(pvc), volumehelpers.GetPersistentVolumeClaimClass(old)
 	if class == "" || class != oldClass {
 		return false
 	}
 	sc, err := p.lister.Get(class)
 	return err == nil && sc.AllowVolumeExpansion != nil && *sc.AllowVolumeExpansion
-}
-
-// classOf is a claim's StorageClass: the beta annotation's, else the field's.
-func classOf(pvc *corev1.PersistentVolumeClaim) string {
-	if class, ok := pvc.Annotations[corev1.BetaStorageClassAnnotation]; ok {
-		return class
-	}
-	if pvc.Spec.StorageClassName != nil {
-		return *pvc.Spec.StorageClassName
-	}
-	return ""
 }

@@ -34,6 +34,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/apiserver/pkg/registry/generic"
 	"k8s.io/apiserver/pkg/registry/rest"
+	volumehelpers "k8s.io/component-helpers/storage/volume"
 
 	"github.com/miniapiserver/miniapiserver/pkg/registry"
 )
@@ -120,12 +121,8 @@ var table = registry.Table{
 		if pv.DeletionTimestamp != nil {
 			phase = "Terminating"
 		}
-		class := pv.Spec.StorageClassName
-		if c, ok := pv.Annotations[corev1.BetaStorageClassAnnotation]; ok {
-			class = c
-		}
 		return []any{pv.Name, capacity.String(), AccessModesString(pv.Spec.AccessModes), string(pv.Spec.PersistentVolumeReclaimPolicy),
-			phase, claim, class, unset(pv.Spec.VolumeAttributesClassName), pv.Status.Reason, registry.Age(pv.CreationTimestamp),
+			phase, claim, volumehelpers.GetPersistentVolumeClass(pv), unset(pv.Spec.VolumeAttributesClassName), pv.Status.Reason, registry.Age(pv.CreationTimestamp),
 			unset((*string)(pv.Spec.VolumeMode))}
 	},
 }

@@ -30,6 +30,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/apiserver/pkg/registry/generic"
 	"k8s.io/apiserver/pkg/registry/rest"
+	volumehelpers "k8s.io/component-helpers/storage/volume"
 
 	"github.com/miniapiserver/miniapiserver/pkg/registry"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/persistentvolume"
@@ -94,13 +95,7 @@ var table = registry.Table{
 			q := pvc.Status.Capacity[corev1.ResourceStorage]
 			capacity, modes = q.String(), persistentvolume.AccessModesString(pvc.Status.AccessModes)
 		}
-		class := ""
-		if c, ok := pvc.Annotations[corev1.BetaStorageClassAnnotation]; ok {
-			class = c
-		} else if pvc.Spec.StorageClassName != nil {
-			class = *pvc.Spec.StorageClassName
-		}
-		return []any{pvc.Name, phase, pvc.Spec.VolumeName, capacity, modes, class,
+		return []any{pvc.Name, phase, pvc.Spec.VolumeName, capacity, modes, volumehelpers.GetPersistentVolumeClaimClass(pvc),
 			unset(pvc.Spec.VolumeAttributesClassName), registry.Age(pvc.CreationTimestamp), unset((*string)(pvc.Spec.VolumeMode))}
 	},
 }

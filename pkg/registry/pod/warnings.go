@@ -18,6 +18,8 @@ package pod
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 
 	corev1 "k8s.io/api/core/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
@@ -102,7 +104,7 @@ func warningsForSpecAndMeta(path *field.Path, spec *corev1.PodSpec, meta *metav1
 	warn := func(format string, args ...any) { warnings = append(warnings, fmt.Sprintf(format, args...)) }
 	specPath, annotations := path.Child("spec"), path.Child("metadata", "annotations")
 
-	for _, k := range sortedKeys(spec.NodeSelector) {
+	for _, k := range slices.Sorted(maps.Keys(spec.NodeSelector)) {
 		if msg, ok := node.DeprecatedLabel(k); ok {
 			warn("%s: %s", specPath.Child("nodeSelector").Key(k), msg)
 		}

@@ -18,8 +18,6 @@ package pod
 
 import (
 	"fmt"
-	"maps"
-	"slices"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -33,8 +31,6 @@ func hasKey(m map[string]string, key string) bool {
 	_, ok := m[key]
 	return ok
 }
-
-func sortedKeys[V any](m map[string]V) []string { return slices.Sorted(maps.Keys(m)) }
 
 // visitContainers calls visit with every container of spec and its path,
 // the ephemeral containers' common part included.
