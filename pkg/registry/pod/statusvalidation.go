@@ -29,9 +29,9 @@ import (
 // validateStatusUpdate is the part of upstream's ValidatePodStatusUpdate a
 // server without kubelets can judge, in its order: conditions' types and
 // observed generations, the nominated node (not on a bound pod), the
-// observed generation, the QoS class (immutable), pod and host IPs. Not
-// ported: containers' state transitions and users, resource claims'
-// statuses, volume health.
+// observed generation, the QoS class (immutable), containers' state
+// transitions, pod and host IPs. Not ported: containers' users, resource
+// claims' statuses, volume health.
 func validateStatusUpdate(p, old *corev1.Pod) field.ErrorList {
 	statusPath := field.NewPath("status")
 	var errs field.ErrorList
@@ -62,6 +62,7 @@ func validateStatusUpdate(p, old *corev1.Pod) field.ErrorList {
 		errs = append(errs, field.Invalid(statusPath.Child("observedGeneration"), p.Status.ObservedGeneration, "must be a non-negative integer"))
 	}
 	errs = append(errs, apimachineryvalidation.ValidateImmutableField(p.Status.QOSClass, old.Status.QOSClass, statusPath.Child("qosClass"))...)
+	errs = append(errs, validateStateTransitions(p, old)...)
 	errs = append(errs, validatePodIPs(p, old)...)
 	return append(errs, validateHostIPs(p, old)...)
 }
