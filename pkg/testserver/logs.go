@@ -17,6 +17,8 @@ limitations under the License.
 package testserver
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -193,7 +195,7 @@ func (s *routerSink) Info(level int, msg string, kv ...any) {
 }
 
 func (s *routerSink) Error(err error, msg string, kv ...any) {
-	if shutdownRace(msg) {
+	if shutdownRace(msg, err) {
 		s.write(s.format("I", msg, append([]any{"err", err}, kv...)), false)
 		return
 	}
@@ -209,9 +211,13 @@ func (s *routerSink) Error(err error, msg string, kv ...any) {
 // (util/flowcontrol/apf_controller.go) may patch a FlowSchema's status
 // once more after the stop's wait for those writes (see
 // server.flowSchemaStatusTimeout) has seen them all: its write to the
-// server's own port is refused only once that port is closed.
-func shutdownRace(msg string) bool {
+// server's own port is refused only once that port is closed. An
+// informer's reflector (client-go's tools/cache) whose watch ended as the
+// stop cancelled its context may start the next one before it sees that,
+// and logs the request's context canceled error.
+func shutdownRace(msg string, err error) bool {
 	return strings.Contains(msg, `get "compact_rev_key" failed: context canceled`) ||
+		msg == "Failed to watch" && errors.Is(err, context.Canceled) ||
 		strings.Contains(msg, "failed to set a status.condition for FlowSchema") && strings.Contains(msg, "connect: connection refused")
 }
 

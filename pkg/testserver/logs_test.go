@@ -17,7 +17,9 @@ limitations under the License.
 package testserver
 
 import (
+	"context"
 	"fmt"
+	"net/url"
 	"slices"
 	"strings"
 	"testing"
@@ -49,9 +51,10 @@ func TestRepeatedLinesAreCounted(t *testing.T) {
 }
 
 // TestShutdownRacesAreNotErrors: the compactor's read that a stop
-// cancelled, and priority and fairness's status write refused by the
-// closed port, logged through klog as errors, reach the test as info
-// lines and are no logged errors; other errors of theirs still are.
+// cancelled, priority and fairness's status write refused by the closed
+// port, and a reflector's watch the stop cancelled, logged through klog as
+// errors, reach the test as info lines and are no logged errors; other
+// errors of theirs still are.
 func TestShutdownRacesAreNotErrors(t *testing.T) {
 	var got []string
 	l := newServerLog(func(args ...any) { got = append(got, fmt.Sprint(args...)) })
@@ -61,10 +64,19 @@ func TestShutdownRacesAreNotErrors(t *testing.T) {
 	sink.Error(nil, patch+`dial tcp 127.0.0.1:37757: connect: connection refused`)
 	sink.Error(nil, `etcd: endpoint ([http://127.0.0.1:2379]): get "compact_rev_key" failed: etcdserver: request timed out`)
 	sink.Error(nil, patch+`Internal error occurred`)
-	if len(got) != 4 || !strings.HasPrefix(got[0], "I ") || !strings.HasPrefix(got[1], "I ") || !strings.HasPrefix(got[2], "E ") || !strings.HasPrefix(got[3], "E ") {
-		t.Errorf("the test's log got %q, want the cancelled read and the refused write as info lines, the others as errors", got)
+	const watch = `Get "https://127.0.0.1:37757/apis/apiregistration.k8s.io/v1/apiservices?resourceVersion=7&watch=true"`
+	sink.Error(&url.Error{Op: "Get", URL: watch, Err: context.Canceled}, "Failed to watch")
+	sink.Error(&url.Error{Op: "Get", URL: watch, Err: context.DeadlineExceeded}, "Failed to watch")
+	want := []string{"I ", "I ", "E ", "E ", "I ", "E "}
+	if len(got) != len(want) {
+		t.Fatalf("the test's log got %q, want %d lines", got, len(want))
 	}
-	if len(l.errs) != 2 || !strings.Contains(l.errs[0], "request timed out") || !strings.Contains(l.errs[1], "Internal error") {
-		t.Errorf("errors recorded: %q, want the timeout and the internal error only", l.errs)
+	for i, prefix := range want {
+		if !strings.HasPrefix(got[i], prefix) {
+			t.Errorf("line %d of the test's log is %q, want it to start %q (the cancellations and the refused write as info lines, the others as errors)", i, got[i], prefix)
+		}
+	}
+	if len(l.errs) != 3 || !strings.Contains(l.errs[0], "request timed out") || !strings.Contains(l.errs[1], "Internal error") || !strings.Contains(l.errs[2], "deadline exceeded") {
+		t.Errorf("errors recorded: %q, want the timeout, the internal error and the watch's deadline only", l.errs)
 	}
 }
