@@ -18,8 +18,8 @@ package api
 
 import (
 	"slices"
-	"strings"
 
+	"github.com/distribution/reference"
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -170,10 +170,7 @@ func defaultContainer(c *corev1.Container) {
 		c.TerminationMessagePolicy = corev1.TerminationMessageReadFile
 	}
 	if c.ImagePullPolicy == "" {
-		c.ImagePullPolicy = corev1.PullIfNotPresent
-		if tag := imageTag(c.Image); tag == "" || tag == "latest" {
-			c.ImagePullPolicy = corev1.PullAlways
-		}
+		c.ImagePullPolicy = defaultPullPolicy(c.Image)
 	}
 	for i := range c.Ports {
 		if c.Ports[i].Protocol == "" {
@@ -284,13 +281,18 @@ func defaultDownwardAPI(items []corev1.DownwardAPIVolumeFile) {
 	}
 }
 
-// imageTag returns the tag of an image reference, "" when it has none (digests count as tags).
-func imageTag(image string) string {
-	if i := strings.LastIndex(image, "@"); i >= 0 {
-		return image[i+1:]
+// defaultPullPolicy is upstream's (SetDefaults_Container): Always for an
+// image tagged latest, or not tagged and not pinned to a digest;
+// IfNotPresent for others, and for a reference that does not parse.
+func defaultPullPolicy(image string) corev1.PullPolicy {
+	named, err := reference.ParseNormalizedNamed(image)
+	if err != nil {
+		return corev1.PullIfNotPresent
 	}
-	if i := strings.LastIndex(image, ":"); i > strings.LastIndex(image, "/") {
-		return image[i+1:]
+	tagged, isTagged := named.(reference.Tagged)
+	_, isDigested := named.(reference.Digested)
+	if isTagged && tagged.Tag() == "latest" || !isTagged && !isDigested {
+		return corev1.PullAlways
 	}
-	return ""
+	return corev1.PullIfNotPresent
 }

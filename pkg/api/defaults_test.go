@@ -324,7 +324,12 @@ func TestImagePullPolicyDefault(t *testing.T) {
 		{image: "registry.local:5000/team/nginx:latest", want: corev1.PullAlways},
 		{image: "registry.local:5000/team/nginx:1.25", want: corev1.PullIfNotPresent},
 		{image: "nginx@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef", want: corev1.PullIfNotPresent},
-		{image: "nginx:latest@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef", want: corev1.PullIfNotPresent},
+		{image: "nginx:latest@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef", want: corev1.PullAlways},
+		{image: "localhost:5000/nginx:v2", want: corev1.PullIfNotPresent},
+		// references that do not parse, as upstream
+		{image: "", want: corev1.PullIfNotPresent},
+		{image: "Nginx", want: corev1.PullIfNotPresent},
+		{image: " nginx", want: corev1.PullIfNotPresent},
 	}
 	for _, tt := range tests {
 		t.Run(tt.image, func(t *testing.T) {
@@ -338,27 +343,6 @@ func TestImagePullPolicyDefault(t *testing.T) {
 			}
 			if got := spec.EphemeralContainers[0].ImagePullPolicy; got != tt.want {
 				t.Errorf("an ephemeral container's imagePullPolicy for %q: got %q, want %q", tt.image, got, tt.want)
-			}
-		})
-	}
-}
-
-func TestImageTag(t *testing.T) {
-	tests := []struct {
-		image string
-		want  string
-	}{
-		{image: "", want: ""},
-		{image: "nginx", want: ""},
-		{image: "nginx:1.25", want: "1.25"},
-		{image: "localhost:5000/nginx", want: ""},
-		{image: "localhost:5000/nginx:v2", want: "v2"},
-		{image: "nginx@sha256:abc", want: "sha256:abc"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.image, func(t *testing.T) {
-			if got := imageTag(tt.image); got != tt.want {
-				t.Errorf("imageTag(%q): got %q, want %q", tt.image, got, tt.want)
 			}
 		})
 	}
