@@ -21,5 +21,7 @@ limitations under the License.
 // etcd versions the root module uses. It is a module of its own so that the
 // root module's build, vet and go.mod never see k8s.io/kubernetes;
 // hack/upstream/build.sh builds the binaries; ./kubegates writes the
-// feature gates kube-apiserver takes, for the binary to take them too.
+// feature gates kube-apiserver takes, for the binary to take them too;
+// ./podvalidation prints upstream's messages for pkg/registry/pod's
+// validation cases.
 package upstream

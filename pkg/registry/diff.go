@@ -34,6 +34,11 @@ func Diff(a, b any) string {
 	return diff.Diff(untagged(reflect.ValueOf(a)), untagged(reflect.ValueOf(b)))
 }
 
+// Internal is v as kube-apiserver's validation messages print a value of
+// its internal type (a field.Invalid's value): as JSON with Go's field
+// names.
+func Internal(v any) any { return untagged(reflect.ValueOf(v)) }
+
 // goFields is a struct as encoding/json writes one without tags: its
 // fields by Go name, in order.
 type goFields []goField

@@ -36,6 +36,7 @@ import (
 	"k8s.io/apiserver/pkg/registry/rest"
 	volumehelpers "k8s.io/component-helpers/storage/volume"
 
+	"github.com/miniapiserver/miniapiserver/pkg/api/node"
 	"github.com/miniapiserver/miniapiserver/pkg/registry"
 )
 
@@ -221,11 +222,10 @@ func validate(pv *corev1.PersistentVolume) field.ErrorList {
 		errs = append(errs, field.NotSupported(p.Child("persistentVolumeReclaimPolicy"), r, supportedReclaimPolicies))
 	}
 	if a := spec.NodeAffinity; a != nil {
-		switch {
-		case a.Required == nil:
+		if a.Required == nil {
 			errs = append(errs, field.Required(p.Child("nodeAffinity", "required"), "must specify required node constraints"))
-		case len(a.Required.NodeSelectorTerms) == 0:
-			errs = append(errs, field.Required(p.Child("nodeAffinity", "required", "nodeSelectorTerms"), "must have at least one node selector term"))
+		} else {
+			errs = append(errs, node.ValidateSelector(a.Required, p.Child("nodeAffinity", "required"))...)
 		}
 	}
 

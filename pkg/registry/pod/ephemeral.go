@@ -91,11 +91,14 @@ func countGeneration(p, old *corev1.Pod) {
 }
 
 // validateEphemeralContainersUpdate is upstream's
-// ValidatePodEphemeralContainersUpdate: the new spec valid, not a static
+// ValidatePodEphemeralContainersUpdate: the new annotations and spec valid
+// (the AppArmor and mirror pod annotations kept), not a static
 // pod, and each existing ephemeral container kept unchanged (looked up by
 // name: a patch does not keep their order).
 func validateEphemeralContainersUpdate(p, old *corev1.Pod) field.ErrorList {
-	errs := ValidatePodSpec(&p.Spec, field.NewPath("spec"))
+	errs := validateAnnotations(p.Annotations, &p.Spec, invalidCost(old))
+	errs = append(errs, ValidatePodSpec(&p.Spec, field.NewPath("spec"))...)
+	errs = append(errs, validateAnnotationUpdates(p, old)...)
 	if _, ok := old.Annotations[corev1.MirrorPodAnnotationKey]; ok {
 		return field.ErrorList{field.Forbidden(field.NewPath(""), "static pods do not support ephemeral containers")}
 	}

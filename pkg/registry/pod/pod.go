@@ -78,7 +78,7 @@ func New(optsGetter generic.RESTOptionsGetter) (*Storage, error) {
 	s.ValidateFields = func(obj runtime.Object) field.ErrorList {
 		p := obj.(*corev1.Pod)
 		spec := &p.Spec
-		errs := append(validateAppArmorAnnotations(p.Annotations, spec), ValidatePodSpec(spec, field.NewPath("spec"))...)
+		errs := append(validateAnnotations(p.Annotations, spec, false), ValidatePodSpec(spec, field.NewPath("spec"))...)
 		if len(spec.EphemeralContainers) > 0 {
 			errs = append(errs, field.Forbidden(field.NewPath("spec", "ephemeralContainers"), "cannot be set on create"))
 		}
@@ -89,7 +89,11 @@ func New(optsGetter generic.RESTOptionsGetter) (*Storage, error) {
 	}
 	s.ValidateFieldsUpdate = func(obj, old runtime.Object) field.ErrorList {
 		p, oldP := obj.(*corev1.Pod), old.(*corev1.Pod)
-		return append(ValidatePodSpec(&p.Spec, field.NewPath("spec")), validatePodSpecUpdate(&p.Spec, &oldP.Spec)...)
+		// upstream's order, which validates the new annotations twice
+		errs := validateAnnotations(p.Annotations, &p.Spec, invalidCost(oldP))
+		errs = append(errs, ValidatePodSpec(&p.Spec, field.NewPath("spec"))...)
+		errs = append(errs, validateAnnotationUpdates(p, oldP)...)
+		return append(errs, validatePodSpecUpdate(&p.Spec, &oldP.Spec)...)
 	}
 	s.Warnings = func(obj, old runtime.Object) []string {
 		if old != nil { // upstream spares a pod's updates, a busy path, the cost

@@ -346,19 +346,19 @@ func TestValidateUpdate(t *testing.T) {
 			name: "tolerations may not be removed",
 			old:  tolerating,
 			obj:  modified(tolerating, func(p *corev1.Pod) { p.Spec.Tolerations = nil }),
-			want: []string{"spec: Forbidden"},
+			want: []string{"spec.tolerations: Forbidden"},
 		},
 		{
 			name: "tolerations may not be changed",
 			old:  tolerating,
 			obj:  modified(tolerating, func(p *corev1.Pod) { p.Spec.Tolerations[0].Value = "cpu" }),
-			want: []string{"spec: Forbidden"},
+			want: []string{"spec.tolerations: Forbidden"},
 		},
 		{
-			name: "an unscheduled pod may be given a node",
+			name: "an unscheduled pod is given a node by its binding only",
 			old:  validPod(),
 			obj:  modified(validPod(), func(p *corev1.Pod) { p.Spec.NodeName = "node-1" }),
-			want: []string{},
+			want: []string{"spec: Forbidden"},
 		},
 		{
 			name: "a scheduled pod may not move",
@@ -372,13 +372,13 @@ func TestValidateUpdate(t *testing.T) {
 			obj: modified(validPod(), func(p *corev1.Pod) {
 				p.Spec.Containers = append(p.Spec.Containers, corev1.Container{Name: "extra", Image: "x:1"})
 			}),
-			want: []string{"spec: Forbidden"},
+			want: []string{"spec.containers: Forbidden"},
 		},
 		{
 			name: "containers may not be removed",
 			old:  validPod(),
 			obj:  modified(validPod(), func(p *corev1.Pod) { p.Spec.Containers = p.Spec.Containers[:1] }),
-			want: []string{"spec: Forbidden"},
+			want: []string{"spec.containers: Forbidden"},
 		},
 		{
 			name: "container env may not change",
@@ -396,7 +396,8 @@ func TestValidateUpdate(t *testing.T) {
 			name: "the new spec is validated too",
 			old:  validPod(),
 			obj:  modified(validPod(), func(p *corev1.Pod) { p.Spec.Containers[0].Image = "" }),
-			want: []string{"spec.containers[0].image: Required value"},
+			// by ValidatePodSpec and by the update's checks, as upstream
+			want: []string{"spec.containers[0].image: Required value", "spec.containers[0].image: Required value"},
 		},
 		{
 			name: "name is immutable",

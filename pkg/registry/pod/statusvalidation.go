@@ -27,14 +27,14 @@ import (
 )
 
 // validateStatusUpdate is the part of upstream's ValidatePodStatusUpdate a
-// server without kubelets can judge, in its order: conditions' types and
-// observed generations, the nominated node (not on a bound pod), the
-// observed generation, the QoS class (immutable), containers' state
-// transitions, pod and host IPs. Not ported: containers' users, resource
-// claims' statuses, volume health.
+// server without kubelets can judge, in its order: the annotations'
+// update, conditions' types and observed generations, the nominated node
+// (not on a bound pod), the observed generation, the QoS class
+// (immutable), containers' state transitions, pod and host IPs. Not
+// ported: containers' users, resource claims' statuses, volume health.
 func validateStatusUpdate(p, old *corev1.Pod) field.ErrorList {
 	statusPath := field.NewPath("status")
-	var errs field.ErrorList
+	errs := validateAnnotationUpdates(p, old)
 	for i, c := range p.Status.Conditions {
 		cp := statusPath.Child("conditions").Index(i)
 		if c.ObservedGeneration < 0 {

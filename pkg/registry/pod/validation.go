@@ -26,7 +26,6 @@ import (
 	"unicode/utf8"
 
 	corev1 "k8s.io/api/core/v1"
-	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
 	"k8s.io/apimachinery/pkg/labels"
@@ -101,7 +100,10 @@ func ValidatePodSpec(spec *corev1.PodSpec, p *field.Path) field.ErrorList {
 			[]corev1.RestartPolicy{corev1.RestartPolicyAlways, corev1.RestartPolicyOnFailure, corev1.RestartPolicyNever}))
 	}
 	errs = append(errs, validateDNSPolicy(spec.DNSPolicy, p.Child("dnsPolicy"))...)
+	errs = append(errs, metav1validation.ValidateLabels(spec.NodeSelector, p.Child("nodeSelector"))...)
+	errs = append(errs, validateAffinity(spec.Affinity, p.Child("affinity"))...)
 	errs = append(errs, validateDNSConfig(spec.DNSConfig, spec.DNSPolicy, p.Child("dnsConfig"))...)
+	errs = append(errs, validateSchedulingGates(spec.SchedulingGates, p.Child("schedulingGates"))...)
 	if spec.NodeName != "" {
 		for _, msg := range validation.IsDNS1123Subdomain(spec.NodeName) {
 			errs = append(errs, field.Invalid(p.Child("nodeName"), spec.NodeName, msg))
@@ -110,37 +112,8 @@ func ValidatePodSpec(spec *corev1.PodSpec, p *field.Path) field.ErrorList {
 	if d := spec.ActiveDeadlineSeconds; d != nil && *d <= 0 {
 		errs = append(errs, field.Invalid(p.Child("activeDeadlineSeconds"), *d, "must be between 1 and 2147483647, inclusive"))
 	}
+	errs = append(errs, validateTolerations(spec.Tolerations, p.Child("tolerations"))...)
 	return append(errs, validateHostAliases(spec.HostAliases, p.Child("hostAliases"))...)
-}
-
-// validatePodSpecUpdate allows what upstream allows to change in a running
-// pod's spec: container images, activeDeadlineSeconds, added tolerations, and
-// nodeName/schedulingGates on an unscheduled pod; anything else is Forbidden.
-func validatePodSpecUpdate(spec, old *corev1.PodSpec) field.ErrorList {
-	mutated := old.DeepCopy()
-	for i := range mutated.Containers {
-		if i < len(spec.Containers) {
-			mutated.Containers[i].Image = spec.Containers[i].Image
-		}
-	}
-	for i := range mutated.InitContainers {
-		if i < len(spec.InitContainers) {
-			mutated.InitContainers[i].Image = spec.InitContainers[i].Image
-		}
-	}
-	mutated.ActiveDeadlineSeconds = spec.ActiveDeadlineSeconds
-	mutated.TerminationGracePeriodSeconds = spec.TerminationGracePeriodSeconds
-	if len(spec.Tolerations) >= len(old.Tolerations) && apiequality.Semantic.DeepEqual(spec.Tolerations[:len(old.Tolerations)], old.Tolerations) {
-		mutated.Tolerations = spec.Tolerations
-	}
-	if old.NodeName == "" {
-		mutated.NodeName = spec.NodeName
-		mutated.SchedulingGates = spec.SchedulingGates
-	}
-	if apiequality.Semantic.DeepEqual(mutated, spec) {
-		return nil
-	}
-	return field.ErrorList{field.Forbidden(field.NewPath("spec"), ("pod updates may not change fields other than `spec.containers[*].image`,`spec.initContainers[*].image`,`spec.activeDeadlineSeconds`,`spec.tolerations` (only additions to existing tolerations),`spec.terminationGracePeriodSeconds` (allow it to be set to 1 if it was previously negative)"))}
 }
 
 // ValidateSelectorAndTemplate checks the selector and pod template of a
