@@ -14,17 +14,21 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-// Command podvalidation prints what kube-apiserver's pod validation
+// Command podvalidation writes what kube-apiserver's pod validation
 // (k8s.io/kubernetes' ValidatePodCreate, ValidatePodUpdate and
 // ValidatePodStatusUpdate, with its default feature gates) says of the
-// cases in a file of pkg/registry/pod's testdata, as TestUpstreamMessages
-// there expects them: see that file.
+// cases in each NAME.yaml of a directory to NAME.txt there, as
+// pkg/registry/pod's TestUpstreamMessages expects them (see there):
+//
+//	go run ./podvalidation ../../pkg/registry/pod/testdata/validation
 package main
 
 import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"path/filepath"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -51,16 +55,34 @@ type cases struct {
 
 func main() {
 	if len(os.Args) != 2 {
-		fmt.Fprintln(os.Stderr, "usage: podvalidation CASES.yaml")
+		fmt.Fprintln(os.Stderr, "usage: podvalidation DIR")
 		os.Exit(1)
 	}
-	if err := run(os.Args[1]); err != nil {
+	files, err := filepath.Glob(filepath.Join(os.Args[1], "*.yaml"))
+	if err == nil && len(files) == 0 {
+		err = fmt.Errorf("no .yaml file in %s", os.Args[1])
+	}
+	for _, file := range files {
+		if err == nil {
+			err = write(file)
+		}
+	}
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "podvalidation:", err)
 		os.Exit(1)
 	}
 }
 
-func run(path string) error {
+// write writes upstream's messages for the cases in file to its .txt.
+func write(file string) error {
+	var out strings.Builder
+	if err := run(file, &out); err != nil {
+		return fmt.Errorf("%s: %w", file, err)
+	}
+	return os.WriteFile(strings.TrimSuffix(file, ".yaml")+".txt", []byte(out.String()), 0o644)
+}
+
+func run(path string, out *strings.Builder) error {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return err
@@ -101,7 +123,7 @@ func run(path string) error {
 		if len(errs) > 0 {
 			result = apierrors.NewInvalid(schema.GroupKind{Kind: "Pod"}, n.Name, errs)
 		}
-		fmt.Printf("=== %s %s\n%v\n", c.Verb, c.Name, result)
+		fmt.Fprintf(out, "=== %s %s\n%v\n", c.Verb, c.Name, result)
 	}
 	return nil
 }

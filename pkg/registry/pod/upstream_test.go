@@ -21,6 +21,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -37,15 +38,34 @@ import (
 
 // TestUpstreamMessages: pods are refused, or not, on create, update and
 // status update as kube-apiserver 1.37.2's validation does, in its words.
-// testdata/validation-cases.yaml has the cases, and
-// testdata/upstream-validation.txt what k8s.io/kubernetes' validation said
-// of them (hack/upstream's podvalidation).
+// Each testdata/validation/NAME.yaml holds cases: its old pod is base with
+// old applied as a strategic merge patch, its new pod old with new applied
+// (create: base with new); verb is create, update (the pod) or status (its
+// status). NAME.txt holds what k8s.io/kubernetes' validation said of each:
+// after adding cases, regenerate the .txt files from hack/upstream with
+//
+//	go run ./podvalidation ../../pkg/registry/pod/testdata/validation
 func TestUpstreamMessages(t *testing.T) {
-	data, err := os.ReadFile("testdata/validation-cases.yaml")
-	if err != nil {
-		t.Fatal(err)
+	files, err := filepath.Glob("testdata/validation/*.yaml")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no cases: %v", err)
 	}
-	want, err := os.ReadFile("testdata/upstream-validation.txt")
+	for _, file := range files {
+		t.Run(filepath.Base(file), func(t *testing.T) {
+			want, err := os.ReadFile(strings.TrimSuffix(file, ".yaml") + ".txt")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(string(want), upstreamCases(t, file)); diff != "" {
+				t.Errorf("messages (-upstream +ours):\n%s", diff)
+			}
+		})
+	}
+}
+
+// upstreamCases returns what our storage says of file's cases.
+func upstreamCases(t *testing.T, file string) string {
+	data, err := os.ReadFile(file)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -81,9 +101,12 @@ func TestUpstreamMessages(t *testing.T) {
 		}
 		fmt.Fprintf(&got, "=== %s %s\n%v\n", c.Verb, c.Name, err)
 	}
-	if diff := cmp.Diff(string(want), got.String()); diff != "" {
-		t.Errorf("messages (-upstream +ours):\n%s", diff)
+	if out := os.Getenv("POD_VALIDATION_OURS"); out != "" { // to compare by eye while porting
+		if err := os.WriteFile(filepath.Join(out, filepath.Base(strings.TrimSuffix(file, ".yaml")+".txt")), []byte(got.String()), 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
+	return got.String()
 }
 
 // patchedPod is base with patches applied in turn as strategic merge
