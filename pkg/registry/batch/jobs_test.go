@@ -143,7 +143,8 @@ func TestJobValidate(t *testing.T) {
 		{
 			Name:   "restartPolicy empty",
 			Mutate: func(j *batchv1.Job) { j.Spec.Template.Spec.RestartPolicy = "" },
-			Want:   []string{"spec.template.spec.restartPolicy: Required value"},
+			// the pod spec's and the job's, as upstream
+			Want: []string{"spec.template.spec.restartPolicy: Required value", "spec.template.spec.restartPolicy: Required value"},
 		},
 		{
 			Name:   "negative parallelism",
@@ -382,6 +383,7 @@ func TestJobErrorsInUpstreamOrder(t *testing.T) {
 		"spec.parallelism: Invalid value: -1: must be greater than or equal to 0",
 		"spec.completions: Invalid value: -2: must be greater than or equal to 0",
 		"spec.backoffLimit: Invalid value: -1: must be greater than or equal to 0",
+		"spec.template.spec.restartPolicy: Required value",
 		`spec.template.spec.restartPolicy: Required value: valid values: "OnFailure", "Never"`,
 	}
 	var got []string

@@ -17,6 +17,9 @@ limitations under the License.
 package pod
 
 import (
+	"fmt"
+	"slices"
+
 	corev1 "k8s.io/api/core/v1"
 	apimachineryvalidation "k8s.io/apimachinery/pkg/api/validation"
 	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
@@ -106,4 +109,53 @@ func validateSchedulingGates(gates []corev1.PodSchedulingGate, path *field.Path)
 		seen.Insert(g.Name)
 	}
 	return errs
+}
+
+// validateTopologySpreadConstraints is upstream's, but for matchLabelKeys:
+// a positive skew, a topology key, a known action, each key and action
+// once, minDomains only to not schedule, known node policies, a valid
+// selector.
+func validateTopologySpreadConstraints(constraints []corev1.TopologySpreadConstraint, path *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	actions := []corev1.UnsatisfiableConstraintAction{corev1.DoNotSchedule, corev1.ScheduleAnyway}
+	policies := []corev1.NodeInclusionPolicy{corev1.NodeInclusionPolicyHonor, corev1.NodeInclusionPolicyIgnore}
+	for i, c := range constraints {
+		p := path.Index(i)
+		errs = append(errs, positive(int64(c.MaxSkew), p.Child("maxSkew"))...)
+		if c.TopologyKey == "" {
+			errs = append(errs, field.Required(p.Child("topologyKey"), "can not be empty"))
+		}
+		if !slices.Contains(actions, c.WhenUnsatisfiable) {
+			errs = append(errs, field.NotSupported(p.Child("whenUnsatisfiable"), c.WhenUnsatisfiable, actions))
+		}
+		if slices.ContainsFunc(constraints[i+1:], func(o corev1.TopologySpreadConstraint) bool {
+			return o.TopologyKey == c.TopologyKey && o.WhenUnsatisfiable == c.WhenUnsatisfiable
+		}) {
+			errs = append(errs, field.Duplicate(p.Child("{topologyKey, whenUnsatisfiable}"), fmt.Sprintf("{%v, %v}", c.TopologyKey, c.WhenUnsatisfiable)))
+		}
+		if m := c.MinDomains; m != nil {
+			errs = append(errs, positive(int64(*m), p.Child("minDomains"))...)
+			if c.WhenUnsatisfiable != corev1.DoNotSchedule {
+				errs = append(errs, field.Invalid(p.Child("minDomains"), m, fmt.Sprintf("can only use minDomains if whenUnsatisfiable=%s, not %s", corev1.DoNotSchedule, c.WhenUnsatisfiable)))
+			}
+		}
+		for _, np := range []struct {
+			name   string
+			policy *corev1.NodeInclusionPolicy
+		}{{"nodeAffinityPolicy", c.NodeAffinityPolicy}, {"nodeTaintsPolicy", c.NodeTaintsPolicy}} {
+			if np.policy != nil && !slices.Contains(policies, *np.policy) {
+				errs = append(errs, field.NotSupported(p.Child(np.name), np.policy, policies))
+			}
+		}
+		errs = append(errs, metav1validation.ValidateLabelSelector(c.LabelSelector, metav1validation.LabelSelectorValidationOptions{}, p.Child("labelSelector"))...)
+	}
+	return errs
+}
+
+// positive is upstream's ValidatePositiveField.
+func positive(value int64, p *field.Path) field.ErrorList {
+	if value <= 0 {
+		return field.ErrorList{field.Invalid(p, value, "must be greater than zero")}
+	}
+	return nil
 }

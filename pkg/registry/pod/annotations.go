@@ -19,8 +19,6 @@ package pod
 import (
 	"encoding/json"
 	"maps"
-	"path"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -85,15 +83,7 @@ func validateSeccompProfile(profile string, p *field.Path) field.ErrorList {
 	case profile == corev1.SeccompProfileRuntimeDefault, profile == corev1.DeprecatedSeccompProfileDockerDefault, profile == corev1.SeccompProfileNameUnconfined:
 		return nil
 	case strings.HasPrefix(profile, corev1.SeccompLocalhostProfileNamePrefix):
-		local := strings.TrimPrefix(profile, corev1.SeccompLocalhostProfileNamePrefix)
-		var errs field.ErrorList
-		if path.IsAbs(local) {
-			errs = append(errs, field.Invalid(p, local, "must be a relative path"))
-		}
-		if slices.Contains(strings.Split(filepath.ToSlash(local), "/"), "..") {
-			errs = append(errs, field.Invalid(p, local, "must not contain '..'"))
-		}
-		return errs
+		return validateLocalDescendingPath(strings.TrimPrefix(profile, corev1.SeccompLocalhostProfileNamePrefix), p)
 	}
 	return field.ErrorList{field.Invalid(p, profile, "must be a valid seccomp profile")}
 }

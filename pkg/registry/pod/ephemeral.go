@@ -96,8 +96,7 @@ func countGeneration(p, old *corev1.Pod) {
 // pod, and each existing ephemeral container kept unchanged (looked up by
 // name: a patch does not keep their order).
 func validateEphemeralContainersUpdate(p, old *corev1.Pod) field.ErrorList {
-	errs := validateAnnotations(p.Annotations, &p.Spec, invalidCost(old))
-	errs = append(errs, ValidatePodSpec(&p.Spec, field.NewPath("spec"))...)
+	errs := validatePodMetadataAndSpec(p, invalidCost(old))
 	errs = append(errs, validateAnnotationUpdates(p, old)...)
 	if _, ok := old.Annotations[corev1.MirrorPodAnnotationKey]; ok {
 		return field.ErrorList{field.Forbidden(field.NewPath(""), "static pods do not support ephemeral containers")}

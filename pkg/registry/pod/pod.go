@@ -78,7 +78,7 @@ func New(optsGetter generic.RESTOptionsGetter) (*Storage, error) {
 	s.ValidateFields = func(obj runtime.Object) field.ErrorList {
 		p := obj.(*corev1.Pod)
 		spec := &p.Spec
-		errs := append(validateAnnotations(p.Annotations, spec, false), ValidatePodSpec(spec, field.NewPath("spec"))...)
+		errs := validatePodMetadataAndSpec(p, false)
 		if len(spec.EphemeralContainers) > 0 {
 			errs = append(errs, field.Forbidden(field.NewPath("spec", "ephemeralContainers"), "cannot be set on create"))
 		}
@@ -90,8 +90,7 @@ func New(optsGetter generic.RESTOptionsGetter) (*Storage, error) {
 	s.ValidateFieldsUpdate = func(obj, old runtime.Object) field.ErrorList {
 		p, oldP := obj.(*corev1.Pod), old.(*corev1.Pod)
 		// upstream's order, which validates the new annotations twice
-		errs := validateAnnotations(p.Annotations, &p.Spec, invalidCost(oldP))
-		errs = append(errs, ValidatePodSpec(&p.Spec, field.NewPath("spec"))...)
+		errs := validatePodMetadataAndSpec(p, invalidCost(oldP))
 		errs = append(errs, validateAnnotationUpdates(p, oldP)...)
 		return append(errs, validatePodSpecUpdate(&p.Spec, &oldP.Spec)...)
 	}

@@ -216,7 +216,7 @@ func TestValidate(t *testing.T) {
 		},
 		{
 			name: "init container without a name or an image",
-			pod:  modified(validPod(), func(p *corev1.Pod) { p.Spec.InitContainers[0] = corev1.Container{} }),
+			pod:  modified(validPod(), func(p *corev1.Pod) { p.Spec.InitContainers[0] = corev1.Container{}; api.Scheme.Default(p) }),
 			want: []string{"spec.initContainers[0].image: Required value", "spec.initContainers[0].name: Required value"},
 		},
 		{
@@ -270,7 +270,8 @@ func TestValidate(t *testing.T) {
 		},
 		{ // upstream defaults a pod's to 1, and warns of a template's
 			name: "negative terminationGracePeriodSeconds",
-			pod:  modified(validPod(), func(p *corev1.Pod) { p.Spec.TerminationGracePeriodSeconds = ptr.To[int64](-1) }),
+			// decoding defaults it to 1, as upstream's
+			pod:  modified(validPod(), func(p *corev1.Pod) { p.Spec.TerminationGracePeriodSeconds = ptr.To[int64](-1); api.Scheme.Default(p) }),
 			want: []string{},
 		},
 		{
@@ -371,6 +372,7 @@ func TestValidateUpdate(t *testing.T) {
 			old:  validPod(),
 			obj: modified(validPod(), func(p *corev1.Pod) {
 				p.Spec.Containers = append(p.Spec.Containers, corev1.Container{Name: "extra", Image: "x:1"})
+				api.Scheme.Default(p)
 			}),
 			want: []string{"spec.containers: Forbidden"},
 		},

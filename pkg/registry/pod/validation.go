@@ -17,10 +17,8 @@ limitations under the License.
 package pod
 
 import (
-	"fmt"
-	"maps"
 	"reflect"
-	"slices"
+	"strings"
 	"sync/atomic"
 	"unicode"
 	"unicode/utf8"
@@ -32,8 +30,6 @@ import (
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
-
-	"github.com/miniapiserver/miniapiserver/pkg/registry/resourcequota"
 )
 
 // allowPrivileged is kube-apiserver's --allow-privileged: process-wide,
@@ -46,75 +42,6 @@ func init() { allowPrivileged.Store(true) }
 // AllowPrivileged sets whether pod specs may ask for privileged containers
 // (kube-apiserver's --allow-privileged), for the whole process.
 func AllowPrivileged(allow bool) { allowPrivileged.Store(allow) }
-
-// ValidatePodSpec checks the parts of a pod spec a test control plane can
-// judge without a kubelet, as upstream's validatePodSpec and in its order:
-// volumes' names, then containers (names, images, ports, volume mounts,
-// requests within limits, privilege, host ports), init and ephemeral ones,
-// policies, DNS, host aliases.
-func ValidatePodSpec(spec *corev1.PodSpec, p *field.Path) field.ErrorList {
-	volumes, errs := validateVolumeNames(spec.Volumes, p.Child("volumes"))
-	if len(spec.Containers) == 0 {
-		errs = append(errs, field.Required(p.Child("containers"), ""))
-	}
-	names := sets.New[string]()
-	for _, group := range []struct {
-		name       string
-		containers []corev1.Container
-	}{{"containers", spec.Containers}, {"initContainers", spec.InitContainers}} {
-		for i, c := range group.containers {
-			cp := p.Child(group.name).Index(i)
-			switch {
-			case c.Name == "":
-				errs = append(errs, field.Required(cp.Child("name"), ""))
-			case names.Has(c.Name):
-				errs = append(errs, field.Duplicate(cp.Child("name"), c.Name))
-			default:
-				for _, msg := range validation.IsDNS1123Label(c.Name) {
-					errs = append(errs, field.Invalid(cp.Child("name"), c.Name, msg))
-				}
-			}
-			names.Insert(c.Name)
-			if group.name == "initContainers" { // init containers run one by one
-				errs = append(errs, hostPortConflicts([]corev1.Container{c}, p.Child(group.name))...)
-			}
-			if c.Image == "" {
-				errs = append(errs, field.Required(cp.Child("image"), ""))
-			}
-			errs = append(errs, validatePorts(c.Ports, cp.Child("ports"))...)
-			errs = append(errs, validateMounts(c.VolumeMounts, volumes, cp.Child("volumeMounts"))...)
-			errs = append(errs, validateRequests(c.Resources, cp.Child("resources", "requests"))...)
-			if sc := c.SecurityContext; sc != nil && sc.Privileged != nil && *sc.Privileged && !allowPrivileged.Load() {
-				errs = append(errs, field.Forbidden(cp.Child("securityContext", "privileged"), "disallowed by cluster policy"))
-			}
-		}
-		if group.name == "containers" {
-			errs = append(errs, hostPortConflicts(spec.Containers, p.Child(group.name))...)
-		}
-	}
-	errs = append(errs, validateEphemeralContainers(spec, names, p.Child("ephemeralContainers"))...)
-	switch spec.RestartPolicy {
-	case "", corev1.RestartPolicyAlways, corev1.RestartPolicyOnFailure, corev1.RestartPolicyNever:
-	default:
-		errs = append(errs, field.NotSupported(p.Child("restartPolicy"), spec.RestartPolicy,
-			[]corev1.RestartPolicy{corev1.RestartPolicyAlways, corev1.RestartPolicyOnFailure, corev1.RestartPolicyNever}))
-	}
-	errs = append(errs, validateDNSPolicy(spec.DNSPolicy, p.Child("dnsPolicy"))...)
-	errs = append(errs, metav1validation.ValidateLabels(spec.NodeSelector, p.Child("nodeSelector"))...)
-	errs = append(errs, validateAffinity(spec.Affinity, p.Child("affinity"))...)
-	errs = append(errs, validateDNSConfig(spec.DNSConfig, spec.DNSPolicy, p.Child("dnsConfig"))...)
-	errs = append(errs, validateSchedulingGates(spec.SchedulingGates, p.Child("schedulingGates"))...)
-	if spec.NodeName != "" {
-		for _, msg := range validation.IsDNS1123Subdomain(spec.NodeName) {
-			errs = append(errs, field.Invalid(p.Child("nodeName"), spec.NodeName, msg))
-		}
-	}
-	if d := spec.ActiveDeadlineSeconds; d != nil && *d <= 0 {
-		errs = append(errs, field.Invalid(p.Child("activeDeadlineSeconds"), *d, "must be between 1 and 2147483647, inclusive"))
-	}
-	errs = append(errs, validateTolerations(spec.Tolerations, p.Child("tolerations"))...)
-	return append(errs, validateHostAliases(spec.HostAliases, p.Child("hostAliases"))...)
-}
 
 // ValidateSelectorAndTemplate checks the selector and pod template of a
 // controller's spec (at specPath) as upstream's apps validation does:
@@ -152,25 +79,19 @@ var allowedEphemeralContainerFields = sets.New("Name", "Image", "Command", "Args
 	"VolumeMounts", "VolumeDevices", "TerminationMessagePath", "TerminationMessagePolicy", "ImagePullPolicy",
 	"SecurityContext", "Stdin", "StdinOnce", "TTY")
 
-// validateEphemeralContainers checks a pod's ephemeral containers as
-// upstream's validateEphemeralContainers does: a name unique across all
-// the pod's containers (others holds the init and regular ones' names), an
-// image, a target among the other containers, nothing outside the allow
-// list, and no volume subpaths.
-func validateEphemeralContainers(spec *corev1.PodSpec, others sets.Set[string], p *field.Path) field.ErrorList {
+// validateEphemeralContainers is upstream's: each valid as any container
+// is, its image unpadded, named unlike any other container, its target
+// among the others, nothing outside the allow list, and no volume
+// subpaths.
+func validateEphemeralContainers(spec *corev1.PodSpec, volumes sets.Set[string], p *field.Path) field.ErrorList {
 	var errs field.ErrorList
+	others := containerNames(spec)
 	names := others.Clone()
-	for i, ec := range spec.EphemeralContainers {
-		ip := p.Index(i)
-		if ec.Name == "" {
-			errs = append(errs, field.Required(ip.Child("name"), ""))
-		} else {
-			for _, msg := range validation.IsDNS1123Label(ec.Name) {
-				errs = append(errs, field.Invalid(ip.Child("name"), ec.Name, msg))
-			}
-		}
-		if ec.Image == "" {
-			errs = append(errs, field.Required(ip.Child("image"), ""))
+	for i := range spec.EphemeralContainers {
+		ec, ip := &spec.EphemeralContainers[i], p.Index(i)
+		errs = append(errs, validateContainerCommon((*corev1.Container)(&ec.EphemeralContainerCommon), volumes, claimNames(spec), ip, podHostUsers(spec))...)
+		if strings.TrimSpace(ec.Image) != ec.Image {
+			errs = append(errs, field.Invalid(ip.Child("image"), ec.Image, "must not have leading or trailing whitespace"))
 		}
 		if names.Has(ec.Name) {
 			errs = append(errs, field.Duplicate(ip.Child("name"), ec.Name))
@@ -205,32 +126,6 @@ func notAllowed(c corev1.EphemeralContainerCommon, p *field.Path) field.ErrorLis
 		}
 	}
 	return errs
-}
-
-// validateVolumeNames checks volumes' names as upstream's ValidateVolumes,
-// and returns those of the valid ones.
-func validateVolumeNames(volumes []corev1.Volume, p *field.Path) (sets.Set[string], field.ErrorList) {
-	var errs field.ErrorList
-	names := sets.New[string]()
-	for i, v := range volumes {
-		np := p.Index(i).Child("name")
-		var el field.ErrorList
-		if v.Name == "" {
-			el = append(el, field.Required(np, ""))
-		} else {
-			for _, msg := range validation.IsDNS1123Label(v.Name) {
-				el = append(el, field.Invalid(np, v.Name, msg))
-			}
-		}
-		if names.Has(v.Name) {
-			el = append(el, field.Duplicate(np, v.Name))
-		}
-		if len(el) == 0 {
-			names.Insert(v.Name)
-		}
-		errs = append(errs, el...)
-	}
-	return names, errs
 }
 
 var portProtocols = sets.New(corev1.ProtocolSCTP, corev1.ProtocolTCP, corev1.ProtocolUDP)
@@ -274,7 +169,12 @@ func validatePorts(ports []corev1.ContainerPort, p *field.Path) field.ErrorList 
 }
 
 // validateMounts checks volume mounts as upstream's ValidateVolumeMounts
-// does: a volume of the pod's, a path, each path once.
+// does: a volume of the pod's, a path, each path once, local subpaths,
+// known propagation and recursive read-only modes, bind mount options.
+// (Upstream's checks against the container's volume devices and privilege,
+// and of image volumes' bind mount options, need what it is not given.)
+// Upstream's errors of subpaths, propagation and recursive read-only
+// modes name the list, not the mount.
 func validateMounts(mounts []corev1.VolumeMount, volumes sets.Set[string], p *field.Path) field.ErrorList {
 	var errs field.ErrorList
 	paths := sets.New[string]()
@@ -293,26 +193,20 @@ func validateMounts(mounts []corev1.VolumeMount, volumes sets.Set[string], p *fi
 			errs = append(errs, field.Invalid(ip.Child("mountPath"), m.MountPath, "must be unique"))
 		}
 		paths.Insert(m.MountPath)
-	}
-	return errs
-}
-
-// validateRequests checks each request against its limit, as upstream's
-// ValidateContainerResourceRequirements: at most the limit, or equal to it
-// for a resource that cannot be overcommitted (huge pages, extended
-// resources).
-func validateRequests(r corev1.ResourceRequirements, p *field.Path) field.ErrorList {
-	var errs field.ErrorList
-	for _, name := range slices.Sorted(maps.Keys(r.Requests)) {
-		request := r.Requests[name]
-		limit, ok := r.Limits[name]
-		switch {
-		case !ok:
-		case request.Cmp(limit) != 0 && !resourcequota.IsOvercommitAllowed(name):
-			errs = append(errs, field.Invalid(p, request.String(), fmt.Sprintf("must be equal to %s limit of %s", name, limit.String())))
-		case request.Cmp(limit) > 0:
-			errs = append(errs, field.Invalid(p, request.String(), fmt.Sprintf("must be less than or equal to %s limit of %s", name, limit.String())))
+		if m.SubPath != "" {
+			errs = append(errs, validateLocalDescendingPath(m.SubPath, p.Child("subPath"))...)
 		}
+		if m.SubPathExpr != "" {
+			if m.SubPath != "" {
+				errs = append(errs, field.Invalid(ip.Child("subPathExpr"), m.SubPathExpr, "subPathExpr and subPath are mutually exclusive"))
+			}
+			errs = append(errs, validateLocalDescendingPath(m.SubPathExpr, p.Child("subPathExpr"))...)
+		}
+		if mp := m.MountPropagation; mp != nil && !sets.New(mountPropagations...).Has(*mp) {
+			errs = append(errs, field.NotSupported(p.Child("mountPropagation"), *mp, mountPropagations))
+		}
+		errs = append(errs, validateMountRecursiveReadOnly(m, p.Child("recursiveReadOnly"))...)
+		errs = append(errs, validateBindMountOptions(m.BindMountOptions, ip.Child("bindMountOptions"))...)
 	}
 	return errs
 }

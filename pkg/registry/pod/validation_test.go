@@ -24,7 +24,16 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/utils/ptr"
+
+	"github.com/miniapiserver/miniapiserver/pkg/api"
 )
+
+// defaulted is spec with the defaults a pod's decoding gives it.
+func defaulted(spec *corev1.PodSpec) *corev1.PodSpec {
+	p := &corev1.Pod{Spec: *spec.DeepCopy()}
+	api.Scheme.Default(p)
+	return &p.Spec
+}
 
 // TestAllowPrivileged: with kube-apiserver's --allow-privileged=false a
 // privileged container, init container included, is refused with
@@ -36,11 +45,11 @@ func TestAllowPrivileged(t *testing.T) {
 		InitContainers: []corev1.Container{{Name: "init", Image: "busybox", SecurityContext: privileged}},
 		Containers:     []corev1.Container{{Name: "c", Image: "nginx", SecurityContext: privileged}, {Name: "d", Image: "nginx"}},
 	}
-	if errs := ValidatePodSpec(spec, field.NewPath("spec")); len(errs) != 0 {
+	if errs := ValidatePodSpec(defaulted(spec), field.NewPath("spec")); len(errs) != 0 {
 		t.Errorf("allowed: got %v, want no errors", errs)
 	}
 	AllowPrivileged(false)
-	errs := ValidatePodSpec(spec, field.NewPath("spec"))
+	errs := ValidatePodSpec(defaulted(spec), field.NewPath("spec"))
 	want := []string{ // upstream's order: containers, then init containers
 		"spec.containers[0].securityContext.privileged: Forbidden: disallowed by cluster policy",
 		"spec.initContainers[0].securityContext.privileged: Forbidden: disallowed by cluster policy",
@@ -71,7 +80,7 @@ func TestValidationMessagesAsUpstream(t *testing.T) {
 		`spec.containers[0].resources.requests: Invalid value: "2": must be less than or equal to cpu limit of 1`,
 	}
 	var got []string
-	for _, err := range ValidatePodSpec(spec, field.NewPath("spec")) {
+	for _, err := range ValidatePodSpec(defaulted(spec), field.NewPath("spec")) {
 		got = append(got, err.Error())
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
@@ -112,7 +121,7 @@ func TestNetworkValidationAsUpstream(t *testing.T) {
 		`spec.hostAliases[0].hostnames[1]: Invalid value: "Bad!": a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')`,
 	}
 	var got []string
-	for _, err := range ValidatePodSpec(spec, field.NewPath("spec")) {
+	for _, err := range ValidatePodSpec(defaulted(spec), field.NewPath("spec")) {
 		got = append(got, err.Error())
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
@@ -120,7 +129,7 @@ func TestNetworkValidationAsUpstream(t *testing.T) {
 	}
 
 	spec = &corev1.PodSpec{DNSPolicy: corev1.DNSNone, Containers: []corev1.Container{{Name: "a", Image: "nginx"}}}
-	errs := ValidatePodSpec(spec, field.NewPath("spec"))
+	errs := ValidatePodSpec(defaulted(spec), field.NewPath("spec"))
 	if want := "spec.dnsConfig: Required value: must provide `dnsConfig` when `dnsPolicy` is None"; len(errs) != 1 || errs[0].Error() != want {
 		t.Errorf("dnsPolicy None without dnsConfig: got %v, want %q", errs, want)
 	}

@@ -25,6 +25,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 
+	"github.com/miniapiserver/miniapiserver/pkg/api"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/registrytest"
 )
 
@@ -39,6 +40,7 @@ func newTemplate(mutate func(*corev1.PodTemplate)) *corev1.PodTemplate {
 			},
 		},
 	}
+	api.Scheme.Default(pt)
 	if mutate != nil {
 		mutate(pt)
 	}
@@ -86,6 +88,7 @@ func TestValidateUpdate(t *testing.T) {
 			Obj: newTemplate(func(pt *corev1.PodTemplate) {
 				pt.Template.Spec.Containers = []corev1.Container{{Name: "other", Image: "busybox:1"}}
 				pt.Template.Spec.RestartPolicy = corev1.RestartPolicyNever
+				api.Scheme.Default(pt)
 			}),
 			Want: []string{},
 		},

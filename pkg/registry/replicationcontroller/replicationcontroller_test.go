@@ -31,12 +31,13 @@ import (
 	"k8s.io/apiserver/pkg/registry/rest"
 	"k8s.io/utils/ptr"
 
+	"github.com/miniapiserver/miniapiserver/pkg/api"
 	"github.com/miniapiserver/miniapiserver/pkg/registry"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/registrytest"
 )
 
 func validRC() *corev1.ReplicationController {
-	return &corev1.ReplicationController{
+	rc := &corev1.ReplicationController{
 		ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "default", UID: "uid-1", ResourceVersion: "1"},
 		Spec: corev1.ReplicationControllerSpec{
 			Replicas: ptr.To[int32](3),
@@ -50,6 +51,8 @@ func validRC() *corev1.ReplicationController {
 			},
 		},
 	}
+	api.Scheme.Default(rc)
+	return rc
 }
 
 var nsContext = genericapirequest.WithNamespace(context.Background(), "default")
