@@ -17,6 +17,7 @@ limitations under the License.
 package dra
 
 import (
+	"fmt"
 	"maps"
 	"strings"
 	"time"
@@ -196,6 +197,12 @@ func resourceSlices(optsGetter generic.RESTOptionsGetter) (map[string]rest.Stora
 		return validateSliceSpec(&obj.(*resourcev1.ResourceSlice).Spec, &old.(*resourcev1.ResourceSlice).Spec)
 	}
 	s.OnCreate = func(obj runtime.Object) { obj.(*resourcev1.ResourceSlice).Generation = 1 }
+	s.Warnings = func(obj, _ runtime.Object) []string { // upstream's, on create and update
+		if d := obj.(*resourcev1.ResourceSlice).Spec.Driver; d != strings.ToLower(d) {
+			return []string{fmt.Sprintf("spec.driver: driver names should be lowercase; %q contains uppercase characters", d)}
+		}
+		return nil
+	}
 	s.OnUpdate = func(obj, old runtime.Object) {
 		rs, o := obj.(*resourcev1.ResourceSlice), old.(*resourcev1.ResourceSlice)
 		rs.Generation = o.Generation

@@ -201,6 +201,16 @@ func TestSlices(t *testing.T) {
 		t.Errorf("generation after a spec change: %d, want 2", grown.Generation)
 	}
 	registrytest.CheckFields(t, store, slice(nil), fields.Set{"metadata.name": "node-1-gpu", "spec.nodeName": "node-1", "spec.driver": "gpu.example.com", "spec.pool.name": "node-1"})
+	upper := slice(func(s *resourcev1.ResourceSlice) { s.Spec.Driver = "GPU.example.com" })
+	if errs := store.CreateStrategy.Validate(context.Background(), upper); len(errs) > 0 {
+		t.Errorf("an uppercase driver: errors %v, want none (as upstream)", errs)
+	}
+	const warning = `spec.driver: driver names should be lowercase; "GPU.example.com" contains uppercase characters`
+	registrytest.CheckWarnings(t, store, []registrytest.WarningCase{
+		{Name: "lowercase", Obj: slice(nil)},
+		{Name: "uppercase on create", Obj: upper, Want: []string{warning}},
+		{Name: "uppercase on update", Obj: upper, Old: slice(nil), Want: []string{warning}},
+	})
 }
 
 // TestTaintRules: a changed effect is stamped with the time, and the
