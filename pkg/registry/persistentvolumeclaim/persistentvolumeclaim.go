@@ -19,13 +19,11 @@ package persistentvolumeclaim
 import (
 	"fmt"
 	"maps"
-	"slices"
 
 	corev1 "k8s.io/api/core/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	apimachineryvalidation "k8s.io/apimachinery/pkg/api/validation"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/apiserver/pkg/registry/generic"
@@ -41,14 +39,23 @@ func NewStorage(optsGetter generic.RESTOptionsGetter) (map[string]rest.Storage, 
 	base := registry.NewStrategy(true)
 	// Runs after the status is cleared: a new claim is Pending.
 	base.OnCreate = func(obj runtime.Object) {
-		obj.(*corev1.PersistentVolumeClaim).Status = corev1.PersistentVolumeClaimStatus{Phase: corev1.ClaimPending}
+		pvc := obj.(*corev1.PersistentVolumeClaim)
+		pvc.Status = corev1.PersistentVolumeClaimStatus{Phase: corev1.ClaimPending}
+		keepDataSourceCompatible(&pvc.Spec, nil)
+		normalizeDataSources(&pvc.Spec)
+	}
+	base.OnUpdate = func(obj, old runtime.Object) {
+		pvc, oldPVC := obj.(*corev1.PersistentVolumeClaim), old.(*corev1.PersistentVolumeClaim)
+		keepDataSourceCompatible(&pvc.Spec, &oldPVC.Spec)
+		normalizeDataSources(&pvc.Spec)
+		normalizeDataSources(&oldPVC.Spec) // as upstream, so that claims stored before validate
 	}
 	base.ValidateFields = func(obj runtime.Object) field.ErrorList {
-		return validateSpec(&obj.(*corev1.PersistentVolumeClaim).Spec, field.NewPath("spec"))
+		return ValidateSpec(&obj.(*corev1.PersistentVolumeClaim).Spec, field.NewPath("spec"))
 	}
 	base.ValidateFieldsUpdate = func(obj, old runtime.Object) field.ErrorList {
 		pvc := obj.(*corev1.PersistentVolumeClaim)
-		return append(validateSpec(&pvc.Spec, field.NewPath("spec")), validateUpdate(pvc, old.(*corev1.PersistentVolumeClaim))...)
+		return append(ValidateSpec(&pvc.Spec, field.NewPath("spec")), validateUpdate(pvc, old.(*corev1.PersistentVolumeClaim))...)
 	}
 	base.Warnings = warnings
 	main, status := registry.SpecAndStatus{GroupVersion: "v1"}.Strategies(base)
@@ -106,30 +113,6 @@ func unset(s *string) string {
 		return "<unset>"
 	}
 	return *s
-}
-
-// validateSpec checks the cheap parts of upstream's ValidatePersistentVolumeClaimSpec.
-func validateSpec(spec *corev1.PersistentVolumeClaimSpec, p *field.Path) field.ErrorList {
-	errs := persistentvolume.ValidateAccessModes(spec.AccessModes, p.Child("accessModes"), "at least 1 access mode is required")
-	if spec.Selector != nil {
-		errs = append(errs, metav1validation.ValidateLabelSelector(spec.Selector, metav1validation.LabelSelectorValidationOptions{}, p.Child("selector"))...)
-	}
-	// Upstream's path: "spec.resources[storage]".
-	storagePath := p.Child("resources").Key(string(corev1.ResourceStorage))
-	if q, ok := spec.Resources.Requests[corev1.ResourceStorage]; !ok {
-		errs = append(errs, field.Required(storagePath, ""))
-	} else {
-		errs = append(errs, persistentvolume.ValidatePositiveQuantity(q, storagePath)...)
-	}
-	if c := spec.StorageClassName; c != nil && *c != "" {
-		for _, msg := range apimachineryvalidation.NameIsDNSSubdomain(*c, false) {
-			errs = append(errs, field.Invalid(p.Child("storageClassName"), *c, msg))
-		}
-	}
-	if m := spec.VolumeMode; m != nil && !slices.Contains(persistentvolume.SupportedVolumeModes, *m) {
-		errs = append(errs, field.NotSupported(p.Child("volumeMode"), *m, persistentvolume.SupportedVolumeModes))
-	}
-	return errs
 }
 
 // validateUpdate is upstream's ValidatePersistentVolumeClaimUpdate beyond

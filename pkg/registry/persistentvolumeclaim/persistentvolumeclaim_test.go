@@ -160,6 +160,22 @@ func TestValidate(t *testing.T) {
 			Want: []string{"spec.selector.matchLabels: Invalid value", "spec.storageClassName: Invalid value", "spec.volumeMode: Unsupported value"},
 		},
 		{
+			Name: "a data source of the core group that is no claim, and a data source ref unlike it",
+			Obj: registrytest.Modified(validPVC(), func(pvc *corev1.PersistentVolumeClaim) {
+				pvc.Spec.DataSource = &corev1.TypedLocalObjectReference{Kind: "Secret", Name: "s"}
+				pvc.Spec.DataSourceRef = &corev1.TypedObjectReference{Kind: "PersistentVolumeClaim", Name: "other"}
+			}),
+			Want: []string{"spec.dataSource: Invalid value", "spec: Invalid value"},
+		},
+		{
+			Name: "a data source ref of a snapshot",
+			Obj: registrytest.Modified(validPVC(), func(pvc *corev1.PersistentVolumeClaim) {
+				ref := &corev1.TypedObjectReference{APIGroup: ptr.To("snapshot.storage.k8s.io"), Kind: "VolumeSnapshot", Name: "snap"}
+				pvc.Spec.DataSourceRef = ref
+			}),
+			Want: []string{},
+		},
+		{
 			Name: "no namespace",
 			Obj:  registrytest.Modified(validPVC(), func(pvc *corev1.PersistentVolumeClaim) { pvc.Namespace = "" }),
 			Want: []string{"metadata.namespace: Required value"},
@@ -345,6 +361,44 @@ func TestPrepareForCreate(t *testing.T) {
 	}
 	if pvc.Spec.VolumeName != "pv-1" {
 		t.Errorf("volumeName after PrepareForCreate: got %q, want pv-1", pvc.Spec.VolumeName)
+	}
+}
+
+// TestDataSources: as upstream's strategy, a new claim's dataSource and
+// dataSourceRef are made one another's copy, and a dataSource that is no
+// claim or snapshot, set alone, is dropped; an update keeps an old claim's.
+func TestDataSources(t *testing.T) {
+	store := registrytest.REST(t, NewStorage, "persistentvolumeclaims")
+	snapshot := &corev1.TypedLocalObjectReference{APIGroup: ptr.To("snapshot.storage.k8s.io"), Kind: "VolumeSnapshot", Name: "snap"}
+	secret := &corev1.TypedLocalObjectReference{Kind: "Secret", Name: "s"}
+	populator := &corev1.TypedObjectReference{APIGroup: ptr.To("example.com"), Kind: "Populator", Name: "p"}
+	elsewhere := &corev1.TypedObjectReference{APIGroup: ptr.To("example.com"), Kind: "Populator", Name: "p", Namespace: ptr.To("other")}
+	for _, tt := range []struct {
+		name    string
+		ds      *corev1.TypedLocalObjectReference
+		ref     *corev1.TypedObjectReference
+		wantDS  *corev1.TypedLocalObjectReference
+		wantRef *corev1.TypedObjectReference
+	}{
+		{"a snapshot", snapshot, nil, snapshot, &corev1.TypedObjectReference{APIGroup: snapshot.APIGroup, Kind: snapshot.Kind, Name: snapshot.Name}},
+		{"a secret, dropped", secret, nil, nil, nil},
+		{"a populator by reference", nil, populator, &corev1.TypedLocalObjectReference{APIGroup: populator.APIGroup, Kind: populator.Kind, Name: populator.Name}, populator},
+		{"a reference to another namespace", nil, elsewhere, nil, elsewhere},
+	} {
+		pvc := registrytest.Modified(validPVC(), func(pvc *corev1.PersistentVolumeClaim) { pvc.Spec.DataSource, pvc.Spec.DataSourceRef = tt.ds, tt.ref })
+		store.CreateStrategy.PrepareForCreate(context.Background(), pvc)
+		if diff := cmp.Diff(tt.wantDS, pvc.Spec.DataSource); diff != "" {
+			t.Errorf("%s: dataSource (-want +got):\n%s", tt.name, diff)
+		}
+		if diff := cmp.Diff(tt.wantRef, pvc.Spec.DataSourceRef); diff != "" {
+			t.Errorf("%s: dataSourceRef (-want +got):\n%s", tt.name, diff)
+		}
+	}
+	old := registrytest.Modified(validPVC(), func(pvc *corev1.PersistentVolumeClaim) { pvc.Spec.DataSource = secret })
+	updated := old.DeepCopy()
+	store.UpdateStrategy.PrepareForUpdate(context.Background(), updated, old)
+	if updated.Spec.DataSource == nil || updated.Spec.DataSourceRef == nil || updated.Spec.DataSourceRef.Kind != "Secret" {
+		t.Errorf("an old claim's secret data source on update: %+v, %+v, want it kept and copied", updated.Spec.DataSource, updated.Spec.DataSourceRef)
 	}
 }
 
