@@ -34,18 +34,26 @@ type SpecAndStatus struct {
 	Generation bool
 	// StatusKeepsLabels makes status updates keep metadata.labels too (apps types).
 	StatusKeepsLabels bool
+	// Drop, if set, runs first on a create (old nil) and an update, before
+	// a spec change is counted: it drops what disabled features may not
+	// set, as upstream's PrepareForCreate and PrepareForUpdate do first.
+	Drop func(obj, old runtime.Object)
 }
 
 // Strategies returns the strategies of the resource and of its status
 // subresource, built on base:
-//   - a create clears status, then runs base's OnCreate; an update keeps the
-//     old status, counts a spec change, then runs base's OnUpdate;
+//   - a create runs Drop, clears status, then runs base's OnCreate; an
+//     update runs Drop, keeps the old status, counts a spec change, then
+//     runs base's OnUpdate;
 //   - a status update keeps the old spec (and labels, if asked), checks
 //     only metadata and warns of nothing: set the status strategy's
 //     ValidateFields* and Warnings to do more.
 func (t SpecAndStatus) Strategies(base Strategy) (main, status Strategy) {
 	main, status = base, base
 	main.OnCreate = func(obj runtime.Object) {
+		if t.Drop != nil {
+			t.Drop(obj, nil)
+		}
 		fieldOf(obj, "Status").SetZero()
 		if t.Generation {
 			if m, err := meta.Accessor(obj); err == nil {
@@ -57,6 +65,9 @@ func (t SpecAndStatus) Strategies(base Strategy) (main, status Strategy) {
 		}
 	}
 	main.OnUpdate = func(obj, old runtime.Object) {
+		if t.Drop != nil {
+			t.Drop(obj, old)
+		}
 		fieldOf(obj, "Status").Set(fieldOf(old, "Status"))
 		if t.Generation && !apiequality.Semantic.DeepEqual(fieldOf(obj, "Spec").Interface(), fieldOf(old, "Spec").Interface()) {
 			m, err1 := meta.Accessor(obj)

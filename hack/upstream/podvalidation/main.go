@@ -16,7 +16,8 @@ limitations under the License.
 
 // Command podvalidation writes what kube-apiserver's pod validation
 // (k8s.io/kubernetes' ValidatePodCreate, ValidatePodUpdate and
-// ValidatePodStatusUpdate, with its default feature gates) says of the
+// ValidatePodStatusUpdate, after DropDisabledPodFields, with its default
+// feature gates) says of the
 // cases in each NAME.yaml of a directory to NAME.txt there, as
 // pkg/registry/pod's TestUpstreamMessages expects them (see there):
 //
@@ -109,12 +110,15 @@ func run(path string, out *strings.Builder) error {
 			return fmt.Errorf("%s: %w", c.Name, err)
 		}
 		var errs field.ErrorList
-		switch c.Verb {
+		switch c.Verb { // the strategy's dropping of disabled fields, then validation
 		case "create":
+			podutil.DropDisabledPodFields(n, nil)
 			errs = validation.ValidatePodCreate(n, podutil.GetValidationOptionsFromPodSpecAndMeta(&n.Spec, nil, &n.ObjectMeta, nil))
 		case "update":
+			podutil.DropDisabledPodFields(n, o)
 			errs = validation.ValidatePodUpdate(n, o, podutil.GetValidationOptionsFromPodSpecAndMeta(&n.Spec, &o.Spec, &n.ObjectMeta, &o.ObjectMeta))
 		case "status":
+			podutil.DropDisabledPodFields(n, o)
 			errs = validation.ValidatePodStatusUpdate(n, o, podutil.GetValidationOptionsFromPodSpecAndMeta(&n.Spec, &o.Spec, &n.ObjectMeta, &o.ObjectMeta))
 		default:
 			return fmt.Errorf("%s: verb %q is not create, update or status", c.Name, c.Verb)

@@ -33,6 +33,7 @@ import (
 
 	"github.com/miniapiserver/miniapiserver/pkg/api"
 	"github.com/miniapiserver/miniapiserver/pkg/registry"
+	"github.com/miniapiserver/miniapiserver/pkg/registry/pod"
 )
 
 // workload describes one of the four types: what differs between them.
@@ -145,6 +146,17 @@ var workloads = []workload{
 	},
 }
 
+// dropDisabled drops from obj's pod template the fields upstream's
+// DropDisabledTemplateFields drops (old nil on create).
+func (w workload) dropDisabled(obj, old runtime.Object) {
+	_, _, template := w.spec(obj)
+	var oldTemplate *corev1.PodTemplateSpec
+	if old != nil {
+		_, _, oldTemplate = w.spec(old)
+	}
+	pod.DropDisabledTemplateFields(template, oldTemplate)
+}
+
 // NewStorage returns the storage of the four workload types and their
 // status (and, but for DaemonSets, scale) subresources.
 func NewStorage(optsGetter generic.RESTOptionsGetter) (map[string]rest.Storage, error) {
@@ -159,7 +171,7 @@ func NewStorage(optsGetter generic.RESTOptionsGetter) (map[string]rest.Storage, 
 		if base.Warnings == nil {
 			base.Warnings = w.podWarnings
 		}
-		main, status := registry.SpecAndStatus{GroupVersion: "apps/v1", Generation: true, StatusKeepsLabels: true}.Strategies(base)
+		main, status := registry.SpecAndStatus{GroupVersion: "apps/v1", Generation: true, StatusKeepsLabels: true, Drop: w.dropDisabled}.Strategies(base)
 		status.ValidateFieldsUpdate = w.validateStatus
 		if keep, onStatusUpdate := status.OnUpdate, w.onStatusUpdate; onStatusUpdate != nil {
 			status.OnUpdate = func(obj, old runtime.Object) {

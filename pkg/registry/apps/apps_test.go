@@ -273,3 +273,24 @@ func TestStorage(t *testing.T) {
 		})
 	}
 }
+
+// TestTemplateDropsDisabledFields: a workload's pod template loses the
+// fields behind kube-apiserver 1.37's alpha gates on create, as upstream's
+// DropDisabledTemplateFields, before its generation is counted.
+func TestTemplateDropsDisabledFields(t *testing.T) {
+	store := registrytest.REST(t, NewStorage, "deployments")
+	d := validDeployment()
+	d.Spec.Template.Spec.Containers[0].Lifecycle = &corev1.Lifecycle{StopSignal: ptr.To(corev1.SIGTERM)}
+	store.CreateStrategy.PrepareForCreate(context.Background(), d)
+	if l := d.Spec.Template.Spec.Containers[0].Lifecycle; l != nil {
+		t.Errorf("created: lifecycle %+v, want the stop signal dropped", l)
+	}
+	old := validDeployment()
+	updated := old.DeepCopy()
+	updated.Spec.Template.Spec.Containers[0].Lifecycle = &corev1.Lifecycle{StopSignal: ptr.To(corev1.SIGTERM)}
+	store.UpdateStrategy.PrepareForUpdate(context.Background(), updated, old)
+	if updated.Spec.Template.Spec.Containers[0].Lifecycle != nil || updated.Generation != old.Generation {
+		t.Errorf("updated: lifecycle %+v, generation %d, want the stop signal dropped and no change counted (%d)",
+			updated.Spec.Template.Spec.Containers[0].Lifecycle, updated.Generation, old.Generation)
+	}
+}

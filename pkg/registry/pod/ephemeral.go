@@ -67,6 +67,7 @@ func ephemeralContainersStrategy(base registry.Strategy) registry.Strategy {
 		ephemeral := p.Spec.EphemeralContainers
 		keepAllBut(p, oldP)
 		p.Spec.EphemeralContainers = ephemeral
+		DropDisabledFields(&p.Spec, &oldP.Spec)
 		countGeneration(p, oldP)
 	}
 	s.ValidateFieldsUpdate = func(obj, old runtime.Object) field.ErrorList {

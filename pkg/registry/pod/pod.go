@@ -61,6 +61,7 @@ func New(optsGetter generic.RESTOptionsGetter) (*Storage, error) {
 	s := registry.NewStrategy(true)
 	s.OnCreate = func(obj runtime.Object) {
 		p := obj.(*corev1.Pod)
+		DropDisabledFields(&p.Spec, nil)
 		p.Generation = 1
 		p.Status = corev1.PodStatus{Phase: corev1.PodPending}
 		p.Status.QOSClass = qos.ComputePodQOS(p)
@@ -73,6 +74,7 @@ func New(optsGetter generic.RESTOptionsGetter) (*Storage, error) {
 	s.OnUpdate = func(obj, old runtime.Object) {
 		p, oldP := obj.(*corev1.Pod), old.(*corev1.Pod)
 		p.Status = oldP.Status
+		DropDisabledFields(&p.Spec, &oldP.Spec)
 		countGeneration(p, oldP)
 	}
 	s.ValidateFields = func(obj runtime.Object) field.ErrorList {

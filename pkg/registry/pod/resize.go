@@ -46,6 +46,7 @@ func resizeStrategy(base registry.Strategy) registry.Strategy {
 			keepAllBut(p, oldP)
 			p.Spec.Resources, p.Spec.Containers, p.Spec.InitContainers = resources, containers, initContainers
 		}
+		DropDisabledFields(&p.Spec, &oldP.Spec)
 		countGeneration(p, oldP)
 	}
 	s.ValidateFieldsUpdate = func(obj, old runtime.Object) field.ErrorList {

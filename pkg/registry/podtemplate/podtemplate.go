@@ -33,9 +33,14 @@ import (
 // NewStorage returns the storage of podtemplates.
 func NewStorage(optsGetter generic.RESTOptionsGetter) (map[string]rest.Storage, error) {
 	s := registry.NewStrategy(true)
-	s.OnCreate = func(obj runtime.Object) { obj.(*corev1.PodTemplate).Generation = 1 }
+	s.OnCreate = func(obj runtime.Object) {
+		t := obj.(*corev1.PodTemplate)
+		pod.DropDisabledTemplateFields(&t.Template, nil)
+		t.Generation = 1
+	}
 	s.OnUpdate = func(obj, old runtime.Object) { // a change of the template is counted
 		t, oldT := obj.(*corev1.PodTemplate), old.(*corev1.PodTemplate)
+		pod.DropDisabledTemplateFields(&t.Template, &oldT.Template)
 		if !apiequality.Semantic.DeepEqual(t.Template, oldT.Template) {
 			t.Generation = oldT.Generation + 1
 		}
