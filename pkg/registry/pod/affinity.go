@@ -22,6 +22,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apimachineryvalidation "k8s.io/apimachinery/pkg/api/validation"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apimachinery/pkg/util/validation"
@@ -32,7 +33,7 @@ import (
 
 // validateAffinity is upstream's validateAffinity for a new pod (invalid
 // label values refused; upstream lets an update keep those its old spec
-// had). matchLabelKeys and mismatchLabelKeys are not checked.
+// had).
 func validateAffinity(a *corev1.Affinity, path *field.Path) field.ErrorList {
 	if a == nil {
 		return nil
@@ -89,6 +90,7 @@ func validatePodAffinityTerm(term corev1.PodAffinityTerm, path *field.Path) fiel
 			errs = append(errs, field.Invalid(path.Child("namespace"), ns, msg))
 		}
 	}
+	errs = append(errs, validateLabelKeys(path, term.MatchLabelKeys, term.MismatchLabelKeys, term.LabelSelector)...)
 	if term.TopologyKey == "" {
 		errs = append(errs, field.Required(path.Child("topologyKey"), "can not be empty"))
 	}
@@ -111,8 +113,8 @@ func validateSchedulingGates(gates []corev1.PodSchedulingGate, path *field.Path)
 	return errs
 }
 
-// validateTopologySpreadConstraints is upstream's, but for matchLabelKeys:
-// a positive skew, a topology key, a known action, each key and action
+// validateTopologySpreadConstraints is upstream's (MatchLabelKeysInPodTopologySpreadSelectorMerge
+// on): a positive skew, a topology key, a known action, each key and action
 // once, minDomains only to not schedule, known node policies, a valid
 // selector.
 func validateTopologySpreadConstraints(constraints []corev1.TopologySpreadConstraint, path *field.Path) field.ErrorList {
@@ -147,6 +149,7 @@ func validateTopologySpreadConstraints(constraints []corev1.TopologySpreadConstr
 				errs = append(errs, field.NotSupported(p.Child(np.name), np.policy, policies))
 			}
 		}
+		errs = append(errs, validateLabelKeys(p, c.MatchLabelKeys, nil, c.LabelSelector)...)
 		errs = append(errs, metav1validation.ValidateLabelSelector(c.LabelSelector, metav1validation.LabelSelectorValidationOptions{}, p.Child("labelSelector"))...)
 	}
 	return errs
@@ -158,4 +161,91 @@ func positive(value int64, p *field.Path) field.ErrorList {
 		return field.ErrorList{field.Invalid(p, value, "must be greater than zero")}
 	}
 	return nil
+}
+
+// validateLabelKeys is upstream's ValidateMatchLabelKeysAndMismatchLabelKeys:
+// label names, only beside a selector; a match key neither in the
+// selector twice (once merged on create) nor a mismatch key.
+func validateLabelKeys(path *field.Path, match, mismatch []string, selector *metav1.LabelSelector) field.ErrorList {
+	var errs field.ErrorList
+	for _, keys := range []struct {
+		name string
+		keys []string
+	}{{"matchLabelKeys", match}, {"mismatchLabelKeys", mismatch}} {
+		switch {
+		case len(keys.keys) == 0:
+		case selector == nil:
+			errs = append(errs, field.Forbidden(path.Child(keys.name), "must not be specified when labelSelector is not set"))
+		default:
+			for i, key := range keys.keys {
+				errs = append(errs, metav1validation.ValidateLabelName(key, path.Child(keys.name).Index(i))...)
+			}
+		}
+	}
+	if selector != nil {
+		seen := sets.KeySet(selector.MatchLabels)
+		for _, e := range selector.MatchExpressions {
+			// upstream's index: the key's last in matchLabelKeys, on path itself
+			if i := lastIndex(match, e.Key); i >= 0 && seen.Has(e.Key) {
+				errs = append(errs, field.Invalid(path.Index(i), e.Key, "exists in both matchLabelKeys and labelSelector"))
+			}
+			seen.Insert(e.Key)
+		}
+	}
+	for i, key := range match {
+		if slices.Contains(mismatch, key) {
+			errs = append(errs, field.Invalid(path.Child("matchLabelKeys").Index(i), key, "exists in both matchLabelKeys and mismatchLabelKeys"))
+		}
+	}
+	return errs
+}
+
+func lastIndex(keys []string, key string) int {
+	for i := len(keys) - 1; i >= 0; i-- {
+		if keys[i] == key {
+			return i
+		}
+	}
+	return -1
+}
+
+// mergeLabelKeys is upstream's mutatePodAffinity and
+// mutateTopologySpreadConstraints, on a pod's create: the values of the
+// pod's labels that matchLabelKeys (In) and mismatchLabelKeys (NotIn) name
+// added to their terms' selectors.
+func mergeLabelKeys(p *corev1.Pod) {
+	merge := func(selector *metav1.LabelSelector, match, mismatch []string) {
+		if selector == nil {
+			return
+		}
+		for _, k := range []struct {
+			keys []string
+			op   metav1.LabelSelectorOperator
+		}{{match, metav1.LabelSelectorOpIn}, {mismatch, metav1.LabelSelectorOpNotIn}} {
+			for _, key := range k.keys {
+				if value, ok := p.Labels[key]; ok {
+					selector.MatchExpressions = append(selector.MatchExpressions, metav1.LabelSelectorRequirement{Key: key, Operator: k.op, Values: []string{value}})
+				}
+			}
+		}
+	}
+	terms := func(required []corev1.PodAffinityTerm, preferred []corev1.WeightedPodAffinityTerm) {
+		for i := range preferred {
+			t := &preferred[i].PodAffinityTerm
+			merge(t.LabelSelector, t.MatchLabelKeys, t.MismatchLabelKeys)
+		}
+		for i := range required {
+			merge(required[i].LabelSelector, required[i].MatchLabelKeys, required[i].MismatchLabelKeys)
+		}
+	}
+	if a := p.Spec.Affinity; a != nil && a.PodAffinity != nil {
+		terms(a.PodAffinity.RequiredDuringSchedulingIgnoredDuringExecution, a.PodAffinity.PreferredDuringSchedulingIgnoredDuringExecution)
+	}
+	if a := p.Spec.Affinity; a != nil && a.PodAntiAffinity != nil {
+		terms(a.PodAntiAffinity.RequiredDuringSchedulingIgnoredDuringExecution, a.PodAntiAffinity.PreferredDuringSchedulingIgnoredDuringExecution)
+	}
+	for i := range p.Spec.TopologySpreadConstraints {
+		c := &p.Spec.TopologySpreadConstraints[i]
+		merge(c.LabelSelector, c.MatchLabelKeys, nil)
+	}
 }

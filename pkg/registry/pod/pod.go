@@ -69,6 +69,7 @@ func New(optsGetter generic.RESTOptionsGetter) (*Storage, error) {
 			setCondition(&p.Status, corev1.PodCondition{Type: corev1.PodScheduled, Status: corev1.ConditionFalse,
 				Reason: corev1.PodReasonSchedulingGated, Message: "Scheduling is blocked due to non-empty scheduling gates"})
 		}
+		mergeLabelKeys(p)
 	}
 	s.OnCreateRequest = applyAppArmorVersionSkew
 	s.OnUpdate = func(obj, old runtime.Object) {

@@ -20,7 +20,9 @@ import (
 	"context"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 )
 
@@ -54,5 +56,29 @@ func TestDropDisabledFields(t *testing.T) {
 	newPods(t).store.UpdateStrategy.PrepareForUpdate(context.Background(), updated, withAlphaFields.DeepCopy())
 	if updated.Spec.Containers[0].Lifecycle == nil || updated.Spec.Volumes[0].EmptyDir.Mode == nil || updated.Spec.Volumes[1].ConfigMap.DefaultUser == nil {
 		t.Errorf("updated: fields the stored pod has dropped, want them kept")
+	}
+}
+
+// TestMergeLabelKeys: on create, the values of the pod's labels that
+// matchLabelKeys and mismatchLabelKeys name join their selectors, as
+// upstream merges them for the scheduler.
+func TestMergeLabelKeys(t *testing.T) {
+	p := modified(validPod(), func(p *corev1.Pod) {
+		p.Labels = map[string]string{"app": "web", "pod-template-hash": "abc"}
+		selector := func() *metav1.LabelSelector { return &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}} }
+		p.Spec.Affinity = &corev1.Affinity{PodAntiAffinity: &corev1.PodAntiAffinity{RequiredDuringSchedulingIgnoredDuringExecution: []corev1.PodAffinityTerm{{
+			TopologyKey: "zone", LabelSelector: selector(), MatchLabelKeys: []string{"pod-template-hash", "absent"}, MismatchLabelKeys: []string{"app"},
+		}}}}
+		p.Spec.TopologySpreadConstraints = []corev1.TopologySpreadConstraint{{MaxSkew: 1, TopologyKey: "zone", WhenUnsatisfiable: corev1.DoNotSchedule,
+			LabelSelector: selector(), MatchLabelKeys: []string{"pod-template-hash"}}}
+	})
+	newPods(t).store.CreateStrategy.PrepareForCreate(context.Background(), p)
+	want := []metav1.LabelSelectorRequirement{{Key: "pod-template-hash", Operator: metav1.LabelSelectorOpIn, Values: []string{"abc"}},
+		{Key: "app", Operator: metav1.LabelSelectorOpNotIn, Values: []string{"web"}}}
+	if diff := cmp.Diff(want, p.Spec.Affinity.PodAntiAffinity.RequiredDuringSchedulingIgnoredDuringExecution[0].LabelSelector.MatchExpressions); diff != "" {
+		t.Errorf("the anti-affinity term's expressions (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(want[:1], p.Spec.TopologySpreadConstraints[0].LabelSelector.MatchExpressions); diff != "" {
+		t.Errorf("the spread constraint's expressions (-want +got):\n%s", diff)
 	}
 }
