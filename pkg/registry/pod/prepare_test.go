@@ -65,7 +65,9 @@ func TestDropDisabledFields(t *testing.T) {
 func TestMergeLabelKeys(t *testing.T) {
 	p := modified(validPod(), func(p *corev1.Pod) {
 		p.Labels = map[string]string{"app": "web", "pod-template-hash": "abc"}
-		selector := func() *metav1.LabelSelector { return &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}} }
+		selector := func() *metav1.LabelSelector {
+			return &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}}
+		}
 		p.Spec.Affinity = &corev1.Affinity{PodAntiAffinity: &corev1.PodAntiAffinity{RequiredDuringSchedulingIgnoredDuringExecution: []corev1.PodAffinityTerm{{
 			TopologyKey: "zone", LabelSelector: selector(), MatchLabelKeys: []string{"pod-template-hash", "absent"}, MismatchLabelKeys: []string{"app"},
 		}}}}

@@ -239,7 +239,7 @@ func containerNames(spec *corev1.PodSpec) sets.Set[string] {
 
 // validateContainers is upstream's: at least one, each valid and named
 // once, host ports not shared.
-func validateContainers(spec *corev1.PodSpec, volumes sets.Set[string], p *field.Path) field.ErrorList {
+func validateContainers(spec *corev1.PodSpec, volumes volumeSources, p *field.Path) field.ErrorList {
 	if len(spec.Containers) == 0 {
 		return field.ErrorList{field.Required(p, "")}
 	}
@@ -261,7 +261,7 @@ func validateContainers(spec *corev1.PodSpec, volumes sets.Set[string], p *field
 // validateInitContainers is upstream's: each valid, named unlike any
 // other container, its host ports its own; probes and lifecycle only for
 // a sidecar (restartPolicy Always).
-func validateInitContainers(spec *corev1.PodSpec, volumes sets.Set[string], p *field.Path) field.ErrorList {
+func validateInitContainers(spec *corev1.PodSpec, volumes volumeSources, p *field.Path) field.ErrorList {
 	var errs field.ErrorList
 	names := sets.New[string]()
 	for _, c := range spec.Containers {
@@ -297,7 +297,7 @@ func validateInitContainers(spec *corev1.PodSpec, volumes sets.Set[string], p *f
 // validateContainerCommon is upstream's, for every kind of container: a
 // name, an image, its termination message policy, ports, environment,
 // volume mounts, pull policy, resources and security context.
-func validateContainerCommon(c *corev1.Container, volumes, claims sets.Set[string], p *field.Path, hostUsers bool) field.ErrorList {
+func validateContainerCommon(c *corev1.Container, volumes volumeSources, claims sets.Set[string], p *field.Path, hostUsers bool) field.ErrorList {
 	var errs field.ErrorList
 	if c.Name == "" {
 		errs = append(errs, field.Required(p.Child("name"), ""))
@@ -318,7 +318,8 @@ func validateContainerCommon(c *corev1.Container, volumes, claims sets.Set[strin
 	errs = append(errs, validatePorts(c.Ports, p.Child("ports"))...)
 	errs = append(errs, validateEnv(c.Env, p.Child("env"))...)
 	errs = append(errs, validateEnvFrom(c.EnvFrom, p.Child("envFrom"))...)
-	errs = append(errs, validateMounts(c.VolumeMounts, volumes, p.Child("volumeMounts"))...)
+	errs = append(errs, validateMounts(c, volumes, p.Child("volumeMounts"))...)
+	errs = append(errs, validateDevices(c, volumes, p.Child("volumeDevices"))...)
 	switch c.ImagePullPolicy {
 	case corev1.PullAlways, corev1.PullIfNotPresent, corev1.PullNever:
 	case "":

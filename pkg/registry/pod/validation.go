@@ -18,6 +18,7 @@ package pod
 
 import (
 	"reflect"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"unicode"
@@ -83,7 +84,7 @@ var allowedEphemeralContainerFields = sets.New("Name", "Image", "Command", "Args
 // is, its image unpadded, named unlike any other container, its target
 // among the others, nothing outside the allow list, and no volume
 // subpaths.
-func validateEphemeralContainers(spec *corev1.PodSpec, volumes sets.Set[string], p *field.Path) field.ErrorList {
+func validateEphemeralContainers(spec *corev1.PodSpec, volumes volumeSources, p *field.Path) field.ErrorList {
 	var errs field.ErrorList
 	others := containerNames(spec)
 	names := others.Clone()
@@ -168,22 +169,23 @@ func validatePorts(ports []corev1.ContainerPort, p *field.Path) field.ErrorList 
 	return errs
 }
 
-// validateMounts checks volume mounts as upstream's ValidateVolumeMounts
-// does: a volume of the pod's, a path, each path once, local subpaths,
-// known propagation and recursive read-only modes, bind mount options.
-// (Upstream's checks against the container's volume devices and privilege,
-// and of image volumes' bind mount options, need what it is not given.)
-// Upstream's errors of subpaths, propagation and recursive read-only
-// modes name the list, not the mount.
-func validateMounts(mounts []corev1.VolumeMount, volumes sets.Set[string], p *field.Path) field.ErrorList {
+// volumeSources are a pod's valid volumes by name.
+type volumeSources map[string]corev1.VolumeSource
+
+// validateMounts is upstream's ValidateVolumeMounts of c's: each of a
+// volume of the pod, at a path of its own, apart from c's devices; its
+// subpaths, propagation (Bidirectional only for a privileged container),
+// recursive read-only and bind mount options valid. Some paths are the
+// list's, as upstream's.
+func validateMounts(c *corev1.Container, volumes volumeSources, p *field.Path) field.ErrorList {
 	var errs field.ErrorList
 	paths := sets.New[string]()
-	for i, m := range mounts {
+	for i, m := range c.VolumeMounts {
 		ip := p.Index(i)
 		if m.Name == "" {
 			errs = append(errs, field.Required(ip.Child("name"), ""))
 		}
-		if !volumes.Has(m.Name) {
+		if _, ok := volumes[m.Name]; !ok {
 			errs = append(errs, field.NotFound(ip.Child("name"), m.Name))
 		}
 		if m.MountPath == "" {
@@ -193,6 +195,12 @@ func validateMounts(mounts []corev1.VolumeMount, volumes sets.Set[string], p *fi
 			errs = append(errs, field.Invalid(ip.Child("mountPath"), m.MountPath, "must be unique"))
 		}
 		paths.Insert(m.MountPath)
+		if slices.ContainsFunc(c.VolumeDevices, func(d corev1.VolumeDevice) bool { return d.Name == m.Name }) {
+			errs = append(errs, field.Invalid(ip.Child("name"), m.Name, "must not already exist in volumeDevices"))
+		}
+		if slices.ContainsFunc(c.VolumeDevices, func(d corev1.VolumeDevice) bool { return d.DevicePath == m.MountPath }) {
+			errs = append(errs, field.Invalid(ip.Child("mountPath"), m.MountPath, "must not already exist as a path in volumeDevices"))
+		}
 		if m.SubPath != "" {
 			errs = append(errs, validateLocalDescendingPath(m.SubPath, p.Child("subPath"))...)
 		}
@@ -202,11 +210,64 @@ func validateMounts(mounts []corev1.VolumeMount, volumes sets.Set[string], p *fi
 			}
 			errs = append(errs, validateLocalDescendingPath(m.SubPathExpr, p.Child("subPathExpr"))...)
 		}
-		if mp := m.MountPropagation; mp != nil && !sets.New(mountPropagations...).Has(*mp) {
-			errs = append(errs, field.NotSupported(p.Child("mountPropagation"), *mp, mountPropagations))
+		if mp := m.MountPropagation; mp != nil {
+			if !slices.Contains(mountPropagations, *mp) {
+				errs = append(errs, field.NotSupported(p.Child("mountPropagation"), *mp, mountPropagations))
+			}
+			if sc := c.SecurityContext; *mp == corev1.MountPropagationBidirectional && (sc == nil || sc.Privileged == nil || !*sc.Privileged) {
+				errs = append(errs, field.Forbidden(p.Child("mountPropagation"), "Bidirectional mount propagation is available only to privileged containers"))
+			}
 		}
 		errs = append(errs, validateMountRecursiveReadOnly(m, p.Child("recursiveReadOnly"))...)
 		errs = append(errs, validateBindMountOptions(m.BindMountOptions, ip.Child("bindMountOptions"))...)
+		if v, ok := volumes[m.Name]; ok && len(m.BindMountOptions) > 0 && v.Image != nil {
+			errs = append(errs, field.Invalid(ip.Child("bindMountOptions"), m.BindMountOptions, "bindMountOptions may not be used with image volumes"))
+		}
+	}
+	return errs
+}
+
+// validateDevices is upstream's ValidateVolumeDevices of c's: each of a
+// claim or ephemeral volume of the pod, named once, at a path of its own
+// without backsteps, apart from c's mounts.
+func validateDevices(c *corev1.Container, volumes volumeSources, p *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	names, paths := sets.New[string](), sets.New[string]()
+	for i, d := range c.VolumeDevices {
+		ip := p.Index(i)
+		v, found := volumes[d.Name]
+		if d.Name == "" {
+			errs = append(errs, field.Required(ip.Child("name"), ""))
+		}
+		if names.Has(d.Name) {
+			errs = append(errs, field.Invalid(ip.Child("name"), d.Name, "must be unique"))
+		}
+		switch {
+		case !found:
+			errs = append(errs, field.NotFound(ip.Child("name"), d.Name))
+		case v.PersistentVolumeClaim == nil && v.Ephemeral == nil:
+			errs = append(errs, field.Invalid(ip.Child("name"), d.Name, "can only use volume source type of PersistentVolumeClaim or Ephemeral for block mode"))
+		}
+		if d.DevicePath == "" {
+			errs = append(errs, field.Required(ip.Child("devicePath"), ""))
+		}
+		if paths.Has(d.DevicePath) {
+			errs = append(errs, field.Invalid(ip.Child("devicePath"), d.DevicePath, "must be unique"))
+		}
+		if d.DevicePath != "" && len(validatePathNoBacksteps(d.DevicePath, p)) > 0 {
+			errs = append(errs, field.Invalid(ip.Child("devicePath"), d.DevicePath, "can not contain backsteps ('..')"))
+		} else {
+			paths.Insert(d.DevicePath)
+		}
+		if slices.ContainsFunc(c.VolumeMounts, func(m corev1.VolumeMount) bool { return m.Name == d.Name }) {
+			errs = append(errs, field.Invalid(ip.Child("name"), d.Name, "must not already exist in volumeMounts"))
+		}
+		if slices.ContainsFunc(c.VolumeMounts, func(m corev1.VolumeMount) bool { return m.MountPath == d.DevicePath }) {
+			errs = append(errs, field.Invalid(ip.Child("devicePath"), d.DevicePath, "must not already exist as a path in volumeMounts"))
+		}
+		if d.Name != "" {
+			names.Insert(d.Name)
+		}
 	}
 	return errs
 }

@@ -35,19 +35,19 @@ import (
 
 // validateVolumes is upstream's ValidateVolumes as for a template (with no
 // pod's name, it skips the checks of ephemeral volumes' claims' names): it
-// returns the names of the valid volumes.
-func validateVolumes(volumes []corev1.Volume, p *field.Path) (sets.Set[string], field.ErrorList) {
+// returns the valid volumes' sources.
+func validateVolumes(volumes []corev1.Volume, p *field.Path) (volumeSources, field.ErrorList) {
 	var errs field.ErrorList
-	names := sets.New[string]()
+	names := volumeSources{}
 	for i, v := range volumes {
 		ip := p.Index(i)
 		el := append(validateVolumeSource(&v.VolumeSource, v.Name, ip), required(v.Name, ip.Child("name"))...)
 		el = append(el, dns1123Label(v.Name, ip.Child("name"))...)
-		if names.Has(v.Name) {
+		if _, ok := names[v.Name]; ok {
 			el = append(el, field.Duplicate(ip.Child("name"), v.Name))
 		}
 		if len(el) == 0 {
-			names.Insert(v.Name)
+			names[v.Name] = v.VolumeSource
 		}
 		errs = append(errs, el...)
 	}
