@@ -30,15 +30,20 @@ import (
 )
 
 // ValidatePodSpec is upstream's ValidatePodSpec (k8s.io/kubernetes'
-// pkg/apis/core/validation), in its order, for what a control plane
-// without kubelets can judge; testdata/validation's cases compare it
-// with upstream's. Pods and every workload's template share it.
+// pkg/apis/core/validation) of a pod template's spec.
 func ValidatePodSpec(spec *corev1.PodSpec, p *field.Path) field.ErrorList {
+	return validatePodSpec(spec, "", p)
+}
+
+// validatePodSpec is upstream's ValidatePodSpec, in its order, for what a
+// control plane without kubelets can judge (testdata/validation's cases
+// compare it with upstream's), of the pod podName ("" for a template).
+func validatePodSpec(spec *corev1.PodSpec, podName string, p *field.Path) field.ErrorList {
 	var errs field.ErrorList
 	if spec.TerminationGracePeriodSeconds == nil {
 		errs = append(errs, field.Required(p.Child("terminationGracePeriodSeconds"), ""))
 	}
-	volumes, volumeErrs := validateVolumes(spec.Volumes, p.Child("volumes"))
+	volumes, volumeErrs := validateVolumes(spec.Volumes, podName, p.Child("volumes"))
 	errs = append(errs, volumeErrs...)
 	errs = append(errs, validateContainers(spec, volumes, p.Child("containers"))...)
 	errs = append(errs, validateInitContainers(spec, volumes, p.Child("initContainers"))...)
@@ -131,7 +136,7 @@ func ValidatePodSpec(spec *corev1.PodSpec, p *field.Path) field.ErrorList {
 func validatePodMetadataAndSpec(pod *corev1.Pod, anyCost bool) field.ErrorList {
 	specPath := field.NewPath("spec")
 	errs := validateAnnotations(pod.Annotations, &pod.Spec, anyCost)
-	errs = append(errs, ValidatePodSpec(&pod.Spec, specPath)...)
+	errs = append(errs, validatePodSpec(&pod.Spec, pod.Name, specPath)...)
 	if pod.Spec.ServiceAccountName == "" {
 		for i, v := range pod.Spec.Volumes {
 			if v.Projected == nil {
