@@ -122,6 +122,7 @@ func Add(c Config) (*Deferred, error) {
 	factory.Storage().V1().StorageClasses().Informer()
 	factory.Networking().V1().IngressClasses().Informer()
 	factory.Node().V1().RuntimeClasses().Informer()
+	factory.Core().V1().Nodes().Informer()
 	registration := factory.Admissionregistration().V1()
 	for _, i := range []interface {
 		Informer() cache.SharedIndexInformer
