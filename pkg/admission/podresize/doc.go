@@ -1,0 +1,22 @@
+/*
+Copyright The miniapiserver Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+// Package podresize is kube-apiserver's PodResizeValidator admission
+// plugin (InPlacePodVerticalScaling, GA in 1.37), ported from
+// k8s.io/kubernetes (plugin/pkg/admission/podresize): a resize of a pod on
+// a node is refused if the node is not Linux, or if the pod's requests
+// would exceed the node's allocatable cpu or memory.
+package podresize
