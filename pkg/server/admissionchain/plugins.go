@@ -29,6 +29,7 @@ import (
 	"github.com/miniapiserver/miniapiserver/pkg/admission/defaultclass"
 	"github.com/miniapiserver/miniapiserver/pkg/admission/defaulttolerationseconds"
 	"github.com/miniapiserver/miniapiserver/pkg/admission/limitranger"
+	"github.com/miniapiserver/miniapiserver/pkg/admission/nodedeclaredfeatures"
 	"github.com/miniapiserver/miniapiserver/pkg/admission/podresize"
 	"github.com/miniapiserver/miniapiserver/pkg/admission/podsecurity"
 	"github.com/miniapiserver/miniapiserver/pkg/admission/podtopologylabels"
@@ -47,8 +48,8 @@ import (
 // Priority, DefaultTolerationSeconds, DefaultStorageClass,
 // PersistentVolumeClaimResize, RuntimeClass, the certificates.k8s.io plugins
 // (CertificateApproval, CertificateSigning, ClusterTrustBundleAttest,
-// CertificateSubjectRestriction), DefaultIngressClass, PodTopologyLabels and
-// PodResizeValidator (ours, ported), then
+// CertificateSubjectRestriction), DefaultIngressClass, PodTopologyLabels,
+// NodeDeclaredFeatureValidator and PodResizeValidator (ours, ported), then
 // k8s.io/apiserver's MutatingAdmissionPolicy, MutatingAdmissionWebhook,
 // ValidatingAdmissionPolicy and ValidatingAdmissionWebhook (the mutating
 // ones run before the validating ones), then k8s.io/apiserver's
@@ -67,11 +68,13 @@ func NewOptions(enable, disable []string) *genericoptions.AdmissionOptions {
 	runtimeclass.Register(o.Plugins)
 	certificates.Register(o.Plugins)
 	podtopologylabels.Register(o.Plugins)
+	nodedeclaredfeatures.Register(o.Plugins)
 	podresize.Register(o.Plugins)
 	resourcequota.Register(o.Plugins)
 	ours := []string{limitranger.PluginName, serviceaccount.PluginName, podsecurity.PluginName, priority.PluginName, defaulttolerationseconds.PluginName,
 		defaultclass.StorageClassPluginName, pvcresize.PluginName, runtimeclass.PluginName}
-	ours = append(append(ours, certificates.PluginNames...), defaultclass.IngressClassPluginName, podtopologylabels.PluginName, podresize.PluginName)
+	ours = append(append(ours, certificates.PluginNames...), defaultclass.IngressClassPluginName, podtopologylabels.PluginName,
+		nodedeclaredfeatures.PluginName, podresize.PluginName)
 	o.RecommendedPluginOrder = slices.Insert(o.RecommendedPluginOrder, slices.Index(o.RecommendedPluginOrder, lifecycle.PluginName)+1, ours...)
 	o.RecommendedPluginOrder = append(o.RecommendedPluginOrder, resourcequota.PluginName)
 	o.EnablePlugins, o.DisablePlugins = enable, disable
