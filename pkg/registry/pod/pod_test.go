@@ -44,7 +44,7 @@ type pods struct {
 	resize    *SpecREST
 }
 
-func newPods(t *testing.T) pods {
+func newPods(t testing.TB) pods {
 	t.Helper()
 	mem := registrytest.NewMemStorage()
 	s, err := New(mem.Options("pods"))

@@ -59,52 +59,52 @@ func validateVolumes(volumes []corev1.Volume, podName string, p *field.Path) (vo
 	return names, errs
 }
 
-// volumeType is a kind of source: its name, whether set, and its check.
-type volumeType struct {
-	name     string
-	set      bool
-	validate func() field.ErrorList
+// volumeKind is a kind of source: its name, its field's path, whether a
+// source has it, and its check.
+type volumeKind struct {
+	name, child string
+	set         func(*corev1.VolumeSource) bool
+	validate    func(*corev1.VolumeSource, *field.Path) field.ErrorList
 }
 
-// source is the volumeType of a source s (nil if not set) checked at p.
-func source[T any](name string, s *T, p *field.Path, validate func(*T, *field.Path) field.ErrorList) volumeType {
-	return volumeType{name, s != nil, func() field.ErrorList { return validate(s, p) }}
+// kind is the volumeKind of the source get returns.
+func kind[T any](name, child string, get func(*corev1.VolumeSource) *T, validate func(*T, *field.Path) field.ErrorList) volumeKind {
+	return volumeKind{name, child, func(s *corev1.VolumeSource) bool { return get(s) != nil },
+		func(s *corev1.VolumeSource, p *field.Path) field.ErrorList { return validate(get(s), p) }}
 }
 
-// volumeTypes are upstream's, in its order and with its paths.
-func volumeTypes(s *corev1.VolumeSource, p *field.Path) []volumeType {
-	return []volumeType{
-		source("emptyDir", s.EmptyDir, p.Child("emptyDir"), validateEmptyDir),
-		source("hostPath", s.HostPath, p.Child("hostPath"), validateHostPath),
-		source("gitRepo", s.GitRepo, p.Child("gitRepo"), validateGitRepo),
-		source("gcePersistentDisk", s.GCEPersistentDisk, p.Child("persistentDisk"), validateGCEPersistentDisk),
-		source("awsElasticBlockStore", s.AWSElasticBlockStore, p.Child("awsElasticBlockStore"), validateAWSElasticBlockStore),
-		source("secret", s.Secret, p.Child("secret"), validateSecretVolume),
-		source("nfs", s.NFS, p.Child("nfs"), validateNFS),
-		source("iscsi", s.ISCSI, p.Child("iscsi"), validateISCSI),
-		source("glusterfs", s.Glusterfs, p.Child("glusterfs"), validateGlusterfs),
-		source("flocker", s.Flocker, p.Child("flocker"), validateFlocker),
-		source("persistentVolumeClaim", s.PersistentVolumeClaim, p.Child("persistentVolumeClaim"), requiredField("claimName", func(c *corev1.PersistentVolumeClaimVolumeSource) bool { return c.ClaimName == "" })),
-		source("rbd", s.RBD, p.Child("rbd"), validateRBD),
-		source("cinder", s.Cinder, p.Child("cinder"), validateCinder),
-		source("cephFS", s.CephFS, p.Child("cephfs"), requiredField("monitors", func(c *corev1.CephFSVolumeSource) bool { return len(c.Monitors) == 0 })),
-		source("quobyte", s.Quobyte, p.Child("quobyte"), validateQuobyte),
-		source("downwarAPI", s.DownwardAPI, p.Child("downwardAPI"), validateDownwardAPIVolume),
-		source("fc", s.FC, p.Child("fc"), validateFC),
-		source("flexVolume", s.FlexVolume, p.Child("flexVolume"), validateFlexVolume),
-		source("configMap", s.ConfigMap, p.Child("configMap"), validateConfigMapVolume),
-		source("azureFile", s.AzureFile, p.Child("azureFile"), validateAzureFile),
-		source("vsphereVolume", s.VsphereVolume, p.Child("vsphereVolume"), requiredField("volumePath", func(v *corev1.VsphereVirtualDiskVolumeSource) bool { return v.VolumePath == "" })),
-		source("photonPersistentDisk", s.PhotonPersistentDisk, p.Child("photonPersistentDisk"), requiredField("pdID", func(d *corev1.PhotonPersistentDiskVolumeSource) bool { return d.PdID == "" })),
-		source("portworxVolume", s.PortworxVolume, p.Child("portworxVolume"), requiredField("volumeID", func(v *corev1.PortworxVolumeSource) bool { return v.VolumeID == "" })),
-		source("azureDisk", s.AzureDisk, p.Child("azureDisk"), validateAzureDisk),
-		source("storageos", s.StorageOS, p.Child("storageos"), validateStorageOS),
-		source("projected", s.Projected, p.Child("projected"), validateProjected),
-		source("scaleIO", s.ScaleIO, p.Child("scaleIO"), validateScaleIO),
-		source("csi", s.CSI, p.Child("csi"), validateCSIVolume),
-		source("ephemeral", s.Ephemeral, p.Child("ephemeral"), validateEphemeralVolume),
-		source("image", s.Image, p.Child("image"), validateImageVolume),
-	}
+// volumeKinds are upstream's, in its order and with its paths.
+var volumeKinds = []volumeKind{
+	kind("emptyDir", "emptyDir", func(s *corev1.VolumeSource) *corev1.EmptyDirVolumeSource { return s.EmptyDir }, validateEmptyDir),
+	kind("hostPath", "hostPath", func(s *corev1.VolumeSource) *corev1.HostPathVolumeSource { return s.HostPath }, validateHostPath),
+	kind("gitRepo", "gitRepo", func(s *corev1.VolumeSource) *corev1.GitRepoVolumeSource { return s.GitRepo }, validateGitRepo),
+	kind("gcePersistentDisk", "persistentDisk", func(s *corev1.VolumeSource) *corev1.GCEPersistentDiskVolumeSource { return s.GCEPersistentDisk }, validateGCEPersistentDisk),
+	kind("awsElasticBlockStore", "awsElasticBlockStore", func(s *corev1.VolumeSource) *corev1.AWSElasticBlockStoreVolumeSource { return s.AWSElasticBlockStore }, validateAWSElasticBlockStore),
+	kind("secret", "secret", func(s *corev1.VolumeSource) *corev1.SecretVolumeSource { return s.Secret }, validateSecretVolume),
+	kind("nfs", "nfs", func(s *corev1.VolumeSource) *corev1.NFSVolumeSource { return s.NFS }, validateNFS),
+	kind("iscsi", "iscsi", func(s *corev1.VolumeSource) *corev1.ISCSIVolumeSource { return s.ISCSI }, validateISCSI),
+	kind("glusterfs", "glusterfs", func(s *corev1.VolumeSource) *corev1.GlusterfsVolumeSource { return s.Glusterfs }, validateGlusterfs),
+	kind("flocker", "flocker", func(s *corev1.VolumeSource) *corev1.FlockerVolumeSource { return s.Flocker }, validateFlocker),
+	kind("persistentVolumeClaim", "persistentVolumeClaim", func(s *corev1.VolumeSource) *corev1.PersistentVolumeClaimVolumeSource { return s.PersistentVolumeClaim }, requiredField("claimName", func(c *corev1.PersistentVolumeClaimVolumeSource) bool { return c.ClaimName == "" })),
+	kind("rbd", "rbd", func(s *corev1.VolumeSource) *corev1.RBDVolumeSource { return s.RBD }, validateRBD),
+	kind("cinder", "cinder", func(s *corev1.VolumeSource) *corev1.CinderVolumeSource { return s.Cinder }, validateCinder),
+	kind("cephFS", "cephfs", func(s *corev1.VolumeSource) *corev1.CephFSVolumeSource { return s.CephFS }, requiredField("monitors", func(c *corev1.CephFSVolumeSource) bool { return len(c.Monitors) == 0 })),
+	kind("quobyte", "quobyte", func(s *corev1.VolumeSource) *corev1.QuobyteVolumeSource { return s.Quobyte }, validateQuobyte),
+	kind("downwarAPI", "downwardAPI", func(s *corev1.VolumeSource) *corev1.DownwardAPIVolumeSource { return s.DownwardAPI }, validateDownwardAPIVolume),
+	kind("fc", "fc", func(s *corev1.VolumeSource) *corev1.FCVolumeSource { return s.FC }, validateFC),
+	kind("flexVolume", "flexVolume", func(s *corev1.VolumeSource) *corev1.FlexVolumeSource { return s.FlexVolume }, validateFlexVolume),
+	kind("configMap", "configMap", func(s *corev1.VolumeSource) *corev1.ConfigMapVolumeSource { return s.ConfigMap }, validateConfigMapVolume),
+	kind("azureFile", "azureFile", func(s *corev1.VolumeSource) *corev1.AzureFileVolumeSource { return s.AzureFile }, validateAzureFile),
+	kind("vsphereVolume", "vsphereVolume", func(s *corev1.VolumeSource) *corev1.VsphereVirtualDiskVolumeSource { return s.VsphereVolume }, requiredField("volumePath", func(v *corev1.VsphereVirtualDiskVolumeSource) bool { return v.VolumePath == "" })),
+	kind("photonPersistentDisk", "photonPersistentDisk", func(s *corev1.VolumeSource) *corev1.PhotonPersistentDiskVolumeSource { return s.PhotonPersistentDisk }, requiredField("pdID", func(d *corev1.PhotonPersistentDiskVolumeSource) bool { return d.PdID == "" })),
+	kind("portworxVolume", "portworxVolume", func(s *corev1.VolumeSource) *corev1.PortworxVolumeSource { return s.PortworxVolume }, requiredField("volumeID", func(v *corev1.PortworxVolumeSource) bool { return v.VolumeID == "" })),
+	kind("azureDisk", "azureDisk", func(s *corev1.VolumeSource) *corev1.AzureDiskVolumeSource { return s.AzureDisk }, validateAzureDisk),
+	kind("storageos", "storageos", func(s *corev1.VolumeSource) *corev1.StorageOSVolumeSource { return s.StorageOS }, validateStorageOS),
+	kind("projected", "projected", func(s *corev1.VolumeSource) *corev1.ProjectedVolumeSource { return s.Projected }, validateProjected),
+	kind("scaleIO", "scaleIO", func(s *corev1.VolumeSource) *corev1.ScaleIOVolumeSource { return s.ScaleIO }, validateScaleIO),
+	kind("csi", "csi", func(s *corev1.VolumeSource) *corev1.CSIVolumeSource { return s.CSI }, validateCSIVolume),
+	kind("ephemeral", "ephemeral", func(s *corev1.VolumeSource) *corev1.EphemeralVolumeSource { return s.Ephemeral }, validateEphemeralVolume),
+	kind("image", "image", func(s *corev1.VolumeSource) *corev1.ImageVolumeSource { return s.Image }, validateImageVolume),
 }
 
 // validateVolumeSource is upstream's: one source, valid (a second is not
@@ -113,14 +113,14 @@ func volumeTypes(s *corev1.VolumeSource, p *field.Path) []volumeType {
 func validateVolumeSource(s *corev1.VolumeSource, volName, podName string, p *field.Path) field.ErrorList {
 	var errs field.ErrorList
 	n := 0
-	for _, t := range volumeTypes(s, p) {
+	for _, t := range volumeKinds {
 		switch {
-		case !t.set:
+		case !t.set(s):
 		case n > 0:
 			errs = append(errs, field.Forbidden(p.Child(t.name), "may not specify more than 1 volume type"))
 		default:
 			n++
-			errs = append(errs, t.validate()...)
+			errs = append(errs, t.validate(s, p.Child(t.child))...)
 			if t.name == "ephemeral" && podName != "" && volName != "" {
 				claim := podName + "-" + volName
 				for _, msg := range apimachineryvalidation.NameIsDNSSubdomain(claim, false) {
