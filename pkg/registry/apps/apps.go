@@ -146,15 +146,10 @@ var workloads = []workload{
 	},
 }
 
-// dropDisabled drops from obj's pod template the fields upstream's
-// DropDisabledTemplateFields drops (old nil on create).
-func (w workload) dropDisabled(obj, old runtime.Object) {
+// template returns obj's pod template.
+func (w workload) template(obj runtime.Object) *corev1.PodTemplateSpec {
 	_, _, template := w.spec(obj)
-	var oldTemplate *corev1.PodTemplateSpec
-	if old != nil {
-		_, _, oldTemplate = w.spec(old)
-	}
-	pod.DropDisabledTemplateFields(template, oldTemplate)
+	return template
 }
 
 // NewStorage returns the storage of the four workload types and their
@@ -171,7 +166,7 @@ func NewStorage(optsGetter generic.RESTOptionsGetter) (map[string]rest.Storage, 
 		if base.Warnings == nil {
 			base.Warnings = w.podWarnings
 		}
-		main, status := registry.SpecAndStatus{GroupVersion: "apps/v1", Generation: true, StatusKeepsLabels: true, Drop: w.dropDisabled}.Strategies(base)
+		main, status := registry.SpecAndStatus{GroupVersion: "apps/v1", Generation: true, StatusKeepsLabels: true, Drop: pod.TemplateDropper(w.template)}.Strategies(base)
 		status.ValidateFieldsUpdate = w.validateStatus
 		if keep, onStatusUpdate := status.OnUpdate, w.onStatusUpdate; onStatusUpdate != nil {
 			status.OnUpdate = func(obj, old runtime.Object) {

@@ -60,13 +60,9 @@ func NewStorage(optsGetter generic.RESTOptionsGetter) (map[string]rest.Storage, 
 		return append(validateJob(obj.(*batchv1.Job)), validateJobUpdate(obj.(*batchv1.Job), old.(*batchv1.Job))...)
 	}
 	jobBase.Warnings = jobWarnings
-	jobStrategy, jobStatus := registry.SpecAndStatus{GroupVersion: "batch/v1", Generation: true, Drop: func(obj, old runtime.Object) {
-		var oldTemplate *corev1.PodTemplateSpec
-		if old != nil {
-			oldTemplate = &old.(*batchv1.Job).Spec.Template
-		}
-		pod.DropDisabledTemplateFields(&obj.(*batchv1.Job).Spec.Template, oldTemplate)
-	}}.Strategies(jobBase)
+	jobStrategy, jobStatus := registry.SpecAndStatus{GroupVersion: "batch/v1", Generation: true, Drop: pod.TemplateDropper(func(obj runtime.Object) *corev1.PodTemplateSpec {
+		return &obj.(*batchv1.Job).Spec.Template
+	})}.Strategies(jobBase)
 	jobs, err := registry.NewREST(optsGetter, registry.Resource{
 		Resource:   batchv1.Resource("jobs"),
 		Singular:   "job",
@@ -87,13 +83,9 @@ func NewStorage(optsGetter generic.RESTOptionsGetter) (map[string]rest.Storage, 
 		return validateCronJob(obj.(*batchv1.CronJob), old.(*batchv1.CronJob))
 	}
 	cronBase.Warnings = cronJobWarnings
-	cronStrategy, cronStatus := registry.SpecAndStatus{GroupVersion: "batch/v1", Generation: true, Drop: func(obj, old runtime.Object) {
-		var oldTemplate *corev1.PodTemplateSpec
-		if old != nil {
-			oldTemplate = &old.(*batchv1.CronJob).Spec.JobTemplate.Spec.Template
-		}
-		pod.DropDisabledTemplateFields(&obj.(*batchv1.CronJob).Spec.JobTemplate.Spec.Template, oldTemplate)
-	}}.Strategies(cronBase)
+	cronStrategy, cronStatus := registry.SpecAndStatus{GroupVersion: "batch/v1", Generation: true, Drop: pod.TemplateDropper(func(obj runtime.Object) *corev1.PodTemplateSpec {
+		return &obj.(*batchv1.CronJob).Spec.JobTemplate.Spec.Template
+	})}.Strategies(cronBase)
 	cronJobs, err := registry.NewREST(optsGetter, registry.Resource{
 		Resource:   batchv1.Resource("cronjobs"),
 		Singular:   "cronjob",

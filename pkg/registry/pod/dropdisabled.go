@@ -18,6 +18,7 @@ package pod
 
 import (
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
@@ -67,6 +68,18 @@ func DropDisabledFields(spec, old *corev1.PodSpec) {
 	}
 	if old == nil || len(old.EvictionResponders) == 0 { // EvictionRequestAPI
 		spec.EvictionResponders = nil
+	}
+}
+
+// TemplateDropper returns a registry.SpecAndStatus Drop that drops from
+// the pod template template returns what DropDisabledTemplateFields drops.
+func TemplateDropper(template func(obj runtime.Object) *corev1.PodTemplateSpec) func(obj, old runtime.Object) {
+	return func(obj, old runtime.Object) {
+		var oldTemplate *corev1.PodTemplateSpec
+		if old != nil {
+			oldTemplate = template(old)
+		}
+		DropDisabledTemplateFields(template(obj), oldTemplate)
 	}
 }
 

@@ -55,13 +55,9 @@ func NewStorage(optsGetter generic.RESTOptionsGetter) (map[string]rest.Storage, 
 		// an update warns of what it replaces.
 		return pod.TemplateWarnings(specPath.Child("template"), oldRC.Spec.Template)
 	}
-	main, status := registry.SpecAndStatus{GroupVersion: "v1", Generation: true, Drop: func(obj, old runtime.Object) {
-		var oldTemplate *corev1.PodTemplateSpec
-		if old != nil {
-			oldTemplate = old.(*corev1.ReplicationController).Spec.Template
-		}
-		pod.DropDisabledTemplateFields(obj.(*corev1.ReplicationController).Spec.Template, oldTemplate)
-	}}.Strategies(base)
+	main, status := registry.SpecAndStatus{GroupVersion: "v1", Generation: true, Drop: pod.TemplateDropper(func(obj runtime.Object) *corev1.PodTemplateSpec {
+		return obj.(*corev1.ReplicationController).Spec.Template
+	})}.Strategies(base)
 	status.ValidateFieldsUpdate = func(obj, _ runtime.Object) field.ErrorList {
 		return validateStatus(&obj.(*corev1.ReplicationController).Status)
 	}
