@@ -89,10 +89,18 @@ func validateSeccompProfile(profile string, p *field.Path) field.ErrorList {
 }
 
 // validateAnnotationUpdates is upstream's ValidatePodSpecificAnnotationUpdates:
-// the AppArmor and mirror pod annotations may not be added, changed or
-// removed, and the new annotations are valid (a deletion cost as invalid
-// as the old one kept).
+// annotationChanges, and the new annotations valid (a deletion cost as
+// invalid as the old one kept).
 func validateAnnotationUpdates(p, old *corev1.Pod) field.ErrorList {
+	return append(annotationChanges(p, old), validateAnnotations(p.Annotations, &p.Spec, invalidCost(old))...)
+}
+
+// annotationChanges refuses an AppArmor or mirror pod annotation added,
+// changed or removed. An update, which has validated the new annotations
+// before (upstream's validatePodMetadataAndSpec), needs only this of
+// upstream's ValidatePodSpecificAnnotationUpdates: its second validation
+// of them repeats the first's errors, which the response drops.
+func annotationChanges(p, old *corev1.Pod) field.ErrorList {
 	var errs field.ErrorList
 	for _, k := range slices.Sorted(maps.Keys(old.Annotations)) { // upstream's order is a map's
 		if v, ok := p.Annotations[k]; ok && v == old.Annotations[k] {
@@ -116,7 +124,7 @@ func validateAnnotationUpdates(p, old *corev1.Pod) field.ErrorList {
 			errs = append(errs, field.Forbidden(annotationsPath.Key(k), "may not add mirror pod annotation"))
 		}
 	}
-	return append(errs, validateAnnotations(p.Annotations, &p.Spec, invalidCost(old))...)
+	return errs
 }
 
 // invalidCost is whether old's deletion cost is invalid, which lets its

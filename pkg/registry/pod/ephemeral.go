@@ -98,7 +98,7 @@ func countGeneration(p, old *corev1.Pod) {
 // name: a patch does not keep their order).
 func validateEphemeralContainersUpdate(p, old *corev1.Pod) field.ErrorList {
 	errs := validatePodMetadataAndSpec(p, invalidCost(old))
-	errs = append(errs, validateAnnotationUpdates(p, old)...)
+	errs = append(errs, annotationChanges(p, old)...)
 	if _, ok := old.Annotations[corev1.MirrorPodAnnotationKey]; ok {
 		return field.ErrorList{field.Forbidden(field.NewPath(""), "static pods do not support ephemeral containers")}
 	}

@@ -92,9 +92,8 @@ func New(optsGetter generic.RESTOptionsGetter) (*Storage, error) {
 	}
 	s.ValidateFieldsUpdate = func(obj, old runtime.Object) field.ErrorList {
 		p, oldP := obj.(*corev1.Pod), old.(*corev1.Pod)
-		// upstream's order, which validates the new annotations twice
 		errs := validatePodMetadataAndSpec(p, invalidCost(oldP))
-		errs = append(errs, validateAnnotationUpdates(p, oldP)...)
+		errs = append(errs, annotationChanges(p, oldP)...)
 		return append(errs, validatePodSpecUpdate(&p.Spec, &oldP.Spec)...)
 	}
 	s.Warnings = func(obj, old runtime.Object) []string {
