@@ -45,9 +45,10 @@ func validatePodSpec(spec *corev1.PodSpec, podName string, p *field.Path) field.
 	}
 	volumes, volumeErrs := validateVolumes(spec.Volumes, podName, p.Child("volumes"))
 	errs = append(errs, volumeErrs...)
-	errs = append(errs, validateContainers(spec, volumes, p.Child("containers"))...)
-	errs = append(errs, validateInitContainers(spec, volumes, p.Child("initContainers"))...)
-	errs = append(errs, validateEphemeralContainers(spec, volumes, p.Child("ephemeralContainers"))...)
+	claims := claimNames(spec)
+	errs = append(errs, validateContainers(spec, volumes, claims, p.Child("containers"))...)
+	errs = append(errs, validateInitContainers(spec, volumes, claims, p.Child("initContainers"))...)
+	errs = append(errs, validateEphemeralContainers(spec, volumes, claims, p.Child("ephemeralContainers"))...)
 	errs = append(errs, validateHostNetworkPorts(spec, p.Child("containers"))...)
 	switch spec.RestartPolicy {
 	case corev1.RestartPolicyAlways, corev1.RestartPolicyOnFailure, corev1.RestartPolicyNever:
@@ -244,7 +245,7 @@ func containerNames(spec *corev1.PodSpec) sets.Set[string] {
 
 // validateContainers is upstream's: at least one, each valid and named
 // once, host ports not shared.
-func validateContainers(spec *corev1.PodSpec, volumes volumeSources, p *field.Path) field.ErrorList {
+func validateContainers(spec *corev1.PodSpec, volumes volumeSources, claims sets.Set[string], p *field.Path) field.ErrorList {
 	if len(spec.Containers) == 0 {
 		return field.ErrorList{field.Required(p, "")}
 	}
@@ -252,7 +253,7 @@ func validateContainers(spec *corev1.PodSpec, volumes volumeSources, p *field.Pa
 	names := sets.New[string]()
 	for i := range spec.Containers {
 		c, cp := &spec.Containers[i], p.Index(i)
-		errs = append(errs, validateContainerCommon(c, volumes, claimNames(spec), cp, podHostUsers(spec))...)
+		errs = append(errs, validateContainerCommon(c, volumes, claims, cp, podHostUsers(spec))...)
 		if names.Has(c.Name) {
 			errs = append(errs, field.Duplicate(cp.Child("name"), c.Name))
 		}
@@ -266,7 +267,7 @@ func validateContainers(spec *corev1.PodSpec, volumes volumeSources, p *field.Pa
 // validateInitContainers is upstream's: each valid, named unlike any
 // other container, its host ports its own; probes and lifecycle only for
 // a sidecar (restartPolicy Always).
-func validateInitContainers(spec *corev1.PodSpec, volumes volumeSources, p *field.Path) field.ErrorList {
+func validateInitContainers(spec *corev1.PodSpec, volumes volumeSources, claims sets.Set[string], p *field.Path) field.ErrorList {
 	var errs field.ErrorList
 	names := sets.New[string]()
 	for _, c := range spec.Containers {
@@ -274,7 +275,7 @@ func validateInitContainers(spec *corev1.PodSpec, volumes volumeSources, p *fiel
 	}
 	for i := range spec.InitContainers {
 		c, cp := &spec.InitContainers[i], p.Index(i)
-		errs = append(errs, validateContainerCommon(c, volumes, claimNames(spec), cp, podHostUsers(spec))...)
+		errs = append(errs, validateContainerCommon(c, volumes, claims, cp, podHostUsers(spec))...)
 		errs = append(errs, validateInitRestartPolicy(c, cp)...)
 		if names.Has(c.Name) {
 			errs = append(errs, field.Duplicate(cp.Child("name"), c.Name))

@@ -84,13 +84,13 @@ var allowedEphemeralContainerFields = sets.New("Name", "Image", "Command", "Args
 // is, its image unpadded, named unlike any other container, its target
 // among the others, nothing outside the allow list, and no volume
 // subpaths.
-func validateEphemeralContainers(spec *corev1.PodSpec, volumes volumeSources, p *field.Path) field.ErrorList {
+func validateEphemeralContainers(spec *corev1.PodSpec, volumes volumeSources, claims sets.Set[string], p *field.Path) field.ErrorList {
 	var errs field.ErrorList
 	others := containerNames(spec)
 	names := others.Clone()
 	for i := range spec.EphemeralContainers {
 		ec, ip := &spec.EphemeralContainers[i], p.Index(i)
-		errs = append(errs, validateContainerCommon((*corev1.Container)(&ec.EphemeralContainerCommon), volumes, claimNames(spec), ip, podHostUsers(spec))...)
+		errs = append(errs, validateContainerCommon((*corev1.Container)(&ec.EphemeralContainerCommon), volumes, claims, ip, podHostUsers(spec))...)
 		if strings.TrimSpace(ec.Image) != ec.Image {
 			errs = append(errs, field.Invalid(ip.Child("image"), ec.Image, "must not have leading or trailing whitespace"))
 		}
