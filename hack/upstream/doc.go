@@ -22,6 +22,6 @@ limitations under the License.
 // root module's build, vet and go.mod never see k8s.io/kubernetes;
 // hack/upstream/build.sh builds the binaries; ./kubegates writes the
 // feature gates kube-apiserver takes, for the binary to take them too;
-// ./podvalidation prints upstream's messages for pkg/registry/pod's
-// validation cases.
+// ./validation prints upstream's messages for the validation cases of
+// pkg/registry/pod and pkg/registry/service.
 package upstream

@@ -1,0 +1,126 @@
+/*
+Copyright The miniapiserver Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package registrytest
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/strategicpatch"
+	"sigs.k8s.io/yaml"
+
+	"github.com/miniapiserver/miniapiserver/pkg/api"
+)
+
+// Verb is how an upstream case's object is written: "create", "update"
+// or "status" (an update of the status subresource).
+type Verb string
+
+// CompareUpstream checks that ours says of the cases in each
+// testdata/validation/NAME.yaml what kube-apiserver 1.37.2's validation
+// said of them, as NAME.txt holds it. A file holds cases of a base object:
+// a case's old object is base with old applied as a strategic merge patch,
+// its new one old with new applied (create: base with new), both
+// defaulted, as newObj returns them; verb is create, update or status.
+// write writes the new object (over the old one for an update) and
+// returns its error. After adding cases, regenerate the .txt files from
+// hack/upstream with
+//
+//	go run ./validation DIR...
+//
+// With $VALIDATION_OURS set to a directory, ours are written there too,
+// to compare by eye while porting.
+func CompareUpstream(t *testing.T, newObj func() runtime.Object, write func(t *testing.T, verb Verb, old, now runtime.Object) error) {
+	files, err := filepath.Glob("testdata/validation/*.yaml")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no cases: %v", err)
+	}
+	for _, file := range files {
+		t.Run(filepath.Base(file), func(t *testing.T) {
+			want, err := os.ReadFile(strings.TrimSuffix(file, ".yaml") + ".txt")
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := ours(t, file, newObj, write)
+			if out := os.Getenv("VALIDATION_OURS"); out != "" {
+				if err := os.WriteFile(filepath.Join(out, filepath.Base(strings.TrimSuffix(file, ".yaml")+".txt")), []byte(got), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if diff := cmp.Diff(string(want), got); diff != "" {
+				t.Errorf("messages (-upstream +ours):\n%s", diff)
+			}
+		})
+	}
+}
+
+// ours returns what write says of file's cases.
+func ours(t *testing.T, file string, newObj func() runtime.Object, write func(t *testing.T, verb Verb, old, now runtime.Object) error) string {
+	data, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var f struct {
+		Base  json.RawMessage
+		Cases []struct {
+			Verb     Verb
+			Name     string
+			Old, New json.RawMessage
+		}
+	}
+	if err := yaml.Unmarshal(data, &f); err != nil {
+		t.Fatal(err)
+	}
+	var got strings.Builder
+	for _, c := range f.Cases {
+		if c.Verb != "create" && c.Verb != "update" && c.Verb != "status" {
+			t.Fatalf("%s: verb %q is not create, update or status", c.Name, c.Verb)
+		}
+		old := patched(t, newObj, f.Base, c.Old)
+		now := patched(t, newObj, f.Base, c.Old, c.New)
+		fmt.Fprintf(&got, "=== %s %s\n%v\n", c.Verb, c.Name, write(t, c.Verb, old, now))
+	}
+	return got.String()
+}
+
+// patched is base with patches applied in turn as strategic merge
+// patches, defaulted.
+func patched(t *testing.T, newObj func() runtime.Object, base json.RawMessage, patches ...json.RawMessage) runtime.Object {
+	t.Helper()
+	data := base
+	for _, patch := range patches {
+		if len(patch) == 0 {
+			continue
+		}
+		var err error
+		if data, err = strategicpatch.StrategicMergePatch(data, patch, newObj()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	obj := newObj()
+	if err := json.Unmarshal(data, obj); err != nil {
+		t.Fatal(err)
+	}
+	api.Scheme.Default(obj)
+	return obj
+}
