@@ -19,60 +19,13 @@ package service
 import (
 	"fmt"
 	"slices"
-	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	netutils "k8s.io/utils/net"
-
-	"github.com/miniapiserver/miniapiserver/pkg/registry/endpoints"
 )
-
-// validateExternalIPs checks the external IPs as upstream, its
-// StrictIPCIDRValidation on (the 1.37 default): an update may keep the
-// IPs old (or nil) had, which older rules allowed.
-func validateExternalIPs(svc, old *corev1.Service) field.ErrorList {
-	var existing []string
-	if old != nil {
-		existing = old.Spec.ExternalIPs
-	}
-	var errs field.ErrorList
-	for i, ip := range svc.Spec.ExternalIPs {
-		p := specPath.Child("externalIPs").Index(i)
-		if ipErrs := validation.IsValidIPForLegacyField(p, ip, true, existing); len(ipErrs) > 0 {
-			errs = append(errs, ipErrs...)
-		} else {
-			errs = append(errs, endpoints.ValidateEndpointIP(ip, p)...)
-		}
-	}
-	return errs
-}
-
-// validateSourceRanges checks loadBalancerSourceRanges as upstream (the
-// field's path in its words, capitalised): only for a LoadBalancer, CIDRs
-// (space-padded, as history allows), the ones old had kept as they are.
-func validateSourceRanges(svc, old *corev1.Service) field.ErrorList {
-	if len(svc.Spec.LoadBalancerSourceRanges) == 0 {
-		return nil
-	}
-	p := specPath.Child("LoadBalancerSourceRanges")
-	var errs field.ErrorList
-	if svc.Spec.Type != corev1.ServiceTypeLoadBalancer {
-		errs = append(errs, field.Forbidden(p, "may only be used when `type` is 'LoadBalancer'"))
-	}
-	var existing []string
-	if old != nil {
-		for _, value := range old.Spec.LoadBalancerSourceRanges {
-			existing = append(existing, strings.TrimSpace(value))
-		}
-	}
-	for i, value := range svc.Spec.LoadBalancerSourceRanges {
-		errs = append(errs, validation.IsValidCIDRForLegacyField(p.Index(i), strings.TrimSpace(value), true, existing)...)
-	}
-	return errs
-}
 
 // warnings are kube-apiserver's of a Service's create and update
 // (upstream's GetWarningsForService).

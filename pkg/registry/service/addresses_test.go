@@ -17,7 +17,6 @@ limitations under the License.
 package service
 
 import (
-	"context"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -29,46 +28,6 @@ import (
 
 	"github.com/miniapiserver/miniapiserver/pkg/registry/registrytest"
 )
-
-// TestAddressValidation: external IPs and source ranges as kube-apiserver
-// 1.37 checks them (StrictIPCIDRValidation on), an update keeping the ones
-// an older server accepted.
-func TestAddressValidation(t *testing.T) {
-	legacy := modified(validService(), func(s *corev1.Service) { s.Spec.ExternalIPs = []string{"010.1.1.1"} })
-	lb := func(s *corev1.Service) {
-		s.Spec.Type, s.Spec.AllocateLoadBalancerNodePorts = corev1.ServiceTypeLoadBalancer, ptr.To(true)
-	}
-	tests := []struct {
-		name     string
-		old, obj *corev1.Service // old is nil for a create
-		want     []string
-	}{
-		{name: "external IPs", obj: modified(validService(), func(s *corev1.Service) { s.Spec.ExternalIPs = []string{"010.1.1.1", "127.0.0.1", "1.2.3.4"} }), want: []string{
-			`spec.externalIPs[0]: Invalid value: "010.1.1.1": must not have leading 0s`,
-			`spec.externalIPs[1]: Invalid value: "127.0.0.1": may not be in the loopback range (127.0.0.0/8, ::1/128)`,
-		}},
-		{name: "an external IP kept", old: legacy, obj: legacy, want: []string{}},
-		{name: "source ranges without a load balancer", obj: modified(validService(), func(s *corev1.Service) { s.Spec.LoadBalancerSourceRanges = []string{" 10.0.0.0/8"} }), want: []string{
-			"spec.LoadBalancerSourceRanges: Forbidden: may only be used when `type` is 'LoadBalancer'",
-		}},
-		{name: "source ranges", obj: modified(validService(), func(s *corev1.Service) {
-			lb(s)
-			s.Spec.LoadBalancerSourceRanges = []string{" 10.0.0.0/8 ", "010.0.0.0/8"}
-		}), want: []string{`spec.LoadBalancerSourceRanges[1]: Invalid value: "010.0.0.0/8": must not have leading 0s in IP or prefix length`}},
-	}
-	store := registrytest.REST(t, NewStorage, "services")
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			errs := store.CreateStrategy.Validate(context.Background(), tt.obj)
-			if tt.old != nil {
-				errs = store.UpdateStrategy.ValidateUpdate(context.Background(), tt.obj, tt.old)
-			}
-			if diff := cmp.Diff(tt.want, registrytest.Messages(errs)); diff != "" {
-				t.Errorf("errors (-want +got):\n%s", diff)
-			}
-		})
-	}
-}
 
 // TestWarnings: as kube-apiserver 1.37 (GetWarningsForService).
 func TestWarnings(t *testing.T) {

@@ -65,7 +65,8 @@ type allocator struct {
 	releasing map[types.UID]givenUp
 }
 
-// holds returns the cluster IPs and node ports svc holds.
+// holds returns the cluster IPs and node ports svc holds, its health
+// check node port among them.
 func holds(svc *corev1.Service) (ips []netip.Addr, ports []int32) {
 	for _, ip := range svc.Spec.ClusterIPs {
 		if addr, err := netip.ParseAddr(ip); err == nil {
@@ -76,6 +77,9 @@ func holds(svc *corev1.Service) (ips []netip.Addr, ports []int32) {
 		if p.NodePort != 0 {
 			ports = append(ports, p.NodePort)
 		}
+	}
+	if needsHealthCheck(svc) && svc.Spec.HealthCheckNodePort != 0 {
+		ports = append(ports, svc.Spec.HealthCheckNodePort)
 	}
 	return ips, ports
 }
@@ -166,7 +170,7 @@ func (a *allocator) allocate(ctx context.Context, svc, old *corev1.Service, take
 			return nil, err
 		}
 	}
-	if !needsNodePorts(svc) {
+	if !needsNodePorts(svc) && !needsHealthCheck(svc) {
 		return nil, nil
 	}
 	return a.recordNodePorts(ctx, svc, old, dryRun)
@@ -192,8 +196,8 @@ func (a *allocator) allocateIP(ctx context.Context, svc *corev1.Service, taken m
 }
 
 // invalid is upstream's answer to an allocation it refuses.
-func invalid(svc *corev1.Service, err *field.Error) error {
-	return apierrors.NewInvalid(corev1.SchemeGroupVersion.WithKind("Service").GroupKind(), svc.Name, field.ErrorList{err})
+func invalid(svc *corev1.Service, errs ...*field.Error) error {
+	return apierrors.NewInvalid(corev1.SchemeGroupVersion.WithKind("Service").GroupKind(), svc.Name, errs)
 }
 
 // ipRefused is upstream's Invalid error for an address asked for that
@@ -253,17 +257,13 @@ func (r Ranges) allocateIP(svc *corev1.Service, used map[netip.Addr]bool, dryRun
 			return ipRefused(svc, ip, "provided IP is already allocated")
 		}
 	}
-	svc.Spec.ClusterIP, svc.Spec.ClusterIPs = ip, []string{ip}
-	svc.Spec.IPFamilies = []corev1.IPFamily{corev1.IPv4Protocol}
-	if svc.Spec.IPFamilyPolicy == nil {
-		policy := corev1.IPFamilyPolicySingleStack
-		svc.Spec.IPFamilyPolicy = &policy
-	}
+	svc.Spec.ClusterIP, svc.Spec.ClusterIPs = ip, []string{ip} // initFamilies set the families
 	return nil
 }
 
-// allocateNodePorts gives every port without a node port one; ports with
-// the same number (53/TCP and 53/UDP) share one, as upstream's do.
+// allocateNodePorts gives every port without a node port one (ports with
+// the same number, 53/TCP and 53/UDP, share one, as upstream's do), and a
+// health check node port to a LoadBalancer whose traffic stays local.
 func (r Ranges) allocateNodePorts(svc *corev1.Service, used map[int32]bool, dryRun bool) error {
 	byPort := map[int32]int32{} // port -> its node port in this service
 	for _, p := range svc.Spec.Ports {
@@ -276,7 +276,11 @@ func (r Ranges) allocateNodePorts(svc *corev1.Service, used map[int32]bool, dryR
 	// PortAllocationOperation).
 	var last int32
 	claimedBy := map[int32]int32{} // node port -> the port number that asked for it first
-	for i := range svc.Spec.Ports {
+	ports := svc.Spec.Ports
+	if !needsNodePorts(svc) {
+		ports = nil // a LoadBalancer without node ports may need a health check port
+	}
+	for i := range ports {
 		p := &svc.Spec.Ports[i]
 		path := field.NewPath("spec", "ports").Index(i).Child("nodePort")
 		if p.NodePort == 0 {
@@ -308,6 +312,27 @@ func (r Ranges) allocateNodePorts(svc *corev1.Service, used map[int32]bool, dryR
 			return invalid(svc, field.Invalid(path, p.NodePort, "provided port is already allocated"))
 		}
 		used[p.NodePort] = true // not handed out to a later port of svc
+	}
+	if !needsHealthCheck(svc) {
+		return nil
+	}
+	// Upstream's errors here are 500s.
+	switch port := svc.Spec.HealthCheckNodePort; {
+	case port == 0:
+		port, ok := r.freeNodePort(used)
+		if dryRun {
+			port, ok = cmp.Or(last, 32768)+1, true
+		}
+		if !ok {
+			return apierrors.NewInternalError(errors.New("failed to allocate a HealthCheck NodePort 0: range is full"))
+		}
+		svc.Spec.HealthCheckNodePort, used[port] = port, true
+	case !r.NodePorts.Contains(port) && !dryRun:
+		return apierrors.NewInternalError(fmt.Errorf("failed to allocate requested HealthCheck NodePort %d: provided port is not in the valid range. The range of valid ports is %s", port, r.NodePorts))
+	case used[port]:
+		return apierrors.NewInternalError(fmt.Errorf("failed to allocate requested HealthCheck NodePort %d: provided port is already allocated", port))
+	default:
+		used[port] = true
 	}
 	return nil
 }

@@ -33,7 +33,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apiserver/pkg/registry/rest"
-	"k8s.io/utils/ptr"
 )
 
 // fakeAllocator returns an allocator of DefaultRanges whose list returns services.
@@ -176,24 +175,7 @@ func TestAllocateClusterIP(t *testing.T) {
 			if diff := cmp.Diff([]string{ip}, svc.Spec.ClusterIPs); diff != "" {
 				t.Errorf("clusterIPs (-want +got):\n%s", diff)
 			}
-			if diff := cmp.Diff([]corev1.IPFamily{corev1.IPv4Protocol}, svc.Spec.IPFamilies); diff != "" {
-				t.Errorf("ipFamilies (-want +got):\n%s", diff)
-			}
-			if got := svc.Spec.IPFamilyPolicy; got == nil || *got != corev1.IPFamilyPolicySingleStack {
-				t.Errorf("ipFamilyPolicy: got %v, want SingleStack", got)
-			}
 		})
-	}
-}
-
-func TestAllocateKeepsIPFamilyPolicy(t *testing.T) {
-	svc := holding("web", "")
-	svc.Spec.IPFamilyPolicy = ptr.To(corev1.IPFamilyPolicyPreferDualStack)
-	if err := fakeAllocator().allocateNew(context.Background(), &svc, false); err != nil {
-		t.Fatalf("allocate: got error %v, want none", err)
-	}
-	if got := svc.Spec.IPFamilyPolicy; got == nil || *got != corev1.IPFamilyPolicyPreferDualStack {
-		t.Errorf("ipFamilyPolicy: got %v, want PreferDualStack", got)
 	}
 }
 

@@ -32,6 +32,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apiserver/pkg/registry/rest"
 
+	"github.com/miniapiserver/miniapiserver/pkg/api"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/registrytest"
 )
 
@@ -145,7 +146,7 @@ func recordOf(t *testing.T, mem *registrytest.MemStorage) []int32 {
 func nodePortCreate(name string, nodePort int32) *corev1.Service {
 	svc := holding(name, "", nodePort)
 	svc.Spec.Ports[0].Name, svc.Spec.Ports[0].TargetPort = "", intstr.FromInt32(8080)
-	svc.Spec.SessionAffinity = corev1.ServiceAffinityNone
+	api.Scheme.Default(&svc)
 	return &svc
 }
 
@@ -309,4 +310,105 @@ func (a *allocator) allocateNew(ctx context.Context, svc *corev1.Service, dryRun
 	}
 	_, err := a.allocate(ctx, svc, nil, nil, dryRun)
 	return err
+}
+
+// TestHealthCheckNodePort: a LoadBalancer whose external traffic stays
+// local gets a health check node port, recorded with its node ports, as
+// upstream's allocator gives one; one asked for and held is refused with
+// upstream's 500; an update that leaves it out keeps it, one to traffic
+// policy Cluster releases it, and the delete releases the rest.
+func TestHealthCheckNodePort(t *testing.T) {
+	mem := registrytest.NewMemStorage()
+	s := newRecordedServices(t, mem)
+	local := func(name string, nodePort, healthCheck int32) *corev1.Service {
+		svc := nodePortCreate(name, nodePort)
+		svc.Spec.Type, svc.Spec.ExternalTrafficPolicy = corev1.ServiceTypeLoadBalancer, corev1.ServiceExternalTrafficPolicyLocal
+		svc.Spec.HealthCheckNodePort = healthCheck
+		api.Scheme.Default(svc)
+		return svc
+	}
+	obj, err := s.Services.Create(nsContext, local("web", 30001, 0), rest.ValidateAllObjectFunc, &metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hc := obj.(*corev1.Service).Spec.HealthCheckNodePort
+	if hc < 30000 || hc >= 30040 || hc == 30001 {
+		t.Fatalf("healthCheckNodePort: got %d, want a free port of 30000-30039", hc)
+	}
+	if got, want := recordOf(t, mem), slices.Sorted(slices.Values([]int32{30001, hc})); !slices.Equal(got, want) {
+		t.Errorf("after the create: recorded %v, want %v", got, want)
+	}
+	free := int32(30002)
+	if hc == free {
+		free++
+	}
+	_, err = s.Services.Create(nsContext, local("other", free, 30001), rest.ValidateAllObjectFunc, &metav1.CreateOptions{})
+	if want := "Internal error occurred: failed to allocate requested HealthCheck NodePort 30001: provided port is already allocated"; err == nil || err.Error() != want || !apierrors.IsInternalError(err) {
+		t.Errorf("a held health check port asked for: got %v, want 500 %q", err, want)
+	}
+	update := func(mutate func(*corev1.Service)) *corev1.Service {
+		t.Helper()
+		out, _, err := s.Services.Update(nsContext, "web", rest.DefaultUpdatedObjectInfo(nil, func(_ context.Context, _, old runtime.Object) (runtime.Object, error) {
+			svc := old.(*corev1.Service).DeepCopy()
+			mutate(svc)
+			return svc, nil
+		}), rest.ValidateAllObjectFunc, rest.ValidateAllObjectUpdateFunc, false, &metav1.UpdateOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out.(*corev1.Service)
+	}
+	if got := update(func(svc *corev1.Service) { svc.Spec.HealthCheckNodePort = 0 }).Spec.HealthCheckNodePort; got != hc {
+		t.Errorf("an update that leaves it out: healthCheckNodePort %d, want %d kept", got, hc)
+	}
+	if got := update(func(svc *corev1.Service) { svc.Spec.ExternalTrafficPolicy = corev1.ServiceExternalTrafficPolicyCluster }).Spec.HealthCheckNodePort; got != 0 {
+		t.Errorf("to traffic policy Cluster: healthCheckNodePort %d, want 0", got)
+	}
+	if got := recordOf(t, mem); !slices.Equal(got, []int32{30001}) {
+		t.Errorf("to traffic policy Cluster: recorded %v, want [30001]", got)
+	}
+	update(func(svc *corev1.Service) {
+		svc.Spec.ExternalTrafficPolicy, svc.Spec.HealthCheckNodePort = corev1.ServiceExternalTrafficPolicyLocal, 30010
+	})
+	if got := recordOf(t, mem); !slices.Equal(got, []int32{30001, 30010}) {
+		t.Errorf("back to Local, asking for 30010: recorded %v, want [30001 30010]", got)
+	}
+	if _, _, err := s.Services.Delete(nsContext, "web", rest.ValidateAllObjectFunc, &metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if got := recordOf(t, mem); len(got) != 0 {
+		t.Errorf("after the delete: recorded %v, want none", got)
+	}
+}
+
+func TestGainsNodePorts(t *testing.T) {
+	oldPorts := []corev1.ServicePort{{NodePort: 30001}, {NodePort: 30002}}
+	old := &corev1.Service{Spec: corev1.ServiceSpec{Type: corev1.ServiceTypeLoadBalancer, Ports: oldPorts,
+		ExternalTrafficPolicy: corev1.ServiceExternalTrafficPolicyLocal, HealthCheckNodePort: 30100}}
+	tests := []struct {
+		name        string
+		ports       []corev1.ServicePort
+		healthCheck int32 // with externalTrafficPolicy Local, else 0 and Cluster
+		want        bool
+	}{
+		{name: "no ports"},
+		{name: "the same", ports: oldPorts, healthCheck: 30100},
+		{name: "fewer", ports: oldPorts[:1]},
+		{name: "one missing", ports: []corev1.ServicePort{{NodePort: 30001}, {}}, want: true},
+		{name: "one new", ports: []corev1.ServicePort{{NodePort: 30001}, {NodePort: 30003}}, want: true},
+		{name: "a health check port missing", ports: oldPorts, healthCheck: -1, want: true},
+		{name: "a new health check port", ports: oldPorts, healthCheck: 30101, want: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			svc := &corev1.Service{Spec: corev1.ServiceSpec{Type: corev1.ServiceTypeLoadBalancer, Ports: tt.ports,
+				ExternalTrafficPolicy: corev1.ServiceExternalTrafficPolicyCluster}}
+			if tt.healthCheck != 0 {
+				svc.Spec.ExternalTrafficPolicy, svc.Spec.HealthCheckNodePort = corev1.ServiceExternalTrafficPolicyLocal, max(tt.healthCheck, 0)
+			}
+			if got := gainsNodePorts(svc, old); got != tt.want {
+				t.Errorf("gainsNodePorts: got %v, want %v", got, tt.want)
+			}
+		})
+	}
 }

@@ -29,6 +29,7 @@ import (
 	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
 	"k8s.io/apiserver/pkg/registry/rest"
 
+	"github.com/miniapiserver/miniapiserver/pkg/api"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/ipaddress"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/registrytest"
 )
@@ -52,6 +53,7 @@ func TestRepairClusterIPs(t *testing.T) {
 	create := func(svc corev1.Service) *corev1.Service {
 		t.Helper()
 		svc.Spec.Ports = []corev1.ServicePort{{Port: 80, Protocol: corev1.ProtocolTCP, TargetPort: intstr.FromInt32(80)}}
+		api.Scheme.Default(&svc)
 		obj, err := s.Services.Create(ctx, &svc, rest.ValidateAllObjectFunc, &metav1.CreateOptions{})
 		if err != nil {
 			t.Fatal(err)

@@ -27,13 +27,10 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	apimachineryvalidation "k8s.io/apimachinery/pkg/api/validation"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/util/sets"
-	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
 	"k8s.io/apiserver/pkg/registry/generic"
@@ -78,13 +75,17 @@ func New(optsGetter generic.RESTOptionsGetter, ips IPAddresses, ranges Ranges) (
 		return nil, fmt.Errorf("services: %w", err)
 	}
 	base := registry.NewStrategy(true)
-	base.ValidateName = apimachineryvalidation.NameIsDNS1035Label
+	base.ValidateName = apimachineryvalidation.NameIsDNSLabel
 	base.ValidateFields = func(obj runtime.Object) field.ErrorList { return validate(obj.(*corev1.Service), nil) }
 	base.ValidateFieldsUpdate = func(obj, old runtime.Object) field.ErrorList {
-		svc, oldSvc := obj.(*corev1.Service), old.(*corev1.Service)
-		return append(validate(svc, oldSvc), validateUpdate(svc, oldSvc)...)
+		return validateUpdate(obj.(*corev1.Service), old.(*corev1.Service))
 	}
 	base.Warnings = warnings
+	base.OnUpdate = func(obj, _ runtime.Object) { // after the old status is kept
+		if svc := obj.(*corev1.Service); svc.Spec.Type != corev1.ServiceTypeLoadBalancer {
+			svc.Status.LoadBalancer = corev1.LoadBalancerStatus{}
+		}
+	}
 	main, status := registry.SpecAndStatus{GroupVersion: "v1"}.Strategies(base)
 	status.ValidateFieldsUpdate = func(obj, old runtime.Object) field.ErrorList {
 		return validateStatus(obj.(*corev1.Service), old.(*corev1.Service))
@@ -157,19 +158,23 @@ func New(optsGetter generic.RESTOptionsGetter, ips IPAddresses, ranges Ranges) (
 		}, nil
 	}
 	store.BeginCreate = func(ctx context.Context, obj runtime.Object, options *metav1.CreateOptions) (genericregistry.FinishFunc, error) {
-		if err := clusterIPsInStep(obj.(*corev1.Service)); err != nil {
+		svc := obj.(*corev1.Service)
+		if svc.Spec.ClusterIP != "" && len(svc.Spec.ClusterIPs) == 0 { // an old client's
+			svc.Spec.ClusterIPs = []string{svc.Spec.ClusterIP}
+		}
+		if err := initFamilies(svc, nil); err != nil {
 			return nil, err
 		}
-		return allocate(ctx, obj.(*corev1.Service), nil, options.DryRun)
+		return allocate(ctx, svc, nil, options.DryRun)
 	}
 	store.BeginUpdate = func(ctx context.Context, obj, old runtime.Object, options *metav1.UpdateOptions) (genericregistry.FinishFunc, error) {
 		svc, oldSvc := obj.(*corev1.Service), old.(*corev1.Service)
 		keepAllocated(svc, oldSvc)
-		if err := clusterIPsInStep(svc); err != nil {
+		if err := initFamilies(svc, oldSvc); err != nil {
 			return nil, err
 		}
 		finish := func(context.Context, bool) {}
-		if needsClusterIP(svc) && !needsClusterIP(oldSvc) || needsNodePorts(svc) && gainsNodePorts(svc, oldSvc) {
+		if needsClusterIP(svc) && !needsClusterIP(oldSvc) || gainsNodePorts(svc, oldSvc) {
 			f, err := allocate(ctx, svc, oldSvc, options.DryRun)
 			if err != nil {
 				return nil, err
@@ -208,12 +213,21 @@ func New(optsGetter generic.RESTOptionsGetter, ips IPAddresses, ranges Ranges) (
 	return &Storage{Services: store, Status: registry.NewStatusREST(store, status), allocator: a}, nil
 }
 
-// gainsNodePorts reports whether svc lacks a node port, or holds one old
-// did not.
+// gainsNodePorts reports whether svc needs a node port (or a health
+// check node port) it lacks, or holds one old did not.
 func gainsNodePorts(svc, old *corev1.Service) bool {
 	_, had := holds(old)
-	for _, p := range svc.Spec.Ports {
-		if p.NodePort == 0 || !slices.Contains(had, p.NodePort) {
+	var needs []int32
+	if needsNodePorts(svc) {
+		for _, p := range svc.Spec.Ports {
+			needs = append(needs, p.NodePort)
+		}
+	}
+	if needsHealthCheck(svc) {
+		needs = append(needs, svc.Spec.HealthCheckNodePort)
+	}
+	for _, port := range needs {
+		if port == 0 || !slices.Contains(had, port) {
 			return true
 		}
 	}
@@ -225,6 +239,10 @@ func gainsNodePorts(svc, old *corev1.Service) bool {
 // normalizeClusterIPs do, and drops those the new type does not use but
 // old had (dropTypeDependentFields), so that changing the type is one patch.
 func keepAllocated(svc, old *corev1.Service) {
+	dropTypeDependent(svc, old)
+	if needsHealthCheck(svc) && needsHealthCheck(old) && svc.Spec.HealthCheckNodePort == 0 {
+		svc.Spec.HealthCheckNodePort = old.Spec.HealthCheckNodePort
+	}
 	if !needsClusterIP(svc) && needsClusterIP(old) && svc.Spec.ClusterIP == old.Spec.ClusterIP {
 		svc.Spec.ClusterIP, svc.Spec.ClusterIPs, svc.Spec.IPFamilies, svc.Spec.IPFamilyPolicy = "", nil, nil, nil
 	}
@@ -270,118 +288,28 @@ func keepAllocated(svc, old *corev1.Service) {
 	}
 }
 
-// clusterIPsInStep refuses, as upstream's allocator does before anything
-// is allocated (ValidateServiceClusterIPsRelatedFields), clusterIPs that
-// disagree with clusterIP: its first value must be clusterIP, and it is
-// empty when clusterIP is. (A create or update that sets clusterIP alone
-// has clusterIPs made to follow it before.)
-func clusterIPsInStep(svc *corev1.Service) error {
-	if !needsClusterIP(svc) || len(svc.Spec.ClusterIPs) == 0 {
-		return nil
+// dropTypeDependent drops, as upstream's dropTypeDependentFields, what
+// old's type used and svc's does not, if svc keeps it as old had it:
+// the health check node port, allocateLoadBalancerNodePorts, the load
+// balancer class and the external traffic policy. (keepAllocated drops
+// the addresses and node ports; the strategy, the status of a load
+// balancer no longer.)
+func dropTypeDependent(svc, old *corev1.Service) {
+	if needsHealthCheck(old) && !needsHealthCheck(svc) && svc.Spec.HealthCheckNodePort == old.Spec.HealthCheckNodePort {
+		svc.Spec.HealthCheckNodePort = 0
 	}
-	path := specPath.Child("clusterIPs")
-	switch {
-	case svc.Spec.ClusterIP == "":
-		return invalid(svc, field.Invalid(path, svc.Spec.ClusterIPs, "must be empty when `clusterIP` is not specified"))
-	case svc.Spec.ClusterIPs[0] != svc.Spec.ClusterIP:
-		return invalid(svc, field.Invalid(path, svc.Spec.ClusterIPs, "first value must match `clusterIP`"))
-	}
-	return nil
-}
-
-var specPath = field.NewPath("spec")
-
-var serviceTypes = []corev1.ServiceType{corev1.ServiceTypeClusterIP, corev1.ServiceTypeNodePort, corev1.ServiceTypeLoadBalancer, corev1.ServiceTypeExternalName}
-
-// validate is the cheap part of upstream's ValidateService; old is the
-// Service an update replaces, or nil.
-func validate(svc, old *corev1.Service) field.ErrorList {
-	errs := validateExternalIPs(svc, old)
-	switch svc.Spec.Type {
-	case corev1.ServiceTypeExternalName:
-		if len(svc.Spec.ClusterIPs) > 0 || svc.Spec.ClusterIP != "" {
-			errs = append(errs, field.Forbidden(specPath.Child("clusterIPs"), "may not be set for ExternalName services"))
+	lb := svc.Spec.Type == corev1.ServiceTypeLoadBalancer
+	if old.Spec.Type == corev1.ServiceTypeLoadBalancer && !lb {
+		if a, b := svc.Spec.AllocateLoadBalancerNodePorts, old.Spec.AllocateLoadBalancerNodePorts; a != nil && b != nil && *a == *b {
+			svc.Spec.AllocateLoadBalancerNodePorts = nil
 		}
-		// A CNAME, fully qualified or not.
-		if cname := strings.TrimSuffix(svc.Spec.ExternalName, "."); cname == "" {
-			errs = append(errs, field.Required(specPath.Child("externalName"), ""))
-		} else {
-			for _, msg := range validation.IsDNS1123Subdomain(cname) {
-				errs = append(errs, field.Invalid(specPath.Child("externalName"), cname, msg))
-			}
-		}
-	case corev1.ServiceTypeClusterIP, corev1.ServiceTypeNodePort, corev1.ServiceTypeLoadBalancer:
-		if len(svc.Spec.Ports) == 0 && svc.Spec.ClusterIP != corev1.ClusterIPNone {
-			errs = append(errs, field.Required(specPath.Child("ports"), ""))
-		}
-	default:
-		errs = append(errs, field.NotSupported(specPath.Child("type"), svc.Spec.Type, serviceTypes))
-	}
-	names := sets.New[string]()
-	type portKey struct {
-		port     int32
-		protocol corev1.Protocol
-	}
-	ports := sets.New[portKey]()
-	for i, p := range svc.Spec.Ports {
-		path := specPath.Child("ports").Index(i)
-		if key := (portKey{p.Port, p.Protocol}); ports.Has(key) {
-			errs = append(errs, field.Duplicate(path, p))
-		} else {
-			ports.Insert(key)
-		}
-		switch {
-		case len(svc.Spec.Ports) > 1 && p.Name == "":
-			errs = append(errs, field.Required(path.Child("name"), ""))
-		case p.Name != "" && names.Has(p.Name):
-			errs = append(errs, field.Duplicate(path.Child("name"), p.Name))
-		case p.Name != "":
-			for _, msg := range validation.IsDNS1123Label(p.Name) {
-				errs = append(errs, field.Invalid(path.Child("name"), p.Name, msg))
-			}
-		}
-		names.Insert(p.Name)
-		for _, msg := range validation.IsValidPortNum(int(p.Port)) {
-			errs = append(errs, field.Invalid(path.Child("port"), p.Port, msg))
-		}
-		switch p.Protocol {
-		case corev1.ProtocolTCP, corev1.ProtocolUDP, corev1.ProtocolSCTP:
-		default:
-			errs = append(errs, field.NotSupported(path.Child("protocol"), p.Protocol, []corev1.Protocol{corev1.ProtocolTCP, corev1.ProtocolUDP, corev1.ProtocolSCTP}))
-		}
-		errs = append(errs, validateTargetPort(p.TargetPort, path.Child("targetPort"))...)
-		if p.NodePort != 0 && svc.Spec.Type == corev1.ServiceTypeClusterIP {
-			errs = append(errs, field.Forbidden(path.Child("nodePort"), "may not be used when `type` is 'ClusterIP'"))
+		if equalPtr(svc.Spec.LoadBalancerClass, old.Spec.LoadBalancerClass) {
+			svc.Spec.LoadBalancerClass = nil
 		}
 	}
-	errs = append(errs, validateSourceRanges(svc, old)...)
-	return append(errs, metav1validation.ValidateLabels(svc.Spec.Selector, specPath.Child("selector"))...)
-}
-
-func validateTargetPort(port intstr.IntOrString, path *field.Path) field.ErrorList {
-	var msgs []string
-	if port.Type == intstr.String {
-		msgs = validation.IsValidPortName(port.StrVal)
-	} else {
-		msgs = validation.IsValidPortNum(port.IntValue())
+	if externallyAccessible(old) && !externallyAccessible(svc) && svc.Spec.ExternalTrafficPolicy == old.Spec.ExternalTrafficPolicy {
+		svc.Spec.ExternalTrafficPolicy = ""
 	}
-	var errs field.ErrorList
-	for _, msg := range msgs {
-		errs = append(errs, field.Invalid(path, port, msg))
-	}
-	return errs
-}
-
-// validateUpdate keeps a service's cluster IP unless it turns into or out
-// of an ExternalName service.
-func validateUpdate(svc, old *corev1.Service) field.ErrorList {
-	if !needsClusterIP(svc) || !needsClusterIP(old) || len(old.Spec.ClusterIPs) == 0 {
-		return nil
-	}
-	if len(svc.Spec.ClusterIPs) == 0 || svc.Spec.ClusterIPs[0] != old.Spec.ClusterIPs[0] {
-		return field.ErrorList{field.Invalid(specPath.Child("clusterIPs").Index(0), svc.Spec.ClusterIPs, "may not change once set")}
-	}
-	return nil
 }
 
 var table = registry.Table{

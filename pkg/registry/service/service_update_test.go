@@ -140,29 +140,6 @@ func TestKeepAllocated(t *testing.T) {
 	}
 }
 
-func TestGainsNodePorts(t *testing.T) {
-	old := []corev1.ServicePort{{NodePort: 30001}, {NodePort: 30002}}
-	tests := []struct {
-		name  string
-		ports []corev1.ServicePort
-		want  bool
-	}{
-		{name: "no ports"},
-		{name: "the same", ports: old},
-		{name: "fewer", ports: old[:1]},
-		{name: "one missing", ports: []corev1.ServicePort{{NodePort: 30001}, {}}, want: true},
-		{name: "one new", ports: []corev1.ServicePort{{NodePort: 30001}, {NodePort: 30003}}, want: true},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			svc := &corev1.Service{Spec: corev1.ServiceSpec{Ports: tt.ports}}
-			if got := gainsNodePorts(svc, &corev1.Service{Spec: corev1.ServiceSpec{Ports: old}}); got != tt.want {
-				t.Errorf("gainsNodePorts: got %v, want %v", got, tt.want)
-			}
-		})
-	}
-}
-
 // services are the stores of services and services/status on one MemStorage.
 type services struct {
 	mem    *registrytest.MemStorage
@@ -198,6 +175,7 @@ func TestUpdateKeepsAllocations(t *testing.T) {
 	stored := modified(validService(), func(s *corev1.Service) {
 		s.Spec.Type = corev1.ServiceTypeLoadBalancer
 		s.Spec.AllocateLoadBalancerNodePorts = ptr.To(true)
+		s.Spec.ExternalTrafficPolicy = corev1.ServiceExternalTrafficPolicyCluster
 		s.Spec.IPFamilies = []corev1.IPFamily{corev1.IPv4Protocol}
 		s.Spec.IPFamilyPolicy = ptr.To(corev1.IPFamilyPolicySingleStack)
 		s.Spec.Ports[0].NodePort = 30080

@@ -1,0 +1,51 @@
+/*
+Copyright The miniapiserver Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package service
+
+import (
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apiserver/pkg/registry/rest"
+
+	"github.com/miniapiserver/miniapiserver/pkg/registry/registrytest"
+)
+
+// TestUpstreamMessages: services are refused, or not, on create, update
+// and status update as kube-apiserver 1.37.2's validation does, in its
+// words (registrytest.CompareUpstream has how the cases in
+// testdata/validation are made and regenerated). The cases' services have
+// their addresses: what the allocator refuses first is tested apart.
+func TestUpstreamMessages(t *testing.T) {
+	registrytest.CompareUpstream(t, func() runtime.Object { return &corev1.Service{} }, func(t *testing.T, verb registrytest.Verb, old, now runtime.Object) error {
+		s := newServices(t)
+		svc := now.(*corev1.Service)
+		if verb == "create" {
+			_, err := s.store.Create(nsContext, svc, rest.ValidateAllObjectFunc, &metav1.CreateOptions{})
+			return err
+		}
+		svc.ResourceVersion = s.seed(t, old.(*corev1.Service)).ResourceVersion
+		update := s.store.Update
+		if verb == "status" {
+			update = s.status.Update
+		}
+		_, _, err := update(nsContext, svc.Name, rest.DefaultUpdatedObjectInfo(svc), rest.ValidateAllObjectFunc, rest.ValidateAllObjectUpdateFunc, false, &metav1.UpdateOptions{})
+		return err
+	})
+}
