@@ -26,6 +26,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/util/retry"
 
 	"github.com/miniapiserver/miniapiserver/pkg/server"
 	"github.com/miniapiserver/miniapiserver/test/integration/framework"
@@ -58,12 +59,19 @@ func TestEveryResourceSupportsCRUD(t *testing.T) {
 				if _, err := c.Patch(ctx, "b", types.JSONPatchType, []byte(`[{"op":"add","path":"/metadata/labels","value":{"patched":"json"}}]`), metav1.PatchOptions{}); err != nil {
 					t.Fatalf("json patch: %v", err)
 				}
-				obj, err := c.Get(ctx, "a", metav1.GetOptions{})
+				// The server's controllers may write the object too (APF's
+				// writes a FlowSchema's status): on a conflict, read again.
+				var obj *unstructured.Unstructured
+				err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+					var err error
+					if obj, err = c.Get(ctx, "a", metav1.GetOptions{}); err != nil {
+						return err
+					}
+					obj.SetAnnotations(map[string]string{"updated": "yes"})
+					_, err = c.Update(ctx, obj, metav1.UpdateOptions{})
+					return err
+				})
 				if err != nil {
-					t.Fatal(err)
-				}
-				obj.SetAnnotations(map[string]string{"updated": "yes"})
-				if _, err := c.Update(ctx, obj, metav1.UpdateOptions{}); err != nil {
 					t.Fatalf("update: %v", err)
 				}
 				obj.SetAnnotations(map[string]string{"updated": "stale"})
