@@ -16,13 +16,13 @@ limitations under the License.
 
 // Command validation writes what kube-apiserver's validation says of the
 // cases in each NAME.yaml of the directories it is given (their objects of
-// one kind: Pod unless the file's kind says Service) to NAME.txt there, as
-// the TestUpstreamMessages of pkg/registry/pod and pkg/registry/service
-// expect them (see there). It runs k8s.io/kubernetes' own code with its
-// default feature gates: for a pod DropDisabledPodFields, then
-// ValidatePodCreate, ValidatePodUpdate or ValidatePodStatusUpdate; for a
-// service the strategy's PrepareForCreate or PrepareForUpdate, then
-// ValidateServiceCreate, ValidateServiceUpdate or ValidateServiceStatusUpdate.
+// one kind, the file's kind: Pod unless it says otherwise) to NAME.txt
+// there, as registrytest.CompareUpstream expects them (see there). It runs
+// k8s.io/kubernetes' own strategies, with its default feature gates, as
+// kube-apiserver's generic store runs them: rest.BeforeCreate (the
+// strategy's PrepareForCreate, then its validation, declarative
+// validation included) for a create, rest.BeforeUpdate for an update, and
+// with the status strategy for a status update.
 //
 //	go run ./validation ../../pkg/registry/pod/testdata/validation ../../pkg/registry/service/testdata/validation
 package main
@@ -31,20 +31,30 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/strategicpatch"
-	"k8s.io/apimachinery/pkg/util/validation/field"
+	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
+	"k8s.io/apiserver/pkg/registry/rest"
 	"k8s.io/kubernetes/pkg/api/legacyscheme"
-	podutil "k8s.io/kubernetes/pkg/api/pod"
+	"k8s.io/kubernetes/pkg/apis/apps"
+	_ "k8s.io/kubernetes/pkg/apis/apps/install"
 	"k8s.io/kubernetes/pkg/apis/core"
 	_ "k8s.io/kubernetes/pkg/apis/core/install"
-	"k8s.io/kubernetes/pkg/apis/core/validation"
+	"k8s.io/kubernetes/pkg/registry/apps/daemonset"
+	"k8s.io/kubernetes/pkg/registry/apps/deployment"
+	"k8s.io/kubernetes/pkg/registry/apps/replicaset"
+	"k8s.io/kubernetes/pkg/registry/apps/statefulset"
+	"k8s.io/kubernetes/pkg/registry/core/pod"
 	"k8s.io/kubernetes/pkg/registry/core/service"
 	"sigs.k8s.io/yaml"
 )
@@ -61,49 +71,29 @@ type cases struct {
 
 // A kind is how upstream validates objects of one kind.
 type kind struct {
+	gv schema.GroupVersion
 	// versioned and internal return new objects of the kind.
 	versioned, internal func() runtime.Object
-	// validate validates n, with old o (nil on create), as verb does
-	// (create, update or status).
-	validate func(verb string, n, o runtime.Object) field.ErrorList
+	// strategy and status are its strategies, and its status's.
+	strategy, status interface {
+		rest.RESTCreateStrategy
+		rest.RESTUpdateStrategy
+	}
 }
 
 var kinds = map[string]kind{
-	"Pod": {
-		versioned: func() runtime.Object { return &corev1.Pod{} },
-		internal:  func() runtime.Object { return &core.Pod{} },
-		validate: func(verb string, n, o runtime.Object) field.ErrorList {
-			pod := n.(*core.Pod)
-			if verb == "create" {
-				podutil.DropDisabledPodFields(pod, nil)
-				return validation.ValidatePodCreate(pod, podutil.GetValidationOptionsFromPodSpecAndMeta(&pod.Spec, nil, &pod.ObjectMeta, nil))
-			}
-			old := o.(*core.Pod)
-			podutil.DropDisabledPodFields(pod, old)
-			opts := podutil.GetValidationOptionsFromPodSpecAndMeta(&pod.Spec, &old.Spec, &pod.ObjectMeta, &old.ObjectMeta)
-			if verb == "status" {
-				return validation.ValidatePodStatusUpdate(pod, old, opts)
-			}
-			return validation.ValidatePodUpdate(pod, old, opts)
-		},
-	},
-	"Service": {
-		versioned: func() runtime.Object { return &corev1.Service{} },
-		internal:  func() runtime.Object { return &core.Service{} },
-		validate: func(verb string, n, o runtime.Object) field.ErrorList {
-			ctx := context.Background()
-			switch verb {
-			case "create":
-				service.Strategy.PrepareForCreate(ctx, n)
-				return service.Strategy.Validate(ctx, n)
-			case "status":
-				service.StatusStrategy.PrepareForUpdate(ctx, n, o)
-				return service.StatusStrategy.ValidateUpdate(ctx, n, o)
-			}
-			service.Strategy.PrepareForUpdate(ctx, n, o)
-			return service.Strategy.ValidateUpdate(ctx, n, o)
-		},
-	},
+	"Pod": {corev1.SchemeGroupVersion, func() runtime.Object { return &corev1.Pod{} }, func() runtime.Object { return &core.Pod{} },
+		pod.Strategy, pod.StatusStrategy},
+	"Service": {corev1.SchemeGroupVersion, func() runtime.Object { return &corev1.Service{} }, func() runtime.Object { return &core.Service{} },
+		service.Strategy, service.StatusStrategy},
+	"Deployment": {appsv1.SchemeGroupVersion, func() runtime.Object { return &appsv1.Deployment{} }, func() runtime.Object { return &apps.Deployment{} },
+		deployment.Strategy, deployment.StatusStrategy},
+	"ReplicaSet": {appsv1.SchemeGroupVersion, func() runtime.Object { return &appsv1.ReplicaSet{} }, func() runtime.Object { return &apps.ReplicaSet{} },
+		replicaset.Strategy, replicaset.StatusStrategy},
+	"StatefulSet": {appsv1.SchemeGroupVersion, func() runtime.Object { return &appsv1.StatefulSet{} }, func() runtime.Object { return &apps.StatefulSet{} },
+		statefulset.Strategy, statefulset.StatusStrategy},
+	"DaemonSet": {appsv1.SchemeGroupVersion, func() runtime.Object { return &appsv1.DaemonSet{} }, func() runtime.Object { return &apps.DaemonSet{} },
+		daemonset.Strategy, daemonset.StatusStrategy},
 }
 
 func main() {
@@ -149,7 +139,7 @@ func run(path string, out *strings.Builder) error {
 	}
 	k, ok := kinds[f.Kind]
 	if !ok {
-		return fmt.Errorf("kind %q is not Pod or Service", f.Kind)
+		return fmt.Errorf("kind %q is not one of %v", f.Kind, slices.Sorted(maps.Keys(kinds)))
 	}
 	for _, c := range f.Cases {
 		if c.Verb != "create" && c.Verb != "update" && c.Verb != "status" {
@@ -171,12 +161,17 @@ func run(path string, out *strings.Builder) error {
 		if err != nil {
 			return fmt.Errorf("%s: %w", c.Name, err)
 		}
-		if c.Verb == "create" {
-			o = nil
-		}
+		info := &genericapirequest.RequestInfo{APIGroup: k.gv.Group, APIVersion: k.gv.Version}
+		ctx := genericapirequest.WithNamespace(context.Background(), n.(metav1.Object).GetNamespace())
 		var result error
-		if errs := k.validate(c.Verb, n, o); len(errs) > 0 {
-			result = apierrors.NewInvalid(core.Kind(f.Kind), n.(interface{ GetName() string }).GetName(), errs)
+		switch c.Verb {
+		case "create":
+			result = rest.BeforeCreate(k.strategy, genericapirequest.WithRequestInfo(ctx, info), n)
+		case "update":
+			result = rest.BeforeUpdate(k.strategy, genericapirequest.WithRequestInfo(ctx, info), n, o)
+		case "status":
+			info.Subresource = "status"
+			result = rest.BeforeUpdate(k.status, genericapirequest.WithRequestInfo(ctx, info), n, o)
 		}
 		fmt.Fprintf(out, "=== %s %s\n%v\n", c.Verb, c.Name, result)
 	}
