@@ -35,7 +35,8 @@ var annotationsPath = field.NewPath("metadata", "annotations")
 // mirror pod names its node; the tolerations annotation decodes and its
 // tolerations are valid; the deletion cost is an int32 (unless
 // anyCost); the seccomp and AppArmor annotations name valid profiles.
-func validateAnnotations(annotations map[string]string, spec *corev1.PodSpec, anyCost bool) field.ErrorList {
+// annotationsPath is where they are (a pod's, or a template's).
+func validateAnnotations(annotations map[string]string, spec *corev1.PodSpec, anyCost bool, annotationsPath *field.Path) field.ErrorList {
 	var errs field.ErrorList
 	if value, ok := annotations[corev1.MirrorPodAnnotationKey]; ok && spec.NodeName == "" {
 		errs = append(errs, field.Invalid(annotationsPath.Key(corev1.MirrorPodAnnotationKey), value, "must set spec.nodeName if mirror pod annotation is set"))
@@ -63,7 +64,7 @@ func validateAnnotations(annotations map[string]string, spec *corev1.PodSpec, an
 			errs = append(errs, validateSeccompProfile(annotations[key], annotationsPath.Child(key))...)
 		}
 	}
-	return append(errs, validateAppArmorAnnotations(annotations, spec)...)
+	return append(errs, validateAppArmorAnnotations(annotations, spec, annotationsPath)...)
 }
 
 // validDeletionCost is whether upstream's GetDeletionCostFromPodAnnotations
@@ -92,7 +93,7 @@ func validateSeccompProfile(profile string, p *field.Path) field.ErrorList {
 // annotationChanges, and the new annotations valid (a deletion cost as
 // invalid as the old one kept).
 func validateAnnotationUpdates(p, old *corev1.Pod) field.ErrorList {
-	return append(annotationChanges(p, old), validateAnnotations(p.Annotations, &p.Spec, invalidCost(old))...)
+	return append(annotationChanges(p, old), validateAnnotations(p.Annotations, &p.Spec, invalidCost(old), annotationsPath)...)
 }
 
 // annotationChanges refuses an AppArmor or mirror pod annotation added,

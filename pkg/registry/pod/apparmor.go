@@ -81,9 +81,8 @@ func validAppArmorProfile(profile *corev1.AppArmorProfile) bool {
 // validateAppArmorAnnotations is the AppArmor part of upstream's
 // ValidatePodSpecificAnnotations: each deprecated annotation names a
 // container of the pod and a profile in the annotations' format.
-func validateAppArmorAnnotations(annotations map[string]string, spec *corev1.PodSpec) field.ErrorList {
+func validateAppArmorAnnotations(annotations map[string]string, spec *corev1.PodSpec, p *field.Path) field.ErrorList {
 	var errs field.ErrorList
-	p := field.NewPath("metadata", "annotations")
 	for _, key := range slices.Sorted(maps.Keys(annotations)) {
 		name, ok := strings.CutPrefix(key, corev1.DeprecatedAppArmorBetaContainerAnnotationKeyPrefix)
 		if !ok {

@@ -88,6 +88,7 @@ func New(optsGetter generic.RESTOptionsGetter) (*Storage, error) {
 		if spec.NodeName != "" && len(spec.SchedulingGates) > 0 {
 			errs = append(errs, field.Forbidden(field.NewPath("spec", "nodeName"), "cannot be set until all schedulingGates have been cleared"))
 		}
+		errs = append(errs, validateSeccompMatch(p.Annotations, spec, field.NewPath("spec"))...)
 		return append(errs, validateAppArmorMatch(p.Annotations, spec, field.NewPath("spec"))...)
 	}
 	s.ValidateFieldsUpdate = func(obj, old runtime.Object) field.ErrorList {

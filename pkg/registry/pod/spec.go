@@ -136,7 +136,7 @@ func validatePodSpec(spec *corev1.PodSpec, podName string, p *field.Path) field.
 // grace period not negative, images unpadded).
 func validatePodMetadataAndSpec(pod *corev1.Pod, anyCost bool) field.ErrorList {
 	specPath := field.NewPath("spec")
-	errs := validateAnnotations(pod.Annotations, &pod.Spec, anyCost)
+	errs := validateAnnotations(pod.Annotations, &pod.Spec, anyCost, annotationsPath)
 	errs = append(errs, validatePodSpec(&pod.Spec, pod.Name, specPath)...)
 	if pod.Spec.ServiceAccountName == "" {
 		for i, v := range pod.Spec.Volumes {

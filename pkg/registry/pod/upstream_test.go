@@ -37,7 +37,7 @@ func TestUpstreamMessages(t *testing.T) {
 	AllowPrivileged(false) // kube-apiserver's default, which the cases' messages have
 	t.Cleanup(func() { AllowPrivileged(true) })
 	ctx := genericapirequest.WithNamespace(context.Background(), "default")
-	registrytest.CompareUpstream(t, func() runtime.Object { return &corev1.Pod{} }, func(t *testing.T, verb registrytest.Verb, old, now runtime.Object) error {
+	registrytest.CompareUpstream(t, func(string) runtime.Object { return &corev1.Pod{} }, func(t *testing.T, verb registrytest.Verb, old, now runtime.Object) error {
 		p := newPods(t)
 		pod := now.(*corev1.Pod)
 		if verb == "create" {
