@@ -14,9 +14,9 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-// Command sidebyside sends the validation cases of pkg/registry/pod and
-// pkg/registry/service (testdata/validation/*.yaml, see
-// registrytest.CompareUpstream) through a running server's API, and prints
+// Command sidebyside sends the validation cases of pkg/registry/pod,
+// pkg/registry/service and pkg/registry/apps (testdata/validation/*.yaml,
+// see registrytest.CompareUpstream) through a running server's API, and prints
 // what it answers, in the .txt files' format (and its warnings): run it against miniapiserver
 // and kube-apiserver (hack/cluster.sh up --upstream) and diff the two to
 // compare the whole request path (allocation and admission included), not
@@ -35,11 +35,14 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -59,11 +62,15 @@ const namespace = "sidebyside"
 
 // kinds are the kinds cases may hold: their resource and Go type.
 var kinds = map[string]struct {
-	resource string
+	resource schema.GroupVersionResource
 	new      func() runtime.Object
 }{
-	"Pod":     {"pods", func() runtime.Object { return &corev1.Pod{} }},
-	"Service": {"services", func() runtime.Object { return &corev1.Service{} }},
+	"Pod":         {corev1.SchemeGroupVersion.WithResource("pods"), func() runtime.Object { return &corev1.Pod{} }},
+	"Service":     {corev1.SchemeGroupVersion.WithResource("services"), func() runtime.Object { return &corev1.Service{} }},
+	"Deployment":  {appsv1.SchemeGroupVersion.WithResource("deployments"), func() runtime.Object { return &appsv1.Deployment{} }},
+	"ReplicaSet":  {appsv1.SchemeGroupVersion.WithResource("replicasets"), func() runtime.Object { return &appsv1.ReplicaSet{} }},
+	"StatefulSet": {appsv1.SchemeGroupVersion.WithResource("statefulsets"), func() runtime.Object { return &appsv1.StatefulSet{} }},
+	"DaemonSet":   {appsv1.SchemeGroupVersion.WithResource("daemonsets"), func() runtime.Object { return &appsv1.DaemonSet{} }},
 }
 
 type cases struct {
@@ -127,9 +134,9 @@ func runFile(ctx context.Context, dyn dynamic.Interface, file string) error {
 	}
 	k, ok := kinds[f.Kind]
 	if !ok {
-		return fmt.Errorf("kind %q is not Pod or Service", f.Kind)
+		return fmt.Errorf("kind %q is not one of %v", f.Kind, slices.Sorted(maps.Keys(kinds)))
 	}
-	c := dyn.Resource(schema.GroupVersionResource{Version: "v1", Resource: k.resource}).Namespace(namespace)
+	c := dyn.Resource(k.resource).Namespace(namespace)
 	fmt.Printf("### %s\n", filepath.Base(file))
 	for _, tc := range f.Cases {
 		patch := func(obj, p json.RawMessage) (json.RawMessage, error) {
@@ -149,7 +156,7 @@ func runFile(ctx context.Context, dyn dynamic.Interface, file string) error {
 		if err := json.Unmarshal(first, &obj.Object); err != nil {
 			return fmt.Errorf("%s: %w", tc.Name, err)
 		}
-		obj.SetAPIVersion("v1")
+		obj.SetAPIVersion(k.resource.GroupVersion().String())
 		obj.SetKind(f.Kind)
 		obj.SetNamespace(namespace)
 		obj.SetUID("")

@@ -46,10 +46,10 @@ type workload struct {
 	validateName apimachineryvalidation.ValidateNameFunc
 	// spec returns the parts of the spec every workload validates
 	// (replicas is nil for DaemonSets, which have none).
-	spec           func(obj runtime.Object) (replicas *int32, selector *metav1.LabelSelector, template *corev1.PodTemplateSpec)
-	fields         func(obj runtime.Object) fields.Set
-	validate       func(obj runtime.Object) field.ErrorList
-	validateUpdate func(obj, old runtime.Object) field.ErrorList
+	spec   func(obj runtime.Object) (replicas *int32, selector *metav1.LabelSelector, template *corev1.PodTemplateSpec)
+	fields func(obj runtime.Object) fields.Set
+	// validate checks the spec of a create (old is nil) or an update.
+	validate func(obj, old runtime.Object) field.ErrorList
 	// onCreate runs after the create strategy has cleared status.
 	onCreate func(obj runtime.Object)
 	// onUpdate runs after the update strategy has kept status and counted a spec change.
@@ -72,8 +72,9 @@ var workloads = []workload{
 			d := obj.(*appsv1.Deployment)
 			return d.Spec.Replicas, d.Spec.Selector, &d.Spec.Template
 		},
-		validate: func(obj runtime.Object) field.ErrorList {
-			return validateDeploymentStrategy(&obj.(*appsv1.Deployment).Spec.Strategy)
+		validate: func(obj, old runtime.Object) field.ErrorList {
+			oldD, _ := old.(*appsv1.Deployment)
+			return validateDeployment(obj.(*appsv1.Deployment), oldD)
 		},
 		// Upstream counts annotation changes too: the deployment controller copies them to its ReplicaSets.
 		onUpdate: func(obj, old runtime.Object) {
@@ -94,8 +95,9 @@ var workloads = []workload{
 			ss := obj.(*appsv1.StatefulSet)
 			return ss.Spec.Replicas, ss.Spec.Selector, &ss.Spec.Template
 		},
-		validateUpdate: func(obj, old runtime.Object) field.ErrorList {
-			return validateStatefulSetUpdate(obj.(*appsv1.StatefulSet), old.(*appsv1.StatefulSet))
+		validate: func(obj, old runtime.Object) field.ErrorList {
+			oldSS, _ := old.(*appsv1.StatefulSet)
+			return validateStatefulSet(obj.(*appsv1.StatefulSet), oldSS)
 		},
 		validateStatus: validateStatefulSetStatus,
 		warnings:       statefulSetWarnings,
@@ -108,6 +110,10 @@ var workloads = []workload{
 		spec: func(obj runtime.Object) (*int32, *metav1.LabelSelector, *corev1.PodTemplateSpec) {
 			ds := obj.(*appsv1.DaemonSet)
 			return nil, ds.Spec.Selector, &ds.Spec.Template
+		},
+		validate: func(obj, old runtime.Object) field.ErrorList {
+			oldDS, _ := old.(*appsv1.DaemonSet)
+			return validateDaemonSet(obj.(*appsv1.DaemonSet), oldDS)
 		},
 		// The template generation upstream keeps in its internal spec, in
 		// the annotation its v1 conversion writes: at least 1 on create,
@@ -140,7 +146,11 @@ var workloads = []workload{
 			rs := obj.(*appsv1.ReplicaSet)
 			return rs.Spec.Replicas, rs.Spec.Selector, &rs.Spec.Template
 		},
-		fields:         func(obj runtime.Object) fields.Set { return api.ReplicaSetFields(obj.(*appsv1.ReplicaSet)) },
+		fields: func(obj runtime.Object) fields.Set { return api.ReplicaSetFields(obj.(*appsv1.ReplicaSet)) },
+		validate: func(obj, old runtime.Object) field.ErrorList {
+			oldRS, _ := old.(*appsv1.ReplicaSet)
+			return validateReplicaSet(obj.(*appsv1.ReplicaSet), oldRS)
+		},
 		validateStatus: validateReplicaSetStatus,
 		table:          replicaSetTable,
 	},
@@ -159,8 +169,8 @@ func NewStorage(optsGetter generic.RESTOptionsGetter) (map[string]rest.Storage, 
 	for _, w := range workloads {
 		base := registry.NewStrategy(true)
 		base.ValidateName = w.validateName
-		base.ValidateFields = w.validateFields
-		base.ValidateFieldsUpdate = w.validateFieldsUpdate
+		base.ValidateFields = func(obj runtime.Object) field.ErrorList { return w.validate(obj, nil) }
+		base.ValidateFieldsUpdate = w.validate
 		base.OnCreate, base.OnUpdate = w.onCreate, w.onUpdate
 		base.Warnings = w.warnings
 		if base.Warnings == nil {

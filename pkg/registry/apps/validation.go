@@ -19,75 +19,26 @@ package apps
 import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	apimachineryvalidation "k8s.io/apimachinery/pkg/api/validation"
-	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/miniapiserver/miniapiserver/pkg/registry/pod"
 )
 
-var specPath = field.NewPath("spec")
-
-// validateFields checks what upstream checks of every workload: replicas,
-// a non-empty selector that matches the template's labels, and a pod
-// template that restarts always.
-func (w workload) validateFields(obj runtime.Object) field.ErrorList {
-	replicas, selector, template := w.spec(obj)
-	var errs field.ErrorList
-	if replicas != nil && *replicas < 0 {
-		errs = append(errs, field.Invalid(specPath.Child("replicas"), *replicas, "must be greater than or equal to 0"))
-	}
-	errs = append(errs, pod.ValidateSelectorAndTemplate(selector, template, specPath)...)
-	if rp := template.Spec.RestartPolicy; rp != corev1.RestartPolicyAlways {
+// validateStatefulSet checks what upstream checks of every workload:
+// replicas, a non-empty selector that matches the template's labels, and
+// a pod template that restarts always; on update, the fields upstream
+// keeps immutable. (Upstream's ValidateStatefulSetSpec is not ported.)
+func validateStatefulSet(ss, old *appsv1.StatefulSet) field.ErrorList {
+	errs := nonNegative(replicas(ss.Spec.Replicas), specPath.Child("replicas"))
+	errs = append(errs, pod.ValidateSelectorAndTemplate(ss.Spec.Selector, &ss.Spec.Template, specPath)...)
+	if rp := ss.Spec.Template.Spec.RestartPolicy; rp != corev1.RestartPolicyAlways {
 		errs = append(errs, field.NotSupported(specPath.Child("template", "spec", "restartPolicy"), rp, []corev1.RestartPolicy{corev1.RestartPolicyAlways}))
 	}
-	if w.validate != nil {
-		errs = append(errs, w.validate(obj)...)
+	if old == nil {
+		return errs
 	}
-	return errs
-}
-
-// validateFieldsUpdate adds to validateFields that apps/v1 selectors are immutable.
-func (w workload) validateFieldsUpdate(obj, old runtime.Object) field.ErrorList {
-	errs := w.validateFields(obj)
-	_, selector, _ := w.spec(obj)
-	if _, oldSelector, _ := w.spec(old); !apiequality.Semantic.DeepEqual(selector, oldSelector) {
-		errs = append(errs, field.Invalid(specPath.Child("selector"), selector, "field is immutable"))
-	}
-	if w.validateUpdate != nil {
-		errs = append(errs, w.validateUpdate(obj, old)...)
-	}
-	return errs
-}
-
-func validateDeploymentStrategy(s *appsv1.DeploymentStrategy) field.ErrorList {
-	p := specPath.Child("strategy")
-	switch s.Type {
-	case appsv1.RecreateDeploymentStrategyType:
-		if s.RollingUpdate != nil {
-			return field.ErrorList{field.Forbidden(p.Child("rollingUpdate"), "may not be specified when strategy `type` is 'Recreate'")}
-		}
-	case appsv1.RollingUpdateDeploymentStrategyType:
-		if ru := s.RollingUpdate; ru != nil && isZero(ru.MaxUnavailable) && isZero(ru.MaxSurge) {
-			return field.ErrorList{field.Invalid(p.Child("rollingUpdate", "maxUnavailable"), ru.MaxUnavailable, "may not be 0 when `maxSurge` is 0")}
-		}
-	default:
-		return field.ErrorList{field.NotSupported(p.Child("type"), s.Type, []string{string(appsv1.RecreateDeploymentStrategyType), string(appsv1.RollingUpdateDeploymentStrategyType)})}
-	}
-	return nil
-}
-
-func isZero(v *intstr.IntOrString) bool {
-	return v == nil || v.String() == "0" || v.String() == "0%"
-}
-
-// validateStatefulSetUpdate refuses changes to the StatefulSet spec fields
-// upstream keeps immutable (the selector is every workload's), one error
-// each, as upstream's.
-func validateStatefulSetUpdate(ss, old *appsv1.StatefulSet) field.ErrorList {
-	var errs field.ErrorList
+	errs = append(errs, selectorImmutable(ss.Spec.Selector, old.Spec.Selector)...)
 	for _, f := range []struct {
 		name     string
 		now, was any

@@ -52,11 +52,6 @@ func TestValidate(t *testing.T) {
 			want:   []string{},
 		},
 		{
-			name:   "missing selector",
-			mutate: func(p parts) { *p.selector = nil },
-			want:   []string{"spec.selector: Required value"},
-		},
-		{
 			name:   "empty selector",
 			mutate: func(p parts) { *p.selector = &metav1.LabelSelector{} },
 			want:   []string{"spec.selector: Invalid value"},
@@ -163,11 +158,6 @@ func TestValidateDeploymentStrategy(t *testing.T) {
 			strategy: rollingUpdate(intstr.FromString("10%"), intstr.FromInt32(0)),
 			want:     []string{},
 		},
-		{
-			name:     "unknown type",
-			strategy: appsv1.DeploymentStrategy{Type: "BlueGreen"},
-			want:     []string{"spec.strategy.type: Unsupported value"},
-		},
 	}
 	store := registrytest.REST(t, NewStorage, "deployments")
 	for _, tt := range tests {
@@ -212,11 +202,6 @@ func TestValidateUpdate(t *testing.T) {
 				p.template.Labels = map[string]string{"app": "web", "tier": "front"}
 			},
 			want: []string{"spec.selector: Invalid value"},
-		},
-		{
-			name:   "selector may not be removed",
-			mutate: func(p parts) { *p.selector = nil },
-			want:   []string{"spec.selector: Invalid value", "spec.selector: Required value"},
 		},
 		{
 			name:   "the new object is validated",

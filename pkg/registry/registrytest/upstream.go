@@ -41,16 +41,16 @@ type Verb string
 // said of them, as NAME.txt holds it. A file holds cases of a base object:
 // a case's old object is base with old applied as a strategic merge patch,
 // its new one old with new applied (create: base with new), both
-// defaulted, as newObj returns them; verb is create, update or status.
-// write writes the new object (over the old one for an update) and
-// returns its error. After adding cases, regenerate the .txt files from
+// defaulted, as newObj returns objects of the file's kind (Pod unless its
+// kind says otherwise); verb is create, update or status. write writes
+// the new object (over the old one for an update) and returns its error. After adding cases, regenerate the .txt files from
 // hack/upstream with
 //
 //	go run ./validation DIR...
 //
 // With $VALIDATION_OURS set to a directory, ours are written there too,
 // to compare by eye while porting.
-func CompareUpstream(t *testing.T, newObj func() runtime.Object, write func(t *testing.T, verb Verb, old, now runtime.Object) error) {
+func CompareUpstream(t *testing.T, newObj func(kind string) runtime.Object, write func(t *testing.T, verb Verb, old, now runtime.Object) error) {
 	files, err := filepath.Glob("testdata/validation/*.yaml")
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no cases: %v", err)
@@ -75,29 +75,31 @@ func CompareUpstream(t *testing.T, newObj func() runtime.Object, write func(t *t
 }
 
 // ours returns what write says of file's cases.
-func ours(t *testing.T, file string, newObj func() runtime.Object, write func(t *testing.T, verb Verb, old, now runtime.Object) error) string {
+func ours(t *testing.T, file string, newObj func(kind string) runtime.Object, write func(t *testing.T, verb Verb, old, now runtime.Object) error) string {
 	data, err := os.ReadFile(file)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var f struct {
+	f := struct {
+		Kind  string
 		Base  json.RawMessage
 		Cases []struct {
 			Verb     Verb
 			Name     string
 			Old, New json.RawMessage
 		}
-	}
+	}{Kind: "Pod"}
 	if err := yaml.Unmarshal(data, &f); err != nil {
 		t.Fatal(err)
 	}
+	kind := func() runtime.Object { return newObj(f.Kind) }
 	var got strings.Builder
 	for _, c := range f.Cases {
 		if c.Verb != "create" && c.Verb != "update" && c.Verb != "status" {
 			t.Fatalf("%s: verb %q is not create, update or status", c.Name, c.Verb)
 		}
-		old := patched(t, newObj, f.Base, c.Old)
-		now := patched(t, newObj, f.Base, c.Old, c.New)
+		old := patched(t, kind, f.Base, c.Old)
+		now := patched(t, kind, f.Base, c.Old, c.New)
 		fmt.Fprintf(&got, "=== %s %s\n%v\n", c.Verb, c.Name, write(t, c.Verb, old, now))
 	}
 	return got.String()

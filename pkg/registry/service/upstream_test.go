@@ -33,7 +33,7 @@ import (
 // testdata/validation are made and regenerated). The cases' services have
 // their addresses: what the allocator refuses first is tested apart.
 func TestUpstreamMessages(t *testing.T) {
-	registrytest.CompareUpstream(t, func() runtime.Object { return &corev1.Service{} }, func(t *testing.T, verb registrytest.Verb, old, now runtime.Object) error {
+	registrytest.CompareUpstream(t, func(string) runtime.Object { return &corev1.Service{} }, func(t *testing.T, verb registrytest.Verb, old, now runtime.Object) error {
 		s := newServices(t)
 		svc := now.(*corev1.Service)
 		if verb == "create" {
