@@ -22,6 +22,7 @@ import (
 	"fmt"
 	"reflect"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/diff"
 )
 
@@ -44,7 +45,7 @@ func Internal(v any) any { return untagged(reflect.ValueOf(v)) }
 type goFields []goField
 
 type goField struct {
-	name  string
+	name  string // "" for the fields of an embedded struct, value holding them
 	value any
 }
 
@@ -56,11 +57,15 @@ func (f goFields) MarshalJSON() ([]byte, error) {
 		if i > 0 {
 			b.WriteByte(',')
 		}
-		name, _ := json.Marshal(field.name)
+		if field.name == "" { // an embedded struct's fields, written as they are
+			b.Write(field.value.(json.RawMessage))
+			continue
+		}
 		value, err := json.Marshal(field.value)
 		if err != nil {
 			return nil, err
 		}
+		name, _ := json.Marshal(field.name)
 		b.Write(name)
 		b.WriteByte(':')
 		b.Write(value)
@@ -77,7 +82,7 @@ func untagged(v reflect.Value) any {
 	if !v.IsValid() {
 		return nil
 	}
-	if v.Type().Implements(marshaler) && (v.Kind() != reflect.Pointer || !v.IsNil()) {
+	if v.Type().Implements(marshaler) && (v.Kind() != reflect.Pointer || !v.IsNil()) || tagged(v.Type()) {
 		return v.Interface()
 	}
 	switch v.Kind() {
@@ -115,11 +120,31 @@ func untagged(v reflect.Value) any {
 	return v.Interface()
 }
 
+// tagged reports whether t is one of the metav1 types (ObjectMeta,
+// LabelSelector, ...), which the internal types share with v1, JSON tags
+// and all.
+func tagged(t reflect.Type) bool {
+	return t.Kind() == reflect.Struct && t.PkgPath() == metav1Path
+}
+
+var (
+	metav1Path = reflect.TypeFor[metav1.ObjectMeta]().PkgPath()
+	typeMeta   = reflect.TypeFor[metav1.TypeMeta]()
+)
+
 // addFields adds v's exported fields to f, an embedded struct's in its place.
 func addFields(v reflect.Value, f *goFields) {
 	for i := range v.NumField() {
 		sf, fv := v.Type().Field(i), v.Field(i)
 		switch {
+		case sf.Anonymous && fv.Type() == typeMeta:
+			// Conversions leave an internal object's TypeMeta empty.
+		case sf.Anonymous && tagged(fv.Type()):
+			// encoding/json inlines its fields, by their tags.
+			raw, _ := json.Marshal(fv.Interface())
+			if inner := bytes.TrimSuffix(bytes.TrimPrefix(raw, []byte("{")), []byte("}")); len(inner) > 0 {
+				*f = append(*f, goField{value: json.RawMessage(inner)})
+			}
 		case sf.Anonymous && fv.Kind() == reflect.Struct:
 			addFields(fv, f)
 		case sf.Anonymous && fv.Kind() == reflect.Pointer && fv.Type().Elem().Kind() == reflect.Struct:

@@ -44,14 +44,6 @@ func init() { allowPrivileged.Store(true) }
 // (kube-apiserver's --allow-privileged), for the whole process.
 func AllowPrivileged(allow bool) { allowPrivileged.Store(allow) }
 
-// ValidateSelectorAndTemplate checks the selector and pod template of a
-// controller's spec (at specPath) as upstream's apps validation does:
-// ValidateSelector, then the template's pod spec.
-func ValidateSelectorAndTemplate(selector *metav1.LabelSelector, template *corev1.PodTemplateSpec, specPath *field.Path) field.ErrorList {
-	errs := ValidateSelector(selector, template, specPath)
-	return append(errs, ValidatePodSpec(&template.Spec, specPath.Child("template", "spec"))...)
-}
-
 // ValidateSelector checks a controller's selector against its template's
 // labels, as upstream's apps and batch validation do: the labels valid, a
 // selector required and not empty, and matching them.
