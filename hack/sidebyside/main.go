@@ -14,9 +14,8 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-// Command sidebyside sends the validation cases of pkg/registry/pod,
-// pkg/registry/service and pkg/registry/apps (testdata/validation/*.yaml,
-// see registrytest.CompareUpstream) through a running server's API, and prints
+// Command sidebyside sends the validation cases of the registry packages
+// (their testdata/validation/*.yaml, see registrytest.CompareUpstream) through a running server's API, and prints
 // what it answers, in the .txt files' format (and its warnings): run it against miniapiserver
 // and kube-apiserver (hack/cluster.sh up --upstream) and diff the two to
 // compare the whole request path (allocation and admission included), not
@@ -65,12 +64,14 @@ var kinds = map[string]struct {
 	resource schema.GroupVersionResource
 	new      func() runtime.Object
 }{
-	"Pod":         {corev1.SchemeGroupVersion.WithResource("pods"), func() runtime.Object { return &corev1.Pod{} }},
-	"Service":     {corev1.SchemeGroupVersion.WithResource("services"), func() runtime.Object { return &corev1.Service{} }},
-	"Deployment":  {appsv1.SchemeGroupVersion.WithResource("deployments"), func() runtime.Object { return &appsv1.Deployment{} }},
-	"ReplicaSet":  {appsv1.SchemeGroupVersion.WithResource("replicasets"), func() runtime.Object { return &appsv1.ReplicaSet{} }},
-	"StatefulSet": {appsv1.SchemeGroupVersion.WithResource("statefulsets"), func() runtime.Object { return &appsv1.StatefulSet{} }},
-	"DaemonSet":   {appsv1.SchemeGroupVersion.WithResource("daemonsets"), func() runtime.Object { return &appsv1.DaemonSet{} }},
+	"Pod":                   {corev1.SchemeGroupVersion.WithResource("pods"), func() runtime.Object { return &corev1.Pod{} }},
+	"Service":               {corev1.SchemeGroupVersion.WithResource("services"), func() runtime.Object { return &corev1.Service{} }},
+	"ReplicationController": {corev1.SchemeGroupVersion.WithResource("replicationcontrollers"), func() runtime.Object { return &corev1.ReplicationController{} }},
+	"PodTemplate":           {corev1.SchemeGroupVersion.WithResource("podtemplates"), func() runtime.Object { return &corev1.PodTemplate{} }},
+	"Deployment":            {appsv1.SchemeGroupVersion.WithResource("deployments"), func() runtime.Object { return &appsv1.Deployment{} }},
+	"ReplicaSet":            {appsv1.SchemeGroupVersion.WithResource("replicasets"), func() runtime.Object { return &appsv1.ReplicaSet{} }},
+	"StatefulSet":           {appsv1.SchemeGroupVersion.WithResource("statefulsets"), func() runtime.Object { return &appsv1.StatefulSet{} }},
+	"DaemonSet":             {appsv1.SchemeGroupVersion.WithResource("daemonsets"), func() runtime.Object { return &appsv1.DaemonSet{} }},
 }
 
 type cases struct {

@@ -23,5 +23,5 @@ limitations under the License.
 // hack/upstream/build.sh builds the binaries; ./kubegates writes the
 // feature gates kube-apiserver takes, for the binary to take them too;
 // ./validation prints upstream's messages for the validation cases of
-// pkg/registry/pod and pkg/registry/service.
+// the registry packages (pods, services, workloads).
 package upstream

@@ -55,6 +55,8 @@ import (
 	"k8s.io/kubernetes/pkg/registry/apps/replicaset"
 	"k8s.io/kubernetes/pkg/registry/apps/statefulset"
 	"k8s.io/kubernetes/pkg/registry/core/pod"
+	"k8s.io/kubernetes/pkg/registry/core/podtemplate"
+	"k8s.io/kubernetes/pkg/registry/core/replicationcontroller"
 	"k8s.io/kubernetes/pkg/registry/core/service"
 	"sigs.k8s.io/yaml"
 )
@@ -86,6 +88,10 @@ var kinds = map[string]kind{
 		pod.Strategy, pod.StatusStrategy},
 	"Service": {corev1.SchemeGroupVersion, func() runtime.Object { return &corev1.Service{} }, func() runtime.Object { return &core.Service{} },
 		service.Strategy, service.StatusStrategy},
+	"ReplicationController": {corev1.SchemeGroupVersion, func() runtime.Object { return &corev1.ReplicationController{} }, func() runtime.Object { return &core.ReplicationController{} },
+		replicationcontroller.Strategy, replicationcontroller.StatusStrategy},
+	"PodTemplate": {corev1.SchemeGroupVersion, func() runtime.Object { return &corev1.PodTemplate{} }, func() runtime.Object { return &core.PodTemplate{} },
+		podtemplate.Strategy, podtemplate.Strategy}, // no status
 	"Deployment": {appsv1.SchemeGroupVersion, func() runtime.Object { return &appsv1.Deployment{} }, func() runtime.Object { return &apps.Deployment{} },
 		deployment.Strategy, deployment.StatusStrategy},
 	"ReplicaSet": {appsv1.SchemeGroupVersion, func() runtime.Object { return &appsv1.ReplicaSet{} }, func() runtime.Object { return &apps.ReplicaSet{} },

@@ -20,9 +20,7 @@ import (
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apiserver/pkg/registry/rest"
 
 	"github.com/miniapiserver/miniapiserver/pkg/api"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/registrytest"
@@ -54,17 +52,6 @@ func TestUpstreamMessages(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		s := newStores(t, kinds[gvks[0].Kind].resource)
-		if verb == "create" {
-			_, err := s.store.Create(nsContext, now, rest.ValidateAllObjectFunc, &metav1.CreateOptions{})
-			return err
-		}
-		now.(metav1.Object).SetResourceVersion(s.seed(t, old).(metav1.Object).GetResourceVersion())
-		update := s.store.Update
-		if verb == "status" {
-			update = s.status.Update
-		}
-		_, _, err = update(nsContext, now.(metav1.Object).GetName(), rest.DefaultUpdatedObjectInfo(now), rest.ValidateAllObjectFunc, rest.ValidateAllObjectUpdateFunc, false, &metav1.UpdateOptions{})
-		return err
+		return registrytest.WriteUpstreamCase(t, NewStorage, kinds[gvks[0].Kind].resource, verb, old, now)
 	})
 }

@@ -17,14 +17,10 @@ limitations under the License.
 package pod
 
 import (
-	"context"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
-	"k8s.io/apiserver/pkg/registry/rest"
 
 	"github.com/miniapiserver/miniapiserver/pkg/registry/registrytest"
 )
@@ -36,20 +32,7 @@ import (
 func TestUpstreamMessages(t *testing.T) {
 	AllowPrivileged(false) // kube-apiserver's default, which the cases' messages have
 	t.Cleanup(func() { AllowPrivileged(true) })
-	ctx := genericapirequest.WithNamespace(context.Background(), "default")
 	registrytest.CompareUpstream(t, func(string) runtime.Object { return &corev1.Pod{} }, func(t *testing.T, verb registrytest.Verb, old, now runtime.Object) error {
-		p := newPods(t)
-		pod := now.(*corev1.Pod)
-		if verb == "create" {
-			_, err := p.store.Create(ctx, pod, rest.ValidateAllObjectFunc, &metav1.CreateOptions{})
-			return err
-		}
-		pod.ResourceVersion = p.seed(t, old.(*corev1.Pod)).ResourceVersion
-		update := p.store.Update
-		if verb == "status" {
-			update = p.status.Update
-		}
-		_, _, err := update(ctx, pod.Name, rest.DefaultUpdatedObjectInfo(pod), rest.ValidateAllObjectFunc, rest.ValidateAllObjectUpdateFunc, false, &metav1.UpdateOptions{})
-		return err
+		return registrytest.WriteUpstreamCase(t, NewStorage, "pods", verb, old, now)
 	})
 }

@@ -46,7 +46,7 @@ func NewStorage(optsGetter generic.RESTOptionsGetter) (map[string]rest.Storage, 
 		}
 	}
 	s.ValidateFields = func(obj runtime.Object) field.ErrorList {
-		return pod.ValidatePodSpec(&obj.(*corev1.PodTemplate).Template.Spec, field.NewPath("template", "spec"))
+		return pod.ValidatePodTemplateSpec(&obj.(*corev1.PodTemplate).Template, field.NewPath("template"))
 	}
 	s.Warnings = func(obj, old runtime.Object) []string {
 		t := obj.(*corev1.PodTemplate)

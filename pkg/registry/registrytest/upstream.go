@@ -17,6 +17,7 @@ limitations under the License.
 package registrytest
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -25,11 +26,15 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/strategicpatch"
+	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
+	"k8s.io/apiserver/pkg/registry/rest"
 	"sigs.k8s.io/yaml"
 
 	"github.com/miniapiserver/miniapiserver/pkg/api"
+	"github.com/miniapiserver/miniapiserver/pkg/registry"
 )
 
 // Verb is how an upstream case's object is written: "create", "update"
@@ -125,4 +130,31 @@ func patched(t *testing.T, newObj func() runtime.Object, base json.RawMessage, p
 	}
 	api.Scheme.Default(obj)
 	return obj
+}
+
+// WriteUpstreamCase writes a case's new object through the storage
+// newStorage makes of resource (on a new MemStorage), as CompareUpstream's
+// write does: a create, or an update (of the resource, or of its status)
+// of old, stored as it is.
+func WriteUpstreamCase(t *testing.T, newStorage NewStorageFunc, resource string, verb Verb, old, now runtime.Object) error {
+	t.Helper()
+	mem := NewMemStorage()
+	storages, err := newStorage(mem.Options(resource))
+	if err != nil {
+		t.Fatalf("NewStorage: %v", err)
+	}
+	store := storages[resource].(*registry.REST)
+	ctx := genericapirequest.WithNamespace(context.Background(), now.(metav1.Object).GetNamespace())
+	if verb == "create" {
+		_, err := store.Create(ctx, now, rest.ValidateAllObjectFunc, &metav1.CreateOptions{})
+		return err
+	}
+	_, stored := SeedObject(t, mem, store, old)
+	now.(metav1.Object).SetResourceVersion(stored.(metav1.Object).GetResourceVersion())
+	updater := rest.Updater(store)
+	if verb == "status" {
+		updater = storages[resource+"/status"].(rest.Updater)
+	}
+	_, _, err = updater.Update(ctx, now.(metav1.Object).GetName(), rest.DefaultUpdatedObjectInfo(now), rest.ValidateAllObjectFunc, rest.ValidateAllObjectUpdateFunc, false, &metav1.UpdateOptions{})
+	return err
 }

@@ -22,7 +22,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apimachineryvalidation "k8s.io/apimachinery/pkg/api/validation"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -124,35 +123,36 @@ var table = registry.Table{
 
 var specPath = field.NewPath("spec")
 
-// validateSpec is upstream's ValidateReplicationControllerSpec: replicas and
-// minReadySeconds not negative, a selector that matches the template's
-// labels, and a valid template that restarts always.
+// validateSpec is upstream's ValidateReplicationControllerSpec: a
+// selector that matches the template's labels, a valid template that
+// restarts always, replicas and minReadySeconds not negative. Upstream's
+// declarative validation reports the last two, after the rest.
 func validateSpec(spec *corev1.ReplicationControllerSpec) field.ErrorList {
-	errs := apimachineryvalidation.ValidateNonnegativeField(int64(spec.MinReadySeconds), specPath.Child("minReadySeconds"))
+	var errs field.ErrorList
 	selector := labels.Set(spec.Selector).AsSelector()
 	if selector.Empty() {
 		errs = append(errs, field.Required(specPath.Child("selector"), ""))
 	}
+	errs = append(errs, validateTemplate(spec.Template, selector)...)
 	if spec.Replicas == nil {
 		errs = append(errs, field.Required(specPath.Child("replicas"), ""))
 	} else {
 		errs = append(errs, apimachineryvalidation.ValidateNonnegativeField(int64(*spec.Replicas), specPath.Child("replicas"))...)
 	}
+	return append(errs, apimachineryvalidation.ValidateNonnegativeField(int64(spec.MinReadySeconds), specPath.Child("minReadySeconds"))...)
+}
+
+// validateTemplate is upstream's ValidatePodTemplateSpecForRC.
+func validateTemplate(t *corev1.PodTemplateSpec, selector labels.Selector) field.ErrorList {
 	tp := specPath.Child("template")
-	t := spec.Template
 	if t == nil {
-		return append(errs, field.Required(tp, ""))
+		return field.ErrorList{field.Required(tp, "")}
 	}
+	var errs field.ErrorList
 	if !selector.Empty() && !selector.Matches(labels.Set(t.Labels)) {
 		errs = append(errs, field.Invalid(tp.Child("metadata", "labels"), t.Labels, "`selector` does not match template `labels`"))
 	}
-	// Upstream's path for the template's labels, not metadata.labels.
-	errs = append(errs, metav1validation.ValidateLabels(t.Labels, tp.Child("labels"))...)
-	errs = append(errs, apimachineryvalidation.ValidateAnnotations(t.Annotations, tp.Child("annotations"))...)
-	errs = append(errs, pod.ValidatePodSpec(&t.Spec, tp.Child("spec"))...)
-	if len(t.Spec.EphemeralContainers) > 0 {
-		errs = append(errs, field.Forbidden(tp.Child("spec", "ephemeralContainers"), "ephemeral containers not allowed in pod template"))
-	}
+	errs = append(errs, pod.ValidatePodTemplateSpec(t, tp)...)
 	if rp := t.Spec.RestartPolicy; rp != corev1.RestartPolicyAlways {
 		errs = append(errs, field.NotSupported(tp.Child("spec", "restartPolicy"), rp, []corev1.RestartPolicy{corev1.RestartPolicyAlways}))
 	}

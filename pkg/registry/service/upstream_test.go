@@ -20,32 +20,18 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apiserver/pkg/registry/rest"
 
 	"github.com/miniapiserver/miniapiserver/pkg/registry/registrytest"
 )
 
-// TestUpstreamMessages: services are refused, or not, on create, update
-// and status update as kube-apiserver 1.37.2's validation does, in its
-// words (registrytest.CompareUpstream has how the cases in
-// testdata/validation are made and regenerated). The cases' services have
-// their addresses: what the allocator refuses first is tested apart.
+// TestUpstreamMessages: services are refused, or not, on create, update and
+// status update as kube-apiserver 1.37.2's validation does, in its words
+// (registrytest.CompareUpstream has how the cases in testdata/validation
+// are made and regenerated). The cases' services have their addresses:
+// what the allocator refuses first is tested apart.
 func TestUpstreamMessages(t *testing.T) {
 	registrytest.CompareUpstream(t, func(string) runtime.Object { return &corev1.Service{} }, func(t *testing.T, verb registrytest.Verb, old, now runtime.Object) error {
-		s := newServices(t)
-		svc := now.(*corev1.Service)
-		if verb == "create" {
-			_, err := s.store.Create(nsContext, svc, rest.ValidateAllObjectFunc, &metav1.CreateOptions{})
-			return err
-		}
-		svc.ResourceVersion = s.seed(t, old.(*corev1.Service)).ResourceVersion
-		update := s.store.Update
-		if verb == "status" {
-			update = s.status.Update
-		}
-		_, _, err := update(nsContext, svc.Name, rest.DefaultUpdatedObjectInfo(svc), rest.ValidateAllObjectFunc, rest.ValidateAllObjectUpdateFunc, false, &metav1.UpdateOptions{})
-		return err
+		return registrytest.WriteUpstreamCase(t, NewStorage, "services", verb, old, now)
 	})
 }
