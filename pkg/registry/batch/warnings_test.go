@@ -17,10 +17,8 @@ limitations under the License.
 package batch
 
 import (
-	"context"
 	"testing"
 
-	"github.com/google/go-cmp/cmp"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -56,22 +54,5 @@ func TestWarnings(t *testing.T) {
 	}
 	for resource, cases := range tests {
 		t.Run(resource, func(t *testing.T) { registrytest.CheckWarnings(t, registrytest.REST(t, NewStorage, resource), cases) })
-	}
-}
-
-// TestIndexedJobName: an Indexed Job's last pod's hostname, "<name>-<index>",
-// must be a DNS label, in upstream's words.
-func TestIndexedJobName(t *testing.T) {
-	job := registrytest.Modified(createdJob(t), func(j *batchv1.Job) {
-		j.Name, j.Spec.CompletionMode, j.Spec.Completions = "pi.v1", ptr.To(batchv1.IndexedCompletion), ptr.To[int32](100)
-	})
-	want := []string{`metadata.name: Invalid value: "pi.v1": will not able to create pod with invalid DNS label: pi.v1-99`}
-	strategy := registrytest.REST(t, NewStorage, "jobs").CreateStrategy
-	if diff := cmp.Diff(want, registrytest.Messages(strategy.Validate(context.Background(), job))); diff != "" {
-		t.Errorf("Validate errors (-want +got):\n%s", diff)
-	}
-	job.Spec.CompletionMode = ptr.To(batchv1.NonIndexedCompletion)
-	if errs := strategy.Validate(context.Background(), job); len(errs) != 0 {
-		t.Errorf("NonIndexed: got %v, want no errors", errs)
 	}
 }

@@ -48,18 +48,18 @@ type REST struct {
 	hidden
 }
 
-// hidden hides the store's DeleteCollection and DeleteReturnsDeletedObject
-// from REST: its own, at the same depth as the store's, make the methods
-// ambiguous, so neither is promoted. REST is no rest.CollectionDeleter
-// (the API installer serves no deletecollection for namespaces) and no
-// rest.MayReturnFullObjectDeleter (upstream's REST is neither: its store
-// is a field).
+// hidden hides registry.REST's DeleteCollection and the store's
+// DeleteReturnsDeletedObject from REST: its own, at the same depths as
+// theirs, make the methods ambiguous, so neither is promoted. REST is no
+// rest.CollectionDeleter (the API installer serves no deletecollection
+// for namespaces) and no rest.MayReturnFullObjectDeleter (upstream's REST
+// is neither: its store is a field).
 type hidden struct{ storeMethods }
 
 type storeMethods struct{}
 
-func (storeMethods) DeleteCollection(context.Context, rest.ValidateObjectFunc, *metav1.DeleteOptions, *metainternalversion.ListOptions) (runtime.Object, error) {
-	panic("unreachable: hidden by the store's DeleteCollection")
+func (hidden) DeleteCollection(context.Context, rest.ValidateObjectFunc, *metav1.DeleteOptions, *metainternalversion.ListOptions) (runtime.Object, error) {
+	panic("unreachable: hidden by registry.REST's DeleteCollection")
 }
 
 func (storeMethods) DeleteReturnsDeletedObject() bool {

@@ -17,8 +17,6 @@ limitations under the License.
 package replicationcontroller
 
 import (
-	"context"
-
 	corev1 "k8s.io/api/core/v1"
 	apimachineryvalidation "k8s.io/apimachinery/pkg/api/validation"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -76,22 +74,11 @@ func NewStorage(optsGetter generic.RESTOptionsGetter) (map[string]rest.Storage, 
 	if err != nil {
 		return nil, err
 	}
-	store.DeleteStrategy = orphanDependents{main}
 	return map[string]rest.Storage{
 		"replicationcontrollers":        store,
 		"replicationcontrollers/status": registry.NewStatusREST(store, status),
 		"replicationcontrollers/scale":  registry.NewScaleREST(store),
 	}, nil
-}
-
-// orphanDependents is the delete strategy: as upstream's for core/v1, a
-// deletion without a propagation policy orphans the controller's pods.
-type orphanDependents struct{ registry.Strategy }
-
-var _ rest.GarbageCollectionDeleteStrategy = orphanDependents{}
-
-func (orphanDependents) DefaultGarbageCollectionPolicy(context.Context) rest.GarbageCollectionPolicy {
-	return rest.OrphanDependents
 }
 
 var rcDocs, rcStatusDocs = corev1.ReplicationControllerSpec{}.SwaggerDoc(), corev1.ReplicationControllerStatus{}.SwaggerDoc()
