@@ -22,36 +22,18 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 
-	"github.com/miniapiserver/miniapiserver/pkg/api"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/registrytest"
 )
 
-// TestUpstreamMessages: workloads are refused, or not, on create, update
-// and status update as kube-apiserver 1.37.2's validation does, in its
-// words (registrytest.CompareUpstream has how the cases in
-// testdata/validation are made and regenerated).
+// TestUpstreamMessages: workloads are refused, or not, on create, update and
+// status update as kube-apiserver 1.37.2's validation does, in its words
+// (registrytest.CompareUpstream has how the cases in testdata/validation
+// are made and regenerated).
 func TestUpstreamMessages(t *testing.T) {
-	kinds := map[string]struct {
-		resource string
-		new      func() runtime.Object
-	}{
-		"Deployment":  {"deployments", func() runtime.Object { return &appsv1.Deployment{} }},
-		"ReplicaSet":  {"replicasets", func() runtime.Object { return &appsv1.ReplicaSet{} }},
-		"StatefulSet": {"statefulsets", func() runtime.Object { return &appsv1.StatefulSet{} }},
-		"DaemonSet":   {"daemonsets", func() runtime.Object { return &appsv1.DaemonSet{} }},
-	}
-	newObj := func(kind string) runtime.Object {
-		k, ok := kinds[kind]
-		if !ok {
-			t.Fatalf("kind %q is not a workload's", kind)
-		}
-		return k.new()
-	}
-	registrytest.CompareUpstream(t, newObj, func(t *testing.T, verb registrytest.Verb, old, now runtime.Object) error {
-		gvks, _, err := api.Scheme.ObjectKinds(now)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return registrytest.WriteUpstreamCase(t, NewStorage, kinds[gvks[0].Kind].resource, verb, old, now)
+	registrytest.CompareUpstreamStorage(t, NewStorage, map[string]registrytest.Kind{
+		"Deployment":  {Resource: "deployments", New: func() runtime.Object { return &appsv1.Deployment{} }},
+		"ReplicaSet":  {Resource: "replicasets", New: func() runtime.Object { return &appsv1.ReplicaSet{} }},
+		"StatefulSet": {Resource: "statefulsets", New: func() runtime.Object { return &appsv1.StatefulSet{} }},
+		"DaemonSet":   {Resource: "daemonsets", New: func() runtime.Object { return &appsv1.DaemonSet{} }},
 	})
 }

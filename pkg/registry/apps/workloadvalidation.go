@@ -169,9 +169,7 @@ func validateDeploymentStrategy(s *appsv1.DeploymentStrategy, p *field.Path) fie
 			return field.ErrorList{field.Required(p.Child("rollingUpdate"), "this should be defaulted and never be nil")}
 		}
 		p = p.Child("rollingUpdate")
-		unavailable, surge := orZero(ru.MaxUnavailable), orZero(ru.MaxSurge)
-		errs := positiveIntOrPercent(unavailable, p.Child("maxUnavailable"))
-		errs = append(errs, positiveIntOrPercent(surge, p.Child("maxSurge"))...)
+		unavailable, surge, errs := unavailableAndSurge(ru.MaxUnavailable, ru.MaxSurge, p)
 		if intOrPercent(unavailable) == 0 && intOrPercent(surge) == 0 {
 			errs = append(errs, field.Invalid(p.Child("maxUnavailable"), unavailable, "may not be 0 when `maxSurge` is 0"))
 		}
@@ -192,9 +190,7 @@ func validateDaemonSetUpdateStrategy(s *appsv1.DaemonSetUpdateStrategy, p *field
 			return field.ErrorList{field.Required(p.Child("rollingUpdate"), "")}
 		}
 		p = p.Child("rollingUpdate")
-		unavailable, surge := orZero(ru.MaxUnavailable), orZero(ru.MaxSurge)
-		errs := positiveIntOrPercent(unavailable, p.Child("maxUnavailable"))
-		errs = append(errs, positiveIntOrPercent(surge, p.Child("maxSurge"))...)
+		unavailable, surge, errs := unavailableAndSurge(ru.MaxUnavailable, ru.MaxSurge, p)
 		errs = append(errs, notOver100Percent(unavailable, p.Child("maxUnavailable"))...)
 		errs = append(errs, notOver100Percent(surge, p.Child("maxSurge"))...)
 		switch hasUnavailable, hasSurge := intOrPercent(unavailable) != 0, intOrPercent(surge) != 0; {
@@ -208,6 +204,15 @@ func validateDaemonSetUpdateStrategy(s *appsv1.DaemonSetUpdateStrategy, p *field
 		return field.ErrorList{field.NotSupported(p, registry.Internal(*s), []string{string(appsv1.RollingUpdateDaemonSetStrategyType), string(appsv1.OnDeleteDaemonSetStrategyType)})}
 	}
 	return nil
+}
+
+// unavailableAndSurge checks a rolling update's maxUnavailable and
+// maxSurge (at p), each an int or percentage not negative, and returns
+// them, 0 if unset (upstream's internal types have no pointers).
+func unavailableAndSurge(maxUnavailable, maxSurge *intstr.IntOrString, p *field.Path) (unavailable, surge intstr.IntOrString, errs field.ErrorList) {
+	unavailable, surge = orZero(maxUnavailable), orZero(maxSurge)
+	errs = positiveIntOrPercent(unavailable, p.Child("maxUnavailable"))
+	return unavailable, surge, append(errs, positiveIntOrPercent(surge, p.Child("maxSurge"))...)
 }
 
 // orZero is v, or 0 where upstream's internal type has no pointer.

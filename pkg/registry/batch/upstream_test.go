@@ -25,22 +25,13 @@ import (
 	"github.com/miniapiserver/miniapiserver/pkg/registry/registrytest"
 )
 
-// TestUpstreamMessages: jobs and cron jobs are refused, or not, on create
-// and update as kube-apiserver 1.37.2's validation does, in its words
+// TestUpstreamMessages: jobs and cron jobs are refused, or not, on create, update and
+// status update as kube-apiserver 1.37.2's validation does, in its words
 // (registrytest.CompareUpstream has how the cases in testdata/validation
 // are made and regenerated).
 func TestUpstreamMessages(t *testing.T) {
-	resources := map[string]string{"Job": "jobs", "CronJob": "cronjobs"}
-	registrytest.CompareUpstream(t, func(kind string) runtime.Object {
-		if kind == "CronJob" {
-			return &batchv1.CronJob{}
-		}
-		return &batchv1.Job{}
-	}, func(t *testing.T, verb registrytest.Verb, old, now runtime.Object) error {
-		kind := "Job"
-		if _, ok := now.(*batchv1.CronJob); ok {
-			kind = "CronJob"
-		}
-		return registrytest.WriteUpstreamCase(t, NewStorage, resources[kind], verb, old, now)
+	registrytest.CompareUpstreamStorage(t, NewStorage, map[string]registrytest.Kind{
+		"Job":     {Resource: "jobs", New: func() runtime.Object { return &batchv1.Job{} }},
+		"CronJob": {Resource: "cronjobs", New: func() runtime.Object { return &batchv1.CronJob{} }},
 	})
 }

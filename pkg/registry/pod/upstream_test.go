@@ -32,7 +32,7 @@ import (
 func TestUpstreamMessages(t *testing.T) {
 	AllowPrivileged(false) // kube-apiserver's default, which the cases' messages have
 	t.Cleanup(func() { AllowPrivileged(true) })
-	registrytest.CompareUpstream(t, func(string) runtime.Object { return &corev1.Pod{} }, func(t *testing.T, verb registrytest.Verb, old, now runtime.Object) error {
-		return registrytest.WriteUpstreamCase(t, NewStorage, "pods", verb, old, now)
+	registrytest.CompareUpstreamStorage(t, NewStorage, map[string]registrytest.Kind{
+		"Pod": {Resource: "pods", New: func() runtime.Object { return &corev1.Pod{} }},
 	})
 }

@@ -158,3 +158,29 @@ func WriteUpstreamCase(t *testing.T, newStorage NewStorageFunc, resource string,
 	_, _, err = updater.Update(ctx, now.(metav1.Object).GetName(), rest.DefaultUpdatedObjectInfo(now), rest.ValidateAllObjectFunc, rest.ValidateAllObjectUpdateFunc, false, &metav1.UpdateOptions{})
 	return err
 }
+
+// Kind is a kind the cases of a package's testdata/validation may hold:
+// the resource its objects are written to, and a new one.
+type Kind struct {
+	Resource string
+	New      func() runtime.Object
+}
+
+// CompareUpstreamStorage is CompareUpstream of cases written
+// (WriteUpstreamCase) through the storage newStorage makes, by kind.
+func CompareUpstreamStorage(t *testing.T, newStorage NewStorageFunc, kinds map[string]Kind) {
+	kind := func(t *testing.T, name string) Kind {
+		k, ok := kinds[name]
+		if !ok {
+			t.Fatalf("kind %q has no storage here", name)
+		}
+		return k
+	}
+	CompareUpstream(t, func(name string) runtime.Object { return kind(t, name).New() }, func(t *testing.T, verb Verb, old, now runtime.Object) error {
+		gvks, _, err := api.Scheme.ObjectKinds(now)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return WriteUpstreamCase(t, newStorage, kind(t, gvks[0].Kind).Resource, verb, old, now)
+	})
+}

@@ -30,7 +30,7 @@ import (
 // (registrytest.CompareUpstream has how the cases in testdata/validation
 // are made and regenerated).
 func TestUpstreamMessages(t *testing.T) {
-	registrytest.CompareUpstream(t, func(string) runtime.Object { return &corev1.ReplicationController{} }, func(t *testing.T, verb registrytest.Verb, old, now runtime.Object) error {
-		return registrytest.WriteUpstreamCase(t, NewStorage, "replicationcontrollers", verb, old, now)
+	registrytest.CompareUpstreamStorage(t, NewStorage, map[string]registrytest.Kind{
+		"ReplicationController": {Resource: "replicationcontrollers", New: func() runtime.Object { return &corev1.ReplicationController{} }},
 	})
 }

@@ -28,10 +28,11 @@ import (
 // TestUpstreamMessages: services are refused, or not, on create, update and
 // status update as kube-apiserver 1.37.2's validation does, in its words
 // (registrytest.CompareUpstream has how the cases in testdata/validation
-// are made and regenerated). The cases' services have their addresses:
-// what the allocator refuses first is tested apart.
+// are made and regenerated).
+// The cases' services have their addresses: what the allocator refuses
+// first is tested apart.
 func TestUpstreamMessages(t *testing.T) {
-	registrytest.CompareUpstream(t, func(string) runtime.Object { return &corev1.Service{} }, func(t *testing.T, verb registrytest.Verb, old, now runtime.Object) error {
-		return registrytest.WriteUpstreamCase(t, NewStorage, "services", verb, old, now)
+	registrytest.CompareUpstreamStorage(t, NewStorage, map[string]registrytest.Kind{
+		"Service": {Resource: "services", New: func() runtime.Object { return &corev1.Service{} }},
 	})
 }
