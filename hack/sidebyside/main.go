@@ -23,7 +23,7 @@ limitations under the License.
 //
 //	go run ./hack/sidebyside -kubeconfig FILE [-context NAME] DIR...
 //
-// A case's objects go to the namespace sidebyside (made if missing). A
+// A case's objects go to the namespace sidebyside (made if missing; nodes to none). A
 // create sends base patched with new; an update and a status update create
 // base patched with old, then send new as a strategic merge patch of it
 // (its status for status). What a case made is deleted after it.
@@ -44,6 +44,8 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -71,6 +73,9 @@ var kinds = map[string]struct {
 	"PodTemplate":           {corev1.SchemeGroupVersion.WithResource("podtemplates"), func() runtime.Object { return &corev1.PodTemplate{} }},
 	"Job":                   {batchv1.SchemeGroupVersion.WithResource("jobs"), func() runtime.Object { return &batchv1.Job{} }},
 	"CronJob":               {batchv1.SchemeGroupVersion.WithResource("cronjobs"), func() runtime.Object { return &batchv1.CronJob{} }},
+	"Node":                  {corev1.SchemeGroupVersion.WithResource("nodes"), func() runtime.Object { return &corev1.Node{} }},
+	"Ingress":               {networkingv1.SchemeGroupVersion.WithResource("ingresses"), func() runtime.Object { return &networkingv1.Ingress{} }},
+	"EndpointSlice":         {discoveryv1.SchemeGroupVersion.WithResource("endpointslices"), func() runtime.Object { return &discoveryv1.EndpointSlice{} }},
 	"Deployment":            {appsv1.SchemeGroupVersion.WithResource("deployments"), func() runtime.Object { return &appsv1.Deployment{} }},
 	"ReplicaSet":            {appsv1.SchemeGroupVersion.WithResource("replicasets"), func() runtime.Object { return &appsv1.ReplicaSet{} }},
 	"StatefulSet":           {appsv1.SchemeGroupVersion.WithResource("statefulsets"), func() runtime.Object { return &appsv1.StatefulSet{} }},
@@ -140,7 +145,10 @@ func runFile(ctx context.Context, dyn dynamic.Interface, file string) error {
 	if !ok {
 		return fmt.Errorf("kind %q is not one of %v", f.Kind, slices.Sorted(maps.Keys(kinds)))
 	}
-	c := dyn.Resource(k.resource).Namespace(namespace)
+	var c dynamic.ResourceInterface = dyn.Resource(k.resource).Namespace(namespace)
+	if k.resource.Resource == "nodes" { // cluster-scoped
+		c = dyn.Resource(k.resource)
+	}
 	fmt.Printf("### %s\n", filepath.Base(file))
 	for _, tc := range f.Cases {
 		patch := func(obj, p json.RawMessage) (json.RawMessage, error) {
@@ -162,7 +170,9 @@ func runFile(ctx context.Context, dyn dynamic.Interface, file string) error {
 		}
 		obj.SetAPIVersion(k.resource.GroupVersion().String())
 		obj.SetKind(f.Kind)
-		obj.SetNamespace(namespace)
+		if k.resource.Resource != "nodes" {
+			obj.SetNamespace(namespace)
+		}
 		obj.SetUID("")
 		obj.SetResourceVersion("")
 		_, err = c.Create(ctx, obj, metav1.CreateOptions{})

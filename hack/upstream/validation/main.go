@@ -40,6 +40,8 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -53,16 +55,25 @@ import (
 	_ "k8s.io/kubernetes/pkg/apis/batch/install"
 	"k8s.io/kubernetes/pkg/apis/core"
 	_ "k8s.io/kubernetes/pkg/apis/core/install"
+	"k8s.io/kubernetes/pkg/apis/discovery"
+	_ "k8s.io/kubernetes/pkg/apis/discovery/install"
+	"k8s.io/kubernetes/pkg/apis/networking"
+	_ "k8s.io/kubernetes/pkg/apis/networking/install"
 	"k8s.io/kubernetes/pkg/registry/apps/daemonset"
 	"k8s.io/kubernetes/pkg/registry/apps/deployment"
 	"k8s.io/kubernetes/pkg/registry/apps/replicaset"
 	"k8s.io/kubernetes/pkg/registry/apps/statefulset"
 	"k8s.io/kubernetes/pkg/registry/batch/cronjob"
 	"k8s.io/kubernetes/pkg/registry/batch/job"
+	"k8s.io/kubernetes/pkg/registry/core/node"
+	"k8s.io/kubernetes/pkg/registry/core/persistentvolume"
+	"k8s.io/kubernetes/pkg/registry/core/persistentvolumeclaim"
 	"k8s.io/kubernetes/pkg/registry/core/pod"
 	"k8s.io/kubernetes/pkg/registry/core/podtemplate"
 	"k8s.io/kubernetes/pkg/registry/core/replicationcontroller"
 	"k8s.io/kubernetes/pkg/registry/core/service"
+	"k8s.io/kubernetes/pkg/registry/discovery/endpointslice"
+	"k8s.io/kubernetes/pkg/registry/networking/ingress"
 	"sigs.k8s.io/yaml"
 )
 
@@ -101,6 +112,16 @@ var kinds = map[string]kind{
 		job.Strategy, job.StatusStrategy},
 	"CronJob": {batchv1.SchemeGroupVersion, func() runtime.Object { return &batchv1.CronJob{} }, func() runtime.Object { return &batch.CronJob{} },
 		cronjob.Strategy, cronjob.StatusStrategy},
+	"PersistentVolumeClaim": {corev1.SchemeGroupVersion, func() runtime.Object { return &corev1.PersistentVolumeClaim{} }, func() runtime.Object { return &core.PersistentVolumeClaim{} },
+		persistentvolumeclaim.Strategy, persistentvolumeclaim.StatusStrategy},
+	"PersistentVolume": {corev1.SchemeGroupVersion, func() runtime.Object { return &corev1.PersistentVolume{} }, func() runtime.Object { return &core.PersistentVolume{} },
+		persistentvolume.Strategy, persistentvolume.StatusStrategy},
+	"Node": {corev1.SchemeGroupVersion, func() runtime.Object { return &corev1.Node{} }, func() runtime.Object { return &core.Node{} },
+		node.Strategy, node.StatusStrategy},
+	"Ingress": {networkingv1.SchemeGroupVersion, func() runtime.Object { return &networkingv1.Ingress{} }, func() runtime.Object { return &networking.Ingress{} },
+		ingress.Strategy, ingress.StatusStrategy},
+	"EndpointSlice": {discoveryv1.SchemeGroupVersion, func() runtime.Object { return &discoveryv1.EndpointSlice{} }, func() runtime.Object { return &discovery.EndpointSlice{} },
+		endpointslice.Strategy, endpointslice.Strategy}, // no status
 	"Deployment": {appsv1.SchemeGroupVersion, func() runtime.Object { return &appsv1.Deployment{} }, func() runtime.Object { return &apps.Deployment{} },
 		deployment.Strategy, deployment.StatusStrategy},
 	"ReplicaSet": {appsv1.SchemeGroupVersion, func() runtime.Object { return &appsv1.ReplicaSet{} }, func() runtime.Object { return &apps.ReplicaSet{} },

@@ -59,8 +59,7 @@ func NewStorage(optsGetter generic.RESTOptionsGetter) (map[string]rest.Storage, 
 	s.ValidateFields = func(obj runtime.Object) field.ErrorList { return validate(obj.(*discoveryv1.EndpointSlice), nil) }
 	s.Warnings = warnings
 	s.ValidateFieldsUpdate = func(obj, old runtime.Object) field.ErrorList {
-		eps, oldEPS := obj.(*discoveryv1.EndpointSlice), old.(*discoveryv1.EndpointSlice)
-		return append(validate(eps, oldEPS), apimachineryvalidation.ValidateImmutableField(eps.AddressType, oldEPS.AddressType, field.NewPath("addressType"))...)
+		return validate(obj.(*discoveryv1.EndpointSlice), old.(*discoveryv1.EndpointSlice))
 	}
 	store, err := registry.NewREST(optsGetter, registry.Resource{
 		Resource: discoveryv1.Resource("endpointslices"),
@@ -152,37 +151,44 @@ const (
 )
 
 // validate checks the cheap parts of upstream's ValidateEndpointSlice, in
-// its order; old is the slice an update replaces, or nil.
+// its order; old is the slice an update replaces, or nil. What upstream's
+// declarative validation reports (the address type, kept on update, and
+// each endpoint's number of addresses) comes last, as there.
 func validate(eps, old *discoveryv1.EndpointSlice) field.ErrorList {
-	var errs field.ErrorList
+	var declared field.ErrorList
 	switch p := field.NewPath("addressType"); {
 	case eps.AddressType == "":
-		errs = append(errs, field.Required(p, ""))
+		declared = append(declared, field.Required(p, ""))
 	case !slices.Contains(supportedAddressTypes, eps.AddressType):
-		errs = append(errs, field.NotSupported(p, eps.AddressType, supportedAddressTypes))
+		declared = append(declared, field.NotSupported(p, eps.AddressType, supportedAddressTypes))
 	}
-	errs = append(errs, validatePorts(eps.Ports, field.NewPath("ports"))...)
-	endpointErrs := validateEndpoints(eps.Endpoints, eps.AddressType, field.NewPath("endpoints"))
+	if old != nil && eps.AddressType != old.AddressType { // its message shows no value
+		declared = append(declared, field.Invalid(field.NewPath("addressType"), nil, apimachineryvalidation.FieldImmutableErrorMsg))
+	}
+	errs := validatePorts(eps.Ports, field.NewPath("ports"))
+	endpointErrs, addressCounts := validateEndpoints(eps.Endpoints, eps.AddressType, field.NewPath("endpoints"))
 	// An update that keeps the endpoints keeps what older servers accepted.
-	if len(endpointErrs) > 0 && old != nil && apiequality.Semantic.DeepEqual(old.Endpoints, eps.Endpoints) {
-		endpointErrs = nil
+	if old == nil || !apiequality.Semantic.DeepEqual(old.Endpoints, eps.Endpoints) {
+		errs = append(errs, endpointErrs...)
+		declared = append(declared, addressCounts...)
 	}
-	return append(errs, endpointErrs...)
+	return append(errs, declared...)
 }
 
-func validateEndpoints(eps []discoveryv1.Endpoint, addressType discoveryv1.AddressType, p *field.Path) field.ErrorList {
+// validateEndpoints returns the errors of the endpoints, and apart those
+// of their numbers of addresses.
+func validateEndpoints(eps []discoveryv1.Endpoint, addressType discoveryv1.AddressType, p *field.Path) (errs, addressCounts field.ErrorList) {
 	if len(eps) > maxEndpoints {
-		return field.ErrorList{field.TooMany(p, len(eps), maxEndpoints)}
+		return field.ErrorList{field.TooMany(p, len(eps), maxEndpoints)}, nil
 	}
-	var errs field.ErrorList
 	for i, ep := range eps {
 		ip := p.Index(i)
 		ap := ip.Child("addresses")
 		switch {
 		case len(ep.Addresses) == 0:
-			errs = append(errs, field.Required(ap, "must contain at least 1 address"))
+			addressCounts = append(addressCounts, field.Required(ap, ""))
 		case len(ep.Addresses) > maxAddresses:
-			errs = append(errs, field.TooMany(ap, len(ep.Addresses), maxAddresses))
+			addressCounts = append(addressCounts, field.TooMany(ap, len(ep.Addresses), maxAddresses))
 		}
 		for j, a := range ep.Addresses {
 			errs = append(errs, validateAddress(a, addressType, ap, j)...)
@@ -206,7 +212,7 @@ func validateEndpoints(eps []discoveryv1.Endpoint, addressType discoveryv1.Addre
 			errs = append(errs, validateHints(ep.Hints, ip.Child("hints"))...)
 		}
 	}
-	return errs
+	return errs, addressCounts
 }
 
 // validateAddress checks the address at index i of the addresses at ap

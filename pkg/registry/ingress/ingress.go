@@ -257,14 +257,15 @@ func validateBackend(b *networkingv1.IngressBackend, p *field.Path) field.ErrorL
 				errs = append(errs, field.Invalid(rp.Child("apiGroup"), *g, msg))
 			}
 		}
-		errs = append(errs, validateSegment(b.Resource.Kind, rp.Child("kind"), "kind is required")...)
-		errs = append(errs, validateSegment(b.Resource.Name, rp.Child("name"), "name is required")...)
+		errs = append(errs, validateSegment(b.Resource.Kind, rp.Child("kind"))...)
+		errs = append(errs, validateSegment(b.Resource.Name, rp.Child("name"))...)
 	case b.Service != nil:
 		sp := p.Child("service")
 		if b.Service.Name == "" {
 			errs = append(errs, field.Required(sp.Child("name"), ""))
 		} else {
-			for _, msg := range apimachineryvalidation.NameIsDNS1035Label(b.Service.Name, false) {
+			// A Service's name is a DNS label (RelaxedServiceNameValidation, GA in 1.37).
+			for _, msg := range apimachineryvalidation.NameIsDNSLabel(b.Service.Name, false) {
 				errs = append(errs, field.Invalid(sp.Child("name"), b.Service.Name, msg))
 			}
 		}
@@ -289,9 +290,9 @@ func validateBackend(b *networkingv1.IngressBackend, p *field.Path) field.ErrorL
 	return errs
 }
 
-func validateSegment(value string, p *field.Path, requiredMsg string) field.ErrorList {
+func validateSegment(value string, p *field.Path) field.ErrorList {
 	if value == "" {
-		return field.ErrorList{field.Required(p, requiredMsg)}
+		return field.ErrorList{field.Required(p, "")}
 	}
 	var errs field.ErrorList
 	for _, msg := range path.ValidatePathSegmentName(value, false) {

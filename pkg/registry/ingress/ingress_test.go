@@ -169,7 +169,7 @@ func TestValidate(t *testing.T) {
 		{
 			Name: "service backend with a bad name and port name",
 			Obj: registrytest.Modified(validIngress(), func(ing *networkingv1.Ingress) {
-				path(ing).Backend.Service = &networkingv1.IngressServiceBackend{Name: "1web", Port: networkingv1.ServiceBackendPort{Name: "http_port"}}
+				path(ing).Backend.Service = &networkingv1.IngressServiceBackend{Name: "web_1", Port: networkingv1.ServiceBackendPort{Name: "http_port"}}
 			}),
 			Want: []string{"spec.rules[0].http.paths[0].backend.service.name: Invalid value", "spec.rules[0].http.paths[0].backend.service.port.name: Invalid value"},
 		},

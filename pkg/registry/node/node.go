@@ -17,6 +17,8 @@ limitations under the License.
 package node
 
 import (
+	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -34,6 +36,7 @@ import (
 
 	"github.com/miniapiserver/miniapiserver/pkg/api"
 	"github.com/miniapiserver/miniapiserver/pkg/registry"
+	"github.com/miniapiserver/miniapiserver/pkg/registry/resourcequota"
 )
 
 // Storage is the storage of nodes and nodes/status.
@@ -57,7 +60,7 @@ func New(optsGetter generic.RESTOptionsGetter) (*Storage, error) {
 	base := registry.NewStrategy(false)
 	base.ValidateFields = func(obj runtime.Object) field.ErrorList { return validate(obj.(*corev1.Node)) }
 	base.ValidateFieldsUpdate = func(obj, old runtime.Object) field.ErrorList {
-		return validateUpdate(obj.(*corev1.Node), old.(*corev1.Node))
+		return append(validate(obj.(*corev1.Node)), validateUpdate(obj.(*corev1.Node), old.(*corev1.Node))...)
 	}
 	base.Warnings = func(obj, _ runtime.Object) []string {
 		n := obj.(*corev1.Node)
@@ -86,10 +89,9 @@ func New(optsGetter generic.RESTOptionsGetter) (*Storage, error) {
 		keepStatus(obj, old)
 		syncPodCIDRs(&obj.(*corev1.Node).Spec)
 	}
-	// Upstream validates status updates with ValidateNodeUpdate too; with
-	// the spec kept, what is left to check is the status.
-	status.ValidateFieldsUpdate = func(obj, _ runtime.Object) field.ErrorList {
-		return validateAddresses(obj.(*corev1.Node))
+	// Upstream validates status updates with ValidateNodeUpdate alone.
+	status.ValidateFieldsUpdate = func(obj, old runtime.Object) field.ErrorList {
+		return validateUpdate(obj.(*corev1.Node), old.(*corev1.Node))
 	}
 
 	store, err := registry.NewREST(optsGetter, registry.Resource{
@@ -189,33 +191,42 @@ func orUnknown(s string) string {
 // taintsPath is where upstream reports taint errors: under metadata, not spec.
 var taintsPath = field.NewPath("metadata", "taints")
 
-// validate checks the cheap parts of upstream's ValidateNode.
+// validate is upstream's ValidateNode but for the metadata, node
+// annotations, swap status and declared features: the taints, the
+// resources of the status, and podCIDRs.
 func validate(n *corev1.Node) field.ErrorList {
 	errs := validateTaints(n.Spec.Taints)
+	errs = append(errs, validateResources(n)...)
 	if len(n.Spec.PodCIDRs) == 0 {
 		return errs
 	}
 	p := field.NewPath("spec", "podCIDRs")
-	valid := true
 	for i, cidr := range n.Spec.PodCIDRs {
-		cidrErrs := validation.IsValidCIDRForLegacyField(p.Index(i), cidr, true, nil) // StrictIPCIDRValidation, on in 1.37
-		valid = valid && len(cidrErrs) == 0
-		errs = append(errs, cidrErrs...)
+		errs = append(errs, validation.IsValidCIDRForLegacyField(p.Index(i), cidr, true, nil)...) // StrictIPCIDRValidation, on in 1.37
 	}
 	if len(n.Spec.PodCIDRs) > 1 {
-		// Upstream also reports an internal error here when a CIDR does not
-		// parse; the Invalid error above already says so.
-		if valid {
-			if dual, _ := netutils.IsDualStackCIDRStrings(n.Spec.PodCIDRs); !dual || len(n.Spec.PodCIDRs) > 2 {
-				errs = append(errs, field.Invalid(p, n.Spec.PodCIDRs, "may specify no more than one CIDR for each IP family"))
-			}
+		dual, err := netutils.IsDualStackCIDRStrings(n.Spec.PodCIDRs)
+		if err != nil {
+			errs = append(errs, field.InternalError(p, fmt.Errorf("invalid PodCIDRs. failed to check with dual stack with error:%v", err)))
 		}
-		seen := sets.New[string]()
-		for i, cidr := range n.Spec.PodCIDRs {
-			if seen.Has(cidr) {
-				errs = append(errs, field.Duplicate(p.Index(i), cidr))
-			}
-			seen.Insert(cidr)
+		if !dual || len(n.Spec.PodCIDRs) > 2 {
+			errs = append(errs, field.Invalid(p, n.Spec.PodCIDRs, "may specify no more than one CIDR for each IP family"))
+		}
+	}
+	return errs
+}
+
+// validateResources is upstream's ValidateNodeResources: capacity and
+// allocatable not negative, whole where counted in units (upstream's
+// order is a map's; ours sorts the names).
+func validateResources(n *corev1.Node) field.ErrorList {
+	var errs field.ErrorList
+	for _, list := range []struct {
+		name      string
+		resources corev1.ResourceList
+	}{{"capacity", n.Status.Capacity}, {"allocatable", n.Status.Allocatable}} {
+		for _, name := range slices.Sorted(maps.Keys(list.resources)) {
+			errs = append(errs, resourcequota.ValidateQuantity(name, list.resources[name], field.NewPath("status", list.name, string(name)))...)
 		}
 	}
 	return errs
@@ -239,7 +250,7 @@ func validateTaints(taints []corev1.Taint) field.ErrorList {
 			errs = append(errs, field.NotSupported(p.Child("effect"), taint.Effect, supportedTaintEffects))
 		}
 		if seen[taint.Effect].Has(taint.Key) {
-			dup := field.Duplicate(p, taint)
+			dup := field.Duplicate(p, registry.Internal(taint))
 			dup.Detail = "taints must be unique by key and effect pair"
 			errs = append(errs, dup)
 			continue
@@ -281,11 +292,13 @@ func syncPodCIDRs(spec *corev1.NodeSpec) {
 	}
 }
 
-// validateUpdate is the cheap part of upstream's ValidateNodeUpdate, which
-// (unlike create) does not check the format of podCIDRs: those may only
-// be set once, as may providerID.
+// validateUpdate is upstream's ValidateNodeUpdate but for the metadata,
+// node annotations, declared features and config source: the status's
+// resources and addresses, podCIDRs and providerID set only once (it
+// does not check the format of podCIDRs: ValidateNode, run before it on
+// an update of the node, does), the taints and externalID.
 func validateUpdate(n, old *corev1.Node) field.ErrorList {
-	errs := append(validateTaints(n.Spec.Taints), validateAddresses(n)...)
+	errs := append(validateResources(n), validateAddresses(n)...)
 	oldSpec := old.Spec // a node stored before podCIDRs were kept in step
 	syncPodCIDRs(&oldSpec)
 	// As upstream: one error for a changed length, else one per changed CIDR.
@@ -307,6 +320,7 @@ func validateUpdate(n, old *corev1.Node) field.ErrorList {
 	case old.Spec.ProviderID != "" && n.Spec.ProviderID != old.Spec.ProviderID:
 		errs = append(errs, field.Invalid(providerID, nil, "field cannot be modified once set"))
 	}
+	errs = append(errs, validateTaints(n.Spec.Taints)...)
 	if n.Spec.DoNotUseExternalID != old.Spec.DoNotUseExternalID {
 		errs = append(errs, field.Forbidden(field.NewPath("spec", "externalID"), "may not be updated"))
 	}
