@@ -23,7 +23,7 @@ limitations under the License.
 //
 //	go run ./hack/sidebyside -kubeconfig FILE [-context NAME] DIR...
 //
-// A case's objects go to the namespace sidebyside (made if missing; nodes to none). A
+// A case's objects go to the namespace sidebyside (made if missing; nodes and persistent volumes to none). A
 // create sends base patched with new; an update and a status update create
 // base patched with old, then send new as a strategic merge patch of it
 // (its status for status). What a case made is deleted after it.
@@ -73,6 +73,8 @@ var kinds = map[string]struct {
 	"PodTemplate":           {corev1.SchemeGroupVersion.WithResource("podtemplates"), func() runtime.Object { return &corev1.PodTemplate{} }},
 	"Job":                   {batchv1.SchemeGroupVersion.WithResource("jobs"), func() runtime.Object { return &batchv1.Job{} }},
 	"CronJob":               {batchv1.SchemeGroupVersion.WithResource("cronjobs"), func() runtime.Object { return &batchv1.CronJob{} }},
+	"PersistentVolume":      {corev1.SchemeGroupVersion.WithResource("persistentvolumes"), func() runtime.Object { return &corev1.PersistentVolume{} }},
+	"PersistentVolumeClaim": {corev1.SchemeGroupVersion.WithResource("persistentvolumeclaims"), func() runtime.Object { return &corev1.PersistentVolumeClaim{} }},
 	"Node":                  {corev1.SchemeGroupVersion.WithResource("nodes"), func() runtime.Object { return &corev1.Node{} }},
 	"Ingress":               {networkingv1.SchemeGroupVersion.WithResource("ingresses"), func() runtime.Object { return &networkingv1.Ingress{} }},
 	"EndpointSlice":         {discoveryv1.SchemeGroupVersion.WithResource("endpointslices"), func() runtime.Object { return &discoveryv1.EndpointSlice{} }},
@@ -146,7 +148,8 @@ func runFile(ctx context.Context, dyn dynamic.Interface, file string) error {
 		return fmt.Errorf("kind %q is not one of %v", f.Kind, slices.Sorted(maps.Keys(kinds)))
 	}
 	var c dynamic.ResourceInterface = dyn.Resource(k.resource).Namespace(namespace)
-	if k.resource.Resource == "nodes" { // cluster-scoped
+	clusterScoped := k.resource.Resource == "nodes" || k.resource.Resource == "persistentvolumes"
+	if clusterScoped {
 		c = dyn.Resource(k.resource)
 	}
 	fmt.Printf("### %s\n", filepath.Base(file))
@@ -170,7 +173,7 @@ func runFile(ctx context.Context, dyn dynamic.Interface, file string) error {
 		}
 		obj.SetAPIVersion(k.resource.GroupVersion().String())
 		obj.SetKind(f.Kind)
-		if k.resource.Resource != "nodes" {
+		if !clusterScoped {
 			obj.SetNamespace(namespace)
 		}
 		obj.SetUID("")

@@ -194,7 +194,9 @@ var (
 		corev1.HostPathDirectoryOrCreate, corev1.HostPathFile, corev1.HostPathFileOrCreate, corev1.HostPathSocket}
 )
 
-// validate checks the cheap parts of upstream's ValidatePersistentVolumeSpec.
+// validate checks upstream's ValidatePersistentVolumeSpec, in its order,
+// but for the volume sources' own fields (validateSource has what it
+// checks of them).
 func validate(pv *corev1.PersistentVolume) field.ErrorList {
 	spec := &pv.Spec
 	p := field.NewPath("spec")
@@ -210,14 +212,6 @@ func validate(pv *corev1.PersistentVolume) field.ErrorList {
 		errs = append(errs, ValidatePositiveQuantity(spec.Capacity[name], p.Child("capacity").Key(string(name)))...)
 	}
 
-	if spec.StorageClassName != "" {
-		for _, msg := range apimachineryvalidation.NameIsDNSSubdomain(spec.StorageClassName, false) {
-			errs = append(errs, field.Invalid(p.Child("storageClassName"), spec.StorageClassName, msg))
-		}
-	}
-	if m := spec.VolumeMode; m != nil && !slices.Contains(SupportedVolumeModes, *m) {
-		errs = append(errs, field.NotSupported(p.Child("volumeMode"), *m, SupportedVolumeModes))
-	}
 	if r := spec.PersistentVolumeReclaimPolicy; r != "" && !slices.Contains(supportedReclaimPolicies, r) {
 		errs = append(errs, field.NotSupported(p.Child("persistentVolumeReclaimPolicy"), r, supportedReclaimPolicies))
 	}
@@ -232,6 +226,26 @@ func validate(pv *corev1.PersistentVolume) field.ErrorList {
 	errs = append(errs, validateSource(spec, p)...)
 	if spec.HostPath != nil && path.Clean(spec.HostPath.Path) == "/" && spec.PersistentVolumeReclaimPolicy == corev1.PersistentVolumeReclaimRecycle {
 		errs = append(errs, field.Forbidden(p.Child("persistentVolumeReclaimPolicy"), "may not be 'recycle' for a hostPath mount of '/'"))
+	}
+	if spec.StorageClassName != "" {
+		for _, msg := range apimachineryvalidation.NameIsDNSSubdomain(spec.StorageClassName, false) {
+			errs = append(errs, field.Invalid(p.Child("storageClassName"), spec.StorageClassName, msg))
+		}
+	}
+	if m := spec.VolumeMode; m != nil && !slices.Contains(SupportedVolumeModes, *m) {
+		errs = append(errs, field.NotSupported(p.Child("volumeMode"), *m, SupportedVolumeModes))
+	}
+	if c := spec.VolumeAttributesClassName; c != nil { // VolumeAttributesClass is GA
+		if *c == "" {
+			errs = append(errs, field.Required(p.Child("volumeAttributesClassName"), "an empty string is disallowed"))
+		} else {
+			for _, msg := range apimachineryvalidation.NameIsDNSSubdomain(*c, false) {
+				errs = append(errs, field.Invalid(p.Child("volumeAttributesClassName"), *c, msg))
+			}
+		}
+		if spec.CSI == nil {
+			errs = append(errs, field.Required(p.Child("csi"), "has to be specified when using volumeAttributesClassName"))
+		}
 	}
 	return append(errs, validateMountOptionAnnotation(pv)...)
 }

@@ -59,6 +59,9 @@ func NewStorage(optsGetter generic.RESTOptionsGetter) (map[string]rest.Storage, 
 	}
 	base.Warnings = warnings
 	main, status := registry.SpecAndStatus{GroupVersion: "v1"}.Strategies(base)
+	status.ValidateFieldsUpdate = func(obj, _ runtime.Object) field.ErrorList {
+		return validateStatus(obj.(*corev1.PersistentVolumeClaim))
+	}
 
 	store, err := registry.NewREST(optsGetter, registry.Resource{
 		Resource:   corev1.Resource("persistentvolumeclaims"),
@@ -120,7 +123,7 @@ func unset(s *string) string {
 // a storageClassName set once (retroactive default class, or the value of
 // the beta annotation), and, for bound claims, volumeAttributesClassName
 // (not removed once applied) and resources.requests.storage, which may
-// only grow.
+// only grow, or shrink back to above status.capacity.
 func validateUpdate(pvc, old *corev1.PersistentVolumeClaim) field.ErrorList {
 	var errs field.ErrorList
 	spec, oldSpec := *pvc.Spec.DeepCopy(), *old.Spec.DeepCopy()
@@ -145,9 +148,11 @@ func validateUpdate(pvc, old *corev1.PersistentVolumeClaim) field.ErrorList {
 			fmt.Sprintf("spec is immutable after creation except resources.requests and volumeAttributesClassName for bound claims\n%v", registry.Diff(oldSpec, spec))))
 	}
 
+	// A claim may shrink back to above the capacity it has, to recover
+	// from a failed expansion (RecoverVolumeExpansionFailure, GA).
 	newSize, oldSize := pvc.Spec.Resources.Requests[corev1.ResourceStorage], old.Spec.Resources.Requests[corev1.ResourceStorage]
-	if newSize.Cmp(oldSize) < 0 {
-		errs = append(errs, field.Forbidden(field.NewPath("spec", "resources", "requests", "storage"), "field can not be less than previous value"))
+	if statusSize := old.Status.Capacity[corev1.ResourceStorage]; newSize.Cmp(oldSize) < 0 && newSize.Cmp(statusSize) <= 0 {
+		errs = append(errs, field.Forbidden(field.NewPath("spec", "resources", "requests", "storage"), "field can not be less than status.capacity"))
 	}
 	// Upstream's path: "volumeMode".
 	errs = append(errs, apimachineryvalidation.ValidateImmutableField(pvc.Spec.VolumeMode, old.Spec.VolumeMode, field.NewPath("volumeMode"))...)
