@@ -67,9 +67,7 @@ var (
 // ValidateJobUpdate, but for the metadata.
 func validateJob(j, old *batchv1.Job) field.ErrorList {
 	var errs field.ErrorList
-	if old == nil {
-		// Its template labels were added for generated selectors only
-		// by servers before 1.27: they are required of new Jobs.
+	if old == nil { // as upstream, the generated selector is checked on create only
 		errs = append(errs, validateGeneratedSelector(j)...)
 		errs = append(errs, validateJobSpecAndSelector(&j.Spec)...)
 	} else {
@@ -107,11 +105,11 @@ func validateGeneratedSelector(j *batchv1.Job) field.ErrorList {
 // hasLabel is upstream's ValidateHasLabel.
 func hasLabel(l map[string]string, p *field.Path, key, value string) field.ErrorList {
 	actual, ok := l[key]
-	switch {
+	switch msg := "must be '" + value + "'"; {
 	case !ok:
-		return field.ErrorList{field.Required(p.Child("labels").Key(key), value)}
+		return field.ErrorList{field.Required(p.Child("labels").Key(key), msg)}
 	case actual != value:
-		return field.ErrorList{field.Invalid(p.Child("labels").Key(key), l, "must be '"+value+"'")}
+		return field.ErrorList{field.Invalid(p.Child("labels").Key(key), l, msg)}
 	}
 	return nil
 }
