@@ -66,16 +66,20 @@ func (cs *Checkpoints) Restore(ctx context.Context, name string) (Result, error)
 	}
 	res := Result{Revision: start}
 	var deleted []string
+	settled := false // restored was called: the server has seen the restore
 	defer func() {
-		if cs.restored != nil && res.Revision > start {
+		if cs.restored != nil && res.Revision > start && !settled {
 			cs.restored(ctx, res.Revision, deleted)
 		}
 	}()
 	// A writer racing the restore (a controller making again a dependent
 	// the restore deleted, its cache still holding the owner) leaves
 	// changes since the checkpoint: the next round, once they are
-	// recorded, undoes them.
-	for round := range restoreRounds {
+	// recorded, undoes them. When a round finds nothing left, the server
+	// is told (restored: its admission waits to see the namespaces the
+	// restore deleted go), and one more round undoes what a writer got
+	// into them before that.
+	for round := range restoreRounds + 1 {
 		rev := start
 		if round > 0 { // what was written until now, racing writers' too
 			if rev, err = cs.revision(ctx); err != nil {
@@ -86,21 +90,30 @@ func (cs *Checkpoints) Restore(ctx context.Context, name string) (Result, error)
 			return res, apierrors.NewInternalError(err)
 		}
 		puts, deletes, err := cs.changes(name)
-		if err != nil || len(puts)+len(deletes) == 0 {
+		if err != nil {
 			return res, err
+		}
+		if len(puts)+len(deletes) == 0 {
+			if settled || cs.restored == nil || res.Revision <= start {
+				return res, nil
+			}
+			cs.restored(ctx, res.Revision, deleted)
+			settled = true
+			continue
 		}
 		for _, phase := range [][]change{puts, deletes} {
 			if err := cs.writeAll(ctx, phase, &res, &deleted); err != nil {
 				return res, apierrors.NewInternalError(err)
 			}
 		}
+		settled = false
 	}
 	return res, nil
 }
 
 // restoreRounds bounds the rounds of a restore: the first writes what
 // changed since the checkpoint, the others what racing writers changed
-// during the one before.
+// during the one before (plus one, after the server has been told).
 const restoreRounds = 4
 
 // inFlight is how many writes a restore has sent to etcd at once: etcd
