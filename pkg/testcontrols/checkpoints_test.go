@@ -256,3 +256,41 @@ func TestRestoreDeletesOwnersFirst(t *testing.T) {
 		t.Errorf("Restored was told of deleted keys %q, want %q", deleted, want)
 	}
 }
+
+// TestRestoreUndoesWritesBeforeTheServerSawIt: a write that lands while
+// the server is told of the restore (a controller making an object again
+// in a namespace the restore deleted, before admission has seen it go)
+// is undone by the round after, before the restore answers.
+func TestRestoreUndoesWritesBeforeTheServerSawIt(t *testing.T) {
+	cs, client := startCheckpoints(t)
+	ctx := t.Context()
+	const late = "/registry/deployments/ns/made-again"
+	told := 0
+	cs.restored = func(ctx context.Context, _ int64, _ []string) {
+		if told++; told == 1 {
+			if _, err := client.Put(ctx, late, "a racing controller's"); err != nil {
+				t.Error(err)
+			}
+		}
+	}
+	if _, err := cs.Take(ctx, "c"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := client.Put(ctx, "/registry/namespaces/ns", "made after the checkpoint"); err != nil {
+		t.Fatal(err)
+	}
+	res, err := cs.Restore(ctx, "c")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := client.Get(ctx, late)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Kvs) != 0 {
+		t.Errorf("the write made while the server was told stayed, want it undone")
+	}
+	if res.Deleted != 2 || told != 2 {
+		t.Errorf("deleted %d keys and told the server %d times, want 2 and 2", res.Deleted, told)
+	}
+}
