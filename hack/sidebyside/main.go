@@ -233,8 +233,14 @@ func deleted(ctx context.Context, c dynamic.ResourceInterface, name string) erro
 	}
 	deadline := time.Now().Add(30 * time.Second)
 	for time.Now().Before(deadline) {
-		if _, err := c.Get(ctx, name, metav1.GetOptions{}); apierrors.IsNotFound(err) {
+		obj, err := c.Get(ctx, name, metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
 			return nil
+		}
+		// Finalizers no controller removes here (kube-apiserver's
+		// StorageObjectInUseProtection adds pv-protection) would hold it.
+		if err == nil && len(obj.GetFinalizers()) > 0 {
+			_, _ = c.Patch(ctx, name, types.MergePatchType, []byte(`{"metadata":{"finalizers":null}}`), metav1.PatchOptions{})
 		}
 		time.Sleep(50 * time.Millisecond)
 	}

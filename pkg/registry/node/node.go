@@ -79,15 +79,22 @@ func New(optsGetter generic.RESTOptionsGetter) (*Storage, error) {
 	main, status := registry.SpecAndStatus{GroupVersion: "v1"}.Strategies(base)
 	// Kubelets register their node with its status filled in, and upstream's
 	// PrepareForCreate keeps it: a create must not clear the status.
+	// As upstream's dropDisabledFields, the removed dynamic kubelet
+	// config is dropped: from a new node, and from one that had none.
 	main.OnCreate = func(obj runtime.Object) {
 		n := obj.(*corev1.Node)
+		n.Spec.ConfigSource, n.Status.Config = nil, nil
 		syncPodCIDRs(&n.Spec)
 		addNotReadyTaint(n)
 	}
 	keepStatus := main.OnUpdate
 	main.OnUpdate = func(obj, old runtime.Object) {
 		keepStatus(obj, old)
-		syncPodCIDRs(&obj.(*corev1.Node).Spec)
+		n := obj.(*corev1.Node)
+		if old.(*corev1.Node).Spec.ConfigSource == nil {
+			n.Spec.ConfigSource = nil
+		}
+		syncPodCIDRs(&n.Spec)
 	}
 	// Upstream validates status updates with ValidateNodeUpdate alone.
 	status.ValidateFieldsUpdate = func(obj, old runtime.Object) field.ErrorList {

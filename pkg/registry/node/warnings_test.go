@@ -17,6 +17,8 @@ limitations under the License.
 package node
 
 import (
+	"context"
+
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -44,4 +46,29 @@ func TestWarnings(t *testing.T) {
 		{Name: "update", Obj: registrytest.Modified(node, func(n *corev1.Node) { n.Labels = map[string]string{"a": "b"} }), Old: node, Want: want},
 		{Name: "none", Obj: validNode()},
 	})
+}
+
+// TestConfigSourceDropped: as upstream's, a node's dynamic kubelet config
+// (removed) is dropped on create and from an update of a node without
+// it, and kept by an update of one that has it: only then is it warned of.
+func TestConfigSourceDropped(t *testing.T) {
+	store := registrytest.REST(t, NewStorage, "nodes")
+	withSource := func() *corev1.Node {
+		return registrytest.Modified(validNode(), func(n *corev1.Node) { n.Spec.ConfigSource = &corev1.NodeConfigSource{} })
+	}
+	created := withSource()
+	store.CreateStrategy.PrepareForCreate(context.Background(), created)
+	if created.Spec.ConfigSource != nil {
+		t.Errorf("create: configSource %v, want dropped", created.Spec.ConfigSource)
+	}
+	updated := withSource()
+	store.UpdateStrategy.PrepareForUpdate(context.Background(), updated, validNode())
+	if updated.Spec.ConfigSource != nil {
+		t.Errorf("update of a node without one: configSource %v, want dropped", updated.Spec.ConfigSource)
+	}
+	kept := withSource()
+	store.UpdateStrategy.PrepareForUpdate(context.Background(), kept, withSource())
+	if kept.Spec.ConfigSource == nil {
+		t.Error("update of a node with one: configSource dropped, want kept")
+	}
 }
