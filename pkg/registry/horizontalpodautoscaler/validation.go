@@ -29,6 +29,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/utils/ptr"
 
 	"github.com/miniapiserver/miniapiserver/pkg/registry/resourcequota"
 )
@@ -103,7 +104,7 @@ func validateSpec(hpa, old *autoscalingv2.HorizontalPodAutoscaler) field.ErrorLi
 			errs = append(errs, handwritten)
 		}
 	}
-	minChanged := old == nil || !equalPtr(spec.MinReplicas, old.Spec.MinReplicas)
+	minChanged := old == nil || !ptr.Equal(spec.MinReplicas, old.Spec.MinReplicas)
 	maxChanged := old == nil || spec.MaxReplicas != old.Spec.MaxReplicas
 	if spec.MinReplicas != nil && *spec.MinReplicas < opts.minReplicasLowerBound {
 		err := field.Invalid(p.Child("minReplicas"), *spec.MinReplicas, fmt.Sprintf("must be greater than or equal to %d", opts.minReplicasLowerBound))
@@ -126,10 +127,6 @@ func validateSpec(hpa, old *autoscalingv2.HorizontalPodAutoscaler) field.ErrorLi
 		errs = append(errs, validateScalingRules(b.ScaleDown, p.Child("behavior", "scaleDown"))...)
 	}
 	return append(errs, declarative...)
-}
-
-func equalPtr[T comparable](a, b *T) bool {
-	return a == b || (a != nil && b != nil && *a == *b)
 }
 
 // validateRef is upstream's ValidateCrossVersionObjectReference.

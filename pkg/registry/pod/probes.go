@@ -120,9 +120,9 @@ func validateHandler(h handler, grace *int64, p *field.Path) field.ErrorList {
 		return nil
 	})
 	action("httpGet", h.httpGet != nil, func(p *field.Path) field.ErrorList { return validateHTTPGet(h.httpGet, p) })
-	action("tcpSocket", h.tcpSocket != nil, func(p *field.Path) field.ErrorList { return validatePortNumOrName(h.tcpSocket.Port, p.Child("port")) })
+	action("tcpSocket", h.tcpSocket != nil, func(p *field.Path) field.ErrorList { return ValidatePortNumOrName(h.tcpSocket.Port, p.Child("port")) })
 	action("grpc", h.grpc != nil, func(p *field.Path) field.ErrorList {
-		errs := validatePortNumOrName(intstr.FromInt32(h.grpc.Port), p.Child("port"))
+		errs := ValidatePortNumOrName(intstr.FromInt32(h.grpc.Port), p.Child("port"))
 		if m := h.grpc.Mode; m != nil && *m != corev1.GRPCProbeModePlaintext && *m != corev1.GRPCProbeModeTLS {
 			errs = append(errs, field.NotSupported(p.Child("mode"), *m, []corev1.GRPCProbeMode{corev1.GRPCProbeModePlaintext, corev1.GRPCProbeModeTLS}))
 		}
@@ -146,7 +146,7 @@ func validateHTTPGet(h *corev1.HTTPGetAction, p *field.Path) field.ErrorList {
 	if h.Path == "" {
 		errs = append(errs, field.Required(p.Child("path"), ""))
 	}
-	errs = append(errs, validatePortNumOrName(h.Port, p.Child("port"))...)
+	errs = append(errs, ValidatePortNumOrName(h.Port, p.Child("port"))...)
 	if h.Scheme != corev1.URISchemeHTTP && h.Scheme != corev1.URISchemeHTTPS {
 		errs = append(errs, field.NotSupported(p.Child("scheme"), h.Scheme, []corev1.URIScheme{corev1.URISchemeHTTP, corev1.URISchemeHTTPS}))
 	}
@@ -168,7 +168,7 @@ func validateHTTPGet(h *corev1.HTTPGetAction, p *field.Path) field.ErrorList {
 }
 
 // validatePortNumOrName is upstream's ValidatePortNumOrName.
-func validatePortNumOrName(port intstr.IntOrString, p *field.Path) field.ErrorList {
+func ValidatePortNumOrName(port intstr.IntOrString, p *field.Path) field.ErrorList {
 	var errs field.ErrorList
 	switch port.Type {
 	case intstr.Int:

@@ -37,6 +37,7 @@ import (
 	genericregistry "k8s.io/apiserver/pkg/registry/generic/registry"
 	"k8s.io/apiserver/pkg/registry/rest"
 	"k8s.io/apiserver/pkg/util/dryrun"
+	"k8s.io/utils/ptr"
 
 	"github.com/miniapiserver/miniapiserver/pkg/api"
 	"github.com/miniapiserver/miniapiserver/pkg/registry"
@@ -303,7 +304,7 @@ func dropTypeDependent(svc, old *corev1.Service) {
 		if a, b := svc.Spec.AllocateLoadBalancerNodePorts, old.Spec.AllocateLoadBalancerNodePorts; a != nil && b != nil && *a == *b {
 			svc.Spec.AllocateLoadBalancerNodePorts = nil
 		}
-		if equalPtr(svc.Spec.LoadBalancerClass, old.Spec.LoadBalancerClass) {
+		if ptr.Equal(svc.Spec.LoadBalancerClass, old.Spec.LoadBalancerClass) {
 			svc.Spec.LoadBalancerClass = nil
 		}
 	}

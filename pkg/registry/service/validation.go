@@ -23,14 +23,15 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
-	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	netutils "k8s.io/utils/net"
+	"k8s.io/utils/ptr"
 
 	"github.com/miniapiserver/miniapiserver/pkg/registry"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/endpoints"
+	"github.com/miniapiserver/miniapiserver/pkg/registry/pod"
 )
 
 // This file is k8s.io/kubernetes 1.37's ValidateService and
@@ -163,7 +164,7 @@ func validatePort(sp *corev1.ServicePort, requireName bool, names sets.Set[strin
 	} else if !slices.Contains(protocols, sp.Protocol) {
 		errs = append(errs, field.NotSupported(p.Child("protocol"), sp.Protocol, protocols))
 	}
-	errs = append(errs, validatePortNumOrName(sp.TargetPort, p.Child("targetPort"))...)
+	errs = append(errs, pod.ValidatePortNumOrName(sp.TargetPort, p.Child("targetPort"))...)
 	if sp.AppProtocol != nil {
 		errs = append(errs, qualifiedName(*sp.AppProtocol, p.Child("appProtocol"))...)
 	}
@@ -307,7 +308,7 @@ func validateLoadBalancerClass(old, svc *corev1.Service) field.ErrorList {
 	p := specPath.Child("loadBalancerClass")
 	var errs field.ErrorList
 	lb := svc.Spec.Type == corev1.ServiceTypeLoadBalancer
-	if old != nil && lb && old.Spec.Type == corev1.ServiceTypeLoadBalancer && !equalPtr(old.Spec.LoadBalancerClass, svc.Spec.LoadBalancerClass) {
+	if old != nil && lb && old.Spec.Type == corev1.ServiceTypeLoadBalancer && !ptr.Equal(old.Spec.LoadBalancerClass, svc.Spec.LoadBalancerClass) {
 		errs = append(errs, field.Invalid(p, svc.Spec.LoadBalancerClass, "may not change once set"))
 	}
 	switch {
@@ -318,10 +319,6 @@ func validateLoadBalancerClass(old, svc *corev1.Service) field.ErrorList {
 		errs = append(errs, field.Forbidden(p, "may only be used when `type` is 'LoadBalancer'"))
 	}
 	return errs
-}
-
-func equalPtr[T comparable](a, b *T) bool {
-	return a == nil && b == nil || a != nil && b != nil && *a == *b
 }
 
 // validateTrafficPolicies checks the external and internal traffic
@@ -389,22 +386,6 @@ func isHeadless(svc *corev1.Service) bool {
 func qualifiedName(value string, p *field.Path) field.ErrorList {
 	var errs field.ErrorList
 	for _, msg := range validation.IsQualifiedName(value) {
-		errs = append(errs, field.Invalid(p, value, msg))
-	}
-	return errs
-}
-
-// validatePortNumOrName is upstream's ValidatePortNumOrName.
-func validatePortNumOrName(port intstr.IntOrString, p *field.Path) field.ErrorList {
-	var msgs []string
-	var value any = port.IntValue()
-	if port.Type == intstr.String {
-		msgs, value = validation.IsValidPortName(port.StrVal), port.StrVal
-	} else {
-		msgs = validation.IsValidPortNum(port.IntValue())
-	}
-	var errs field.ErrorList
-	for _, msg := range msgs {
 		errs = append(errs, field.Invalid(p, value, msg))
 	}
 	return errs
