@@ -158,7 +158,10 @@ func TestPodStreams(t *testing.T) {
 		{"websocket", ws, "unable to upgrade streaming request: " + forbidden},
 		{"spdy", spdy, "unable to upgrade connection: " + forbidden + `User "bob" cannot create resource "pods/exec" in API group "" in the namespace "` + ns + `"`},
 	} {
-		if err := tc.executor.StreamWithContext(ctx, remotecommand.StreamOptions{Stdout: io.Discard}); err == nil || err.Error() != tc.want {
+		// client-go's WebSocket executor reads the refusal's body as far
+		// as its handshake buffered it: the message may go on past want.
+		err := tc.executor.StreamWithContext(ctx, remotecommand.StreamOptions{Stdout: io.Discard})
+		if err == nil || err.Error() != tc.want && (tc.name != "websocket" || !strings.HasPrefix(err.Error(), tc.want)) {
 			t.Errorf("bob's %s exec: got %v, want %q", tc.name, err, tc.want)
 		}
 	}
