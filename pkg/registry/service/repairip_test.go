@@ -79,8 +79,9 @@ func TestRepairClusterIPs(t *testing.T) {
 		return out
 	}
 
-	kept := create(holding("kept", ""))
-	lost := create(holding("lost", ""))
+	// Fixed addresses: one allocated at random could be one recorded below.
+	kept := create(holding("kept", "10.0.0.40"))
+	lost := create(holding("lost", "10.0.0.41"))
 	// Its IPAddress deleted behind the allocator's back.
 	if _, _, err := ips.IPAddresses.Delete(cluster, lost.Spec.ClusterIP, rest.ValidateAllObjectFunc, &metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
