@@ -23,7 +23,7 @@ limitations under the License.
 //
 //	go run ./hack/sidebyside -kubeconfig FILE [-context NAME] DIR...
 //
-// A case's objects go to the namespace sidebyside (made if missing; nodes and persistent volumes to none). A
+// A case's objects go to the namespace sidebyside (made if missing; cluster-scoped ones to none). A
 // create sends base patched with new; an update and a status update create
 // base patched with old, then send new as a strategic merge patch of it
 // (its status for status). What a case made is deleted after it.
@@ -41,20 +41,31 @@ import (
 	"sync"
 	"time"
 
+	admissionv1 "k8s.io/api/admissionregistration/v1"
 	appsv1 "k8s.io/api/apps/v1"
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	batchv1 "k8s.io/api/batch/v1"
+	certificatesv1 "k8s.io/api/certificates/v1"
+	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	networkingv1 "k8s.io/api/networking/v1"
+	nodev1 "k8s.io/api/node/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	schedulingv1 "k8s.io/api/scheduling/v1"
+	storagev1 "k8s.io/api/storage/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/strategicpatch"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/restmapper"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/yaml"
@@ -62,26 +73,32 @@ import (
 
 const namespace = "sidebyside"
 
-// kinds are the kinds cases may hold: their resource and Go type.
-var kinds = map[string]struct {
-	resource schema.GroupVersionResource
-	new      func() runtime.Object
-}{
-	"Pod":                   {corev1.SchemeGroupVersion.WithResource("pods"), func() runtime.Object { return &corev1.Pod{} }},
-	"Service":               {corev1.SchemeGroupVersion.WithResource("services"), func() runtime.Object { return &corev1.Service{} }},
-	"ReplicationController": {corev1.SchemeGroupVersion.WithResource("replicationcontrollers"), func() runtime.Object { return &corev1.ReplicationController{} }},
-	"PodTemplate":           {corev1.SchemeGroupVersion.WithResource("podtemplates"), func() runtime.Object { return &corev1.PodTemplate{} }},
-	"Job":                   {batchv1.SchemeGroupVersion.WithResource("jobs"), func() runtime.Object { return &batchv1.Job{} }},
-	"CronJob":               {batchv1.SchemeGroupVersion.WithResource("cronjobs"), func() runtime.Object { return &batchv1.CronJob{} }},
-	"PersistentVolume":      {corev1.SchemeGroupVersion.WithResource("persistentvolumes"), func() runtime.Object { return &corev1.PersistentVolume{} }},
-	"PersistentVolumeClaim": {corev1.SchemeGroupVersion.WithResource("persistentvolumeclaims"), func() runtime.Object { return &corev1.PersistentVolumeClaim{} }},
-	"Node":                  {corev1.SchemeGroupVersion.WithResource("nodes"), func() runtime.Object { return &corev1.Node{} }},
-	"Ingress":               {networkingv1.SchemeGroupVersion.WithResource("ingresses"), func() runtime.Object { return &networkingv1.Ingress{} }},
-	"EndpointSlice":         {discoveryv1.SchemeGroupVersion.WithResource("endpointslices"), func() runtime.Object { return &discoveryv1.EndpointSlice{} }},
-	"Deployment":            {appsv1.SchemeGroupVersion.WithResource("deployments"), func() runtime.Object { return &appsv1.Deployment{} }},
-	"ReplicaSet":            {appsv1.SchemeGroupVersion.WithResource("replicasets"), func() runtime.Object { return &appsv1.ReplicaSet{} }},
-	"StatefulSet":           {appsv1.SchemeGroupVersion.WithResource("statefulsets"), func() runtime.Object { return &appsv1.StatefulSet{} }},
-	"DaemonSet":             {appsv1.SchemeGroupVersion.WithResource("daemonsets"), func() runtime.Object { return &appsv1.DaemonSet{} }},
+// kinds are the kinds cases may hold, by the group version they are sent
+// in; the server's discovery maps them to resources.
+var kinds = map[string]schema.GroupVersion{}
+
+func init() {
+	for gv, list := range map[schema.GroupVersion][]string{
+		corev1.SchemeGroupVersion: {"Pod", "Service", "ReplicationController", "PodTemplate", "PersistentVolume", "PersistentVolumeClaim",
+			"Node", "ConfigMap", "Secret", "Namespace", "ServiceAccount", "Event", "ResourceQuota", "LimitRange"},
+		batchv1.SchemeGroupVersion:        {"Job", "CronJob"},
+		appsv1.SchemeGroupVersion:         {"Deployment", "ReplicaSet", "StatefulSet", "DaemonSet"},
+		networkingv1.SchemeGroupVersion:   {"Ingress", "IngressClass", "NetworkPolicy"},
+		discoveryv1.SchemeGroupVersion:    {"EndpointSlice"},
+		rbacv1.SchemeGroupVersion:         {"Role", "ClusterRole", "RoleBinding", "ClusterRoleBinding"},
+		admissionv1.SchemeGroupVersion:    {"ValidatingWebhookConfiguration", "MutatingWebhookConfiguration"},
+		autoscalingv2.SchemeGroupVersion:  {"HorizontalPodAutoscaler"},
+		policyv1.SchemeGroupVersion:       {"PodDisruptionBudget"},
+		certificatesv1.SchemeGroupVersion: {"CertificateSigningRequest"},
+		coordinationv1.SchemeGroupVersion: {"Lease"},
+		nodev1.SchemeGroupVersion:         {"RuntimeClass"},
+		schedulingv1.SchemeGroupVersion:   {"PriorityClass"},
+		storagev1.SchemeGroupVersion:      {"StorageClass", "CSIDriver"},
+	} {
+		for _, kind := range list {
+			kinds[kind] = gv
+		}
+	}
 }
 
 type cases struct {
@@ -120,13 +137,18 @@ func run(kubeconfig, kubecontext string, dirs []string) error {
 		return err
 	}
 	dyn := dynamic.NewForConfigOrDie(config)
+	groups, err := restmapper.GetAPIGroupResources(client.Discovery())
+	if err != nil {
+		return err
+	}
+	mapper := restmapper.NewDiscoveryRESTMapper(groups)
 	for _, dir := range dirs {
 		files, err := filepath.Glob(filepath.Join(dir, "*.yaml"))
 		if err != nil {
 			return err
 		}
 		for _, file := range files {
-			if err := runFile(ctx, dyn, file); err != nil {
+			if err := runFile(ctx, dyn, mapper, file); err != nil {
 				return fmt.Errorf("%s: %w", file, err)
 			}
 		}
@@ -134,7 +156,7 @@ func run(kubeconfig, kubecontext string, dirs []string) error {
 	return nil
 }
 
-func runFile(ctx context.Context, dyn dynamic.Interface, file string) error {
+func runFile(ctx context.Context, dyn dynamic.Interface, mapper meta.RESTMapper, file string) error {
 	data, err := os.ReadFile(file)
 	if err != nil {
 		return err
@@ -143,14 +165,22 @@ func runFile(ctx context.Context, dyn dynamic.Interface, file string) error {
 	if err := yaml.Unmarshal(data, &f); err != nil {
 		return err
 	}
-	k, ok := kinds[f.Kind]
+	gv, ok := kinds[f.Kind]
 	if !ok {
 		return fmt.Errorf("kind %q is not one of %v", f.Kind, slices.Sorted(maps.Keys(kinds)))
 	}
-	var c dynamic.ResourceInterface = dyn.Resource(k.resource).Namespace(namespace)
-	clusterScoped := k.resource.Resource == "nodes" || k.resource.Resource == "persistentvolumes"
+	mapping, err := mapper.RESTMapping(schema.GroupKind{Group: gv.Group, Kind: f.Kind}, gv.Version)
+	if err != nil {
+		return err
+	}
+	var c dynamic.ResourceInterface = dyn.Resource(mapping.Resource).Namespace(namespace)
+	clusterScoped := mapping.Scope.Name() == meta.RESTScopeNameRoot
 	if clusterScoped {
-		c = dyn.Resource(k.resource)
+		c = dyn.Resource(mapping.Resource)
+	}
+	typed, err := scheme.Scheme.New(gv.WithKind(f.Kind))
+	if err != nil {
+		return err
 	}
 	fmt.Printf("### %s\n", filepath.Base(file))
 	for _, tc := range f.Cases {
@@ -158,7 +188,7 @@ func runFile(ctx context.Context, dyn dynamic.Interface, file string) error {
 			if len(p) == 0 {
 				return obj, nil
 			}
-			return strategicpatch.StrategicMergePatch(obj, p, k.new())
+			return strategicpatch.StrategicMergePatch(obj, p, typed)
 		}
 		first, err := patch(f.Base, tc.Old)
 		if err == nil && tc.Verb == "create" {
@@ -171,7 +201,7 @@ func runFile(ctx context.Context, dyn dynamic.Interface, file string) error {
 		if err := json.Unmarshal(first, &obj.Object); err != nil {
 			return fmt.Errorf("%s: %w", tc.Name, err)
 		}
-		obj.SetAPIVersion(k.resource.GroupVersion().String())
+		obj.SetAPIVersion(gv.String())
 		obj.SetKind(f.Kind)
 		if !clusterScoped {
 			obj.SetNamespace(namespace)

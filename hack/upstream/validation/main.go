@@ -37,43 +37,12 @@ import (
 	"slices"
 	"strings"
 
-	appsv1 "k8s.io/api/apps/v1"
-	batchv1 "k8s.io/api/batch/v1"
-	corev1 "k8s.io/api/core/v1"
-	discoveryv1 "k8s.io/api/discovery/v1"
-	networkingv1 "k8s.io/api/networking/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/strategicpatch"
 	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
 	"k8s.io/apiserver/pkg/registry/rest"
 	"k8s.io/kubernetes/pkg/api/legacyscheme"
-	"k8s.io/kubernetes/pkg/apis/apps"
-	_ "k8s.io/kubernetes/pkg/apis/apps/install"
-	"k8s.io/kubernetes/pkg/apis/batch"
-	_ "k8s.io/kubernetes/pkg/apis/batch/install"
-	"k8s.io/kubernetes/pkg/apis/core"
-	_ "k8s.io/kubernetes/pkg/apis/core/install"
-	"k8s.io/kubernetes/pkg/apis/discovery"
-	_ "k8s.io/kubernetes/pkg/apis/discovery/install"
-	"k8s.io/kubernetes/pkg/apis/networking"
-	_ "k8s.io/kubernetes/pkg/apis/networking/install"
-	"k8s.io/kubernetes/pkg/registry/apps/daemonset"
-	"k8s.io/kubernetes/pkg/registry/apps/deployment"
-	"k8s.io/kubernetes/pkg/registry/apps/replicaset"
-	"k8s.io/kubernetes/pkg/registry/apps/statefulset"
-	"k8s.io/kubernetes/pkg/registry/batch/cronjob"
-	"k8s.io/kubernetes/pkg/registry/batch/job"
-	"k8s.io/kubernetes/pkg/registry/core/node"
-	"k8s.io/kubernetes/pkg/registry/core/persistentvolume"
-	"k8s.io/kubernetes/pkg/registry/core/persistentvolumeclaim"
-	"k8s.io/kubernetes/pkg/registry/core/pod"
-	"k8s.io/kubernetes/pkg/registry/core/podtemplate"
-	"k8s.io/kubernetes/pkg/registry/core/replicationcontroller"
-	"k8s.io/kubernetes/pkg/registry/core/service"
-	"k8s.io/kubernetes/pkg/registry/discovery/endpointslice"
-	"k8s.io/kubernetes/pkg/registry/networking/ingress"
 	"sigs.k8s.io/yaml"
 )
 
@@ -85,51 +54,6 @@ type cases struct {
 		Verb, Name string
 		Old, New   json.RawMessage
 	}
-}
-
-// A kind is how upstream validates objects of one kind.
-type kind struct {
-	gv schema.GroupVersion
-	// versioned and internal return new objects of the kind.
-	versioned, internal func() runtime.Object
-	// strategy and status are its strategies, and its status's.
-	strategy, status interface {
-		rest.RESTCreateStrategy
-		rest.RESTUpdateStrategy
-	}
-}
-
-var kinds = map[string]kind{
-	"Pod": {corev1.SchemeGroupVersion, func() runtime.Object { return &corev1.Pod{} }, func() runtime.Object { return &core.Pod{} },
-		pod.Strategy, pod.StatusStrategy},
-	"Service": {corev1.SchemeGroupVersion, func() runtime.Object { return &corev1.Service{} }, func() runtime.Object { return &core.Service{} },
-		service.Strategy, service.StatusStrategy},
-	"ReplicationController": {corev1.SchemeGroupVersion, func() runtime.Object { return &corev1.ReplicationController{} }, func() runtime.Object { return &core.ReplicationController{} },
-		replicationcontroller.Strategy, replicationcontroller.StatusStrategy},
-	"PodTemplate": {corev1.SchemeGroupVersion, func() runtime.Object { return &corev1.PodTemplate{} }, func() runtime.Object { return &core.PodTemplate{} },
-		podtemplate.Strategy, podtemplate.Strategy}, // no status
-	"Job": {batchv1.SchemeGroupVersion, func() runtime.Object { return &batchv1.Job{} }, func() runtime.Object { return &batch.Job{} },
-		job.Strategy, job.StatusStrategy},
-	"CronJob": {batchv1.SchemeGroupVersion, func() runtime.Object { return &batchv1.CronJob{} }, func() runtime.Object { return &batch.CronJob{} },
-		cronjob.Strategy, cronjob.StatusStrategy},
-	"PersistentVolumeClaim": {corev1.SchemeGroupVersion, func() runtime.Object { return &corev1.PersistentVolumeClaim{} }, func() runtime.Object { return &core.PersistentVolumeClaim{} },
-		persistentvolumeclaim.Strategy, persistentvolumeclaim.StatusStrategy},
-	"PersistentVolume": {corev1.SchemeGroupVersion, func() runtime.Object { return &corev1.PersistentVolume{} }, func() runtime.Object { return &core.PersistentVolume{} },
-		persistentvolume.Strategy, persistentvolume.StatusStrategy},
-	"Node": {corev1.SchemeGroupVersion, func() runtime.Object { return &corev1.Node{} }, func() runtime.Object { return &core.Node{} },
-		node.Strategy, node.StatusStrategy},
-	"Ingress": {networkingv1.SchemeGroupVersion, func() runtime.Object { return &networkingv1.Ingress{} }, func() runtime.Object { return &networking.Ingress{} },
-		ingress.Strategy, ingress.StatusStrategy},
-	"EndpointSlice": {discoveryv1.SchemeGroupVersion, func() runtime.Object { return &discoveryv1.EndpointSlice{} }, func() runtime.Object { return &discovery.EndpointSlice{} },
-		endpointslice.Strategy, endpointslice.Strategy}, // no status
-	"Deployment": {appsv1.SchemeGroupVersion, func() runtime.Object { return &appsv1.Deployment{} }, func() runtime.Object { return &apps.Deployment{} },
-		deployment.Strategy, deployment.StatusStrategy},
-	"ReplicaSet": {appsv1.SchemeGroupVersion, func() runtime.Object { return &appsv1.ReplicaSet{} }, func() runtime.Object { return &apps.ReplicaSet{} },
-		replicaset.Strategy, replicaset.StatusStrategy},
-	"StatefulSet": {appsv1.SchemeGroupVersion, func() runtime.Object { return &appsv1.StatefulSet{} }, func() runtime.Object { return &apps.StatefulSet{} },
-		statefulset.Strategy, statefulset.StatusStrategy},
-	"DaemonSet": {appsv1.SchemeGroupVersion, func() runtime.Object { return &appsv1.DaemonSet{} }, func() runtime.Object { return &apps.DaemonSet{} },
-		daemonset.Strategy, daemonset.StatusStrategy},
 }
 
 func main() {
@@ -219,17 +143,17 @@ func (k kind) patched(obj, patch json.RawMessage) (json.RawMessage, error) {
 	if len(patch) == 0 {
 		return obj, nil
 	}
-	return strategicpatch.StrategicMergePatch(obj, patch, k.versioned())
+	return strategicpatch.StrategicMergePatch(obj, patch, k.versioned.DeepCopyObject())
 }
 
 // toInternal is the object, defaulted, as kube-apiserver validates it.
 func (k kind) toInternal(data json.RawMessage) (runtime.Object, error) {
-	v := k.versioned()
+	v := k.versioned.DeepCopyObject()
 	if err := json.Unmarshal(data, v); err != nil {
 		return nil, err
 	}
 	legacyscheme.Scheme.Default(v)
-	out := k.internal()
+	out := k.internal.DeepCopyObject()
 	err := legacyscheme.Scheme.Convert(v, out, nil)
 	return out, err
 }

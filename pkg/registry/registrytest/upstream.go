@@ -22,6 +22,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -143,20 +144,37 @@ func WriteUpstreamCase(t *testing.T, newStorage NewStorageFunc, resource string,
 	if err != nil {
 		t.Fatalf("NewStorage: %v", err)
 	}
-	store := storages[resource].(*registry.REST)
+	storage := storages[resource]
 	ctx := genericapirequest.WithNamespace(context.Background(), now.(metav1.Object).GetNamespace())
 	if verb == "create" {
-		_, err := store.Create(ctx, now, rest.ValidateAllObjectFunc, &metav1.CreateOptions{})
+		_, err := storage.(rest.Creater).Create(ctx, now, rest.ValidateAllObjectFunc, &metav1.CreateOptions{})
 		return err
 	}
-	_, stored := SeedObject(t, mem, store, old)
+	_, stored := SeedObject(t, mem, storeOf(t, storage), old)
 	now.(metav1.Object).SetResourceVersion(stored.(metav1.Object).GetResourceVersion())
-	updater := rest.Updater(store)
+	updater := storage.(rest.Updater)
 	if verb == "status" {
 		updater = storages[resource+"/status"].(rest.Updater)
 	}
 	_, _, err = updater.Update(ctx, now.(metav1.Object).GetName(), rest.DefaultUpdatedObjectInfo(now), rest.ValidateAllObjectFunc, rest.ValidateAllObjectUpdateFunc, false, &metav1.UpdateOptions{})
 	return err
+}
+
+// storeOf is the *registry.REST storage is, or embeds.
+func storeOf(t *testing.T, storage rest.Storage) *registry.REST {
+	t.Helper()
+	if store, ok := storage.(*registry.REST); ok {
+		return store
+	}
+	if v := reflect.Indirect(reflect.ValueOf(storage)); v.Kind() == reflect.Struct {
+		if f := v.FieldByName("REST"); f.IsValid() {
+			if store, ok := f.Interface().(*registry.REST); ok {
+				return store
+			}
+		}
+	}
+	t.Fatalf("%T is no *registry.REST and embeds none", storage)
+	return nil
 }
 
 // Kind is a kind the cases of a package's testdata/validation may hold:
