@@ -60,6 +60,9 @@ func NewStorage(optsGetter generic.RESTOptionsGetter) (map[string]rest.Storage, 
 	jobStrategy, jobStatus := registry.SpecAndStatus{GroupVersion: "batch/v1", Generation: true, Drop: pod.TemplateDropper(func(obj runtime.Object) *corev1.PodTemplateSpec {
 		return &obj.(*batchv1.Job).Spec.Template
 	})}.Strategies(jobBase)
+	jobStatus.ValidateFieldsUpdate = func(obj, old runtime.Object) field.ErrorList {
+		return validateStatusUpdate(obj.(*batchv1.Job), old.(*batchv1.Job))
+	}
 	jobs, err := registry.NewREST(optsGetter, registry.Resource{
 		Resource:   batchv1.Resource("jobs"),
 		Singular:   "job",
@@ -132,9 +135,14 @@ func generateSelector(j *batchv1.Job) {
 	}
 }
 
+// hasCondition is whether conditions hold t with status True.
 func hasCondition(conditions []batchv1.JobCondition, t batchv1.JobConditionType) bool {
+	return hasConditionStatus(conditions, t, corev1.ConditionTrue)
+}
+
+func hasConditionStatus(conditions []batchv1.JobCondition, t batchv1.JobConditionType, status corev1.ConditionStatus) bool {
 	for _, c := range conditions {
-		if c.Type == t && c.Status == corev1.ConditionTrue {
+		if c.Type == t && c.Status == status {
 			return true
 		}
 	}
