@@ -64,6 +64,7 @@ func New(optsGetter generic.RESTOptionsGetter) (*Storage, error) {
 		DropDisabledFields(&p.Spec, nil)
 		p.Generation = 1
 		p.Status = corev1.PodStatus{Phase: corev1.PodPending}
+		defaultPodLevelResources(p)
 		p.Status.QOSClass = qos.ComputePodQOS(p)
 		if len(p.Spec.SchedulingGates) > 0 {
 			setCondition(&p.Status, corev1.PodCondition{Type: corev1.PodScheduled, Status: corev1.ConditionFalse,
@@ -75,6 +76,9 @@ func New(optsGetter generic.RESTOptionsGetter) (*Storage, error) {
 	s.OnUpdate = func(obj, old runtime.Object) {
 		p, oldP := obj.(*corev1.Pod), old.(*corev1.Pod)
 		p.Status = oldP.Status
+		if p.Spec.Resources == nil && oldP.Spec.Resources != nil { // a client unaware of pod-level resources
+			p.Spec.Resources = oldP.Spec.Resources.DeepCopy()
+		}
 		DropDisabledFields(&p.Spec, &oldP.Spec)
 		countGeneration(p, oldP)
 	}

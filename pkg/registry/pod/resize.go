@@ -46,6 +46,7 @@ func resizeStrategy(base registry.Strategy) registry.Strategy {
 			keepAllBut(p, oldP)
 			p.Spec.Resources, p.Spec.Containers, p.Spec.InitContainers = resources, containers, initContainers
 		}
+		defaultPodLevelResources(p)
 		DropDisabledFields(&p.Spec, &oldP.Spec)
 		countGeneration(p, oldP)
 	}

@@ -30,18 +30,18 @@ import (
 	"github.com/miniapiserver/miniapiserver/pkg/registry/resourcequota"
 )
 
-// validateResources is upstream's validateResourceRequirements of a
-// container's resources (its maps' keys sorted; upstream's order is a
-// map's): names and quantities, huge pages in whole pages and with cpu or
+// validateResources is upstream's validateResourceRequirements (its
+// maps' keys sorted; upstream's order is a map's): names (as validName
+// judges them) and quantities, huge pages in whole pages and with cpu or
 // memory, each request within its limit (equal to it where it cannot be
 // overcommitted, which needs a limit), and claims the pod has.
-func validateResources(r *corev1.ResourceRequirements, claims sets.Set[string], p *field.Path) field.ErrorList {
+func validateResources(r *corev1.ResourceRequirements, validName resourceNameFunc, claims sets.Set[string], p *field.Path) field.ErrorList {
 	var errs field.ErrorList
 	limitsPath, requestsPath := p.Child("limits"), p.Child("requests")
 	computes, hugePages := false, false
 	for _, name := range slices.Sorted(maps.Keys(r.Limits)) {
 		q, np := r.Limits[name], limitsPath.Key(string(name))
-		errs = append(errs, resourcequota.ValidateContainerResourceName(name, np)...)
+		errs = append(errs, validName(name, np)...)
 		errs = append(errs, resourcequota.ValidateQuantity(name, q, np)...)
 		if isHugePages(name) {
 			hugePages = true
@@ -51,7 +51,7 @@ func validateResources(r *corev1.ResourceRequirements, claims sets.Set[string], 
 	}
 	for _, name := range slices.Sorted(maps.Keys(r.Requests)) {
 		q, np := r.Requests[name], requestsPath.Key(string(name))
-		errs = append(errs, resourcequota.ValidateContainerResourceName(name, np)...)
+		errs = append(errs, validName(name, np)...)
 		errs = append(errs, resourcequota.ValidateQuantity(name, q, np)...)
 		limit, ok := r.Limits[name]
 		switch {
@@ -73,6 +73,8 @@ func validateResources(r *corev1.ResourceRequirements, claims sets.Set[string], 
 	}
 	return append(errs, validateClaimNames(r.Claims, claims, p.Child("claims"))...)
 }
+
+type resourceNameFunc func(corev1.ResourceName, *field.Path) field.ErrorList
 
 func isHugePages(name corev1.ResourceName) bool {
 	return strings.HasPrefix(string(name), corev1.ResourceHugePagesPrefix)

@@ -27,6 +27,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/miniapiserver/miniapiserver/pkg/registry/resourcequota"
 )
 
 // ValidatePodSpec is upstream's ValidatePodSpec (k8s.io/kubernetes'
@@ -49,6 +51,7 @@ func validatePodSpec(spec *corev1.PodSpec, podName string, p *field.Path) field.
 	errs = append(errs, validateContainers(spec, volumes, claims, p.Child("containers"))...)
 	errs = append(errs, validateInitContainers(spec, volumes, claims, p.Child("initContainers"))...)
 	errs = append(errs, validateEphemeralContainers(spec, volumes, claims, p.Child("ephemeralContainers"))...)
+	errs = append(errs, validatePodResources(spec, claims, p)...)
 	errs = append(errs, validateHostNetworkPorts(spec, p.Child("containers"))...)
 	switch spec.RestartPolicy {
 	case corev1.RestartPolicyAlways, corev1.RestartPolicyOnFailure, corev1.RestartPolicyNever:
@@ -114,7 +117,7 @@ func validatePodSpec(spec *corev1.PodSpec, podName string, p *field.Path) field.
 		}
 	}
 	if spec.Overhead != nil {
-		errs = append(errs, validateResources(&corev1.ResourceRequirements{Limits: spec.Overhead}, nil, p.Child("overhead"))...)
+		errs = append(errs, validateResources(&corev1.ResourceRequirements{Limits: spec.Overhead}, resourcequota.ValidateContainerResourceName, nil, p.Child("overhead"))...)
 	}
 	switch os := spec.OS; {
 	case os == nil:
@@ -333,6 +336,6 @@ func validateContainerCommon(c *corev1.Container, volumes volumeSources, claims 
 	default:
 		errs = append(errs, field.NotSupported(p.Child("imagePullPolicy"), c.ImagePullPolicy, []corev1.PullPolicy{corev1.PullAlways, corev1.PullIfNotPresent, corev1.PullNever}))
 	}
-	errs = append(errs, validateResources(&c.Resources, claims, p.Child("resources"))...)
+	errs = append(errs, validateResources(&c.Resources, resourcequota.ValidateContainerResourceName, claims, p.Child("resources"))...)
 	return append(errs, validateSecurityContext(c.SecurityContext, p.Child("securityContext"), hostUsers)...)
 }
