@@ -135,7 +135,7 @@ func TestRuleErrorsInUpstreamOrder(t *testing.T) {
 		"rules[0].verbs: Required value",
 	}
 	var got []string
-	for _, err := range validateRules([]rbacv1.PolicyRule{{Resources: []string{"pods"}}, {APIGroups: []string{""}, Verbs: []string{"get"}}}, true) {
+	for _, err := range validateRole(role(rbacv1.PolicyRule{Resources: []string{"pods"}}, rbacv1.PolicyRule{APIGroups: []string{""}, Verbs: []string{"get"}}), nil) {
 		got = append(got, err.Error())
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
