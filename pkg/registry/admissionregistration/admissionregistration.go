@@ -132,9 +132,11 @@ func NewStorage(optsGetter generic.RESTOptionsGetter) (map[string]rest.Storage, 
 
 // webhookConfigurationStrategy validates the webhooks of a configuration
 // (which hooks returns) and counts changes of them (webhooks returns them
-// as stored: upstream compares them with reflect.DeepEqual).
+// as stored: upstream compares them with reflect.DeepEqual). As upstream's,
+// an update must name the resourceVersion it replaces.
 func webhookConfigurationStrategy(hooks func(runtime.Object) []webhook, webhooks func(runtime.Object) any) registry.Strategy {
 	s := withGeneration(registry.NewStrategy(false), webhooks, reflect.DeepEqual)
+	s.ConditionalUpdate = true
 	s.ValidateFields = func(obj runtime.Object) field.ErrorList {
 		return append(validateWebhooks(hooks(obj), webhookCreateOptions), validateStaticSuffix(obj)...)
 	}

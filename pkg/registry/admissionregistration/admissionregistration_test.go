@@ -178,6 +178,16 @@ func TestStaticSuffix(t *testing.T) {
 	}
 }
 
+// TestWebhookConfigurationUpdatesAreConditional: as upstream's, an update
+// of a webhook configuration must name the resourceVersion it replaces.
+func TestWebhookConfigurationUpdatesAreConditional(t *testing.T) {
+	for _, resource := range []string{"validatingwebhookconfigurations", "mutatingwebhookconfigurations"} {
+		if registrytest.REST(t, NewStorage, resource).UpdateStrategy.AllowUnconditionalUpdate(context.Background()) {
+			t.Errorf("%s: AllowUnconditionalUpdate got true, want false", resource)
+		}
+	}
+}
+
 func TestValidatingPolicyCreateClearsStatus(t *testing.T) {
 	p := withPolicy(func(p *admissionregistrationv1.ValidatingAdmissionPolicy) {
 		p.Status = admissionregistrationv1.ValidatingAdmissionPolicyStatus{ObservedGeneration: 4}
