@@ -198,12 +198,17 @@ func orUnknown(s string) string {
 // taintsPath is where upstream reports taint errors: under metadata, not spec.
 var taintsPath = field.NewPath("metadata", "taints")
 
-// validate is upstream's ValidateNode but for the metadata, node
-// annotations, swap status and declared features: the taints, the
-// resources of the status, and podCIDRs.
+// validate is upstream's ValidateNode but for the metadata: the node's
+// annotations, the taints, the status's resources, swap and declared
+// features, and podCIDRs.
 func validate(n *corev1.Node) field.ErrorList {
-	errs := validateTaints(n.Spec.Taints)
+	errs := validateAnnotations(n.Annotations)
+	errs = append(errs, validateTaints(n.Spec.Taints, taintsPath)...)
 	errs = append(errs, validateResources(n)...)
+	if swap := n.Status.NodeInfo.Swap; swap != nil && swap.Capacity != nil && *swap.Capacity <= 0 {
+		errs = append(errs, field.Invalid(field.NewPath("metadata", "nodeSwapStatus", "capacity"), *swap.Capacity, "must be greater than zero"))
+	}
+	errs = append(errs, validateDeclaredFeatures(n.Status.DeclaredFeatures)...)
 	if len(n.Spec.PodCIDRs) == 0 {
 		return errs
 	}
@@ -241,11 +246,11 @@ func validateResources(n *corev1.Node) field.ErrorList {
 
 var supportedTaintEffects = []corev1.TaintEffect{corev1.TaintEffectNoSchedule, corev1.TaintEffectPreferNoSchedule, corev1.TaintEffectNoExecute}
 
-func validateTaints(taints []corev1.Taint) field.ErrorList {
+func validateTaints(taints []corev1.Taint, path *field.Path) field.ErrorList {
 	var errs field.ErrorList
 	seen := map[corev1.TaintEffect]sets.Set[string]{}
 	for i, taint := range taints {
-		p := taintsPath.Index(i)
+		p := path.Index(i)
 		errs = append(errs, metav1validation.ValidateLabelName(taint.Key, p.Child("key"))...)
 		if msgs := validation.IsValidLabelValue(taint.Value); len(msgs) > 0 {
 			errs = append(errs, field.Invalid(p.Child("value"), taint.Value, strings.Join(msgs, ";")))
@@ -300,12 +305,14 @@ func syncPodCIDRs(spec *corev1.NodeSpec) {
 }
 
 // validateUpdate is upstream's ValidateNodeUpdate but for the metadata,
-// node annotations, declared features and config source: the status's
-// resources and addresses, podCIDRs and providerID set only once (it
+// config source: the node's annotations, the status's resources,
+// declared features and addresses, podCIDRs and providerID set only once (it
 // does not check the format of podCIDRs: ValidateNode, run before it on
 // an update of the node, does), the taints and externalID.
 func validateUpdate(n, old *corev1.Node) field.ErrorList {
-	errs := append(validateResources(n), validateAddresses(n)...)
+	errs := append(validateAnnotations(n.Annotations), validateResources(n)...)
+	errs = append(errs, validateDeclaredFeatures(n.Status.DeclaredFeatures)...)
+	errs = append(errs, validateAddresses(n)...)
 	oldSpec := old.Spec // a node stored before podCIDRs were kept in step
 	syncPodCIDRs(&oldSpec)
 	// As upstream: one error for a changed length, else one per changed CIDR.
@@ -327,7 +334,7 @@ func validateUpdate(n, old *corev1.Node) field.ErrorList {
 	case old.Spec.ProviderID != "" && n.Spec.ProviderID != old.Spec.ProviderID:
 		errs = append(errs, field.Invalid(providerID, nil, "field cannot be modified once set"))
 	}
-	errs = append(errs, validateTaints(n.Spec.Taints)...)
+	errs = append(errs, validateTaints(n.Spec.Taints, taintsPath)...)
 	if n.Spec.DoNotUseExternalID != old.Spec.DoNotUseExternalID {
 		errs = append(errs, field.Forbidden(field.NewPath("spec", "externalID"), "may not be updated"))
 	}
