@@ -17,16 +17,16 @@ limitations under the License.
 package flowcontrol
 
 import (
-	"context"
 	"fmt"
 
 	flowcontrolv1 "k8s.io/api/flowcontrol/v1"
 	flowcontrolv1beta3 "k8s.io/api/flowcontrol/v1beta3"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
-	"k8s.io/apimachinery/pkg/api/validate"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/apiserver/pkg/util/shufflesharding"
 	"k8s.io/utils/ptr"
+
+	"github.com/miniapiserver/miniapiserver/pkg/registry"
 )
 
 // The values upstream's pkg/apis/flowcontrol/validation accepts, sorted.
@@ -59,9 +59,7 @@ func validatePriorityLevel(pl, old *flowcontrolv1.PriorityLevelConfiguration) fi
 	if old != nil {
 		oldSpec = &old.Spec
 	}
-	declarative := declarativeSpecErrors(&pl.Spec, oldSpec)
-	errs = validate.FilterCoveredHandwrittenErrors(context.Background(), errs, declarative, true)
-	return append(errs, declarative...)
+	return registry.WithDeclarative(errs, declarativeSpecErrors(&pl.Spec, oldSpec))
 }
 
 // validatePriorityLevelSpec is upstream's ValidatePriorityLevelConfigurationSpec

@@ -50,7 +50,7 @@ func validateAnnotations(annotations map[string]string, spec *corev1.PodSpec, an
 			for _, t := range tolerations {
 				v1 = append(v1, t.V1())
 			}
-			errs = append(errs, validateTolerations(v1, annotationsPath.Child(corev1.TolerationsAnnotationKey))...)
+			errs = append(errs, ValidateTolerations(v1, annotationsPath.Child(corev1.TolerationsAnnotationKey))...)
 		}
 	}
 	if cost, ok := annotations[corev1.PodDeletionCost]; ok && !anyCost && !validDeletionCost(cost) {

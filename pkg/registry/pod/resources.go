@@ -74,6 +74,12 @@ func validateResources(r *corev1.ResourceRequirements, validName resourceNameFun
 	return append(errs, validateClaimNames(r.Claims, claims, p.Child("claims"))...)
 }
 
+// ValidateOverhead is upstream's validateOverhead: the overhead checked
+// as a container's limits (hence its errors' paths).
+func ValidateOverhead(overhead corev1.ResourceList, p *field.Path) field.ErrorList {
+	return validateResources(&corev1.ResourceRequirements{Limits: overhead}, resourcequota.ValidateContainerResourceName, nil, p)
+}
+
 type resourceNameFunc func(corev1.ResourceName, *field.Path) field.ErrorList
 
 func isHugePages(name corev1.ResourceName) bool {

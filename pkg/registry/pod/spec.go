@@ -95,7 +95,7 @@ func validatePodSpec(spec *corev1.PodSpec, podName string, p *field.Path) field.
 	}
 	errs = append(errs, dns1123Label(spec.Hostname, p.Child("hostname"))...)
 	errs = append(errs, dns1123Label(spec.Subdomain, p.Child("subdomain"))...)
-	errs = append(errs, validateTolerations(spec.Tolerations, p.Child("tolerations"))...)
+	errs = append(errs, ValidateTolerations(spec.Tolerations, p.Child("tolerations"))...)
 	errs = append(errs, validateHostAliases(spec.HostAliases, p.Child("hostAliases"))...)
 	if spec.PriorityClassName != "" {
 		for _, msg := range apimachineryvalidation.NameIsDNSSubdomain(spec.PriorityClassName, false) {
@@ -117,7 +117,7 @@ func validatePodSpec(spec *corev1.PodSpec, podName string, p *field.Path) field.
 		}
 	}
 	if spec.Overhead != nil {
-		errs = append(errs, validateResources(&corev1.ResourceRequirements{Limits: spec.Overhead}, resourcequota.ValidateContainerResourceName, nil, p.Child("overhead"))...)
+		errs = append(errs, ValidateOverhead(spec.Overhead, p.Child("overhead"))...)
 	}
 	switch os := spec.OS; {
 	case os == nil:

@@ -25,9 +25,9 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
-// validateTolerations is upstream's ValidateTolerations with
+// ValidateTolerations is upstream's ValidateTolerations with
 // TaintTolerationComparisonOperators off (alpha in 1.37).
-func validateTolerations(tolerations []corev1.Toleration, path *field.Path) field.ErrorList {
+func ValidateTolerations(tolerations []corev1.Toleration, path *field.Path) field.ErrorList {
 	var errs field.ErrorList
 	for i, t := range tolerations {
 		p := path.Index(i)

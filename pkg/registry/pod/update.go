@@ -123,7 +123,7 @@ func onlyAddedTolerations(tolerations, old []corev1.Toleration, path *field.Path
 			return field.ErrorList{field.Forbidden(path, "existing toleration can not be modified except its tolerationSeconds")}
 		}
 	}
-	return validateTolerations(tolerations, path)
+	return ValidateTolerations(tolerations, path)
 }
 
 // onlyDeletedSchedulingGates is upstream's validateOnlyDeletedSchedulingGates:

@@ -17,17 +17,17 @@ limitations under the License.
 package rbac
 
 import (
-	"context"
 	"slices"
 
 	rbacv1 "k8s.io/api/rbac/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
-	"k8s.io/apimachinery/pkg/api/validate"
 	apimachineryvalidation "k8s.io/apimachinery/pkg/api/validation"
 	"k8s.io/apimachinery/pkg/api/validation/path"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/miniapiserver/miniapiserver/pkg/registry"
 )
 
 // Upstream's validation of the RBAC types, less the metadata, on a create
@@ -40,7 +40,7 @@ import (
 
 func validateRole(role, old *rbacv1.Role) field.ErrorList {
 	changed := old == nil || !apiequality.Semantic.DeepEqual(role.Rules, old.Rules)
-	return withDeclarative(validateRules(role.Rules, true), declarativeRules(role.Rules, changed))
+	return registry.WithDeclarative(validateRules(role.Rules, true), declarativeRules(role.Rules, changed))
 }
 
 // validateClusterRole is upstream's ValidateClusterRole; an update may keep
@@ -49,7 +49,7 @@ func validateClusterRole(role, old *rbacv1.ClusterRole) field.ErrorList {
 	opts := metav1validation.LabelSelectorValidationOptions{AllowInvalidLabelValueInSelector: old != nil && hasInvalidSelector(old.AggregationRule)}
 	errs := append(validateRules(role.Rules, false), validateAggregationRule(role.AggregationRule, opts)...)
 	changed := old == nil || !apiequality.Semantic.DeepEqual(role.Rules, old.Rules)
-	return withDeclarative(errs, declarativeRules(role.Rules, changed))
+	return registry.WithDeclarative(errs, declarativeRules(role.Rules, changed))
 }
 
 func validateRoleBinding(b, old *rbacv1.RoleBinding) field.ErrorList {
@@ -66,15 +66,6 @@ func validateClusterRoleBinding(b, old *rbacv1.ClusterRoleBinding) field.ErrorLi
 		o = &binding{old.RoleRef, old.Subjects}
 	}
 	return binding{b.RoleRef, b.Subjects}.validate(o, false)
-}
-
-// withDeclarative is what upstream's rest.ValidateDeclarativelyWithMigrationChecks
-// makes of the handwritten errors and the declarative ones: a handwritten
-// error a declarative one covers gives way to it, and those come last.
-func withDeclarative(errs, declarative field.ErrorList) field.ErrorList {
-	declarative = declarative.MarkBeta()
-	errs = validate.FilterCoveredHandwrittenErrors(context.Background(), errs, declarative, true)
-	return append(errs, declarative...)
 }
 
 // validateRules checks policy rules as upstream's ValidatePolicyRule.
@@ -187,7 +178,7 @@ func (b binding) validate(old *binding, namespaced bool) field.ErrorList {
 	if old != nil {
 		errs = append(errs, validateRoleRefUpdate(ref, old.roleRef)...)
 	}
-	return withDeclarative(errs, b.declarative(old))
+	return registry.WithDeclarative(errs, b.declarative(old))
 }
 
 // declarative are a binding's declarative errors: the subjects' missing
