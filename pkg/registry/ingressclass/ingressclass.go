@@ -19,11 +19,8 @@ package ingressclass
 import (
 	networkingv1 "k8s.io/api/networking/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
-	"k8s.io/apimachinery/pkg/api/validate/content"
-	apimachineryvalidation "k8s.io/apimachinery/pkg/api/validation"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/apiserver/pkg/registry/generic"
 	"k8s.io/apiserver/pkg/registry/rest"
@@ -41,11 +38,11 @@ func NewStorage(optsGetter generic.RESTOptionsGetter) (map[string]rest.Storage, 
 			ic.Generation = oldIC.Generation + 1
 		}
 	}
-	s.ValidateFields = func(obj runtime.Object) field.ErrorList { return validateSpec(&obj.(*networkingv1.IngressClass).Spec) }
+	s.ValidateFields = func(obj runtime.Object) field.ErrorList {
+		return validateClass(&obj.(*networkingv1.IngressClass).Spec, nil)
+	}
 	s.ValidateFieldsUpdate = func(obj, old runtime.Object) field.ErrorList {
-		spec := &obj.(*networkingv1.IngressClass).Spec
-		errs := apimachineryvalidation.ValidateImmutableField(spec.Controller, old.(*networkingv1.IngressClass).Spec.Controller, specPath.Child("controller"))
-		return append(errs, validateSpec(spec)...)
+		return validateClass(&obj.(*networkingv1.IngressClass).Spec, &old.(*networkingv1.IngressClass).Spec)
 	}
 	store, err := registry.NewREST(optsGetter, registry.Resource{
 		Resource: networkingv1.Resource("ingressclasses"),
@@ -84,62 +81,4 @@ var table = registry.Table{
 		}
 		return []any{name, ic.Spec.Controller, parameters, registry.Age(ic.CreationTimestamp)}
 	},
-}
-
-var specPath = field.NewPath("spec")
-
-// maxControllerLength is upstream's maxLenIngressClassController.
-const maxControllerLength = 250
-
-// validateSpec is upstream's validateIngressClassSpec: a domain-prefixed
-// controller and a well-formed parameters reference.
-func validateSpec(spec *networkingv1.IngressClassSpec) field.ErrorList {
-	var errs field.ErrorList
-	if len(spec.Controller) > maxControllerLength {
-		errs = append(errs, field.TooLong(specPath.Child("controller"), "", maxControllerLength))
-	}
-	errs = append(errs, validation.IsDomainPrefixedPath(specPath.Child("controller"), spec.Controller)...)
-	if spec.Parameters != nil {
-		errs = append(errs, validateParameters(spec.Parameters, specPath.Child("parameters"))...)
-	}
-	return errs
-}
-
-func validateParameters(params *networkingv1.IngressClassParametersReference, p *field.Path) field.ErrorList {
-	var errs field.ErrorList
-	if params.APIGroup != nil {
-		for _, msg := range validation.IsDNS1123Subdomain(*params.APIGroup) {
-			errs = append(errs, field.Invalid(p.Child("apiGroup"), *params.APIGroup, msg))
-		}
-	}
-	for _, f := range []struct{ name, value string }{{"kind", params.Kind}, {"name", params.Name}} {
-		if f.value == "" {
-			errs = append(errs, field.Required(p.Child(f.name), ""))
-			continue
-		}
-		for _, msg := range content.IsPathSegmentName(f.value) {
-			errs = append(errs, field.Invalid(p.Child(f.name), f.value, msg))
-		}
-	}
-	if params.Scope == nil {
-		return append(errs, field.Required(p.Child("scope"), ""))
-	}
-	switch *params.Scope {
-	case networkingv1.IngressClassParametersReferenceScopeNamespace:
-		if params.Namespace == nil {
-			errs = append(errs, field.Required(p.Child("namespace"), "`parameters.scope` is set to 'Namespace'"))
-		} else {
-			for _, msg := range apimachineryvalidation.ValidateNamespaceName(*params.Namespace, false) {
-				errs = append(errs, field.Invalid(p.Child("namespace"), *params.Namespace, msg))
-			}
-		}
-	case networkingv1.IngressClassParametersReferenceScopeCluster:
-		if params.Namespace != nil {
-			errs = append(errs, field.Forbidden(p.Child("namespace"), "`parameters.scope` is set to 'Cluster'"))
-		}
-	default:
-		errs = append(errs, field.NotSupported(p.Child("scope"), *params.Scope, []string{
-			networkingv1.IngressClassParametersReferenceScopeCluster, networkingv1.IngressClassParametersReferenceScopeNamespace}))
-	}
-	return errs
 }

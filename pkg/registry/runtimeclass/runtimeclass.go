@@ -22,9 +22,7 @@ import (
 	"slices"
 
 	nodev1 "k8s.io/api/node/v1"
-	apimachineryvalidation "k8s.io/apimachinery/pkg/api/validation"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/apiserver/pkg/registry/generic"
@@ -32,14 +30,13 @@ import (
 
 	"github.com/miniapiserver/miniapiserver/pkg/api/node"
 	"github.com/miniapiserver/miniapiserver/pkg/registry"
-	"github.com/miniapiserver/miniapiserver/pkg/registry/resourcequota"
 )
 
 // NewStorage returns the storage of runtimeclasses.
 func NewStorage(optsGetter generic.RESTOptionsGetter) (map[string]rest.Storage, error) {
 	s := registry.NewStrategy(false)
 	s.CreateOnUpdate = true // as upstream
-	s.ValidateFields = func(obj runtime.Object) field.ErrorList { return validate(obj.(*nodev1.RuntimeClass)) }
+	s.ValidateFields = func(obj runtime.Object) field.ErrorList { return validateClass(obj.(*nodev1.RuntimeClass), nil) }
 	s.Warnings = func(obj, _ runtime.Object) []string { // deprecated node labels in scheduling's selector
 		var warnings []string
 		if sched := obj.(*nodev1.RuntimeClass).Scheduling; sched != nil {
@@ -52,9 +49,7 @@ func NewStorage(optsGetter generic.RESTOptionsGetter) (map[string]rest.Storage, 
 		return warnings
 	}
 	s.ValidateFieldsUpdate = func(obj, old runtime.Object) field.ErrorList {
-		rc := obj.(*nodev1.RuntimeClass)
-		errs := validate(rc)
-		return append(errs, apimachineryvalidation.ValidateImmutableField(rc.Handler, old.(*nodev1.RuntimeClass).Handler, field.NewPath("handler"))...)
+		return validateClass(obj.(*nodev1.RuntimeClass), old.(*nodev1.RuntimeClass))
 	}
 	store, err := registry.NewREST(optsGetter, registry.Resource{
 		Resource: nodev1.Resource("runtimeclasses"),
@@ -79,31 +74,4 @@ func NewStorage(optsGetter generic.RESTOptionsGetter) (map[string]rest.Storage, 
 		return nil, err
 	}
 	return map[string]rest.Storage{"runtimeclasses": store}, nil
-}
-
-// validate is the cheap part of upstream's ValidateRuntimeClass: a handler
-// that is a DNS label, overhead resources that are container resources with
-// valid quantities, and a node selector of valid labels.
-func validate(rc *nodev1.RuntimeClass) field.ErrorList {
-	var errs field.ErrorList
-	hp := field.NewPath("handler")
-	if rc.Handler == "" {
-		errs = append(errs, field.Required(hp, ""))
-	} else {
-		for _, msg := range apimachineryvalidation.NameIsDNSLabel(rc.Handler, false) {
-			errs = append(errs, field.Invalid(hp, rc.Handler, msg))
-		}
-	}
-	if rc.Overhead != nil {
-		// Upstream checks the overhead as a container's limits, hence the path.
-		lp := field.NewPath("overhead", "limits")
-		for _, name := range slices.Sorted(maps.Keys(rc.Overhead.PodFixed)) {
-			errs = append(errs, resourcequota.ValidateContainerResourceName(name, lp.Key(string(name)))...)
-			errs = append(errs, resourcequota.ValidateQuantity(name, rc.Overhead.PodFixed[name], lp.Key(string(name)))...)
-		}
-	}
-	if rc.Scheduling != nil && rc.Scheduling.NodeSelector != nil {
-		errs = append(errs, metav1validation.ValidateLabels(rc.Scheduling.NodeSelector, field.NewPath("scheduling", "nodeSelector"))...)
-	}
-	return errs
 }

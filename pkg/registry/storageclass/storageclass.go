@@ -19,19 +19,11 @@ package storageclass
 import (
 	"context"
 	"fmt"
-	"reflect"
-	"slices"
-	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	storagev1 "k8s.io/api/storage/v1"
-	apiequality "k8s.io/apimachinery/pkg/api/equality"
-	apimachineryvalidation "k8s.io/apimachinery/pkg/api/validation"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/util/sets"
-	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/apiserver/pkg/registry/generic"
 	"k8s.io/apiserver/pkg/registry/rest"
@@ -43,10 +35,9 @@ import (
 // NewStorage returns the storage of storageclasses.
 func NewStorage(optsGetter generic.RESTOptionsGetter) (map[string]rest.Storage, error) {
 	s := registry.NewStrategy(false)
-	s.ValidateFields = func(obj runtime.Object) field.ErrorList { return validate(obj.(*storagev1.StorageClass)) }
+	s.ValidateFields = func(obj runtime.Object) field.ErrorList { return validateClass(obj.(*storagev1.StorageClass), nil) }
 	s.ValidateFieldsUpdate = func(obj, old runtime.Object) field.ErrorList {
-		sc := obj.(*storagev1.StorageClass)
-		return append(validate(sc), validateUpdate(sc, old.(*storagev1.StorageClass))...)
+		return validateClass(obj.(*storagev1.StorageClass), old.(*storagev1.StorageClass))
 	}
 	s.Warnings = func(obj, _ runtime.Object) []string { // deprecated node labels in allowedTopologies
 		var warnings []string
@@ -139,117 +130,4 @@ func defaultClass(items []storagev1.StorageClass) string {
 		return ""
 	}
 	return found.Name
-}
-
-// Upstream's bounds on parameters.
-const (
-	maxParameters     = 512
-	maxParametersSize = 256 * (1 << 10)
-)
-
-var (
-	supportedReclaimPolicies = []string{string(corev1.PersistentVolumeReclaimDelete), string(corev1.PersistentVolumeReclaimRetain)}
-	supportedBindingModes    = []string{string(storagev1.VolumeBindingImmediate), string(storagev1.VolumeBindingWaitForFirstConsumer)}
-)
-
-// validate is upstream's ValidateStorageClass (after the scheme's defaults).
-func validate(sc *storagev1.StorageClass) field.ErrorList {
-	var errs field.ErrorList
-	p := field.NewPath("provisioner")
-	if sc.Provisioner == "" {
-		errs = append(errs, field.Required(p, sc.Provisioner))
-	} else {
-		for _, msg := range validation.IsQualifiedName(strings.ToLower(sc.Provisioner)) {
-			errs = append(errs, field.Invalid(p, strings.ToLower(sc.Provisioner), msg))
-		}
-	}
-	errs = append(errs, validateParameters(sc.Parameters)...)
-	if r := sc.ReclaimPolicy; r != nil && *r != "" && !slices.Contains(supportedReclaimPolicies, string(*r)) {
-		errs = append(errs, field.NotSupported(field.NewPath("reclaimPolicy"), *r, supportedReclaimPolicies))
-	}
-	switch m := sc.VolumeBindingMode; {
-	case m == nil:
-		errs = append(errs, field.Required(field.NewPath("volumeBindingMode"), ""))
-	case !slices.Contains(supportedBindingModes, string(*m)):
-		errs = append(errs, field.NotSupported(field.NewPath("volumeBindingMode"), *m, supportedBindingModes))
-	}
-	return append(errs, validateAllowedTopologies(sc.AllowedTopologies)...)
-}
-
-func validateParameters(params map[string]string) field.ErrorList {
-	p := field.NewPath("parameters")
-	if len(params) > maxParameters {
-		return field.ErrorList{field.TooLong(p, "", maxParameters)}
-	}
-	var errs field.ErrorList
-	size := 0
-	for k, v := range params {
-		if k == "" {
-			errs = append(errs, field.Invalid(p, k, "field can not be empty."))
-		}
-		size += len(k) + len(v)
-	}
-	if size > maxParametersSize {
-		errs = append(errs, field.TooLong(p, "", maxParametersSize))
-	}
-	return errs
-}
-
-// validateAllowedTopologies is upstream's validateAllowedTopologies: each
-// term's expressions have a label key, at least one value, no duplicate
-// value or key, and no two terms are the same.
-func validateAllowedTopologies(terms []corev1.TopologySelectorTerm) field.ErrorList {
-	var errs field.ErrorList
-	var seen []map[string]sets.Set[string]
-	for i, term := range terms {
-		tp := field.NewPath("allowedTopologies").Index(i)
-		exprs := map[string]sets.Set[string]{}
-		for j, req := range term.MatchLabelExpressions {
-			ep := tp.Child("matchLabelExpressions").Index(j)
-			values := sets.New[string]()
-			if len(req.Values) == 0 {
-				errs = append(errs, field.Required(ep.Child("values"), ""))
-			}
-			for k, v := range req.Values {
-				if values.Has(v) {
-					errs = append(errs, field.Duplicate(ep.Child("values").Index(k), v))
-				}
-				values.Insert(v)
-			}
-			errs = append(errs, metav1validation.ValidateLabelName(req.Key, ep.Child("key"))...)
-			if _, ok := exprs[req.Key]; ok {
-				errs = append(errs, field.Duplicate(ep.Child("key"), req.Key))
-			}
-			exprs[req.Key] = values
-		}
-		for _, other := range seen {
-			if reflect.DeepEqual(exprs, other) {
-				errs = append(errs, field.Duplicate(tp.Child("matchLabelExpressions"), ""))
-			}
-		}
-		seen = append(seen, exprs)
-	}
-	return errs
-}
-
-// validateUpdate is upstream's ValidateStorageClassUpdate: provisioner,
-// parameters, reclaimPolicy and volumeBindingMode are immutable. Its
-// errors carry no value (null), as 1.37's declarative validation, which
-// answers for these fields, reports them.
-func validateUpdate(sc, old *storagev1.StorageClass) field.ErrorList {
-	var errs field.ErrorList
-	for _, f := range []struct {
-		name     string
-		now, was any
-	}{
-		{"parameters", sc.Parameters, old.Parameters},
-		{"provisioner", sc.Provisioner, old.Provisioner},
-		{"reclaimPolicy", sc.ReclaimPolicy, old.ReclaimPolicy},
-		{"volumeBindingMode", sc.VolumeBindingMode, old.VolumeBindingMode},
-	} {
-		if !apiequality.Semantic.DeepEqual(f.now, f.was) {
-			errs = append(errs, field.Invalid(field.NewPath(f.name), nil, apimachineryvalidation.FieldImmutableErrorMsg))
-		}
-	}
-	return errs
 }

@@ -203,7 +203,7 @@ func TestTable(t *testing.T) {
 // TestImmutableFieldMessage: as 1.37's declarative validation reports it,
 // with no value.
 func TestImmutableFieldMessage(t *testing.T) {
-	errs := validateUpdate(registrytest.Modified(validClass(), func(sc *storagev1.StorageClass) { sc.Provisioner = "other.example.com" }), validClass())
+	errs := declarative(registrytest.Modified(validClass(), func(sc *storagev1.StorageClass) { sc.Provisioner = "other.example.com" }), validClass())
 	if want := "provisioner: Invalid value: null: field is immutable"; len(errs) != 1 || errs[0].Error() != want {
 		t.Errorf("got %v, want %s", errs, want)
 	}
