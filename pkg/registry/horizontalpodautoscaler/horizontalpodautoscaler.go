@@ -37,8 +37,8 @@ import (
 // horizontalpodautoscalers/status, whose objects are autoscaling/v2's (the
 // hub; autoscaling/v1 serves the same storage, converted). As
 // kube-apiserver 1.37's default gates have it: HPAGeneration (beta, on)
-// counts spec changes in metadata.generation, HPAScaleToZero (alpha, off)
-// keeps minReplicas at 1 or more, and HPAConfigurableTolerance (GA) keeps
+// counts spec changes in metadata.generation, HPAScaleToZero (beta, on)
+// lets minReplicas be 0, and HPAConfigurableTolerance (GA) keeps
 // the behavior's tolerance.
 func NewStorage(optsGetter generic.RESTOptionsGetter) (map[string]rest.Storage, error) {
 	base := registry.NewStrategy(true)

@@ -58,17 +58,12 @@ type refOptions struct {
 // options are upstream's HorizontalPodAutoscalerSpecValidationOptions, as
 // its strategy's validationOptionsForHorizontalPodAutoscaler makes them.
 type options struct {
-	minReplicasLowerBound int32
-	scaleTargetRef        refOptions
-	objectMetrics         refOptions
+	scaleTargetRef refOptions
+	objectMetrics  refOptions
 }
 
 func optionsFor(hpa, old *autoscalingv2.HorizontalPodAutoscaler) options {
-	opts := options{minReplicasLowerBound: 1, objectMetrics: refOptions{allowEmptyAPIGroup: true}}
-	// HPAScaleToZero is off; an autoscaler that has minReplicas 0 keeps it.
-	if old != nil && old.Spec.MinReplicas != nil && *old.Spec.MinReplicas == 0 {
-		opts.minReplicasLowerBound = 0
-	}
+	opts := options{objectMetrics: refOptions{allowEmptyAPIGroup: true}}
 	ref := hpa.Spec.ScaleTargetRef
 	switch {
 	case old != nil && old.Spec.ScaleTargetRef.APIVersion == ref.APIVersion && old.Spec.ScaleTargetRef.Kind == ref.Kind:
@@ -106,8 +101,9 @@ func validateSpec(hpa, old *autoscalingv2.HorizontalPodAutoscaler) field.ErrorLi
 	}
 	minChanged := old == nil || !ptr.Equal(spec.MinReplicas, old.Spec.MinReplicas)
 	maxChanged := old == nil || spec.MaxReplicas != old.Spec.MaxReplicas
-	if spec.MinReplicas != nil && *spec.MinReplicas < opts.minReplicasLowerBound {
-		err := field.Invalid(p.Child("minReplicas"), *spec.MinReplicas, fmt.Sprintf("must be greater than or equal to %d", opts.minReplicasLowerBound))
+	// HPAScaleToZero is on: minReplicas may be 0.
+	if spec.MinReplicas != nil && *spec.MinReplicas < 0 {
+		err := field.Invalid(p.Child("minReplicas"), *spec.MinReplicas, "must be greater than or equal to 0")
 		report(minChanged, err, err)
 	}
 	switch {

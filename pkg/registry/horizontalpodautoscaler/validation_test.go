@@ -63,11 +63,10 @@ func TestValidate(t *testing.T) {
 			Want: []string{"spec.maxReplicas: Invalid value: -1: must be greater than or equal to 1"},
 		},
 		{
-			Name: "minReplicas 0 needs HPAScaleToZero, and an Object or External metric",
+			Name: "minReplicas 0 needs an Object or External metric",
 			Obj:  registrytest.Modified(validHPA(), func(h *autoscalingv2.HorizontalPodAutoscaler) { h.Spec.MinReplicas = ptr.To[int32](0) }),
 			Want: []string{
 				"spec.metrics: Forbidden: must specify at least one Object or External metric to support scaling to zero replicas",
-				"spec.minReplicas: Invalid value: 0: must be greater than or equal to 1",
 			},
 		},
 		{

@@ -206,7 +206,7 @@ func validateScopeSelector(spec *corev1.ResourceQuotaSpec) field.ErrorList {
 	var errs field.ErrorList
 	seen := sets.New[corev1.ResourceQuotaScope]()
 	for _, req := range spec.ScopeSelector.MatchExpressions {
-		errs = append(errs, scopesErrors(spec, []corev1.ResourceQuotaScope{req.ScopeName}, p, spec.ScopeSelector, p.Child("scopeName"))...)
+		errs = append(errs, scopesErrors(spec, []corev1.ResourceQuotaScope{req.ScopeName}, p, registry.Internal(*spec.ScopeSelector), p.Child("scopeName"))...)
 		if existsOnlyScopes.Has(req.ScopeName) && req.Operator != corev1.ScopeSelectorOpExists {
 			errs = append(errs, field.Invalid(p.Child("operator"), req.Operator, existsOnlyScopesMsg))
 		}
