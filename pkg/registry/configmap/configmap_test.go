@@ -228,7 +228,7 @@ func TestValidateUpdate(t *testing.T) {
 }
 
 func TestValidateDataSizeError(t *testing.T) {
-	errs := ValidateData(map[string]string{"a": strings.Repeat("x", corev1.MaxSecretSize+1)}, nil, field.NewPath("data"), field.NewPath("binaryData"))
+	errs := validate(&corev1.ConfigMap{Data: map[string]string{"a": strings.Repeat("x", corev1.MaxSecretSize+1)}})
 	if len(errs) != 1 {
 		t.Fatalf("errors: got %v, want one", errs)
 	}

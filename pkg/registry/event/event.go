@@ -18,6 +18,7 @@ package event
 
 import (
 	"cmp"
+	"context"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -51,7 +52,9 @@ func NewStorage(optsGetter generic.RESTOptionsGetter) (map[string]rest.Storage, 
 func New(optsGetter generic.RESTOptionsGetter) (*Storage, error) {
 	s := registry.NewStrategy(true)
 	s.CreateOnUpdate = true
-	s.ValidateFields = func(obj runtime.Object) field.ErrorList { return validate(obj.(*corev1.Event)) }
+	s.ValidateUpdateRequest = func(ctx context.Context, obj, old runtime.Object) field.ErrorList {
+		return validateUpdate(ctx, obj.(*corev1.Event), old.(*corev1.Event))
+	}
 	store, err := registry.NewREST(optsGetter, registry.Resource{
 		Resource:   corev1.Resource("events"),
 		Singular:   "event",
@@ -65,6 +68,7 @@ func New(optsGetter generic.RESTOptionsGetter) (*Storage, error) {
 	if err != nil {
 		return nil, err
 	}
+	store.CreateStrategy = createStrategy{s}
 	return &Storage{Events: store}, nil
 }
 
@@ -111,15 +115,4 @@ func cells(obj runtime.Object) []any {
 		source += ", " + instance
 	}
 	return []any{last, e.Type, e.Reason, target, e.InvolvedObject.FieldPath, source, strings.TrimSpace(e.Message), first, int64(count), e.Name}
-}
-
-func validate(e *corev1.Event) field.ErrorList {
-	var errs field.ErrorList
-	if ns := e.InvolvedObject.Namespace; ns != "" && ns != e.Namespace {
-		errs = append(errs, field.Invalid(field.NewPath("involvedObject", "namespace"), ns, "does not match event.namespace"))
-	}
-	if e.Type != "" && e.Type != corev1.EventTypeNormal && e.Type != corev1.EventTypeWarning {
-		errs = append(errs, field.NotSupported(field.NewPath("type"), e.Type, []string{corev1.EventTypeNormal, corev1.EventTypeWarning}))
-	}
-	return errs
 }

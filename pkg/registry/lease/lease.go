@@ -31,6 +31,11 @@ import (
 func NewStorage(optsGetter generic.RESTOptionsGetter) (map[string]rest.Storage, error) {
 	s := registry.NewStrategy(true)
 	s.CreateOnUpdate = true
+	s.ConditionalUpdate = true
+	s.OnCreate = func(obj runtime.Object) { dropDisabledFields(&obj.(*coordinationv1.Lease).Spec, nil) }
+	s.OnUpdate = func(obj, old runtime.Object) {
+		dropDisabledFields(&obj.(*coordinationv1.Lease).Spec, &old.(*coordinationv1.Lease).Spec)
+	}
 	s.ValidateFields = func(obj runtime.Object) field.ErrorList { return validate(&obj.(*coordinationv1.Lease).Spec) }
 	store, err := registry.NewREST(optsGetter, registry.Resource{
 		Resource: coordinationv1.Resource("leases"),
@@ -54,16 +59,4 @@ func NewStorage(optsGetter generic.RESTOptionsGetter) (map[string]rest.Storage, 
 		return nil, err
 	}
 	return map[string]rest.Storage{"leases": store}, nil
-}
-
-func validate(spec *coordinationv1.LeaseSpec) field.ErrorList {
-	var errs field.ErrorList
-	p := field.NewPath("spec")
-	if d := spec.LeaseDurationSeconds; d != nil && *d <= 0 {
-		errs = append(errs, field.Invalid(p.Child("leaseDurationSeconds"), *d, "must be greater than 0"))
-	}
-	if t := spec.LeaseTransitions; t != nil && *t < 0 {
-		errs = append(errs, field.Invalid(p.Child("leaseTransitions"), *t, "must be greater than or equal to 0"))
-	}
-	return errs
 }

@@ -24,6 +24,9 @@ import (
 	coordinationv1 "k8s.io/api/coordination/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
+	genericfeatures "k8s.io/apiserver/pkg/features"
+	utilfeature "k8s.io/apiserver/pkg/util/feature"
+	featuregatetesting "k8s.io/component-base/featuregate/testing"
 	"k8s.io/utils/ptr"
 
 	"github.com/miniapiserver/miniapiserver/pkg/registry/registrytest"
@@ -95,6 +98,38 @@ func TestPrepareKeepsSpec(t *testing.T) {
 	rest.UpdateStrategy.PrepareForUpdate(context.Background(), lease, newLease(coordinationv1.LeaseSpec{}))
 	if diff := cmp.Diff(want, lease); diff != "" {
 		t.Errorf("lease after PrepareForCreate/PrepareForUpdate (-want +got):\n%s", diff)
+	}
+}
+
+// TestPrepareDropsCoordinationFields: with CoordinatedLeaderElection off,
+// strategy and preferredHolder are dropped unless the old lease has them.
+func TestPrepareDropsCoordinationFields(t *testing.T) {
+	coordinated := coordinationv1.LeaseSpec{Strategy: ptr.To(coordinationv1.OldestEmulationVersion), PreferredHolder: ptr.To("node-2")}
+	tests := []struct {
+		name string
+		gate bool
+		old  *coordinationv1.LeaseSpec
+		want coordinationv1.LeaseSpec
+	}{
+		{name: "create, gate off", want: coordinationv1.LeaseSpec{}},
+		{name: "create, gate on", gate: true, want: coordinated},
+		{name: "update of a lease without them, gate off", old: &coordinationv1.LeaseSpec{}, want: coordinationv1.LeaseSpec{}},
+		{name: "update of a lease with them, gate off", old: &coordinated, want: coordinated},
+	}
+	rest := registrytest.REST(t, NewStorage, "leases")
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			featuregatetesting.SetFeatureGateDuringTest(t, utilfeature.DefaultFeatureGate, genericfeatures.CoordinatedLeaderElection, tt.gate)
+			lease := newLease(*coordinated.DeepCopy())
+			if tt.old == nil {
+				rest.CreateStrategy.PrepareForCreate(context.Background(), lease)
+			} else {
+				rest.UpdateStrategy.PrepareForUpdate(context.Background(), lease, newLease(*tt.old))
+			}
+			if diff := cmp.Diff(tt.want, lease.Spec); diff != "" {
+				t.Errorf("spec (-want +got):\n%s", diff)
+			}
+		})
 	}
 }
 

@@ -82,7 +82,7 @@ func NewStorage(optsGetter generic.RESTOptionsGetter) (map[string]rest.Storage, 
 		ns.Spec.Finalizers = oldNS.Spec.Finalizers
 		ns.Status = oldNS.Status
 	}
-	s.ValidateFields = func(obj runtime.Object) field.ErrorList { return validateFinalizers(obj.(*corev1.Namespace)) }
+	s.ValidateFields = func(obj runtime.Object) field.ErrorList { return validateFinalizers(obj.(*corev1.Namespace), false) }
 	s.ResetFields = registry.Fieldpaths("v1", "status")
 
 	store, err := registry.NewREST(optsGetter, registry.Resource{
@@ -113,6 +113,7 @@ func NewStorage(optsGetter generic.RESTOptionsGetter) (map[string]rest.Storage, 
 		ns, oldNS := obj.(*corev1.Namespace), old.(*corev1.Namespace)
 		ns.Spec = oldNS.Spec
 	}
+	status.ValidateFieldsUpdate = func(obj, _ runtime.Object) field.ErrorList { return validateStatusUpdate(obj.(*corev1.Namespace)) }
 	status.ResetFields = registry.Fieldpaths("v1", "spec")
 
 	finalize := registry.NewStrategy(false)
@@ -120,7 +121,7 @@ func NewStorage(optsGetter generic.RESTOptionsGetter) (map[string]rest.Storage, 
 		ns, oldNS := obj.(*corev1.Namespace), old.(*corev1.Namespace)
 		ns.Status = oldNS.Status
 	}
-	finalize.ValidateFields = s.ValidateFields
+	finalize.ValidateFields = func(obj runtime.Object) field.ErrorList { return validateFinalizers(obj.(*corev1.Namespace), true) }
 	finalize.ResetFields = registry.Fieldpaths("v1", "status")
 
 	return map[string]rest.Storage{
@@ -163,14 +164,6 @@ func hasFinalizer(ns *corev1.Namespace) bool {
 		}
 	}
 	return false
-}
-
-func validateFinalizers(ns *corev1.Namespace) field.ErrorList {
-	var errs field.ErrorList
-	for i, f := range ns.Spec.Finalizers {
-		errs = append(errs, apimachineryvalidation.ValidateFinalizerName(string(f), field.NewPath("spec", "finalizers").Index(i))...)
-	}
-	return errs
 }
 
 func shouldDeleteDuringUpdate(ctx context.Context, key string, obj, existing runtime.Object) bool {

@@ -181,7 +181,7 @@ func TestValidate(t *testing.T) {
 			Obj: registrytest.Modified(activeNamespace(), func(ns *corev1.Namespace) {
 				ns.Spec.Finalizers = append(ns.Spec.Finalizers, "bad finalizer!")
 			}),
-			Want: []string{"spec.finalizers[1]: Invalid value"},
+			Want: []string{"spec.finalizers: Invalid value", "spec.finalizers: Invalid value"},
 		},
 	}
 	strategy := newNamespaces(t).store.CreateStrategy
@@ -195,25 +195,23 @@ func TestUpdateThroughStores(t *testing.T) {
 		name           string
 		updater        func(namespaces) rest.Updater
 		wantFinalizers []corev1.FinalizerName
-		wantPhase      corev1.NamespacePhase
+		wantCondition  bool
 	}{
 		{
 			name:           "namespaces: finalizers and status kept",
 			updater:        func(n namespaces) rest.Updater { return n.store },
 			wantFinalizers: []corev1.FinalizerName{"kubernetes"},
-			wantPhase:      corev1.NamespaceActive,
 		},
 		{
 			name:           "namespaces/status: spec kept",
 			updater:        func(n namespaces) rest.Updater { return n.status },
 			wantFinalizers: []corev1.FinalizerName{"kubernetes"},
-			wantPhase:      corev1.NamespaceTerminating,
+			wantCondition:  true,
 		},
 		{
 			name:           "namespaces/finalize: status kept",
 			updater:        func(n namespaces) rest.Updater { return n.finalize },
 			wantFinalizers: []corev1.FinalizerName{"example.com/other"},
-			wantPhase:      corev1.NamespaceActive,
 		},
 	}
 	for _, tt := range tests {
@@ -223,7 +221,7 @@ func TestUpdateThroughStores(t *testing.T) {
 			update := registrytest.Modified(current, func(ns *corev1.Namespace) {
 				ns.Labels["team"] = "a"
 				ns.Spec.Finalizers = []corev1.FinalizerName{"example.com/other"}
-				ns.Status.Phase = corev1.NamespaceTerminating
+				ns.Status.Conditions = []corev1.NamespaceCondition{{Type: corev1.NamespaceDeletionDiscoveryFailure, Status: corev1.ConditionTrue}}
 			})
 			out, _, err := tt.updater(n).Update(ctx(), "prod", rest.DefaultUpdatedObjectInfo(update), rest.ValidateAllObjectFunc, rest.ValidateAllObjectUpdateFunc, false, &metav1.UpdateOptions{})
 			if err != nil {
@@ -236,8 +234,8 @@ func TestUpdateThroughStores(t *testing.T) {
 			if diff := cmp.Diff(tt.wantFinalizers, got.Spec.Finalizers); diff != "" {
 				t.Errorf("finalizers (-want +got):\n%s", diff)
 			}
-			if got.Status.Phase != tt.wantPhase {
-				t.Errorf("phase: got %q, want %q", got.Status.Phase, tt.wantPhase)
+			if got := len(got.Status.Conditions) == 1; got != tt.wantCondition {
+				t.Errorf("condition set: got %t, want %t", got, tt.wantCondition)
 			}
 		})
 	}

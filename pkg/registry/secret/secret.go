@@ -17,12 +17,9 @@ limitations under the License.
 package secret
 
 import (
-	"bytes"
 	"crypto/tls"
-	"maps"
 
 	corev1 "k8s.io/api/core/v1"
-	apimachineryvalidation "k8s.io/apimachinery/pkg/api/validation"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -32,7 +29,6 @@ import (
 
 	"github.com/miniapiserver/miniapiserver/pkg/api"
 	"github.com/miniapiserver/miniapiserver/pkg/registry"
-	"github.com/miniapiserver/miniapiserver/pkg/registry/configmap"
 )
 
 // Storage is the storage of secrets.
@@ -54,7 +50,13 @@ func NewStorage(optsGetter generic.RESTOptionsGetter) (map[string]rest.Storage, 
 func New(optsGetter generic.RESTOptionsGetter) (*Storage, error) {
 	s := registry.NewStrategy(true)
 	s.OnCreate = func(obj runtime.Object) { mergeStringData(obj.(*corev1.Secret)) }
-	s.OnUpdate = func(obj, _ runtime.Object) { mergeStringData(obj.(*corev1.Secret)) }
+	s.OnUpdate = func(obj, old runtime.Object) {
+		sec := obj.(*corev1.Secret)
+		mergeStringData(sec)
+		if sec.Type == "" {
+			sec.Type = old.(*corev1.Secret).Type
+		}
+	}
 	s.ValidateFields = func(obj runtime.Object) field.ErrorList { return validate(obj.(*corev1.Secret)) }
 	s.Warnings = func(obj, _ runtime.Object) []string { // a TLS secret's key that does not match its certificate
 		if sec := obj.(*corev1.Secret); sec.Type == corev1.SecretTypeTLS {
@@ -65,10 +67,7 @@ func New(optsGetter generic.RESTOptionsGetter) (*Storage, error) {
 		return nil
 	}
 	s.ValidateFieldsUpdate = func(obj, old runtime.Object) field.ErrorList {
-		sec, oldSec := obj.(*corev1.Secret), old.(*corev1.Secret)
-		errs := apimachineryvalidation.ValidateImmutableField(sec.Type, oldSec.Type, field.NewPath("type"))
-		errs = append(errs, configmap.ValidateImmutable(sec.Immutable, oldSec.Immutable, !maps.EqualFunc(sec.Data, oldSec.Data, bytes.Equal), false)...)
-		return append(errs, validate(sec)...)
+		return validateUpdate(obj.(*corev1.Secret), old.(*corev1.Secret))
 	}
 	store, err := registry.NewREST(optsGetter, registry.Resource{
 		Resource: corev1.Resource("secrets"),
@@ -110,26 +109,4 @@ func mergeStringData(sec *corev1.Secret) {
 		sec.Data[k] = []byte(v)
 	}
 	sec.StringData = nil
-}
-
-func validate(sec *corev1.Secret) field.ErrorList {
-	dataPath := field.NewPath("data")
-	errs := configmap.ValidateData(nil, sec.Data, dataPath, dataPath)
-	switch sec.Type {
-	case corev1.SecretTypeTLS:
-		for _, key := range []string{corev1.TLSCertKey, corev1.TLSPrivateKeyKey} {
-			if _, ok := sec.Data[key]; !ok {
-				errs = append(errs, field.Required(dataPath.Key(key), ""))
-			}
-		}
-	case corev1.SecretTypeDockerConfigJson:
-		if _, ok := sec.Data[corev1.DockerConfigJsonKey]; !ok {
-			errs = append(errs, field.Required(dataPath.Key(corev1.DockerConfigJsonKey), ""))
-		}
-	case corev1.SecretTypeServiceAccountToken:
-		if sec.Annotations[corev1.ServiceAccountNameKey] == "" {
-			errs = append(errs, field.Required(field.NewPath("metadata", "annotations").Key(corev1.ServiceAccountNameKey), ""))
-		}
-	}
-	return errs
 }

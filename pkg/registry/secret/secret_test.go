@@ -118,7 +118,7 @@ func TestValidate(t *testing.T) {
 		{
 			Name: "over 1 MiB",
 			Obj:  newSecret(corev1.SecretTypeOpaque, map[string][]byte{"a": make([]byte, corev1.MaxSecretSize/2), "b": make([]byte, corev1.MaxSecretSize/2+1)}),
-			Want: []string{"[]: Too long"},
+			Want: []string{"data: Too long"},
 		},
 		{
 			Name: "tls with both keys",

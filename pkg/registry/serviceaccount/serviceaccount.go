@@ -44,6 +44,8 @@ func NewStorage(optsGetter generic.RESTOptionsGetter) (map[string]rest.Storage, 
 // New returns the storage of serviceaccounts.
 func New(optsGetter generic.RESTOptionsGetter) (*Storage, error) {
 	s := registry.NewStrategy(true)
+	s.OnCreate = func(obj runtime.Object) { cleanSecretReferences(obj.(*corev1.ServiceAccount)) }
+	s.OnUpdate = func(obj, _ runtime.Object) { cleanSecretReferences(obj.(*corev1.ServiceAccount)) }
 	s.Warnings = func(obj, old runtime.Object) []string { // of the deprecated annotation, when it is newly set
 		const annotation = "kubernetes.io/enforce-mountable-secrets"
 		if _, had := annotationsOf(old)[annotation]; had {
@@ -73,6 +75,14 @@ func New(optsGetter generic.RESTOptionsGetter) (*Storage, error) {
 		return nil, err
 	}
 	return &Storage{ServiceAccounts: store}, nil
+}
+
+// cleanSecretReferences keeps only the name of each secret reference, as
+// upstream's strategy does.
+func cleanSecretReferences(sa *corev1.ServiceAccount) {
+	for i, secret := range sa.Secrets {
+		sa.Secrets[i] = corev1.ObjectReference{Name: secret.Name}
+	}
 }
 
 // annotationsOf returns the annotations of sa, a ServiceAccount or nil.

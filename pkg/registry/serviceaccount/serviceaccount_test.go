@@ -76,6 +76,22 @@ func TestValidateUpdate(t *testing.T) {
 	})
 }
 
+func TestPrepareKeepsSecretNamesOnly(t *testing.T) {
+	rest := registrytest.REST(t, NewStorage, "serviceaccounts")
+	sa := newServiceAccount("builder", "default")
+	sa.Secrets = []corev1.ObjectReference{{Name: "token", Namespace: "other", Kind: "Secret", UID: "uid-2"}}
+	want := []corev1.ObjectReference{{Name: "token"}}
+	rest.CreateStrategy.PrepareForCreate(context.Background(), sa)
+	if diff := cmp.Diff(want, sa.Secrets); diff != "" {
+		t.Errorf("secrets after PrepareForCreate (-want +got):\n%s", diff)
+	}
+	sa.Secrets[0].Kind = "Secret"
+	rest.UpdateStrategy.PrepareForUpdate(context.Background(), sa, newServiceAccount("builder", "default"))
+	if diff := cmp.Diff(want, sa.Secrets); diff != "" {
+		t.Errorf("secrets after PrepareForUpdate (-want +got):\n%s", diff)
+	}
+}
+
 func TestFieldSelectors(t *testing.T) {
 	rest := registrytest.REST(t, NewStorage, "serviceaccounts")
 	registrytest.CheckFields(t, rest, newServiceAccount("builder", "default"), fields.Set{"metadata.name": "builder", "metadata.namespace": "default"})
