@@ -18,10 +18,14 @@ package registry
 
 import (
 	"context"
+	"strings"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	apimachineryvalidation "k8s.io/apimachinery/pkg/api/validation"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/apiserver/pkg/registry/rest"
 	"k8s.io/apiserver/pkg/storage/names"
@@ -48,6 +52,12 @@ type Strategy struct {
 	// ValidateNameOf, if set, returns the check of obj's metadata.name in
 	// place of ValidateName, for a name that depends on the object's fields.
 	ValidateNameOf func(obj runtime.Object) apimachineryvalidation.ValidateNameFunc
+	// GenericMetadata leaves out the rule core's ValidateObjectMeta and
+	// ValidateObjectMetaUpdate add to k8s.io/apimachinery's, which most
+	// of upstream's types use: a finalizer name without a domain is a
+	// standard one. Upstream's admission registration, coordination and
+	// node.k8s.io types check metadata without it.
+	GenericMetadata bool
 
 	// OnCreate clears what a create may not set (e.g. status).
 	OnCreate func(obj runtime.Object)
@@ -139,8 +149,33 @@ func (s Strategy) Validate(_ context.Context, obj runtime.Object) field.ErrorLis
 		nameFn = apimachineryvalidation.NameIsDNSSubdomain
 	}
 	errs := apimachineryvalidation.ValidateObjectMetaAccessor(accessor, s.Namespaced, nameFn, field.NewPath("metadata"))
+	errs = append(errs, s.validateFinalizers(accessor)...)
 	if s.ValidateFields != nil {
 		errs = append(errs, s.ValidateFields(obj)...)
+	}
+	return errs
+}
+
+var standardFinalizers = sets.New(string(corev1.FinalizerKubernetes), metav1.FinalizerOrphanDependents, metav1.FinalizerDeleteDependents)
+
+// validateFinalizers is ValidateFinalizerNames of the object's
+// finalizers, unless s has GenericMetadata.
+func (s Strategy) validateFinalizers(obj metav1.Object) field.ErrorList {
+	if s.GenericMetadata {
+		return nil
+	}
+	return ValidateFinalizerNames(obj.GetFinalizers())
+}
+
+// ValidateFinalizerNames is the rule core's ValidateObjectMeta adds to
+// k8s.io/apimachinery's: a finalizer name without a domain is a standard
+// one (kubernetes, orphan, foregroundDeletion).
+func ValidateFinalizerNames(finalizers []string) field.ErrorList {
+	var errs field.ErrorList
+	for i, name := range finalizers {
+		if !strings.Contains(name, "/") && !standardFinalizers.Has(name) {
+			errs = append(errs, field.Invalid(field.NewPath("metadata", "finalizers").Index(i), name, "name is neither a standard finalizer name nor is it fully qualified"))
+		}
 	}
 	return errs
 }
@@ -150,13 +185,17 @@ func (s Strategy) Validate(_ context.Context, obj runtime.Object) field.ErrorLis
 // k8s.io/apiserver's rest.ValidateUpdate's to check (validateCommonFields):
 // checked here too, each error would be reported twice.
 func (s Strategy) ValidateUpdate(ctx context.Context, obj, old runtime.Object) field.ErrorList {
+	var errs field.ErrorList
+	if accessor, err := meta.Accessor(obj); err == nil {
+		errs = s.validateFinalizers(accessor)
+	}
 	switch {
 	case s.ValidateUpdateRequest != nil:
-		return s.ValidateUpdateRequest(ctx, obj, old)
+		return append(errs, s.ValidateUpdateRequest(ctx, obj, old)...)
 	case s.ValidateFieldsUpdate != nil:
-		return s.ValidateFieldsUpdate(obj, old)
+		return append(errs, s.ValidateFieldsUpdate(obj, old)...)
 	case s.ValidateFields != nil:
-		return s.ValidateFields(obj)
+		return append(errs, s.ValidateFields(obj)...)
 	}
-	return nil
+	return errs
 }

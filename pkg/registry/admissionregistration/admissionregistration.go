@@ -135,7 +135,7 @@ func NewStorage(optsGetter generic.RESTOptionsGetter) (map[string]rest.Storage, 
 // as stored: upstream compares them with reflect.DeepEqual). As upstream's,
 // an update must name the resourceVersion it replaces.
 func webhookConfigurationStrategy(hooks func(runtime.Object) []webhook, webhooks func(runtime.Object) any) registry.Strategy {
-	s := withGeneration(registry.NewStrategy(false), webhooks, reflect.DeepEqual)
+	s := withGeneration(newStrategy(), webhooks, reflect.DeepEqual)
 	s.ConditionalUpdate = true
 	s.ValidateFields = func(obj runtime.Object) field.ErrorList {
 		return append(validateWebhooks(hooks(obj), webhookCreateOptions), validateStaticSuffix(obj)...)
@@ -152,7 +152,7 @@ func webhookConfigurationStrategy(hooks func(runtime.Object) []webhook, webhooks
 // As upstream's, a status update keeps all of metadata a client may write
 // (metav1.ResetObjectMetaForStatus), not only the spec.
 func validatingPolicyStrategies() (main, status registry.Strategy) {
-	base := registry.NewStrategy(false)
+	base := newStrategy()
 	base.ValidateFields = func(obj runtime.Object) field.ErrorList {
 		p := obj.(*admissionregistrationv1.ValidatingAdmissionPolicy)
 		return append(validateValidatingPolicySpec(p.Name, &p.Spec, options{}), validateStaticSuffix(obj)...)
@@ -177,7 +177,7 @@ func validatingPolicyStrategies() (main, status registry.Strategy) {
 }
 
 func mutatingPolicyStrategy() registry.Strategy {
-	s := withGeneration(registry.NewStrategy(false), func(obj runtime.Object) any {
+	s := withGeneration(newStrategy(), func(obj runtime.Object) any {
 		return obj.(*admissionregistrationv1.MutatingAdmissionPolicy).Spec
 	}, apiequality.Semantic.DeepEqual)
 	s.ValidateFields = func(obj runtime.Object) field.ErrorList {
@@ -193,7 +193,7 @@ func mutatingPolicyStrategy() registry.Strategy {
 }
 
 func validatingBindingStrategy() registry.Strategy {
-	s := withGeneration(registry.NewStrategy(false), func(obj runtime.Object) any {
+	s := withGeneration(newStrategy(), func(obj runtime.Object) any {
 		return obj.(*admissionregistrationv1.ValidatingAdmissionPolicyBinding).Spec
 	}, apiequality.Semantic.DeepEqual)
 	validate := func(obj runtime.Object) field.ErrorList {
@@ -208,7 +208,7 @@ func validatingBindingStrategy() registry.Strategy {
 }
 
 func mutatingBindingStrategy() registry.Strategy {
-	s := withGeneration(registry.NewStrategy(false), func(obj runtime.Object) any {
+	s := withGeneration(newStrategy(), func(obj runtime.Object) any {
 		return obj.(*admissionregistrationv1.MutatingAdmissionPolicyBinding).Spec
 	}, apiequality.Semantic.DeepEqual)
 	validate := func(obj runtime.Object) field.ErrorList {
@@ -262,4 +262,12 @@ func validateStaticSuffix(obj runtime.Object) field.ErrorList {
 	}
 	return field.ErrorList{field.Invalid(field.NewPath("metadata", "name"), m.GetName(),
 		fmt.Sprintf("names ending with %q are reserved for static manifest-based configurations and cannot be managed via the API", staticConfigSuffix))}
+}
+
+// newStrategy is a cluster-scoped strategy whose metadata is checked as
+// upstream's admission registration types check it (GenericMetadata).
+func newStrategy() registry.Strategy {
+	s := registry.NewStrategy(false)
+	s.GenericMetadata = true
+	return s
 }

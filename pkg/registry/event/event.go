@@ -51,6 +51,7 @@ func NewStorage(optsGetter generic.RESTOptionsGetter) (map[string]rest.Storage, 
 // New returns the storage of events.
 func New(optsGetter generic.RESTOptionsGetter) (*Storage, error) {
 	s := registry.NewStrategy(true)
+	s.GenericMetadata = true // validateCreate and validateUpdate check finalizers where upstream does
 	s.CreateOnUpdate = true
 	s.ValidateUpdateRequest = func(ctx context.Context, obj, old runtime.Object) field.ErrorList {
 		return validateUpdate(ctx, obj.(*corev1.Event), old.(*corev1.Event))

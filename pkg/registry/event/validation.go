@@ -67,6 +67,7 @@ func validateCreate(ctx context.Context, e *corev1.Event) field.ErrorList {
 		return errs
 	}
 	errs = append(errs, apimachineryvalidation.ValidateObjectMeta(&e.ObjectMeta, true, apimachineryvalidation.NameIsDNSSubdomain, field.NewPath("metadata"))...)
+	errs = append(errs, registry.ValidateFinalizerNames(e.Finalizers)...)
 	errs = append(errs, validateSeries(e)...)
 	if e.EventTime.IsZero() {
 		errs = append(errs, field.Required(field.NewPath("eventTime"), ""))
@@ -93,6 +94,7 @@ func validateUpdate(ctx context.Context, e, old *corev1.Event) field.ErrorList {
 		return errs
 	}
 	errs = append(errs, apimachineryvalidation.ValidateObjectMetaUpdate(&e.ObjectMeta, &old.ObjectMeta, field.NewPath("metadata"))...)
+	errs = append(errs, registry.ValidateFinalizerNames(e.Finalizers)...)
 	if !reflect.DeepEqual(e.Series, old.Series) {
 		errs = append(errs, validateSeries(e)...)
 	}

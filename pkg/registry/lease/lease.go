@@ -30,6 +30,7 @@ import (
 // NewStorage returns the storage of leases.
 func NewStorage(optsGetter generic.RESTOptionsGetter) (map[string]rest.Storage, error) {
 	s := registry.NewStrategy(true)
+	s.GenericMetadata = true
 	s.CreateOnUpdate = true
 	s.ConditionalUpdate = true
 	s.OnCreate = func(obj runtime.Object) { dropDisabledFields(&obj.(*coordinationv1.Lease).Spec, nil) }

@@ -48,6 +48,7 @@ func NewStorage(optsGetter generic.RESTOptionsGetter) (map[string]rest.Storage, 
 // New returns the storage of poddisruptionbudgets and poddisruptionbudgets/status.
 func New(optsGetter generic.RESTOptionsGetter) (*Storage, error) {
 	base := registry.NewStrategy(true)
+	base.GenericMetadata = true // upstream checks only the spec
 	base.ValidateFields = func(obj runtime.Object) field.ErrorList {
 		return validateSpec(&obj.(*policyv1.PodDisruptionBudget).Spec, false)
 	}

@@ -35,6 +35,7 @@ import (
 // NewStorage returns the storage of runtimeclasses.
 func NewStorage(optsGetter generic.RESTOptionsGetter) (map[string]rest.Storage, error) {
 	s := registry.NewStrategy(false)
+	s.GenericMetadata = true
 	s.CreateOnUpdate = true // as upstream
 	s.ValidateFields = func(obj runtime.Object) field.ErrorList { return validateClass(obj.(*nodev1.RuntimeClass), nil) }
 	s.Warnings = func(obj, _ runtime.Object) []string { // deprecated node labels in scheduling's selector
