@@ -209,6 +209,7 @@ func runFile(ctx context.Context, dyn dynamic.Interface, mapper meta.RESTMapper,
 		obj.SetUID("")
 		obj.SetResourceVersion("")
 		_, err = c.Create(ctx, obj, metav1.CreateOptions{})
+		made := err == nil
 		switch {
 		case tc.Verb == "create":
 		case err != nil:
@@ -221,6 +222,9 @@ func runFile(ctx context.Context, dyn dynamic.Interface, mapper meta.RESTMapper,
 		fmt.Printf("=== %s %s\n%v\n", tc.Verb, tc.Name, err)
 		for _, w := range warnings.take() {
 			fmt.Printf("warning: %s\n", w)
+		}
+		if !made {
+			continue
 		}
 		if err := deleted(ctx, c, obj.GetName()); err != nil {
 			return fmt.Errorf("%s: %w", tc.Name, err)
