@@ -49,12 +49,15 @@ import (
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
+	flowcontrolv1 "k8s.io/api/flowcontrol/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	nodev1 "k8s.io/api/node/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	resourcev1 "k8s.io/api/resource/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
 	storagev1 "k8s.io/api/storage/v1"
+	storagemigrationv1 "k8s.io/api/storagemigration/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -80,20 +83,24 @@ var kinds = map[string]schema.GroupVersion{}
 func init() {
 	for gv, list := range map[schema.GroupVersion][]string{
 		corev1.SchemeGroupVersion: {"Pod", "Service", "ReplicationController", "PodTemplate", "PersistentVolume", "PersistentVolumeClaim",
-			"Node", "ConfigMap", "Secret", "Namespace", "ServiceAccount", "Event", "ResourceQuota", "LimitRange"},
-		batchv1.SchemeGroupVersion:        {"Job", "CronJob"},
-		appsv1.SchemeGroupVersion:         {"Deployment", "ReplicaSet", "StatefulSet", "DaemonSet"},
-		networkingv1.SchemeGroupVersion:   {"Ingress", "IngressClass", "NetworkPolicy"},
-		discoveryv1.SchemeGroupVersion:    {"EndpointSlice"},
-		rbacv1.SchemeGroupVersion:         {"Role", "ClusterRole", "RoleBinding", "ClusterRoleBinding"},
-		admissionv1.SchemeGroupVersion:    {"ValidatingWebhookConfiguration", "MutatingWebhookConfiguration"},
-		autoscalingv2.SchemeGroupVersion:  {"HorizontalPodAutoscaler"},
-		policyv1.SchemeGroupVersion:       {"PodDisruptionBudget"},
-		certificatesv1.SchemeGroupVersion: {"CertificateSigningRequest"},
-		coordinationv1.SchemeGroupVersion: {"Lease"},
-		nodev1.SchemeGroupVersion:         {"RuntimeClass"},
-		schedulingv1.SchemeGroupVersion:   {"PriorityClass"},
-		storagev1.SchemeGroupVersion:      {"StorageClass", "CSIDriver"},
+			"Node", "ConfigMap", "Secret", "Namespace", "ServiceAccount", "Event", "ResourceQuota", "LimitRange", "Endpoints"},
+		batchv1.SchemeGroupVersion:      {"Job", "CronJob"},
+		appsv1.SchemeGroupVersion:       {"Deployment", "ReplicaSet", "StatefulSet", "DaemonSet", "ControllerRevision"},
+		networkingv1.SchemeGroupVersion: {"Ingress", "IngressClass", "NetworkPolicy", "IPAddress", "ServiceCIDR"},
+		discoveryv1.SchemeGroupVersion:  {"EndpointSlice"},
+		rbacv1.SchemeGroupVersion:       {"Role", "ClusterRole", "RoleBinding", "ClusterRoleBinding"},
+		admissionv1.SchemeGroupVersion: {"ValidatingWebhookConfiguration", "MutatingWebhookConfiguration",
+			"ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding", "MutatingAdmissionPolicy", "MutatingAdmissionPolicyBinding"},
+		autoscalingv2.SchemeGroupVersion:      {"HorizontalPodAutoscaler"},
+		policyv1.SchemeGroupVersion:           {"PodDisruptionBudget"},
+		certificatesv1.SchemeGroupVersion:     {"CertificateSigningRequest", "ClusterTrustBundle", "PodCertificateRequest"},
+		coordinationv1.SchemeGroupVersion:     {"Lease"},
+		nodev1.SchemeGroupVersion:             {"RuntimeClass"},
+		schedulingv1.SchemeGroupVersion:       {"PriorityClass"},
+		storagev1.SchemeGroupVersion:          {"StorageClass", "CSIDriver", "VolumeAttachment", "CSINode", "CSIStorageCapacity", "VolumeAttributesClass"},
+		flowcontrolv1.SchemeGroupVersion:      {"FlowSchema", "PriorityLevelConfiguration"},
+		resourcev1.SchemeGroupVersion:         {"DeviceClass", "DeviceTaintRule", "ResourceSlice", "ResourceClaim", "ResourceClaimTemplate"},
+		storagemigrationv1.SchemeGroupVersion: {"StorageVersionMigration"},
 	} {
 		for _, kind := range list {
 			kinds[kind] = gv

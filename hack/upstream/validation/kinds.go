@@ -25,15 +25,19 @@ import (
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
+	flowcontrolv1 "k8s.io/api/flowcontrol/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	nodev1 "k8s.io/api/node/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	resourcev1 "k8s.io/api/resource/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
 	storagev1 "k8s.io/api/storage/v1"
+	storagemigrationv1 "k8s.io/api/storagemigration/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apiserver/pkg/registry/rest"
+	"k8s.io/client-go/kubernetes/fake"
 	"k8s.io/kubernetes/pkg/apis/admissionregistration"
 	_ "k8s.io/kubernetes/pkg/apis/admissionregistration/install"
 	"k8s.io/kubernetes/pkg/apis/apps"
@@ -50,6 +54,8 @@ import (
 	_ "k8s.io/kubernetes/pkg/apis/core/install"
 	"k8s.io/kubernetes/pkg/apis/discovery"
 	_ "k8s.io/kubernetes/pkg/apis/discovery/install"
+	"k8s.io/kubernetes/pkg/apis/flowcontrol"
+	_ "k8s.io/kubernetes/pkg/apis/flowcontrol/install"
 	"k8s.io/kubernetes/pkg/apis/networking"
 	_ "k8s.io/kubernetes/pkg/apis/networking/install"
 	nodeapi "k8s.io/kubernetes/pkg/apis/node"
@@ -58,12 +64,21 @@ import (
 	_ "k8s.io/kubernetes/pkg/apis/policy/install"
 	"k8s.io/kubernetes/pkg/apis/rbac"
 	_ "k8s.io/kubernetes/pkg/apis/rbac/install"
+	"k8s.io/kubernetes/pkg/apis/resource"
+	_ "k8s.io/kubernetes/pkg/apis/resource/install"
 	"k8s.io/kubernetes/pkg/apis/scheduling"
 	_ "k8s.io/kubernetes/pkg/apis/scheduling/install"
 	"k8s.io/kubernetes/pkg/apis/storage"
 	_ "k8s.io/kubernetes/pkg/apis/storage/install"
+	"k8s.io/kubernetes/pkg/apis/storagemigration"
+	_ "k8s.io/kubernetes/pkg/apis/storagemigration/install"
+	"k8s.io/kubernetes/pkg/registry/admissionregistration/mutatingadmissionpolicy"
+	"k8s.io/kubernetes/pkg/registry/admissionregistration/mutatingadmissionpolicybinding"
 	"k8s.io/kubernetes/pkg/registry/admissionregistration/mutatingwebhookconfiguration"
+	"k8s.io/kubernetes/pkg/registry/admissionregistration/validatingadmissionpolicy"
+	"k8s.io/kubernetes/pkg/registry/admissionregistration/validatingadmissionpolicybinding"
 	"k8s.io/kubernetes/pkg/registry/admissionregistration/validatingwebhookconfiguration"
+	"k8s.io/kubernetes/pkg/registry/apps/controllerrevision"
 	"k8s.io/kubernetes/pkg/registry/apps/daemonset"
 	"k8s.io/kubernetes/pkg/registry/apps/deployment"
 	"k8s.io/kubernetes/pkg/registry/apps/replicaset"
@@ -72,8 +87,11 @@ import (
 	"k8s.io/kubernetes/pkg/registry/batch/cronjob"
 	"k8s.io/kubernetes/pkg/registry/batch/job"
 	csr "k8s.io/kubernetes/pkg/registry/certificates/certificates"
+	"k8s.io/kubernetes/pkg/registry/certificates/clustertrustbundle"
+	"k8s.io/kubernetes/pkg/registry/certificates/podcertificaterequest"
 	"k8s.io/kubernetes/pkg/registry/coordination/lease"
 	"k8s.io/kubernetes/pkg/registry/core/configmap"
+	"k8s.io/kubernetes/pkg/registry/core/endpoint"
 	"k8s.io/kubernetes/pkg/registry/core/event"
 	"k8s.io/kubernetes/pkg/registry/core/limitrange"
 	"k8s.io/kubernetes/pkg/registry/core/namespace"
@@ -88,18 +106,32 @@ import (
 	"k8s.io/kubernetes/pkg/registry/core/service"
 	"k8s.io/kubernetes/pkg/registry/core/serviceaccount"
 	"k8s.io/kubernetes/pkg/registry/discovery/endpointslice"
+	"k8s.io/kubernetes/pkg/registry/flowcontrol/flowschema"
+	"k8s.io/kubernetes/pkg/registry/flowcontrol/prioritylevelconfiguration"
 	"k8s.io/kubernetes/pkg/registry/networking/ingress"
 	"k8s.io/kubernetes/pkg/registry/networking/ingressclass"
+	"k8s.io/kubernetes/pkg/registry/networking/ipaddress"
 	"k8s.io/kubernetes/pkg/registry/networking/networkpolicy"
+	"k8s.io/kubernetes/pkg/registry/networking/servicecidr"
 	"k8s.io/kubernetes/pkg/registry/node/runtimeclass"
 	"k8s.io/kubernetes/pkg/registry/policy/poddisruptionbudget"
 	"k8s.io/kubernetes/pkg/registry/rbac/clusterrole"
 	"k8s.io/kubernetes/pkg/registry/rbac/clusterrolebinding"
 	"k8s.io/kubernetes/pkg/registry/rbac/role"
 	"k8s.io/kubernetes/pkg/registry/rbac/rolebinding"
+	"k8s.io/kubernetes/pkg/registry/resource/deviceclass"
+	"k8s.io/kubernetes/pkg/registry/resource/devicetaintrule"
+	"k8s.io/kubernetes/pkg/registry/resource/resourceclaim"
+	"k8s.io/kubernetes/pkg/registry/resource/resourceclaimtemplate"
+	"k8s.io/kubernetes/pkg/registry/resource/resourceslice"
 	"k8s.io/kubernetes/pkg/registry/scheduling/priorityclass"
 	"k8s.io/kubernetes/pkg/registry/storage/csidriver"
+	"k8s.io/kubernetes/pkg/registry/storage/csinode"
+	"k8s.io/kubernetes/pkg/registry/storage/csistoragecapacity"
 	"k8s.io/kubernetes/pkg/registry/storage/storageclass"
+	"k8s.io/kubernetes/pkg/registry/storage/volumeattachment"
+	"k8s.io/kubernetes/pkg/registry/storage/volumeattributesclass"
+	storagemigrationstrategy "k8s.io/kubernetes/pkg/registry/storagemigration/storagemigration"
 )
 
 // A kind is how upstream validates objects of one kind.
@@ -166,4 +198,49 @@ var kinds = map[string]kind{
 	"PriorityClass": {schedulingv1.SchemeGroupVersion, &schedulingv1.PriorityClass{}, &scheduling.PriorityClass{}, priorityclass.Strategy, priorityclass.Strategy},
 	"StorageClass":  {storagev1.SchemeGroupVersion, &storagev1.StorageClass{}, &storage.StorageClass{}, storageclass.Strategy, storageclass.Strategy},
 	"CSIDriver":     {storagev1.SchemeGroupVersion, &storagev1.CSIDriver{}, &storage.CSIDriver{}, csidriver.Strategy, csidriver.Strategy},
+
+	"Endpoints":          {corev1.SchemeGroupVersion, &corev1.Endpoints{}, &core.Endpoints{}, endpoint.Strategy, endpoint.Strategy},
+	"ControllerRevision": {appsv1.SchemeGroupVersion, &appsv1.ControllerRevision{}, &apps.ControllerRevision{}, controllerrevision.Strategy, controllerrevision.Strategy},
+	"IPAddress":          {networkingv1.SchemeGroupVersion, &networkingv1.IPAddress{}, &networking.IPAddress{}, ipaddress.Strategy, ipaddress.Strategy},
+	"ServiceCIDR":        {networkingv1.SchemeGroupVersion, &networkingv1.ServiceCIDR{}, &networking.ServiceCIDR{}, servicecidr.Strategy, servicecidr.StatusStrategy},
+	"VolumeAttachment":   {storagev1.SchemeGroupVersion, &storagev1.VolumeAttachment{}, &storage.VolumeAttachment{}, volumeattachment.Strategy, volumeattachment.StatusStrategy},
+	"CSINode":            {storagev1.SchemeGroupVersion, &storagev1.CSINode{}, &storage.CSINode{}, csinode.Strategy, csinode.StatusStrategy},
+	"CSIStorageCapacity": {storagev1.SchemeGroupVersion, &storagev1.CSIStorageCapacity{}, &storage.CSIStorageCapacity{}, csistoragecapacity.Strategy, csistoragecapacity.Strategy},
+	"VolumeAttributesClass": {storagev1.SchemeGroupVersion, &storagev1.VolumeAttributesClass{}, &storage.VolumeAttributesClass{},
+		volumeattributesclass.Strategy, volumeattributesclass.Strategy},
+	"ClusterTrustBundle": {certificatesv1.SchemeGroupVersion, &certificatesv1.ClusterTrustBundle{}, &certificates.ClusterTrustBundle{},
+		clustertrustbundle.Strategy, clustertrustbundle.Strategy},
+	"PodCertificateRequest": {certificatesv1.SchemeGroupVersion, &certificatesv1.PodCertificateRequest{}, &certificates.PodCertificateRequest{},
+		podcertificaterequest.NewStrategy(), podcertificaterequest.NewStrategy()}, // its status strategy needs an authorizer
+	"StorageVersionMigration": {storagemigrationv1.SchemeGroupVersion, &storagemigrationv1.StorageVersionMigration{}, &storagemigration.StorageVersionMigration{},
+		storagemigrationstrategy.Strategy, storagemigrationstrategy.StatusStrategy},
+
+	"FlowSchema": {flowcontrolv1.SchemeGroupVersion, &flowcontrolv1.FlowSchema{}, &flowcontrol.FlowSchema{}, flowschema.Strategy, flowschema.StatusStrategy},
+	"PriorityLevelConfiguration": {flowcontrolv1.SchemeGroupVersion, &flowcontrolv1.PriorityLevelConfiguration{}, &flowcontrol.PriorityLevelConfiguration{},
+		prioritylevelconfiguration.Strategy, prioritylevelconfiguration.StatusStrategy},
+
+	"ValidatingAdmissionPolicy": {admissionregistrationv1.SchemeGroupVersion, &admissionregistrationv1.ValidatingAdmissionPolicy{}, &admissionregistration.ValidatingAdmissionPolicy{},
+		validatingAdmissionPolicies, validatingadmissionpolicy.NewStatusStrategy(validatingAdmissionPolicies)},
+	"ValidatingAdmissionPolicyBinding": {admissionregistrationv1.SchemeGroupVersion, &admissionregistrationv1.ValidatingAdmissionPolicyBinding{}, &admissionregistration.ValidatingAdmissionPolicyBinding{},
+		&validatingadmissionpolicybinding.Strategy, &validatingadmissionpolicybinding.Strategy},
+	"MutatingAdmissionPolicy": {admissionregistrationv1.SchemeGroupVersion, &admissionregistrationv1.MutatingAdmissionPolicy{}, &admissionregistration.MutatingAdmissionPolicy{},
+		mutatingadmissionpolicy.NewStrategy(nil, nil), mutatingadmissionpolicy.NewStrategy(nil, nil)},
+	"MutatingAdmissionPolicyBinding": {admissionregistrationv1.SchemeGroupVersion, &admissionregistrationv1.MutatingAdmissionPolicyBinding{}, &admissionregistration.MutatingAdmissionPolicyBinding{},
+		mutatingadmissionpolicybinding.NewStrategy(nil, nil, nil), mutatingadmissionpolicybinding.NewStrategy(nil, nil, nil)},
+
+	"DeviceClass":     {resourcev1.SchemeGroupVersion, &resourcev1.DeviceClass{}, &resource.DeviceClass{}, deviceclass.Strategy, deviceclass.Strategy},
+	"DeviceTaintRule": {resourcev1.SchemeGroupVersion, &resourcev1.DeviceTaintRule{}, &resource.DeviceTaintRule{}, devicetaintrule.Strategy, devicetaintrule.StatusStrategy},
+	"ResourceSlice":   {resourcev1.SchemeGroupVersion, &resourcev1.ResourceSlice{}, &resource.ResourceSlice{}, resourceslice.Strategy, resourceslice.Strategy},
+	"ResourceClaim":   {resourcev1.SchemeGroupVersion, &resourcev1.ResourceClaim{}, &resource.ResourceClaim{}, resourceClaims, resourceclaim.NewStatusStrategy(resourceClaims)},
+	"ResourceClaimTemplate": {resourcev1.SchemeGroupVersion, &resourcev1.ResourceClaimTemplate{}, &resource.ResourceClaimTemplate{},
+		resourceclaimtemplate.NewStrategy(namespaces), resourceclaimtemplate.NewStrategy(namespaces)},
 }
+
+// The strategies that take what a server has: no authorizer (upstream
+// skips the checks that need one), no resolver, and namespaces of a fake
+// client (the admin-access checks look a claim's up).
+var (
+	namespaces                  = fake.NewClientset().CoreV1().Namespaces()
+	resourceClaims              = resourceclaim.NewStrategy(namespaces, nil)
+	validatingAdmissionPolicies = validatingadmissionpolicy.NewStrategy(nil, nil)
+)
