@@ -17,6 +17,8 @@ limitations under the License.
 package main
 
 import (
+	"strings"
+
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
@@ -75,6 +77,7 @@ import (
 	"k8s.io/kubernetes/pkg/registry/admissionregistration/mutatingadmissionpolicy"
 	"k8s.io/kubernetes/pkg/registry/admissionregistration/mutatingadmissionpolicybinding"
 	"k8s.io/kubernetes/pkg/registry/admissionregistration/mutatingwebhookconfiguration"
+	"k8s.io/kubernetes/pkg/registry/admissionregistration/resolver"
 	"k8s.io/kubernetes/pkg/registry/admissionregistration/validatingadmissionpolicy"
 	"k8s.io/kubernetes/pkg/registry/admissionregistration/validatingadmissionpolicybinding"
 	"k8s.io/kubernetes/pkg/registry/admissionregistration/validatingwebhookconfiguration"
@@ -222,11 +225,11 @@ var kinds = map[string]kind{
 	"ValidatingAdmissionPolicy": {admissionregistrationv1.SchemeGroupVersion, &admissionregistrationv1.ValidatingAdmissionPolicy{}, &admissionregistration.ValidatingAdmissionPolicy{},
 		validatingAdmissionPolicies, validatingadmissionpolicy.NewStatusStrategy(validatingAdmissionPolicies)},
 	"ValidatingAdmissionPolicyBinding": {admissionregistrationv1.SchemeGroupVersion, &admissionregistrationv1.ValidatingAdmissionPolicyBinding{}, &admissionregistration.ValidatingAdmissionPolicyBinding{},
-		&validatingadmissionpolicybinding.Strategy, &validatingadmissionpolicybinding.Strategy},
+		validatingBindings, validatingBindings},
 	"MutatingAdmissionPolicy": {admissionregistrationv1.SchemeGroupVersion, &admissionregistrationv1.MutatingAdmissionPolicy{}, &admissionregistration.MutatingAdmissionPolicy{},
 		mutatingadmissionpolicy.NewStrategy(nil, nil), mutatingadmissionpolicy.NewStrategy(nil, nil)},
 	"MutatingAdmissionPolicyBinding": {admissionregistrationv1.SchemeGroupVersion, &admissionregistrationv1.MutatingAdmissionPolicyBinding{}, &admissionregistration.MutatingAdmissionPolicyBinding{},
-		mutatingadmissionpolicybinding.NewStrategy(nil, nil, nil), mutatingadmissionpolicybinding.NewStrategy(nil, nil, nil)},
+		mutatingBindings, mutatingBindings},
 
 	"DeviceClass":     {resourcev1.SchemeGroupVersion, &resourcev1.DeviceClass{}, &resource.DeviceClass{}, deviceclass.Strategy, deviceclass.Strategy},
 	"DeviceTaintRule": {resourcev1.SchemeGroupVersion, &resourcev1.DeviceTaintRule{}, &resource.DeviceTaintRule{}, devicetaintrule.Strategy, devicetaintrule.StatusStrategy},
@@ -237,10 +240,16 @@ var kinds = map[string]kind{
 }
 
 // The strategies that take what a server has: no authorizer (upstream
-// skips the checks that need one), no resolver, and namespaces of a fake
-// client (the admin-access checks look a claim's up).
+// skips the checks that need one), a resolver of kinds to resources
+// (bindings ask for one before they look for the authorizer), and
+// namespaces of a fake client (the admin-access checks look a claim's up).
 var (
 	namespaces                  = fake.NewClientset().CoreV1().Namespaces()
 	resourceClaims              = resourceclaim.NewStrategy(namespaces, nil)
 	validatingAdmissionPolicies = validatingadmissionpolicy.NewStrategy(nil, nil)
+	resources                   = resolver.ResourceResolverFunc(func(gvk schema.GroupVersionKind) (schema.GroupVersionResource, error) {
+		return gvk.GroupVersion().WithResource(strings.ToLower(gvk.Kind) + "s"), nil
+	})
+	validatingBindings = validatingadmissionpolicybinding.NewStrategy(nil, nil, resources)
+	mutatingBindings   = mutatingadmissionpolicybinding.NewStrategy(nil, nil, resources)
 )
