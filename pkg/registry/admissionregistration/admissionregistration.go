@@ -196,13 +196,19 @@ func validatingBindingStrategy() registry.Strategy {
 	s := withGeneration(newStrategy(), func(obj runtime.Object) any {
 		return obj.(*admissionregistrationv1.ValidatingAdmissionPolicyBinding).Spec
 	}, apiequality.Semantic.DeepEqual)
-	validate := func(obj runtime.Object) field.ErrorList {
-		spec := &obj.(*admissionregistrationv1.ValidatingAdmissionPolicyBinding).Spec
-		p := field.NewPath("spec")
-		return append(validateBinding(spec.PolicyName, spec.ParamRef, spec.MatchResources, p), validateValidationActions(spec.ValidationActions, p.Child("validationActions"))...)
+	spec := func(obj runtime.Object) *admissionregistrationv1.ValidatingAdmissionPolicyBindingSpec {
+		return &obj.(*admissionregistrationv1.ValidatingAdmissionPolicyBinding).Spec
 	}
-	s.ValidateFields = func(obj runtime.Object) field.ErrorList { return append(validate(obj), validateStaticSuffix(obj)...) }
-	s.ValidateFieldsUpdate = func(obj, _ runtime.Object) field.ErrorList { return validate(obj) }
+	validate := func(obj runtime.Object) field.ErrorList {
+		spec, p := spec(obj), field.NewPath("spec")
+		return append(validateBinding(spec.PolicyName, true, spec.ParamRef, spec.MatchResources, p), validateValidationActions(spec.ValidationActions, p.Child("validationActions"))...)
+	}
+	s.ValidateFields = func(obj runtime.Object) field.ErrorList {
+		return registry.WithDeclarative(append(validate(obj), validateStaticSuffix(obj)...), declarativeBindingErrors(spec(obj), nil))
+	}
+	s.ValidateFieldsUpdate = func(obj, old runtime.Object) field.ErrorList {
+		return registry.WithDeclarative(validate(obj), declarativeBindingErrors(spec(obj), spec(old)))
+	}
 	s.Warnings = staticSuffixWarnings
 	return s
 }
@@ -214,7 +220,7 @@ func mutatingBindingStrategy() registry.Strategy {
 	validate := func(obj runtime.Object) field.ErrorList {
 		spec := &obj.(*admissionregistrationv1.MutatingAdmissionPolicyBinding).Spec
 		p := field.NewPath("spec")
-		errs := validateBinding(spec.PolicyName, spec.ParamRef, spec.MatchResources, p)
+		errs := validateBinding(spec.PolicyName, false, spec.ParamRef, spec.MatchResources, p)
 		if spec.MatchResources != nil {
 			errs = append(errs, validateMutatingOperations(spec.MatchResources, p.Child("matchResources"))...)
 		}

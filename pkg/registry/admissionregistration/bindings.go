@@ -22,6 +22,7 @@ import (
 	"strings"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/validate/content"
 	apimachineryvalidation "k8s.io/apimachinery/pkg/api/validation"
 	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
@@ -33,11 +34,16 @@ import (
 var supportedValidationActions = []string{string(admissionregistrationv1.Audit), string(admissionregistrationv1.Deny), string(admissionregistrationv1.Warn)}
 
 // validateBinding is upstream's validate*AdmissionPolicyBindingSpec, less
-// the validation actions a validating binding also has.
-func validateBinding(policyName string, paramRef *admissionregistrationv1.ParamRef, match *admissionregistrationv1.MatchResources, p *field.Path) field.ErrorList {
+// the validation actions a validating binding also has. declared: the
+// policyName is required by a declarative rule too (a validating binding's).
+func validateBinding(policyName string, declared bool, paramRef *admissionregistrationv1.ParamRef, match *admissionregistrationv1.MatchResources, p *field.Path) field.ErrorList {
 	var errs field.ErrorList
 	if policyName == "" {
-		errs = append(errs, field.Required(p.Child("policyName"), ""))
+		err := field.Required(p.Child("policyName"), "")
+		if declared {
+			err = err.MarkCoveredByDeclarative()
+		}
+		errs = append(errs, err)
 	} else {
 		for _, msg := range apimachineryvalidation.NameIsDNSSubdomain(policyName, false) {
 			errs = append(errs, field.Invalid(p.Child("policyName"), policyName, msg))
@@ -65,7 +71,27 @@ func validateValidationActions(actions []admissionregistrationv1.ValidationActio
 		errs = append(errs, field.Invalid(p, actions, "must not contain both Deny and Warn (repeating the same validation failure information in the API response and headers serves no purpose)"))
 	}
 	if len(seen) == 0 {
-		errs = append(errs, field.Required(p, "at least one validation action is required"))
+		errs = append(errs, field.Required(p, "at least one validation action is required").MarkCoveredByDeclarative())
+	}
+	return errs
+}
+
+// declarativeBindingErrors are the errors of the rules declared on a
+// validating binding's v1 spec (beta), as its generated
+// Validate_ValidatingAdmissionPolicyBindingSpec reports them (old nil on
+// create): policyName and validationActions required, neither checked
+// again where an update leaves it as it was.
+func declarativeBindingErrors(spec, old *admissionregistrationv1.ValidatingAdmissionPolicyBindingSpec) field.ErrorList {
+	if old != nil && apiequality.Semantic.DeepEqual(spec, old) {
+		return nil
+	}
+	var errs field.ErrorList
+	p := field.NewPath("spec")
+	if spec.PolicyName == "" && (old == nil || old.PolicyName != "") {
+		errs = append(errs, field.Required(p.Child("policyName"), ""))
+	}
+	if len(spec.ValidationActions) == 0 && (old == nil || !apiequality.Semantic.DeepEqual(spec.ValidationActions, old.ValidationActions)) {
+		errs = append(errs, field.Required(p.Child("validationActions"), ""))
 	}
 	return errs
 }

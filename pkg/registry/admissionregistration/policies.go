@@ -33,6 +33,8 @@ import (
 	"k8s.io/apiserver/pkg/admission/plugin/policy/mutating/patch"
 	validatingpolicy "k8s.io/apiserver/pkg/admission/plugin/policy/validating"
 	"k8s.io/apiserver/pkg/cel"
+
+	"github.com/miniapiserver/miniapiserver/pkg/registry"
 )
 
 var (
@@ -128,7 +130,7 @@ func validateValidatingPolicySpec(name string, spec *admissionregistrationv1.Val
 		errs = append(errs, validateValidation(getCompiler(), &spec.Validations[i], spec.ParamKind, opts, p.Child("validations").Index(i))...)
 	}
 	if len(spec.AuditAnnotations) > maxAuditAnnotations {
-		errs = append(errs, field.Invalid(p.Child("auditAnnotations"), spec.AuditAnnotations, fmt.Sprintf("must not have more than %d auditAnnotations", maxAuditAnnotations)))
+		errs = append(errs, field.Invalid(p.Child("auditAnnotations"), registry.Internal(spec.AuditAnnotations), fmt.Sprintf("must not have more than %d auditAnnotations", maxAuditAnnotations)))
 	}
 	keys := sets.New[string]()
 	for i, a := range spec.AuditAnnotations {

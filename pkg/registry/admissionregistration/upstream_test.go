@@ -25,8 +25,9 @@ import (
 	"github.com/miniapiserver/miniapiserver/pkg/registry/registrytest"
 )
 
-// TestUpstreamMessages: validating and mutating webhook configurations are
-// refused, or not, on create and update as kube-apiserver 1.37.2's
+// TestUpstreamMessages: webhook configurations, admission policies and
+// their bindings are refused, or not, on create and update (and a
+// validating policy's status update) as kube-apiserver 1.37.2's
 // validation does, in its words (registrytest.CompareUpstream has how the
 // cases in testdata/validation are made and regenerated).
 func TestUpstreamMessages(t *testing.T) {
@@ -36,6 +37,18 @@ func TestUpstreamMessages(t *testing.T) {
 		}},
 		"MutatingWebhookConfiguration": {Resource: "mutatingwebhookconfigurations", New: func() runtime.Object {
 			return &admissionregistrationv1.MutatingWebhookConfiguration{}
+		}},
+		"ValidatingAdmissionPolicy": {Resource: "validatingadmissionpolicies", New: func() runtime.Object {
+			return &admissionregistrationv1.ValidatingAdmissionPolicy{}
+		}},
+		"ValidatingAdmissionPolicyBinding": {Resource: "validatingadmissionpolicybindings", New: func() runtime.Object {
+			return &admissionregistrationv1.ValidatingAdmissionPolicyBinding{}
+		}},
+		"MutatingAdmissionPolicy": {Resource: "mutatingadmissionpolicies", New: func() runtime.Object {
+			return &admissionregistrationv1.MutatingAdmissionPolicy{}
+		}},
+		"MutatingAdmissionPolicyBinding": {Resource: "mutatingadmissionpolicybindings", New: func() runtime.Object {
+			return &admissionregistrationv1.MutatingAdmissionPolicyBinding{}
 		}},
 	})
 }

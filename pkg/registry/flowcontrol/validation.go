@@ -25,6 +25,8 @@ import (
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	apimachineryvalidation "k8s.io/apimachinery/pkg/api/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/miniapiserver/miniapiserver/pkg/registry"
 )
 
 // The values upstream's pkg/apis/flowcontrol/validation accepts, sorted.
@@ -43,7 +45,7 @@ func validateFlowSchema(fs *flowcontrolv1.FlowSchema) field.ErrorList {
 	specPath := field.NewPath("spec")
 	errs := validateFlowSchemaSpec(fs.Name, &fs.Spec, specPath)
 	if mandatory, ok := mandatoryFlowSchemas[fs.Name]; ok && !apiequality.Semantic.DeepEqual(fs.Spec, mandatory.Spec) {
-		errs = append(errs, field.Invalid(specPath, internalFlowSchemaSpec(&fs.Spec), fmt.Sprintf("spec of '%s' must equal the fixed value", fs.Name)))
+		errs = append(errs, field.Invalid(specPath, registry.Internal(fs.Spec), fmt.Sprintf("spec of '%s' must equal the fixed value", fs.Name)))
 	}
 	return append(errs, validateFlowSchemaStatus(&fs.Status)...)
 }
@@ -62,7 +64,7 @@ func validateFlowSchemaSpec(name string, spec *flowcontrolv1.FlowSchemaSpec, p *
 		errs = append(errs, field.Invalid(precedencePath, spec.MatchingPrecedence, "only the schema named 'exempt' may have matchingPrecedence 1"))
 	}
 	if m := spec.DistinguisherMethod; m != nil && !slices.Contains(supportedDistinguisherMethods, string(m.Type)) {
-		errs = append(errs, field.NotSupported(p.Child("distinguisherMethod", "type"), (*distinguisherJSON)(m), supportedDistinguisherMethods))
+		errs = append(errs, field.NotSupported(p.Child("distinguisherMethod", "type"), registry.Internal(m), supportedDistinguisherMethods))
 	}
 	levelPath := p.Child("priorityLevelConfiguration", "name")
 	if level := spec.PriorityLevelConfiguration.Name; level != "" {
@@ -280,70 +282,4 @@ func validateConditionTypes[T ~string](types []T) field.ErrorList {
 		}
 	}
 	return errs
-}
-
-// The shapes of upstream's internal flow schema types, the values its
-// errors print: with no JSON tags, their keys are the Go field names
-// ({"PriorityLevelConfiguration":{"Name":...},"MatchingPrecedence":...}).
-type (
-	flowSchemaSpecJSON struct {
-		PriorityLevelConfiguration nameJSON
-		MatchingPrecedence         int32
-		DistinguisherMethod        *distinguisherJSON
-		Rules                      []rulesJSON
-	}
-	nameJSON          struct{ Name string }
-	distinguisherJSON struct {
-		Type flowcontrolv1.FlowDistinguisherMethodType
-	}
-	rulesJSON struct {
-		Subjects         []subjectJSON
-		ResourceRules    []resourceRuleJSON
-		NonResourceRules []nonResourceRuleJSON
-	}
-	subjectJSON struct {
-		Kind           flowcontrolv1.SubjectKind
-		User           *nameJSON
-		Group          *nameJSON
-		ServiceAccount *serviceAccountJSON
-	}
-	serviceAccountJSON struct{ Namespace, Name string }
-	resourceRuleJSON   struct {
-		Verbs        []string
-		APIGroups    []string
-		Resources    []string
-		ClusterScope bool
-		Namespaces   []string
-	}
-	nonResourceRuleJSON struct{ Verbs, NonResourceURLs []string }
-)
-
-func internalFlowSchemaSpec(spec *flowcontrolv1.FlowSchemaSpec) *flowSchemaSpecJSON {
-	return &flowSchemaSpecJSON{
-		PriorityLevelConfiguration: nameJSON(spec.PriorityLevelConfiguration),
-		MatchingPrecedence:         spec.MatchingPrecedence,
-		DistinguisherMethod:        (*distinguisherJSON)(spec.DistinguisherMethod),
-		Rules: convertAll(spec.Rules, func(r flowcontrolv1.PolicyRulesWithSubjects) rulesJSON {
-			return rulesJSON{
-				Subjects: convertAll(r.Subjects, func(s flowcontrolv1.Subject) subjectJSON {
-					return subjectJSON{Kind: s.Kind, User: (*nameJSON)(s.User), Group: (*nameJSON)(s.Group), ServiceAccount: (*serviceAccountJSON)(s.ServiceAccount)}
-				}),
-				ResourceRules:    convertAll(r.ResourceRules, func(r flowcontrolv1.ResourcePolicyRule) resourceRuleJSON { return resourceRuleJSON(r) }),
-				NonResourceRules: convertAll(r.NonResourceRules, func(r flowcontrolv1.NonResourcePolicyRule) nonResourceRuleJSON { return nonResourceRuleJSON(r) }),
-			}
-		}),
-	}
-}
-
-// convertAll returns each of in converted, nil for nil (as upstream's
-// conversions keep an empty list apart from a missing one).
-func convertAll[In, Out any](in []In, convert func(In) Out) []Out {
-	if in == nil {
-		return nil
-	}
-	out := make([]Out, len(in))
-	for i, v := range in {
-		out[i] = convert(v)
-	}
-	return out
 }
