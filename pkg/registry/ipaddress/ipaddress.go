@@ -17,12 +17,9 @@ limitations under the License.
 package ipaddress
 
 import (
-	"net/netip"
 	"strings"
 
 	networkingv1 "k8s.io/api/networking/v1"
-	apimachineryvalidation "k8s.io/apimachinery/pkg/api/validation"
-	"k8s.io/apimachinery/pkg/api/validation/path"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -54,12 +51,10 @@ func New(optsGetter generic.RESTOptionsGetter) (*Storage, error) {
 	s := registry.NewStrategy(false)
 	s.ValidateName = func(name string, _ bool) []string { return nameMessages(name) }
 	s.ValidateFields = func(obj runtime.Object) field.ErrorList {
-		return validateParentRef(obj.(*networkingv1.IPAddress).Spec.ParentRef, field.NewPath("spec", "parentRef"))
+		return validateParent(obj.(*networkingv1.IPAddress).Spec.ParentRef, nil, false)
 	}
 	s.ValidateFieldsUpdate = func(obj, old runtime.Object) field.ErrorList {
-		p := field.NewPath("spec", "parentRef")
-		errs := validateParentRef(obj.(*networkingv1.IPAddress).Spec.ParentRef, p)
-		return append(errs, apimachineryvalidation.ValidateImmutableField(obj.(*networkingv1.IPAddress).Spec.ParentRef, old.(*networkingv1.IPAddress).Spec.ParentRef, p)...)
+		return validateParent(obj.(*networkingv1.IPAddress).Spec.ParentRef, old.(*networkingv1.IPAddress).Spec.ParentRef, true)
 	}
 	store, err := registry.NewREST(optsGetter, registry.Resource{
 		Resource:   networkingv1.Resource("ipaddresses"),
@@ -103,41 +98,5 @@ func nameMessages(name string) []string {
 	for _, err := range validation.IsValidIP(&field.Path{}, name) {
 		msgs = append(msgs, err.Detail)
 	}
-	if addr, err := netip.ParseAddr(name); err == nil && len(msgs) == 0 && addr.String() != name {
-		msgs = append(msgs, "must be in canonical form (\""+addr.String()+"\")")
-	}
 	return msgs
-}
-
-// validateParentRef is upstream's validateIPAddressParentReference.
-func validateParentRef(ref *networkingv1.ParentReference, p *field.Path) field.ErrorList {
-	if ref == nil {
-		return field.ErrorList{field.Required(p, "")}
-	}
-	var errs field.ErrorList
-	if ref.Group != "" {
-		for _, msg := range validation.IsDNS1123Subdomain(ref.Group) {
-			errs = append(errs, field.Invalid(p.Child("group"), ref.Group, msg))
-		}
-	}
-	if ref.Resource == "" {
-		errs = append(errs, field.Required(p.Child("resource"), ""))
-	} else {
-		for _, msg := range path.IsValidPathSegmentName(ref.Resource) {
-			errs = append(errs, field.Invalid(p.Child("resource"), ref.Resource, msg))
-		}
-	}
-	if ref.Name == "" {
-		errs = append(errs, field.Required(p.Child("name"), ""))
-	} else {
-		for _, msg := range path.IsValidPathSegmentName(ref.Name) {
-			errs = append(errs, field.Invalid(p.Child("name"), ref.Name, msg))
-		}
-	}
-	if ref.Namespace != "" {
-		for _, msg := range path.IsValidPathSegmentName(ref.Namespace) {
-			errs = append(errs, field.Invalid(p.Child("namespace"), ref.Namespace, msg))
-		}
-	}
-	return errs
 }

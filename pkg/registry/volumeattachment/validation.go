@@ -17,17 +17,18 @@ limitations under the License.
 package volumeattachment
 
 import (
+	"context"
 	"math"
-	"slices"
-	"unicode/utf8"
 
 	storagev1 "k8s.io/api/storage/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
-	"k8s.io/apimachinery/pkg/api/validate/content"
+	"k8s.io/apimachinery/pkg/api/operation"
+	"k8s.io/apimachinery/pkg/api/validate"
 	apimachineryvalidation "k8s.io/apimachinery/pkg/api/validation"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
+	"github.com/miniapiserver/miniapiserver/pkg/registry"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/csinode"
 )
 
@@ -43,58 +44,67 @@ var (
 	attacherPath = specPath.Child("attacher")
 )
 
-// validateCreate is what upstream's ValidateVolumeAttachment shows on a
-// create in 1.37, after the metadata. The attacher's rules are declared
-// on the v1 type as beta, enforced by default: their declarative errors
-// replace the handwritten ones of the same kind, and come last, as the
-// declarative ones are appended after the rest.
-func validateCreate(va *storagev1.VolumeAttachment) field.ErrorList {
-	declarative := validateAttacherDeclaratively(va.Spec.Attacher)
-	handwritten := slices.DeleteFunc(csinode.ValidateDriverName(va.Spec.Attacher, attacherPath), func(e *field.Error) bool {
-		return slices.ContainsFunc(declarative, func(d *field.Error) bool { return d.Type == e.Type })
-	})
-	errs := append(handwritten, validate(va)...)
-	return append(errs, declarative...)
+// validateAttachment is upstream's validation of an attachment, less the
+// metadata, on a create (old nil) or an update, where spec is immutable:
+// the handwritten errors, less those the declarative ones replace, then
+// those.
+func validateAttachment(va, old *storagev1.VolumeAttachment) field.ErrorList {
+	errs := append(attacherErrors(va.Spec.Attacher), validateFields(va)...)
+	if old != nil {
+		immutable := apimachineryvalidation.ValidateImmutableField(va.Spec, old.Spec, specPath)
+		for _, e := range immutable {
+			e.WithOrigin("immutable").MarkCoveredByDeclarative()
+		}
+		errs = append(errs, immutable...)
+	}
+	return registry.WithDeclarative(errs, declarative(va, old))
 }
 
-// validateUpdate is what upstream's ValidateVolumeAttachmentUpdate shows,
-// after the metadata. Declarative validation skips an unchanged spec and
-// stops at a changed one, immutable: so no declarative attacher error
-// replaces a handwritten one, and the immutability error is the
-// declarative one, with no value.
-func validateUpdate(va, old *storagev1.VolumeAttachment) field.ErrorList {
-	errs := append(csinode.ValidateDriverName(va.Spec.Attacher, attacherPath), validate(va)...)
-	if !apiequality.Semantic.DeepEqual(va.Spec, old.Spec) {
-		errs = append(errs, field.Invalid(specPath, nil, apimachineryvalidation.FieldImmutableErrorMsg))
+// attacherErrors are the handwritten errors of the attacher, each marked
+// covered by the declarative rule of its kind.
+func attacherErrors(attacher string) field.ErrorList {
+	errs := csinode.ValidateDriverName(attacher, attacherPath)
+	for _, e := range errs {
+		switch e.Type {
+		case field.ErrorTypeTooLong:
+			e.WithOrigin("maxLength")
+		case field.ErrorTypeInvalid:
+			e.WithOrigin(caselessFormat)
+		}
+		e.MarkCoveredByDeclarative()
 	}
 	return errs
 }
 
-// validateAttacherDeclaratively checks the attacher as the v1 type's
-// declared rules do: required (and nothing more if missing), a DNS
-// subdomain in any case, and at most 63 characters.
-func validateAttacherDeclaratively(attacher string) field.ErrorList {
-	if attacher == "" {
-		return field.ErrorList{field.Required(attacherPath, "")}
+const caselessFormat = "format=k8s-long-name-caseless"
+
+// declarative is what upstream's declarative rules say: on a create, the
+// attacher is required, a caseless DNS subdomain of at most 63
+// characters; on an update, a changed spec is immutable, and nothing else
+// is checked.
+func declarative(va, old *storagev1.VolumeAttachment) field.ErrorList {
+	ctx := context.Background()
+	if old != nil {
+		if apiequality.Semantic.DeepEqual(va.Spec, old.Spec) {
+			return nil
+		}
+		return validate.Immutable(ctx, operation.Operation{Type: operation.Update}, specPath, &va.Spec, &old.Spec)
 	}
-	var errs field.ErrorList
-	for _, msg := range content.IsDNS1123SubdomainCaseless(attacher) {
-		errs = append(errs, field.Invalid(attacherPath, attacher, msg))
+	op := operation.Operation{Type: operation.Create}
+	attacher := &va.Spec.Attacher
+	if errs := validate.RequiredValue(ctx, op, attacherPath, attacher, nil); len(errs) != 0 {
+		return errs
 	}
-	// The declared maxLength counts characters: a string of more bytes
-	// may pass it, and then the handwritten byte limit is the one shown.
-	if len(attacher) > maxAttacherLength && (utf8.RuneCountInString(attacher) > maxAttacherLength || (len(attacher)+3)/4 > maxAttacherLength) {
-		errs = append(errs, field.TooLongCharacters(attacherPath, attacher, maxAttacherLength))
-	}
-	return errs
+	errs := validate.LongNameCaseless(ctx, op, attacherPath, attacher, nil)
+	return append(errs, validate.MaxLength(ctx, op, attacherPath, attacher, nil, maxAttacherLength)...)
 }
 
-// validate is upstream's ValidateVolumeAttachment but for the metadata and
-// the attacher: one volume source, a node name and a persistent volume
-// name that are DNS subdomains, and a status within upstream's bounds.
-// The node name, unlike the attacher, has no required error: an empty
-// one is not a DNS subdomain.
-func validate(va *storagev1.VolumeAttachment) field.ErrorList {
+// validateFields is upstream's ValidateVolumeAttachment but for the
+// metadata and the attacher: one volume source, a node name and a
+// persistent volume name that are DNS subdomains, and a status within
+// upstream's bounds. The node name, unlike the attacher, has no required
+// error: an empty one is not a DNS subdomain.
+func validateFields(va *storagev1.VolumeAttachment) field.ErrorList {
 	spec := &va.Spec
 	errs := validateSource(&spec.Source, specPath.Child("source"))
 	for _, msg := range apimachineryvalidation.NameIsDNSSubdomain(spec.NodeName, false) {

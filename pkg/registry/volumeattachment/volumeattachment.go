@@ -58,9 +58,11 @@ func NewStorage(optsGetter generic.RESTOptionsGetter) (map[string]rest.Storage, 
 // the errors' codes (MutableCSINodeAllocatableCount is GA in 1.37).
 func strategies() (main, status registry.Strategy) {
 	base := registry.NewStrategy(false)
-	base.ValidateFields = func(obj runtime.Object) field.ErrorList { return validateCreate(obj.(*storagev1.VolumeAttachment)) }
+	base.ValidateFields = func(obj runtime.Object) field.ErrorList {
+		return validateAttachment(obj.(*storagev1.VolumeAttachment), nil)
+	}
 	base.ValidateFieldsUpdate = func(obj, old runtime.Object) field.ErrorList {
-		return validateUpdate(obj.(*storagev1.VolumeAttachment), old.(*storagev1.VolumeAttachment))
+		return validateAttachment(obj.(*storagev1.VolumeAttachment), old.(*storagev1.VolumeAttachment))
 	}
 	main, status = registry.SpecAndStatus{GroupVersion: groupVersion}.Strategies(base)
 	keepSpec := status.OnUpdate
