@@ -157,13 +157,13 @@ func validateAddress(a *corev1.EndpointAddress, p *field.Path) field.ErrorList {
 	return append(errs, ValidateEndpointIP(a.IP, p.Child("ip"))...)
 }
 
-// ValidateEndpointIP refuses the IPs that make no sense as an endpoint:
-// unspecified, loopback and link-local ones. An IP that does not parse is
-// left to the format check.
+// ValidateEndpointIP is upstream's: an IP (parsed sloppily, as history
+// allows) that makes sense as an endpoint, not unspecified, loopback nor
+// link-local.
 func ValidateEndpointIP(ip string, p *field.Path) field.ErrorList {
 	parsed := netutils.ParseIPSloppy(ip)
 	if parsed == nil {
-		return nil
+		return field.ErrorList{field.Invalid(p, ip, "must be a valid IP address")}
 	}
 	var errs field.ErrorList
 	if parsed.IsUnspecified() {

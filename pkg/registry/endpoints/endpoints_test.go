@@ -97,7 +97,11 @@ func TestValidate(t *testing.T) {
 				ep.Subsets[0].Addresses[1].IP = "10.244.2"
 				ep.Subsets[0].NotReadyAddresses[0].IP = "web.example.com"
 			}),
-			Want: []string{"subsets[0].addresses[1].ip: Invalid value", "subsets[0].notReadyAddresses[0].ip: Invalid value"},
+			// As upstream: the format check and ValidateEndpointIP both refuse them.
+			Want: []string{
+				"subsets[0].addresses[1].ip: Invalid value", "subsets[0].addresses[1].ip: Invalid value",
+				"subsets[0].notReadyAddresses[0].ip: Invalid value", "subsets[0].notReadyAddresses[0].ip: Invalid value",
+			},
 		},
 		{
 			Name: "special IPs",
