@@ -18,8 +18,8 @@ limitations under the License.
 // device classes, device taint rules (with status), resource claims (with
 // status), resource claim templates and resource slices, with upstream's
 // strategies (k8s.io/kubernetes pkg/registry/resource), field selectors
-// and tables. Validation is upstream's structural part (names, required
-// fields and one-ofs, sizes, immutability, the status invariants); the CEL
-// expressions of selectors, device attributes and capacities, and the
-// fields of an allocation result are stored unchecked.
+// and tables. Validation is upstream's, handwritten and declarative, in its
+// order and words; device selectors' CEL expressions are compiled as
+// upstream compiles them, without its cost estimate, and a claim's admin
+// access is not checked against its namespace's label.
 package dra

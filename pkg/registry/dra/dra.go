@@ -23,7 +23,7 @@ import (
 	"time"
 
 	resourcev1 "k8s.io/api/resource/v1"
-	apimachineryvalidation "k8s.io/apimachinery/pkg/api/validation"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -59,22 +59,16 @@ var specGeneration = registry.SpecAndStatus{GroupVersion: groupVersion, Generati
 func deviceClasses(optsGetter generic.RESTOptionsGetter) (map[string]rest.Storage, error) {
 	s := registry.NewStrategy(false)
 	s.ValidateFields = func(obj runtime.Object) field.ErrorList {
-		spec := &obj.(*resourcev1.DeviceClass).Spec
-		path := field.NewPath("spec")
-		errs := validateSelectors(spec.Selectors, path.Child("selectors"))
-		errs = append(errs, validateSet[resourcev1.DeviceClassConfiguration, string](spec.Config, resourcev1.DeviceConfigMaxSize, func(c resourcev1.DeviceClassConfiguration, path *field.Path) field.ErrorList {
-			return validateOpaque(c.Opaque, path)
-		}, nil, path.Child("config"))...)
-		if spec.ExtendedResourceName != nil {
-			errs = append(errs, validateExtendedResourceName(*spec.ExtendedResourceName, path.Child("extendedResourceName"))...)
-		}
-		return errs
+		return validateClass(&obj.(*resourcev1.DeviceClass).Spec, nil)
+	}
+	s.ValidateFieldsUpdate = func(obj, old runtime.Object) field.ErrorList {
+		return validateClass(&obj.(*resourcev1.DeviceClass).Spec, &old.(*resourcev1.DeviceClass).Spec)
 	}
 	s.OnCreate = func(obj runtime.Object) { obj.(*resourcev1.DeviceClass).Generation = 1 }
 	s.OnUpdate = func(obj, old runtime.Object) {
 		c, o := obj.(*resourcev1.DeviceClass), old.(*resourcev1.DeviceClass)
 		c.Generation = o.Generation
-		if !equalSpecs(c.Spec, o.Spec) {
+		if !apiequality.Semantic.DeepEqual(c.Spec, o.Spec) {
 			c.Generation++
 		}
 	}
@@ -107,6 +101,9 @@ func deviceTaintRules(optsGetter generic.RESTOptionsGetter) (map[string]rest.Sto
 		}
 	}
 	main, status := specGeneration.Strategies(base)
+	status.ValidateFieldsUpdate = func(obj, _ runtime.Object) field.ErrorList {
+		return validateTaintRuleStatus(&obj.(*resourcev1.DeviceTaintRule).Status)
+	}
 	store, err := registry.NewREST(optsGetter, registry.Resource{
 		Resource: resourcev1.Resource("devicetaintrules"), Singular: "devicetaintrule",
 		New:      func() runtime.Object { return &resourcev1.DeviceTaintRule{} },
@@ -119,39 +116,31 @@ func deviceTaintRules(optsGetter generic.RESTOptionsGetter) (map[string]rest.Sto
 	return map[string]rest.Storage{"devicetaintrules": store, "devicetaintrules/status": registry.NewStatusREST(store, status)}, nil
 }
 
-func validateTaintRule(rule, old *resourcev1.DeviceTaintRule) field.ErrorList {
-	path := field.NewPath("spec")
-	var errs field.ErrorList
-	if s := rule.Spec.DeviceSelector; s != nil {
-		if s.Driver != nil {
-			errs = append(errs, validateDriverName(*s.Driver, path.Child("deviceSelector", "driver"))...)
-		}
-		if s.Pool != nil {
-			errs = append(errs, validatePoolName(*s.Pool, path.Child("deviceSelector", "pool"))...)
-		}
-		if s.Device != nil {
-			errs = append(errs, validateLabel(*s.Device, path.Child("deviceSelector", "device"))...)
-		}
-	}
-	var oldTaint *resourcev1.DeviceTaint
-	if old != nil {
-		oldTaint = &old.Spec.Taint
-	}
-	return append(errs, validateTaint(rule.Spec.Taint, oldTaint, path.Child("taint"))...)
-}
-
 func resourceClaims(optsGetter generic.RESTOptionsGetter) (map[string]rest.Storage, error) {
 	base := registry.NewStrategy(true)
 	base.ValidateFields = func(obj runtime.Object) field.ErrorList {
-		return validateClaimSpec(&obj.(*resourcev1.ResourceClaim).Spec, field.NewPath("spec"))
+		return validateClaim(&obj.(*resourcev1.ResourceClaim).Spec)
 	}
-	// The spec is immutable: only that is checked on update, as upstream.
 	base.ValidateFieldsUpdate = func(obj, old runtime.Object) field.ErrorList {
-		return apimachineryvalidation.ValidateImmutableField(obj.(*resourcev1.ResourceClaim).Spec, old.(*resourcev1.ResourceClaim).Spec, field.NewPath("spec"))
+		return validateClaimUpdate(&obj.(*resourcev1.ResourceClaim).Spec, &old.(*resourcev1.ResourceClaim).Spec)
 	}
-	main, status := registry.SpecAndStatus{GroupVersion: groupVersion}.Strategies(base)
+	main, status := registry.SpecAndStatus{GroupVersion: groupVersion, Drop: func(obj, old runtime.Object) {
+		var oldSpec *resourcev1.ResourceClaimSpec
+		if old != nil {
+			oldSpec = &old.(*resourcev1.ResourceClaim).Spec
+		}
+		dropClaimSpec(&obj.(*resourcev1.ResourceClaim).Spec, oldSpec)
+	}}.Strategies(base)
+	keepSpec := status.OnUpdate
+	status.OnUpdate = func(obj, old runtime.Object) {
+		keepSpec(obj, old)
+		claim, oldClaim := obj.(*resourcev1.ResourceClaim), old.(*resourcev1.ResourceClaim)
+		dropClaimStatus(&claim.Status, &oldClaim.Status)
+		dropDeallocatedDevices(&claim.Status, &oldClaim.Status)
+	}
 	status.ValidateFieldsUpdate = func(obj, old runtime.Object) field.ErrorList {
-		return validateClaimStatusUpdate(obj.(*resourcev1.ResourceClaim), old.(*resourcev1.ResourceClaim))
+		claim, oldClaim := obj.(*resourcev1.ResourceClaim), old.(*resourcev1.ResourceClaim)
+		return registry.WithDeclarative(validateClaimStatusUpdate(claim, oldClaim), declarativeClaimStatus(field.NewPath("status"), &claim.Status, &oldClaim.Status))
 	}
 	store, err := registry.NewREST(optsGetter, registry.Resource{
 		Resource: resourcev1.Resource("resourceclaims"), Singular: "resourceclaim",
@@ -168,13 +157,14 @@ func resourceClaims(optsGetter generic.RESTOptionsGetter) (map[string]rest.Stora
 func resourceClaimTemplates(optsGetter generic.RESTOptionsGetter) (map[string]rest.Storage, error) {
 	s := registry.NewStrategy(true)
 	s.ValidateFields = func(obj runtime.Object) field.ErrorList {
-		spec := &obj.(*resourcev1.ResourceClaimTemplate).Spec
-		path := field.NewPath("spec")
-		errs := validateTemplateMeta(&spec.ObjectMeta, path.Child("metadata"))
-		return append(errs, validateClaimSpec(&spec.Spec, path.Child("spec"))...)
+		return validateTemplate(&obj.(*resourcev1.ResourceClaimTemplate).Spec, nil)
 	}
 	s.ValidateFieldsUpdate = func(obj, old runtime.Object) field.ErrorList {
-		return apimachineryvalidation.ValidateImmutableField(obj.(*resourcev1.ResourceClaimTemplate).Spec, old.(*resourcev1.ResourceClaimTemplate).Spec, field.NewPath("spec"))
+		return validateTemplate(&obj.(*resourcev1.ResourceClaimTemplate).Spec, &old.(*resourcev1.ResourceClaimTemplate).Spec)
+	}
+	s.OnCreate = func(obj runtime.Object) { dropClaimSpec(&obj.(*resourcev1.ResourceClaimTemplate).Spec.Spec, nil) }
+	s.OnUpdate = func(obj, old runtime.Object) {
+		dropClaimSpec(&obj.(*resourcev1.ResourceClaimTemplate).Spec.Spec, &old.(*resourcev1.ResourceClaimTemplate).Spec.Spec)
 	}
 	store, err := registry.NewREST(optsGetter, registry.Resource{
 		Resource: resourcev1.Resource("resourceclaimtemplates"), Singular: "resourceclaimtemplate",
@@ -191,12 +181,16 @@ func resourceClaimTemplates(optsGetter generic.RESTOptionsGetter) (map[string]re
 func resourceSlices(optsGetter generic.RESTOptionsGetter) (map[string]rest.Storage, error) {
 	s := registry.NewStrategy(false)
 	s.ValidateFields = func(obj runtime.Object) field.ErrorList {
-		return validateSliceSpec(&obj.(*resourcev1.ResourceSlice).Spec, nil)
+		return validateResourceSlice(&obj.(*resourcev1.ResourceSlice).Spec, nil)
 	}
 	s.ValidateFieldsUpdate = func(obj, old runtime.Object) field.ErrorList {
-		return validateSliceSpec(&obj.(*resourcev1.ResourceSlice).Spec, &old.(*resourcev1.ResourceSlice).Spec)
+		return validateResourceSlice(&obj.(*resourcev1.ResourceSlice).Spec, &old.(*resourcev1.ResourceSlice).Spec)
 	}
-	s.OnCreate = func(obj runtime.Object) { obj.(*resourcev1.ResourceSlice).Generation = 1 }
+	s.OnCreate = func(obj runtime.Object) {
+		rs := obj.(*resourcev1.ResourceSlice)
+		rs.Generation = 1
+		dropSlice(&rs.Spec, nil)
+	}
 	s.Warnings = func(obj, _ runtime.Object) []string { // upstream's, on create and update
 		if d := obj.(*resourcev1.ResourceSlice).Spec.Driver; d != strings.ToLower(d) {
 			return []string{fmt.Sprintf("spec.driver: driver names should be lowercase; %q contains uppercase characters", d)}
@@ -206,9 +200,10 @@ func resourceSlices(optsGetter generic.RESTOptionsGetter) (map[string]rest.Stora
 	s.OnUpdate = func(obj, old runtime.Object) {
 		rs, o := obj.(*resourcev1.ResourceSlice), old.(*resourcev1.ResourceSlice)
 		rs.Generation = o.Generation
-		if !equalSpecs(rs.Spec, o.Spec) {
+		if !apiequality.Semantic.DeepEqual(rs.Spec, o.Spec) {
 			rs.Generation++
 		}
+		dropSlice(&rs.Spec, &o.Spec)
 	}
 	store, err := registry.NewREST(optsGetter, registry.Resource{
 		Resource: resourcev1.Resource("resourceslices"), Singular: "resourceslice",

@@ -18,55 +18,80 @@ package dra
 
 import (
 	"fmt"
-	"reflect"
+	"regexp"
 	"strings"
-	"unicode"
-	"unicode/utf8"
 
-	corev1 "k8s.io/api/core/v1"
 	resourcev1 "k8s.io/api/resource/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	apimachineryvalidation "k8s.io/apimachinery/pkg/api/validation"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/miniapiserver/miniapiserver/pkg/registry"
 )
 
-func equalSpecs(a, b any) bool { return apiequality.Semantic.DeepEqual(a, b) }
+// attributeKeyMaxLength is the longest domain/ID of an attribute or a
+// capacity, beyond which a key is truncated in a path.
+const attributeKeyMaxLength = resourcev1.DeviceMaxDomainLength + 1 + resourcev1.DeviceMaxIDLength
 
-// validateSliceSpec is upstream's validateResourceSliceSpec without the
-// devices' attributes, capacities, counters and taints: the driver and
-// pool (whose name, driver and node never change), exactly one way of
-// selecting nodes, devices or shared counters, device names unique.
+// validateSliceSpec is upstream's validateResourceSliceSpec (old nil on
+// create): the driver and pool (whose name, driver and node never
+// change), exactly one way of selecting nodes, devices or shared counters,
+// and each device, whose capacities and taints are checked only when new
+// or changed.
 func validateSliceSpec(spec, old *resourcev1.ResourceSliceSpec) field.ErrorList {
 	path := field.NewPath("spec")
-	errs := validateDriverName(spec.Driver, path.Child("driver"))
-	errs = append(errs, validatePoolName(spec.Pool.Name, path.Child("pool", "name"))...)
+	errs := validateDriverName(spec.Driver, path.Child("driver"), false)
+	pool := path.Child("pool")
+	errs = append(errs, validatePoolName(spec.Pool.Name, pool.Child("name"))...)
 	if spec.Pool.ResourceSliceCount <= 0 {
-		errs = append(errs, field.Invalid(path.Child("pool", "resourceSliceCount"), spec.Pool.ResourceSliceCount, "must be greater than zero"))
+		errs = append(errs, field.Invalid(pool.Child("resourceSliceCount"), spec.Pool.ResourceSliceCount, "must be greater than zero"))
 	}
 	if spec.Pool.Generation < 0 {
-		errs = append(errs, field.Invalid(path.Child("pool", "generation"), spec.Pool.Generation, "must be greater than or equal to zero"))
+		errs = append(errs, field.Invalid(pool.Child("generation"), spec.Pool.Generation, "must be greater than or equal to zero"))
 	}
 	if old != nil {
-		errs = append(errs, apimachineryvalidation.ValidateImmutableField(spec.Pool.Name, old.Pool.Name, path.Child("pool", "name"))...)
+		errs = append(errs, apimachineryvalidation.ValidateImmutableField(spec.Pool.Name, old.Pool.Name, pool.Child("name"))...)
 		errs = append(errs, apimachineryvalidation.ValidateImmutableField(spec.Driver, old.Driver, path.Child("driver"))...)
 		errs = append(errs, apimachineryvalidation.ValidateImmutableField(spec.NodeName, old.NodeName, path.Child("nodeName"))...)
 	}
+	errs = append(errs, validateNodeSelection(spec, path)...)
+	if spec.SharedCounters != nil && spec.Devices != nil {
+		errs = append(errs, field.Invalid(path, "", "only one of `sharedCounters` or `devices` is allowed"))
+	}
+	maxDevices := resourcev1.ResourceSliceMaxDevices
+	for _, d := range spec.Devices {
+		if len(d.Taints) > 0 || len(d.ConsumesCounters) > 0 {
+			maxDevices = resourcev1.ResourceSliceMaxDevicesWithAdvancedFeatures
+		}
+	}
+	errs = append(errs, validateSet(spec.Devices, maxDevices, func(d resourcev1.Device, path *field.Path) field.ErrorList {
+		return validateDevice(d, lookupDevice(old, d.Name), path, spec.PerDeviceNodeSelection != nil && *spec.PerDeviceNodeSelection)
+	}, func(d resourcev1.Device) string { return d.Name }, path.Child("devices"), coverage{})...)
+	return append(errs, validateSet(spec.SharedCounters, resourcev1.ResourceSliceMaxCounterSets, func(c resourcev1.CounterSet, path *field.Path) field.ErrorList {
+		errs := validateCounterSetName(c.Name, path.Child("name"))
+		return append(errs, validateCounters(c.Counters, resourcev1.ResourceSliceMaxCountersPerCounterSet, path.Child("counters"))...)
+	}, func(c resourcev1.CounterSet) string { return c.Name }, path.Child("sharedCounters"), coverage{true, true})...)
+}
+
+// validateNodeSelection: exactly one of nodeName, nodeSelector (of one
+// term), allNodes and perDeviceNodeSelection, none of them empty or false.
+func validateNodeSelection(spec *resourcev1.ResourceSliceSpec, path *field.Path) field.ErrorList {
+	var errs field.ErrorList
 	var set []string
 	if spec.NodeName != nil {
 		if *spec.NodeName != "" {
 			set = append(set, "`nodeName`")
-			errs = append(errs, validateSubdomain(*spec.NodeName, path.Child("nodeName"))...)
+			errs = append(errs, validateNodeName(*spec.NodeName, path.Child("nodeName"))...)
 		} else {
 			errs = append(errs, field.Invalid(path.Child("nodeName"), *spec.NodeName, "must be either unset or set to a non-empty string"))
 		}
 	}
 	if spec.NodeSelector != nil {
 		set = append(set, "`nodeSelector`")
+		errs = append(errs, validateNodeSelector(spec.NodeSelector, path.Child("nodeSelector"))...)
 		if len(spec.NodeSelector.NodeSelectorTerms) != 1 {
-			errs = append(errs, field.Invalid(path.Child("nodeSelector", "nodeSelectorTerms"), spec.NodeSelector.NodeSelectorTerms, "must have exactly one node selector term"))
+			errs = append(errs, field.Invalid(path.Child("nodeSelector", "nodeSelectorTerms"), registry.Internal(spec.NodeSelector.NodeSelectorTerms), "must have exactly one node selector term"))
 		}
 	}
 	for _, b := range []struct {
@@ -90,53 +115,138 @@ func validateSliceSpec(spec, old *resourcev1.ResourceSliceSpec) field.ErrorList 
 		errs = append(errs, field.Invalid(path, fmt.Sprintf("{%s}", strings.Join(set, ", ")),
 			"exactly one of `nodeName`, `nodeSelector`, `allNodes`, `perDeviceNodeSelection` is required, but multiple fields are set"))
 	}
-	if spec.SharedCounters != nil && spec.Devices != nil {
-		errs = append(errs, field.Invalid(path, "", "only one of `sharedCounters` or `devices` is allowed"))
-	}
-	maxDevices := resourcev1.ResourceSliceMaxDevices
-	for _, d := range spec.Devices {
-		if len(d.Taints) > 0 || len(d.ConsumesCounters) > 0 {
-			maxDevices = resourcev1.ResourceSliceMaxDevicesWithAdvancedFeatures
-		}
-	}
-	errs = append(errs, validateSet(spec.Devices, maxDevices, func(d resourcev1.Device, path *field.Path) field.ErrorList {
-		errs := validateLabel(d.Name, path.Child("name"))
-		for i, t := range d.Taints {
-			errs = append(errs, validateTaint(t, nil, path.Child("taints").Index(i))...)
-		}
-		return errs
-	}, func(d resourcev1.Device) string { return d.Name }, path.Child("devices"))...)
-	errs = append(errs, validateSet(spec.SharedCounters, resourcev1.ResourceSliceMaxCounterSets, func(c resourcev1.CounterSet, path *field.Path) field.ErrorList {
-		return validateLabel(c.Name, path.Child("name"))
-	}, func(c resourcev1.CounterSet) string { return c.Name }, path.Child("sharedCounters"))...)
 	return errs
 }
 
-// validateExtendedResourceName: a device class's extended resource is
-// named as upstream's IsExtendedResourceName wants: with a domain other
-// than *kubernetes.io, not prefixed "requests.", and a qualified name once
-// it is.
-func validateExtendedResourceName(name string, path *field.Path) field.ErrorList {
-	native := !strings.Contains(name, "/") || strings.Contains(name, corev1.ResourceDefaultNamespacePrefix)
-	if native || strings.HasPrefix(name, corev1.DefaultResourceRequestsPrefix) || len(validation.IsQualifiedName(corev1.DefaultResourceRequestsPrefix+name)) > 0 {
-		return field.ErrorList{field.Invalid(path, name, "must be a valid extended resource name")}
+func lookupDevice(spec *resourcev1.ResourceSliceSpec, name string) *resourcev1.Device {
+	if spec == nil {
+		return nil
+	}
+	for i := range spec.Devices {
+		if spec.Devices[i].Name == name {
+			return &spec.Devices[i]
+		}
 	}
 	return nil
 }
 
-// validateTemplateMeta: a template's metadata has valid labels and
-// annotations and nothing else, as upstream's ValidateTemplateObjectMeta.
-func validateTemplateMeta(m *metav1.ObjectMeta, path *field.Path) field.ErrorList {
-	errs := apimachineryvalidation.ValidateAnnotations(m.Annotations, path.Child("annotations"))
-	errs = append(errs, metav1validation.ValidateLabels(m.Labels, path.Child("labels"))...)
-	t, v := reflect.TypeOf(*m), reflect.ValueOf(*m)
-	for i := range t.NumField() {
-		f := t.Field(i)
-		if f.Name == "Labels" || f.Name == "Annotations" || v.Field(i).IsZero() {
-			continue
+func validateDevice(d resourcev1.Device, old *resourcev1.Device, path *field.Path, perDeviceNodeSelection bool) field.ErrorList {
+	errs := validateLabel(d.Name, path.Child("name"))
+	if n := len(d.Attributes) + len(d.Capacity); n > resourcev1.ResourceSliceMaxAttributesAndCapacitiesPerDevice {
+		errs = append(errs, field.Invalid(path, n, fmt.Sprintf("the total number of attributes and capacities must not exceed %d", resourcev1.ResourceSliceMaxAttributesAndCapacitiesPerDevice)))
+	}
+	errs = append(errs, validateMap(d.Attributes, -1, attributeKeyMaxLength, validateQualifiedName, validateAttribute, path.Child("attributes"), false)...)
+	if old == nil || !apiequality.Semantic.DeepEqual(old.Capacity, d.Capacity) {
+		capacity := validateSingleAllocatableCapacity
+		if d.AllowMultipleAllocations != nil && *d.AllowMultipleAllocations {
+			capacity = validateMultiAllocatableCapacity
 		}
-		r, n := utf8.DecodeRuneInString(f.Name)
-		errs = append(errs, field.Forbidden(path.Child(string(unicode.ToLower(r))+f.Name[n:]), "cannot be set"))
+		errs = append(errs, validateMap(d.Capacity, -1, attributeKeyMaxLength, validateQualifiedName, capacity, path.Child("capacity"), false)...)
+	}
+	if old == nil || !apiequality.Semantic.DeepEqual(old.Taints, d.Taints) {
+		errs = append(errs, validateSlice(d.Taints, resourcev1.DeviceTaintsMaxLength, func(t resourcev1.DeviceTaint, path *field.Path) field.ErrorList {
+			return validateTaint(t, nil, path)
+		}, path.Child("taints"), coverage{})...)
+	}
+	errs = append(errs, validateSet(d.ConsumesCounters, resourcev1.ResourceSliceMaxDeviceCounterConsumptionsPerDevice, func(c resourcev1.DeviceCounterConsumption, path *field.Path) field.ErrorList {
+		errs := validateCounterSetName(c.CounterSet, path.Child("counterSet"))
+		return append(errs, validateCounters(c.Counters, resourcev1.ResourceSliceMaxCountersPerDeviceCounterConsumption, path.Child("counters"))...)
+	}, func(c resourcev1.DeviceCounterConsumption) string { return c.CounterSet }, path.Child("consumesCounters"), coverage{true, true})...)
+	errs = append(errs, validateDeviceNodeSelection(d, path, perDeviceNodeSelection)...)
+	return append(errs, validateBindingConditions(d.BindingConditions, d.BindingFailureConditions, path)...)
+}
+
+const perDeviceNodes = "exactly one of `nodeName`, `nodeSelector`, or `allNodes` is required when `perDeviceNodeSelection` is set to true in the ResourceSlice spec"
+
+func validateDeviceNodeSelection(d resourcev1.Device, path *field.Path, perDeviceNodeSelection bool) field.ErrorList {
+	if !perDeviceNodeSelection {
+		if d.NodeName != nil || d.NodeSelector != nil || d.AllNodes != nil {
+			return field.ErrorList{field.Invalid(path, nil, "`nodeName`, `nodeSelector` and `allNodes` can only be set if `perDeviceNodeSelection` is set to true in the ResourceSlice spec")}
+		}
+		return nil
+	}
+	var errs field.ErrorList
+	var set []string
+	if d.NodeName != nil {
+		if *d.NodeName != "" {
+			set = append(set, "`nodeName`")
+			errs = append(errs, validateNodeName(*d.NodeName, path.Child("nodeName"))...)
+		} else {
+			errs = append(errs, field.Invalid(path.Child("nodeName"), *d.NodeName, "must not be empty"))
+		}
+	}
+	if d.NodeSelector != nil {
+		set = append(set, "`nodeSelector`")
+		errs = append(errs, validateNodeSelector(d.NodeSelector, path.Child("nodeSelector"))...)
+	}
+	if d.AllNodes != nil {
+		if *d.AllNodes {
+			set = append(set, "`allNodes`")
+		} else {
+			errs = append(errs, field.Invalid(path.Child("allNodes"), *d.AllNodes, "must be either unset or set to true"))
+		}
+	}
+	switch len(set) {
+	case 0:
+		errs = append(errs, field.Required(path, perDeviceNodes))
+	case 1:
+	default:
+		errs = append(errs, field.Invalid(path, fmt.Sprintf("{%s}", strings.Join(set, ", ")), perDeviceNodes))
+	}
+	return errs
+}
+
+// validateCounterSetName: a counter set's name, required, a DNS label.
+func validateCounterSetName(name string, path *field.Path) field.ErrorList {
+	if name == "" {
+		return field.ErrorList{field.Required(path, "").MarkCoveredByDeclarative()}
+	}
+	return validateLabel(name, path).MarkCoveredByDeclarative()
+}
+
+// validateCounters: some counters, named as DNS labels.
+func validateCounters(counters map[string]resourcev1.Counter, maxSize int, path *field.Path) field.ErrorList {
+	if len(counters) == 0 {
+		return field.ErrorList{field.Required(path, "").MarkCoveredByDeclarative()}
+	}
+	return validateMap(counters, maxSize, validation.DNS1123LabelMaxLength, validateLabel, nil, path, true)
+}
+
+var semver = regexp.MustCompile(`^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)` +
+	`(-(0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*)(\.(0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*))*)?` +
+	`(\+[0-9a-zA-Z-]+(\.[0-9a-zA-Z-]+)*)?$`)
+
+// validateAttribute: exactly one value (declarative validation's to
+// report), a string of at most 64 bytes, a semantic version. List values
+// need a feature 1.37 leaves off.
+func validateAttribute(a resourcev1.DeviceAttribute, path *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	n := 0
+	for _, set := range []bool{a.BoolValue != nil, a.IntValue != nil} {
+		if set {
+			n++
+		}
+	}
+	if a.StringValue != nil {
+		n++
+		if len(*a.StringValue) > resourcev1.DeviceAttributeMaxValueLength {
+			errs = append(errs, field.TooLong(path.Child("string"), "", resourcev1.DeviceAttributeMaxValueLength))
+		}
+	}
+	if v := a.VersionValue; v != nil {
+		n++
+		if !semver.MatchString(*v) {
+			errs = append(errs, field.Invalid(path.Child("version"), *v, "must be a string compatible with semver.org spec 2.0.0"))
+		}
+		if len(*v) > resourcev1.DeviceAttributeMaxValueLength {
+			errs = append(errs, field.TooLong(path.Child("version"), "", resourcev1.DeviceAttributeMaxValueLength))
+		}
+	}
+	switch {
+	case n == 0:
+		errs = append(errs, field.Invalid(path, "", "exactly one value must be specified").WithOrigin("union").MarkCoveredByDeclarative())
+	case n > 1:
+		errs = append(errs, field.Invalid(path, registry.Internal(a), "exactly one value must be specified").WithOrigin("union").MarkCoveredByDeclarative())
 	}
 	return errs
 }

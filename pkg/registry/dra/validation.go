@@ -17,49 +17,62 @@ limitations under the License.
 package dra
 
 import (
+	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 
+	"github.com/google/uuid"
 	resourcev1 "k8s.io/api/resource/v1"
-	apimachineryvalidation "k8s.io/apimachinery/pkg/api/validation"
+	"k8s.io/apimachinery/pkg/api/validate/content"
 	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
-	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
 // The small validators upstream names (k8s.io/kubernetes
-// pkg/apis/resource/validation), with its messages.
+// pkg/apis/resource/validation), with its messages, origins and the marks
+// of what declarative validation covers.
 
-// validateDriverName is a CSI driver's name's rule: at most 63
-// characters, a DNS subdomain once lowercased.
-func validateDriverName(name string, path *field.Path) field.ErrorList {
+// validateDriverName is a CSI driver's name's rule: required, at most 63
+// characters, a DNS subdomain once lowercased; covered marks the errors
+// declarative validation reports in their place.
+func validateDriverName(name string, path *field.Path, covered bool) field.ErrorList {
+	mark := func(err *field.Error, origin string) *field.Error {
+		if covered {
+			return err.WithOrigin(origin).MarkCoveredByDeclarative()
+		}
+		return err
+	}
 	if name == "" {
-		return field.ErrorList{field.Required(path, "")}
+		return field.ErrorList{mark(field.Required(path, ""), "")}
 	}
 	var errs field.ErrorList
 	if len(name) > 63 {
-		errs = append(errs, field.TooLong(path, "", 63))
+		errs = append(errs, mark(field.TooLong(path, "", 63), "maxLength"))
 	}
 	for _, msg := range validation.IsDNS1123Subdomain(strings.ToLower(name)) {
-		errs = append(errs, field.Invalid(path, name, msg))
+		errs = append(errs, mark(field.Invalid(path, name, msg), "format=k8s-long-name-caseless"))
 	}
 	return errs
 }
 
+// validateLabel is a DNS label: names of devices, requests and counters.
 func validateLabel(value string, path *field.Path) field.ErrorList {
 	var errs field.ErrorList
 	for _, msg := range validation.IsDNS1123Label(value) {
-		errs = append(errs, field.Invalid(path, value, msg))
+		errs = append(errs, field.Invalid(path, value, msg).WithOrigin("format=k8s-short-name"))
 	}
 	return errs
 }
 
+// validateSubdomain is a DNS subdomain: device class and node names.
 func validateSubdomain(value string, path *field.Path) field.ErrorList {
 	var errs field.ErrorList
 	for _, msg := range validation.IsDNS1123Subdomain(value) {
-		errs = append(errs, field.Invalid(path, value, msg))
+		errs = append(errs, field.Invalid(path, value, msg).WithOrigin("format=k8s-long-name"))
 	}
 	return errs
 }
@@ -72,105 +85,141 @@ func validatePoolName(name string, path *field.Path) field.ErrorList {
 	}
 	var errs field.ErrorList
 	if len(name) > resourcev1.PoolNameMaxLength {
-		errs = append(errs, field.TooLong(path, "", resourcev1.PoolNameMaxLength))
+		errs = append(errs, field.TooLong(path, "", resourcev1.PoolNameMaxLength).WithOrigin("format=k8s-resource-pool-name"))
 	}
 	for _, part := range strings.Split(name, "/") {
-		errs = append(errs, validateSubdomain(part, path)...)
+		errs = append(errs, validateSubdomain(part, path).WithOrigin("format=k8s-resource-pool-name")...)
 	}
 	return errs
 }
+
+func validateUID(uid string, path *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	if err := uuid.Validate(uid); err != nil {
+		errs = append(errs, field.Invalid(path, uid, fmt.Sprintf("error validating uid: %v", err)))
+	} else if len(uid) != 36 || uid != strings.ToLower(uid) {
+		errs = append(errs, field.Invalid(path, uid, "uid must be in RFC 4122 normalized form, `xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx` with lowercase hexadecimal characters"))
+	}
+	return errs.WithOrigin("format=k8s-uuid")
+}
+
+func validateLabelValue(value string, path *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	for _, msg := range validation.IsValidLabelValue(value) {
+		errs = append(errs, field.Invalid(path, value, msg))
+	}
+	return errs
+}
+
+// coverage says which of a list's checks declarative validation covers.
+type coverage struct{ size, uniqueness bool }
 
 // validateSet checks a list's size (a longer one is only that error, as
-// upstream's DOS guard), each item, and that keys are unique.
-func validateSet[T any, K comparable](items []T, max int, item func(T, *field.Path) field.ErrorList, key func(T) K, path *field.Path) field.ErrorList {
-	if max >= 0 && len(items) > max {
-		return field.ErrorList{field.TooMany(path, len(items), max)}
+// upstream's DOS guard), each item, and, with key, that keys are unique.
+func validateSet[T any, K comparable](items []T, maxSize int, item func(T, *field.Path) field.ErrorList, key func(T) K, path *field.Path, c coverage) field.ErrorList {
+	if maxSize >= 0 && len(items) > maxSize {
+		err := field.TooMany(path, len(items), maxSize).WithOrigin("maxItems")
+		if c.size {
+			err = err.MarkCoveredByDeclarative()
+		}
+		return field.ErrorList{err}
 	}
 	var errs field.ErrorList
+	for i, it := range items {
+		errs = append(errs, item(it, path.Index(i))...)
+	}
+	if key == nil {
+		return errs
+	}
 	seen := sets.New[K]()
 	for i, it := range items {
-		if item != nil {
-			errs = append(errs, item(it, path.Index(i))...)
-		}
-	}
-	if key != nil {
-		for i, it := range items {
-			if k := key(it); seen.Has(k) {
-				errs = append(errs, field.Duplicate(path.Index(i), k))
-			} else {
-				seen.Insert(k)
+		if k := key(it); seen.Has(k) {
+			err := field.Duplicate(path.Index(i), k)
+			if c.uniqueness {
+				err = err.MarkCoveredByDeclarative()
 			}
+			errs = append(errs, err)
+		} else {
+			seen.Insert(k)
 		}
 	}
 	return errs
 }
 
-func validateSelectors(selectors []resourcev1.DeviceSelector, path *field.Path) field.ErrorList {
-	return validateSet[resourcev1.DeviceSelector, string](selectors, resourcev1.DeviceSelectorsMaxSize, func(s resourcev1.DeviceSelector, path *field.Path) field.ErrorList {
-		if s.CEL == nil {
-			return field.ErrorList{field.Required(path.Child("cel"), "")}
-		}
-		if s.CEL.Expression == "" {
-			return field.ErrorList{field.Required(path.Child("cel", "expression"), "")}
-		}
-		return nil
-	}, nil, path)
+// validateSlice is validateSet without the keys.
+func validateSlice[T any](items []T, maxSize int, item func(T, *field.Path) field.ErrorList, path *field.Path, c coverage) field.ErrorList {
+	return validateSet[T, int](items, maxSize, item, nil, path, c)
 }
 
-// validateClaimSpec is upstream's validateDeviceClaim without the CEL
-// compilation and the constraints' and configs' references.
-func validateClaimSpec(spec *resourcev1.ResourceClaimSpec, path *field.Path) field.ErrorList {
-	devices := path.Child("devices")
-	errs := validateSet(spec.Devices.Requests, resourcev1.DeviceRequestsMaxSize, validateRequest,
-		func(r resourcev1.DeviceRequest) string { return r.Name }, devices.Child("requests"))
-	errs = append(errs, validateSet[resourcev1.DeviceConstraint, string](spec.Devices.Constraints, resourcev1.DeviceConstraintsMaxSize, nil, nil, devices.Child("constraints"))...)
-	errs = append(errs, validateSet[resourcev1.DeviceClaimConfiguration, string](spec.Devices.Config, resourcev1.DeviceConfigMaxSize, func(c resourcev1.DeviceClaimConfiguration, path *field.Path) field.ErrorList {
-		return validateOpaque(c.Opaque, path)
-	}, nil, devices.Child("config"))...)
-	return errs
-}
-
-func validateRequest(r resourcev1.DeviceRequest, path *field.Path) field.ErrorList {
-	errs := validateLabel(r.Name, path.Child("name"))
-	switch {
-	case r.Exactly == nil && len(r.FirstAvailable) == 0:
-		errs = append(errs, field.Required(path, "exactly one of `exactly` or `firstAvailable` is required"))
-	case r.Exactly != nil && len(r.FirstAvailable) > 0:
-		errs = append(errs, field.Invalid(path, nil, "exactly one of `exactly` or `firstAvailable` is required, but multiple fields are set"))
-	case r.Exactly != nil:
-		e := r.Exactly
-		errs = append(errs, validateDeviceRequest(path.Child("exactly"), e.DeviceClassName, e.Selectors, e.AllocationMode, e.Count, e.Tolerations)...)
-	default:
-		errs = append(errs, validateSet(r.FirstAvailable, resourcev1.FirstAvailableDeviceRequestMaxSize, func(s resourcev1.DeviceSubRequest, path *field.Path) field.ErrorList {
-			errs := validateLabel(s.Name, path.Child("name"))
-			return append(errs, validateDeviceRequest(path, s.DeviceClassName, s.Selectors, s.AllocationMode, s.Count, s.Tolerations)...)
-		}, func(s resourcev1.DeviceSubRequest) string { return s.Name }, path.Child("firstAvailable"))...)
+// validateMap checks a map's size, then each key (errors on the map's
+// path, covered if keysCovered) and item (on the key's, truncated).
+func validateMap[K ~string, T any](m map[K]T, maxSize, truncateKeyLen int, key func(K, *field.Path) field.ErrorList, item func(T, *field.Path) field.ErrorList, path *field.Path, keysCovered bool) field.ErrorList {
+	if maxSize >= 0 && len(m) > maxSize {
+		return field.ErrorList{field.TooMany(path, len(m), maxSize)}
 	}
-	return errs
-}
-
-func validateDeviceRequest(path *field.Path, class string, selectors []resourcev1.DeviceSelector, mode resourcev1.DeviceAllocationMode, count int64, tolerations []resourcev1.DeviceToleration) field.ErrorList {
 	var errs field.ErrorList
-	if class == "" {
-		errs = append(errs, field.Required(path.Child("deviceClassName"), ""))
-	} else {
-		errs = append(errs, validateSubdomain(class, path.Child("deviceClassName"))...)
-	}
-	errs = append(errs, validateSelectors(selectors, path.Child("selectors"))...)
-	switch mode {
-	case resourcev1.DeviceAllocationModeAll:
-		if count != 0 {
-			errs = append(errs, field.Invalid(path.Child("count"), count, fmt.Sprintf("must not be specified when allocationMode is '%s'", mode)))
+	for k, v := range m {
+		keyErrs := key(k, path)
+		if keysCovered {
+			keyErrs = keyErrs.MarkCoveredByDeclarative()
 		}
-	case resourcev1.DeviceAllocationModeExactCount:
-		if count <= 0 {
-			errs = append(errs, field.Invalid(path.Child("count"), count, "must be greater than zero"))
+		errs = append(errs, keyErrs...)
+		if item != nil {
+			errs = append(errs, item(v, path.Key(truncateIfTooLong(string(k), truncateKeyLen)))...)
 		}
-	default:
-		errs = append(errs, field.NotSupported(path.Child("allocationMode"), mode, []resourcev1.DeviceAllocationMode{resourcev1.DeviceAllocationModeAll, resourcev1.DeviceAllocationModeExactCount}))
 	}
-	for i, t := range tolerations {
-		errs = append(errs, validateToleration(t, path.Child("tolerations").Index(i))...)
+	return errs
+}
+
+func truncateIfTooLong(s string, maxLen int) string {
+	maxLen = max(maxLen, 16)
+	if len(s) <= maxLen {
+		return s
+	}
+	remaining := maxLen - len("...")
+	return s[:(remaining+1)/2] + "..." + s[len(s)-remaining/2:]
+}
+
+// validateQualifiedName: a C identifier, optionally after a driver-like
+// domain and a slash.
+func validateQualifiedName[T ~string](name T, path *field.Path) field.ErrorList {
+	parts := strings.Split(string(name), "/")
+	switch len(parts) {
+	case 1:
+		return validateCIdentifier(parts[0], path)
+	case 2:
+		var errs field.ErrorList
+		if parts[0] == "" {
+			errs = append(errs, field.Invalid(path, "", "the domain must not be empty"))
+		} else {
+			errs = append(errs, validateDriverName(parts[0], path, false)...)
+		}
+		if parts[1] == "" {
+			errs = append(errs, field.Invalid(path, "", "the name must not be empty"))
+		} else {
+			errs = append(errs, validateCIdentifier(parts[1], path)...)
+		}
+		return errs
+	}
+	return nil
+}
+
+// validateFullyQualifiedName is a qualified name with a domain.
+func validateFullyQualifiedName(name resourcev1.FullyQualifiedName, path *field.Path) field.ErrorList {
+	errs := validateQualifiedName(name, path)
+	if !strings.Contains(string(name), "/") {
+		errs = append(errs, field.Invalid(path, name, "a fully qualified name must be a domain and a name separated by a slash"))
+	}
+	return errs.WithOrigin("format=k8s-resource-fully-qualified-name")
+}
+
+func validateCIdentifier(id string, path *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	if len(id) > resourcev1.DeviceMaxIDLength {
+		errs = append(errs, field.TooLong(path, "", resourcev1.DeviceMaxIDLength))
+	}
+	for _, msg := range content.IsCIdentifier(id) {
+		errs = append(errs, field.Invalid(path, id, msg))
 	}
 	return errs
 }
@@ -183,7 +232,7 @@ var (
 func validateToleration(t resourcev1.DeviceToleration, path *field.Path) field.ErrorList {
 	var errs field.ErrorList
 	if t.Key != "" {
-		errs = append(errs, metav1validation.ValidateLabelName(t.Key, path.Child("key"))...)
+		errs = append(errs, metav1validation.ValidateLabelName(t.Key, path.Child("key")).MarkCoveredByDeclarative()...)
 	}
 	switch t.Operator {
 	case resourcev1.DeviceTolerationOpExists:
@@ -193,22 +242,12 @@ func validateToleration(t resourcev1.DeviceToleration, path *field.Path) field.E
 	case resourcev1.DeviceTolerationOpEqual:
 		errs = append(errs, validateLabelValue(t.Value, path.Child("value"))...)
 	case "":
-		errs = append(errs, field.Required(path.Child("operator"), ""))
+		errs = append(errs, field.Required(path.Child("operator"), "").MarkCoveredByDeclarative())
 	default:
-		errs = append(errs, field.NotSupported(path.Child("operator"), t.Operator, tolerationOperators))
+		errs = append(errs, field.NotSupported(path.Child("operator"), t.Operator, tolerationOperators).MarkCoveredByDeclarative())
 	}
-	switch {
-	case t.Effect == "":
-	case !taintEffects.Has(t.Effect):
-		errs = append(errs, field.NotSupported(path.Child("effect"), t.Effect, sets.List(taintEffects)))
-	}
-	return errs
-}
-
-func validateLabelValue(value string, path *field.Path) field.ErrorList {
-	var errs field.ErrorList
-	for _, msg := range validation.IsValidLabelValue(value) {
-		errs = append(errs, field.Invalid(path, value, msg))
+	if t.Effect != "" && !taintEffects.Has(t.Effect) {
+		errs = append(errs, field.NotSupported(path.Child("effect"), t.Effect, sets.List(taintEffects)).MarkCoveredByDeclarative())
 	}
 	return errs
 }
@@ -223,50 +262,75 @@ func validateTaint(t resourcev1.DeviceTaint, old *resourcev1.DeviceTaint, path *
 	if old == nil || old.Effect != t.Effect {
 		switch {
 		case t.Effect == "":
-			errs = append(errs, field.Required(path.Child("effect"), ""))
+			errs = append(errs, field.Required(path.Child("effect"), "").MarkCoveredByDeclarative())
 		case !taintEffects.Has(t.Effect):
-			errs = append(errs, field.NotSupported(path.Child("effect"), t.Effect, sets.List(taintEffects)))
+			errs = append(errs, field.NotSupported(path.Child("effect"), t.Effect, sets.List(taintEffects)).MarkCoveredByDeclarative())
 		}
 	}
 	return errs
 }
 
-// validateOpaque: the driver's name, and parameters given.
-func validateOpaque(c *resourcev1.OpaqueDeviceConfiguration, path *field.Path) field.ErrorList {
-	if c == nil {
+// validateDeviceConfiguration: an opaque configuration, its driver's name
+// and a JSON object as parameters (of any size if stored).
+func validateDeviceConfiguration(c resourcev1.DeviceConfiguration, path *field.Path, stored bool) field.ErrorList {
+	if c.Opaque == nil {
 		return field.ErrorList{field.Required(path.Child("opaque"), "")}
 	}
-	errs := validateDriverName(c.Driver, path.Child("opaque", "driver"))
-	if len(c.Parameters.Raw) == 0 && c.Parameters.Object == nil {
-		errs = append(errs, field.Required(path.Child("opaque", "parameters"), ""))
-	}
-	return errs
+	path = path.Child("opaque")
+	errs := validateDriverName(c.Opaque.Driver, path.Child("driver"), true)
+	return append(errs, validateRawExtension(c.Opaque.Parameters, path.Child("parameters"), stored, resourcev1.OpaqueParametersMaxLength)...)
 }
 
-// validateClaimStatusUpdate is upstream's status invariants: consumers
-// named and unique (at most 256), none without an allocation, none added
-// to a claim being deleted, and an allocation immutable once made.
-func validateClaimStatusUpdate(claim, old *resourcev1.ResourceClaim) field.ErrorList {
-	path := field.NewPath("status")
-	status, oldStatus := &claim.Status, &old.Status
-	errs := validateSet(status.ReservedFor, resourcev1.ResourceClaimReservedForMaxSize, func(r resourcev1.ResourceClaimConsumerReference, path *field.Path) field.ErrorList {
-		var errs field.ErrorList
-		for _, f := range []struct{ name, value string }{{"resource", r.Resource}, {"name", r.Name}, {"uid", string(r.UID)}} {
-			if f.value == "" {
-				errs = append(errs, field.Required(path.Child(f.name), ""))
-			}
+func validateRawExtension(raw runtime.RawExtension, path *field.Path, stored bool, maxLength int) field.ErrorList {
+	var v any
+	switch {
+	case len(raw.Raw) == 0:
+		return field.ErrorList{field.Required(path, "")}
+	case !stored && len(raw.Raw) > maxLength:
+		return field.ErrorList{field.TooLong(path, "", maxLength)}
+	}
+	if err := json.Unmarshal(raw.Raw, &v); err != nil {
+		return field.ErrorList{field.Invalid(path, "<value omitted>", fmt.Sprintf("error parsing data as JSON: %v", err.Error()))}
+	}
+	if v == nil {
+		return field.ErrorList{field.Required(path, "")}
+	}
+	if _, ok := v.(map[string]any); !ok {
+		return field.ErrorList{field.Invalid(path, "<value omitted>", "must be a valid JSON object")}
+	}
+	return nil
+}
+
+// validateBindingConditions: at most a few of each, unique, label names,
+// none in both lists, and neither list without the other.
+func validateBindingConditions(conditions, failureConditions []string, path *field.Path) field.ErrorList {
+	labelName := func(name string, path *field.Path) field.ErrorList {
+		return metav1validation.ValidateLabelName(name, path)
+	}
+	errs := validateSlice(conditions, resourcev1.BindingConditionsMaxSize, labelName, path.Child("bindingConditions"), coverage{size: true})
+	errs = append(errs, validateSlice(failureConditions, resourcev1.BindingFailureConditionsMaxSize, labelName, path.Child("bindingFailureConditions"), coverage{size: true})...)
+	seen := sets.New[string]()
+	for i, c := range conditions {
+		if seen.Has(c) {
+			errs = append(errs, field.Duplicate(path.Child("bindingConditions").Index(i), c))
 		}
-		return errs
-	}, func(r resourcev1.ResourceClaimConsumerReference) types.UID { return r.UID }, path.Child("reservedFor"))
-	if len(status.ReservedFor) > 0 {
-		if status.Allocation == nil {
-			errs = append(errs, field.Forbidden(path.Child("reservedFor"), "may not be specified when `allocated` is not set"))
-		} else if claim.DeletionTimestamp != nil && !sets.New(oldStatus.ReservedFor...).IsSuperset(sets.New(status.ReservedFor...)) {
-			errs = append(errs, field.Forbidden(path.Child("reservedFor"), "new entries may not be added while `deallocationRequested` or `deletionTimestamp` are set"))
+		seen.Insert(c)
+	}
+	seenFailures := sets.New[string]()
+	for i, c := range failureConditions {
+		if seenFailures.Has(c) {
+			errs = append(errs, field.Duplicate(path.Child("bindingFailureConditions").Index(i), c))
+		}
+		seenFailures.Insert(c)
+		if slices.Contains(conditions, c) {
+			errs = append(errs, field.Invalid(path.Child("bindingFailureConditions").Index(i), c, "bindingFailureConditions must not overlap with bindingConditions"))
 		}
 	}
-	if oldStatus.Allocation != nil && status.Allocation != nil {
-		errs = append(errs, apimachineryvalidation.ValidateImmutableField(status.Allocation, oldStatus.Allocation, path.Child("allocation"))...)
+	if len(conditions) == 0 && len(failureConditions) > 0 {
+		errs = append(errs, field.Invalid(path.Child("bindingConditions"), conditions, "bindingConditions are required to use bindingFailureConditions"))
+	}
+	if len(failureConditions) == 0 && len(conditions) > 0 {
+		errs = append(errs, field.Invalid(path.Child("bindingFailureConditions"), failureConditions, "bindingFailureConditions are required to use bindingConditions"))
 	}
 	return errs
 }
