@@ -106,6 +106,7 @@ func New(optsGetter generic.RESTOptionsGetter, ips IPAddresses, ranges Ranges) (
 	if err != nil {
 		return nil, err
 	}
+	store.Decorator = dropExternalNameTrafficPolicy
 	ports, destroy, err := newPortRecord(optsGetter, ranges.NodePorts)
 	if err != nil {
 		return nil, err
@@ -310,6 +311,26 @@ func dropTypeDependent(svc, old *corev1.Service) {
 	}
 	if externallyAccessible(old) && !externallyAccessible(svc) && svc.Spec.ExternalTrafficPolicy == old.Spec.ExternalTrafficPolicy {
 		svc.Spec.ExternalTrafficPolicy = ""
+	}
+}
+
+// dropExternalNameTrafficPolicy is upstream's defaultOnReadInternalTrafficPolicy:
+// an ExternalName Service read (not watched) shows no internalTrafficPolicy,
+// which defaulting gave it while it was of another type. It sets fields
+// of the object read, never of what they point to.
+func dropExternalNameTrafficPolicy(obj runtime.Object) {
+	drop := func(svc *corev1.Service) {
+		if svc.Spec.Type == corev1.ServiceTypeExternalName {
+			svc.Spec.InternalTrafficPolicy = nil
+		}
+	}
+	switch obj := obj.(type) {
+	case *corev1.Service:
+		drop(obj)
+	case *corev1.ServiceList:
+		for i := range obj.Items {
+			drop(&obj.Items[i])
+		}
 	}
 }
 

@@ -426,3 +426,43 @@ func TestDryRunsRecordAndReleaseNothing(t *testing.T) {
 		t.Errorf("a delete released %v, want what the create recorded, %v", records.deleted, records.created)
 	}
 }
+
+// TestExternalNameReadsWithoutTrafficPolicy: a Service made ExternalName
+// keeps the internalTrafficPolicy defaulting gave it in storage, as
+// upstream's does, and is read (get, list, the update's answer) without
+// it; a ClusterIP Service is read with it.
+func TestExternalNameReadsWithoutTrafficPolicy(t *testing.T) {
+	s := newServices(t)
+	withPolicy := modified(validService(), func(svc *corev1.Service) {
+		svc.Spec.InternalTrafficPolicy = ptr.To(corev1.ServiceInternalTrafficPolicyCluster)
+	})
+	current := s.seed(t, withPolicy)
+	if got, err := s.store.Get(nsContext, current.Name, &metav1.GetOptions{}); err != nil || got.(*corev1.Service).Spec.InternalTrafficPolicy == nil {
+		t.Fatalf("a ClusterIP Service read: %v, %v; want its internalTrafficPolicy", got, err)
+	}
+	update := modified(current, func(svc *corev1.Service) {
+		svc.Spec.Type, svc.Spec.ExternalName = corev1.ServiceTypeExternalName, "db.example.com"
+		svc.Spec.ClusterIP, svc.Spec.ClusterIPs, svc.Spec.IPFamilies, svc.Spec.IPFamilyPolicy = "", nil, nil, nil
+	})
+	updated, _, err := s.store.Update(nsContext, update.Name, rest.DefaultUpdatedObjectInfo(update), rest.ValidateAllObjectFunc, rest.ValidateAllObjectUpdateFunc, false, &metav1.UpdateOptions{})
+	if err != nil {
+		t.Fatalf("update to ExternalName: %v", err)
+	}
+	got, err := s.store.Get(nsContext, current.Name, &metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	list, err := s.store.List(nsContext, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for what, svc := range map[string]*corev1.Service{"the update's answer": updated.(*corev1.Service), "a get": got.(*corev1.Service), "a list": &list.(*corev1.ServiceList).Items[0]} {
+		if svc.Spec.InternalTrafficPolicy != nil {
+			t.Errorf("%s: internalTrafficPolicy %s, want none", what, *svc.Spec.InternalTrafficPolicy)
+		}
+	}
+	key, _ := s.store.KeyFunc(nsContext, current.Name)
+	if stored, _ := s.mem.Stored(key); stored.(*corev1.Service).Spec.InternalTrafficPolicy == nil {
+		t.Errorf("stored: internalTrafficPolicy dropped, want it kept as upstream keeps it")
+	}
+}
