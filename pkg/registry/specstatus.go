@@ -21,6 +21,7 @@ import (
 
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 )
 
@@ -34,6 +35,11 @@ type SpecAndStatus struct {
 	Generation bool
 	// StatusKeepsLabels makes status updates keep metadata.labels too (apps types).
 	StatusKeepsLabels bool
+	// StatusKeepsMetadata makes status updates keep what
+	// metav1.ResetObjectMetaForStatus keeps (labels, annotations,
+	// finalizers, owner references, generation, deletion timestamp), as
+	// upstream's newer types do.
+	StatusKeepsMetadata bool
 	// Drop, if set, runs first on a create (old nil) and an update, before
 	// a spec change is counted: it drops what disabled features may not
 	// set, as upstream's PrepareForCreate and PrepareForUpdate do first.
@@ -86,16 +92,21 @@ func (t SpecAndStatus) Strategies(base Strategy) (main, status Strategy) {
 	status.ValidateFields, status.ValidateFieldsUpdate, status.Warnings = nil, nil, nil
 	status.OnUpdate = func(obj, old runtime.Object) {
 		fieldOf(obj, "Spec").Set(fieldOf(old, "Spec"))
-		if t.StatusKeepsLabels {
-			newMeta, err1 := meta.Accessor(obj)
-			oldMeta, err2 := meta.Accessor(old)
-			if err1 == nil && err2 == nil {
-				newMeta.SetLabels(oldMeta.GetLabels())
-			}
+		newMeta, err1 := meta.Accessor(obj)
+		oldMeta, err2 := meta.Accessor(old)
+		switch {
+		case err1 != nil || err2 != nil:
+		case t.StatusKeepsMetadata:
+			metav1.ResetObjectMetaForStatus(newMeta, oldMeta)
+		case t.StatusKeepsLabels:
+			newMeta.SetLabels(oldMeta.GetLabels())
 		}
 	}
 	resetPaths := []string{"spec"}
-	if t.StatusKeepsLabels {
+	switch {
+	case t.StatusKeepsMetadata:
+		resetPaths = append(resetPaths, "metadata")
+	case t.StatusKeepsLabels:
 		resetPaths = append(resetPaths, "metadata.labels")
 	}
 	status.ResetFields = Fieldpaths(t.GroupVersion, resetPaths...)

@@ -71,12 +71,11 @@ func strategies() (main, status registry.Strategy) {
 		drivers, oldDrivers := obj.(*storagev1.CSINode).Spec.Drivers, old.(*storagev1.CSINode).Spec.Drivers
 		return append(validateDrivers(drivers), validateDriversUpdate(drivers, oldDrivers)...)
 	}
-	main, status = registry.SpecAndStatus{GroupVersion: groupVersion}.Strategies(base)
+	main, status = registry.SpecAndStatus{GroupVersion: groupVersion, StatusKeepsMetadata: true}.Strategies(base)
 	keepSpec := status.OnUpdate
 	status.OnUpdate = func(obj, old runtime.Object) {
 		keepSpec(obj, old)
 		n, oldN := obj.(*storagev1.CSINode), old.(*storagev1.CSINode)
-		metav1.ResetObjectMetaForStatus(&n.ObjectMeta, &oldN.ObjectMeta)
 		if len(oldN.Status.StorageHealth) == 0 {
 			n.Status.StorageHealth = nil
 		}

@@ -100,7 +100,9 @@ func deviceTaintRules(optsGetter generic.RESTOptionsGetter) (map[string]rest.Sto
 			t.TimeAdded = &metav1.Time{Time: time.Now().Truncate(time.Second)}
 		}
 	}
-	main, status := specGeneration.Strategies(base)
+	taintRules := specGeneration
+	taintRules.StatusKeepsMetadata = true
+	main, status := taintRules.Strategies(base)
 	status.ValidateFieldsUpdate = func(obj, _ runtime.Object) field.ErrorList {
 		return validateTaintRuleStatus(&obj.(*resourcev1.DeviceTaintRule).Status)
 	}
@@ -124,7 +126,7 @@ func resourceClaims(optsGetter generic.RESTOptionsGetter) (map[string]rest.Stora
 	base.ValidateFieldsUpdate = func(obj, old runtime.Object) field.ErrorList {
 		return validateClaimUpdate(&obj.(*resourcev1.ResourceClaim).Spec, &old.(*resourcev1.ResourceClaim).Spec)
 	}
-	main, status := registry.SpecAndStatus{GroupVersion: groupVersion, Drop: func(obj, old runtime.Object) {
+	main, status := registry.SpecAndStatus{GroupVersion: groupVersion, StatusKeepsMetadata: true, Drop: func(obj, old runtime.Object) {
 		var oldSpec *resourcev1.ResourceClaimSpec
 		if old != nil {
 			oldSpec = &old.(*resourcev1.ResourceClaim).Spec

@@ -54,7 +54,8 @@ func TestStorage(t *testing.T) {
 			t.Errorf("%s: ReturnDeletedObject %t, want %t", tt.resource, store.ReturnDeletedObject, want)
 		}
 		if tt.status {
-			registrytest.CheckSpecAndStatus(t, store, storages[tt.resource+"/status"].(*registry.StatusREST), groupVersion)
+			// As upstream's: a status update keeps the metadata too.
+			registrytest.CheckSpecAndStatus(t, store, storages[tt.resource+"/status"].(*registry.StatusREST), groupVersion, "metadata", "spec")
 		}
 	}
 }
@@ -129,7 +130,8 @@ func TestClaimStatus(t *testing.T) {
 		{name: "allocate and reserve", old: claim(nil), obj: claim(func(c *resourcev1.ResourceClaim) {
 			allocated(c)
 			c.Status.ReservedFor = []resourcev1.ResourceClaimConsumerReference{consumer}
-			c.Spec.Devices.Requests[0].Exactly.Count = 5 // kept as it was
+			c.Spec.Devices.Requests[0].Exactly.Count = 5                                    // kept as it was
+			c.Labels, c.Finalizers = map[string]string{"a": "b"}, []string{"example.com/f"} // kept as they were
 		})},
 		{name: "reserved without allocation", old: claim(nil), obj: claim(func(c *resourcev1.ResourceClaim) {
 			c.Status.ReservedFor = []resourcev1.ResourceClaimConsumerReference{consumer, consumer, {}}
@@ -152,6 +154,9 @@ func TestClaimStatus(t *testing.T) {
 			}
 			if diff := cmp.Diff(tt.old.Spec, got.Spec); diff != "" {
 				t.Errorf("spec changed by a status update (-want +got):\n%s", diff)
+			}
+			if got.Labels != nil || got.Finalizers != nil {
+				t.Errorf("labels %v, finalizers %v set by a status update, want none, as before", got.Labels, got.Finalizers)
 			}
 		})
 	}

@@ -208,13 +208,16 @@ func CheckShape(t testing.TB, r *registry.REST, want Shape) {
 
 // CheckSpecAndStatus fails t unless store resets status and its status
 // store spec, in groupVersion (as registry.SpecAndStatus makes them).
-func CheckSpecAndStatus(t testing.TB, store *registry.REST, status *registry.StatusREST, groupVersion string) {
+func CheckSpecAndStatus(t testing.TB, store *registry.REST, status *registry.StatusREST, groupVersion string, statusResets ...string) {
 	t.Helper()
 	equal := cmp.Comparer(func(a, b *fieldpath.Set) bool { return a.Equals(b) })
 	if diff := cmp.Diff(registry.Fieldpaths(groupVersion, "status"), store.GetResetFields(), equal); diff != "" {
 		t.Errorf("reset fields (-want +got):\n%s", diff)
 	}
-	if diff := cmp.Diff(registry.Fieldpaths(groupVersion, "spec"), status.GetResetFields(), equal); diff != "" {
+	if len(statusResets) == 0 {
+		statusResets = []string{"spec"}
+	}
+	if diff := cmp.Diff(registry.Fieldpaths(groupVersion, statusResets...), status.GetResetFields(), equal); diff != "" {
 		t.Errorf("status reset fields (-want +got):\n%s", diff)
 	}
 }

@@ -51,13 +51,7 @@ func NewStorage(optsGetter generic.RESTOptionsGetter) (map[string]rest.Storage, 
 	base.ValidateFieldsUpdate = func(obj, old runtime.Object) field.ErrorList {
 		return validateUpdate(obj.(*networkingv1.ServiceCIDR), old.(*networkingv1.ServiceCIDR))
 	}
-	main, status := registry.SpecAndStatus{GroupVersion: groupVersion}.Strategies(base)
-	keepSpec := status.OnUpdate
-	status.OnUpdate = func(obj, old runtime.Object) {
-		keepSpec(obj, old)
-		metav1.ResetObjectMetaForStatus(&obj.(*networkingv1.ServiceCIDR).ObjectMeta, &old.(*networkingv1.ServiceCIDR).ObjectMeta)
-	}
-	status.ResetFields = registry.Fieldpaths(groupVersion, "metadata", "spec")
+	main, status := registry.SpecAndStatus{GroupVersion: groupVersion, StatusKeepsMetadata: true}.Strategies(base)
 	store, err := registry.NewREST(optsGetter, registry.Resource{
 		Resource: networkingv1.Resource("servicecidrs"),
 		Singular: "servicecidr",

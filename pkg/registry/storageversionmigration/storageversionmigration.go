@@ -50,12 +50,7 @@ func NewStorage(optsGetter generic.RESTOptionsGetter) (map[string]rest.Storage, 
 	base.ValidateFieldsUpdate = func(obj, old runtime.Object) field.ErrorList {
 		return validateUpdate(obj.(*storagemigrationv1.StorageVersionMigration), old.(*storagemigrationv1.StorageVersionMigration))
 	}
-	main, status := registry.SpecAndStatus{GroupVersion: groupVersion}.Strategies(base)
-	keepSpec := status.OnUpdate
-	status.OnUpdate = func(obj, old runtime.Object) {
-		keepSpec(obj, old)
-		metav1.ResetObjectMetaForStatus(&obj.(*storagemigrationv1.StorageVersionMigration).ObjectMeta, &old.(*storagemigrationv1.StorageVersionMigration).ObjectMeta)
-	}
+	main, status := registry.SpecAndStatus{GroupVersion: groupVersion, StatusKeepsMetadata: true}.Strategies(base)
 	status.ValidateFieldsUpdate = func(obj, old runtime.Object) field.ErrorList {
 		return validateStatusUpdate(obj.(*storagemigrationv1.StorageVersionMigration), old.(*storagemigrationv1.StorageVersionMigration))
 	}

@@ -64,12 +64,7 @@ func strategies() (main, status registry.Strategy) {
 	base.ValidateFieldsUpdate = func(obj, old runtime.Object) field.ErrorList {
 		return validateAttachment(obj.(*storagev1.VolumeAttachment), old.(*storagev1.VolumeAttachment))
 	}
-	main, status = registry.SpecAndStatus{GroupVersion: groupVersion}.Strategies(base)
-	keepSpec := status.OnUpdate
-	status.OnUpdate = func(obj, old runtime.Object) {
-		keepSpec(obj, old)
-		metav1.ResetObjectMetaForStatus(&obj.(*storagev1.VolumeAttachment).ObjectMeta, &old.(*storagev1.VolumeAttachment).ObjectMeta)
-	}
+	main, status = registry.SpecAndStatus{GroupVersion: groupVersion, StatusKeepsMetadata: true}.Strategies(base)
 	// Upstream's status strategy validates as its main one does, the whole
 	// object, spec included (the stored one, so never changed).
 	status.ValidateFieldsUpdate = base.ValidateFieldsUpdate
