@@ -239,10 +239,24 @@ func defaultFieldRef(f *corev1.ObjectFieldSelector) {
 
 // defaultVolume applies upstream's volume source defaults: an emptyDir
 // when none is given, file modes 0644, downward API fields of v1, one-hour
-// service account tokens, claims of file systems.
+// service account tokens, claims of file systems, an image's pull policy
+// as a container's, and the in-tree sources' declared defaults.
 func defaultVolume(v *corev1.VolumeSource) {
 	if ptr.AllPtrFieldsNil(v) {
 		v.EmptyDir = &corev1.EmptyDirVolumeSource{}
+	}
+	if v.Image != nil && v.Image.PullPolicy == "" {
+		v.Image.PullPolicy = defaultPullPolicy(v.Image.Reference)
+	}
+	if v.ISCSI != nil {
+		setIfEmpty(&v.ISCSI.ISCSIInterface, "default")
+	}
+	if v.RBD != nil {
+		defaultRBD(&v.RBD.RBDPool, &v.RBD.RadosUser, &v.RBD.Keyring)
+	}
+	defaultAzureDisk(v.AzureDisk)
+	if v.ScaleIO != nil {
+		defaultScaleIO(&v.ScaleIO.StorageMode, &v.ScaleIO.FSType)
 	}
 	if v.DownwardAPI != nil {
 		defaultDownwardAPI(v.DownwardAPI.Items)
@@ -272,6 +286,56 @@ func defaultVolume(v *corev1.VolumeSource) {
 		v.DownwardAPI.DefaultMode = mode
 	case v.HostPath != nil && v.HostPath.Type == nil:
 		v.HostPath.Type = ptr.To(corev1.HostPathUnset)
+	}
+}
+
+// defaultPersistentVolumeSource applies the in-tree sources' declared
+// defaults (upstream's +default markers) to a persistent volume's source.
+func defaultPersistentVolumeSource(v *corev1.PersistentVolumeSource) {
+	if v.ISCSI != nil {
+		setIfEmpty(&v.ISCSI.ISCSIInterface, "default")
+	}
+	if v.RBD != nil {
+		defaultRBD(&v.RBD.RBDPool, &v.RBD.RadosUser, &v.RBD.Keyring)
+	}
+	defaultAzureDisk(v.AzureDisk)
+	if v.ScaleIO != nil {
+		defaultScaleIO(&v.ScaleIO.StorageMode, &v.ScaleIO.FSType)
+	}
+}
+
+func defaultRBD(pool, user, keyring *string) {
+	setIfEmpty(pool, "rbd")
+	setIfEmpty(user, "admin")
+	setIfEmpty(keyring, "/etc/ceph/keyring")
+}
+
+func defaultAzureDisk(d *corev1.AzureDiskVolumeSource) {
+	if d == nil {
+		return
+	}
+	if d.CachingMode == nil {
+		d.CachingMode = ptr.To(corev1.AzureDataDiskCachingReadWrite)
+	}
+	if d.FSType == nil {
+		d.FSType = ptr.To("ext4")
+	}
+	if d.ReadOnly == nil {
+		d.ReadOnly = ptr.To(false)
+	}
+	if d.Kind == nil {
+		d.Kind = ptr.To(corev1.AzureSharedBlobDisk)
+	}
+}
+
+func defaultScaleIO(mode, fsType *string) {
+	setIfEmpty(mode, "ThinProvisioned")
+	setIfEmpty(fsType, "xfs")
+}
+
+func setIfEmpty(s *string, value string) {
+	if *s == "" {
+		*s = value
 	}
 }
 

@@ -214,3 +214,32 @@ func TestDecodePersistentVolumeHostPathDefault(t *testing.T) {
 		t.Errorf("hostPath.type: got %v, want a pointer to \"\"", got)
 	}
 }
+
+// TestDecodeInTreeSourceDefaults: a pod's volumes and a persistent
+// volume's source get the defaults upstream's generated defaulters give
+// the in-tree sources (their +default markers), and an image volume its
+// pull policy as a container's image would; set values are kept.
+func TestDecodeInTreeSourceDefaults(t *testing.T) {
+	pod := decodeDefaulted(t, corev1.SchemeGroupVersion, `{"apiVersion":"v1","kind":"Pod","metadata":{"name":"p","namespace":"default"},"spec":{"containers":[{"name":"c","image":"i:1"}],"volumes":[
+		{"name":"iscsi","iscsi":{"targetPortal":"p","iqn":"iqn.2001-04.com.example:s","lun":0}},
+		{"name":"rbd","rbd":{"monitors":["m"],"image":"img","pool":"mine"}},
+		{"name":"azure","azureDisk":{"diskName":"d","diskURI":"u"}},
+		{"name":"scaleio","scaleIO":{"gateway":"g","system":"s","secretRef":{"name":"s"}}},
+		{"name":"image","image":{"reference":"registry.example/data"}},
+		{"name":"image-tagged","image":{"reference":"registry.example/data:1"}}]}}`).(*corev1.Pod)
+	v := pod.Spec.Volumes
+	got := []any{v[0].ISCSI.ISCSIInterface, v[1].RBD.RBDPool, v[1].RBD.RadosUser, v[1].RBD.Keyring,
+		v[2].AzureDisk.CachingMode, v[2].AzureDisk.FSType, v[2].AzureDisk.ReadOnly, v[2].AzureDisk.Kind,
+		v[3].ScaleIO.StorageMode, v[3].ScaleIO.FSType, v[4].Image.PullPolicy, v[5].Image.PullPolicy}
+	want := []any{"default", "mine", "admin", "/etc/ceph/keyring",
+		ptr.To(corev1.AzureDataDiskCachingReadWrite), ptr.To("ext4"), ptr.To(false), ptr.To(corev1.AzureSharedBlobDisk),
+		"ThinProvisioned", "xfs", corev1.PullAlways, corev1.PullIfNotPresent}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("pod volumes (-want +got):\n%s", diff)
+	}
+	pv := decodeDefaulted(t, corev1.SchemeGroupVersion, `{"apiVersion":"v1","kind":"PersistentVolume","metadata":{"name":"pv-1"},
+		"spec":{"rbd":{"monitors":["m"],"image":"img","keyring":"/k"}}}`).(*corev1.PersistentVolume)
+	if got, want := []string{pv.Spec.RBD.RBDPool, pv.Spec.RBD.RadosUser, pv.Spec.RBD.Keyring}, []string{"rbd", "admin", "/k"}; !cmp.Equal(got, want) {
+		t.Errorf("persistent volume's rbd: got %v, want %v", got, want)
+	}
+}

@@ -79,6 +79,7 @@ func addWorkloadDefaults(s *runtime.Scheme) error {
 		if hp := pv.Spec.HostPath; hp != nil && hp.Type == nil {
 			hp.Type = ptr.To(corev1.HostPathUnset)
 		}
+		defaultPersistentVolumeSource(&pv.Spec.PersistentVolumeSource)
 		if pv.Status.Phase == "" {
 			pv.Status.Phase = corev1.VolumePending
 		}
