@@ -38,6 +38,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -120,6 +121,7 @@ type cases struct {
 func main() {
 	kubeconfig := flag.String("kubeconfig", "", "the server's kubeconfig")
 	kubecontext := flag.String("context", "", "its context, if not the current one")
+	flag.BoolVar(&printObjects, "objects", false, "also print what each write that succeeded stored (see masked)")
 	flag.Parse()
 	if err := run(*kubeconfig, *kubecontext, flag.Args()); err != nil {
 		fmt.Fprintln(os.Stderr, "sidebyside:", err)
@@ -215,18 +217,21 @@ func runFile(ctx context.Context, dyn dynamic.Interface, mapper meta.RESTMapper,
 		}
 		obj.SetUID("")
 		obj.SetResourceVersion("")
-		_, err = c.Create(ctx, obj, metav1.CreateOptions{})
+		stored, err := c.Create(ctx, obj, metav1.CreateOptions{})
 		made := err == nil
 		switch {
 		case tc.Verb == "create":
 		case err != nil:
 			err = fmt.Errorf("the old object: %w", err)
 		case tc.Verb == "status":
-			_, err = c.Patch(ctx, obj.GetName(), types.StrategicMergePatchType, tc.New, metav1.PatchOptions{}, "status")
+			stored, err = c.Patch(ctx, obj.GetName(), types.StrategicMergePatchType, tc.New, metav1.PatchOptions{}, "status")
 		default:
-			_, err = c.Patch(ctx, obj.GetName(), types.StrategicMergePatchType, tc.New, metav1.PatchOptions{})
+			stored, err = c.Patch(ctx, obj.GetName(), types.StrategicMergePatchType, tc.New, metav1.PatchOptions{})
 		}
 		fmt.Printf("=== %s %s\n%v\n", tc.Verb, tc.Name, err)
+		if printObjects && err == nil {
+			fmt.Printf("stored: %s\n", masked(stored))
+		}
 		for _, w := range warnings.take() {
 			fmt.Printf("warning: %s\n", w)
 		}
@@ -238,6 +243,51 @@ func runFile(ctx context.Context, dyn dynamic.Interface, mapper meta.RESTMapper,
 		}
 	}
 	return nil
+}
+
+var printObjects bool
+
+// masked is obj as JSON (keys sorted) without what differs from one
+// server or run to the next: its uid (and labels holding it),
+// resourceVersion, managed fields, times, allocated addresses and ports,
+// and generated volume names.
+func masked(obj *unstructured.Unstructured) string {
+	uid := string(obj.GetUID())
+	for _, f := range []string{"uid", "resourceVersion", "creationTimestamp", "managedFields"} {
+		unstructured.RemoveNestedField(obj.Object, "metadata", f)
+	}
+	var walk func(v any) any
+	walk = func(v any) any {
+		switch v := v.(type) {
+		case map[string]any:
+			for k, e := range v {
+				switch {
+				case k == "clusterIP" || k == "clusterIPs" || k == "nodePort" || k == "healthCheckNodePort",
+					strings.HasSuffix(k, "Time") || strings.HasSuffix(k, "Timestamp"):
+					v[k] = "*"
+				default:
+					v[k] = walk(e)
+				}
+			}
+		case []any:
+			for i, e := range v {
+				v[i] = walk(e)
+			}
+		case string:
+			if uid != "" && v == uid {
+				return "<uid>"
+			}
+			if strings.HasPrefix(v, "kube-api-access-") {
+				return "kube-api-access-*"
+			}
+		}
+		return v
+	}
+	out, err := json.Marshal(walk(obj.Object))
+	if err != nil {
+		return err.Error()
+	}
+	return string(out)
 }
 
 // warnings keeps the warnings of the requests until taken.
