@@ -77,7 +77,7 @@ func validateRequirement(req corev1.NodeSelectorRequirement, anyValues bool, pat
 	if !anyValues {
 		for i, v := range req.Values {
 			for _, msg := range validation.IsValidLabelValue(v) {
-				errs = append(errs, field.Invalid(path.Child("values").Index(i), v, msg))
+				errs = append(errs, field.Invalid(path.Child("values").Index(i), v, msg).WithOrigin("format=k8s-label-value"))
 			}
 		}
 	}

@@ -24,6 +24,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
+	"github.com/miniapiserver/miniapiserver/pkg/api/node"
 	"github.com/miniapiserver/miniapiserver/pkg/registry"
 )
 
@@ -145,7 +146,7 @@ func validateAllocation(a *resourcev1.AllocationResult, path *field.Path, names 
 		return append(errs, validateDeviceConfiguration(c.DeviceConfiguration, path, false)...)
 	}, devices.Child("config"), coverage{size: true})...)
 	if a.NodeSelector != nil {
-		errs = append(errs, validateNodeSelector(a.NodeSelector, path.Child("nodeSelector"))...)
+		errs = append(errs, node.ValidateSelector(a.NodeSelector, path.Child("nodeSelector"))...)
 	}
 	return errs
 }

@@ -27,6 +27,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
+	"github.com/miniapiserver/miniapiserver/pkg/api/node"
 	"github.com/miniapiserver/miniapiserver/pkg/registry"
 )
 
@@ -89,7 +90,7 @@ func validateNodeSelection(spec *resourcev1.ResourceSliceSpec, path *field.Path)
 	}
 	if spec.NodeSelector != nil {
 		set = append(set, "`nodeSelector`")
-		errs = append(errs, validateNodeSelector(spec.NodeSelector, path.Child("nodeSelector"))...)
+		errs = append(errs, node.ValidateSelector(spec.NodeSelector, path.Child("nodeSelector"))...)
 		if len(spec.NodeSelector.NodeSelectorTerms) != 1 {
 			errs = append(errs, field.Invalid(path.Child("nodeSelector", "nodeSelectorTerms"), registry.Internal(spec.NodeSelector.NodeSelectorTerms), "must have exactly one node selector term"))
 		}
@@ -177,7 +178,7 @@ func validateDeviceNodeSelection(d resourcev1.Device, path *field.Path, perDevic
 	}
 	if d.NodeSelector != nil {
 		set = append(set, "`nodeSelector`")
-		errs = append(errs, validateNodeSelector(d.NodeSelector, path.Child("nodeSelector"))...)
+		errs = append(errs, node.ValidateSelector(d.NodeSelector, path.Child("nodeSelector"))...)
 	}
 	if d.AllNodes != nil {
 		if *d.AllNodes {
@@ -247,6 +248,15 @@ func validateAttribute(a resourcev1.DeviceAttribute, path *field.Path) field.Err
 		errs = append(errs, field.Invalid(path, "", "exactly one value must be specified").WithOrigin("union").MarkCoveredByDeclarative())
 	case n > 1:
 		errs = append(errs, field.Invalid(path, registry.Internal(a), "exactly one value must be specified").WithOrigin("union").MarkCoveredByDeclarative())
+	}
+	return errs
+}
+
+// validateNodeName is core's check of a node's name.
+func validateNodeName(name string, path *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	for _, msg := range apimachineryvalidation.NameIsDNSSubdomain(name, false) {
+		errs = append(errs, field.Invalid(path, name, msg))
 	}
 	return errs
 }

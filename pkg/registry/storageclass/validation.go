@@ -62,7 +62,7 @@ func validateFields(sc *storagev1.StorageClass) field.ErrorList {
 			errs = append(errs, field.Invalid(p, strings.ToLower(sc.Provisioner), msg))
 		}
 	}
-	errs = append(errs, validateParameters(sc.Parameters)...)
+	errs = append(errs, ValidateParameters(sc.Parameters, true)...)
 	if r := sc.ReclaimPolicy; r != nil && *r != "" && !slices.Contains(supportedReclaimPolicies, string(*r)) {
 		errs = append(errs, field.NotSupported(field.NewPath("reclaimPolicy"), *r, supportedReclaimPolicies))
 	}
@@ -75,7 +75,10 @@ func validateFields(sc *storagev1.StorageClass) field.ErrorList {
 	return append(errs, validateAllowedTopologies(sc.AllowedTopologies)...)
 }
 
-func validateParameters(params map[string]string) field.ErrorList {
+// ValidateParameters is upstream's validateParameters of a storage class's
+// or a volume attributes class's parameters (which may not be empty
+// unless allowEmpty): not too many, no empty key, not too large.
+func ValidateParameters(params map[string]string, allowEmpty bool) field.ErrorList {
 	p := field.NewPath("parameters")
 	if len(params) > maxParameters {
 		return field.ErrorList{field.TooLong(p, "", maxParameters)}
@@ -90,6 +93,9 @@ func validateParameters(params map[string]string) field.ErrorList {
 	}
 	if size > maxParametersSize {
 		errs = append(errs, field.TooLong(p, "", maxParametersSize))
+	}
+	if !allowEmpty && len(params) == 0 {
+		errs = append(errs, field.Required(p, "must contain at least one key/value pair"))
 	}
 	return errs
 }

@@ -29,6 +29,7 @@ import (
 	"k8s.io/apiserver/pkg/registry/rest"
 
 	"github.com/miniapiserver/miniapiserver/pkg/registry"
+	"github.com/miniapiserver/miniapiserver/pkg/registry/storageclass"
 )
 
 // NewStorage returns the storage of volumeattributesclasses. Names are DNS
@@ -71,12 +72,6 @@ var table = registry.Table{
 	},
 }
 
-// Upstream's bounds on parameters, as a storage class's.
-const (
-	maxParameters     = 512
-	maxParametersSize = 256 * (1 << 10)
-)
-
 var (
 	driverNamePath = field.NewPath("driverName")
 	parametersPath = field.NewPath("parameters")
@@ -98,30 +93,7 @@ func validate(vac *storagev1.VolumeAttributesClass) field.ErrorList {
 			errs = append(errs, field.Invalid(driverNamePath, name, msg))
 		}
 	}
-	return append(errs, validateParameters(vac.Parameters)...)
-}
-
-// validateParameters is upstream's validateParameters, empty maps refused:
-// too many parameters is the only error reported then.
-func validateParameters(params map[string]string) field.ErrorList {
-	if len(params) > maxParameters {
-		return field.ErrorList{field.TooLong(parametersPath, "", maxParameters)}
-	}
-	var errs field.ErrorList
-	size := 0
-	for k, v := range params {
-		if k == "" {
-			errs = append(errs, field.Invalid(parametersPath, k, "field can not be empty."))
-		}
-		size += len(k) + len(v)
-	}
-	if size > maxParametersSize {
-		errs = append(errs, field.TooLong(parametersPath, "", maxParametersSize))
-	}
-	if len(params) == 0 {
-		errs = append(errs, field.Required(parametersPath, "must contain at least one key/value pair"))
-	}
-	return errs
+	return append(errs, storageclass.ValidateParameters(vac.Parameters, false)...)
 }
 
 // validateUpdate is upstream's ValidateVolumeAttributesClassUpdate beyond

@@ -61,7 +61,7 @@ func TestStorage(t *testing.T) {
 // TestValidate: upstream's ValidateVolumeAttributesClass, with its paths and messages.
 func TestValidate(t *testing.T) {
 	manyParams := map[string]string{}
-	for i := range maxParameters + 1 {
+	for i := range 512 + 1 { // upstream's limit on parameters, and one more
 		manyParams[fmt.Sprint(i)] = "v"
 	}
 	tests := []registrytest.Mutation[*storagev1.VolumeAttributesClass]{
@@ -97,7 +97,7 @@ func TestValidate(t *testing.T) {
 		{
 			Name: "parameters too large",
 			Mutate: func(vac *storagev1.VolumeAttributesClass) {
-				vac.Parameters["iops"] = strings.Repeat("9", maxParametersSize)
+				vac.Parameters["iops"] = strings.Repeat("9", 256<<10) // upstream's limit on their size
 			},
 			Want: []string{"parameters: Too long: may not be more than 262144 bytes"},
 		},
