@@ -295,7 +295,9 @@ type source struct {
 }
 
 // validateSource requires exactly one volume source, counting the set
-// pointers of PersistentVolumeSource, and checks the common ones.
+// pointers of PersistentVolumeSource, and checks the common ones. As
+// upstream's: a second CephFS source is refused at spec.cephFS, and a
+// flex volume is counted but never refused as a second source.
 func validateSource(spec *corev1.PersistentVolumeSpec, p *field.Path) field.ErrorList {
 	var errs field.ErrorList
 	v := reflect.ValueOf(spec.PersistentVolumeSource)
@@ -304,8 +306,12 @@ func validateSource(spec *corev1.PersistentVolumeSpec, p *field.Path) field.Erro
 		if v.Field(s.index).IsNil() {
 			continue
 		}
-		if n++; n > 1 {
-			errs = append(errs, field.Forbidden(p.Child(s.name), "may not specify more than 1 volume type"))
+		if n++; n > 1 && s.name != "flexVolume" {
+			forbidden := s.name
+			if forbidden == "cephfs" {
+				forbidden = "cephFS"
+			}
+			errs = append(errs, field.Forbidden(p.Child(forbidden), "may not specify more than 1 volume type"))
 			continue
 		}
 		switch sp := p.Child(s.name); s.name {
