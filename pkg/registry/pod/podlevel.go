@@ -73,13 +73,13 @@ func defaultPodLevelResources(p *corev1.Pod) {
 			candidates.Insert(name)
 		}
 	}
-	for _, c := range allContainerResources(&p.Spec) {
+	visitContainers(&p.Spec, nil, func(c *corev1.Container, _ *field.Path) {
 		for name := range candidates {
-			if _, ok := c.Limits[name]; !ok {
+			if _, ok := c.Resources.Limits[name]; !ok {
 				candidates.Delete(name)
 			}
 		}
-	}
+	})
 	if candidates.Len() == 0 {
 		return
 	}
@@ -92,22 +92,6 @@ func defaultPodLevelResources(p *corev1.Pod) {
 			set(&r.Limits, name, q)
 		}
 	}
-}
-
-// allContainerResources are the resources of the pod's init, regular and
-// ephemeral containers.
-func allContainerResources(spec *corev1.PodSpec) []*corev1.ResourceRequirements {
-	var out []*corev1.ResourceRequirements
-	for i := range spec.InitContainers {
-		out = append(out, &spec.InitContainers[i].Resources)
-	}
-	for i := range spec.Containers {
-		out = append(out, &spec.Containers[i].Resources)
-	}
-	for i := range spec.EphemeralContainers {
-		out = append(out, &spec.EphemeralContainers[i].Resources)
-	}
-	return out
 }
 
 // validatePodResources is upstream's validatePodResources: resources set
