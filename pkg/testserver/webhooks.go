@@ -40,6 +40,7 @@ import (
 
 	"github.com/miniapiserver/miniapiserver/pkg/server"
 	"github.com/miniapiserver/miniapiserver/pkg/server/manifests"
+	"github.com/miniapiserver/miniapiserver/pkg/testserver/freeport"
 )
 
 // WebhookInstallOptions are controller-runtime envtest's options of the
@@ -160,9 +161,9 @@ func (o *WebhookInstallOptions) PrepWithoutInstalling() error {
 		o.LocalServingHost = "127.0.0.1"
 	}
 	if o.LocalServingPort == 0 {
-		port, err := freePort(o.LocalServingHost)
+		port, err := freeport.On(o.LocalServingHost)
 		if err != nil {
-			return err
+			return fmt.Errorf("webhook serving port: %w", err)
 		}
 		o.LocalServingPort = port
 	}
@@ -296,15 +297,4 @@ func servingCertificate(ips []net.IP, dns []string) (certPEM, keyPEM, caPEM []by
 	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}),
 		pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: keyDER}),
 		pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: caDER}), nil
-}
-
-// freePort returns a port that was free on host a moment ago, as envtest
-// picks one.
-func freePort(host string) (int, error) {
-	l, err := net.Listen("tcp", net.JoinHostPort(host, "0"))
-	if err != nil {
-		return 0, fmt.Errorf("webhook serving port: %w", err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
 }

@@ -38,6 +38,8 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/miniapiserver/miniapiserver/pkg/testserver/freeport"
 )
 
 // Kind is which server a benchmark runs on; it is the value of the
@@ -154,11 +156,16 @@ type Server struct {
 // API server; both understand --watch-cache and --feature-gates. The
 // namespace "default" exists when it returns.
 func (e *Env) Start(ctx context.Context, kind Kind, dataDir string, args ...string) (*Server, error) {
-	ports, err := freePorts(3)
-	if err != nil {
-		return nil, err
+	var ports []int
+	for range 3 {
+		port, err := freeport.On("127.0.0.1")
+		if err != nil {
+			return nil, err
+		}
+		ports = append(ports, port)
 	}
 	s := &Server{Kind: kind, DataDir: dataDir, env: e, args: args, port: ports[0]}
+	var err error
 	switch kind {
 	case Mini:
 		err = s.startMini(ctx)
@@ -373,20 +380,6 @@ func closeIdle(rc *rest.Config) {
 	if hc, err := rest.HTTPClientFor(rc); err == nil {
 		CloseIdle(hc)
 	}
-}
-
-// freePorts are n distinct loopback ports that were free a moment ago.
-func freePorts(n int) ([]int, error) {
-	var ports []int
-	for range n {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			return nil, fmt.Errorf("finding a free port: %w", err)
-		}
-		defer l.Close()
-		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
-	}
-	return ports, nil
 }
 
 // binaryVersion is the first line of what the binary's --version prints,

@@ -19,7 +19,6 @@ package durability
 import (
 	"context"
 	"fmt"
-	"net"
 	"net/url"
 	"path/filepath"
 	"slices"
@@ -56,7 +55,10 @@ func (c *etcdCluster) kill(i int) { c.closed[i].Do(c.members[i].Close) }
 func startEtcdCluster(t *testing.T, pki testPKI) *etcdCluster {
 	t.Helper()
 	const n = 3
-	ports := freePorts(t, 2*n)
+	var ports []int
+	for range 2 * n {
+		ports = append(ports, framework.FreePort(t))
+	}
 	cfgs := make([]*embed.Config, n)
 	var initial []string
 	for i := range n {
@@ -114,25 +116,6 @@ func (c *etcdCluster) leader(t *testing.T) int {
 	}
 	t.Fatal("no member leads")
 	return -1
-}
-
-// freePorts returns n loopback ports that were free a moment ago.
-func freePorts(t *testing.T, n int) []int {
-	t.Helper()
-	var ports []int
-	var ls []net.Listener
-	for range n {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		ls = append(ls, l)
-		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
-	}
-	for _, l := range ls {
-		l.Close()
-	}
-	return ports
 }
 
 // TestLeaderLossOnATLSEtcdCluster runs a server on a 3-member etcd cluster

@@ -25,6 +25,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/miniapiserver/miniapiserver/test/integration/framework"
 )
 
 // TestBadInput: a flag that cannot be honoured stops the kube-apiserver
@@ -72,7 +74,7 @@ func TestBadInput(t *testing.T) {
 		{name: "a stray argument", args: []string{"serve"}, want: `"kube-apiserver" does not take any arguments`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			port := freePort(t)
+			port := framework.FreePort(t)
 			args := append([]string{fmt.Sprintf("--secure-port=%d", port), "--bind-address=127.0.0.1", "--cert-dir=" + t.TempDir()}, tc.args...)
 			var out bytes.Buffer
 			cmd := exec.Command(path, args...)

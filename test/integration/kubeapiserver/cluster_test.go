@@ -58,17 +58,6 @@ func persona(t *testing.T, name string) string {
 	return path
 }
 
-// freePort returns a loopback port nothing listens on now.
-func freePort(t *testing.T) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
-}
-
 // process is a persona running as a child process; its output is logged
 // by the test that started it when it ends.
 type process struct {
@@ -127,7 +116,7 @@ func start(t *testing.T, path string, args ...string) *process {
 // client URL once /health says it is healthy.
 func startEtcd(t *testing.T) string {
 	t.Helper()
-	url := fmt.Sprintf("http://127.0.0.1:%d", freePort(t))
+	url := fmt.Sprintf("http://127.0.0.1:%d", framework.FreePort(t))
 	p := start(t, persona(t, "etcd"), "--data-dir="+t.TempDir(), "--listen-client-urls="+url, "--advertise-client-urls="+url,
 		"--listen-peer-urls=http://127.0.0.1:0", "--unsafe-no-fsync")
 	waitOK(t, p, http.DefaultClient, url+"/health")
@@ -237,7 +226,7 @@ func startAPIServer(t *testing.T, etcd string, p *pki, extra ...string) *apiserv
 // serving p's certificate.
 func launch(t *testing.T, etcd string, p *pki, extra ...string) *apiserver {
 	t.Helper()
-	port := freePort(t)
+	port := framework.FreePort(t)
 	var args []string
 	for _, a := range envtestArgs(p, etcd, t.TempDir(), port) {
 		if name, _, _ := strings.Cut(strings.TrimPrefix(a, "--"), "="); !slices.Contains(p.without, name) {

@@ -24,6 +24,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/miniapiserver/miniapiserver/test/integration/framework"
 )
 
 // TestEtcdPersona: linked as etcd, the binary is etcd: its --version (as
@@ -49,7 +51,7 @@ func TestEtcdPersona(t *testing.T) {
 		t.Errorf("an unknown flag: got %v, %s; want etcd's refusal", err, out)
 	}
 
-	url := fmt.Sprintf("http://127.0.0.1:%d", freePort(t))
+	url := fmt.Sprintf("http://127.0.0.1:%d", framework.FreePort(t))
 	p := start(t, etcd, "-data-dir", t.TempDir(), "-listen-client-urls", url, "-advertise-client-urls", url,
 		"-listen-peer-urls", "http://127.0.0.1:0", "-wal-dir", t.TempDir())
 	waitOK(t, p, http.DefaultClient, url+"/health")

@@ -283,7 +283,7 @@ func TestServingCertificateFromCertDir(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	port := freePort(t)
+	port := framework.FreePort(t)
 	proc := start(t, persona(t, "kube-apiserver"), envtestArgs(p, startEtcd(t), certDir, port)...)
 	s := &apiserver{process: proc, host: fmt.Sprintf("https://127.0.0.1:%d", port), pki: p}
 	// waitOK's client trusts only p's CA: it verifies the certificate.
@@ -299,7 +299,7 @@ func TestEtcdTransports(t *testing.T) {
 	clientCert, clientKey := p.user(t, "apiserver-etcd-client")
 	certFile, keyFile := pkitest.WriteFile(t, p.dir, "etcd-client.crt", clientCert), pkitest.WriteFile(t, p.dir, "etcd-client.key", clientKey)
 	sock := filepath.Join(t.TempDir(), "etcd.sock")
-	tlsURL := fmt.Sprintf("https://127.0.0.1:%d", freePort(t))
+	tlsURL := fmt.Sprintf("https://127.0.0.1:%d", framework.FreePort(t))
 	for _, tc := range []struct {
 		name      string
 		etcdFlags []string

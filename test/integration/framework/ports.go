@@ -1,0 +1,34 @@
+/*
+Copyright The miniapiserver Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package framework
+
+import (
+	"testing"
+
+	"github.com/miniapiserver/miniapiserver/pkg/testserver/freeport"
+)
+
+// FreePort returns a loopback port for a child process to listen on
+// (freeport.On).
+func FreePort(t *testing.T) int {
+	t.Helper()
+	port, err := freeport.On("127.0.0.1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return port
+}
