@@ -73,13 +73,14 @@ func TestPriorityAndFairness(t *testing.T) {
 				t.Fatal(err)
 			}
 			get := getAs(t, alice)
-			if apf { // until the server classifies alice's requests by the FlowSchema
-				if err := wait.PollUntilContextCancel(ctx, 20*time.Millisecond, true, func(context.Context) (bool, error) {
-					resp, _ := get(ctx, "/api/v1/namespaces/default/configmaps")
-					return resp.Header.Get(flowcontrolv1.ResponseHeaderMatchedFlowSchemaUID) == string(fs.UID), nil
-				}); err != nil {
-					t.Fatalf("alice's requests are never classified by FlowSchema %s: %v", fs.Name, err)
-				}
+			// Until alice's binding reaches the authorizer (else her held
+			// request is refused before the storage) and, with priority
+			// and fairness, the server classifies her requests by the FlowSchema.
+			if err := wait.PollUntilContextCancel(ctx, 20*time.Millisecond, true, func(context.Context) (bool, error) {
+				resp, _ := get(ctx, "/api/v1/namespaces/default/configmaps")
+				return resp.StatusCode == http.StatusOK && (!apf || resp.Header.Get(flowcontrolv1.ResponseHeaderMatchedFlowSchemaUID) == string(fs.UID)), nil
+			}); err != nil {
+				t.Fatalf("alice's requests are never served (and classified by FlowSchema %s): %v", fs.Name, err)
 			}
 			// A request of alice's held in the storage for a minute, once.
 			remove, err := s.InjectFault(v1alpha1.FaultRule{ObjectMeta: metav1.ObjectMeta{Name: "hold"}, Spec: v1alpha1.FaultRuleSpec{
