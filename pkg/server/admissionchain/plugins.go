@@ -38,6 +38,7 @@ import (
 	"github.com/miniapiserver/miniapiserver/pkg/admission/resourcequota"
 	"github.com/miniapiserver/miniapiserver/pkg/admission/runtimeclass"
 	"github.com/miniapiserver/miniapiserver/pkg/admission/serviceaccount"
+	"github.com/miniapiserver/miniapiserver/pkg/admission/storageprotection"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/admissionregistration"
 )
 
@@ -46,7 +47,7 @@ import (
 // LimitRanger and ServiceAccount (ours, ported from k8s.io/kubernetes), then PodSecurity
 // (k8s.io/pod-security-admission's, as kube-apiserver wraps it), then
 // Priority, DefaultTolerationSeconds, DefaultStorageClass,
-// PersistentVolumeClaimResize, RuntimeClass, the certificates.k8s.io plugins
+// StorageObjectInUseProtection, PersistentVolumeClaimResize, RuntimeClass, the certificates.k8s.io plugins
 // (CertificateApproval, CertificateSigning, ClusterTrustBundleAttest,
 // CertificateSubjectRestriction), DefaultIngressClass, PodTopologyLabels,
 // NodeDeclaredFeatureValidator and PodResizeValidator (ours, ported), then
@@ -64,6 +65,7 @@ func NewOptions(enable, disable []string) *genericoptions.AdmissionOptions {
 	priority.Register(o.Plugins)
 	defaulttolerationseconds.Register(o.Plugins)
 	defaultclass.Register(o.Plugins)
+	storageprotection.Register(o.Plugins)
 	pvcresize.Register(o.Plugins)
 	runtimeclass.Register(o.Plugins)
 	certificates.Register(o.Plugins)
@@ -72,7 +74,7 @@ func NewOptions(enable, disable []string) *genericoptions.AdmissionOptions {
 	podresize.Register(o.Plugins)
 	resourcequota.Register(o.Plugins)
 	ours := []string{limitranger.PluginName, serviceaccount.PluginName, podsecurity.PluginName, priority.PluginName, defaulttolerationseconds.PluginName,
-		defaultclass.StorageClassPluginName, pvcresize.PluginName, runtimeclass.PluginName}
+		defaultclass.StorageClassPluginName, storageprotection.PluginName, pvcresize.PluginName, runtimeclass.PluginName}
 	ours = append(append(ours, certificates.PluginNames...), defaultclass.IngressClassPluginName, podtopologylabels.PluginName,
 		nodedeclaredfeatures.PluginName, podresize.PluginName)
 	o.RecommendedPluginOrder = slices.Insert(o.RecommendedPluginOrder, slices.Index(o.RecommendedPluginOrder, lifecycle.PluginName)+1, ours...)

@@ -39,6 +39,7 @@ import (
 	"github.com/miniapiserver/miniapiserver/pkg/controller/namespacedefaults"
 	"github.com/miniapiserver/miniapiserver/pkg/controller/policystatus"
 	"github.com/miniapiserver/miniapiserver/pkg/controller/resourcequota"
+	"github.com/miniapiserver/miniapiserver/pkg/controller/storageprotection"
 	"github.com/miniapiserver/miniapiserver/pkg/garbagecollector"
 	generatedopenapi "github.com/miniapiserver/miniapiserver/pkg/generated/openapi"
 )
@@ -115,6 +116,17 @@ func List(cfg Config) []Controller {
 	}
 	if on(ResourceQuota) {
 		list = append(list, Controller{ResourceQuota, cfg.quotaController()})
+	}
+	core, storage := cfg.Factory.Core().V1(), cfg.Factory.Storage().V1()
+	if on(PVCProtection) {
+		list = append(list, Controller{PVCProtection, made(storageprotection.NewPVC(cfg.Client, core.PersistentVolumeClaims(), core.Pods()).Run, nil)})
+	}
+	if on(PVProtection) {
+		list = append(list, Controller{PVProtection, made(storageprotection.NewPV(cfg.Client, core.PersistentVolumes()).Run, nil)})
+	}
+	if on(VACProtection) {
+		vac := storageprotection.NewVAC(cfg.Client, storage.VolumeAttributesClasses(), core.PersistentVolumes(), core.PersistentVolumeClaims())
+		list = append(list, Controller{VACProtection, made(vac.Run, nil)})
 	}
 	return list
 }

@@ -24,6 +24,7 @@ import (
 
 	"github.com/miniapiserver/miniapiserver/pkg/controller/csrsigning"
 	"github.com/miniapiserver/miniapiserver/pkg/controller/resourcequota"
+	"github.com/miniapiserver/miniapiserver/pkg/controller/storageprotection"
 )
 
 // The in-server controllers, by kube-controller-manager's names (its
@@ -37,13 +38,16 @@ const (
 	GarbageCollector       = "garbage-collector-controller"
 	CSRSigning             = csrsigning.Name
 	ResourceQuota          = resourcequota.Name
+	PVCProtection          = storageprotection.PVCName
+	PVProtection           = storageprotection.PVName
+	VACProtection          = storageprotection.VACName
 )
 
 // defaults are the in-server controllers; on says which "*" runs.
 var defaults = map[string]bool{
 	Namespace: true, ClusterRoleAggregation: true, ServiceAccount: true,
 	RootCAPublisher: true, PolicyStatus: true, GarbageCollector: false, CSRSigning: true,
-	ResourceQuota: true,
+	ResourceQuota: true, PVCProtection: true, PVProtection: true, VACProtection: true,
 }
 
 // Names are the names of the in-server controllers, sorted.
