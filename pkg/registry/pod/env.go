@@ -27,6 +27,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/miniapiserver/miniapiserver/pkg/api/volume"
 )
 
 // validateEnv is upstream's ValidateEnv with RelaxedEnvironmentVariableValidation
@@ -253,7 +255,7 @@ func validateFileKeySelector(s *corev1.FileKeySelector, p *field.Path) field.Err
 	if s.Path == "" {
 		return append(errs, field.Required(p.Child("path"), ""))
 	}
-	return append(errs, validatePathNoBacksteps(s.Path, p.Child("path"))...)
+	return append(errs, volume.PathNoBacksteps(s.Path, p.Child("path"))...)
 }
 
 // validateEnvFrom is upstream's ValidateEnvFrom: prefixes, and one source

@@ -29,6 +29,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
+	"github.com/miniapiserver/miniapiserver/pkg/api/volume"
 	"github.com/miniapiserver/miniapiserver/pkg/registry/certificatesigningrequest"
 )
 
@@ -89,7 +90,7 @@ func claimPath(paths sets.Set[string], path string, value string, p *field.Path)
 
 // validateProjectedKeys is upstream's check of a secret's or config map's.
 func validateProjectedKeys(name string, items []corev1.KeyToPath, paths sets.Set[string], p, sp *field.Path) field.ErrorList {
-	errs := required(name, sp.Child("name"))
+	errs := volume.Required(name, sp.Child("name"))
 	for i, kp := range items {
 		errs = append(errs, validateKeyToPath(&kp, sp.Child("items").Index(i))...)
 		if kp.Path != "" {
@@ -146,7 +147,7 @@ func validateTrustBundleProjection(b *corev1.ClusterTrustBundleProjection, bp *f
 	default:
 		errs = append(errs, field.Required(bp, "either name or signerName must be specified"))
 	}
-	errs = append(errs, required(b.Path, bp.Child("path"))...)
+	errs = append(errs, volume.Required(b.Path, bp.Child("path"))...)
 	errs = append(errs, validateUserField(b.User, bp.Child("user"))...)
 	return append(errs, validateLocalNonReservedPath(b.Path, bp.Child("path"))...)
 }

@@ -31,6 +31,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/miniapiserver/miniapiserver/pkg/api/volume"
 )
 
 // allowPrivileged is kube-apiserver's --allow-privileged: process-wide,
@@ -246,7 +248,7 @@ func validateDevices(c *corev1.Container, volumes volumeSources, p *field.Path) 
 		if paths.Has(d.DevicePath) {
 			errs = append(errs, field.Invalid(ip.Child("devicePath"), d.DevicePath, "must be unique"))
 		}
-		if d.DevicePath != "" && len(validatePathNoBacksteps(d.DevicePath, p)) > 0 {
+		if d.DevicePath != "" && len(volume.PathNoBacksteps(d.DevicePath, p)) > 0 {
 			errs = append(errs, field.Invalid(ip.Child("devicePath"), d.DevicePath, "can not contain backsteps ('..')"))
 		} else {
 			paths.Insert(d.DevicePath)

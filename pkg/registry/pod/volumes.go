@@ -27,6 +27,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/miniapiserver/miniapiserver/pkg/api/volume"
 )
 
 // validateVolumes is upstream's ValidateVolumes: it returns the valid
@@ -43,7 +45,7 @@ func validateVolumes(volumes []corev1.Volume, podName string, p *field.Path) (vo
 	}
 	for i, v := range volumes {
 		ip := p.Index(i)
-		el := append(validateVolumeSource(&v.VolumeSource, v.Name, podName, ip), required(v.Name, ip.Child("name"))...)
+		el := append(validateVolumeSource(&v.VolumeSource, v.Name, podName, ip), volume.Required(v.Name, ip.Child("name"))...)
 		el = append(el, dns1123Label(v.Name, ip.Child("name"))...)
 		if _, ok := names[v.Name]; ok {
 			el = append(el, field.Duplicate(ip.Child("name"), v.Name))
@@ -76,29 +78,29 @@ func kind[T any](name, child string, get func(*corev1.VolumeSource) *T, validate
 // volumeKinds are upstream's, in its order and with its paths.
 var volumeKinds = []volumeKind{
 	kind("emptyDir", "emptyDir", func(s *corev1.VolumeSource) *corev1.EmptyDirVolumeSource { return s.EmptyDir }, validateEmptyDir),
-	kind("hostPath", "hostPath", func(s *corev1.VolumeSource) *corev1.HostPathVolumeSource { return s.HostPath }, validateHostPath),
+	kind("hostPath", "hostPath", func(s *corev1.VolumeSource) *corev1.HostPathVolumeSource { return s.HostPath }, volume.HostPath),
 	kind("gitRepo", "gitRepo", func(s *corev1.VolumeSource) *corev1.GitRepoVolumeSource { return s.GitRepo }, validateGitRepo),
-	kind("gcePersistentDisk", "persistentDisk", func(s *corev1.VolumeSource) *corev1.GCEPersistentDiskVolumeSource { return s.GCEPersistentDisk }, validateGCEPersistentDisk),
-	kind("awsElasticBlockStore", "awsElasticBlockStore", func(s *corev1.VolumeSource) *corev1.AWSElasticBlockStoreVolumeSource { return s.AWSElasticBlockStore }, validateAWSElasticBlockStore),
+	kind("gcePersistentDisk", "persistentDisk", func(s *corev1.VolumeSource) *corev1.GCEPersistentDiskVolumeSource { return s.GCEPersistentDisk }, volume.GCEPersistentDisk),
+	kind("awsElasticBlockStore", "awsElasticBlockStore", func(s *corev1.VolumeSource) *corev1.AWSElasticBlockStoreVolumeSource { return s.AWSElasticBlockStore }, volume.AWSElasticBlockStore),
 	kind("secret", "secret", func(s *corev1.VolumeSource) *corev1.SecretVolumeSource { return s.Secret }, validateSecretVolume),
-	kind("nfs", "nfs", func(s *corev1.VolumeSource) *corev1.NFSVolumeSource { return s.NFS }, validateNFS),
+	kind("nfs", "nfs", func(s *corev1.VolumeSource) *corev1.NFSVolumeSource { return s.NFS }, volume.NFS),
 	kind("iscsi", "iscsi", func(s *corev1.VolumeSource) *corev1.ISCSIVolumeSource { return s.ISCSI }, validateISCSI),
 	kind("glusterfs", "glusterfs", func(s *corev1.VolumeSource) *corev1.GlusterfsVolumeSource { return s.Glusterfs }, validateGlusterfs),
-	kind("flocker", "flocker", func(s *corev1.VolumeSource) *corev1.FlockerVolumeSource { return s.Flocker }, validateFlocker),
-	kind("persistentVolumeClaim", "persistentVolumeClaim", func(s *corev1.VolumeSource) *corev1.PersistentVolumeClaimVolumeSource { return s.PersistentVolumeClaim }, requiredField("claimName", func(c *corev1.PersistentVolumeClaimVolumeSource) bool { return c.ClaimName == "" })),
+	kind("flocker", "flocker", func(s *corev1.VolumeSource) *corev1.FlockerVolumeSource { return s.Flocker }, volume.Flocker),
+	kind("persistentVolumeClaim", "persistentVolumeClaim", func(s *corev1.VolumeSource) *corev1.PersistentVolumeClaimVolumeSource { return s.PersistentVolumeClaim }, volume.RequiredField("claimName", func(c *corev1.PersistentVolumeClaimVolumeSource) bool { return c.ClaimName == "" })),
 	kind("rbd", "rbd", func(s *corev1.VolumeSource) *corev1.RBDVolumeSource { return s.RBD }, validateRBD),
 	kind("cinder", "cinder", func(s *corev1.VolumeSource) *corev1.CinderVolumeSource { return s.Cinder }, validateCinder),
-	kind("cephFS", "cephfs", func(s *corev1.VolumeSource) *corev1.CephFSVolumeSource { return s.CephFS }, requiredField("monitors", func(c *corev1.CephFSVolumeSource) bool { return len(c.Monitors) == 0 })),
-	kind("quobyte", "quobyte", func(s *corev1.VolumeSource) *corev1.QuobyteVolumeSource { return s.Quobyte }, validateQuobyte),
+	kind("cephFS", "cephfs", func(s *corev1.VolumeSource) *corev1.CephFSVolumeSource { return s.CephFS }, volume.RequiredField("monitors", func(c *corev1.CephFSVolumeSource) bool { return len(c.Monitors) == 0 })),
+	kind("quobyte", "quobyte", func(s *corev1.VolumeSource) *corev1.QuobyteVolumeSource { return s.Quobyte }, volume.Quobyte),
 	kind("downwarAPI", "downwardAPI", func(s *corev1.VolumeSource) *corev1.DownwardAPIVolumeSource { return s.DownwardAPI }, validateDownwardAPIVolume),
-	kind("fc", "fc", func(s *corev1.VolumeSource) *corev1.FCVolumeSource { return s.FC }, validateFC),
+	kind("fc", "fc", func(s *corev1.VolumeSource) *corev1.FCVolumeSource { return s.FC }, volume.FC),
 	kind("flexVolume", "flexVolume", func(s *corev1.VolumeSource) *corev1.FlexVolumeSource { return s.FlexVolume }, validateFlexVolume),
 	kind("configMap", "configMap", func(s *corev1.VolumeSource) *corev1.ConfigMapVolumeSource { return s.ConfigMap }, validateConfigMapVolume),
 	kind("azureFile", "azureFile", func(s *corev1.VolumeSource) *corev1.AzureFileVolumeSource { return s.AzureFile }, validateAzureFile),
-	kind("vsphereVolume", "vsphereVolume", func(s *corev1.VolumeSource) *corev1.VsphereVirtualDiskVolumeSource { return s.VsphereVolume }, requiredField("volumePath", func(v *corev1.VsphereVirtualDiskVolumeSource) bool { return v.VolumePath == "" })),
-	kind("photonPersistentDisk", "photonPersistentDisk", func(s *corev1.VolumeSource) *corev1.PhotonPersistentDiskVolumeSource { return s.PhotonPersistentDisk }, requiredField("pdID", func(d *corev1.PhotonPersistentDiskVolumeSource) bool { return d.PdID == "" })),
-	kind("portworxVolume", "portworxVolume", func(s *corev1.VolumeSource) *corev1.PortworxVolumeSource { return s.PortworxVolume }, requiredField("volumeID", func(v *corev1.PortworxVolumeSource) bool { return v.VolumeID == "" })),
-	kind("azureDisk", "azureDisk", func(s *corev1.VolumeSource) *corev1.AzureDiskVolumeSource { return s.AzureDisk }, validateAzureDisk),
+	kind("vsphereVolume", "vsphereVolume", func(s *corev1.VolumeSource) *corev1.VsphereVirtualDiskVolumeSource { return s.VsphereVolume }, volume.Vsphere),
+	kind("photonPersistentDisk", "photonPersistentDisk", func(s *corev1.VolumeSource) *corev1.PhotonPersistentDiskVolumeSource { return s.PhotonPersistentDisk }, volume.Photon),
+	kind("portworxVolume", "portworxVolume", func(s *corev1.VolumeSource) *corev1.PortworxVolumeSource { return s.PortworxVolume }, volume.Portworx),
+	kind("azureDisk", "azureDisk", func(s *corev1.VolumeSource) *corev1.AzureDiskVolumeSource { return s.AzureDisk }, volume.AzureDisk),
 	kind("storageos", "storageos", func(s *corev1.VolumeSource) *corev1.StorageOSVolumeSource { return s.StorageOS }, validateStorageOS),
 	kind("projected", "projected", func(s *corev1.VolumeSource) *corev1.ProjectedVolumeSource { return s.Projected }, validateProjected),
 	kind("scaleIO", "scaleIO", func(s *corev1.VolumeSource) *corev1.ScaleIOVolumeSource { return s.ScaleIO }, validateScaleIO),
@@ -139,22 +141,6 @@ func validateVolumeSource(s *corev1.VolumeSource, volName, podName string, p *fi
 	return errs
 }
 
-// required is upstream's Required error of an empty value.
-func required(value string, p *field.Path) field.ErrorList {
-	if value == "" {
-		return field.ErrorList{field.Required(p, "")}
-	}
-	return nil
-}
-
-// requiredList is upstream's Required error of an empty list of n items.
-func requiredList(n int, p *field.Path) field.ErrorList {
-	if n == 0 {
-		return field.ErrorList{field.Required(p, "")}
-	}
-	return nil
-}
-
 // validateEmptyDir is upstream's check of an emptyDir's size and mode.
 func validateEmptyDir(e *corev1.EmptyDirVolumeSource, p *field.Path) field.ErrorList {
 	var errs field.ErrorList
@@ -163,22 +149,6 @@ func validateEmptyDir(e *corev1.EmptyDirVolumeSource, p *field.Path) field.Error
 	}
 	if e.Mode != nil && (*e.Mode > 0o1777 || *e.Mode < 0) {
 		errs = append(errs, field.Invalid(p.Child("mode"), *e.Mode, "must be a number between 0 and 01777 (octal), both inclusive"))
-	}
-	return errs
-}
-
-// hostPathTypes are upstream's supportedHostPathTypes, sorted.
-var hostPathTypes = sets.List(sets.New(corev1.HostPathUnset, corev1.HostPathDirectoryOrCreate, corev1.HostPathDirectory,
-	corev1.HostPathFileOrCreate, corev1.HostPathFile, corev1.HostPathSocket, corev1.HostPathCharDev, corev1.HostPathBlockDev))
-
-// validateHostPath is upstream's validateHostPathVolumeSource.
-func validateHostPath(h *corev1.HostPathVolumeSource, p *field.Path) field.ErrorList {
-	if h.Path == "" {
-		return field.ErrorList{field.Required(p.Child("path"), "")}
-	}
-	errs := validatePathNoBacksteps(h.Path, p.Child("path"))
-	if h.Type != nil && !slices.Contains(hostPathTypes, *h.Type) {
-		errs = append(errs, field.NotSupported(p.Child("type"), h.Type, hostPathTypes))
 	}
 	return errs
 }
@@ -199,15 +169,7 @@ func validateLocalDescendingPath(target string, p *field.Path) field.ErrorList {
 	if path.IsAbs(target) {
 		errs = append(errs, field.Invalid(p, target, "must be a relative path"))
 	}
-	return append(errs, validatePathNoBacksteps(target, p)...)
-}
-
-// validatePathNoBacksteps is upstream's: one error for any ".." elements.
-func validatePathNoBacksteps(target string, p *field.Path) field.ErrorList {
-	if slices.Contains(strings.Split(target, "/"), "..") {
-		return field.ErrorList{field.Invalid(p, target, "must not contain '..'")}
-	}
-	return nil
+	return append(errs, volume.PathNoBacksteps(target, p)...)
 }
 
 // validateFileMode is upstream's check of a file's mode: 0 to 0777.
