@@ -20,7 +20,6 @@ import (
 	"fmt"
 	"maps"
 	"path"
-	"reflect"
 	"slices"
 	"strings"
 
@@ -30,7 +29,6 @@ import (
 	apimachineryvalidation "k8s.io/apimachinery/pkg/api/validation"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/apiserver/pkg/registry/generic"
 	"k8s.io/apiserver/pkg/registry/rest"
@@ -189,9 +187,7 @@ func ValidatePositiveQuantity(q resource.Quantity, p *field.Path) field.ErrorLis
 var (
 	supportedReclaimPolicies = []corev1.PersistentVolumeReclaimPolicy{corev1.PersistentVolumeReclaimDelete, corev1.PersistentVolumeReclaimRecycle, corev1.PersistentVolumeReclaimRetain}
 	// SupportedVolumeModes are the volume modes of volumes and claims.
-	SupportedVolumeModes   = []corev1.PersistentVolumeMode{corev1.PersistentVolumeBlock, corev1.PersistentVolumeFilesystem}
-	supportedHostPathTypes = []corev1.HostPathType{"", corev1.HostPathBlockDev, corev1.HostPathCharDev, corev1.HostPathDirectory,
-		corev1.HostPathDirectoryOrCreate, corev1.HostPathFile, corev1.HostPathFileOrCreate, corev1.HostPathSocket}
+	SupportedVolumeModes = []corev1.PersistentVolumeMode{corev1.PersistentVolumeBlock, corev1.PersistentVolumeFilesystem}
 )
 
 // validate checks upstream's ValidatePersistentVolumeSpec, in its order,
@@ -223,7 +219,7 @@ func validate(pv *corev1.PersistentVolume) field.ErrorList {
 		}
 	}
 
-	errs = append(errs, validateSource(spec, p)...)
+	errs = append(errs, validateSource(pv, p)...)
 	if spec.HostPath != nil && path.Clean(spec.HostPath.Path) == "/" && spec.PersistentVolumeReclaimPolicy == corev1.PersistentVolumeReclaimRecycle {
 		errs = append(errs, field.Forbidden(p.Child("persistentVolumeReclaimPolicy"), "may not be 'recycle' for a hostPath mount of '/'"))
 	}
@@ -264,122 +260,6 @@ func validateMountOptionAnnotation(pv *corev1.PersistentVolume) field.ErrorList 
 		return field.ErrorList{field.Forbidden(field.NewPath("metadata").Child("annotations", corev1.MountOptionAnnotation), "may not specify mount options for this volume type")}
 	}
 	return nil
-}
-
-// sources are the fields of PersistentVolumeSource by JSON name, in the
-// order upstream checks them (the first one set is validated, every
-// further one is an error); a source newer than upstream's list comes last.
-var sources = func() []source {
-	order := []string{"hostPath", "gcePersistentDisk", "awsElasticBlockStore", "glusterfs", "flocker", "nfs", "rbd", "quobyte",
-		"cephfs", "iscsi", "cinder", "fc", "flexVolume", "azureFile", "vsphereVolume", "photonPersistentDisk", "portworxVolume",
-		"azureDisk", "scaleIO", "local", "storageos", "csi"}
-	var out []source
-	t := reflect.TypeFor[corev1.PersistentVolumeSource]()
-	for i := range t.NumField() {
-		name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ",")
-		out = append(out, source{name: name, index: i})
-	}
-	rank := func(s source) int {
-		if i := slices.Index(order, s.name); i >= 0 {
-			return i
-		}
-		return len(order) + s.index
-	}
-	slices.SortFunc(out, func(a, b source) int { return rank(a) - rank(b) })
-	return out
-}()
-
-type source struct {
-	name  string
-	index int
-}
-
-// validateSource requires exactly one volume source, counting the set
-// pointers of PersistentVolumeSource, and checks the common ones. As
-// upstream's: a second CephFS source is refused at spec.cephFS, and a
-// flex volume is counted but never refused as a second source.
-func validateSource(spec *corev1.PersistentVolumeSpec, p *field.Path) field.ErrorList {
-	var errs field.ErrorList
-	v := reflect.ValueOf(spec.PersistentVolumeSource)
-	n := 0
-	for _, s := range sources {
-		if v.Field(s.index).IsNil() {
-			continue
-		}
-		if n++; n > 1 && s.name != "flexVolume" {
-			forbidden := s.name
-			if forbidden == "cephfs" {
-				forbidden = "cephFS"
-			}
-			errs = append(errs, field.Forbidden(p.Child(forbidden), "may not specify more than 1 volume type"))
-			continue
-		}
-		switch sp := p.Child(s.name); s.name {
-		case "hostPath":
-			errs = append(errs, validateHostPath(spec.HostPath, sp)...)
-		case "nfs":
-			if spec.NFS.Server == "" {
-				errs = append(errs, field.Required(sp.Child("server"), ""))
-			}
-			if spec.NFS.Path == "" {
-				errs = append(errs, field.Required(sp.Child("path"), ""))
-			}
-			if !path.IsAbs(spec.NFS.Path) {
-				errs = append(errs, field.Invalid(sp.Child("path"), spec.NFS.Path, "must be an absolute path"))
-			}
-		case "local":
-			if spec.Local.Path == "" {
-				errs = append(errs, field.Required(sp.Child("path"), ""))
-			} else {
-				errs = append(errs, validateNoBacksteps(spec.Local.Path, sp.Child("path"))...)
-			}
-			if spec.NodeAffinity == nil {
-				errs = append(errs, field.Required(p.Child("nodeAffinity"), "Local volume requires node affinity"))
-			}
-		case "csi":
-			errs = append(errs, validateCSI(spec.CSI, sp)...)
-		}
-	}
-	if n == 0 {
-		errs = append(errs, field.Required(p, "must specify a volume type"))
-	}
-	return errs
-}
-
-func validateHostPath(hp *corev1.HostPathVolumeSource, p *field.Path) field.ErrorList {
-	if hp.Path == "" {
-		return field.ErrorList{field.Required(p.Child("path"), "")}
-	}
-	errs := validateNoBacksteps(hp.Path, p.Child("path"))
-	if hp.Type != nil && !slices.Contains(supportedHostPathTypes, *hp.Type) {
-		errs = append(errs, field.NotSupported(p.Child("type"), *hp.Type, supportedHostPathTypes))
-	}
-	return errs
-}
-
-func validateNoBacksteps(target string, p *field.Path) field.ErrorList {
-	if slices.Contains(strings.Split(target, "/"), "..") {
-		return field.ErrorList{field.Invalid(p, target, "must not contain '..'")}
-	}
-	return nil
-}
-
-func validateCSI(csi *corev1.CSIPersistentVolumeSource, p *field.Path) field.ErrorList {
-	var errs field.ErrorList
-	dp := p.Child("driver")
-	if csi.Driver == "" {
-		errs = append(errs, field.Required(dp, ""))
-	}
-	if len(csi.Driver) > 63 {
-		errs = append(errs, field.TooLong(dp, csi.Driver, 63))
-	}
-	for _, msg := range validation.IsDNS1123Subdomain(strings.ToLower(csi.Driver)) {
-		errs = append(errs, field.Invalid(dp, csi.Driver, msg))
-	}
-	if csi.VolumeHandle == "" {
-		errs = append(errs, field.Required(p.Child("volumeHandle"), ""))
-	}
-	return errs
 }
 
 // validateUpdate is upstream's ValidatePersistentVolumeUpdate beyond the

@@ -201,7 +201,7 @@ func TestValidate(t *testing.T) {
 			Obj: registrytest.Modified(validPV(), func(pv *corev1.PersistentVolume) {
 				pv.Spec.PersistentVolumeSource = corev1.PersistentVolumeSource{CSI: &corev1.CSIPersistentVolumeSource{}}
 			}),
-			Want: []string{"spec.csi.driver: Invalid value", "spec.csi.driver: Required value", "spec.csi.volumeHandle: Required value"},
+			Want: []string{"spec.csi.driver: Required value", "spec.csi.volumeHandle: Required value"},
 		},
 		{
 			Name: "csi driver too long",
