@@ -18,7 +18,6 @@ package csinode
 
 import (
 	"fmt"
-	"strings"
 
 	storagev1 "k8s.io/api/storage/v1"
 	apimachineryvalidation "k8s.io/apimachinery/pkg/api/validation"
@@ -30,6 +29,7 @@ import (
 	"k8s.io/apiserver/pkg/registry/generic"
 	"k8s.io/apiserver/pkg/registry/rest"
 
+	"github.com/miniapiserver/miniapiserver/pkg/api/volume"
 	"github.com/miniapiserver/miniapiserver/pkg/registry"
 )
 
@@ -107,23 +107,6 @@ const maxNodeIDLength = 256
 
 var driversPath = field.NewPath("spec", "drivers")
 
-// ValidateDriverName is upstream's core ValidateCSIDriverName, with its
-// errors as the handwritten validation reports them: a CSI driver name is
-// required, at most 63 bytes, and a DNS subdomain once lower-cased.
-func ValidateDriverName(name string, p *field.Path) field.ErrorList {
-	if name == "" {
-		return field.ErrorList{field.Required(p, "")}
-	}
-	var errs field.ErrorList
-	if len(name) > 63 {
-		errs = append(errs, field.TooLong(p, "", 63))
-	}
-	for _, msg := range validation.IsDNS1123Subdomain(strings.ToLower(name)) {
-		errs = append(errs, field.Invalid(p, name, msg))
-	}
-	return errs
-}
-
 // validateDrivers is upstream's validateCSINodeDrivers. Its topology key
 // errors name the driver, not the key, as upstream's do.
 func validateDrivers(drivers []storagev1.CSINodeDriver) field.ErrorList {
@@ -131,7 +114,7 @@ func validateDrivers(drivers []storagev1.CSINodeDriver) field.ErrorList {
 	names := sets.New[string]()
 	for i, d := range drivers {
 		p := driversPath.Index(i)
-		errs = append(errs, ValidateDriverName(d.Name, p.Child("name"))...)
+		errs = append(errs, volume.CSIDriverName(d.Name, p.Child("name"))...)
 		if d.NodeID == "" {
 			errs = append(errs, field.Required(p.Child("nodeID"), ""))
 		}

@@ -24,6 +24,8 @@ import (
 	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/miniapiserver/miniapiserver/pkg/api/volume"
 )
 
 // Upstream's bounds on storage health reports.
@@ -65,7 +67,7 @@ func validateStorageHealth(h *storagev1.StorageHealth, p *field.Path) field.Erro
 	if h.Name == "" {
 		errs = append(errs, field.Required(p.Child("name"), ""))
 	} else {
-		errs = append(errs, ValidateDriverName(h.Name, p.Child("name"))...)
+		errs = append(errs, volume.CSIDriverName(h.Name, p.Child("name"))...)
 	}
 	if len(h.HealthConditions) > maxHealthConditions {
 		return append(errs, field.TooMany(p.Child("healthConditions"), len(h.HealthConditions), maxHealthConditions))

@@ -190,9 +190,8 @@ var (
 	SupportedVolumeModes = []corev1.PersistentVolumeMode{corev1.PersistentVolumeBlock, corev1.PersistentVolumeFilesystem}
 )
 
-// validate checks upstream's ValidatePersistentVolumeSpec, in its order,
-// but for the volume sources' own fields (validateSource has what it
-// checks of them).
+// validate checks upstream's ValidatePersistentVolumeSpec, in its order
+// (ValidateSource checks the volume's source).
 func validate(pv *corev1.PersistentVolume) field.ErrorList {
 	spec := &pv.Spec
 	p := field.NewPath("spec")
@@ -219,7 +218,7 @@ func validate(pv *corev1.PersistentVolume) field.ErrorList {
 		}
 	}
 
-	errs = append(errs, validateSource(pv, p)...)
+	errs = append(errs, ValidateSource(spec, pv.Name, false, p)...)
 	if spec.HostPath != nil && path.Clean(spec.HostPath.Path) == "/" && spec.PersistentVolumeReclaimPolicy == corev1.PersistentVolumeReclaimRecycle {
 		errs = append(errs, field.Forbidden(p.Child("persistentVolumeReclaimPolicy"), "may not be 'recycle' for a hostPath mount of '/'"))
 	}

@@ -30,15 +30,24 @@ import (
 type source struct {
 	name, child string
 	set         func(*corev1.PersistentVolumeSource) bool
-	validate    func(*corev1.PersistentVolume, *field.Path) field.ErrorList
+	validate    func(spec, *field.Path) field.ErrorList
+}
+
+// spec is a volume's spec as a source's check sees it.
+type spec struct {
+	*corev1.PersistentVolumeSpec
+	// name is the volume's ("" for an inline volume).
+	name string
+	// inline: an inline volume's node affinity does not count.
+	inline bool
+	// path is the spec's.
+	path *field.Path
 }
 
 // kind is the source get returns, checked by validate.
 func kind[T any](name, child string, get func(*corev1.PersistentVolumeSource) *T, validate func(*T, *field.Path) field.ErrorList) source {
 	return source{name, child, func(s *corev1.PersistentVolumeSource) bool { return get(s) != nil },
-		func(pv *corev1.PersistentVolume, p *field.Path) field.ErrorList {
-			return validate(get(&pv.Spec.PersistentVolumeSource), p)
-		}}
+		func(s spec, p *field.Path) field.ErrorList { return validate(get(&s.PersistentVolumeSource), p) }}
 }
 
 // sources are upstream's, in its order and with its paths (a GCE disk's
@@ -95,20 +104,22 @@ var sources = []source{
 	kind("csi", "csi", func(s *corev1.PersistentVolumeSource) *corev1.CSIPersistentVolumeSource { return s.CSI }, validateCSI),
 }
 
-// validateSource is upstream's: one source, valid (a second is not
-// checked). As upstream's, a flex volume is counted but never refused as
-// a second source.
-func validateSource(pv *corev1.PersistentVolume, p *field.Path) field.ErrorList {
+// ValidateSource is upstream's check of a volume's sources (in
+// ValidatePersistentVolumeSpec): one source, valid (a second is not
+// checked). name is the volume's, "" for an inline volume (a volume
+// attachment's). As upstream's, a flex volume is counted but never
+// refused as a second source.
+func ValidateSource(pv *corev1.PersistentVolumeSpec, name string, inline bool, p *field.Path) field.ErrorList {
 	var errs field.ErrorList
 	n := 0
 	for _, s := range sources {
 		switch {
-		case !s.set(&pv.Spec.PersistentVolumeSource):
+		case !s.set(&pv.PersistentVolumeSource):
 		case n > 0 && s.name != "flexVolume":
 			errs = append(errs, field.Forbidden(p.Child(s.name), "may not specify more than 1 volume type"))
 		default:
 			n++
-			errs = append(errs, s.validate(pv, p.Child(s.child))...)
+			errs = append(errs, s.validate(spec{pv, name, inline, p}, p.Child(s.child))...)
 		}
 	}
 	if n == 0 {
@@ -132,10 +143,10 @@ func validateGlusterfs(g *corev1.GlusterfsPersistentVolumeSource, p *field.Path)
 
 // validateISCSI is upstream's validateISCSIPersistentVolumeSource, which
 // needs the volume's name.
-func validateISCSI(pv *corev1.PersistentVolume, p *field.Path) field.ErrorList {
-	iscsi := pv.Spec.ISCSI
+func validateISCSI(s spec, p *field.Path) field.ErrorList {
+	iscsi := s.ISCSI
 	errs := volume.Required(iscsi.TargetPortal, p.Child("targetPortal"))
-	if iscsi.InitiatorName != nil && len(pv.Name+":"+iscsi.TargetPortal) > 64 {
+	if iscsi.InitiatorName != nil && len(s.name+":"+iscsi.TargetPortal) > 64 {
 		errs = append(errs, field.Invalid(p.Child("targetportal"), iscsi.TargetPortal,
 			"Total length of <volume name>:<iscsi.targetPortal> must be under 64 characters if iscsi.initiatorName is specified."))
 	}
@@ -160,16 +171,16 @@ func validateISCSI(pv *corev1.PersistentVolume, p *field.Path) field.ErrorList {
 }
 
 // validateLocal is upstream's validateLocalVolumeSource, and its rule
-// that a local volume has a node affinity.
-func validateLocal(pv *corev1.PersistentVolume, p *field.Path) field.ErrorList {
+// that a local volume has a node affinity (which an inline one may not).
+func validateLocal(s spec, p *field.Path) field.ErrorList {
 	var errs field.ErrorList
-	if path := pv.Spec.Local.Path; path == "" {
+	if path := s.Local.Path; path == "" {
 		errs = append(errs, field.Required(p.Child("path"), ""))
 	} else {
 		errs = append(errs, volume.PathNoBacksteps(path, p.Child("path"))...)
 	}
-	if pv.Spec.NodeAffinity == nil {
-		errs = append(errs, field.Required(field.NewPath("spec", "nodeAffinity"), "Local volume requires node affinity"))
+	if s.NodeAffinity == nil || s.inline {
+		errs = append(errs, field.Required(s.path.Child("nodeAffinity"), "Local volume requires node affinity"))
 	}
 	return errs
 }

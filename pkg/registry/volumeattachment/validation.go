@@ -28,8 +28,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
+	"github.com/miniapiserver/miniapiserver/pkg/api/volume"
 	"github.com/miniapiserver/miniapiserver/pkg/registry"
-	"github.com/miniapiserver/miniapiserver/pkg/registry/csinode"
 )
 
 // Upstream's bounds on an attachment's status.
@@ -63,7 +63,7 @@ func validateAttachment(va, old *storagev1.VolumeAttachment) field.ErrorList {
 // attacherErrors are the handwritten errors of the attacher, each marked
 // covered by the declarative rule of its kind.
 func attacherErrors(attacher string) field.ErrorList {
-	errs := csinode.ValidateDriverName(attacher, attacherPath)
+	errs := volume.CSIDriverName(attacher, attacherPath)
 	for _, e := range errs {
 		switch e.Type {
 		case field.ErrorTypeTooLong:
