@@ -42,6 +42,7 @@ forbid "${mod}/pkg/features" "^${mod}/" "other packages of this module (it is a 
 forbid "${mod}/pkg/api" "^${mod}/" "other packages of this module (it is a leaf)"
 forbid "${mod}/pkg/api/qos" "^${mod}/" "other packages of this module (it is a leaf)"
 forbid "${mod}/pkg/api/node" "^${mod}/" "other packages of this module (it is a leaf)"
+forbid "${mod}/pkg/api/volume" "^${mod}/" "other packages of this module (it is a leaf)"
 forbid "${mod}/pkg/watchcache" "^(${mod}/|go\.etcd\.io/|k8s\.io/api/)" "anything of this module, etcd or resource types"
 forbid "${mod}/pkg/garbagecollector" "^${mod}/" "other packages of this module (it is a client of the API only)"
 forbid "${mod}/pkg/storage" "^${mod}/pkg/(watchcache|registry|server|testserver)" "the watch cache, registry or server"

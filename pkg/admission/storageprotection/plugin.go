@@ -30,12 +30,17 @@ import (
 	storagev1 "k8s.io/api/storage/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apiserver/pkg/admission"
-
-	"github.com/miniapiserver/miniapiserver/pkg/controller/storageprotection"
 )
 
 // PluginName is upstream's name of the plugin.
 const PluginName = "StorageObjectInUseProtection"
+
+// The finalizers, as upstream's.
+const (
+	PVCFinalizer = "kubernetes.io/pvc-protection"
+	PVFinalizer  = "kubernetes.io/pv-protection"
+	VACFinalizer = "kubernetes.io/vac-protection"
+)
 
 // Register registers the plugin in plugins.
 func Register(plugins *admission.Plugins) {
@@ -56,9 +61,9 @@ func New() *Plugin {
 
 // finalizers are each protected resource's finalizer.
 var finalizers = map[string]string{
-	corev1.Resource("persistentvolumes").String():          storageprotection.PVFinalizer,
-	corev1.Resource("persistentvolumeclaims").String():     storageprotection.PVCFinalizer,
-	storagev1.Resource("volumeattributesclasses").String(): storageprotection.VACFinalizer,
+	corev1.Resource("persistentvolumes").String():          PVFinalizer,
+	corev1.Resource("persistentvolumeclaims").String():     PVCFinalizer,
+	storagev1.Resource("volumeattributesclasses").String(): VACFinalizer,
 }
 
 // Admit appends the finalizer of the created object's resource, unless

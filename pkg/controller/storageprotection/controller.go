@@ -30,13 +30,6 @@ import (
 	"github.com/miniapiserver/miniapiserver/pkg/controller/worker"
 )
 
-// The finalizers, as upstream's.
-const (
-	PVCFinalizer = "kubernetes.io/pvc-protection"
-	PVFinalizer  = "kubernetes.io/pv-protection"
-	VACFinalizer = "kubernetes.io/vac-protection"
-)
-
 // object is what a controller protects: a claim, a volume or a class.
 type object interface {
 	metav1.Object

@@ -30,6 +30,8 @@ import (
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/component-helpers/storage/ephemeral"
 	"k8s.io/utils/ptr"
+
+	admission "github.com/miniapiserver/miniapiserver/pkg/admission/storageprotection"
 )
 
 // The controllers' names, as kube-controller-manager's.
@@ -43,7 +45,7 @@ const (
 // deleted is released once no scheduled pod uses it, pods listed live as
 // upstream does, not to release a claim a pod just created uses.
 func NewPVC(client kubernetes.Interface, pvcs coreinformers.PersistentVolumeClaimInformer, pods coreinformers.PodInformer) *Controller[*corev1.PersistentVolumeClaim] {
-	c := newController[*corev1.PersistentVolumeClaim](PVCName, PVCFinalizer)
+	c := newController[*corev1.PersistentVolumeClaim](PVCName, admission.PVCFinalizer)
 	c.get = func(key string) (*corev1.PersistentVolumeClaim, error) {
 		ns, name, err := cache.SplitMetaNamespaceKey(key)
 		if err != nil {
@@ -110,7 +112,7 @@ func podUses(pod *corev1.Pod, pvc *corev1.PersistentVolumeClaim) bool {
 // NewPV returns the controller of volumes' finalizers: a volume being
 // deleted is released once it is not Bound.
 func NewPV(client kubernetes.Interface, pvs coreinformers.PersistentVolumeInformer) *Controller[*corev1.PersistentVolume] {
-	c := newController[*corev1.PersistentVolume](PVName, PVFinalizer)
+	c := newController[*corev1.PersistentVolume](PVName, admission.PVFinalizer)
 	c.get = pvs.Lister().Get
 	c.used = func(_ context.Context, pv *corev1.PersistentVolume) (bool, error) {
 		return pv.Status.Phase == corev1.VolumeBound, nil
@@ -127,7 +129,7 @@ func NewPV(client kubernetes.Interface, pvs coreinformers.PersistentVolumeInform
 // a class being deleted is released once no volume and no claim names it.
 func NewVAC(client kubernetes.Interface, vacs storageinformers.VolumeAttributesClassInformer,
 	pvs coreinformers.PersistentVolumeInformer, pvcs coreinformers.PersistentVolumeClaimInformer) *Controller[*storagev1.VolumeAttributesClass] {
-	c := newController[*storagev1.VolumeAttributesClass](VACName, VACFinalizer)
+	c := newController[*storagev1.VolumeAttributesClass](VACName, admission.VACFinalizer)
 	c.get = vacs.Lister().Get
 	c.used = func(_ context.Context, vac *storagev1.VolumeAttributesClass) (bool, error) {
 		volumes, err := pvs.Lister().List(labels.Everything())

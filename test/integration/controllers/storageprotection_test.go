@@ -28,7 +28,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
-	"github.com/miniapiserver/miniapiserver/pkg/controller/storageprotection"
+	"github.com/miniapiserver/miniapiserver/pkg/admission/storageprotection"
 	"github.com/miniapiserver/miniapiserver/pkg/server"
 	"github.com/miniapiserver/miniapiserver/pkg/server/controllers"
 	"github.com/miniapiserver/miniapiserver/test/integration/framework"
