@@ -71,6 +71,12 @@ type Strategy struct {
 	ValidateFields func(obj runtime.Object) field.ErrorList
 	// ValidateFieldsUpdate checks the type's own fields on update.
 	ValidateFieldsUpdate func(obj, old runtime.Object) field.ErrorList
+	// ValidateCreateRequest, if set, checks a create in place of the
+	// metadata checks and ValidateFields, with the request's context:
+	// k8s.io/apiserver's BeforeCreate checks the common metadata after it,
+	// once it passes (upstream's PodDisruptionBudgets and events check
+	// only their own fields on create).
+	ValidateCreateRequest func(ctx context.Context, obj runtime.Object) field.ErrorList
 	// ValidateUpdateRequest, if set, checks an update in place of
 	// ValidateFieldsUpdate, with the request's context (e.g. to ask the
 	// authorizer about the requesting user).
@@ -136,7 +142,10 @@ func (s Strategy) PrepareForUpdate(_ context.Context, obj, old runtime.Object) {
 }
 
 // Validate implements rest.RESTCreateStrategy.
-func (s Strategy) Validate(_ context.Context, obj runtime.Object) field.ErrorList {
+func (s Strategy) Validate(ctx context.Context, obj runtime.Object) field.ErrorList {
+	if s.ValidateCreateRequest != nil {
+		return s.ValidateCreateRequest(ctx, obj)
+	}
 	accessor, err := meta.Accessor(obj)
 	if err != nil {
 		return field.ErrorList{field.InternalError(field.NewPath("metadata"), err)}

@@ -53,6 +53,12 @@ func New(optsGetter generic.RESTOptionsGetter) (*Storage, error) {
 	s := registry.NewStrategy(true)
 	s.GenericMetadata = true // validateCreate and validateUpdate check finalizers where upstream does
 	s.CreateOnUpdate = true
+	// Upstream's ValidateEventCreate: no metadata check of its own (for
+	// core/v1 events rest.ValidateCreate's common one runs only once the
+	// event passed).
+	s.ValidateCreateRequest = func(ctx context.Context, obj runtime.Object) field.ErrorList {
+		return validateCreate(ctx, obj.(*corev1.Event))
+	}
 	s.ValidateUpdateRequest = func(ctx context.Context, obj, old runtime.Object) field.ErrorList {
 		return validateUpdate(ctx, obj.(*corev1.Event), old.(*corev1.Event))
 	}
@@ -69,7 +75,6 @@ func New(optsGetter generic.RESTOptionsGetter) (*Storage, error) {
 	if err != nil {
 		return nil, err
 	}
-	store.CreateStrategy = createStrategy{s}
 	return &Storage{Events: store}, nil
 }
 

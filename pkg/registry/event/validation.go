@@ -26,7 +26,6 @@ import (
 	eventsv1 "k8s.io/api/events/v1"
 	apimachineryvalidation "k8s.io/apimachinery/pkg/api/validation"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
@@ -41,16 +40,6 @@ const (
 	reasonLengthLimit            = 128
 	noteLengthLimit              = 1024
 )
-
-// createStrategy is the strategy with upstream's ValidateEventCreate: no
-// metadata check of its own (for core/v1 events rest.ValidateCreate's
-// common one runs only once the event passed).
-type createStrategy struct{ registry.Strategy }
-
-// Validate implements rest.RESTCreateStrategy.
-func (createStrategy) Validate(ctx context.Context, obj runtime.Object) field.ErrorList {
-	return validateCreate(ctx, obj.(*corev1.Event))
-}
 
 // strict reports whether the request came through events.k8s.io: upstream
 // checks those events fully, and those of core/v1 as legacy events only,

@@ -17,6 +17,8 @@ limitations under the License.
 package poddisruptionbudget
 
 import (
+	"context"
+
 	policyv1 "k8s.io/api/policy/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
@@ -62,6 +64,8 @@ func New(optsGetter generic.RESTOptionsGetter) (*Storage, error) {
 	status.ValidateFieldsUpdate = func(obj, _ runtime.Object) field.ErrorList {
 		return validateStatus(&obj.(*policyv1.PodDisruptionBudget).Status)
 	}
+	// As upstream, a create's metadata is checked only once its spec is valid.
+	main.ValidateCreateRequest = func(_ context.Context, obj runtime.Object) field.ErrorList { return main.ValidateFields(obj) }
 	store, err := registry.NewREST(optsGetter, registry.Resource{
 		Resource:   policyv1.Resource("poddisruptionbudgets"),
 		Singular:   "poddisruptionbudget",
@@ -74,8 +78,6 @@ func New(optsGetter generic.RESTOptionsGetter) (*Storage, error) {
 	if err != nil {
 		return nil, err
 	}
-	// As upstream, a create's metadata is checked only once its spec is valid.
-	store.CreateStrategy = specOnly{main}
 	return &Storage{PodDisruptionBudgets: store, Status: registry.NewStatusREST(store, status)}, nil
 }
 

@@ -17,7 +17,6 @@ limitations under the License.
 package poddisruptionbudget
 
 import (
-	"context"
 	"slices"
 	"strconv"
 	"strings"
@@ -25,7 +24,6 @@ import (
 	policyv1 "k8s.io/api/policy/v1"
 	apimachineryvalidation "k8s.io/apimachinery/pkg/api/validation"
 	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -34,16 +32,6 @@ import (
 )
 
 var supportedEvictionPolicies = []string{string(policyv1.AlwaysAllow), string(policyv1.IfHealthyBudget)}
-
-// specOnly is a create strategy whose Validate checks the spec alone, as
-// upstream's does: k8s.io/apiserver's BeforeCreate checks the metadata
-// after it, names as path segments, if the spec is valid.
-type specOnly struct{ registry.Strategy }
-
-// Validate implements rest.RESTCreateStrategy.
-func (s specOnly) Validate(_ context.Context, obj runtime.Object) field.ErrorList {
-	return s.ValidateFields(obj)
-}
 
 // validateSpec is upstream's ValidatePodDisruptionBudgetSpec.
 func validateSpec(spec *policyv1.PodDisruptionBudgetSpec, allowInvalidLabelValue bool) field.ErrorList {
