@@ -249,3 +249,20 @@ func CSIDriverName(driver string, p *field.Path) field.ErrorList {
 	}
 	return errs
 }
+
+// CoveredCSIDriverName is CSIDriverName of a field whose rules are
+// declared too (a volume attachment's attacher, DRA's drivers): each
+// error marked covered by declarative validation, with its rule's origin.
+func CoveredCSIDriverName(driver string, p *field.Path) field.ErrorList {
+	errs := CSIDriverName(driver, p)
+	for _, e := range errs {
+		switch e.Type {
+		case field.ErrorTypeTooLong:
+			e.WithOrigin("maxLength")
+		case field.ErrorTypeInvalid:
+			e.WithOrigin("format=k8s-long-name-caseless")
+		}
+		e.MarkCoveredByDeclarative()
+	}
+	return errs
+}

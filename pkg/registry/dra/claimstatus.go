@@ -25,6 +25,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/miniapiserver/miniapiserver/pkg/api/node"
+	"github.com/miniapiserver/miniapiserver/pkg/api/volume"
 	"github.com/miniapiserver/miniapiserver/pkg/registry"
 )
 
@@ -85,7 +86,7 @@ func validateClaimStatusUpdate(claim, old *resourcev1.ResourceClaim) field.Error
 }
 
 func validateDeviceStatus(d resourcev1.AllocatedDeviceStatus, path *field.Path, allocated sets.Set[sharedDeviceID]) field.ErrorList {
-	errs := validateDriverName(d.Driver, path.Child("driver"), false)
+	errs := volume.CSIDriverName(d.Driver, path.Child("driver"))
 	errs = append(errs, validatePoolName(d.Pool, path.Child("pool"))...)
 	errs = append(errs, validateLabel(d.Device, path.Child("device"))...)
 	if d.ShareID != nil {
@@ -123,7 +124,7 @@ func validateAllocation(a *resourcev1.AllocationResult, path *field.Path, names 
 	devices := path.Child("devices")
 	errs := validateSlice(a.Devices.Results, resourcev1.AllocationResultsMaxSize, func(r resourcev1.DeviceRequestAllocationResult, path *field.Path) field.ErrorList {
 		errs := validateRequestRef(r.Request, path.Child("request"), names)
-		errs = append(errs, validateDriverName(r.Driver, path.Child("driver"), true)...)
+		errs = append(errs, volume.CoveredCSIDriverName(r.Driver, path.Child("driver"))...)
 		errs = append(errs, validatePoolName(r.Pool, path.Child("pool")).MarkCoveredByDeclarative()...)
 		errs = append(errs, validateLabel(r.Device, path.Child("device"))...)
 		errs = append(errs, validateBindingConditions(r.BindingConditions, r.BindingFailureConditions, path)...)

@@ -30,6 +30,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
+	"github.com/miniapiserver/miniapiserver/pkg/api/volume"
 	"github.com/miniapiserver/miniapiserver/pkg/registry"
 )
 
@@ -66,7 +67,7 @@ func validateTaintRule(rule, old *resourcev1.DeviceTaintRule) field.ErrorList {
 	if s := rule.Spec.DeviceSelector; s != nil {
 		path := specPath.Child("deviceSelector")
 		if s.Driver != nil {
-			errs = append(errs, validateDriverName(*s.Driver, path.Child("driver"), false)...)
+			errs = append(errs, volume.CSIDriverName(*s.Driver, path.Child("driver"))...)
 		}
 		if s.Pool != nil {
 			errs = append(errs, validatePoolName(*s.Pool, path.Child("pool"))...)

@@ -28,6 +28,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/miniapiserver/miniapiserver/pkg/api/node"
+	"github.com/miniapiserver/miniapiserver/pkg/api/volume"
 	"github.com/miniapiserver/miniapiserver/pkg/registry"
 )
 
@@ -42,7 +43,7 @@ const attributeKeyMaxLength = resourcev1.DeviceMaxDomainLength + 1 + resourcev1.
 // or changed.
 func validateSliceSpec(spec, old *resourcev1.ResourceSliceSpec) field.ErrorList {
 	path := field.NewPath("spec")
-	errs := validateDriverName(spec.Driver, path.Child("driver"), false)
+	errs := volume.CSIDriverName(spec.Driver, path.Child("driver"))
 	pool := path.Child("pool")
 	errs = append(errs, validatePoolName(spec.Pool.Name, pool.Child("name"))...)
 	if spec.Pool.ResourceSliceCount <= 0 {

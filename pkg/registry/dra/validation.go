@@ -30,34 +30,13 @@ import (
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/miniapiserver/miniapiserver/pkg/api/volume"
 )
 
 // The small validators upstream names (k8s.io/kubernetes
 // pkg/apis/resource/validation), with its messages, origins and the marks
 // of what declarative validation covers.
-
-// validateDriverName is a CSI driver's name's rule: required, at most 63
-// characters, a DNS subdomain once lowercased; covered marks the errors
-// declarative validation reports in their place.
-func validateDriverName(name string, path *field.Path, covered bool) field.ErrorList {
-	mark := func(err *field.Error, origin string) *field.Error {
-		if covered {
-			return err.WithOrigin(origin).MarkCoveredByDeclarative()
-		}
-		return err
-	}
-	if name == "" {
-		return field.ErrorList{mark(field.Required(path, ""), "")}
-	}
-	var errs field.ErrorList
-	if len(name) > 63 {
-		errs = append(errs, mark(field.TooLong(path, "", 63), "maxLength"))
-	}
-	for _, msg := range validation.IsDNS1123Subdomain(strings.ToLower(name)) {
-		errs = append(errs, mark(field.Invalid(path, name, msg), "format=k8s-long-name-caseless"))
-	}
-	return errs
-}
 
 // validateLabel is a DNS label: names of devices, requests and counters.
 func validateLabel(value string, path *field.Path) field.ErrorList {
@@ -192,7 +171,7 @@ func validateQualifiedName[T ~string](name T, path *field.Path) field.ErrorList 
 		if parts[0] == "" {
 			errs = append(errs, field.Invalid(path, "", "the domain must not be empty"))
 		} else {
-			errs = append(errs, validateDriverName(parts[0], path, false)...)
+			errs = append(errs, volume.CSIDriverName(parts[0], path)...)
 		}
 		if parts[1] == "" {
 			errs = append(errs, field.Invalid(path, "", "the name must not be empty"))
@@ -277,7 +256,7 @@ func validateDeviceConfiguration(c resourcev1.DeviceConfiguration, path *field.P
 		return field.ErrorList{field.Required(path.Child("opaque"), "")}
 	}
 	path = path.Child("opaque")
-	errs := validateDriverName(c.Opaque.Driver, path.Child("driver"), true)
+	errs := volume.CoveredCSIDriverName(c.Opaque.Driver, path.Child("driver"))
 	return append(errs, validateRawExtension(c.Opaque.Parameters, path.Child("parameters"), stored, resourcev1.OpaqueParametersMaxLength)...)
 }
 

@@ -49,7 +49,7 @@ var (
 // the handwritten errors, less those the declarative ones replace, then
 // those.
 func validateAttachment(va, old *storagev1.VolumeAttachment) field.ErrorList {
-	errs := append(attacherErrors(va.Spec.Attacher), validateFields(va)...)
+	errs := append(volume.CoveredCSIDriverName(va.Spec.Attacher, attacherPath), validateFields(va)...)
 	if old != nil {
 		immutable := apimachineryvalidation.ValidateImmutableField(va.Spec, old.Spec, specPath)
 		for _, e := range immutable {
@@ -59,24 +59,6 @@ func validateAttachment(va, old *storagev1.VolumeAttachment) field.ErrorList {
 	}
 	return registry.WithDeclarative(errs, declarative(va, old))
 }
-
-// attacherErrors are the handwritten errors of the attacher, each marked
-// covered by the declarative rule of its kind.
-func attacherErrors(attacher string) field.ErrorList {
-	errs := volume.CSIDriverName(attacher, attacherPath)
-	for _, e := range errs {
-		switch e.Type {
-		case field.ErrorTypeTooLong:
-			e.WithOrigin("maxLength")
-		case field.ErrorTypeInvalid:
-			e.WithOrigin(caselessFormat)
-		}
-		e.MarkCoveredByDeclarative()
-	}
-	return errs
-}
-
-const caselessFormat = "format=k8s-long-name-caseless"
 
 // declarative is what upstream's declarative rules say: on a create, the
 // attacher is required, a caseless DNS subdomain of at most 63
