@@ -11,7 +11,7 @@
 # assembly, which calls them),
 # the registry imports only pkg/api of ours, pkg/envtest does not import
 # controller-runtime, pkg/auth imports nothing of ours,
-# pkg/admission/... only pkg/api/qos (a leaf), pkg/controller/... only pkg/auth of the server's
+# pkg/admission/... only pkg/api/qos (a leaf) and pkg/admission/internal's, pkg/controller/... only pkg/auth of the server's
 # packages, pkg/testcontrols only its API types
 # (it works on etcd keys), test/informertest nothing of ours
 # (hack/bench imports it without the server), test/pkitest only the
@@ -67,7 +67,7 @@ forbid "${mod}/pkg/server/aggregator" "^${mod}/pkg/(server|testserver)\$" "pkg/s
 forbid "${mod}/pkg/server/controls" "^${mod}/pkg/(server|testserver)\$" "pkg/server or pkg/testserver (it serves the test controls pkg/server starts)"
 forbid "${mod}/pkg/server/apis" "^${mod}/pkg/(server|testserver)\$" "pkg/server or pkg/testserver (it installs the APIs in the server pkg/server assembles)"
 for p in $(go list ./pkg/admission/...); do
-  only "${p}" "pkg/api/qos" "(a plugin works on API objects and clients only)"
+  only "${p}" "pkg/api/qos|pkg/admission/internal/podupdate" "(a plugin works on API objects and clients only, and what plugins share)"
 done
 for p in $(go list ./pkg/controller/...); do
   forbid "${p}" "^${mod}/pkg/(api\$|registry|server|storage|testserver|watchcache|envtest)" "the server's packages (a controller is a client of the API, with pkg/auth's RBAC logic)"

@@ -18,20 +18,18 @@ package nodedeclaredfeatures
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/util/version"
 	"k8s.io/apiserver/pkg/admission"
 	"k8s.io/apiserver/pkg/admission/initializer"
-	"k8s.io/client-go/informers"
-	corelisters "k8s.io/client-go/listers/core/v1"
 	baseversion "k8s.io/component-base/version"
 	ndf "k8s.io/component-helpers/nodedeclaredfeatures"
+
+	"github.com/miniapiserver/miniapiserver/pkg/admission/internal/podupdate"
 )
 
 // PluginName is upstream's.
@@ -44,8 +42,7 @@ func Register(plugins *admission.Plugins) {
 
 // Plugin checks a pod's update against the features its node declares.
 type Plugin struct {
-	*admission.Handler
-	nodes corelisters.NodeLister
+	podupdate.Nodes
 	// version is the version the requirements are inferred for: this
 	// server's minor, as upstream's is its binary's.
 	version *version.Version
@@ -59,23 +56,8 @@ var (
 
 // New returns the plugin; it needs a node lister.
 func New() *Plugin {
-	return &Plugin{Handler: admission.NewHandler(admission.Create, admission.Update),
+	return &Plugin{Nodes: podupdate.NewNodes(PluginName, admission.Create, admission.Update),
 		version: version.MustParse(baseversion.DefaultKubeBinaryVersion)}
-}
-
-// SetExternalKubeInformerFactory implements initializer.WantsExternalKubeInformerFactory.
-func (p *Plugin) SetExternalKubeInformerFactory(f informers.SharedInformerFactory) {
-	i := f.Core().V1().Nodes()
-	p.nodes = i.Lister()
-	p.SetReadyFunc(i.Informer().HasSynced)
-}
-
-// ValidateInitialization implements admission.InitializationValidator.
-func (p *Plugin) ValidateInitialization() error {
-	if p.nodes == nil {
-		return fmt.Errorf("missing node lister for %s", PluginName)
-	}
-	return nil
 }
 
 // Validate refuses an update (or resize) of a pod on a node, one that
@@ -87,22 +69,9 @@ func (p *Plugin) Validate(_ context.Context, a admission.Attributes, _ admission
 	if sub := a.GetSubresource(); sub != "" && sub != "resize" {
 		return nil
 	}
-	pod, ok := a.GetObject().(*corev1.Pod)
-	if !ok {
-		return apierrors.NewBadRequest(fmt.Sprintf("expected a pod but got a %T", a.GetObject()))
-	}
-	if pod.Spec.NodeName == "" {
-		return nil
-	}
-	old, ok := a.GetOldObject().(*corev1.Pod)
-	if !ok {
-		return apierrors.NewBadRequest(fmt.Sprintf("expected an old pod but got a %T", a.GetOldObject()))
-	}
-	if old.Generation == pod.Generation {
-		return nil
-	}
-	if !p.WaitForReady() {
-		return admission.NewForbidden(a, errors.New("not yet ready to handle request"))
+	pod, old, err := p.Update(a)
+	if pod == nil {
+		return err
 	}
 	framework := ndf.DefaultFramework
 	reqs, err := framework.InferForPodUpdate(&ndf.PodInfo{Spec: &old.Spec, Status: &old.Status}, &ndf.PodInfo{Spec: &pod.Spec, Status: &pod.Status}, p.version)
@@ -112,12 +81,9 @@ func (p *Plugin) Validate(_ context.Context, a admission.Attributes, _ admission
 	if reqs.IsEmpty() {
 		return nil
 	}
-	node, err := p.nodes.Get(pod.Spec.NodeName)
-	switch {
-	case apierrors.IsNotFound(err):
-		return admission.NewForbidden(a, fmt.Errorf("node %q not found", pod.Spec.NodeName))
-	case err != nil:
-		return admission.NewForbidden(a, fmt.Errorf("failed to get node %q: %w", pod.Spec.NodeName, err))
+	node, err := p.Node(a, pod)
+	if err != nil {
+		return err
 	}
 	result, err := framework.MatchNode(reqs, node)
 	if err != nil {

@@ -28,9 +28,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apiserver/pkg/admission"
 	"k8s.io/apiserver/pkg/admission/initializer"
-	"k8s.io/client-go/informers"
-	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/component-helpers/resource"
+
+	"github.com/miniapiserver/miniapiserver/pkg/admission/internal/podupdate"
 )
 
 // PluginName is upstream's.
@@ -49,8 +49,7 @@ func Register(plugins *admission.Plugins) {
 
 // Plugin checks a resize against the pod's node.
 type Plugin struct {
-	*admission.Handler
-	nodes corelisters.NodeLister
+	podupdate.Nodes
 }
 
 var (
@@ -60,22 +59,7 @@ var (
 )
 
 // New returns the plugin; it needs a node lister.
-func New() *Plugin { return &Plugin{Handler: admission.NewHandler(admission.Update)} }
-
-// SetExternalKubeInformerFactory implements initializer.WantsExternalKubeInformerFactory.
-func (p *Plugin) SetExternalKubeInformerFactory(f informers.SharedInformerFactory) {
-	i := f.Core().V1().Nodes()
-	p.nodes = i.Lister()
-	p.SetReadyFunc(i.Informer().HasSynced)
-}
-
-// ValidateInitialization implements admission.InitializationValidator.
-func (p *Plugin) ValidateInitialization() error {
-	if p.nodes == nil {
-		return fmt.Errorf("missing node lister for %s", PluginName)
-	}
-	return nil
-}
+func New() *Plugin { return &Plugin{Nodes: podupdate.NewNodes(PluginName, admission.Update)} }
 
 // Validate refuses a resize (one that changed the pod's generation) of a
 // pod on a node that is not Linux, or that cannot hold its new requests.
@@ -83,29 +67,13 @@ func (p *Plugin) Validate(_ context.Context, a admission.Attributes, _ admission
 	if a.GetOperation() != admission.Update || a.GetResource().GroupResource() != corev1.Resource("pods") || a.GetSubresource() != "resize" {
 		return nil
 	}
-	pod, ok := a.GetObject().(*corev1.Pod)
-	if !ok {
-		return apierrors.NewBadRequest(fmt.Sprintf("expected a pod but got a %T", a.GetObject()))
+	pod, _, err := p.Update(a)
+	if pod == nil {
+		return err
 	}
-	if pod.Spec.NodeName == "" {
-		return nil
-	}
-	old, ok := a.GetOldObject().(*corev1.Pod)
-	if !ok {
-		return apierrors.NewBadRequest(fmt.Sprintf("expected an old pod but got a %T", a.GetOldObject()))
-	}
-	if old.Generation == pod.Generation {
-		return nil
-	}
-	if !p.WaitForReady() {
-		return admission.NewForbidden(a, errors.New("not yet ready to handle request"))
-	}
-	node, err := p.nodes.Get(pod.Spec.NodeName)
-	switch {
-	case apierrors.IsNotFound(err):
-		return admission.NewForbidden(a, fmt.Errorf("node %q not found", pod.Spec.NodeName))
-	case err != nil:
-		return admission.NewForbidden(a, fmt.Errorf("failed to get node %q: %w", pod.Spec.NodeName, err))
+	node, err := p.Node(a, pod)
+	if err != nil {
+		return err
 	}
 	if os, ok := node.Labels[corev1.LabelOSStable]; ok && os != "linux" {
 		return refused(a, fmt.Errorf("pod resize is only supported on linux nodes, node %q is %q", node.Name, os), ReasonUnsupportedPlatform)
