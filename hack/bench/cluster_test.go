@@ -19,6 +19,7 @@ package bench
 import (
 	"bytes"
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -52,8 +53,8 @@ var (
 // (server=upstream, with -upstream), then rolls out a Deployment of one
 // Pod and scales it to -cluster-pods. ns/op is from the command to the
 // first Pod ready; rollout-ns/op is the scale to all ready;
-// control-plane-rss-bytes is the API server's and etcd's resident memory
-// after it (ours: one process).
+// control-plane-rss-bytes and -pss-bytes are the API server's and etcd's
+// resident memory and proportional set size after it (controlPlaneMemory).
 func BenchmarkCluster(b *testing.B) {
 	root, err := filepath.Abs("../..")
 	if err != nil {
@@ -134,11 +135,11 @@ func clusterRun(b *testing.B, root string, kind driver.Kind, i int) map[string]f
 	}
 	waitReady(ctx, b, client, int32(*clusterPods))
 	rollout := time.Since(start)
-	rss, err := controlPlaneRSS(filepath.Join(dir, "clusters", name))
+	rss, pss, err := controlPlaneMemory(filepath.Join(dir, "clusters", name))
 	if err != nil {
 		b.Fatal(err)
 	}
-	return map[string]float64{"rollout-ns/op": float64(rollout), "control-plane-rss-bytes": float64(rss)}
+	return map[string]float64{"rollout-ns/op": float64(rollout), "control-plane-rss-bytes": float64(rss), "control-plane-pss-bytes": float64(pss)}
 }
 
 // waitReady waits until the Deployment has n ready replicas (kwok makes a
@@ -156,14 +157,16 @@ func waitReady(ctx context.Context, b *testing.B, client kubernetes.Interface, n
 	}
 }
 
-// controlPlaneRSS sums the resident memory of the kube-apiserver and etcd
-// processes kwokctl runs from dir (ours: the same binary, linked twice).
-func controlPlaneRSS(dir string) (int64, error) {
+// controlPlaneMemory sums the resident memory (RSS) and proportional set
+// size (PSS) of the kube-apiserver and etcd processes kwokctl runs from
+// dir. Ours are the same binary, linked twice: the pages of it both have
+// read are in memory once, and counted in each one's RSS, but split
+// between them in their PSS.
+func controlPlaneMemory(dir string) (rss, pss int64, err error) {
 	procs, err := filepath.Glob("/proc/[0-9]*/cmdline")
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
-	var total int64
 	found := 0
 	for _, p := range procs {
 		cmdline, err := os.ReadFile(p)
@@ -175,23 +178,32 @@ func controlPlaneRSS(dir string) (int64, error) {
 		if !strings.HasPrefix(string(argv0), dir) || (base != "kube-apiserver" && base != "etcd") {
 			continue
 		}
-		status, err := os.ReadFile(filepath.Join(filepath.Dir(p), "status"))
+		rollup, err := os.ReadFile(filepath.Join(filepath.Dir(p), "smaps_rollup"))
 		if err != nil {
 			continue
 		}
-		for _, line := range strings.Split(string(status), "\n") {
-			if kb, ok := strings.CutPrefix(line, "VmRSS:"); ok {
-				n, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(kb), "kB")), 10, 64)
-				if err != nil {
-					return 0, err
-				}
-				total += n << 10
-				found++
-			}
+		r, rerr := rollupBytes(rollup, "Rss:")
+		q, qerr := rollupBytes(rollup, "Pss:")
+		if err := errors.Join(rerr, qerr); err != nil {
+			return 0, 0, fmt.Errorf("%s: %w", filepath.Dir(p), err)
 		}
+		rss, pss = rss+r, pss+q
+		found++
 	}
 	if found != 2 {
-		return 0, fmt.Errorf("found %d kube-apiserver and etcd processes under %s, want 2", found, dir)
+		return 0, 0, fmt.Errorf("found %d kube-apiserver and etcd processes under %s, want 2", found, dir)
 	}
-	return total, nil
+	return rss, pss, nil
+}
+
+// rollupBytes is the bytes of the line of /proc/PID/smaps_rollup that
+// starts with field ("Rss:": "Rss:   1234 kB").
+func rollupBytes(rollup []byte, field string) (int64, error) {
+	for line := range strings.Lines(string(rollup)) {
+		if kb, ok := strings.CutPrefix(line, field); ok {
+			n, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(kb), "kB")), 10, 64)
+			return n << 10, err
+		}
+	}
+	return 0, fmt.Errorf("no %s line", field)
 }
